@@ -1,0 +1,42 @@
+# FreeCode sidecar, CLI and demo. `make demo` and `make test` work from a clean clone.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin
+# Real MCP servers and clients from npm, for interop tests and benchmarks.
+NPM_DIR := $(CURDIR)/interop
+NPM_STAMP := $(NPM_DIR)/node_modules/.freecode-stamp
+export FREECODE_NPM := $(NPM_DIR)/node_modules
+
+.PHONY: all build demo test test-go bench lint npm clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/... ./examples/...
+
+# npm ci only when the lockfile changed: the tree in interop/node_modules is the cache.
+$(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+npm: $(NPM_STAMP)
+
+# The demo runs the CLI on the repo's own demo MCP server, with a temporary
+# config: never the user's own ~/.freecode/config.json.
+demo: build
+	@./scripts/demo.sh $(BIN)
+
+test: npm
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) test -race -count=1 ./...
+
+bench: npm build
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
+
+lint:
+	$(GO) vet ./...
+	gofmt -l $$(git ls-files '*.go')
+
+clean:
+	rm -rf $(BIN)

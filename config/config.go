@@ -1,0 +1,80 @@
+// Package config loads, validates and edits FreeCode's config file
+// (~/.freecode/config.json) and the project settings files.
+//
+// The config file is shared with the rest of FreeCode (provider keys, the
+// active model), so this package only ever edits the "mcp" key and keeps
+// everything else, comments included, byte for byte.
+package config
+
+import "time"
+
+// Server types.
+const (
+	TypeLocal  = "local"
+	TypeRemote = "remote"
+)
+
+// Remote transports.
+const (
+	TransportAuto = "auto"
+	TransportHTTP = "http"
+	TransportSSE  = "sse"
+)
+
+// Defaults for fields a server entry or the mcp section may omit.
+const (
+	DefaultTimeout         = 5 * time.Second
+	DefaultToolTimeout     = 600 * time.Second
+	DefaultPollInterval    = 5 * time.Second
+	DefaultMaxResultChars  = 50000
+	DefaultMaxMessageBytes = 16 << 20
+	DefaultProtocolVersion = "2025-11-25"
+)
+
+// Config is the part of config.json that FreeCode's MCP code owns.
+type Config struct {
+	MCP MCP
+	// Approvals records the project-scope server entries the user approved,
+	// keyed by project path + entry hash (see DESIGN.md, Project scope).
+	Approvals []string
+	// Trusted lists the real paths of projects whose settings the user trusts.
+	Trusted []string
+}
+
+// MCP is the "mcp" section of the config file.
+type MCP struct {
+	Servers        []Server
+	PollInterval   time.Duration // "pollInterval", ms in the file
+	MaxResultChars int           // "maxResultChars"
+}
+
+// Server is one entry of mcp.servers, with defaults applied.
+// Durations are milliseconds in the file.
+type Server struct {
+	Name    string
+	Type    string // TypeLocal or TypeRemote
+	Enabled bool   // default true
+
+	// Local servers.
+	Command    []string          // argv; a string in the file is split like a shell would
+	Env        map[string]string // values may hold ${env:NAME}
+	Cwd        string
+	InheritEnv bool // "inheritEnv": pass the sidecar's whole environment
+
+	// Remote servers.
+	URL        string            // may hold ${env:NAME}
+	Transport  string            // TransportAuto (default), TransportHTTP or TransportSSE
+	Headers    map[string]string // values may hold ${env:NAME}; never printed
+	CABundle   string            // "caBundle": PEM file of extra roots
+	ClientCert string            // "clientCert": PEM file, for mTLS
+	ClientKey  string            // "clientKey": PEM file, for mTLS
+
+	Timeout         time.Duration // connect + initialize + first tools/list
+	ToolTimeout     time.Duration // one tools/call, restarted by progress up to 4x
+	ProtocolVersion string        // "protocolVersion": pinned MCP version
+	MaxMessageBytes int           // "maxMessageBytes": stdout line cap for local servers
+
+	// Scope is "user" for servers from config.json, "project" for servers
+	// from a project's .freecode/settings.json. Not read from the file.
+	Scope string
+}
