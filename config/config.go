@@ -35,9 +35,11 @@ const (
 type Config struct {
 	MCP MCP
 	// Approvals records the project-scope server entries the user approved,
-	// keyed by project path + entry hash (see DESIGN.md, Project scope).
+	// keyed by project path + entry hash (see ApprovalKey). In the file:
+	// "mcp.approvedProjectServers".
 	Approvals []string
-	// Trusted lists the real paths of projects whose settings the user trusts.
+	// Trusted lists the real paths of projects whose settings the user
+	// trusts. In the file: "mcp.trustedProjects".
 	Trusted []string
 }
 

@@ -1,0 +1,215 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// SplitCommand splits a command line into argv the way a POSIX shell would,
+// without expanding anything: blanks separate words; 'single quotes' keep
+// everything literally; "double quotes" keep everything but a backslash
+// before ", \, $ or `; outside quotes a backslash keeps the next character.
+// An unterminated quote or a trailing backslash is an error.
+func SplitCommand(s string) ([]string, error) {
+	var (
+		argv  []string
+		word  strings.Builder
+		inArg bool // a word has started, even if empty (as with "")
+	)
+	end := func() {
+		if inArg {
+			argv = append(argv, word.String())
+			word.Reset()
+			inArg = false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			end()
+		case '\\':
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("command %q ends with a backslash", s)
+			}
+			i++
+			if s[i] != '\n' { // backslash-newline joins lines
+				word.WriteByte(s[i])
+				inArg = true
+			}
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("command %q has an unterminated ' quote", s)
+			}
+			word.WriteString(s[i+1 : i+1+j])
+			inArg = true
+			i += j + 1
+		case '"':
+			inArg = true
+			closed := false
+			for i++; i < len(s); i++ {
+				if s[i] == '"' {
+					closed = true
+					break
+				}
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
+					i++
+					if s[i] == '\n' {
+						continue
+					}
+				}
+				word.WriteByte(s[i])
+			}
+			if !closed {
+				return nil, fmt.Errorf("command %q has an unterminated \" quote", s)
+			}
+		default:
+			word.WriteByte(c)
+			inArg = true
+		}
+	}
+	end()
+	return argv, nil
+}
+
+// Expand replaces every ${env:NAME} in s with lookup(NAME). A variable that
+// lookup does not know is an error naming it (all of them, if several).
+// "$${env:NAME}" is the escape for a literal "${env:NAME}". Any other "$"
+// is kept as it is.
+func Expand(s string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var (
+		b       strings.Builder
+		missing []string
+	)
+	for {
+		i := strings.Index(s, "${env:")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		if i > 0 && s[i-1] == '$' { // escaped: "$${env:X}" means "${env:X}"
+			b.WriteString(s[:i-1])
+			j := strings.IndexByte(s[i:], '}')
+			if j < 0 {
+				b.WriteString(s[i:])
+				break
+			}
+			b.WriteString(s[i : i+j+1])
+			s = s[i+j+1:]
+			continue
+		}
+		b.WriteString(s[:i])
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return "", fmt.Errorf("unterminated ${env: reference in %q", s[i:])
+		}
+		name := s[i+len("${env:") : i+j]
+		if name == "" {
+			return "", errors.New("empty variable name in ${env:}")
+		}
+		v, ok := lookup(name)
+		if !ok {
+			if !slices.Contains(missing, name) {
+				missing = append(missing, name)
+			}
+		}
+		b.WriteString(v)
+		s = s[i+j+1:]
+	}
+	switch len(missing) {
+	case 0:
+		return b.String(), nil
+	case 1:
+		return "", fmt.Errorf("environment variable %s is not set", missing[0])
+	default:
+		return "", fmt.Errorf("environment variables %s are not set", strings.Join(missing, ", "))
+	}
+}
+
+// Expanded returns a copy of s with ${env:NAME} expanded in its env values,
+// header values and url. The error names the field and the missing
+// variables, never a value.
+func (s Server) Expanded(lookup func(string) (string, bool)) (Server, error) {
+	out := s.clone()
+	var errs []error
+	for k, v := range out.Env {
+		x, err := Expand(v, lookup)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("env %s: %w", k, err))
+		}
+		out.Env[k] = x
+	}
+	for k, v := range out.Headers {
+		x, err := Expand(v, lookup)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("header %s: %w", k, err))
+		}
+		out.Headers[k] = x
+	}
+	u, err := Expand(out.URL, lookup)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("url: %w", err))
+	}
+	out.URL = u
+	if len(errs) > 0 {
+		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+		return Server{}, fmt.Errorf("server %s: %w", s.Name, errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// Redacted returns a copy of s fit for status, logs and errors: every env
+// and header value is "***" and a password in the url is hidden.
+func (s Server) Redacted() Server {
+	out := s.clone()
+	for k := range out.Env {
+		out.Env[k] = "***"
+	}
+	for k := range out.Headers {
+		out.Headers[k] = "***"
+	}
+	if u, err := url.Parse(out.URL); err == nil && u.User != nil {
+		out.URL = u.Redacted()
+	}
+	return out
+}
+
+// clone returns a copy of s that shares no slice or map with it.
+func (s Server) clone() Server {
+	s.Command = slices.Clone(s.Command)
+	s.Env = maps.Clone(s.Env)
+	s.Headers = maps.Clone(s.Headers)
+	return s
+}
+
+// Equal reports whether s and o are the same entry: the Manager restarts a
+// server whose entry is not Equal to the running one. A nil and an empty
+// map or command are equal.
+func (s Server) Equal(o Server) bool {
+	return s.Name == o.Name && s.Type == o.Type && s.Enabled == o.Enabled &&
+		slices.Equal(s.Command, o.Command) && maps.Equal(s.Env, o.Env) &&
+		s.Cwd == o.Cwd && s.InheritEnv == o.InheritEnv &&
+		s.URL == o.URL && s.Transport == o.Transport && maps.Equal(s.Headers, o.Headers) &&
+		s.CABundle == o.CABundle && s.ClientCert == o.ClientCert && s.ClientKey == o.ClientKey &&
+		s.Timeout == o.Timeout && s.ToolTimeout == o.ToolTimeout &&
+		s.ProtocolVersion == o.ProtocolVersion && s.MaxMessageBytes == o.MaxMessageBytes &&
+		s.Scope == o.Scope
+}
+
+// Server returns the server named name, or false.
+func (c *Config) Server(name string) (Server, bool) {
+	for _, s := range c.MCP.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}

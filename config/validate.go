@@ -1,0 +1,185 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Problem is one broken rule in a config file.
+type Problem struct {
+	Key    string // where, e.g. "mcp.servers[2].timeout"
+	Server string // the entry's name, if it has one
+	Msg    string // what is wrong and what the rule is
+}
+
+func (p Problem) String() string {
+	if p.Server != "" {
+		return fmt.Sprintf("%s (server %q): %s", p.Key, p.Server, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.Key, p.Msg)
+}
+
+// ValidationError is a config file that parses but breaks the rules. It
+// lists every problem at once, so one edit can fix them all.
+type ValidationError struct {
+	Path     string
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return e.Path + ": " + e.Problems[0].String()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d problems:", e.Path, len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n\t")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// sortProblems orders problems by key, indexes numerically, so the report
+// reads in the file's order and is the same on every run.
+func sortProblems(ps []Problem) {
+	slices.SortStableFunc(ps, func(a, b Problem) int { return compareKeys(a.Key, b.Key) })
+}
+
+// compareKeys compares "mcp.servers[10].url" and "mcp.servers[9]" with the
+// numbers in brackets compared as numbers.
+func compareKeys(a, b string) int {
+	for a != "" && b != "" {
+		if a[0] == '[' && b[0] == '[' {
+			ea, eb := strings.IndexByte(a, ']'), strings.IndexByte(b, ']')
+			if ea > 0 && eb > 0 {
+				na, _ := strconv.Atoi(a[1:ea])
+				nb, _ := strconv.Atoi(b[1:eb])
+				if na != nb {
+					return cmp.Compare(na, nb)
+				}
+				a, b = a[ea+1:], b[eb+1:]
+				continue
+			}
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// nameRe is the rule for server names. They become part of tool ids
+// (mcp__<server>__<tool>) that providers limit to [A-Za-z0-9_-].
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`)
+
+// CheckName reports whether name is a valid server name, and if not, why.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("a server needs a name")
+	case !nameRe.MatchString(name):
+		return fmt.Errorf("name %q must be 1 to 48 characters of A-Z, a-z, 0-9, _ and -", name)
+	case strings.Contains(name, "__"):
+		return fmt.Errorf("name %q must not contain \"__\": it separates server and tool in tool ids (mcp__<server>__<tool>)", name)
+	}
+	return nil
+}
+
+// validate checks the decoded servers against the rules of DESIGN.md.
+func (d *decoder) validate(cfg *Config) {
+	seen := make(map[string]string) // name -> key of its first entry
+	for i, s := range cfg.MCP.Servers {
+		key := d.entries[i]
+		if err := CheckName(s.Name); err != nil {
+			d.fail(key+".name", "", "%v", err)
+		} else if first, dup := seen[s.Name]; dup {
+			d.fail(key+".name", s.Name, "duplicate name: %s has it already; names must be unique", first)
+		} else {
+			seen[s.Name] = key
+		}
+		for _, p := range checkServer(s) {
+			p.Key = key + p.Key
+			// A value of the wrong type was reported already and left
+			// empty: saying it is also missing would be noise.
+			if !slices.ContainsFunc(d.problems, func(q Problem) bool { return q.Key == p.Key }) {
+				d.problems = append(d.problems, p)
+			}
+		}
+	}
+}
+
+// checkServer returns the problems of one entry besides its name, with
+// keys relative to the entry (".url").
+func checkServer(s Server) []Problem {
+	var ps []Problem
+	fail := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: key, Server: s.Name, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch s.Type {
+	case TypeLocal:
+		if len(s.Command) == 0 || s.Command[0] == "" {
+			fail(".command", "a local server needs a non-empty command")
+		}
+	case TypeRemote:
+		if err := CheckURL(s.URL); err != nil {
+			fail(".url", "%v", err)
+		}
+		switch s.Transport {
+		case TransportAuto, TransportHTTP, TransportSSE:
+		default:
+			fail(".transport", "transport %q must be \"http\", \"sse\" or \"auto\"", s.Transport)
+		}
+	case "":
+		fail(".type", "want \"local\" (with a command) or \"remote\" (with a url)")
+	default:
+		fail(".type", "type %q must be \"local\" or \"remote\"", s.Type)
+	}
+	if s.ClientCert != "" && s.ClientKey == "" || s.ClientCert == "" && s.ClientKey != "" {
+		fail(".clientCert", "clientCert and clientKey go together (mTLS)")
+	}
+	return ps
+}
+
+// CheckURL reports whether raw is an acceptable remote server URL: https,
+// or http only to a loopback host. ${env:NAME} references are allowed in
+// it; the host must be literal. This is the parse-time check only: the
+// dialer checks the addresses it really connects to.
+func CheckURL(raw string) error {
+	if raw == "" {
+		return fmt.Errorf("a remote server needs a url")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("url %q does not parse: %v", raw, err)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !IsLoopbackHost(u.Hostname()) {
+			return fmt.Errorf("url %q: http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https", raw)
+		}
+	default:
+		return fmt.Errorf("url %q must start with https:// (or http:// to a loopback host)", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("url %q has no host", raw)
+	}
+	return nil
+}
+
+// IsLoopbackHost reports whether host (without port) is localhost or a
+// loopback IP address.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
