@@ -1,20 +1,28 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tailscale/hujson"
 )
 
 // UpdateFile edits the JSON-with-comments file at path in place through fn,
-// keeping every byte fn does not touch (other keys, their order, comments).
-// A missing file starts as "{}". If fn returns an error, or the file does not
-// parse, nothing is written. The write is atomic and keeps the file's mode
-// (0600 for a new file). Permission rules and config edits share it.
+// keeping every byte fn does not touch (other keys, their order, comments,
+// whitespace). A missing file starts as "{}". If fn returns an error, or the
+// file does not parse, nothing is written; nor is it if fn changed nothing.
+// The write is atomic and keeps the file's mode (0600 for a new file).
+// Permission rules and config edits share it.
+//
+// fn may add values any way hujson allows (Patch is the easy one) without
+// caring for whitespace: UpdateFile lays out only the values fn added,
+// indented like their neighbours with the file's own indent unit, and never
+// reformats the rest of the file.
 func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	data, err := os.ReadFile(path)
 	mode := fs.FileMode(0o600)
@@ -32,11 +40,16 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	if err != nil {
 		return newParseError(path, err)
 	}
+	markOriginal(&root)
 	if err := fn(&root); err != nil {
 		return err
 	}
-	root.Format()
-	return WriteFileAtomic(path, root.Pack(), mode)
+	layout(&root, "", indentUnit(data))
+	out := root.Pack()
+	if bytes.Equal(out, data) {
+		return nil
+	}
+	return WriteFileAtomic(path, out, mode)
 }
 
 // WriteFileAtomic writes data to a temporary file in path's directory, syncs
@@ -72,4 +85,189 @@ func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	return nil
+}
+
+// markOriginal tags every value parsed from the file with StartOffset -1.
+// Values fn adds later (parsed from a patch, or built by hand) have offsets
+// of zero or more, which is how layout tells them apart. Pack ignores
+// offsets, so the tag never reaches the file.
+func markOriginal(root *hujson.Value) {
+	for v := range root.All() {
+		v.StartOffset, v.EndOffset = -1, -1
+	}
+}
+
+func isNew(v *hujson.Value) bool { return v.StartOffset >= 0 }
+
+// indentUnit returns the file's indent unit: the leading whitespace of its
+// first indented line (in a JSON file that is one level deep), or two spaces.
+func indentUnit(data []byte) string {
+	for line := range bytes.Lines(data) {
+		ws := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+		rest := bytes.TrimSpace(line)
+		if len(ws) > 0 && len(rest) > 0 {
+			return string(ws)
+		}
+	}
+	return "  "
+}
+
+// lineIndent returns the whitespace after the last newline of extra, if
+// extra puts what follows at the start of a line.
+func lineIndent(extra hujson.Extra) (string, bool) {
+	i := bytes.LastIndexByte(extra, '\n')
+	if i < 0 {
+		return "", false
+	}
+	ws := extra[i+1:]
+	if len(bytes.TrimLeft(ws, " \t")) > 0 {
+		return "", false
+	}
+	return string(ws), true
+}
+
+func isBlank(extra hujson.Extra) bool { return len(bytes.TrimSpace(extra)) == 0 }
+
+// setBlank replaces extra with ws, unless it holds a comment: then the
+// comment stays and only the whitespace after it becomes ws.
+func setBlank(extra *hujson.Extra, ws string) {
+	if isBlank(*extra) {
+		*extra = hujson.Extra(ws)
+		return
+	}
+	if strings.Contains(ws, "\n") {
+		*extra = append(hujson.Extra(bytes.TrimRight(*extra, " \t\r\n")), ws...)
+	}
+}
+
+// elems returns the values directly inside a composite, with the extra
+// that comes before each one on its line (the member name's, for objects).
+func elems(v *hujson.Value) (vals []*hujson.Value, before []*hujson.Extra, after *hujson.Extra) {
+	switch x := v.Value.(type) {
+	case *hujson.Object:
+		for i := range x.Members {
+			vals = append(vals, &x.Members[i].Value)
+			before = append(before, &x.Members[i].Name.BeforeExtra)
+		}
+		return vals, before, &x.AfterExtra
+	case *hujson.Array:
+		for i := range x.Elements {
+			vals = append(vals, &x.Elements[i])
+			before = append(before, &x.Elements[i].BeforeExtra)
+		}
+		return vals, before, &x.AfterExtra
+	}
+	return nil, nil, nil
+}
+
+// layout walks the values that came from the file, whose line starts at
+// indent, and lays out every value fn added inside them.
+func layout(v *hujson.Value, indent, unit string) {
+	vals, before, after := elems(v)
+	if after == nil {
+		return
+	}
+	if len(vals) == 0 {
+		if isBlank(*after) { // emptied by a removal: "[]", not "[\n    ]"
+			*after = nil
+		}
+		return
+	}
+	allNew := true
+	for _, e := range vals {
+		allNew = allNew && isNew(e)
+	}
+	if allNew { // a value whose contents were replaced, or filled from empty
+		layoutNew(v, indent, unit)
+		return
+	}
+	// New members go where their original siblings go.
+	multiline := bytes.ContainsRune(*after, '\n')
+	childIndent := indent + unit
+	for i, e := range vals {
+		if ind, ok := lineIndent(*before[i]); ok && !isNew(e) {
+			multiline, childIndent = true, ind
+			break
+		}
+	}
+	_, isObj := v.Value.(*hujson.Object)
+	for i, e := range vals {
+		if !isNew(e) {
+			ind, ok := lineIndent(*before[i])
+			if !ok {
+				ind = indent
+			}
+			layout(e, ind, unit)
+			continue
+		}
+		switch {
+		case multiline:
+			setBlank(before[i], "\n"+childIndent)
+		case i == 0:
+			setBlank(before[i], "")
+		default:
+			setBlank(before[i], " ")
+		}
+		if isObj {
+			v.Value.(*hujson.Object).Members[i].Name.AfterExtra = nil
+			setBlank(&e.BeforeExtra, " ")
+		}
+		if multiline {
+			layoutNew(e, childIndent, unit)
+		} else {
+			layoutNew(e, indent, unit)
+		}
+	}
+	// Keep the file's trailing-comma style when a new value became the last.
+	if last := vals[len(vals)-1]; isNew(last) && len(vals) > 1 && vals[len(vals)-2].AfterExtra != nil && isBlank(last.AfterExtra) {
+		last.AfterExtra = hujson.Extra{}
+	}
+	if multiline && !bytes.ContainsRune(*after, '\n') {
+		setBlank(after, "\n"+indent)
+	}
+}
+
+// layoutNew lays out a value fn added, whose line starts at indent: one
+// member or element a line, except short arrays of scalars (an argv) on one.
+func layoutNew(v *hujson.Value, indent, unit string) {
+	vals, before, after := elems(v)
+	if after == nil {
+		return
+	}
+	if len(vals) == 0 {
+		setBlank(after, "")
+		return
+	}
+	_, isObj := v.Value.(*hujson.Object)
+	oneLine := !isObj
+	width := len(indent)
+	for _, e := range vals {
+		lit, ok := e.Value.(hujson.Literal)
+		oneLine = oneLine && ok
+		width += len(lit) + 2
+	}
+	oneLine = oneLine && width <= 100
+	for i, e := range vals {
+		switch {
+		case !oneLine:
+			setBlank(before[i], "\n"+indent+unit)
+		case i == 0:
+			setBlank(before[i], "")
+		default:
+			setBlank(before[i], " ")
+		}
+		if isObj {
+			v.Value.(*hujson.Object).Members[i].Name.AfterExtra = nil
+			setBlank(&e.BeforeExtra, " ")
+		}
+		if i == len(vals)-1 && isBlank(e.AfterExtra) {
+			e.AfterExtra = nil // no trailing comma in what we write
+		}
+		layoutNew(e, indent+unit, unit)
+	}
+	if oneLine {
+		setBlank(after, "")
+	} else {
+		setBlank(after, "\n"+indent)
+	}
 }
