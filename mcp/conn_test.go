@@ -1,0 +1,547 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	"github.com/google/go-cmp/cmp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// hangGuard bounds waits that should end quickly; it is no timing assertion.
+const hangGuard = 30 * time.Second
+
+// testSrv is a local server entry that runs this test binary as an MCP
+// server with the given misbehaviours.
+func testSrv(t *testing.T, name string, args ...string) config.Server {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return config.Server{
+		Name: name, Type: config.TypeLocal, Enabled: true, Scope: "user",
+		Command: append([]string{exe}, args...),
+		Env:     map[string]string{testServerEnv: "1"},
+		Timeout: hangGuard,
+	}
+}
+
+// testEnviron is the sidecar environment the tests pretend to have: it
+// holds a provider key that no server may see.
+func testEnviron() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=/home/tester", "LC_ALL=C", "XDG_CONFIG_HOME=/home/tester/.config",
+		"ANTHROPIC_API_KEY=sk-ant-secret", "FS_TOKEN=tok-123",
+	}
+}
+
+// events records a Conn's callbacks.
+type events struct {
+	mu       sync.Mutex
+	statuses []Status
+	tools    []string // "reason:tool,tool"
+	changed  chan struct{}
+}
+
+func newEvents() *events { return &events{changed: make(chan struct{}, 1000)} }
+
+func (e *events) onStatus(st Status) {
+	e.mu.Lock()
+	e.statuses = append(e.statuses, st)
+	e.mu.Unlock()
+	e.changed <- struct{}{}
+}
+
+func (e *events) onTools(reason string, tools []*mcpsdk.Tool) {
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	e.mu.Lock()
+	e.tools = append(e.tools, reason+":"+strings.Join(names, ","))
+	e.mu.Unlock()
+	e.changed <- struct{}{}
+}
+
+// waitFor waits until cond holds, re-checking on every event.
+func (e *events) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	guard := time.After(hangGuard)
+	for !cond() {
+		select {
+		case <-e.changed:
+		case <-time.After(50 * time.Millisecond):
+		case <-guard:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (e *events) states() []State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []State
+	for _, st := range e.statuses {
+		if len(out) == 0 || out[len(out)-1] != st.State {
+			out = append(out, st.State)
+		}
+	}
+	return out
+}
+
+func (e *events) toolEvents() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.tools)
+}
+
+func newTestConn(t *testing.T, srv config.Server, ev *events) *Conn {
+	t.Helper()
+	opts := &ConnOptions{Environ: testEnviron}
+	if ev != nil {
+		opts.OnStatus = ev.onStatus
+	}
+	c := NewConn(srv, opts)
+	if ev != nil {
+		c.onTools = ev.onTools
+	}
+	c.closeGrace, c.termGrace = 200*time.Millisecond, 500*time.Millisecond
+	c.backoff = func(int) time.Duration { return time.Millisecond }
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func startTestConn(t *testing.T, srv config.Server, ev *events) *Conn {
+	t.Helper()
+	c := newTestConn(t, srv, ev)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("Start: %v (stderr %q)", err, c.Status().StderrTail)
+	}
+	return c
+}
+
+func callText(t *testing.T, c *Conn, tool string, args map[string]any) string {
+	t.Helper()
+	res, err := c.CallTool(t.Context(), tool, args, nil)
+	if err != nil {
+		t.Fatalf("CallTool %s: %v", tool, err)
+	}
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("CallTool %s: unexpected result %+v", tool, res)
+	}
+	return res.Content[0].(*mcpsdk.TextContent).Text
+}
+
+func toolNames(tools []*mcpsdk.Tool) []string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func TestConnStatusAndTools(t *testing.T) {
+	ev := newEvents()
+	c := startTestConn(t, testSrv(t, "basic"), ev)
+	st := c.Status()
+	if st.PID == 0 || st.ConnectedAt.IsZero() {
+		t.Errorf("status lacks pid or connectedAt: %+v", st)
+	}
+	want := Status{
+		Name: "basic", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
+		ToolCount: 7, ServerInfo: &ServerInfo{Name: "testserver", Version: "1.2.3"},
+		ProtocolVersion: "2025-11-25",
+	}
+	got := st
+	got.PID, got.ConnectedAt, got.StderrTail = 0, time.Time{}, nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	wantTools := []string{"addtool", "crash", "echo", "env", "huge", "progress", "sleep"}
+	if diff := cmp.Diff(wantTools, toolNames(c.Tools())); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "hi"}); got != "hi" {
+		t.Errorf("echo = %q", got)
+	}
+	ev.waitFor(t, "stderr tail", func() bool { return slices.Contains(c.Status().StderrTail, "test server starting") })
+	if diff := cmp.Diff([]State{StateConnecting, StateConnected}, ev.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Status(); st.State != StateStopped || st.PID != 0 || st.ToolCount != 0 {
+		t.Errorf("after Close: %+v", st)
+	}
+	if got, want := ev.toolEvents(), []string{"connected:" + strings.Join(c.srv.Command[:0], "") + "addtool,crash,echo,env,huge,progress,sleep", "stopped:"}; !slices.Equal(got[:1], want[:1]) && len(got) != 2 {
+		t.Errorf("tool events = %q", got)
+	}
+	if _, err := c.CallTool(t.Context(), "echo", nil, nil); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("CallTool after Close: %v, want ErrNotConnected", err)
+	}
+}
+
+func TestBannerAndLogLinesOnStdout(t *testing.T) {
+	c := startTestConn(t, testSrv(t, "banner", "banner"), nil)
+	for i := range 3 {
+		text := fmt.Sprint("call ", i)
+		if got := callText(t, c, "echo", map[string]any{"text": text}); got != text {
+			t.Errorf("echo = %q, want %q", got, text)
+		}
+	}
+	if st := c.Status().State; st != StateConnected {
+		t.Errorf("state %v after log lines", st)
+	}
+}
+
+func TestOversizedLineIsDropped(t *testing.T) {
+	srv := testSrv(t, "huge")
+	srv.MaxMessageBytes = 1 << 20
+	c := startTestConn(t, srv, nil)
+	callText(t, c, "echo", map[string]any{"text": "warm up"})
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	const line = 20_000_000
+	if got := callText(t, c, "huge", map[string]any{"bytes": strconv.Itoa(line)}); got != "after huge" {
+		t.Errorf("huge = %q", got)
+	}
+	runtime.ReadMemStats(&after)
+	// Everything the client allocated during the call, garbage included:
+	// the 20 MB line must not have been buffered, nor even 1 MiB of it twice.
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 6<<20 {
+		t.Errorf("client allocated %d bytes during a %d-byte line; want under 6 MiB", grown, line)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
+		t.Errorf("echo after huge = %q", got)
+	}
+	if st := c.Status(); st.State != StateConnected {
+		t.Errorf("state %v after an oversized line", st.State)
+	}
+}
+
+func TestServerThatNeverAnswersInitialize(t *testing.T) {
+	srv := testSrv(t, "mute", "noinit", "ignoreterm")
+	srv.Timeout = 300 * time.Millisecond
+	ev := newEvents()
+	c := newTestConn(t, srv, ev)
+	err := c.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("Start = %v, want a timeout error", err)
+	}
+	st := c.Status()
+	if st.State != StateFailed || !strings.Contains(st.LastError, "timeout") {
+		t.Errorf("status after failed start: %+v", st)
+	}
+	if diff := cmp.Diff([]State{StateConnecting, StateFailed}, ev.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	// The process ignored stdin EOF and SIGTERM: it must have been killed.
+	if pids := procsWithArg(t, "noinit"); len(pids) != 0 {
+		t.Errorf("processes still running after a failed start: %v", pids)
+	}
+}
+
+func TestReconnectAfterCrashThenFailed(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "starts")
+	ev := newEvents()
+	c := startTestConn(t, testSrv(t, "crashy", "crashafter="+counter+":2"), ev)
+	firstPID := c.Status().PID
+	var mu sync.Mutex
+	var toolsWhileReconnecting []int
+	c.opts.OnStatus = func(st Status) {
+		if st.State == StateReconnecting {
+			mu.Lock()
+			toolsWhileReconnecting = append(toolsWhileReconnecting, len(c.Tools()))
+			mu.Unlock()
+		}
+		ev.onStatus(st)
+	}
+
+	_, err := c.CallTool(t.Context(), "crash", nil, nil)
+	if !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("CallTool(crash) = %v, want ErrConnectionLost", err)
+	}
+	// A call made now waits for the reconnect.
+	if got := callText(t, c, "echo", map[string]any{"text": "back"}); got != "back" {
+		t.Errorf("echo after reconnect = %q", got)
+	}
+	if pid := c.Status().PID; pid == firstPID || pid == 0 {
+		t.Errorf("pid after reconnect = %d (first %d)", pid, firstPID)
+	}
+
+	// The third start and every later one fails: after the last try, failed.
+	if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("second CallTool(crash) = %v, want ErrConnectionLost", err)
+	}
+	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed })
+	st := c.Status()
+	if !strings.Contains(st.LastError, "exit status 2") {
+		t.Errorf("lastError = %q", st.LastError)
+	}
+	b, _ := os.ReadFile(counter)
+	if got, want := strings.TrimSpace(string(b)), strconv.Itoa(2+reconnectTries); got != want {
+		t.Errorf("server started %s times, want %s (1 + 1 reconnect + %d tries)", got, want, reconnectTries)
+	}
+	want := []State{StateConnecting, StateConnected, StateReconnecting, StateConnected, StateReconnecting, StateFailed}
+	if diff := cmp.Diff(want, ev.states()); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	mu.Lock()
+	for _, n := range toolsWhileReconnecting {
+		if n != 7 {
+			t.Errorf("tools while reconnecting: %v, want 7 each time", toolsWhileReconnecting)
+			break
+		}
+	}
+	mu.Unlock()
+	// Same tools after the reconnect: no event for it; failed drops them.
+	wantTools := []string{"connected:addtool,crash,echo,env,huge,progress,sleep", "failed:"}
+	if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
+		t.Errorf("tool events (-want +got):\n%s", diff)
+	}
+	if _, err := c.CallTool(t.Context(), "echo", nil, nil); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("CallTool when failed = %v, want ErrNotConnected", err)
+	}
+}
+
+func TestCallWaitsForReconnectWithinItsDeadline(t *testing.T) {
+	c := startTestConn(t, testSrv(t, "waiter"), nil)
+	c.backoff = func(int) time.Duration { return time.Hour }
+	if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("CallTool(crash) = %v, want ErrConnectionLost", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.CallTool(ctx, "echo", nil, nil)
+	if !errors.Is(err, ErrNotConnected) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("CallTool while reconnecting = %v, want ErrNotConnected and DeadlineExceeded", err)
+	}
+	if st := c.Status(); st.State != StateReconnecting || st.ToolCount != 7 {
+		t.Errorf("status while reconnecting: %v, %d tools", st.State, st.ToolCount)
+	}
+}
+
+func TestCloseKillsForkedChildThatIgnoresSIGTERM(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	c := startTestConn(t, testSrv(t, "forker", "fork", "ignoreterm"), newEvents())
+	pgid := c.Status().PID
+	var child int
+	guard := time.Now().Add(hangGuard)
+	for child == 0 && time.Now().Before(guard) {
+		for _, l := range c.Status().StderrTail {
+			if s, ok := strings.CutPrefix(l, "child pid "); ok {
+				child, _ = strconv.Atoi(s)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if child == 0 {
+		t.Fatal("the server did not report its child")
+	}
+	if got := groupMembers(t, pgid); !slices.Contains(got, child) || !slices.Contains(got, pgid) {
+		t.Fatalf("group %d = %v, want the server and its child %d", pgid, got, child)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := groupMembers(t, pgid); len(got) != 0 {
+		t.Errorf("processes left in group %d after Close: %v", pgid, got)
+	}
+}
+
+// groupMembers lists the processes (zombies included) in process group pgid.
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	var out []int
+	for pid, stat := range procStats(t) {
+		// stat: pid (comm) state ppid pgrp ...
+		fields := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+		if len(fields) > 2 && fields[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// procsWithArg lists our processes whose command line holds arg.
+func procsWithArg(t *testing.T, arg string) []int {
+	t.Helper()
+	exe, _ := os.Executable()
+	var out []int
+	for pid := range procStats(t) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if args[0] == exe && slices.Contains(args, arg) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func procStats(t *testing.T) map[int]string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err == nil {
+			out[pid] = string(b)
+		}
+	}
+	return out
+}
+
+func TestServerEnvironment(t *testing.T) {
+	srv := testSrv(t, "envy")
+	srv.Env["TOKEN"] = "${env:FS_TOKEN}"
+	srv.Env["LOG_LEVEL"] = "warn"
+	srv.Cwd = t.TempDir()
+	c := startTestConn(t, srv, nil)
+	env := strings.Split(callText(t, c, "env", nil), "\n")
+	realCwd, _ := filepath.EvalSymlinks(srv.Cwd)
+	want := []string{
+		"cwd=" + realCwd,
+		testServerEnv + "=1", "HOME=/home/tester", "LC_ALL=C", "LOG_LEVEL=warn",
+		"PATH=" + os.Getenv("PATH"), "TOKEN=tok-123", "XDG_CONFIG_HOME=/home/tester/.config",
+	}
+	// Go may add GOCOVERDIR and the like; compare the variables we set.
+	var got []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GO") {
+			got = append(got, kv)
+		}
+	}
+	got[0], _ = strings.CutPrefix(got[0], "")
+	slices.Sort(want[1:])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("server environment (-want +got):\n%s", diff)
+	}
+
+	srv.Name, srv.InheritEnv = "inherit", true
+	c2 := startTestConn(t, srv, nil)
+	if env := callText(t, c2, "env", nil); !strings.Contains(env, "ANTHROPIC_API_KEY=sk-ant-secret") {
+		t.Errorf("inheritEnv: the full environment was not passed:\n%s", env)
+	}
+}
+
+func TestMissingEnvVariableFailsThatServerOnly(t *testing.T) {
+	srv := testSrv(t, "needsenv")
+	srv.Env["TOKEN"] = "${env:NOT_SET_ANYWHERE}"
+	c := newTestConn(t, srv, nil)
+	err := c.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "NOT_SET_ANYWHERE") {
+		t.Fatalf("Start = %v, want an error naming the variable", err)
+	}
+	if st := c.Status(); st.State != StateFailed || strings.Contains(st.LastError, "sk-ant") {
+		t.Errorf("status: %+v", st)
+	}
+}
+
+func TestToolsListChanged(t *testing.T) {
+	ev := newEvents()
+	c := startTestConn(t, testSrv(t, "changer"), ev)
+	callText(t, c, "addtool", map[string]any{"name": "extra"})
+	ev.waitFor(t, "the new tool", func() bool { return slices.Contains(toolNames(c.Tools()), "extra") })
+	want := []string{
+		"connected:addtool,crash,echo,env,huge,progress,sleep",
+		"listChanged:addtool,crash,echo,env,extra,huge,progress,sleep",
+	}
+	if diff := cmp.Diff(want, ev.toolEvents()); diff != "" {
+		t.Errorf("tool events (-want +got):\n%s", diff)
+	}
+	if got := callText(t, c, "extra", nil); got != "extra" {
+		t.Errorf("extra = %q", got)
+	}
+	// A list_changed with the same tools is not a change.
+	c.relist <- struct{}{}
+	callText(t, c, "echo", map[string]any{"text": "x"})
+	if diff := cmp.Diff(want, ev.toolEvents()); diff != "" {
+		t.Errorf("tool events after an unchanged re-list (-want +got):\n%s", diff)
+	}
+}
+
+func TestPaginationStopsOnRepeatedCursor(t *testing.T) {
+	c := startTestConn(t, testSrv(t, "pager", "pages"), nil)
+	if diff := cmp.Diff([]string{"paged", "paged"}, toolNames(c.Tools())); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
+
+func TestProgressRoutedToItsCall(t *testing.T) {
+	c := startTestConn(t, testSrv(t, "progress"), nil)
+	tags := []string{"a", "b", "c"}
+	got := make([][]Progress, len(tags))
+	var wg sync.WaitGroup
+	for i, tag := range tags {
+		wg.Go(func() {
+			var mu sync.Mutex
+			res, err := c.CallTool(t.Context(), "progress", map[string]any{"tag": tag}, func(p Progress) {
+				mu.Lock()
+				got[i] = append(got[i], p)
+				mu.Unlock()
+			})
+			if err != nil || res.IsError {
+				t.Errorf("CallTool %s: %v %+v", tag, err, res)
+			}
+		})
+	}
+	wg.Wait()
+	for i, tag := range tags {
+		want := []Progress{{1, 3, tag}, {2, 3, tag}, {3, 3, tag}}
+		if diff := cmp.Diff(want, got[i]); diff != "" {
+			t.Errorf("progress of call %s (-want +got):\n%s", tag, diff)
+		}
+	}
+	c.progressMu.Lock()
+	defer c.progressMu.Unlock()
+	if len(c.progress) != 0 {
+		t.Errorf("progress handlers left registered: %d", len(c.progress))
+	}
+}
+
+func TestHealthPingRecordsLatency(t *testing.T) {
+	srv := testSrv(t, "pinged")
+	c := NewConn(srv, &ConnOptions{Environ: testEnviron, PingInterval: 20 * time.Millisecond})
+	defer c.Close()
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	guard := time.Now().Add(hangGuard)
+	for c.Status().LastPing == 0 && time.Now().Before(guard) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.Status().LastPing == 0 {
+		t.Error("no ping latency recorded")
+	}
+}

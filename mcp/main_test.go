@@ -1,0 +1,17 @@
+package mcp
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain doubles as the test MCP server: a Conn under test re-executes
+// this binary with testServerEnv set (see testserver_test.go).
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) != "" {
+		os.Exit(runTestServer(os.Args[1:]))
+	}
+	goleak.VerifyTestMain(m)
+}

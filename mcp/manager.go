@@ -1,0 +1,309 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ManagerOptions configure a Manager. A nil *ManagerOptions means defaults.
+type ManagerOptions struct {
+	// Logger receives the Manager's and every Conn's logs.
+	Logger *slog.Logger
+	// OnStatus is called on every state change of any server.
+	OnStatus func(Status)
+	// OnToolsChanged is called when a server's tools appear, change or go.
+	OnToolsChanged func(ToolsChanged)
+	// PingInterval is the health-ping period of every Conn.
+	PingInterval time.Duration
+	// Environ returns the sidecar's environment (default os.Environ).
+	Environ func() []string
+}
+
+// ToolsChanged says that one server's tools changed, and why.
+type ToolsChanged struct {
+	Server string
+	// Reason is "connected", "listChanged", "reconnected" (a reconnect
+	// brought different tools), "failed", "stopped", "changed" (its config
+	// entry changed) or "removed".
+	Reason string
+	Tools  []*mcpsdk.Tool // nil when the server's tools are gone
+}
+
+// A Manager keeps one Conn per configured server in line with the config.
+// Its methods are safe for concurrent use.
+type Manager struct {
+	opts   ManagerOptions
+	logger *slog.Logger
+	wg     sync.WaitGroup // background starts and stops
+
+	// mu guards the fields below.
+	mu      sync.Mutex
+	entries map[string]*entry
+	closed  bool
+}
+
+// entry is one configured server.
+type entry struct {
+	// opMu serializes lifecycle operations on this server, so a stop and a
+	// start never interleave.
+	opMu sync.Mutex
+
+	// Guarded by Manager.mu.
+	cfg  config.Server
+	conn *Conn
+}
+
+// NewManager returns a Manager with no servers.
+func NewManager(opts *ManagerOptions) *Manager {
+	m := &Manager{entries: make(map[string]*entry)}
+	if opts != nil {
+		m.opts = *opts
+	}
+	if m.opts.Logger == nil {
+		m.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	m.logger = m.opts.Logger
+	return m
+}
+
+func (m *Manager) newConn(srv config.Server) *Conn {
+	c := NewConn(srv, &ConnOptions{
+		Logger:       m.logger,
+		OnStatus:     m.opts.OnStatus,
+		PingInterval: m.opts.PingInterval,
+		Environ:      m.opts.Environ,
+	})
+	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
+		if m.opts.OnToolsChanged != nil {
+			m.opts.OnToolsChanged(ToolsChanged{Server: srv.Name, Reason: reason, Tools: tools})
+		}
+	}
+	return c
+}
+
+// Apply makes the running servers match servers: it starts added and
+// newly enabled ones, stops removed and disabled ones, restarts changed
+// ones and leaves the rest alone. Starts and stops run in the background,
+// concurrently, so one slow server delays nothing; watch OnStatus.
+func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
+	ctx = context.WithoutCancel(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	want := make(map[string]config.Server, len(servers))
+	for _, s := range servers {
+		want[s.Name] = s
+	}
+	for name, e := range m.entries {
+		if _, ok := want[name]; !ok {
+			delete(m.entries, name)
+			m.wg.Go(func() {
+				e.opMu.Lock()
+				defer e.opMu.Unlock()
+				m.mu.Lock()
+				c := e.conn
+				m.mu.Unlock()
+				_ = c.closeWith("removed")
+			})
+		}
+	}
+	for name, srv := range want {
+		e, ok := m.entries[name]
+		if ok && e.cfg.Equal(srv) {
+			continue
+		}
+		if !ok {
+			e = &entry{cfg: srv, conn: m.newConn(srv)}
+			m.entries[name] = e
+			if srv.Enabled {
+				m.wg.Go(func() {
+					e.opMu.Lock()
+					defer e.opMu.Unlock()
+					m.mu.Lock()
+					c := e.conn
+					m.mu.Unlock()
+					if err := c.Start(ctx); err != nil {
+						m.logger.Warn("MCP server failed to start", "server", name, "error", err)
+					}
+				})
+			}
+			continue
+		}
+		e.cfg = srv
+		m.wg.Go(func() {
+			e.opMu.Lock()
+			defer e.opMu.Unlock()
+			m.mu.Lock()
+			old := e.conn
+			m.mu.Unlock()
+			_ = old.closeWith("changed")
+			m.restartEntry(ctx, e)
+		})
+	}
+}
+
+// restartEntry puts a fresh Conn for e's current config in place and, if
+// the entry is enabled, starts it. The caller holds e.opMu.
+func (m *Manager) restartEntry(ctx context.Context, e *entry) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrNotConnected
+	}
+	c := m.newConn(e.cfg)
+	e.conn = c
+	m.mu.Unlock()
+	if !c.srv.Enabled {
+		return nil
+	}
+	return c.Start(ctx)
+}
+
+func (m *Manager) entry(name string) (*entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoServer, name)
+	}
+	return e, nil
+}
+
+// Start connects the named server if it is not connected (a disabled one
+// too: the user asked) and returns its status once it is connected or
+// failed.
+func (m *Manager) Start(ctx context.Context, name string) (Status, error) {
+	e, err := m.entry(name)
+	if err != nil {
+		return Status{}, err
+	}
+	e.opMu.Lock()
+	defer e.opMu.Unlock()
+	return m.startLocked(ctx, e)
+}
+
+func (m *Manager) startLocked(ctx context.Context, e *entry) (Status, error) {
+	m.mu.Lock()
+	c := e.conn
+	m.mu.Unlock()
+	switch c.Status().State {
+	case StateConnected, StateConnecting, StateReconnecting:
+		return c.Status(), nil
+	}
+	_ = c.Close()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return c.Status(), ErrNotConnected
+	}
+	srv := e.cfg
+	srv.Enabled = true
+	c = m.newConn(srv)
+	e.conn = c
+	m.mu.Unlock()
+	err := c.Start(ctx)
+	return c.Status(), err
+}
+
+// Stop stops the named server and returns its status.
+func (m *Manager) Stop(ctx context.Context, name string) (Status, error) {
+	e, err := m.entry(name)
+	if err != nil {
+		return Status{}, err
+	}
+	e.opMu.Lock()
+	defer e.opMu.Unlock()
+	m.mu.Lock()
+	c := e.conn
+	m.mu.Unlock()
+	_ = c.Close()
+	return c.Status(), nil
+}
+
+// Restart stops the named server and starts it again.
+func (m *Manager) Restart(ctx context.Context, name string) (Status, error) {
+	e, err := m.entry(name)
+	if err != nil {
+		return Status{}, err
+	}
+	e.opMu.Lock()
+	defer e.opMu.Unlock()
+	m.mu.Lock()
+	c := e.conn
+	m.mu.Unlock()
+	_ = c.closeWith("stopped")
+	return m.startLocked(ctx, e)
+}
+
+// Conn returns the named server's current Conn.
+func (m *Manager) Conn(name string) (*Conn, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[name]
+	if !ok {
+		return nil, false
+	}
+	return e.conn, true
+}
+
+// Statuses returns every configured server's status, sorted by name.
+func (m *Manager) Statuses() []Status {
+	m.mu.Lock()
+	conns := make([]*Conn, 0, len(m.entries))
+	for _, e := range m.entries {
+		conns = append(conns, e.conn)
+	}
+	m.mu.Unlock()
+	out := make([]Status, 0, len(conns))
+	for _, c := range conns {
+		out = append(out, c.Status())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Close stops every server, concurrently, and waits until no process and
+// no goroutine of the Manager is left.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.wg.Wait()
+		return nil
+	}
+	m.closed = true
+	entries := make([]*entry, 0, len(m.entries))
+	for _, e := range m.entries {
+		entries = append(entries, e)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range entries {
+		wg.Go(func() {
+			// Stop the conn that runs now, even if a start holds opMu:
+			// Close makes that start return at once.
+			m.mu.Lock()
+			c := e.conn
+			m.mu.Unlock()
+			_ = c.Close()
+			e.opMu.Lock()
+			m.mu.Lock()
+			c = e.conn
+			m.mu.Unlock()
+			_ = c.Close()
+			e.opMu.Unlock()
+		})
+	}
+	wg.Wait()
+	m.wg.Wait()
+	return nil
+}

@@ -1,0 +1,201 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// testServerEnv selects the test MCP server mode of the test binary; its
+// arguments are misbehaviours:
+//
+//	banner         print a banner and a log line on stdout around messages
+//	noinit         never answer initialize
+//	fork           fork a child that ignores SIGTERM (its pid on stderr)
+//	ignoreterm     ignore SIGTERM and stdin EOF
+//	pages          tools/list always answers with the same next cursor
+//	crashafter=F:N exit at once on start number N+1 and later (count in file F)
+//	child          (internal) the forked child: ignore SIGTERM, sleep
+const testServerEnv = "FREECODE_MCP_TEST_SERVER"
+
+// lockedWriter makes the SDK's writes and our stray lines whole lines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
+
+func runTestServer(args []string) int {
+	flags := map[string]string{}
+	for _, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		flags[k] = v
+	}
+	if _, ok := flags["child"]; ok {
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Hour)
+		return 0
+	}
+	if f, ok := flags["crashafter"]; ok {
+		file, nStr, _ := strings.Cut(f, ":")
+		n, _ := strconv.Atoi(nStr)
+		b, _ := os.ReadFile(file)
+		count, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		count++
+		os.WriteFile(file, []byte(strconv.Itoa(count)), 0o600)
+		if count > n {
+			fmt.Fprintln(os.Stderr, "refusing to start: start", count)
+			return 2
+		}
+	}
+	if _, ok := flags["ignoreterm"]; ok {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if _, ok := flags["fork"]; ok {
+		cmd := exec.Command(os.Args[0], "child")
+		cmd.Env = os.Environ()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fork:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "child pid %d\n", cmd.Process.Pid)
+	}
+	if _, ok := flags["noinit"]; ok {
+		io.Copy(io.Discard, os.Stdin)
+		if _, ok := flags["ignoreterm"]; ok {
+			time.Sleep(time.Hour)
+		}
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "test server starting")
+	out := &lockedWriter{w: os.Stdout}
+	_, banner := flags["banner"]
+	if banner {
+		fmt.Fprintln(out, "Test server v1.0 ready on stdio")
+		fmt.Fprintln(out, "")
+		fmt.Fprintln(out, "{not json, just braces}")
+	}
+	server := newTestServer(out, banner)
+	if _, ok := flags["pages"]; ok {
+		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+				if method != "tools/list" {
+					return next(ctx, method, req)
+				}
+				return &mcpsdk.ListToolsResult{
+					Tools:      []*mcpsdk.Tool{{Name: "paged", InputSchema: map[string]any{"type": "object"}}},
+					NextCursor: "again",
+				}, nil
+			}
+		})
+	}
+	err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: out})
+	if _, ok := flags["ignoreterm"]; ok {
+		time.Sleep(time.Hour)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		return 1
+	}
+	return 0
+}
+
+func textResult(s string) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
+}
+
+func argString(req *mcpsdk.CallToolRequest, name string) string {
+	var args map[string]any
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	s, _ := args[name].(string)
+	return s
+}
+
+func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "testserver", Version: "1.2.3"}, nil)
+	obj := map[string]any{"type": "object"}
+	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "echoes text", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			if banner {
+				fmt.Fprintln(out, "log: echo called")
+			}
+			return textResult(argString(req, "text")), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "env", Description: "reports the environment", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			env := os.Environ()
+			sort.Strings(env)
+			wd, _ := os.Getwd()
+			return textResult("cwd=" + wd + "\n" + strings.Join(env, "\n")), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "huge", Description: "writes an oversized line", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			n, _ := strconv.Atoi(argString(req, "bytes"))
+			w := bufio.NewWriterSize(out, 1<<16)
+			// One valid JSON-RPC notification, n bytes long, in one line.
+			prefix := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`
+			w.WriteString(prefix)
+			chunk := strings.Repeat("x", 1<<16)
+			for left := n - len(prefix) - 4; left > 0; left -= len(chunk) {
+				w.WriteString(chunk[:min(left, len(chunk))])
+			}
+			w.WriteString("\"}}\n")
+			w.Flush()
+			return textResult("after huge"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "crash", Description: "exits the server", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "progress", Description: "reports progress", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			tag := argString(req, "tag")
+			for i := 1; i <= 3; i++ {
+				err := req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(),
+					Progress:      float64(i), Total: 3, Message: tag,
+				})
+				if err != nil {
+					return nil, err
+				}
+			}
+			return textResult(tag), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "adds a tool", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			name := argString(req, "name")
+			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: obj},
+				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+					return textResult(name), nil
+				})
+			return textResult("added"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "sleep", Description: "sleeps until cancelled", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	return server
+}
