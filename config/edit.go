@@ -18,7 +18,9 @@ import (
 // AddServer adds s to mcp.servers in the config file at path. It is an error
 // if s breaks a rule or a server of that name exists. Only the fields that
 // differ from the defaults are written; durations are milliseconds and the
-// command is an argv array.
+// command is an argv array. Zero durations, protocol version and message
+// size mean the defaults; s.Enabled is taken as it is (false writes
+// "enabled": false), so set it for an enabled server.
 func AddServer(path string, s Server) error {
 	s = withDefaults(s)
 	var problems []string
