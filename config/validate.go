@@ -155,6 +155,9 @@ func CheckURL(raw string) error {
 	if raw == "" {
 		return fmt.Errorf("a remote server needs a url")
 	}
+	if i := strings.Index(raw, "${"); i >= 0 && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(raw[:i], "https://"), "http://"), "/") {
+		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("url %q does not parse: %v", raw, err)

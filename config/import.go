@@ -1,0 +1,299 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// Kinds of files Import reads.
+const (
+	ImportClaudeDesktop = "claude-desktop" // claude_desktop_config.json
+	ImportCursor        = "cursor"         // ~/.cursor/mcp.json, .cursor/mcp.json
+	ImportClaudeCode    = "claude-code"    // .mcp.json, ~/.claude.json
+	ImportVSCode        = "vscode"         // .vscode/mcp.json
+)
+
+// ImportKinds lists the kinds Import accepts.
+var ImportKinds = []string{ImportClaudeDesktop, ImportClaudeCode, ImportCursor, ImportVSCode}
+
+// importEntry is a server entry as other MCP clients write it.
+type importEntry struct {
+	Type     string            `json:"type"`
+	Command  string            `json:"command"`
+	Args     []string          `json:"args"`
+	Env      map[string]string `json:"env"`
+	EnvFile  string            `json:"envFile"`
+	Cwd      string            `json:"cwd"`
+	URL      string            `json:"url"`
+	Headers  map[string]string `json:"headers"`
+	Disabled bool              `json:"disabled"`
+}
+
+// importKeys are the entry keys importEntry understands; others are
+// reported as not carried over.
+var importKeys = []string{"type", "command", "args", "env", "envFile", "cwd", "url", "headers", "disabled"}
+
+// Import converts the MCP server list of another client's config file to
+// FreeCode servers, with defaults applied and in the file's order. It
+// never reads a file: the caller passes its contents. The warnings say
+// what could not be carried over as it was (a renamed server, a VS Code
+// ${input:…} prompt, an envFile, a variable FreeCode does not expand…);
+// entries that cannot be used at all are left out with a warning. The
+// error is for data that is not such a file.
+func Import(kind string, data []byte) ([]Server, []string, error) {
+	root, err := hujson.Parse(data)
+	if err != nil {
+		return nil, nil, newParseError(kind, err)
+	}
+	root.Standardize()
+	im := &importer{kind: kind, taken: make(map[string]bool)}
+	switch kind {
+	case ImportClaudeDesktop, ImportCursor:
+		if err := im.servers(&root, "/mcpServers", ""); err != nil {
+			return nil, nil, err
+		}
+	case ImportClaudeCode:
+		if err := im.servers(&root, "/mcpServers", ""); err != nil {
+			return nil, nil, err
+		}
+		if projects, ok := member(&root, "/projects"); ok {
+			obj, _ := projects.Value.(*hujson.Object)
+			for i := range obj.Members {
+				dir := literalString(obj.Members[i].Name)
+				ptr := "/projects/" + escapePointer(dir) + "/mcpServers"
+				if err := im.servers(&root, ptr, dir); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	case ImportVSCode:
+		if err := im.servers(&root, "/servers", ""); err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, fmt.Errorf("unknown import kind %q: want one of %s", kind, strings.Join(ImportKinds, ", "))
+	}
+	if !im.found {
+		key := "mcpServers"
+		if kind == ImportVSCode {
+			key = "servers"
+		}
+		return nil, nil, fmt.Errorf("%s: no %q object: not a %s MCP config", kind, key, kind)
+	}
+	return im.out, im.warnings, nil
+}
+
+type importer struct {
+	kind     string
+	out      []Server
+	warnings []string
+	taken    map[string]bool
+	found    bool // the file has a server map at all
+}
+
+func (im *importer) warn(format string, args ...any) {
+	im.warnings = append(im.warnings, fmt.Sprintf(format, args...))
+}
+
+// member returns the value at ptr if it is an object.
+func member(root *hujson.Value, ptr string) (*hujson.Value, bool) {
+	v := root.Find(ptr)
+	if v == nil {
+		return nil, false
+	}
+	_, ok := v.Value.(*hujson.Object)
+	return v, ok
+}
+
+func literalString(v hujson.Value) string {
+	if lit, ok := v.Value.(hujson.Literal); ok {
+		return lit.String()
+	}
+	return ""
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// servers imports the name → entry object at ptr, if there is one.
+// project is the Claude Code project the servers belong to, if any.
+func (im *importer) servers(root *hujson.Value, ptr, project string) error {
+	v, ok := member(root, ptr)
+	if !ok {
+		if root.Find(ptr) != nil {
+			return fmt.Errorf("%s: %s: want an object of servers by name", im.kind, strings.ReplaceAll(ptr[1:], "/", "."))
+		}
+		return nil
+	}
+	im.found = true
+	obj := v.Value.(*hujson.Object)
+	var names []string
+	for i := range obj.Members {
+		orig := literalString(obj.Members[i].Name)
+		raw := obj.Members[i].Value.Pack()
+		s, ok := im.entry(orig, raw)
+		if !ok {
+			continue
+		}
+		im.out = append(im.out, s)
+		names = append(names, s.Name)
+	}
+	if project != "" && len(names) > 0 {
+		im.warn("project %s: %s imported as user servers (they will run in every project)", project, strings.Join(names, ", "))
+	}
+	return nil
+}
+
+// entry converts one entry; false means it was left out (and said why).
+func (im *importer) entry(orig string, raw []byte) (Server, bool) {
+	var e importEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		im.warn("server %q left out: not a server entry (%v)", orig, err)
+		return Server{}, false
+	}
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &keys)
+	var unknown []string
+	for k := range keys {
+		if !slices.Contains(importKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	name := im.name(orig)
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		im.warn("server %q: %s not carried over (FreeCode has no such setting)", name, strings.Join(unknown, ", "))
+	}
+	s := withDefaults(Server{Name: name, Enabled: !e.Disabled, Scope: ScopeUser})
+	typ := strings.ToLower(e.Type)
+	switch {
+	case typ == "stdio" || typ == "" && e.Command != "":
+		s.Type = TypeLocal
+		s.Command = append([]string{e.Command}, e.Args...)
+		s.Env = e.Env
+		s.Cwd = e.Cwd
+	case e.URL != "":
+		s.Type = TypeRemote
+		s.URL = e.URL
+		s.Headers = e.Headers
+		switch typ {
+		case "http", "streamable-http", "streamablehttp":
+			s.Transport = TransportHTTP
+		case "sse":
+			s.Transport = TransportSSE
+		default:
+			if typ != "" {
+				im.warn("server %q: type %q unknown, transport set to auto", name, e.Type)
+			}
+			s.Transport = TransportAuto
+		}
+	default:
+		im.warn("server %q left out: it has neither a command nor a url", name)
+		return Server{}, false
+	}
+	if e.EnvFile != "" {
+		im.warn("server %q: envFile %q not carried over; put its variables in env", name, e.EnvFile)
+	}
+	im.variables(&s)
+	for _, p := range checkServer(withDefaults(s)) {
+		im.warn("server %q left out: %s: %s", name, strings.TrimPrefix(p.Key, "."), p.Msg)
+		return Server{}, false
+	}
+	im.taken[s.Name] = true
+	return s, true
+}
+
+var badNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// name turns orig into a valid, unused server name, and says so if it had
+// to change it.
+func (im *importer) name(orig string) string {
+	n := badNameChars.ReplaceAllString(orig, "-")
+	for strings.Contains(n, "__") {
+		n = strings.ReplaceAll(n, "__", "_")
+	}
+	n = strings.Trim(n, "-")
+	if len(n) > 48 {
+		n = n[:48]
+	}
+	if n == "" {
+		n = "server"
+	}
+	base := n
+	for i := 2; im.taken[n]; i++ {
+		suffix := fmt.Sprintf("-%d", i)
+		n = base[:min(len(base), 48-len(suffix))] + suffix
+	}
+	if n != orig {
+		im.warn("server %q imported as %q (names are 1 to 48 of A-Z a-z 0-9 _ -, unique, without \"__\")", orig, n)
+	}
+	return n
+}
+
+// Variable references in the other clients' syntaxes.
+var (
+	// ${input:id} (VS Code prompts), ${workspaceFolder}, ${userHome}…
+	vscodeVar = regexp.MustCompile(`\$\{(input|env|workspaceFolder|workspaceFolderBasename|userHome|pathSeparator|config|command)(:[^}]*)?\}`)
+	// ${NAME} and ${NAME:-default} (Claude Code).
+	shellVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+	envVar   = regexp.MustCompile(`\$\{env:([^}]*)\}`)
+	notIdent = regexp.MustCompile(`[^A-Z0-9_]+`)
+)
+
+// variables rewrites the variable references of the source format into
+// ${env:NAME} where FreeCode can expand them (env, headers, url), and warns
+// about the rest.
+func (im *importer) variables(s *Server) {
+	conv := func(where, v string) string {
+		switch im.kind {
+		case ImportClaudeCode:
+			return shellVar.ReplaceAllStringFunc(v, func(m string) string {
+				sub := shellVar.FindStringSubmatch(m)
+				if sub[2] != "" {
+					im.warn("server %q: %s: default in %s dropped; FreeCode reports an unset variable instead", s.Name, where, m)
+				}
+				return "${env:" + sub[1] + "}"
+			})
+		case ImportVSCode, ImportCursor:
+			return vscodeVar.ReplaceAllStringFunc(v, func(m string) string {
+				sub := vscodeVar.FindStringSubmatch(m)
+				arg := strings.TrimPrefix(sub[2], ":")
+				switch sub[1] {
+				case "env":
+					return m // our syntax already
+				case "input":
+					env := strings.Trim(notIdent.ReplaceAllString(strings.ToUpper(arg), "_"), "_")
+					im.warn("server %q: %s: %s is a prompt FreeCode cannot show; replaced by ${env:%s}: set that variable", s.Name, where, m, env)
+					return "${env:" + env + "}"
+				case "userHome":
+					return "${env:HOME}"
+				}
+				im.warn("server %q: %s: %s cannot be carried over; edit it by hand", s.Name, where, m)
+				return m
+			})
+		}
+		return v
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		s.Env[k] = conv("env "+k, s.Env[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		s.Headers[k] = conv("header "+k, s.Headers[k])
+	}
+	s.URL = conv("url", s.URL)
+	for i, a := range s.Command {
+		c := conv("command", a)
+		if envVar.MatchString(c) {
+			im.warn("server %q: command: %s is not expanded in a command; pass it through env instead", s.Name, a)
+			c = a
+		}
+		s.Command[i] = c
+	}
+}
