@@ -132,7 +132,13 @@ type session struct {
 	proc      *process
 	transport string
 	done      chan struct{} // closed when the session has ended
+	lostOnce  sync.Once
+	lost      chan struct{} // closed when a call saw the transport fail
 }
+
+// markLost records that a call saw the transport fail, so the supervisor
+// and the next calls need not wait for the SDK to notice.
+func (s *session) markLost() { s.lostOnce.Do(func() { close(s.lost) }) }
 
 // exited is closed when a local server's process exits; nil for remote.
 func (s *session) exited() <-chan struct{} {
@@ -147,6 +153,8 @@ func (s *session) ended() bool {
 	case <-s.done:
 		return true
 	case <-s.exited():
+		return true
+	case <-s.lost:
 		return true
 	default:
 		return false
@@ -387,7 +395,7 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	// which servers older than 2026-07-28 never answer.
 	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: pv}
 
-	s := &session{done: make(chan struct{})}
+	s := &session{done: make(chan struct{}), lost: make(chan struct{})}
 	if srv.Type == config.TypeRemote {
 		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger)
 		if err != nil {
@@ -717,6 +725,8 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 			return errors.New("session ended")
 		case <-s.exited():
 			return s.proc.exitError()
+		case <-s.lost:
+			return errors.New("transport failed during a call")
 		case <-c.relist:
 			if err := c.relistTools(s); err != nil && !s.ended() {
 				c.logger.Warn("re-listing tools after list_changed", "error", err)
@@ -808,6 +818,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		return res, nil
 	}
 	if ctx.Err() == nil && c.transportLost(s, err) {
+		s.markLost()
 		return nil, fmt.Errorf("calling %s on %s: %w: %v", name, c.srv.Name, ErrConnectionLost, err)
 	}
 	return nil, fmt.Errorf("calling %s on %s: %w", name, c.srv.Name, err)

@@ -106,14 +106,7 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 	for name, e := range m.entries {
 		if _, ok := want[name]; !ok {
 			delete(m.entries, name)
-			m.wg.Go(func() {
-				e.opMu.Lock()
-				defer e.opMu.Unlock()
-				m.mu.Lock()
-				c := e.conn
-				m.mu.Unlock()
-				_ = c.closeWith("removed")
-			})
+			m.wg.Go(func() { m.stopEntry(e, "removed") })
 		}
 	}
 	for name, srv := range want {
@@ -140,15 +133,23 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 		}
 		e.cfg = srv
 		m.wg.Go(func() {
+			m.stopEntry(e, "changed")
 			e.opMu.Lock()
 			defer e.opMu.Unlock()
-			m.mu.Lock()
-			old := e.conn
-			m.mu.Unlock()
-			_ = old.closeWith("changed")
+			m.stopEntry(e, "changed")
 			m.restartEntry(ctx, e)
 		})
 	}
+}
+
+// stopEntry closes e's current Conn. It does not take e.opMu: a start in
+// progress holds it for up to the server's timeout, and closing its Conn is
+// what makes it return at once.
+func (m *Manager) stopEntry(e *entry, reason string) {
+	m.mu.Lock()
+	c := e.conn
+	m.mu.Unlock()
+	_ = c.closeWith(reason)
 }
 
 // restartEntry puts a fresh Conn for e's current config in place and, if
@@ -220,6 +221,7 @@ func (m *Manager) Stop(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	m.stopEntry(e, "stopped") // cancels a start in progress
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
 	m.mu.Lock()
@@ -235,12 +237,10 @@ func (m *Manager) Restart(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	m.stopEntry(e, "stopped")
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
-	m.mu.Lock()
-	c := e.conn
-	m.mu.Unlock()
-	_ = c.closeWith("stopped")
+	m.stopEntry(e, "stopped")
 	return m.startLocked(ctx, e)
 }
 
@@ -291,15 +291,9 @@ func (m *Manager) Close() error {
 		wg.Go(func() {
 			// Stop the conn that runs now, even if a start holds opMu:
 			// Close makes that start return at once.
-			m.mu.Lock()
-			c := e.conn
-			m.mu.Unlock()
-			_ = c.Close()
+			m.stopEntry(e, "stopped")
 			e.opMu.Lock()
-			m.mu.Lock()
-			c = e.conn
-			m.mu.Unlock()
-			_ = c.Close()
+			m.stopEntry(e, "stopped")
 			e.opMu.Unlock()
 		})
 	}

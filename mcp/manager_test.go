@@ -1,0 +1,137 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/freecode/freecode/config"
+	"github.com/google/go-cmp/cmp"
+)
+
+type managerEvents struct {
+	mu      sync.Mutex
+	changes []string // "server:reason:toolCount"
+	ev      *events
+}
+
+func (e *managerEvents) onTools(tc ToolsChanged) {
+	e.mu.Lock()
+	e.changes = append(e.changes, fmt.Sprintf("%s:%s:%d", tc.Server, tc.Reason, len(tc.Tools)))
+	e.mu.Unlock()
+	e.ev.changed <- struct{}{}
+}
+
+func (e *managerEvents) has(s string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Contains(e.changes, s)
+}
+
+func states(m *Manager) map[string]State {
+	out := map[string]State{}
+	for _, st := range m.Statuses() {
+		out[st.Name] = st.State
+	}
+	return out
+}
+
+func TestManagerApply(t *testing.T) {
+	me := &managerEvents{ev: newEvents()}
+	m := NewManager(&ManagerOptions{Environ: testEnviron, OnToolsChanged: me.onTools, OnStatus: me.ev.onStatus})
+	defer m.Close()
+
+	a, b, d := testSrv(t, "a"), testSrv(t, "b"), testSrv(t, "d")
+	d.Enabled = false
+	slow := testSrv(t, "slow", "noinit") // answers nothing until its timeout
+	m.Apply(t.Context(), []config.Server{a, b, d, slow})
+	// One server that never answers delays no other.
+	me.ev.waitFor(t, "a and b connected", func() bool {
+		s := states(m)
+		return s["a"] == StateConnected && s["b"] == StateConnected
+	})
+	want := map[string]State{"a": StateConnected, "b": StateConnected, "d": StateDisabled, "slow": StateConnecting}
+	if diff := cmp.Diff(want, states(m)); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if names := slices.Collect(func(yield func(string) bool) {
+		for _, st := range m.Statuses() {
+			yield(st.Name)
+		}
+	}); !slices.IsSorted(names) {
+		t.Errorf("Statuses not sorted: %v", names)
+	}
+	pid := func(name string) int {
+		c, ok := m.Conn(name)
+		if !ok {
+			return -1
+		}
+		return c.Status().PID
+	}
+	pidB := pid("b")
+
+	// Remove a and slow, change b, leave d, add c.
+	b2 := b
+	b2.Env = maps.Clone(b.Env)
+	b2.Env["EXTRA"] = "1"
+	c := testSrv(t, "c")
+	m.Apply(t.Context(), []config.Server{b2, c, d})
+	me.ev.waitFor(t, "b restarted and c connected", func() bool {
+		s := states(m)
+		return s["b"] == StateConnected && s["c"] == StateConnected && pid("b") != pidB
+	})
+	want = map[string]State{"b": StateConnected, "c": StateConnected, "d": StateDisabled}
+	if diff := cmp.Diff(want, states(m)); diff != "" {
+		t.Errorf("states after the second Apply (-want +got):\n%s", diff)
+	}
+	me.ev.waitFor(t, "a removed", func() bool { return me.has("a:removed:0") })
+	for _, e := range []string{"a:connected:7", "b:connected:7", "b:changed:0", "c:connected:7"} {
+		if !me.has(e) {
+			t.Errorf("no %q event in %q", e, me.changes)
+		}
+	}
+
+	// The same config again changes nothing.
+	pidB, pidC := pid("b"), pid("c")
+	m.Apply(t.Context(), []config.Server{b2, c, d})
+	if pid("b") != pidB || pid("c") != pidC {
+		t.Errorf("an unchanged Apply restarted servers")
+	}
+
+	// Enabling d starts it.
+	d.Enabled = true
+	m.Apply(t.Context(), []config.Server{b2, c, d})
+	me.ev.waitFor(t, "d connected", func() bool { return states(m)["d"] == StateConnected })
+
+	st, err := m.Stop(t.Context(), "b")
+	if err != nil || st.State != StateStopped {
+		t.Errorf("Stop = %v, %v", st.State, err)
+	}
+	st, err = m.Start(t.Context(), "b")
+	if err != nil || st.State != StateConnected || st.PID == pidB {
+		t.Errorf("Start = %v (pid %d), %v", st.State, st.PID, err)
+	}
+	pidB = st.PID
+	st, err = m.Restart(t.Context(), "b")
+	if err != nil || st.State != StateConnected || st.PID == pidB {
+		t.Errorf("Restart = %v (pid %d), %v", st.State, st.PID, err)
+	}
+	if _, err := m.Start(t.Context(), "nope"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("Start(nope) = %v, want ErrNoServer", err)
+	}
+
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range states(m) {
+		if s != StateStopped {
+			t.Errorf("%s is %v after Close", name, s)
+		}
+	}
+	if pids := procsWithArg(t, "noinit"); len(pids) != 0 {
+		t.Errorf("processes left after Close: %v", pids)
+	}
+}

@@ -1,0 +1,123 @@
+package mcp
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// nopCloser makes a strings.Reader an io.ReadCloser.
+type nopCloser struct{ io.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+func TestLineFilter(t *testing.T) {
+	big := func(n int) string { return `{"s":"` + strings.Repeat("y", n-8) + `"}` }
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want string
+	}{
+		{"messages pass", "{\"a\":1}\n[1,2]\n", 1 << 20, "{\"a\":1}\n[1,2]\n"},
+		{"banner and logs skipped", "Server v1 starting\n{\"a\":1}\nlog: hello\n\n  \n{\"b\":2}\n", 1 << 20, "{\"a\":1}\n{\"b\":2}\n"},
+		{"braces but not JSON", "{not json}\n{\"a\":1}\n", 1 << 20, "{\"a\":1}\n"},
+		{"crlf kept", "{\"a\":1}\r\n", 1 << 20, "{\"a\":1}\r\n"},
+		{"last line without newline", "{\"a\":1}\n{\"b\":2}", 1 << 20, "{\"a\":1}\n{\"b\":2}\n"},
+		{"long line under the cap", big(200_000) + "\n{\"a\":1}\n", 1 << 20, big(200_000) + "\n{\"a\":1}\n"},
+		{"long line over the cap dropped", big(300_000) + "\n{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
+		{"short line over the cap dropped", big(100) + "\n{\"a\":1}\n", 50, "{\"a\":1}\n"},
+		{"oversized last line", "{\"a\":1}\n" + big(300_000), 150_000, "{\"a\":1}\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newLineFilter(nopCloser{strings.NewReader(tc.in)}, tc.max, slog.New(slog.DiscardHandler))
+			got, err := io.ReadAll(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLineFilterSeesProgress(t *testing.T) {
+	in := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t1","progress":1}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
+	var seen []string
+	f.onProgress = func(line []byte) { seen = append(seen, string(line)) }
+	if _, err := io.ReadAll(f); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{strings.Split(in, "\n")[0]}, seen); diff != "" {
+		t.Errorf("progress lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestServerEnv(t *testing.T) {
+	base := []string{
+		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "TERM=xterm", "LANG=C.UTF-8",
+		"LC_ALL=C", "TZ=UTC", "TMPDIR=/tmp", "XDG_CACHE_HOME=/c", "ANTHROPIC_API_KEY=secret",
+		"OPENAI_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "SystemRoot=C:\\Windows", "garbage",
+	}
+	allowed := []string{
+		"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh",
+		"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c",
+	}
+	tests := []struct {
+		name    string
+		own     map[string]string
+		inherit bool
+		goos    string
+		want    []string
+	}{
+		{"allow-list", nil, false, "linux", allowed},
+		{"own env on top", map[string]string{"PATH": "/mine", "TOKEN": "t"}, false, "linux",
+			[]string{"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/mine", "SHELL=/bin/sh",
+				"TERM=xterm", "TMPDIR=/tmp", "TOKEN=t", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
+		{"windows system vars", nil, false, "windows", []string{
+			"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
+			"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
+		{"inheritEnv", nil, true, "linux", []string{
+			"ANTHROPIC_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "HOME=/h", "LANG=C.UTF-8", "LC_ALL=C",
+			"LOGNAME=u", "OPENAI_API_KEY=secret", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
+			"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := serverEnvFor(base, tc.own, tc.inherit, tc.goos)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaultBackoff(t *testing.T) {
+	// Jittered into [d/2, d] of 0.5 s doubling to 30 s.
+	for attempt, d := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second} {
+		for range 50 {
+			if got := defaultBackoff(attempt); got < d/2 || got > d {
+				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", attempt, got, d/2, d)
+			}
+		}
+	}
+}
+
+func TestTokenKey(t *testing.T) {
+	for _, tc := range []struct {
+		tok  any
+		want string
+	}{{"abc", "abc"}, {float64(42), "42"}, {int64(7), "7"}} {
+		if got := tokenKey(tc.tok); got != tc.want {
+			t.Errorf("tokenKey(%v) = %q, want %q", tc.tok, got, tc.want)
+		}
+	}
+}
