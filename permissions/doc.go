@@ -1,0 +1,103 @@
+// Package permissions decides whether a tool call may run, asks first, or
+// is denied, from the rules in FreeCode's settings files.
+//
+// # Files
+//
+// Three files may hold rules, all optional, all of the same shape (JSON with
+// comments; other keys belong to other parts of FreeCode and are left alone):
+//
+//	~/.freecode/settings.json                 user
+//	<project>/.freecode/settings.json         project (committed with the repository)
+//	<project>/.freecode/settings.local.json   local (not committed)
+//
+//	{
+//	  "permissions": {
+//	    "allow": ["mcp__github__get_*", "read"],
+//	    "ask":   ["mcp__github"],
+//	    "deny":  ["mcp__github__delete_repo"]
+//	  }
+//	}
+//
+// A file that does not parse, or whose lists are not lists of strings, is an
+// error that names the file, line and column; until it is fixed the rules it
+// last had stay in force. A rule that is not valid (see Patterns) is skipped
+// with a warning, as is an unknown key inside "permissions".
+//
+// # Tool ids
+//
+// Rules match tool ids. Built-in tools are named by their bare name: read,
+// write, bash. An MCP tool's id is mcp__<server>__<tool>: the server's name
+// from the config, then the tool's name with every character other than
+// A-Z a-z 0-9 _ - replaced. Server names never contain "__"; tool names may.
+//
+// # Patterns
+//
+// A pattern is one of these forms. Matching is case-sensitive, like MCP tool
+// names: Read does not cover read. Whitespace around a pattern is ignored;
+// whitespace inside it makes it invalid.
+//
+//   - every tool, built-in or MCP
+//     read                  the built-in tool "read" (not "readme", not "read_x")
+//     web*                  built-in tools whose name starts with "web"
+//     mcp                   every MCP tool (the same as mcp__*)
+//     mcp__*                every MCP tool
+//     mcp__github           every tool of server "github" (not of "github2" or "git")
+//     mcp__git*             every tool of every server whose name starts with "git"
+//     mcp__github__get_issue  exactly that tool (not "get_issue_x", not "get_issue__x")
+//     mcp__github__get_*    the tools of "github" whose name starts with "get_"
+//     mcp__*__read          the tool "read" of every server
+//     mcp__*__*             every MCP tool (every real one has a tool part)
+//
+// So a pattern covers a tool id if it equals it, or if it names a whole
+// server (mcp__<server>) and the id is one of that server's tools. A prefix
+// covers nothing: mcp__git does not cover mcp__github__x, and
+// mcp__github__create does not cover mcp__github__create_issue.
+//
+// A '*' matches any run of characters, possibly none, within the part it is
+// in: the server part of mcp__<server>__<tool> or its tool part, or the
+// name of a built-in. It never reaches across the "__" after the server, so
+// mcp__*__read does not cover mcp__a__b__read (tool "b__read" of "a"); in
+// the tool part it does match "__", since tool names may contain it. A
+// pattern without "__" names built-in tools only (except "*" and "mcp").
+//
+// These are invalid, and skipped with a warning: an empty pattern; a
+// character other than A-Z a-z 0-9 _ - and '*' (tool ids have no others:
+// write the sanitized id as FreeCode lists it); "**"; a pattern
+// with "__" that does not start with "mcp__" (such as MCP__x or *__x); an
+// empty server or tool part ("mcp__", "mcp____x", "mcp__github__"); a
+// pattern that starts with "mcp*" (it would cover no MCP tool: write
+// mcp__*); a pattern with '*' in which the "__" after the server is
+// followed by another "_", like mcp__a___* (it reads two ways, see below:
+// write the full id instead); and a pattern longer than 512 characters.
+//
+// # Ids that read two ways
+//
+// Server names may end in "_" and tool names may start with "_", so
+// mcp__a___x is either tool "x" of server "a_" or tool "_x" of server "a".
+// Deny and ask rules apply if they cover either reading; allow rules only
+// if they cover both (mcp__a does not allow mcp__a___x, since it might be a
+// tool of "a_"; the full id mcp__a___x does). An odd name can make FreeCode
+// ask more, never less.
+//
+// # Precedence
+//
+// deny beats ask beats allow, whichever files the rules come from: a
+// project cannot allow what the user denied, and an ask rule anywhere
+// cannot be overridden by an allow rule. A tool no rule covers runs if it
+// is read-only (its readOnlyHint says so) and asks otherwise.
+//
+// # Untrusted projects
+//
+// A cloned repository is untrusted input. Until the user trusts the
+// project (`freecode trust`, or the frontend's prompt), the deny and ask
+// rules of its two files apply and their allow rules are ignored, each with
+// a warning; otherwise a repository could ship "allow": ["mcp__*"] and run
+// the user's own destructive tools without asking. After trust they apply
+// like the user's.
+//
+// # Always allow
+//
+// An "always allow" answer is written as an allow rule to the file of the
+// scope the user picked, local or user (AddAllow), keeping every other byte
+// of the file, and applies at once for the session (Set.AllowSession).
+package permissions

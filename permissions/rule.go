@@ -1,0 +1,341 @@
+package permissions
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Effect is what a rule does to the tools it covers. Deny beats Ask beats
+// Allow; the zero value is no effect and never appears in a Decision.
+type Effect uint8
+
+// The effects, in increasing precedence.
+const (
+	Allow Effect = iota + 1
+	Ask
+	Deny
+)
+
+func (e Effect) String() string {
+	switch e {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("Effect(%d)", uint8(e))
+}
+
+// Source is where a rule comes from.
+type Source uint8
+
+// The sources, in the order Rules lists them.
+const (
+	SourceUser    Source = iota + 1 // ~/.freecode/settings.json
+	SourceProject                   // <project>/.freecode/settings.json
+	SourceLocal                     // <project>/.freecode/settings.local.json
+	SourceSession                   // AllowSession: in memory until the sidecar exits
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourceUser:
+		return "user"
+	case SourceProject:
+		return "project"
+	case SourceLocal:
+		return "local"
+	case SourceSession:
+		return "session"
+	}
+	return fmt.Sprintf("Source(%d)", uint8(s))
+}
+
+// Rule is one pattern of a rule file, or of the session.
+type Rule struct {
+	Pattern string // as written, without surrounding whitespace
+	Effect  Effect
+	Source  Source
+	File    string // the settings file; "" for SourceSession
+}
+
+// Decision is the outcome of Set.Decide.
+type Decision struct {
+	Effect Effect
+	// Rule is the rule that decided, nil when no rule matched. It points
+	// into the Set's current rules and must not be modified.
+	Rule *Rule
+	// Reason is the human text PROTOCOL.md puts in permission requests and
+	// denials: "no rule; tool is not read-only", `ask rule "mcp__github" in
+	// /p/.freecode/settings.json`, `denied by rule "…" in …`.
+	Reason string
+}
+
+// The reasons when no rule matched.
+const (
+	reasonReadOnly    = "no rule; tool is read-only"
+	reasonNotReadOnly = "no rule; tool is not read-only"
+)
+
+// reason is the Decision.Reason for r, built once when the rule is indexed
+// so that Decide does not allocate.
+func (r *Rule) reason() string {
+	where := "in " + r.File
+	if r.Source == SourceSession {
+		where = "for this session"
+	}
+	switch r.Effect {
+	case Deny:
+		return fmt.Sprintf("denied by rule %q %s", r.Pattern, where)
+	case Ask:
+		return fmt.Sprintf("ask rule %q %s", r.Pattern, where)
+	}
+	return fmt.Sprintf("allowed by rule %q %s", r.Pattern, where)
+}
+
+// maxPattern bounds a pattern's length, and so the work of matching it.
+// Tool ids longer than 64 characters exist (providers see an alias), but
+// not by this much.
+const maxPattern = 512
+
+// mcpPrefix starts every MCP tool id: mcp__<server>__<tool>.
+const mcpPrefix = "mcp__"
+
+// kind is the form of a compiled pattern; see the package comment.
+type kind uint8
+
+const (
+	kindAll     kind = iota + 1 // "*": every tool
+	kindBuiltin                 // no "__": a built-in tool's name
+	kindServer                  // "mcp", "mcp__<server>": every tool of the servers
+	kindTool                    // "mcp__<server>__<tool>": those tools
+)
+
+// pattern is a compiled rule pattern.
+type pattern struct {
+	kind    kind
+	literal bool   // no '*' anywhere: kindBuiltin and kindTool compare the whole id
+	text    string // the whole pattern, for literal comparison
+	name    glob   // kindBuiltin
+	server  glob   // kindServer, kindTool
+	tool    glob   // kindTool
+}
+
+// glob is a pattern part in which '*' matches any run of characters,
+// possibly empty. The parts it is matched against (a server name, a tool
+// name, a built-in's name) have already been cut out of the id, so a '*'
+// never reaches across the "__" between server and tool.
+type glob struct {
+	s    string
+	star bool
+}
+
+func newGlob(s string) glob { return glob{s: s, star: strings.IndexByte(s, '*') >= 0} }
+
+func (g glob) match(x string) bool {
+	if !g.star {
+		return g.s == x
+	}
+	return wildcard(g.s, x)
+}
+
+// wildcard reports whether x matches p, where '*' in p matches any run of
+// characters. It is the usual linear matcher: on a mismatch it retries
+// from the last '*', letting it swallow one more character.
+func wildcard(p, x string) bool {
+	pi, xi := 0, 0
+	starP, starX := -1, 0
+	for xi < len(x) {
+		switch {
+		case pi < len(p) && p[pi] == '*':
+			starP, starX = pi, xi
+			pi++
+		case pi < len(p) && p[pi] == x[xi]:
+			pi++
+			xi++
+		case starP >= 0:
+			starX++
+			pi, xi = starP+1, starX
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// errInvalid wraps every reason a pattern is rejected.
+var errInvalid = errors.New("invalid rule")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errInvalid}, args...)...)
+}
+
+// compile checks a pattern and compiles it. The returned string is the
+// pattern without surrounding whitespace.
+func compile(raw string) (pattern, string, error) {
+	p := strings.TrimSpace(raw)
+	if p == "" {
+		return pattern{}, p, invalid("empty pattern")
+	}
+	if len(p) > maxPattern {
+		return pattern{}, p, invalid("pattern longer than %d characters", maxPattern)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; !idChar(c) && c != '*' {
+			return pattern{}, p, invalid("character %q is not allowed: tool ids use only A-Z a-z 0-9 _ - (MCP tool names are sanitized to them), and * as a wildcard", rune(c))
+		}
+	}
+	if strings.Contains(p, "**") {
+		return pattern{}, p, invalid("** is not supported: * already matches any run of characters within the server or the tool part")
+	}
+	lit := !strings.Contains(p, "*")
+	if p == "*" {
+		return pattern{kind: kindAll, text: p}, p, nil
+	}
+	if p == "mcp" {
+		return pattern{kind: kindServer, text: p, server: newGlob("*")}, p, nil
+	}
+	if !strings.Contains(p, "__") {
+		if strings.HasPrefix(p, "mcp*") {
+			// A built-in glob that looks like it means MCP tools: it would
+			// cover none of them, so say so instead of silently not applying.
+			return pattern{}, p, invalid("%q would only cover built-in tools; write mcp__* for every MCP tool", p)
+		}
+		return pattern{kind: kindBuiltin, literal: lit, text: p, name: newGlob(p)}, p, nil
+	}
+	if !strings.HasPrefix(p, mcpPrefix) {
+		return pattern{}, p, invalid("a rule with __ names MCP tools and must start with mcp__ (mcp__<server> or mcp__<server>__<tool>)")
+	}
+	if strings.HasSuffix(p, "__") {
+		return pattern{}, p, invalid("a pattern cannot end with __: write mcp__<server> for every tool of a server, mcp__* for every MCP tool")
+	}
+	rest := p[len(mcpPrefix):]
+	i := strings.Index(rest, "__")
+	if i < 0 {
+		if rest == "" {
+			return pattern{}, p, invalid("empty server name")
+		}
+		return pattern{kind: kindServer, literal: lit, text: p, server: newGlob(rest)}, p, nil
+	}
+	server, tool := rest[:i], rest[i+2:]
+	if server == "" {
+		return pattern{}, p, invalid("empty server name after mcp__")
+	}
+	if strings.HasPrefix(tool, "_") && !lit {
+		// "mcp__a___x*" is server "a" and tool "_x*", or server "a_" and
+		// tool "x*". A literal pattern is compared as a whole and means the
+		// same either way; a glob would not.
+		return pattern{}, p, invalid("ambiguous: the server part ends in _ or the tool part starts with _; write the full tool id without *")
+	}
+	return pattern{kind: kindTool, literal: lit, text: p, server: newGlob(server), tool: newGlob(tool)}, p, nil
+}
+
+// idChar reports whether c may appear in a tool id.
+func idChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// Validate reports why pattern is not a valid rule, or nil.
+func Validate(pattern string) error {
+	_, _, err := compile(pattern)
+	return err
+}
+
+// reading is one way to read an MCP tool id as server and tool.
+type reading struct {
+	server, tool string
+	hasTool      bool // false for "mcp__x": no "__" after the server
+}
+
+// readings splits an MCP tool id (it starts with "mcp__") into server and
+// tool. Server names never contain "__", so the server ends at the first
+// "__" after "mcp__" — unless that run of underscores is longer than two:
+// "mcp__a___x" is server "a" with tool "_x", or server "a_" with tool "x".
+// Both readings are returned; there are never more than two.
+func readings(id string) (rs [2]reading, n int) {
+	rest := id[len(mcpPrefix):]
+	i := strings.Index(rest, "__")
+	if i < 0 {
+		rs[0] = reading{server: rest}
+		return rs, 1
+	}
+	rs[0] = reading{server: rest[:i], tool: rest[i+2:], hasTool: true}
+	if i+2 < len(rest) && rest[i+2] == '_' {
+		rs[1] = reading{server: rest[:i+1], tool: rest[i+3:], hasTool: true}
+		return rs, 2
+	}
+	return rs, 1
+}
+
+// matchReading reports whether an MCP pattern (kindServer, kindTool)
+// covers one reading of an id.
+func (p *pattern) matchReading(r reading) bool {
+	switch p.kind {
+	case kindServer:
+		return p.server.match(r.server)
+	case kindTool:
+		return r.hasTool && p.server.match(r.server) && p.tool.match(r.tool)
+	}
+	return false
+}
+
+// covers reports whether p covers id, under any reading of the id (any) and
+// under every reading (all). Deny and ask rules apply when any is true,
+// allow rules only when all is: an id that reads two ways can make FreeCode
+// ask more, never less.
+func (p *pattern) covers(id string) (any, all bool) {
+	switch p.kind {
+	case kindAll:
+		return true, true
+	case kindBuiltin:
+		m := !strings.HasPrefix(id, mcpPrefix) && p.name.match(id)
+		return m, m
+	}
+	if !strings.HasPrefix(id, mcpPrefix) {
+		return false, false
+	}
+	if p.kind == kindTool && p.literal {
+		m := id == p.text
+		return m, m
+	}
+	rs, n := readings(id)
+	all = true
+	for _, r := range rs[:n] {
+		if p.matchReading(r) {
+			any = true
+		} else {
+			all = false
+		}
+	}
+	return any, any && all
+}
+
+// Match reports whether pattern covers the tool id under some reading of
+// the id, that is, whether it applies as a deny or ask rule. As an allow
+// rule it must cover every reading (see the package comment); MatchAllow
+// says that. An invalid pattern matches nothing.
+func Match(pattern, id string) bool {
+	p, _, err := compile(pattern)
+	if err != nil {
+		return false
+	}
+	any, _ := p.covers(id)
+	return any
+}
+
+// MatchAllow reports whether pattern, as an allow rule, covers the tool id:
+// it must cover every reading of the id.
+func MatchAllow(pattern, id string) bool {
+	p, _, err := compile(pattern)
+	if err != nil {
+		return false
+	}
+	_, all := p.covers(id)
+	return all
+}

@@ -1,0 +1,277 @@
+package permissions
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Set is the rules of the settings files plus the session's allow rules.
+// Its methods are safe for concurrent use; the zero Set and a nil *Set have
+// no rules.
+//
+// Decide is on every tool call's path, from many goroutines at once, so it
+// takes no lock: it reads an immutable index through an atomic pointer.
+// Writers (AllowSession, Reload) take writeMu, build a new index from the
+// rules it guards and publish it.
+type Set struct {
+	// writeMu serializes writers, so that each builds on the latest rules.
+	writeMu sync.Mutex
+	files   []fileRules // each file's last good rules, in load order
+	session []Rule      // AllowSession's rules, in the order they came
+
+	idx atomic.Pointer[index] // written under writeMu; read by anyone
+}
+
+// setFiles replaces the file rules with loaded ones, keeping the previous
+// rules of a file that failed to load, and publishes a new index. The
+// caller holds writeMu or owns s alone.
+func (s *Set) setFiles(loaded []fileRules) {
+	prev := make(map[string][]Rule, len(s.files))
+	for _, f := range s.files {
+		prev[f.path] = f.rules
+	}
+	files := make([]fileRules, 0, len(loaded))
+	var all []Rule
+	for _, f := range loaded {
+		if f.err != nil {
+			f = fileRules{path: f.path, rules: prev[f.path]}
+		}
+		files = append(files, f)
+		all = append(all, f.rules...)
+	}
+	s.files = files
+	s.idx.Store(buildIndex(all, s.session))
+}
+
+// fileRules returns the file rules in force. The caller holds writeMu.
+func (s *Set) fileRules() []Rule {
+	var all []Rule
+	for _, f := range s.files {
+		all = append(all, f.rules...)
+	}
+	return all
+}
+
+// Decide is s.Decide; s may be nil (no rules).
+func Decide(s *Set, id string, readOnly bool) Decision { return s.Decide(id, readOnly) }
+
+// Decide applies the rules to the tool id: a deny rule that covers it
+// beats an ask rule, which beats an allow rule, whichever file each comes
+// from. Among rules of the same effect the first in Rules order decides.
+// With no rule, read-only tools are allowed and everything else asks.
+func (s *Set) Decide(id string, readOnly bool) Decision {
+	var x *index
+	if s != nil {
+		x = s.idx.Load()
+	}
+	if x != nil {
+		if i := x.decide(id); i >= 0 {
+			return Decision{Effect: x.rules[i].Effect, Rule: &x.rules[i], Reason: x.reasons[i]}
+		}
+	}
+	if readOnly {
+		return Decision{Effect: Allow, Reason: reasonReadOnly}
+	}
+	return Decision{Effect: Ask, Reason: reasonNotReadOnly}
+}
+
+// Rules returns every rule in force, for freecode/permissions: the user
+// file's, then the project's, the local file's and the session's; within a
+// file deny, then ask, then allow rules, each in file order. Rules the
+// loader ignored (invalid, or allow rules of an untrusted project) are not
+// in it. The slice is the caller's.
+func (s *Set) Rules() []Rule {
+	if s == nil {
+		return []Rule{}
+	}
+	x := s.idx.Load()
+	if x == nil {
+		return []Rule{}
+	}
+	return slices.Clone(x.rules)
+}
+
+// AllowSession allows the tools pattern covers for the rest of the
+// session, in memory (an "always allow" answer applies at once, before its
+// rule file is written and reloaded). It survives Reload. Adding a pattern
+// twice is a no-op.
+func (s *Set) AllowSession(pattern string) error {
+	_, p, err := compile(pattern)
+	if err != nil {
+		return fmt.Errorf("session allow rule %q: %w", pattern, err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	for _, r := range s.session {
+		if r.Pattern == p {
+			return nil
+		}
+	}
+	s.session = append(s.session, Rule{Pattern: p, Effect: Allow, Source: SourceSession})
+	s.idx.Store(buildIndex(s.fileRules(), s.session))
+	return nil
+}
+
+// Reload loads the rule files again and replaces the file rules, keeping
+// the session's. A file that cannot be read or does not parse keeps the
+// rules it had (a user editing a file mid-save does not lose its deny
+// rules); the error names it, with line and column.
+func (s *Set) Reload(opts LoadOptions) ([]Warning, error) {
+	files, warnings, err := loadFiles(opts)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.setFiles(files)
+	return warnings, err
+}
+
+// index is an immutable, compiled view of a Set's rules, organised so that
+// Decide looks up the few rules that can cover an id instead of trying all
+// of them: literal patterns sit in maps keyed by what they must equal,
+// globs in short lists by kind.
+type index struct {
+	rules   []Rule
+	reasons []string  // Decision.Reason of each rule
+	pats    []pattern // compiled, parallel to rules
+
+	all          []int            // "*"
+	builtinExact map[string][]int // built-in name → rules
+	builtinGlob  []int
+	serverExact  map[string][]int // "mcp__<server>" with a literal server
+	serverGlob   []int            // "mcp", "mcp__*", "mcp__git*"
+	toolExact    map[string][]int // whole literal "mcp__<server>__<tool>"
+	toolByServer map[string][]int // literal server, glob tool
+	toolGlob     []int            // glob server
+}
+
+func buildIndex(fileRules, session []Rule) *index {
+	n := len(fileRules) + len(session)
+	x := &index{
+		rules:        make([]Rule, 0, n),
+		reasons:      make([]string, 0, n),
+		pats:         make([]pattern, 0, n),
+		builtinExact: make(map[string][]int),
+		serverExact:  make(map[string][]int),
+		toolExact:    make(map[string][]int),
+		toolByServer: make(map[string][]int),
+	}
+	for _, rs := range [][]Rule{fileRules, session} {
+		for _, r := range rs {
+			p, _, err := compile(r.Pattern)
+			if err != nil {
+				continue // the loader and AllowSession only pass valid rules
+			}
+			i := len(x.rules)
+			x.rules = append(x.rules, r)
+			x.reasons = append(x.reasons, r.reason())
+			x.pats = append(x.pats, p)
+			switch {
+			case p.kind == kindAll:
+				x.all = append(x.all, i)
+			case p.kind == kindBuiltin && p.literal:
+				x.builtinExact[p.text] = append(x.builtinExact[p.text], i)
+			case p.kind == kindBuiltin:
+				x.builtinGlob = append(x.builtinGlob, i)
+			case p.kind == kindServer && !p.server.star:
+				x.serverExact[p.server.s] = append(x.serverExact[p.server.s], i)
+			case p.kind == kindServer:
+				x.serverGlob = append(x.serverGlob, i)
+			case p.kind == kindTool && p.literal:
+				x.toolExact[p.text] = append(x.toolExact[p.text], i)
+			case p.kind == kindTool && !p.server.star:
+				x.toolByServer[p.server.s] = append(x.toolByServer[p.server.s], i)
+			default:
+				x.toolGlob = append(x.toolGlob, i)
+			}
+		}
+	}
+	return x
+}
+
+// decide returns the index of the deciding rule for id, or -1.
+func (x *index) decide(id string) int {
+	b := best{x: x, i: -1}
+	for _, i := range x.all {
+		b.offer(i, true)
+	}
+	if !strings.HasPrefix(id, mcpPrefix) {
+		for _, i := range x.builtinExact[id] {
+			b.offer(i, true)
+		}
+		for _, i := range x.builtinGlob {
+			if x.pats[i].name.match(id) {
+				b.offer(i, true)
+			}
+		}
+		return b.i
+	}
+	for _, i := range x.toolExact[id] {
+		b.offer(i, true)
+	}
+	rs, n := readings(id)
+	for k, r := range rs[:n] {
+		// A rule found through one reading is offered with whether it
+		// covers every reading, which only an allow rule cares about.
+		for _, i := range x.serverExact[r.server] {
+			b.offer(i, x.coversAll(i, rs[:n], k))
+		}
+		for _, i := range x.serverGlob {
+			if x.pats[i].server.match(r.server) {
+				b.offer(i, x.coversAll(i, rs[:n], k))
+			}
+		}
+		if !r.hasTool {
+			continue
+		}
+		for _, i := range x.toolByServer[r.server] {
+			if x.pats[i].tool.match(r.tool) {
+				b.offer(i, x.coversAll(i, rs[:n], k))
+			}
+		}
+		for _, i := range x.toolGlob {
+			if x.pats[i].matchReading(r) {
+				b.offer(i, x.coversAll(i, rs[:n], k))
+			}
+		}
+	}
+	return b.i
+}
+
+// coversAll reports whether rule i, known to cover reading k, covers the
+// other readings too. Only allow rules need it.
+func (x *index) coversAll(i int, rs []reading, k int) bool {
+	if x.rules[i].Effect != Allow {
+		return true
+	}
+	for j, r := range rs {
+		if j != k && !x.pats[i].matchReading(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// best keeps the deciding rule: the highest effect, then the first rule.
+type best struct {
+	x *index
+	i int
+}
+
+// offer proposes rule i; all says whether it covers every reading of the
+// id. An allow rule that covers only some readings does not apply.
+func (b *best) offer(i int, all bool) {
+	e := b.x.rules[i].Effect
+	if e == Allow && !all {
+		return
+	}
+	if b.i < 0 {
+		b.i = i
+		return
+	}
+	be := b.x.rules[b.i].Effect
+	if e > be || e == be && i < b.i {
+		b.i = i
+	}
+}
