@@ -1,0 +1,376 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
+	"github.com/freecode/freecode/defscache"
+)
+
+func init() {
+	// Registered only if another test file of the package has not already.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// schemaCase is one input schema converted in every format.
+type schemaCase struct {
+	name  string // golden section prefix ("" for a single-schema file)
+	input json.RawMessage
+}
+
+func loadSchemaCases(t *testing.T, file string) []schemaCase {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(file, ".tools.json") {
+		return []schemaCase{{input: data}}
+	}
+	var list struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	var cases []schemaCase
+	for _, tool := range list.Tools {
+		cases = append(cases, schemaCase{name: tool.Name + "/", input: tool.InputSchema})
+	}
+	return cases
+}
+
+// TestProviderSchemaGolden converts every testdata schema and real server
+// tool for every format and compares with golden/<name>.txtar.
+func TestProviderSchemaGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/schemas/*.json")
+	if len(files) < 8 {
+		t.Fatalf("found %d testdata schemas, want at least 8", len(files))
+	}
+	for _, file := range files {
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".json"), ".input")
+		t.Run(base, func(t *testing.T) {
+			var got txtar.Archive
+			for _, tc := range loadSchemaCases(t, file) {
+				for _, f := range defscache.Formats() {
+					out, problems, err := ProviderSchema(f, tc.input)
+					if err != nil {
+						t.Fatalf("%s%s: %v", tc.name, f, err)
+					}
+					checkProviderShape(t, tc.name+string(f), out)
+					var pretty bytes.Buffer
+					if err := json.Indent(&pretty, out, "", "  "); err != nil {
+						t.Fatal(err)
+					}
+					pretty.WriteByte('\n')
+					got.Files = append(got.Files,
+						txtar.File{Name: tc.name + string(f) + ".json", Data: pretty.Bytes()},
+						txtar.File{Name: tc.name + string(f) + ".problems", Data: []byte(strings.Join(append(problems, ""), "\n"))})
+				}
+			}
+			golden := filepath.Join("testdata/schemas/golden", base+".txtar")
+			if updateGolden() {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, txtar.Format(&got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := txtar.ParseFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(txtar.Format(want)), string(txtar.Format(&got))); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// checkProviderShape checks what both providers require of every converted
+// schema: canonical JSON, an object at the top without a top-level union, and
+// every $ref pointing into the schema's own $defs (or its root).
+func checkProviderShape(t *testing.T, name string, out json.RawMessage) {
+	t.Helper()
+	canon, err := defscache.Canonical(nil, out)
+	if err != nil || !bytes.Equal(canon, out) {
+		t.Errorf("%s: output is not canonical JSON: %s", name, out)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if m["type"] != "object" {
+		t.Errorf("%s: top-level type = %v, want object", name, m["type"])
+	}
+	if _, ok := m["properties"].(map[string]any); !ok {
+		t.Errorf("%s: no top-level properties object", name)
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "$schema", "$id", "definitions"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("%s: top level has %s", name, k)
+		}
+	}
+	if _, err := NewValidator(out); err != nil {
+		t.Errorf("%s: converted schema does not compile: %v", name, err)
+	}
+}
+
+// TestProviderSchemaKeepsProperties: no real schema loses a property or a
+// required name on the way to a provider.
+func TestProviderSchemaKeepsProperties(t *testing.T) {
+	for _, file := range []string{"testdata/schemas/server-filesystem.tools.json", "testdata/schemas/server-memory.tools.json", "testdata/schemas/create_issue.input.json"} {
+		for _, tc := range loadSchemaCases(t, file) {
+			var in map[string]any
+			if err := json.Unmarshal(tc.input, &in); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range defscache.Formats() {
+				out, problems, err := ProviderSchema(f, tc.input)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(problems) > 0 {
+					t.Errorf("%s%s: problems %q, want none for a plain schema", tc.name, f, problems)
+				}
+				var got map[string]any
+				if err := json.Unmarshal(out, &got); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(schemaTestKeys(in["properties"]), schemaTestKeys(got["properties"])); diff != "" {
+					t.Errorf("%s%s properties (-input +output):\n%s", tc.name, f, diff)
+				}
+				if diff := cmp.Diff(in["required"], got["required"]); diff != "" {
+					t.Errorf("%s%s required (-input +output):\n%s", tc.name, f, diff)
+				}
+			}
+		}
+	}
+}
+
+func schemaTestKeys(v any) []string {
+	m, _ := v.(map[string]any)
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestProviderSchemaSameVerdicts: inlining must not change what a schema
+// accepts. Each instance gets the same verdict from the original schema and
+// from its converted copy (for schemas whose conversion reports nothing lost).
+func TestProviderSchemaSameVerdicts(t *testing.T) {
+	tests := []struct {
+		file      string
+		formats   []defscache.Format
+		instances []string
+	}{
+		{"create_issue", defscache.Formats(), []string{
+			`{"title":"x"}`,
+			`{"title":""}`,
+			`{"title":"x","labels":[{"name":"bug","color":"#ff0000"}]}`,
+			`{"title":"x","labels":[{"name":"bug","color":"red"}]}`,
+			`{"title":"x","labels":[{"color":"#ff0000"}]}`,
+			`{"title":"x","assignee":{"login":"ada"}}`,
+			`{"title":"x","assignee":{"login":"ada","extra":1}}`,
+			`{"title":"x","assignee":{}}`,
+			`{"title":"x","tasks":[{"text":"a","subtasks":[{"text":"b"},{}]}]}`,
+			`{"title":"x","priority":"urgent"}`,
+			`{"title":"x","unknown":true}`,
+		}},
+		{"definitions07", defscache.Formats(), []string{
+			`{"path":[{"x":1,"y":2},{"x":3,"y":4}]}`,
+			`{"path":[{"x":1,"y":2}]}`,
+			`{"path":[{"x":1},{"x":3,"y":4}]}`,
+			`{"path":[{"x":1,"y":2},{"x":3,"y":4}],"pair":["a",{"x":1,"y":2}]}`,
+			`{"path":[{"x":1,"y":2},{"x":3,"y":4}],"pair":["a",{"x":1,"y":2},3]}`,
+			`{"path":[{"x":1,"y":2},{"x":3,"y":4}],"style":"dotted"}`,
+			`{"path":[{"x":1,"y":2},{"x":3,"y":4}],"style":"solid","point":{"x":0,"y":0,"z":0}}`,
+		}},
+		{"defs2020", defscache.Formats(), []string{
+			`{"query":{"text":"a"}}`,
+			`{"query":{}}`,
+			`{"query":{"text":"a","order":"up"}}`,
+			`{"query":{"text":"a"},"sort":"asc","page":null}`,
+			`{"query":{"text":"a"},"sort":"down"}`,
+			`{"query":{"text":"a"},"page":0}`,
+			`{"query":{"text":"a"},"filters":[{"from":1,"to":2},{"to":3}]}`,
+			`{"query":{"text":"a"},"filters":[{"from":1},{"from":1},{"from":1}]}`,
+		}},
+		{"tree", []defscache.Format{defscache.FormatAnthropic}, []string{
+			`{"root":{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[{"name":"d","children":[{}]}]}]}]}}`,
+			`{"root":{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[{"name":"d"}]}]}]}}`,
+			`{"root":{}}`,
+		}},
+	}
+	for _, tc := range tests {
+		input, err := os.ReadFile("testdata/schemas/" + tc.file + ".input.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig, err := NewValidator(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range tc.formats {
+			out, _, err := ProviderSchema(f, input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conv, err := NewValidator(out)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tc.file, f, err)
+			}
+			for _, inst := range tc.instances {
+				v := schemaTestInstance(t, inst)
+				want, got := orig.Validate(v) == nil, conv.Validate(v) == nil
+				if want != got {
+					t.Errorf("%s %s: %s: original says valid=%v, converted says valid=%v", tc.file, f, inst, want, got)
+				}
+			}
+		}
+	}
+}
+
+func schemaTestInstance(t *testing.T, s string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestProviderSchemaEdgeCases(t *testing.T) {
+	tests := []struct {
+		name      string
+		f         defscache.Format
+		input     string
+		want      string   // converted schema, canonical
+		problems  []string // substrings, one per problem, in order
+		wantError string
+	}{
+		{name: "no schema", f: defscache.FormatOpenAI, input: ``,
+			want: `{"properties":{},"type":"object"}`, problems: []string{"no input schema"}},
+		{name: "null schema", f: defscache.FormatAnthropic, input: `null`,
+			want: `{"properties":{},"type":"object"}`, problems: []string{"no input schema"}},
+		{name: "empty object schema is reported", f: defscache.FormatAnthropic, input: `{}`,
+			want: `{"properties":{},"type":"object"}`, problems: []string{"schema is empty"}},
+		{name: "true schema", f: defscache.FormatOpenAI, input: `true`,
+			want: `{"properties":{},"type":"object"}`, problems: []string{"schema is empty"}},
+		{name: "object without properties keeps its keywords", f: defscache.FormatOpenAI, input: `{"type":"object","additionalProperties":{"type":"string"}}`,
+			want: `{"additionalProperties":{"type":"string"},"properties":{},"type":"object"}`},
+		{name: "properties without type", f: defscache.FormatAnthropic, input: `{"properties":{"a":{"type":"string"}}}`,
+			want: `{"properties":{"a":{"type":"string"}},"type":"object"}`},
+		{name: "keywords kept", f: defscache.FormatOpenAI,
+			input: `{"type":"object","$comment":"x","properties":{"n":{"type":"integer","minimum":1,"maximum":9,"default":3,"description":"d","format":"int32","const":3,"x-vendor":{"$ref":"not a schema"}}}}`,
+			want:  `{"properties":{"n":{"const":3,"default":3,"description":"d","format":"int32","maximum":9,"minimum":1,"type":"integer","x-vendor":{"$ref":"not a schema"}}},"type":"object"}`},
+		{name: "a default that looks like a schema is not converted", f: defscache.FormatAnthropic,
+			input: `{"type":"object","properties":{"o":{"type":"object","default":{"allOf":[1],"$ref":"#/x"}}}}`,
+			want:  `{"properties":{"o":{"default":{"$ref":"#/x","allOf":[1]},"type":"object"}},"type":"object"}`},
+		{name: "property named like a keyword", f: defscache.FormatAnthropic,
+			input: `{"type":"object","properties":{"$ref":{"type":"string"},"definitions":{"type":"string"}}}`,
+			want:  `{"properties":{"$ref":{"type":"string"},"definitions":{"type":"string"}},"type":"object"}`},
+		{name: "nested oneOf becomes anyOf", f: defscache.FormatAnthropic,
+			input:    `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`,
+			want:     `{"properties":{"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"type":"object"}`,
+			problems: []string{"/properties/v: oneOf sent as anyOf"}},
+		{name: "root recursion anthropic", f: defscache.FormatAnthropic,
+			input: `{"type":"object","properties":{"name":{"type":"string"},"next":{"$ref":"#"}}}`,
+			want:  `{"properties":{"name":{"type":"string"},"next":{"$ref":"#"}},"type":"object"}`},
+		{name: "root recursion openai", f: defscache.FormatOpenAI,
+			input:    `{"type":"object","properties":{"next":{"$ref":"#"}}}`,
+			want:     `{"properties":{"next":{"properties":{"next":{"properties":{"next":{"description":"(A nested root; its deeper levels are not described here.)","type":"object"}},"type":"object"}},"type":"object"}},"type":"object"}`,
+			problems: []string{"/properties/next/properties/next/properties/next: recursive $ref \"#\" inlined 3 levels deep"}},
+		{name: "mutual recursion anthropic", f: defscache.FormatAnthropic,
+			input: `{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"object","properties":{"b":{"$ref":"#/$defs/b"}}},"b":{"type":"array","items":{"$ref":"#/$defs/a"}}}}`,
+			want:  `{"$defs":{"a":{"properties":{"b":{"items":{"$ref":"#/$defs/a"},"type":"array"}},"type":"object"}},"properties":{"a":{"$ref":"#/$defs/a"}},"type":"object"}`},
+		{name: "top-level ref", f: defscache.FormatOpenAI,
+			input: `{"$ref":"#/definitions/args","definitions":{"args":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}`,
+			want:  `{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}`},
+		{name: "allOf type conflict", f: defscache.FormatAnthropic,
+			input:    `{"type":"object","properties":{"x":{"allOf":[{"type":"string"},{"type":"integer"}]}}}`,
+			want:     `{"properties":{"x":{"type":"string"}},"type":"object"}`,
+			problems: []string{"/properties/x/allOf/1: allOf branches want conflicting types string and integer"}},
+		{name: "pointer escapes", f: defscache.FormatAnthropic,
+			input: `{"type":"object","properties":{"x":{"$ref":"#/$defs/a~1b%20c"}},"$defs":{"a/b c":{"type":"string"}}}`,
+			want:  `{"properties":{"x":{"type":"string"}},"type":"object"}`},
+		{name: "remote ref", f: defscache.FormatAnthropic, input: `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`,
+			wantError: "points outside the schema"},
+		{name: "file ref", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`,
+			wantError: "points outside the schema"},
+		{name: "relative ref", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"other.json#/a"}}}`,
+			wantError: "points outside the schema"},
+		{name: "dangling ref", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}}`,
+			wantError: `no "/$defs/missing" in the schema`},
+		{name: "unknown anchor", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"#nowhere"}}}`,
+			wantError: `no anchor "nowhere"`},
+		{name: "false schema", f: defscache.FormatOpenAI, input: `false`, wantError: "accepts no arguments"},
+		{name: "array schema", f: defscache.FormatOpenAI, input: `[]`, wantError: "JSON array, not an object"},
+		{name: "string type", f: defscache.FormatOpenAI, input: `{"type":"string"}`, wantError: "always an object"},
+		{name: "bad JSON", f: defscache.FormatOpenAI, input: `{"type":`, wantError: "not JSON"},
+		{name: "unknown format", f: "gemini", input: `{}`, wantError: "unknown tool definition format"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, problems, err := ProviderSchema(tc.f, json.RawMessage(tc.input))
+			if tc.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
+					t.Fatalf("error = %v, want one containing %q (output %s)", err, tc.wantError, out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(out)); diff != "" {
+				t.Errorf("schema (-want +got):\n%s", diff)
+			}
+			if len(problems) != len(tc.problems) {
+				t.Fatalf("problems = %q, want %d like %q", problems, len(tc.problems), tc.problems)
+			}
+			for i, p := range tc.problems {
+				if !strings.Contains(problems[i], p) {
+					t.Errorf("problem %d = %q, want one containing %q", i, problems[i], p)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkProviderSchema(b *testing.B) {
+	input, err := os.ReadFile("testdata/schemas/create_issue.input.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ProviderSchema(defscache.FormatOpenAI, input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
