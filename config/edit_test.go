@@ -334,3 +334,30 @@ func TestSetTrusted(t *testing.T) {
 		t.Errorf("after SetTrusted(false): %v, %v; want none", cfg.Trusted, err)
 	}
 }
+
+// A config that is a symbolic link (a dotfiles repository) stays a link:
+// the edit goes to the file it points to.
+func TestEditThroughSymlink(t *testing.T) {
+	target := writeFile(t, userFile, 0o644)
+	link := filepath.Join(t.TempDir(), "config.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetEnabled(link, "fs", false); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after the edit %s is no longer a symbolic link (%v, %v)", link, fi, err)
+	}
+	cfg, err := Load(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := cfg.Server("fs"); !ok || s.Enabled {
+		t.Errorf("server fs after SetEnabled(false) through the link: %+v", s)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Errorf("target mode = %v, want 0644 kept", fi.Mode().Perm())
+	}
+}

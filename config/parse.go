@@ -77,7 +77,7 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 		return nil, newParseError(path, err)
 	}
 	var root map[string]json.RawMessage
-	if err := json.Unmarshal(std, &root); err != nil {
+	if err := json.Unmarshal(std, &root); err != nil || root == nil {
 		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
 	}
 	d := &decoder{}

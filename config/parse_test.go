@@ -155,6 +155,7 @@ func TestParseError(t *testing.T) {
 	}{
 		{"missing comma", "{\n  \"a\": 1\n  \"b\": 2\n}", ParseError{Path: "c.json", Line: 3, Col: 3}},
 		{"unterminated", "{\n\"mcp\": {", ParseError{Path: "c.json", Line: 2, Col: 9}},
+		{"null", "null", ParseError{Path: "c.json", Line: 1, Col: 1, Msg: "the file must hold a JSON object"}},
 		{"not an object", "[1, 2]", ParseError{Path: "c.json", Line: 1, Col: 1, Msg: "the file must hold a JSON object"}},
 	}
 	for _, tc := range tests {
@@ -199,6 +200,7 @@ func TestValidationReportsEveryProblem(t *testing.T) {
 			{"name": "neither"},
 			{"name": "quote", "command": "node 'unterminated"},
 			{"name": "mtls", "type": "remote", "url": "https://h/", "clientCert": "c.pem"},
+			{"name": 7, "type": "local", "command": ["x"], "protocolVersion": "latest"},
 			"just a string"
 		]
 	}}`
@@ -219,7 +221,7 @@ func TestValidationReportsEveryProblem(t *testing.T) {
 		"mcp.servers[7].timeout", "mcp.servers[7].toolTimeout", "mcp.servers[7].enabled", "mcp.servers[7].env",
 		"mcp.servers[7].maxMessageBytes",
 		"mcp.servers[13].command",
-		"mcp.servers[15]",
+		"mcp.servers[15].name", "mcp.servers[15].protocolVersion", "mcp.servers[16]",
 		"mcp.servers[1].name", "mcp.servers[2].name", "mcp.servers[3].name", "mcp.servers[4].name",
 		"mcp.servers[5].name", "mcp.servers[6].command",
 		"mcp.servers[8].url", "mcp.servers[9].url", "mcp.servers[9].transport", "mcp.servers[10].url",
@@ -230,14 +232,14 @@ func TestValidationReportsEveryProblem(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, s := range []string{
-		`c.json: 23 problems:`,
+		`c.json: 25 problems:`,
 		`mcp.servers[7].timeout (server "t"): want a number of milliseconds`,
 		`mcp.servers[7].toolTimeout (server "t"): want a whole number of milliseconds greater than 0`,
 		`"__": it separates server and tool in tool ids`,
 		`duplicate name: mcp.servers[0] has it already`,
 		`http is allowed only to a loopback host`,
 		`mcp.pollInterval: want a number of milliseconds`,
-		`mcp.servers[15]: want an object`,
+		`mcp.servers[16]: want an object`,
 		`unterminated ' quote`,
 	} {
 		if !strings.Contains(msg, s) {

@@ -97,7 +97,9 @@ func (d *decoder) validate(cfg *Config) {
 	seen := make(map[string]string) // name -> key of its first entry
 	for i, s := range cfg.MCP.Servers {
 		key := d.entries[i]
-		if err := CheckName(s.Name); err != nil {
+		if d.failed(key + ".name") {
+			// A name of the wrong type was reported already.
+		} else if err := CheckName(s.Name); err != nil {
 			d.fail(key+".name", "", "%v", err)
 		} else if first, dup := seen[s.Name]; dup {
 			d.fail(key+".name", s.Name, "duplicate name: %s has it already; names must be unique", first)
@@ -108,12 +110,20 @@ func (d *decoder) validate(cfg *Config) {
 			p.Key = key + p.Key
 			// A value of the wrong type was reported already and left
 			// empty: saying it is also missing would be noise.
-			if !slices.ContainsFunc(d.problems, func(q Problem) bool { return q.Key == p.Key }) {
+			if !d.failed(p.Key) {
 				d.problems = append(d.problems, p)
 			}
 		}
 	}
 }
+
+// failed reports whether key has a problem already.
+func (d *decoder) failed(key string) bool {
+	return slices.ContainsFunc(d.problems, func(q Problem) bool { return q.Key == key })
+}
+
+// versionRe is the shape of MCP protocol versions: a date.
+var versionRe = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // checkServer returns the problems of one entry besides its name, with
 // keys relative to the entry (".url").
@@ -140,6 +150,9 @@ func checkServer(s Server) []Problem {
 		fail(".type", "want \"local\" (with a command) or \"remote\" (with a url)")
 	default:
 		fail(".type", "type %q must be \"local\" or \"remote\"", s.Type)
+	}
+	if !versionRe.MatchString(s.ProtocolVersion) {
+		fail(".protocolVersion", "protocol version %q must be an MCP version date like %q", s.ProtocolVersion, DefaultProtocolVersion)
 	}
 	if s.ClientCert != "" && s.ClientKey == "" || s.ClientCert == "" && s.ClientKey != "" {
 		fail(".clientCert", "clientCert and clientKey go together (mTLS)")

@@ -24,6 +24,11 @@ import (
 // indented like their neighbours with the file's own indent unit, and never
 // reformats the rest of the file.
 func UpdateFile(path string, fn func(root *hujson.Value) error) error {
+	// A config kept in a dotfiles repository is often a symbolic link:
+	// edit the file it points to, rather than replace the link by a copy.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	data, err := os.ReadFile(path)
 	mode := fs.FileMode(0o600)
 	switch {
@@ -83,6 +88,12 @@ func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	// Make the rename itself durable. Not every system can sync a
+	// directory, and the data is safe either way: ignore errors.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }
