@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,8 +39,11 @@ import (
 // never what a test asserts.
 const remoteHangGuard = 30 * time.Second
 
+// newTestClient declares no capabilities (the SDK's default declares
+// roots, for which server-everything adds a 14th tool).
 func newTestClient() *mcpsdk.Client {
-	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "freecode-test", Version: "0"}, nil)
+	return mcpsdk.NewClient(&mcpsdk.Implementation{Name: "freecode-test", Version: "0"},
+		&mcpsdk.ClientOptions{Capabilities: &mcpsdk.ClientCapabilities{}})
 }
 
 // goSDKHandler serves the in-process test server over Streamable HTTP or
@@ -301,17 +305,38 @@ func TestDialRemoteTLS(t *testing.T) {
 	}
 }
 
-// sessionDropper serves the go-sdk test server, and once drop is set,
-// answers every request of an existing session the way servers that lost
-// it do.
+// sessionDropper serves the go-sdk test server, and after dropCurrent
+// answers every request of the sessions seen so far the way servers that
+// lost them do. New sessions work.
 type sessionDropper struct {
 	h      http.Handler
 	status int // 404 (spec) or 400 (TypeScript SDK servers)
-	drop   atomic.Bool
+
+	mu      sync.Mutex
+	seen    []string
+	dropped map[string]bool
+}
+
+func (d *sessionDropper) dropCurrent() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dropped == nil {
+		d.dropped = make(map[string]bool)
+	}
+	for _, id := range d.seen {
+		d.dropped[id] = true
+	}
 }
 
 func (d *sessionDropper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if d.drop.Load() && r.Header.Get("Mcp-Session-Id") != "" {
+	id := r.Header.Get("Mcp-Session-Id")
+	d.mu.Lock()
+	drop := d.dropped[id]
+	if id != "" && !drop {
+		d.seen = append(d.seen, id)
+	}
+	d.mu.Unlock()
+	if drop {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(d.status)
 		io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`)
@@ -336,7 +361,7 @@ func TestDialRemoteSessionExpired(t *testing.T) {
 			if _, err := cs.ListTools(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			d.drop.Store(true)
+			d.dropCurrent()
 			if _, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); !errors.Is(err, mcpsdk.ErrSessionMissing) {
 				t.Errorf("CallTool after the session expired: %v, want ErrSessionMissing", err)
 			}
@@ -349,6 +374,64 @@ func TestDialRemoteSessionExpired(t *testing.T) {
 				t.Fatal("the session did not end after the server dropped it")
 			}
 		})
+	}
+}
+
+// TestConnRemoteSessionExpired: through a Conn, a call in flight when the
+// server forgets the session fails with ErrConnectionLost, and the Conn
+// re-initializes a new session over the same transport.
+func TestConnRemoteSessionExpired(t *testing.T) {
+	for _, tc := range []struct {
+		name, transport string
+		status          int
+	}{
+		{"http 404", config.TransportHTTP, http.StatusNotFound},
+		{"auto 400", config.TransportAuto, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &sessionDropper{h: goSDKHandler(t, config.TransportHTTP), status: tc.status}
+			ts := httptest.NewServer(d)
+			t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
+			srv := remoteServer(ts.URL+"/mcp", tc.transport)
+			srv.Enabled, srv.Scope = true, "user"
+			srv.Headers = map[string]string{"Authorization": "Bearer ${env:FS_TOKEN}"}
+			ev := newEvents()
+			c := startTestConn(t, srv, ev)
+			st := c.Status()
+			if st.Type != config.TypeRemote || st.Transport != config.TransportHTTP || st.State != StateConnected {
+				t.Errorf("status = %+v, want a connected remote server over http", st)
+			}
+			if got := callText(t, c, "echo", map[string]any{"text": "before"}); got != "before" {
+				t.Errorf("echo = %q", got)
+			}
+			d.dropCurrent()
+			if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
+				t.Errorf("CallTool on an expired session: %v, want ErrConnectionLost", err)
+			}
+			ev.waitFor(t, "a reconnect", func() bool {
+				return slices.Contains(ev.states(), StateReconnecting) && c.Status().State == StateConnected
+			})
+			if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
+				t.Errorf("echo after re-initializing = %q", got)
+			}
+		})
+	}
+}
+
+// TestConnRemoteLegacySSE: a Conn on a legacy SSE server reports "sse".
+func TestConnRemoteLegacySSE(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/sse", goSDKHandler(t, config.TransportSSE))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
+	srv := remoteServer(ts.URL+"/sse", config.TransportAuto)
+	srv.Enabled, srv.Scope = true, "user"
+	c := startTestConn(t, srv, nil)
+	if st := c.Status(); st.Transport != config.TransportSSE || st.State != StateConnected {
+		t.Errorf("status = %+v, want connected over sse", st)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "legacy"}); got != "legacy" {
+		t.Errorf("echo = %q", got)
 	}
 }
 
