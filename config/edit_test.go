@@ -361,3 +361,29 @@ func TestEditThroughSymlink(t *testing.T) {
 		t.Errorf("target mode = %v, want 0644 kept", fi.Mode().Perm())
 	}
 }
+
+// An edit that changes nothing does not touch the file, so watchers of the
+// file see no event.
+func TestNoOpEditKeepsFile(t *testing.T) {
+	path := writeFile(t, userFile, 0o600)
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []func() error{
+		func() error { return SetEnabled(path, "fs", true) },
+		func() error { return SetTrusted(path, "/nowhere", false) },
+		func() error { return Unapprove(path, "k") },
+	} {
+		if err := edit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || readFile(t, path) != userFile {
+		t.Error("a no-op edit replaced the file")
+	}
+}

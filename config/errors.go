@@ -14,6 +14,7 @@ type ParseError struct {
 	Msg       string
 }
 
+// Error returns "path:line:col: msg", the form editors turn into a link.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Col, e.Msg)
 }

@@ -18,6 +18,7 @@ type Problem struct {
 	Msg    string // what is wrong and what the rule is
 }
 
+// String returns the problem as one line: key, server, message.
 func (p Problem) String() string {
 	if p.Server != "" {
 		return fmt.Sprintf("%s (server %q): %s", p.Key, p.Server, p.Msg)
@@ -32,6 +33,7 @@ type ValidationError struct {
 	Problems []Problem
 }
 
+// Error returns the path and every problem, one a line when there are several.
 func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Path + ": " + e.Problems[0].String()

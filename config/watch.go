@@ -114,7 +114,8 @@ func Watch(ctx context.Context, path string, opts *WatchOptions) (*Watcher, erro
 	return w, nil
 }
 
-// Last returns the last good config: the one in force. It never returns nil.
+// Last returns the last good config: the one in force. It never returns
+// nil. The config is shared: callers must not modify it.
 func (w *Watcher) Last() *Config {
 	w.mu.Lock()
 	defer w.mu.Unlock()
