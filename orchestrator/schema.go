@@ -47,6 +47,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/freecode/freecode/defscache"
 )
@@ -62,10 +63,48 @@ const maxSchemaNodes = 20000
 // ProviderSchema converts a tool's input schema for format f. It returns the
 // converted schema (canonical JSON), the problems met (what the provider's
 // copy could not express), or an error when the schema cannot be used at all.
+//
+// Results are memoized by format and input bytes, because the defs cache
+// rebuilds every tool's definition on each tools-changed event and most
+// schemas are the same as last time (a reconnect). The returned schema is
+// shared: callers must not modify it.
 func ProviderSchema(f defscache.Format, input json.RawMessage) (json.RawMessage, []string, error) {
 	if f != defscache.FormatAnthropic && f != defscache.FormatOpenAI {
 		return nil, nil, fmt.Errorf("%w %q", defscache.ErrUnknownFormat, f)
 	}
+	schemaMemo.mu.Lock()
+	r, ok := schemaMemo.m[f][string(input)] // no copy of input for a lookup
+	schemaMemo.mu.Unlock()
+	if !ok {
+		r.schema, r.problems, r.err = providerSchema(f, input)
+		schemaMemo.mu.Lock()
+		m := schemaMemo.m[f]
+		if m == nil || len(m) >= maxSchemaMemo {
+			m = map[string]schemaMemoResult{} // crude, but bounded; a rebuild refills it
+			schemaMemo.m[f] = m
+		}
+		m[string(input)] = r
+		schemaMemo.mu.Unlock()
+	}
+	return r.schema, slices.Clone(r.problems), r.err
+}
+
+// maxSchemaMemo bounds the memo of ProviderSchema per format (a few
+// thousand tools).
+const maxSchemaMemo = 4096
+
+type schemaMemoResult struct {
+	schema   json.RawMessage
+	problems []string
+	err      error
+}
+
+var schemaMemo = struct {
+	mu sync.Mutex
+	m  map[defscache.Format]map[string]schemaMemoResult
+}{m: map[defscache.Format]map[string]schemaMemoResult{}}
+
+func providerSchema(f defscache.Format, input json.RawMessage) (json.RawMessage, []string, error) {
 	trimmed := bytes.TrimSpace(input)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return json.RawMessage(`{"properties":{},"type":"object"}`),

@@ -254,7 +254,7 @@ func TestProviderSchemaSameVerdicts(t *testing.T) {
 	}
 }
 
-func schemaTestInstance(t *testing.T, s string) any {
+func schemaTestInstance(t testing.TB, s string) any {
 	t.Helper()
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
@@ -362,15 +362,52 @@ func TestProviderSchemaEdgeCases(t *testing.T) {
 	}
 }
 
+// BenchmarkProviderSchema: a conversion (memo bypassed) and a memo hit.
 func BenchmarkProviderSchema(b *testing.B) {
 	input, err := os.ReadFile("testdata/schemas/create_issue.input.json")
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := ProviderSchema(defscache.FormatOpenAI, input); err != nil {
-			b.Fatal(err)
+	b.Run("convert", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := providerSchema(defscache.FormatOpenAI, input); err != nil {
+				b.Fatal(err)
+			}
 		}
+	})
+	b.Run("memo", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, _, err := ProviderSchema(defscache.FormatOpenAI, input); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestProviderSchemaMemo: a memoized result equals a fresh conversion and
+// its problems are the caller's own copy.
+func TestProviderSchemaMemo(t *testing.T) {
+	input := json.RawMessage(`{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`)
+	for range 2 {
+		got, problems, err := ProviderSchema(defscache.FormatAnthropic, input)
+		want, wantProblems, wantErr := providerSchema(defscache.FormatAnthropic, input)
+		if err != nil || wantErr != nil {
+			t.Fatal(err, wantErr)
+		}
+		if diff := cmp.Diff(string(want), string(got)); diff != "" {
+			t.Errorf("memoized schema (-fresh +memo):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantProblems, problems); diff != "" {
+			t.Errorf("memoized problems (-fresh +memo):\n%s", diff)
+		}
+		problems[0] = "changed by the caller"
+	}
+	if _, _, err := ProviderSchema(defscache.FormatOpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
+		t.Error("a memoized error was lost")
+	}
+	if _, _, err := ProviderSchema(defscache.FormatOpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
+		t.Error("a memoized error was lost the second time")
 	}
 }

@@ -52,8 +52,9 @@ func (e *ValidationError) Error() string {
 }
 
 // schemaResourceURL names the tool's schema inside the compiler. It has no
-// scheme a loader serves, so even a relative $ref cannot reach a file.
-const schemaResourceURL = "urn:freecode:tool-input-schema"
+// scheme any loader serves, so a relative $ref resolves to a URL that is
+// refused rather than to a file.
+const schemaResourceURL = "freecode:///tool-input-schema.json"
 
 // errRefNotLoaded is what every attempt to load a referenced document gets.
 var errRefNotLoaded = errors.New("schemas outside the tool's input schema are not loaded (remote and file $ref are blocked)")
