@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/freecode/freecode/config"
+	"github.com/spf13/cobra"
+)
+
+// importKinds are the clients `mcp import` reads, with a human name.
+var importKinds = []struct{ kind, title string }{
+	{"claude-desktop", "Claude Desktop"},
+	{"claude-code", "Claude Code"},
+	{"vscode", "VS Code"},
+	{"cursor", "Cursor"},
+}
+
+// importDefaultPath returns where kind keeps its MCP servers for the current
+// user. os.UserConfigDir is ~/.config (or $XDG_CONFIG_HOME) on Linux,
+// ~/Library/Application Support on macOS and %AppData% on Windows, which is
+// where Claude Desktop and VS Code put their user files on each OS.
+func importDefaultPath(kind string) (string, error) {
+	switch kind {
+	case "claude-desktop", "vscode":
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return "", err
+		}
+		if kind == "vscode" {
+			return filepath.Join(dir, "Code", "User", "mcp.json"), nil
+		}
+		return filepath.Join(dir, "Claude", "claude_desktop_config.json"), nil
+	case "claude-code", "cursor":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		if kind == "cursor" {
+			return filepath.Join(home, ".cursor", "mcp.json"), nil
+		}
+		return filepath.Join(home, ".claude.json"), nil
+	}
+	return "", unknownKind(kind)
+}
+
+func unknownKind(kind string) error {
+	kinds := make([]string, len(importKinds))
+	for i, k := range importKinds {
+		kinds[i] = k.kind
+	}
+	return fmt.Errorf("unknown client %q: want one of %s", kind, strings.Join(kinds, ", "))
+}
+
+func newMCPImportCmd(a *app) *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "import <claude-desktop|claude-code|vscode|cursor> [path]",
+		Short: "Copy MCP servers from another client's config",
+		Long: `Copy the MCP servers of Claude Desktop, Claude Code, VS Code or Cursor into
+FreeCode's config. Only the file given, or that client's usual user file, is read:
+
+  claude-desktop  <config dir>/Claude/claude_desktop_config.json
+  claude-code     ~/.claude.json
+  vscode          <config dir>/Code/User/mcp.json
+  cursor          ~/.cursor/mcp.json
+
+(<config dir> is ~/.config on Linux, ~/Library/Application Support on macOS,
+%AppData% on Windows.) Servers whose name is already configured are skipped.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind := args[0]
+			src := ""
+			if len(args) == 2 {
+				src = args[1]
+			} else {
+				p, err := importDefaultPath(kind)
+				if err != nil {
+					return err
+				}
+				src = p
+			}
+			title := ""
+			for _, k := range importKinds {
+				if k.kind == kind {
+					title = k.title
+				}
+			}
+			if title == "" {
+				return unknownKind(kind)
+			}
+			data, err := os.ReadFile(src)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("no %s config at %s (pass its path: freecode mcp import %s <path>)", title, src, kind)
+			}
+			if err != nil {
+				return err
+			}
+			servers, warnings, err := config.Import(kind, data)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", src, err)
+			}
+			cfg, path, err := a.load()
+			if err != nil {
+				return unchanged(err)
+			}
+
+			out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			for _, w := range warnings {
+				fmt.Fprintf(stderr, "warning: %s\n", w)
+			}
+			if len(servers) == 0 {
+				fmt.Fprintf(out, "No MCP servers found in %s.\n", src)
+				return nil
+			}
+			verb := "Adding"
+			if dryRun {
+				verb = "Would add"
+			}
+			fmt.Fprintf(out, "%s servers from %s (%s) to %s:\n", verb, src, title, path)
+			added, failed := 0, 0
+			for _, s := range servers {
+				if _, exists := cfg.Server(s.Name); exists {
+					fmt.Fprintf(out, "  = %s: already configured, skipped\n", s.Name)
+					continue
+				}
+				if err := config.CheckName(s.Name); err != nil {
+					fmt.Fprintf(out, "  ! %s: skipped: %v\n", s.Name, err)
+					failed++
+					continue
+				}
+				if !dryRun {
+					if err := config.AddServer(path, s); err != nil {
+						fmt.Fprintf(out, "  ! %s: %v\n", s.Name, err)
+						failed++
+						continue
+					}
+				}
+				added++
+				fmt.Fprintf(out, "  + %s (%s)\n", s.Name, s.Type)
+				describe(indent{out}, s)
+			}
+			switch {
+			case dryRun:
+				fmt.Fprintf(out, "Dry run: %d %s would be added; nothing was written.\n", added, plural(added, "server", "servers"))
+			default:
+				fmt.Fprintf(out, "✓ Added %d %s.\n", added, plural(added, "server", "servers"))
+			}
+			if failed > 0 {
+				return exitError(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added without writing the config")
+	return cmd
+}
+
+// indent shifts describe's lines under a "  + name" line.
+type indent struct{ w io.Writer }
+
+func (i indent) Write(p []byte) (int, error) {
+	if _, err := i.w.Write([]byte("  ")); err != nil {
+		return 0, err
+	}
+	return i.w.Write(p)
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+func newMCPStartCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "start <name>",
+		Short: "Connect to an MCP server once, list its tools and stop it",
+		Long: `Connect to an MCP server the way FreeCode will (initialize, then tools/list),
+print its tools and stop it again. A quick check that a server entry works.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withConn(cmd, args[0], func(srv config.Server, tools []*mcpsdk.Tool) error {
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
+				for _, t := range tools {
+					fmt.Fprintf(out, "  - %s%s\n", t.Name, marks(t))
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func newMCPToolsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tools <name>",
+		Short: "Connect to an MCP server and print its tools",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withConn(cmd, args[0], func(srv config.Server, tools []*mcpsdk.Tool) error {
+				out := cmd.OutOrStdout()
+				if asJSON {
+					if tools == nil {
+						tools = []*mcpsdk.Tool{}
+					}
+					enc := json.NewEncoder(out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(tools)
+				}
+				fmt.Fprintf(out, "%d %s of %q (R = read-only, D = destructive):\n", len(tools), plural(len(tools), "tool", "tools"), srv.Name)
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				for _, t := range tools {
+					fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, shortMarks(t), firstLine(t.Description, 100))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tools/list result's tools as JSON")
+	return cmd
+}
+
+// withConn connects to the named server, hands its tools to fn and stops
+// the server. On failure it prints "✗ Server … failed" with the server's
+// stderr tail and returns exitError(1). Ctrl-C (or SIGTERM) cancels the
+// connect; Close then stops the process group, so nothing is left behind.
+func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, []*mcpsdk.Tool) error) error {
+	cfg, path, err := a.load()
+	if err != nil {
+		return err
+	}
+	srv, err := lookup(cfg, path, name)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	if !srv.Enabled {
+		fmt.Fprintf(stderr, "note: %q is disabled in the config; starting it anyway for this check\n", srv.Name)
+		srv.Enabled = true
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	conn := mcp.NewConn(srv, nil)
+	startErr := conn.Start(ctx)
+	var tools []*mcpsdk.Tool
+	if startErr == nil {
+		tools = conn.Tools()
+	}
+	st := conn.Status()
+	closeErr := conn.Close()
+	if startErr != nil {
+		// Conn's errors start "starting <name>: "; the ✗ line says that already.
+		reason := strings.TrimPrefix(startErr.Error(), "starting "+srv.Name+": ")
+		if ctx.Err() != nil {
+			reason = "interrupted"
+		}
+		fmt.Fprintf(stderr, "✗ Server %q failed: %s\n", srv.Name, reason)
+		printTail(stderr, st.StderrTail)
+		return exitError(1)
+	}
+	if err := fn(srv, tools); err != nil {
+		return err
+	}
+	if closeErr != nil {
+		// The tools were listed; a server that will not stop cleanly is
+		// worth a note but not a failure of the check.
+		fmt.Fprintf(stderr, "note: stopping %q: %v\n", srv.Name, closeErr)
+	}
+	return nil
+}
+
+func printTail(w io.Writer, tail []string) {
+	if len(tail) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  stderr (last lines):")
+	for _, l := range tail {
+		fmt.Fprintf(w, "    %s\n", l)
+	}
+}
+
+// marks describes a tool's annotations for `mcp start`. Only hints the server
+// states are shown: a missing hint is not a claim either way.
+func marks(t *mcpsdk.Tool) string {
+	var m []string
+	if ro, d := hints(t); ro {
+		m = append(m, "read-only")
+	} else if d {
+		m = append(m, "destructive")
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(m, ", ") + "]"
+}
+
+// shortMarks is marks as a fixed-width column for `mcp tools`.
+func shortMarks(t *mcpsdk.Tool) string {
+	switch ro, d := hints(t); {
+	case ro:
+		return "R"
+	case d:
+		return "D"
+	}
+	return "-"
+}
+
+// hints returns readOnlyHint and destructiveHint as the server set them;
+// destructiveHint counts only when the tool is not read-only (MCP spec).
+func hints(t *mcpsdk.Tool) (readOnly, destructive bool) {
+	a := t.Annotations
+	if a == nil {
+		return false, false
+	}
+	return a.ReadOnlyHint, !a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint
+}
+
+// firstLine returns s's first non-empty line, cut to n runes.
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
