@@ -139,7 +139,7 @@ func checkProviderShape(t *testing.T, name string, out json.RawMessage) {
 // TestProviderSchemaKeepsProperties: no real schema loses a property or a
 // required name on the way to a provider.
 func TestProviderSchemaKeepsProperties(t *testing.T) {
-	for _, file := range []string{"testdata/schemas/server-filesystem.tools.json", "testdata/schemas/server-memory.tools.json", "testdata/schemas/create_issue.input.json"} {
+	for _, file := range []string{"testdata/schemas/server-filesystem.tools.json", "testdata/schemas/server-memory.tools.json", "testdata/schemas/server-everything.tools.json", "testdata/schemas/create_issue.input.json"} {
 		for _, tc := range loadSchemaCases(t, file) {
 			var in map[string]any
 			if err := json.Unmarshal(tc.input, &in); err != nil {

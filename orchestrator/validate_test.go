@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,6 +194,50 @@ func TestValidatorBlocksOutsideRefs(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the HTTP server got %d requests, want 0", n)
+	}
+}
+
+// TestValidatorRealServers compiles every captured real tool schema
+// (draft-07, from the TS SDK) and checks that empty arguments are rejected
+// exactly for the required properties, at the root.
+func TestValidatorRealServers(t *testing.T) {
+	files, _ := filepath.Glob("testdata/schemas/*.tools.json")
+	if len(files) < 3 {
+		t.Fatalf("found %d captured servers, want 3", len(files))
+	}
+	n := 0
+	for _, file := range files {
+		for _, tc := range loadSchemaCases(t, file) {
+			n++
+			v, err := NewValidator(tc.input)
+			if err != nil {
+				t.Errorf("%s %s: %v", file, tc.name, err)
+				continue
+			}
+			var schema struct{ Required []string }
+			if err := json.Unmarshal(tc.input, &schema); err != nil {
+				t.Fatal(err)
+			}
+			var want []FieldError
+			for _, r := range schema.Required {
+				want = append(want, FieldError{Path: "", Message: fmt.Sprintf("missing required property %q", r)})
+			}
+			slices.SortFunc(want, func(a, b FieldError) int { return strings.Compare(a.Message, b.Message) })
+			var got []FieldError
+			if err := v.Validate(map[string]any{}); err != nil {
+				var ve *ValidationError
+				if !errors.As(err, &ve) {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				got = ve.Errors
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %s: Validate({}) (-want +got):\n%s", file, tc.name, diff)
+			}
+		}
+	}
+	if n != 14+9+13 {
+		t.Errorf("checked %d tools, want 36", n)
 	}
 }
 
