@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -48,7 +49,8 @@ type WatchOptions struct {
 // would not survive. Where fsnotify fails (no inotify left, the directory
 // does not exist yet) it stat-polls until fsnotify works again.
 type Watcher struct {
-	path     string
+	path     string   // absolute
+	names    []string // path, and the file it links to if it is a link
 	opts     WatchOptions
 	fsw      *fsnotify.Watcher // nil if fsnotify could not start at all
 	kick     chan struct{}     // a relevant event happened; buffered 1
@@ -84,7 +86,17 @@ func Watch(ctx context.Context, path string, opts *WatchOptions) (*Watcher, erro
 	if path == "" {
 		return nil, errors.New("watching config: empty path")
 	}
-	w := &Watcher{path: filepath.Clean(path), kick: make(chan struct{}, 1), done: make(chan struct{})}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("watching config: %w", err)
+	}
+	w := &Watcher{path: abs, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	w.names = []string{abs}
+	// A config that is a symbolic link (dotfiles) changes where the link
+	// points: watch that file's directory too.
+	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+		w.names = append(w.names, real)
+	}
 	if opts != nil {
 		w.opts = *opts
 	}
@@ -151,35 +163,29 @@ func (w *Watcher) logf(msg string, args ...any) {
 // addDir starts watching the file's directory, or leaves the watcher
 // polling if that fails.
 func (w *Watcher) addDir() {
-	if err := w.fsw.Add(filepath.Dir(w.path)); err != nil {
-		if w.polling.Load() && !errors.Is(err, fs.ErrNotExist) {
-			w.logf("config watcher: cannot watch directory, polling instead", "dir", filepath.Dir(w.path), "err", err)
+	for _, name := range w.names {
+		if err := w.fsw.Add(filepath.Dir(name)); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				w.logf("config watcher: cannot watch directory, polling instead", "dir", filepath.Dir(name), "err", err)
+			}
+			w.polling.Store(true)
+			return
 		}
-		w.polling.Store(true)
-		return
 	}
 	w.polling.Store(false)
 }
 
 // drain forwards the events that concern the file to the loop.
 func (w *Watcher) drain() {
-	dir := filepath.Dir(w.path)
 	for {
 		select {
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return
 			}
-			name := filepath.Clean(ev.Name)
-			switch {
-			case name == w.path:
-			case name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename):
-				// The directory went away and its watch with it.
-				w.polling.Store(true)
-			default:
-				continue // another file in the same directory
+			if w.relevant(filepath.Clean(ev.Name), ev.Op) {
+				w.signal()
 			}
-			w.signal()
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
@@ -189,6 +195,21 @@ func (w *Watcher) drain() {
 			w.signal()
 		}
 	}
+}
+
+// relevant reports whether an event on name concerns the config file.
+func (w *Watcher) relevant(name string, op fsnotify.Op) bool {
+	for _, n := range w.names {
+		switch {
+		case name == n:
+			return true
+		case name == filepath.Dir(n) && op.Has(fsnotify.Remove|fsnotify.Rename):
+			// The directory went away and its watch with it.
+			w.polling.Store(true)
+			return true
+		}
+	}
+	return false // another file in the same directory
 }
 
 func (w *Watcher) signal() {
@@ -212,6 +233,7 @@ func (w *Watcher) loop(ctx context.Context) {
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	defer debounce.Stop()
+	pending := false // debounce is running
 	poll := time.NewTimer(w.pollInterval())
 	defer poll.Stop()
 	for {
@@ -222,15 +244,20 @@ func (w *Watcher) loop(ctx context.Context) {
 			return
 		case <-w.kick:
 			debounce.Reset(w.opts.Debounce)
+			pending = true
 		case <-debounce.C:
+			pending = false
 			w.reload()
 		case <-poll.C:
 			if w.polling.Load() {
 				if w.fsw != nil {
 					w.addDir() // the directory may exist now
 				}
-				if st := statState(w.path); st.changedFrom(w.seen) {
+				// A poll faster than the debounce must not keep
+				// pushing the read back.
+				if st := statState(w.path); st.changedFrom(w.seen) && !pending {
 					debounce.Reset(w.opts.Debounce)
+					pending = true
 				}
 			}
 			poll.Reset(w.pollInterval())

@@ -275,3 +275,80 @@ func TestWatchPollIntervalFromConfig(t *testing.T) {
 		}
 	})
 }
+
+// A config that is a symbolic link into another directory (dotfiles): an
+// edit of the target, through the link, is seen.
+func TestWatchSymlinkedFile(t *testing.T) {
+	target := writeFile(t, `{}`, 0o600)
+	link := filepath.Join(t.TempDir(), "config.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan change, 4)
+	w, err := Watch(t.Context(), link, &WatchOptions{OnChange: func(c *Config, err error) { ch <- change{c, err} }, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := AddServer(link, Server{Name: "a", Type: TypeLocal, Enabled: true, Command: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, ch); c.err != nil || !cmp.Equal(names(c.cfg), []string{"a"}) {
+		t.Fatalf("after an edit through the link: %v, %v; want server a", names(c.cfg), c.err)
+	}
+}
+
+// The directory is removed and made again: the watcher keeps following.
+func TestWatchDirectoryRecreated(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fc")
+	path := filepath.Join(dir, "config.json")
+	if err := AddServer(path, Server{Name: "a", Type: TypeLocal, Enabled: true, Command: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan change, 8)
+	w, err := Watch(t.Context(), path, &WatchOptions{OnChange: func(c *Config, err error) { ch <- change{c, err} }, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, ch); c.err != nil || len(names(c.cfg)) != 0 {
+		t.Fatalf("after removing the directory: %v, %v; want an empty config", names(c.cfg), c.err)
+	}
+	if err := AddServer(path, Server{Name: "b", Type: TypeLocal, Enabled: true, Command: []string{"b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, ch); c.err != nil || !cmp.Equal(names(c.cfg), []string{"b"}) {
+		t.Fatalf("after making it again: %v, %v; want server b", names(c.cfg), c.err)
+	}
+	// Back on file events: a later edit is seen too.
+	if err := SetEnabled(path, "b", false); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(t, ch); c.err != nil || c.cfg == nil || c.cfg.MCP.Servers[0].Enabled {
+		t.Fatalf("after SetEnabled: %v, %v", c.cfg, c.err)
+	}
+}
+
+// A poll faster than the debounce still lets the debounce fire.
+func TestWatchFastPoll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := writeFile(t, `{}`, 0o600)
+		var r recorder
+		w, err := Watch(t.Context(), path, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: DefaultDebounce / 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(DefaultDebounce/5 + DefaultDebounce)
+		synctest.Wait()
+		if got := r.calls(); len(got) != 1 || got[0].err != nil || got[0].cfg == nil {
+			t.Fatalf("after removal: %v, want one call with an empty config", got)
+		}
+	})
+}
