@@ -81,9 +81,11 @@
 //
 // # Precedence
 //
-// deny beats ask beats allow, whichever files the rules come from: a
-// project cannot allow what the user denied, and an ask rule anywhere
-// cannot be overridden by an allow rule. A tool no rule covers runs if it
+// deny beats ask beats allow, whichever files the rules come from and
+// however specific they are: a project cannot allow what the user denied,
+// and an allow rule for one tool cannot carve it out of an ask or deny rule
+// on its server (ask on mcp__github and allow mcp__github__get_issue: it
+// asks). A tool no rule covers runs if it
 // is read-only (its readOnlyHint says so) and asks otherwise.
 //
 // # Untrusted projects

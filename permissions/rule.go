@@ -131,15 +131,30 @@ type pattern struct {
 type glob struct {
 	s    string
 	star bool
+	// For a glob, the literal text before its first '*' and after its
+	// last: most candidates fail on them without running wildcard, and
+	// with a single '*' they decide alone.
+	prefix, suffix string
+	oneStar        bool
 }
 
-func newGlob(s string) glob { return glob{s: s, star: strings.IndexByte(s, '*') >= 0} }
+func newGlob(s string) glob {
+	g := glob{s: s, star: strings.IndexByte(s, '*') >= 0}
+	if g.star {
+		first, last := strings.IndexByte(s, '*'), strings.LastIndexByte(s, '*')
+		g.prefix, g.suffix, g.oneStar = s[:first], s[last+1:], first == last
+	}
+	return g
+}
 
-func (g glob) match(x string) bool {
+func (g *glob) match(x string) bool {
 	if !g.star {
 		return g.s == x
 	}
-	return wildcard(g.s, x)
+	if len(x) < len(g.prefix)+len(g.suffix) || !strings.HasPrefix(x, g.prefix) || !strings.HasSuffix(x, g.suffix) {
+		return false
+	}
+	return g.oneStar || wildcard(g.s, x)
 }
 
 // wildcard reports whether x matches p, where '*' in p matches any run of
@@ -212,20 +227,17 @@ func compile(raw string) (pattern, string, error) {
 	if !strings.HasPrefix(p, mcpPrefix) {
 		return pattern{}, p, invalid("a rule with __ names MCP tools and must start with mcp__ (mcp__<server> or mcp__<server>__<tool>)")
 	}
-	if strings.HasSuffix(p, "__") {
-		return pattern{}, p, invalid("a pattern cannot end with __: write mcp__<server> for every tool of a server, mcp__* for every MCP tool")
-	}
 	rest := p[len(mcpPrefix):]
 	i := strings.Index(rest, "__")
+	if rest == "" || i == 0 {
+		return pattern{}, p, invalid("empty server name after mcp__ (write mcp__* for every MCP tool)")
+	}
 	if i < 0 {
-		if rest == "" {
-			return pattern{}, p, invalid("empty server name")
-		}
 		return pattern{kind: kindServer, literal: lit, text: p, server: newGlob(rest)}, p, nil
 	}
 	server, tool := rest[:i], rest[i+2:]
-	if server == "" {
-		return pattern{}, p, invalid("empty server name after mcp__")
+	if strings.HasSuffix(tool, "__") || tool == "" {
+		return pattern{}, p, invalid("a pattern cannot end with __: write mcp__<server> for every tool of a server")
 	}
 	if strings.HasPrefix(tool, "_") && !lit {
 		// "mcp__a___x*" is server "a" and tool "_x*", or server "a_" and

@@ -139,6 +139,8 @@ func TestMatch(t *testing.T) {
 
 		// Invalid patterns match nothing.
 		{"mcp__", "mcp__github__x", false, false},
+		{"mcp___", "mcp_____x", true, false}, // server "_": tool "x", or server "" tool "_x"
+		{"mcp___", "mcp___", true, true},
 		{"mcp__git hub", "mcp__git hub__x", false, false},
 		{"mcp__github.x", "mcp__github.x", false, false},
 		{"", "", false, false},
@@ -176,7 +178,7 @@ func TestMatch(t *testing.T) {
 func TestValidate(t *testing.T) {
 	valid := []string{
 		"*", "mcp", "mcp__*", "mcp__*__*", "read", "web*", "mcp__github", "mcp__github__get_*",
-		"mcp__*__read", "mcp__a___x", "mcp___a", "mcp__a_", "mcp__a-b__c-d", " read ",
+		"mcp__*__read", "mcp__a___x", "mcp___a", "mcp__a_", "mcp___", "mcp__a___", "mcp__a-b__c-d", " read ",
 		"mcp__github__a__b", strings.Repeat("a", maxPattern),
 	}
 	for _, p := range valid {
@@ -187,7 +189,8 @@ func TestValidate(t *testing.T) {
 	invalid := []struct{ pattern, why string }{
 		{"", "empty"},
 		{"   ", "empty"},
-		{"mcp__", "cannot end with __"},
+		{"mcp__", "empty server"},
+		{"mcp__a__b__", "cannot end with __"},
 		{"mcp__github__", "cannot end with __"},
 		{"__read", "must start with mcp__"},
 		{"MCP__github", "must start with mcp__"},
@@ -244,13 +247,15 @@ func TestWildcard(t *testing.T) {
 	}
 }
 
-// FuzzMatch checks that the index and the reference matcher agree, and that
-// a deny on a server can never be slipped past by an odd tool name.
+// FuzzMatch checks that the index and the reference matcher agree, that
+// a deny on a server can never be slipped past by an odd tool name, and
+// that an allow on a server never reaches another server's tools.
 func FuzzMatch(f *testing.F) {
-	f.Add("mcp__github", "github", "x")
-	f.Add("mcp__a_", "a_", "_x")
-	f.Add("mcp__*__get_*", "gh", "get__x")
-	f.Fuzz(func(t *testing.T, pattern, server, tool string) {
+	f.Add("mcp__github", "github", "x", "git")
+	f.Add("mcp__a_", "a_", "_x", "a")
+	f.Add("mcp__*__get_*", "gh", "get__x", "g")
+	f.Add("mcp___", "_", "0", "")
+	f.Fuzz(func(t *testing.T, pattern, server, tool, other string) {
 		id := mcpPrefix + server + "__" + tool
 		if Validate(pattern) == nil {
 			any, all := Match(pattern, id), MatchAllow(pattern, id)
@@ -268,10 +273,17 @@ func FuzzMatch(f *testing.F) {
 				}
 			}
 		}
+		if !validServer(server) {
+			return
+		}
 		// A server-wide deny covers every tool of a valid server, whatever
 		// the tool is called.
-		if validServer(server) && !Match("mcp__"+server, id) {
+		if !Match("mcp__"+server, id) {
 			t.Fatalf("deny mcp__%s does not cover %q", server, id)
+		}
+		// An allow on another server never covers it.
+		if validServer(other) && other != server && MatchAllow("mcp__"+other, id) {
+			t.Fatalf("allow mcp__%s covers %q, a tool of server %q", other, id, server)
 		}
 	})
 }

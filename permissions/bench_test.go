@@ -1,0 +1,119 @@
+package permissions
+
+import (
+	"fmt"
+	"testing"
+)
+
+// benchRules is ~200 rules shaped like a busy user's files: 20 servers,
+// each with a server rule, six tool rules and a tool glob, plus built-ins
+// and cross-server globs.
+func benchRules() []Rule {
+	var rs []Rule
+	add := func(p string, e Effect) { rs = append(rs, Rule{Pattern: p, Effect: e, Source: SourceUser, File: "f"}) }
+	for s := range 20 {
+		srv := fmt.Sprintf("mcp__server%02d", s)
+		add(srv, Ask)
+		for t := range 6 {
+			add(fmt.Sprintf("%s__tool_%d", srv, t), []Effect{Allow, Allow, Allow, Ask, Deny, Allow}[t])
+		}
+		add(srv+"__get_*", Allow)
+		add(fmt.Sprintf("mcp__server%02d*", s), Allow)
+	}
+	for i := range 15 {
+		add(fmt.Sprintf("builtin_%d", i), Allow)
+	}
+	for i := range 5 {
+		add(fmt.Sprintf("mcp__*__danger_%d*", i), Deny)
+	}
+	add("web*", Ask)
+	add("bash", Deny)
+	return rs
+}
+
+var benchIDs = []string{
+	"mcp__server07__tool_2",        // literal tool rule
+	"mcp__server07__get_issue",     // tool glob
+	"mcp__server19__other",         // server rule
+	"mcp__server07__danger_3_wipe", // cross-server glob, deny
+	"mcp__unknown__thing",          // no rule
+	"builtin_9",                    // built-in
+	"mcp__server07___x",            // reads two ways
+}
+
+func BenchmarkDecide(b *testing.B) {
+	rules := benchRules()
+	s := &Set{}
+	s.setFiles([]fileRules{{path: "f", rules: rules}})
+	b.Logf("%d rules", len(rules))
+	for _, id := range benchIDs {
+		b.Run("indexed/"+id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Decide(id, false)
+			}
+		})
+	}
+	// The peer: every compiled pattern tried in turn, as a Set without an
+	// index would. It shows what the index buys.
+	pats := make([]pattern, len(rules))
+	for i, r := range rules {
+		pats[i], _, _ = compile(r.Pattern)
+	}
+	for _, id := range benchIDs {
+		b.Run("linear/"+id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bi := -1
+				for i := range pats {
+					any, all := pats[i].covers(id)
+					if !any || rules[i].Effect == Allow && !all {
+						continue
+					}
+					if bi < 0 || rules[i].Effect > rules[bi].Effect {
+						bi = i
+					}
+				}
+			}
+		})
+	}
+	b.Run("indexed-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				s.Decide(benchIDs[i%len(benchIDs)], false)
+				i++
+			}
+		})
+	})
+}
+
+// TestBenchRulesAgree checks the benchmark's two matchers decide alike, so
+// the comparison is between equals.
+func TestBenchRulesAgree(t *testing.T) {
+	rules := benchRules()
+	s := &Set{}
+	s.setFiles([]fileRules{{path: "f", rules: rules}})
+	want := map[string]string{
+		"mcp__server07__tool_2":        "ask mcp__server07", // ask beats allow
+		"mcp__server07__tool_4":        "deny mcp__server07__tool_4",
+		"mcp__server07__get_issue":     "ask mcp__server07",
+		"mcp__server19__other":         "ask mcp__server19",
+		"mcp__server07__danger_3_wipe": "deny mcp__*__danger_3*",
+		"mcp__unknown__thing":          "ask ",
+		"builtin_9":                    "allow builtin_9",
+		"mcp__server07___x":            "ask mcp__server07",
+		"mcp__server071__x":            "allow mcp__server07*",
+	}
+	for id, w := range want {
+		d := s.Decide(id, false)
+		got := d.Effect.String() + " "
+		if d.Rule != nil {
+			got += d.Rule.Pattern
+		}
+		if got != w {
+			t.Errorf("Decide(%q) = %q, want %q", id, got, w)
+		}
+	}
+}

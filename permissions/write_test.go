@@ -1,0 +1,268 @@
+package permissions
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/freecode/freecode/config"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestAddAllow(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string // "" = no file
+		pattern string
+		want    string
+	}{
+		{
+			name:    "new file",
+			pattern: "mcp__gh__get_issue",
+			want:    "{\n  \"permissions\": {\"allow\": [\"mcp__gh__get_issue\"]}\n}\n",
+		},
+		{
+			name: "comments, other keys and odd spacing kept",
+			in: `// FreeCode settings
+{
+    "model":   "x",   // keep me
+  "provider": {"a":1,
+"b": [1,2,
+3]},
+  "permissions": {
+    /* reviewed */ "deny": ["bash"],
+    "allow": [
+      "read", // always fine
+      "grep"
+    ]
+  },
+  "zzz": null
+}
+`,
+			pattern: "mcp__gh",
+			want: `// FreeCode settings
+{
+    "model":   "x",   // keep me
+  "provider": {"a":1,
+"b": [1,2,
+3]},
+  "permissions": {
+    /* reviewed */ "deny": ["bash"],
+    "allow": [
+      "read", // always fine
+      "grep",
+      "mcp__gh"
+    ]
+  },
+  "zzz": null
+}
+`,
+		},
+		{
+			name:    "trailing comma and a comment on the last line",
+			in:      "{\n\t\"permissions\": {\n\t\t\"allow\": [\n\t\t\t\"read\", // why\n\t\t],\n\t},\n}\n",
+			pattern: "grep",
+			want:    "{\n\t\"permissions\": {\n\t\t\"allow\": [\n\t\t\t\"read\", // why\n\t\t\t\"grep\",\n\t\t],\n\t},\n}\n",
+		},
+		{
+			name:    "comment after the last element without a comma",
+			in:      "{\"permissions\": {\"allow\": [\n  \"read\" // why\n]}}",
+			pattern: "grep",
+			want:    "{\"permissions\": {\"allow\": [\n  \"read\", // why\n  \"grep\"\n]}}",
+		},
+		{
+			name:    "one-line list",
+			in:      `{"permissions": {"allow": ["read"]}}`,
+			pattern: "grep",
+			want:    `{"permissions": {"allow": ["read", "grep"]}}`,
+		},
+		{
+			name:    "one-line list, spacing of the last element",
+			in:      `{"permissions": {"allow": ["a","b"]}}`,
+			pattern: "c",
+			want:    `{"permissions": {"allow": ["a","b","c"]}}`,
+		},
+		{
+			name:    "empty list",
+			in:      `{"permissions": {"allow": []}}`,
+			pattern: "grep",
+			want:    `{"permissions": {"allow": ["grep"]}}`,
+		},
+		{
+			name:    "empty multi-line list",
+			in:      "{\n  \"permissions\": {\n    \"allow\": [\n    ]\n  }\n}",
+			pattern: "grep",
+			want:    "{\n  \"permissions\": {\n    \"allow\": [\n      \"grep\"\n    ]\n  }\n}",
+		},
+		{
+			name:    "no allow list",
+			in:      "{\n  \"permissions\": {\n    \"deny\": [\"bash\"] // no\n  }\n}\n",
+			pattern: "read",
+			want:    "{\n  \"permissions\": {\n    \"deny\": [\"bash\"], // no\n    \"allow\": [\"read\"]\n  }\n}\n",
+		},
+		{
+			name:    "no permissions",
+			in:      "{\n\t\"model\": \"x\",\n\t\"mcp\": {\"servers\": []},\n}\n",
+			pattern: "read",
+			want:    "{\n\t\"model\": \"x\",\n\t\"mcp\": {\"servers\": []},\n\t\"permissions\": {\"allow\": [\"read\"]},\n}\n",
+		},
+		{
+			name:    "empty object",
+			in:      "{}",
+			pattern: "read",
+			want:    `{"permissions": {"allow": ["read"]}}`,
+		},
+		{
+			name:    "already there",
+			in:      "{\"permissions\": {\"allow\": [ \"mcp__gh\" ]}} // as is\n",
+			pattern: "  mcp__gh ",
+			want:    "{\"permissions\": {\"allow\": [ \"mcp__gh\" ]}} // as is\n",
+		},
+		{
+			name:    "already there with spaces",
+			in:      "{\"permissions\": {\"allow\": [\" read\"]}}",
+			pattern: "read",
+			want:    "{\"permissions\": {\"allow\": [\" read\"]}}",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".freecode", SettingsFile)
+			if tc.in != "" {
+				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := AddAllow(path, tc.pattern); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("file (-want +got):\n%s", diff)
+			}
+			// It loads, with the rule in it.
+			rs, ws, err := parseFile(path, got, SourceUser, true)
+			if err != nil || len(ws) != 0 {
+				t.Fatalf("the written file: %v %v", err, ws)
+			}
+			found := false
+			for _, r := range rs {
+				found = found || r.Effect == Allow && r.Pattern == strings.TrimSpace(tc.pattern)
+			}
+			if !found {
+				t.Errorf("the written file has no allow rule %q: %v", tc.pattern, rs)
+			}
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantMode := os.FileMode(0o644)
+			if tc.in == "" {
+				wantMode = 0o600
+			}
+			if fi.Mode().Perm() != wantMode {
+				t.Errorf("mode %v, want %v", fi.Mode().Perm(), wantMode)
+			}
+		})
+	}
+}
+
+func TestAddAllowErrors(t *testing.T) {
+	tests := []struct {
+		name, in, pattern, msg string
+	}{
+		{"invalid pattern", "{}", "mcp__", "empty server name"},
+		{"does not parse", "{\n  \"permissions\": {,}\n}", "read", ":2:19: "},
+		{"not an object", "[]", "read", "does not hold a JSON object"},
+		{"permissions not an object", `{"permissions": []}`, "read", `"permissions" is not an object`},
+		{"allow not a list", `{"permissions": {"allow": "read"}}`, "grep", `"permissions.allow" is not a list`},
+		{"duplicate permissions", `{"permissions": {}, "permissions": {}}`, "grep", `duplicate key "permissions"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), SettingsFile)
+			if err := os.WriteFile(path, []byte(tc.in), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := AddAllow(path, tc.pattern)
+			if err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("AddAllow error = %v, want one saying %q", err, tc.msg)
+			}
+			got, _ := os.ReadFile(path)
+			if string(got) != tc.in {
+				t.Errorf("the file changed after an error: %q", got)
+			}
+		})
+	}
+	var pe *config.ParseError
+	path := filepath.Join(t.TempDir(), SettingsFile)
+	if err := os.WriteFile(path, []byte("{\n  \"permissions\": {,}\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddAllow(path, "read"); !errors.As(err, &pe) || pe.Line != 2 || pe.Col != 19 {
+		t.Errorf("AddAllow on a broken file: %v, want a *config.ParseError at 2:19", err)
+	}
+}
+
+// TestAddAllowConcurrent: two "always allow" answers written at once are
+// both kept.
+func TestAddAllowConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), SettingsFile)
+	var wg sync.WaitGroup
+	want := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
+	for _, p := range want {
+		wg.Go(func() {
+			if err := AddAllow(path, p); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	s, _, err := Load(LoadOptions{UserFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, r := range s.Rules() {
+		got[r.Pattern] = true
+	}
+	for _, p := range want {
+		if !got[p] {
+			t.Errorf("rule %q lost", p)
+		}
+	}
+}
+
+func TestScopeFile(t *testing.T) {
+	tests := []struct {
+		scope Source
+		want  string
+		err   bool
+	}{
+		{SourceUser, "/home/me/.freecode/settings.json", false},
+		{SourceLocal, "/src/p/.freecode/settings.local.json", false},
+		{SourceProject, "/src/p/.freecode/settings.json", false},
+		{SourceSession, "", true},
+	}
+	for _, tc := range tests {
+		got, err := ScopeFile(tc.scope, "/home/me/.freecode", "/src/p")
+		if got != filepath.FromSlash(tc.want) || (err != nil) != tc.err {
+			t.Errorf("ScopeFile(%s) = %q, %v; want %q, error %v", tc.scope, got, err, tc.want, tc.err)
+		}
+	}
+	if _, err := ScopeFile(SourceLocal, "/home/me/.freecode", ""); err == nil {
+		t.Error("ScopeFile(local) with no project: no error")
+	}
+	if _, err := ScopeFile(SourceUser, "", "/src/p"); err == nil {
+		t.Error("ScopeFile(user) with no user directory: no error")
+	}
+}
