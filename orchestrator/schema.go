@@ -186,7 +186,7 @@ func (c *schemaConverter) problem(path, format string, args ...any) {
 // every reference is inlined.
 var schemaDropped = map[string]bool{
 	"$schema": true, "$id": true, "$comment": true, "$anchor": true,
-	"$dynamicAnchor": true, "$vocabulary": true, "$defs": true, "definitions": true,
+	"$dynamicAnchor": true, "$recursiveAnchor": true, "$vocabulary": true, "$defs": true, "definitions": true,
 }
 
 // Keywords whose value is one subschema, a list of them, or a map of them.
@@ -209,13 +209,15 @@ func (c *schemaConverter) convert(s any, path string) (any, error) {
 	if ref, ok := m["$ref"].(string); ok {
 		return c.ref(m, ref, path)
 	}
-	if dref, ok := m["$dynamicRef"].(string); ok {
-		// Without dynamic scopes, a $dynamicRef resolves like a $ref to its
-		// anchor; say so, since a caller's override would be missed.
-		c.problem(path, "$dynamicRef %q resolved statically", dref)
-		rest := cloneSchemaMap(m)
-		delete(rest, "$dynamicRef")
-		return c.ref(rest, dref, path)
+	for _, k := range []string{"$dynamicRef", "$recursiveRef"} {
+		if dref, ok := m[k].(string); ok {
+			// Without dynamic scopes, these resolve like a $ref to their
+			// anchor (or the root); say so, since an override would be missed.
+			c.problem(path, "%s %q resolved statically", k, dref)
+			rest := cloneSchemaMap(m)
+			delete(rest, k)
+			return c.ref(rest, dref, path)
+		}
 	}
 	out := make(map[string]any, len(m))
 	// Sorted keys keep problems and $defs names deterministic.

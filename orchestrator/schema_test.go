@@ -34,7 +34,7 @@ type schemaCase struct {
 	input json.RawMessage
 }
 
-func loadSchemaCases(t *testing.T, file string) []schemaCase {
+func loadSchemaCases(t testing.TB, file string) []schemaCase {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -309,6 +309,10 @@ func TestProviderSchemaEdgeCases(t *testing.T) {
 		{name: "mutual recursion anthropic", f: defscache.FormatAnthropic,
 			input: `{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"object","properties":{"b":{"$ref":"#/$defs/b"}}},"b":{"type":"array","items":{"$ref":"#/$defs/a"}}}}`,
 			want:  `{"$defs":{"a":{"properties":{"b":{"items":{"$ref":"#/$defs/a"},"type":"array"}},"type":"object"}},"properties":{"a":{"$ref":"#/$defs/a"}},"type":"object"}`},
+		{name: "2019-09 recursiveRef", f: defscache.FormatAnthropic,
+			input:    `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","properties":{"sub":{"$recursiveRef":"#"}}}`,
+			want:     `{"properties":{"sub":{"$ref":"#"}},"type":"object"}`,
+			problems: []string{`/properties/sub: $recursiveRef "#" resolved statically`}},
 		{name: "top-level ref", f: defscache.FormatOpenAI,
 			input: `{"$ref":"#/definitions/args","definitions":{"args":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}`,
 			want:  `{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}`},

@@ -292,15 +292,39 @@ func benchValidator(b *testing.B) *Validator {
 	return v
 }
 
+// BenchmarkValidate: the per-call check on a nested schema ($refs, arrays of
+// objects, patterns, enum) and on a flat real one (server-filesystem's
+// read_text_file, draft-07).
 func BenchmarkValidate(b *testing.B) {
-	v := benchValidator(b)
-	args := schemaTestInstance(b, benchArgs)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := v.Validate(args); err != nil {
+	b.Run("create_issue", func(b *testing.B) {
+		v := benchValidator(b)
+		args := schemaTestInstance(b, benchArgs)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := v.Validate(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read_text_file", func(b *testing.B) {
+		var schema json.RawMessage
+		for _, tc := range loadSchemaCases(b, "testdata/schemas/server-filesystem.tools.json") {
+			if tc.name == "read_text_file/" {
+				schema = tc.input
+			}
+		}
+		v, err := NewValidator(schema)
+		if err != nil {
 			b.Fatal(err)
 		}
-	}
+		args := schemaTestInstance(b, `{"path":"/tmp/notes.txt","head":20}`)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := v.Validate(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 func BenchmarkValidateInvalid(b *testing.B) {
