@@ -36,17 +36,18 @@
 // names: Read does not cover read. Whitespace around a pattern is ignored;
 // whitespace inside it makes it invalid.
 //
-//   - every tool, built-in or MCP
-//     read                  the built-in tool "read" (not "readme", not "read_x")
-//     web*                  built-in tools whose name starts with "web"
-//     mcp                   every MCP tool (the same as mcp__*)
-//     mcp__*                every MCP tool
-//     mcp__github           every tool of server "github" (not of "github2" or "git")
-//     mcp__git*             every tool of every server whose name starts with "git"
-//     mcp__github__get_issue  exactly that tool (not "get_issue_x", not "get_issue__x")
-//     mcp__github__get_*    the tools of "github" whose name starts with "get_"
-//     mcp__*__read          the tool "read" of every server
-//     mcp__*__*             every MCP tool (every real one has a tool part)
+//	pattern                 covers
+//	read                    the built-in tool "read" (not "readme", not "read_x")
+//	web*                    the built-in tools whose name starts with "web"
+//	*                       every tool, built-in or MCP
+//	mcp                     every MCP tool (the same as mcp__*)
+//	mcp__*                  every MCP tool
+//	mcp__github             every tool of server "github" (not of "github2", not of "git")
+//	mcp__git*               every tool of the servers whose name starts with "git"
+//	mcp__github__get_issue  exactly that tool (not "get_issue_x", not "get_issue__x")
+//	mcp__github__get_*      the tools of "github" whose name starts with "get_"
+//	mcp__*__read            the tool "read" of every server
+//	mcp__*__*               every MCP tool (every real one has a tool part)
 //
 // So a pattern covers a tool id if it equals it, or if it names a whole
 // server (mcp__<server>) and the id is one of that server's tools. A prefix

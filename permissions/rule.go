@@ -29,6 +29,9 @@ func (e Effect) String() string {
 	return fmt.Sprintf("Effect(%d)", uint8(e))
 }
 
+// MarshalText makes an Effect "allow", "ask" or "deny" in JSON.
+func (e Effect) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
+
 // Source is where a rule comes from.
 type Source uint8
 
@@ -53,6 +56,9 @@ func (s Source) String() string {
 	}
 	return fmt.Sprintf("Source(%d)", uint8(s))
 }
+
+// MarshalText makes a Source "user", "project", "local" or "session" in JSON.
+func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Rule is one pattern of a rule file, or of the session.
 type Rule struct {

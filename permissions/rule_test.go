@@ -1,9 +1,12 @@
 package permissions
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestMatch is the rule language's boundary cases. any is whether the
@@ -299,4 +302,24 @@ func validServer(s string) bool {
 		}
 	}
 	return true
+}
+
+func TestEnumStrings(t *testing.T) {
+	var got []string
+	for _, e := range []Effect{Allow, Ask, Deny, 0} {
+		got = append(got, e.String())
+	}
+	for _, s := range []Source{SourceUser, SourceProject, SourceLocal, SourceSession, 0} {
+		got = append(got, s.String())
+	}
+	b, err := json.Marshal(Rule{Pattern: "read", Effect: Deny, Source: SourceLocal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, string(b))
+	want := []string{"allow", "ask", "deny", "Effect(0)", "user", "project", "local", "session", "Source(0)",
+		`{"Pattern":"read","Effect":"deny","Source":"local","File":""}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }
