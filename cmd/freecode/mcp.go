@@ -265,22 +265,22 @@ func parseTimeout(s string) (time.Duration, error) {
 func describe(w io.Writer, srv config.Server) {
 	r := srv.Redacted()
 	if r.Type == config.TypeLocal {
-		fmt.Fprintf(w, "  command: %s\n", quoteArgv(r.Command))
+		fmt.Fprintf(w, "  command:   %s\n", quoteArgv(r.Command))
 		if r.Cwd != "" {
-			fmt.Fprintf(w, "  cwd:     %s\n", r.Cwd)
+			fmt.Fprintf(w, "  cwd:       %s\n", r.Cwd)
 		}
 	} else {
 		fmt.Fprintf(w, "  url:       %s\n", r.URL)
 		fmt.Fprintf(w, "  transport: %s\n", r.Transport)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
-		fmt.Fprintf(w, "  env:     %s=%s\n", k, r.Env[k])
+		fmt.Fprintf(w, "  env:       %s=%s\n", k, r.Env[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(w, "  header:    %s: %s\n", k, r.Headers[k])
 	}
 	if r.Timeout != 0 && r.Timeout != config.DefaultTimeout {
-		fmt.Fprintf(w, "  timeout: %s\n", r.Timeout)
+		fmt.Fprintf(w, "  timeout:   %s\n", r.Timeout)
 	}
 	if !r.Enabled {
 		fmt.Fprintln(w, "  disabled (enable it with `freecode mcp enable "+r.Name+"`)")
