@@ -447,13 +447,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	}
 	f := newLineFilter(p.stdout, max, c.logger)
 	f.onProgress = c.noteProgress
-	t := &mcpsdk.IOTransport{
-		Reader: f,
-		Writer: p.stdin,
-		// Our filter enforces the cap and survives a long line; the SDK's
-		// own cap would end the session.
-		MaxLineLength: -1,
-	}
+	t := &stdioTransport{filter: f, stdin: p.stdin}
 	// Watch the process while initialize runs: a server that exits at once
 	// must fail the connect now, not at the timeout.
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -46,6 +46,20 @@ func newLineFilter(r io.ReadCloser, max int, logger *slog.Logger) *lineFilter {
 // Close closes the underlying stdout pipe, which unblocks a pending Read.
 func (f *lineFilter) Close() error { return f.rc.Close() }
 
+// nextLine returns the next valid JSON line, '\n' included. The slice is
+// valid until the next call.
+func (f *lineFilter) nextLine() ([]byte, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return nil, f.err
+		}
+		f.next()
+	}
+	line := f.pending
+	f.pending = nil
+	return line, nil
+}
+
 // Read implements io.Reader. It returns whole valid JSON lines, each ending
 // in '\n', possibly over several calls.
 func (f *lineFilter) Read(p []byte) (int, error) {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // nopCloser makes a strings.Reader an io.ReadCloser.
@@ -121,3 +123,57 @@ func TestTokenKey(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeMessageMatchesSDK(t *testing.T) {
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","id":"abc","result":{"content":[]}}`,
+		`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no such method","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+		`{"jsonrpc":"2.0","method":"","id":2}`,
+	}
+	for _, line := range lines {
+		want, wantErr := jsonrpc.DecodeMessage([]byte(line))
+		got, err := decodeMessage([]byte(line))
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%s: error %v, SDK's %v", line, err, wantErr)
+		}
+		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b jsonrpc.ID) bool { return a == b })); diff != "" {
+			t.Errorf("%s (-sdk +ours):\n%s", line, diff)
+		}
+	}
+	for _, bad := range []string{`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":true,"result":{}}`} {
+		if _, err := decodeMessage([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func TestStdioConnReadsBatches(t *testing.T) {
+	in := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
+	c := &stdioConn{filter: f, stdin: nopWriteCloser{}}
+	var got []string
+	for {
+		msg, err := c.Read(t.Context())
+		if err != nil {
+			break
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			got = append(got, "request "+m.Method)
+		case *jsonrpc.Response:
+			got = append(got, fmt.Sprint("response ", m.ID.Raw()))
+		}
+	}
+	want := []string{"response 1", "request notifications/initialized", "response 2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+type nopWriteCloser struct{}
+
+func (nopWriteCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (nopWriteCloser) Close() error                { return nil }
