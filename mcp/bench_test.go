@@ -210,4 +210,3 @@ func floorCalls(b *testing.B, srv benchServer, n int) float64 {
 	}
 	return float64(n) / time.Since(start).Seconds()
 }
-
