@@ -207,9 +207,9 @@ func compile(raw string) (pattern, string, error) {
 	if len(p) > maxPattern {
 		return pattern{}, p, invalid("pattern longer than %d characters", maxPattern)
 	}
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; !idChar(c) && c != '*' {
-			return pattern{}, p, invalid("character %q is not allowed: tool ids use only A-Z a-z 0-9 _ - (MCP tool names are sanitized to them), and * as a wildcard", rune(c))
+	for _, c := range p {
+		if c >= 0x80 || !idChar(byte(c)) && c != '*' {
+			return pattern{}, p, invalid("character %q is not allowed: tool ids use only A-Z a-z 0-9 _ - (MCP tool names are sanitized to them), and * as a wildcard", c)
 		}
 	}
 	if strings.Contains(p, "**") {

@@ -59,6 +59,11 @@ func AddAllow(path, pattern string) error {
 	}
 	addMu.Lock()
 	defer addMu.Unlock()
+	// Write through a symlink (settings kept in a dotfiles repository)
+	// rather than replace the link with a file.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	data, err := os.ReadFile(path)
 	mode := fs.FileMode(0o600)
 	switch {

@@ -266,3 +266,35 @@ func TestScopeFile(t *testing.T) {
 		t.Error("ScopeFile(user) with no user directory: no error")
 	}
 }
+
+// TestAddAllowSymlink: a settings file kept elsewhere through a symlink is
+// edited where it lives, and the link stays a link.
+func TestAddAllowSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", SettingsFile)
+	link := filepath.Join(dir, ".freecode", SettingsFile)
+	for _, d := range []string{filepath.Dir(real), filepath.Dir(link)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(real, []byte(`{"permissions": {"allow": ["read"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if err := AddAllow(link, "grep"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+	got, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"permissions": {"allow": ["read", "grep"]}}`; string(got) != want {
+		t.Errorf("file = %s, want %s", got, want)
+	}
+}
