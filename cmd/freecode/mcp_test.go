@@ -18,8 +18,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// demoServer is the examples/demo-server binary, built once by TestMain.
-var demoServer string
+// demoServer and freecodeBin are the examples/demo-server and freecode
+// binaries, built once by TestMain into one directory (as `make build` does).
+var demoServer, freecodeBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "freecode-cli-test")
@@ -28,8 +29,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	demoServer = filepath.Join(dir, "demo-server")
-	if out, err := exec.Command("go", "build", "-o", demoServer, "../../examples/demo-server").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building demo-server: %v\n%s", err, out)
+	freecodeBin = filepath.Join(dir, "freecode")
+	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../../examples/demo-server").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building freecode and demo-server: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -19,10 +19,7 @@ import (
 // server process behind.
 func TestStartInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "freecode")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building freecode: %v\n%s", err, out)
-	}
+	bin := freecodeBin
 	path := filepath.Join(dir, "config.json")
 	pidFile := filepath.Join(dir, "server.pid")
 	mustRun(t, "--config", path, "mcp", "add", "hang", "local", "--timeout", "10m", "--",
@@ -70,5 +67,34 @@ func TestStartInterrupt(t *testing.T) {
 	if alive {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("server process %d outlived freecode", pid)
+	}
+}
+
+// TestDemoScript runs scripts/demo.sh (what `make demo` runs) on the
+// binaries TestMain built, so a change that breaks the demo fails a test.
+func TestDemoScript(t *testing.T) {
+	home, tmp := t.TempDir(), t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "demo.sh"), filepath.Dir(freecodeBin))
+	cmd.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"$ freecode mcp add demo local -- " + demoServer,
+		"$ freecode mcp list",
+		`✓ Server "demo" started with 7 tools`,
+		"$ freecode mcp tools demo",
+		"Demo finished: every step passed.",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".freecode")); !os.IsNotExist(err) {
+		t.Errorf("demo touched the user's ~/.freecode: %v", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("demo left %d entries in TMPDIR", len(left))
 	}
 }
