@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -349,7 +350,11 @@ func (c *Conn) setSessionLocked(s *session, tools []*mcpsdk.Tool) bool {
 }
 
 func (c *Conn) setToolsLocked(tools []*mcpsdk.Tool) bool {
-	key, err := json.Marshal(tools)
+	// Canonical form: sorted by name (a server may list in any order) and
+	// marshaled (map keys sorted), so only a real change compares unequal.
+	sorted := slices.Clone(tools)
+	slices.SortStableFunc(sorted, func(a, b *mcpsdk.Tool) int { return strings.Compare(a.Name, b.Name) })
+	key, err := json.Marshal(sorted)
 	if err != nil {
 		key = nil // unmarshalable tools never compare equal
 	}

@@ -31,7 +31,7 @@ type ToolsChanged struct {
 	Server string
 	// Reason is "connected", "listChanged", "reconnected" (a reconnect
 	// brought different tools), "failed", "stopped", "changed" (its config
-	// entry changed) or "removed".
+	// entry changed), "disabled" or "removed".
 	Reason string
 	Tools  []*mcpsdk.Tool // nil when the server's tools are gone
 }
@@ -132,11 +132,15 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 			continue
 		}
 		e.cfg = srv
+		reason := "changed"
+		if !srv.Enabled {
+			reason = "disabled"
+		}
 		m.wg.Go(func() {
-			m.stopEntry(e, "changed")
+			m.stopEntry(e, reason)
 			e.opMu.Lock()
 			defer e.opMu.Unlock()
-			m.stopEntry(e, "changed")
+			m.stopEntry(e, reason)
 			m.restartEntry(ctx, e)
 		})
 	}
