@@ -467,6 +467,11 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 // answer (as opposed to a notification or a response). When it cannot
 // tell, it says yes: the request then keeps its own deadline.
 func isCall(req *http.Request) bool {
+	// From protocol 2026-07-28 on the SDK names the method in a header,
+	// which spares decoding the body.
+	if m := req.Header.Get("Mcp-Method"); m != "" {
+		return !strings.HasPrefix(m, "notifications/")
+	}
 	if req.GetBody == nil {
 		return true
 	}
