@@ -46,8 +46,8 @@ func (s *Set) setFiles(loaded []fileRules) {
 	s.idx.Store(buildIndex(all, s.session))
 }
 
-// fileRules returns the file rules in force. The caller holds writeMu.
-func (s *Set) fileRules() []Rule {
+// allFileRules returns the file rules in force. The caller holds writeMu.
+func (s *Set) allFileRules() []Rule {
 	var all []Rule
 	for _, f := range s.files {
 		all = append(all, f.rules...)
@@ -111,7 +111,7 @@ func (s *Set) AllowSession(pattern string) error {
 		}
 	}
 	s.session = append(s.session, Rule{Pattern: p, Effect: Allow, Source: SourceSession})
-	s.idx.Store(buildIndex(s.fileRules(), s.session))
+	s.idx.Store(buildIndex(s.allFileRules(), s.session))
 	return nil
 }
 
