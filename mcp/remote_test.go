@@ -751,3 +751,107 @@ func TestRemoteHeaderValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestDialRemoteResumesBrokenStream: when the POST stream of a call breaks
+// after an event with an id, the client resumes it (GET with
+// Last-Event-ID) and the result arrives on the resumed stream.
+func TestDialRemoteResumesBrokenStream(t *testing.T) {
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "resumer", Version: "0"}, nil)
+	release := make(chan struct{})
+	server.AddTool(&mcpsdk.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			err := req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
+				ProgressToken: req.Params.GetProgressToken(), Progress: 1, Total: 2,
+			})
+			if err != nil {
+				return nil, err
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return textResult("survived"), nil
+		})
+	t.Cleanup(func() {
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
+	h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
+		&mcpsdk.StreamableHTTPOptions{EventStore: mcpsdk.NewMemoryEventStore(nil)})
+	var cut atomic.Bool
+	var resumed atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			resumed.Add(1)
+		}
+		if r.Method == http.MethodPost && !cut.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"slow"`)) {
+				cut.Store(true)
+				h.ServeHTTP(&cutAfterProgress{ResponseWriter: w, release: release}, r)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
+	defer cancel()
+	cs, _, err := dialRemote(ctx, newTestClient(), remoteServer(ts.URL, config.TransportHTTP), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcpsdk.CallToolParams{Name: "slow", Arguments: map[string]any{}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		t.Fatalf("CallTool across a broken stream: %v", err)
+	}
+	if got := res.Content[0].(*mcpsdk.TextContent).Text; got != "survived" {
+		t.Errorf("result = %q, want %q", got, "survived")
+	}
+	if resumed.Load() == 0 {
+		t.Error("the client never resumed with Last-Event-ID")
+	}
+}
+
+// cutAfterProgress passes writes through until the progress event is
+// out, then breaks the connection and lets the tool finish.
+type cutAfterProgress struct {
+	http.ResponseWriter
+	release chan struct{}
+
+	mu  sync.Mutex
+	cut bool
+}
+
+func (c *cutAfterProgress) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return 0, net.ErrClosed
+	}
+	n, err := c.ResponseWriter.Write(p)
+	if err == nil && bytes.Contains(p, []byte("notifications/progress")) {
+		c.cut = true
+		rc := http.NewResponseController(c.ResponseWriter)
+		rc.Flush()
+		if conn, _, err := rc.Hijack(); err == nil {
+			conn.Close()
+		}
+		close(c.release)
+	}
+	return n, err
+}
+
+func (c *cutAfterProgress) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cut {
+		http.NewResponseController(c.ResponseWriter).Flush()
+	}
+}
