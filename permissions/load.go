@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 	var errs []error
 	for _, f := range files {
 		fr := fileRules{path: f.path}
-		data, err := os.ReadFile(f.path)
+		data, err := readFile(f.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -116,6 +117,27 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 		out = append(out, fr)
 	}
 	return out, warnings, errors.Join(errs...)
+}
+
+// maxFileBytes bounds a rule file: a cloned repository's settings are
+// untrusted input and are read on every reload.
+const maxFileBytes = 4 << 20
+
+// readFile reads a rule file of at most maxFileBytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxFileBytes>>20)
+	}
+	return data, nil
 }
 
 // parseFile reads the "permissions" object of one settings file. Other

@@ -356,6 +356,17 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("too large", func(t *testing.T) {
+		big := `{"permissions": {"deny": ["bash"]}, "pad": "` + strings.Repeat("x", maxFileBytes) + `"}`
+		opts := files(t, rules(``, ``, `"grep"`), big, "", false)
+		s, _, err := Load(opts)
+		if err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+			t.Errorf("Load error = %v, want a size error", err)
+		}
+		if got := summarize(s.Decide("grep", true)); got != (decided{"deny", "grep", "user"}) {
+			t.Errorf("the user's rules after a huge project file: %v", got)
+		}
+	})
 	t.Run("unreadable", func(t *testing.T) {
 		opts := files(t, "", "", "", false)
 		if err := os.MkdirAll(opts.UserFile, 0o700); err != nil { // a directory: read fails
