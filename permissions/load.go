@@ -221,8 +221,17 @@ func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Wa
 			}
 		}
 	}
+	if len(warnings) > maxWarnings {
+		more := warnings[maxWarnings]
+		warnings = append(warnings[:maxWarnings], Warning{Path: path, Line: more.Line, Col: more.Col,
+			Msg: fmt.Sprintf("%d more problems from here on not shown", len(warnings)-maxWarnings)})
+	}
 	return rules, warnings, nil
 }
+
+// maxWarnings bounds the warnings of one file, which a frontend may show
+// one by one.
+const maxWarnings = 20
 
 // member returns the value of obj's member name, or nil; a second member
 // of that name is an error (JSON decoders disagree on which one wins).

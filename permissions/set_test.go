@@ -286,6 +286,24 @@ func TestLoadWarnings(t *testing.T) {
 	}
 }
 
+func TestLoadWarningsCapped(t *testing.T) {
+	bad := strings.Repeat(`"a.b", `, 30)
+	opts := files(t, "", rules(`"mcp__*", `+bad+`"x.y"`, ``, `"bash"`), "", false)
+	s, warnings, err := Load(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != maxWarnings+1 {
+		t.Fatalf("%d warnings, want %d", len(warnings), maxWarnings+1)
+	}
+	if got, want := warnings[maxWarnings].Msg, "12 more problems from here on not shown"; got != want {
+		t.Errorf("last warning %q, want %q", got, want)
+	}
+	if got := summarize(s.Decide("bash", true)); got != (decided{"deny", "bash", "project"}) {
+		t.Errorf("deny rule after many warnings: %v", got)
+	}
+}
+
 func TestRulesOrder(t *testing.T) {
 	opts := files(t,
 		rules(`"u1", "u2"`, `"u3"`, `"u4"`),
