@@ -96,8 +96,9 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 type remoteClient struct {
 	logger    *slog.Logger
 	transport *http.Transport
-	endpoint  string   // the URL without userinfo and query: what the SDK sees and prints
-	real      *url.URL // the configured URL, with its secrets
+	endpoint  string     // the URL without userinfo and query: what the SDK sees and prints
+	real      *url.URL   // the configured URL, with its secrets
+	query     url.Values // real's query
 	headers   http.Header
 	redactor  *strings.Replacer // hides header values and URL secrets
 	timeout   time.Duration     // connect, and one request's wait for an answer
@@ -153,7 +154,8 @@ func newRemoteClient(srv config.Server, logger *slog.Logger) (*remoteClient, err
 			secrets = append(secrets, p)
 		}
 	}
-	for _, vs := range u.Query() {
+	rc.query = u.Query()
+	for _, vs := range rc.query {
 		secrets = append(secrets, vs...)
 	}
 	if u.RawQuery != "" {
@@ -418,21 +420,23 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		ctx, cancel = boundContext(ctx)
 	}
 	r := req.WithContext(ctx) // a shallow copy: the caller's request is not ours to change
-	r.Header = make(http.Header, len(req.Header)+len(rc.headers)+1)
-	for k, v := range req.Header {
-		r.Header[k] = v
-	}
-	for k, v := range rc.headers {
-		r.Header[k] = v
-	}
-	if u := r.URL; u.Host == rc.real.Host && u.Path == rc.real.Path && u.RawQuery == "" {
-		real := *rc.real
-		real.User = nil
-		r.URL = &real
-	}
-	if rc.real.User != nil && r.URL.Host == rc.real.Host && r.Header.Get("Authorization") == "" {
-		pass, _ := rc.real.User.Password()
-		r.SetBasicAuth(rc.real.User.Username(), pass)
+	// Secrets go only to the configured origin: a redirect elsewhere (even
+	// one the policy allows) gets none of them.
+	if u := r.URL; u.Scheme == rc.real.Scheme && u.Host == rc.real.Host {
+		r.Header = make(http.Header, len(req.Header)+len(rc.headers)+1)
+		for k, v := range req.Header {
+			r.Header[k] = v
+		}
+		for k, v := range rc.headers {
+			r.Header[k] = v
+		}
+		if rc.real.RawQuery != "" {
+			r.URL = rc.withQuery(u)
+		}
+		if rc.real.User != nil && r.Header.Get("Authorization") == "" {
+			pass, _ := rc.real.User.Password()
+			r.SetBasicAuth(rc.real.User.Username(), pass)
+		}
 	}
 
 	var timer *time.Timer
@@ -461,6 +465,25 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 	}
 	return resp, nil
+}
+
+// withQuery returns u with the configured URL's query parameters added
+// where u lacks them: the endpoint itself, and a legacy SSE server's
+// message URL (which carries its own sessionId).
+func (rc *remoteClient) withQuery(u *url.URL) *url.URL {
+	out := *u
+	if u.RawQuery == "" {
+		out.RawQuery = rc.real.RawQuery
+		return &out
+	}
+	q := u.Query()
+	for k, vs := range rc.query {
+		if !q.Has(k) {
+			q[k] = vs
+		}
+	}
+	out.RawQuery = q.Encode()
+	return &out
 }
 
 // isCall reports whether a POST carries a JSON-RPC request that expects an

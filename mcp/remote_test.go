@@ -855,3 +855,53 @@ func (c *cutAfterProgress) Flush() {
 		http.NewResponseController(c.ResponseWriter).Flush()
 	}
 }
+
+// TestRemoteRedirectGetsNoSecrets: a redirect to another origin, even one
+// the URL policy allows, receives none of the configured headers or URL
+// secrets.
+func TestRemoteRedirectGetsNoSecrets(t *testing.T) {
+	var other requestLog
+	elsewhere := httptest.NewServer(other.wrap(http.NotFoundHandler()))
+	defer elsewhere.Close()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer ts.Close()
+	srv := remoteServer("http://user:pw-Secret-1@"+strings.TrimPrefix(ts.URL, "http://")+"/mcp?key=qs-Secret-2", config.TransportHTTP)
+	srv.Headers = map[string]string{"Authorization": "Bearer tok-Secret-3"}
+	if _, _, err := dialRemote(context.Background(), newTestClient(), srv, nil, nil); err == nil {
+		t.Fatal("dialRemote succeeded against a 404")
+	}
+	reqs := other.all()
+	if len(reqs) == 0 {
+		t.Fatal("the redirect was not followed")
+	}
+	for _, r := range reqs {
+		if got := r.Header.Get("Authorization"); got != "" || r.URL.RawQuery != "" {
+			t.Errorf("redirect target got Authorization %q, query %q; want neither", got, r.URL.RawQuery)
+		}
+	}
+}
+
+// TestRemoteQuerySecretOnLegacyMessages: URL query parameters (an API key)
+// go with every request to the server, the legacy message POSTs included.
+func TestRemoteQuerySecretOnLegacyMessages(t *testing.T) {
+	var log requestLog
+	mux := http.NewServeMux()
+	mux.Handle("/sse", goSDKHandler(t, config.TransportSSE))
+	ts := httptest.NewServer(log.wrap(mux))
+	defer ts.Close()
+	dialAndEcho(t, remoteServer(ts.URL+"/sse?key=k-1234", config.TransportSSE), config.TransportSSE)
+	posts := 0
+	for _, r := range log.all() {
+		if r.URL.Query().Get("key") != "k-1234" {
+			t.Errorf("%s %s lacks the key", r.Method, r.URL)
+		}
+		if r.Method == http.MethodPost {
+			posts++
+		}
+	}
+	if posts == 0 {
+		t.Error("no message POST seen")
+	}
+}
