@@ -66,8 +66,8 @@ func BenchmarkDecide(b *testing.B) {
 			for b.Loop() {
 				bi := -1
 				for i := range pats {
-					any, all := pats[i].covers(id)
-					if !any || rules[i].Effect == Allow && !all {
+					some, every := pats[i].covers(id)
+					if !some || rules[i].Effect == Allow && !every {
 						continue
 					}
 					if bi < 0 || rules[i].Effect > rules[bi].Effect {

@@ -303,11 +303,11 @@ func (p *pattern) matchReading(r reading) bool {
 	return false
 }
 
-// covers reports whether p covers id, under any reading of the id (any) and
-// under every reading (all). Deny and ask rules apply when any is true,
-// allow rules only when all is: an id that reads two ways can make FreeCode
+// covers reports whether p covers id under some reading of the id (some)
+// and under every reading (every). Deny and ask rules apply when some is
+// true, allow rules only when every is: an id that reads two ways can make FreeCode
 // ask more, never less.
-func (p *pattern) covers(id string) (any, all bool) {
+func (p *pattern) covers(id string) (some, every bool) {
 	switch p.kind {
 	case kindAll:
 		return true, true
@@ -323,15 +323,15 @@ func (p *pattern) covers(id string) (any, all bool) {
 		return m, m
 	}
 	rs, n := readings(id)
-	all = true
+	every = true
 	for _, r := range rs[:n] {
 		if p.matchReading(r) {
-			any = true
+			some = true
 		} else {
-			all = false
+			every = false
 		}
 	}
-	return any, any && all
+	return some, some && every
 }
 
 // Match reports whether pattern covers the tool id under some reading of
@@ -343,8 +343,8 @@ func Match(pattern, id string) bool {
 	if err != nil {
 		return false
 	}
-	any, _ := p.covers(id)
-	return any
+	some, _ := p.covers(id)
+	return some
 }
 
 // MatchAllow reports whether pattern, as an allow rule, covers the tool id:

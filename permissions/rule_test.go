@@ -9,13 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestMatch is the rule language's boundary cases. any is whether the
+// TestMatch is the rule language's boundary cases. some is whether the
 // pattern applies as a deny or ask rule, allow whether it applies as an
 // allow rule; they differ only for ids that read two ways.
 func TestMatch(t *testing.T) {
 	tests := []struct {
 		pattern, id string
-		any, allow  bool
+		some, allow bool
 	}{
 		// Server prefixes stop on the "__" boundary.
 		{"mcp__github", "mcp__github__create_issue", true, true},
@@ -152,8 +152,8 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pattern+" "+tc.id, func(t *testing.T) {
-			if got := Match(tc.pattern, tc.id); got != tc.any {
-				t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.any)
+			if got := Match(tc.pattern, tc.id); got != tc.some {
+				t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.some)
 			}
 			if got := MatchAllow(tc.pattern, tc.id); got != tc.allow {
 				t.Errorf("MatchAllow(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.allow)
@@ -165,7 +165,7 @@ func TestMatch(t *testing.T) {
 				return
 			}
 			for _, e := range []Effect{Allow, Ask, Deny} {
-				want := tc.any
+				want := tc.some
 				if e == Allow {
 					want = tc.allow
 				}
@@ -262,14 +262,14 @@ func FuzzMatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, server, tool, other string) {
 		id := mcpPrefix + server + "__" + tool
 		if Validate(pattern) == nil {
-			any, all := Match(pattern, id), MatchAllow(pattern, id)
-			if all && !any {
+			some, every := Match(pattern, id), MatchAllow(pattern, id)
+			if every && !some {
 				t.Fatalf("%q covers %q as allow but not as deny", pattern, id)
 			}
 			for _, e := range []Effect{Allow, Deny} {
-				want := any
+				want := some
 				if e == Allow {
-					want = all
+					want = every
 				}
 				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(pattern), Effect: e, Source: SourceUser}}, nil)
 				if got := x.decide(id) == 0; got != want {
