@@ -87,8 +87,9 @@ func AddAllow(path, pattern string) error {
 	if !changed {
 		return nil
 	}
-	// Not config.UpdateFile: it runs hujson's Format over the whole file,
-	// which rewrites its whitespace and adds trailing commas.
+	// Not config.UpdateFile (yet): its layout pass rewrites the closing
+	// bracket of untouched multi-line values ("[1,\n2]" becomes
+	// "[1,\n2\n]"), and this edit must keep every byte it does not add.
 	return config.WriteFileAtomic(path, root.Pack(), mode)
 }
 
