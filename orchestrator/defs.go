@@ -1,0 +1,80 @@
+package orchestrator
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/freecode/freecode/defscache"
+)
+
+// DefsProblem is a tool whose input schema could not be converted for a
+// provider format (the tool is left out of that format's array), or was
+// converted with a warning.
+type DefsProblem struct {
+	Format  defscache.Format
+	ToolID  string
+	Message string
+	Dropped bool // the tool is missing from the array
+}
+
+// DefsOptions configures DefsSource. A nil *DefsOptions means defaults.
+type DefsOptions struct {
+	Logger *slog.Logger
+	// OnProblem, if set, is told about every conversion problem of every
+	// build (besides the log).
+	OnProblem func(DefsProblem)
+}
+
+// DefsSource returns the defscache.Source that builds provider definitions
+// from the registry: every tool under its provider-facing name (the alias
+// when its id is too long), with its schema converted by ProviderSchema.
+// Nothing is silently collapsed: a schema that cannot be converted drops
+// that one tool from that format and is reported.
+func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
+	logger := slog.New(slog.DiscardHandler)
+	var onProblem func(DefsProblem)
+	if opts != nil {
+		if opts.Logger != nil {
+			logger = opts.Logger
+		}
+		onProblem = opts.OnProblem
+	}
+	report := func(p DefsProblem) {
+		logger.Warn("tool schema conversion", "format", p.Format, "tool", p.ToolID, "problem", p.Message, "dropped", p.Dropped)
+		if onProblem != nil {
+			onProblem(p)
+		}
+	}
+	return func(ctx context.Context, f defscache.Format) ([]defscache.Def, error) {
+		tools := r.Tools("")
+		defs := make([]defscache.Def, 0, len(tools))
+		for _, t := range tools {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			in := t.InputSchema
+			if t.noSchema {
+				in = nil // let the conversion report it
+			}
+			schema, warnings, err := ProviderSchema(f, in)
+			if err != nil {
+				report(DefsProblem{Format: f, ToolID: t.ID, Message: err.Error(), Dropped: true})
+				continue
+			}
+			if len(warnings) > 0 {
+				report(DefsProblem{Format: f, ToolID: t.ID, Message: strings.Join(warnings, "; ")})
+			}
+			defs = append(defs, defscache.Def{
+				Name:        t.ProviderName(),
+				Description: t.Description,
+				Schema:      schema,
+				Builtin:     t.Builtin,
+				Order:       t.Order,
+				Server:      t.Server,
+				Tool:        t.Name,
+			})
+		}
+		return defs, nil
+	}
+}

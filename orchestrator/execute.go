@@ -1,0 +1,352 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/permissions"
+)
+
+// DefaultMaxParallel bounds how many read-only calls of one batch run at once.
+const DefaultMaxParallel = 8
+
+// progressExtensions is how far progress notifications may stretch a call:
+// toolTimeout restarts on each one, up to this many toolTimeouts in all.
+const progressExtensions = 4
+
+// Options configures an Orchestrator. A nil *Options means defaults.
+type Options struct {
+	// Permissions are the rules the gate applies; nil means no rules (read-
+	// only tools are allowed, everything else asks). SetPermissions swaps them.
+	Permissions *permissions.Set
+	// UserDir (~/.freecode) and ProjectDir (the project root) locate the
+	// rule files an "always allow" answer is written to.
+	UserDir, ProjectDir string
+	// MaxParallel bounds the read-only calls run at once (default 8).
+	MaxParallel int
+	// ToolTimeout applies to Callers that do not implement ToolTimeouter
+	// (default config.DefaultToolTimeout).
+	ToolTimeout time.Duration
+	// MaxResultChars caps a result's text (default
+	// config.DefaultMaxResultChars; negative means no cap).
+	MaxResultChars int
+	// ResultsDir receives the whole text of results that were cut (default
+	// os.UserCacheDir()/freecode/results).
+	ResultsDir string
+	Logger     *slog.Logger
+}
+
+// Orchestrator runs batches of tool calls against a Registry.
+// It is safe for concurrent use; concurrent batches are independent.
+type Orchestrator struct {
+	reg  *Registry
+	opts Options // defaults applied
+	log  *slog.Logger
+
+	perms    atomic.Pointer[permissions.Set]
+	maxChars atomic.Int64 // Options.MaxResultChars, changeable
+}
+
+// New returns an orchestrator over reg.
+func New(reg *Registry, opts *Options) *Orchestrator {
+	o := &Orchestrator{reg: reg}
+	if opts != nil {
+		o.opts = *opts
+	}
+	if o.opts.MaxParallel <= 0 {
+		o.opts.MaxParallel = DefaultMaxParallel
+	}
+	if o.opts.ToolTimeout <= 0 {
+		o.opts.ToolTimeout = config.DefaultToolTimeout
+	}
+	if o.opts.MaxResultChars == 0 {
+		o.opts.MaxResultChars = config.DefaultMaxResultChars
+	}
+	o.log = o.opts.Logger
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	o.maxChars.Store(int64(o.opts.MaxResultChars))
+	if o.opts.Permissions != nil {
+		o.perms.Store(o.opts.Permissions)
+	}
+	return o
+}
+
+// Registry returns the registry the orchestrator runs tools from.
+func (o *Orchestrator) Registry() *Registry { return o.reg }
+
+// SetPermissions replaces the rules (after a settings file changed).
+// Calls already past the gate are not affected.
+func (o *Orchestrator) SetPermissions(s *permissions.Set) { o.perms.Store(s) }
+
+// SetMaxResultChars changes the result cap (after config.json changed).
+// Zero means the default, negative no cap.
+func (o *Orchestrator) SetMaxResultChars(n int) {
+	if n == 0 {
+		n = config.DefaultMaxResultChars
+	}
+	o.maxChars.Store(int64(n))
+}
+
+// ExecOptions are the per-batch parts of an execution.
+type ExecOptions struct {
+	// Approver is asked when a rule says "ask"; nil means nobody can be
+	// asked, and "ask" is a denial that names the rule to add.
+	Approver Approver
+	// OnProgress relays MCP progress of a call. It may be called
+	// concurrently for different calls.
+	OnProgress func(callID string, p Progress)
+}
+
+// prepared is one call after lookup and validation.
+type prepared struct {
+	call ToolCall
+	tool *Tool
+	args map[string]any
+	done bool // the result is final (unknown tool, invalid arguments)
+}
+
+// Execute runs one batch: the calls one model turn produced, in order.
+// Consecutive read-only calls run together (at most MaxParallel at once);
+// any other call waits for what runs, runs alone, then the batch goes on.
+// Results come back in the order of calls. Cancelling ctx cancels the calls
+// that run and fails the ones that have not started.
+func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOptions) []ToolResult {
+	if eo == nil {
+		eo = &ExecOptions{}
+	}
+	results := make([]ToolResult, len(calls))
+	preps := make([]prepared, len(calls))
+	for i, c := range calls {
+		preps[i] = o.prepare(c, &results[i])
+	}
+	for i := 0; i < len(preps); {
+		// A group is one non-read-only call, or the longest run of read-only
+		// calls (calls that will not run at all do not break a run).
+		j := i + 1
+		if preps[i].done || preps[i].tool.ReadOnly {
+			for j < len(preps) && (preps[j].done || preps[j].tool.ReadOnly) {
+				j++
+			}
+		}
+		o.runGroup(ctx, preps[i:j], results[i:j], eo)
+		i = j
+	}
+	return results
+}
+
+func (o *Orchestrator) prepare(c ToolCall, res *ToolResult) prepared {
+	p := prepared{call: c}
+	t, ok := o.reg.Lookup(c.Tool)
+	if !ok {
+		*res = errorResult(c.CallID, DecisionInvalid, fmt.Sprintf("no such tool: %q", c.Tool))
+		p.done = true
+		return p
+	}
+	p.tool = t
+	args, err := decodeArgs(c.Arguments)
+	if err != nil {
+		*res = errorResult(c.CallID, DecisionInvalid, fmt.Sprintf("invalid arguments for %s: %v", t.ID, err))
+		p.done = true
+		return p
+	}
+	v, err := t.compiledValidator()
+	if err != nil {
+		*res = errorResult(c.CallID, DecisionInvalid, fmt.Sprintf("cannot check arguments for %s: its input schema does not compile: %v", t.ID, err))
+		p.done = true
+		return p
+	}
+	if err := v.Validate(args); err != nil {
+		*res = errorResult(c.CallID, DecisionInvalid, invalidText(t.ID, err))
+		p.done = true
+		return p
+	}
+	p.args = args
+	return p
+}
+
+// decodeArgs decodes a call's arguments; absent or null means {}. Numbers
+// stay json.Number so that large integers reach the server unchanged.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	if raw[0] != '{' {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("arguments hold more than one JSON value")
+	}
+	return args, nil
+}
+
+func invalidText(id string, err error) string {
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Errors) == 0 {
+		return fmt.Sprintf("invalid arguments for %s: %v", id, err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "invalid arguments for %s (%d error", id, len(ve.Errors))
+	if len(ve.Errors) > 1 {
+		b.WriteByte('s')
+	}
+	b.WriteString("); the tool was not called:")
+	for _, fe := range ve.Errors {
+		path := fe.Path
+		if path == "" {
+			path = "/"
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", path, fe.Message)
+	}
+	return b.String()
+}
+
+// runGroup gates the calls of one group in order (a prompt at a time), then
+// runs the allowed ones: alone, or together when the group is read-only.
+func (o *Orchestrator) runGroup(ctx context.Context, preps []prepared, results []ToolResult, eo *ExecOptions) {
+	type job struct {
+		i int
+		d Decision
+	}
+	var jobs []job
+	for i := range preps {
+		p := &preps[i]
+		if p.done {
+			continue
+		}
+		if ctx.Err() != nil {
+			results[i] = errorResult(p.call.CallID, DecisionDenied, fmt.Sprintf("cancelled before %s ran", p.tool.ID))
+			continue
+		}
+		d, denial := o.gate(ctx, p, eo)
+		if d == DecisionDenied {
+			results[i] = errorResult(p.call.CallID, DecisionDenied, denial)
+			continue
+		}
+		jobs = append(jobs, job{i, d})
+	}
+	if len(jobs) == 1 {
+		j := jobs[0]
+		results[j.i] = o.run(ctx, &preps[j.i], j.d, eo)
+		return
+	}
+	var g errgroup.Group
+	g.SetLimit(o.opts.MaxParallel)
+	for _, j := range jobs {
+		g.Go(func() error {
+			// A failing tool writes its own result; the batch goes on.
+			results[j.i] = o.run(ctx, &preps[j.i], j.d, eo)
+			return nil
+		})
+	}
+	g.Wait()
+}
+
+// Sentinel causes that tell a timeout of ours from a cancellation.
+var (
+	errIdleTimeout = errors.New("tool timeout")
+	errHardTimeout = errors.New("tool timeout, extended by progress")
+)
+
+// run calls an allowed tool, with its timeout, progress relay, one retry for
+// a read-only call whose connection was lost, and the result cap.
+func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *ExecOptions) ToolResult {
+	start := time.Now()
+	t := p.tool
+	timeout := o.opts.ToolTimeout
+	if tt, ok := t.Caller.(ToolTimeouter); ok && tt.ToolTimeout() > 0 {
+		timeout = tt.ToolTimeout()
+	}
+	res, err := o.callOnce(ctx, p, timeout, eo)
+	if err != nil && errors.Is(err, mcp.ErrConnectionLost) && t.ReadOnly && ctx.Err() == nil {
+		// Safe to repeat: the tool says it changes nothing. The connection
+		// waits for its reconnect within the call's own deadline.
+		o.log.Info("retrying read-only call after lost connection", "tool", t.ID, "callId", p.call.CallID)
+		res, err = o.callOnce(ctx, p, timeout, eo)
+		if err != nil && errors.Is(err, mcp.ErrConnectionLost) {
+			err = fmt.Errorf("%w (retried once)", err)
+		}
+	}
+	var r ToolResult
+	if err != nil {
+		r = errorResult(p.call.CallID, d, o.callErrorText(ctx, t, err, timeout))
+	} else {
+		r = ToolResult{
+			CallID:            p.call.CallID,
+			Content:           res.Content,
+			StructuredContent: res.StructuredContent,
+			IsError:           res.IsError,
+			Decision:          d,
+		}
+		if r.Content == nil {
+			r.Content = []mcpsdk.Content{}
+		}
+		capText(&r, int(o.maxChars.Load()), o.opts.ResultsDir)
+	}
+	r.DurationMs = time.Since(start).Milliseconds()
+	return r
+}
+
+func (o *Orchestrator) callOnce(ctx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
+	hardCtx, cancelHard := context.WithTimeoutCause(ctx, progressExtensions*timeout, errHardTimeout)
+	defer cancelHard()
+	callCtx, cancel := context.WithCancelCause(hardCtx)
+	defer cancel(nil)
+	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
+	defer idle.Stop()
+	onProgress := func(pr Progress) {
+		// Progress proves the tool is alive: restart its timeout. The hard
+		// cap of hardCtx still bounds the whole call.
+		idle.Reset(timeout)
+		if eo.OnProgress != nil {
+			eo.OnProgress(p.call.CallID, pr)
+		}
+	}
+	res, err := p.tool.Caller.CallTool(callCtx, p.tool.Name, p.args, onProgress)
+	if err == nil && res == nil {
+		err = errors.New("no result")
+	}
+	if err != nil {
+		// Report our own timeouts as such, whatever error the caller wrapped.
+		if c := context.Cause(callCtx); c == errIdleTimeout || c == errHardTimeout {
+			return nil, c
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, timeout time.Duration) string {
+	switch {
+	case errors.Is(err, errIdleTimeout):
+		return fmt.Sprintf("%s timed out after %d ms", t.ID, timeout.Milliseconds())
+	case errors.Is(err, errHardTimeout):
+		return fmt.Sprintf("%s timed out after %d ms (progress extended its %d ms timeout to the limit of %d×)", t.ID, progressExtensions*timeout.Milliseconds(), timeout.Milliseconds(), progressExtensions)
+	case ctx.Err() != nil:
+		return fmt.Sprintf("%s was cancelled", t.ID)
+	case errors.Is(err, mcp.ErrConnectionLost) && !t.ReadOnly:
+		return fmt.Sprintf("%s: the connection to server %q was lost during the call, so it may or may not have run; not retried because the tool is not read-only (%v)", t.ID, t.Server, err)
+	case errors.Is(err, mcp.ErrNotConnected):
+		return fmt.Sprintf("%s: server %q is not connected (%v)", t.ID, t.Server, err)
+	}
+	return fmt.Sprintf("%s failed: %v", t.ID, err)
+}

@@ -1,0 +1,397 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/mcp"
+)
+
+// span is when a call ran, in seconds of fake time since the batch began.
+type span struct{ Start, End int }
+
+// TestBatching proves the scheduling rule with fake time: consecutive
+// read-only calls overlap, a destructive call waits for them and runs alone,
+// and results keep the batch's order.
+func TestBatching(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFakeCaller()
+		reg := NewRegistry(nil)
+		reg.SetServerTools("demo", []*mcpsdk.Tool{
+			tool("r1", true, ""), tool("r2", true, ""), tool("r3", true, ""), tool("r4", true, ""),
+			tool("r5", true, ""), tool("r6", true, ""), tool("del", false, ""),
+		}, fc)
+		begin := time.Now()
+		var mu sync.Mutex
+		spans := map[string]span{}
+		for _, name := range []string{"r1", "r2", "r3", "r4", "r5", "r6", "del"} {
+			fc.handle(name, func(ctx context.Context, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+				start := int(time.Since(begin) / time.Second)
+				time.Sleep(time.Second)
+				mu.Lock()
+				spans[name] = span{start, int(time.Since(begin) / time.Second)}
+				mu.Unlock()
+				return textResult(name), nil
+			})
+		}
+		var calls []ToolCall
+		for i, name := range []string{"r1", "r2", "r3", "r4", "del", "r5", "r6"} {
+			calls = append(calls, ToolCall{CallID: fmt.Sprint("c", i), Tool: "mcp__demo__" + name})
+		}
+		ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
+		o := New(reg, nil)
+		results := o.Execute(t.Context(), calls, &ExecOptions{Approver: ap})
+
+		want := map[string]span{
+			"r1": {0, 1}, "r2": {0, 1}, "r3": {0, 1}, "r4": {0, 1},
+			"del": {1, 2},
+			"r5":  {2, 3}, "r6": {2, 3},
+		}
+		if diff := cmp.Diff(want, spans); diff != "" {
+			t.Errorf("spans (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"c0", "c1", "c2", "c3", "c4", "c5", "c6"}, callIDs(results)); diff != "" {
+			t.Errorf("result order (-want +got):\n%s", diff)
+		}
+		for i, name := range []string{"r1", "r2", "r3", "r4", "del", "r5", "r6"} {
+			mustNotError(t, results[i])
+			if got := results[i].Text(); got != name {
+				t.Errorf("result %d = %q, want %q", i, got, name)
+			}
+		}
+		wantDec := []Decision{DecisionAllowed, DecisionAllowed, DecisionAllowed, DecisionAllowed, DecisionAsked, DecisionAllowed, DecisionAllowed}
+		if diff := cmp.Diff(wantDec, decisions(results)); diff != "" {
+			t.Errorf("decisions (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"mcp__demo__del"}, ap.asked()); diff != "" {
+			t.Errorf("approver asked (-want +got):\n%s", diff)
+		}
+		if got := results[4].DurationMs; got != 1000 {
+			t.Errorf("durationMs of del = %d, want 1000", got)
+		}
+	})
+}
+
+// TestParallelLimit checks that at most MaxParallel read-only calls run at once.
+func TestParallelLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFakeCaller()
+		reg := NewRegistry(nil)
+		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("r", true, "")}, fc)
+		begin := time.Now()
+		var mu sync.Mutex
+		starts := map[int]int{} // second → calls started then
+		fc.handle("r", func(ctx context.Context, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+			mu.Lock()
+			starts[int(time.Since(begin)/time.Second)]++
+			mu.Unlock()
+			time.Sleep(time.Second)
+			return textResult("r"), nil
+		})
+		calls := make([]ToolCall, 11)
+		for i := range calls {
+			calls[i] = ToolCall{CallID: fmt.Sprint(i), Tool: "mcp__demo__r"}
+		}
+		New(reg, &Options{MaxParallel: 4}).Execute(t.Context(), calls, nil)
+		if diff := cmp.Diff(map[int]int{0: 4, 1: 4, 2: 3}, starts); diff != "" {
+			t.Errorf("calls started per second (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRetry: a read-only call that lost its connection is retried once;
+// a destructive one is never retried, and says it may have run.
+func TestRetry(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, ""), tool("write", false, ""), tool("flaky", true, "")}, fc)
+	lostOnce := func(name string) func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+		return func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+			if fc.count(name) == 1 {
+				return nil, fmt.Errorf("calling %s on demo: %w: EOF", name, mcp.ErrConnectionLost)
+			}
+			return textResult("done " + name), nil
+		}
+	}
+	fc.handle("read", lostOnce("read"))
+	fc.handle("write", lostOnce("write"))
+	fc.handle("flaky", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+		return nil, fmt.Errorf("calling flaky on demo: %w: EOF", mcp.ErrConnectionLost)
+	})
+	o := New(reg, nil)
+	rs := o.Execute(t.Context(), []ToolCall{
+		{CallID: "1", Tool: "mcp__demo__read"},
+		{CallID: "2", Tool: "mcp__demo__write"},
+		{CallID: "3", Tool: "mcp__demo__flaky"},
+	}, &ExecOptions{Approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}})
+
+	mustNotError(t, rs[0])
+	if got := rs[0].Text(); got != "done read" {
+		t.Errorf("read result = %q, want the retry's", got)
+	}
+	if !rs[1].IsError || !strings.Contains(rs[1].Text(), "may or may not have run") || !strings.Contains(rs[1].Text(), "not retried") {
+		t.Errorf("write result = %v %q, want an error saying it may have run and was not retried", rs[1].IsError, rs[1].Text())
+	}
+	if !rs[2].IsError || !strings.Contains(rs[2].Text(), "retried once") {
+		t.Errorf("flaky result = %v %q, want an error saying it was retried once", rs[2].IsError, rs[2].Text())
+	}
+	got := map[string]int{"read": fc.count("read"), "write": fc.count("write"), "flaky": fc.count("flaky")}
+	if diff := cmp.Diff(map[string]int{"read": 2, "write": 1, "flaky": 2}, got); diff != "" {
+		t.Errorf("calls the server saw (-want +got):\n%s", diff)
+	}
+}
+
+// TestValidationRejectsBeforeServer: invalid arguments never reach the
+// server, and the result lists every error with its path.
+func TestValidationRejectsBeforeServer(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	schema := `{"type":"object","properties":{"path":{"type":"string"},"mode":{"enum":["a","b"]},"n":{"type":"integer"}},"required":["path"]}`
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, schema)}, fc)
+	o := New(reg, nil)
+	rs := o.Execute(t.Context(), []ToolCall{
+		{CallID: "bad", Tool: "mcp__demo__read", Arguments: json.RawMessage(`{"mode":"c","n":"x"}`)},
+		{CallID: "notobj", Tool: "mcp__demo__read", Arguments: json.RawMessage(`[1]`)},
+		{CallID: "unknown", Tool: "mcp__demo__nope"},
+		{CallID: "good", Tool: "mcp__demo__read", Arguments: json.RawMessage(`{"path":"a","n":12345678901234567890}`)},
+	}, nil)
+	if diff := cmp.Diff([]Decision{DecisionInvalid, DecisionInvalid, DecisionInvalid, DecisionAllowed}, decisions(rs)); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	text := rs[0].Text()
+	for _, want := range []string{"path", "/mode", "/n", "3 errors", "not called"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("invalid result does not mention %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(rs[2].Text(), "no such tool") {
+		t.Errorf("unknown tool result = %q", rs[2].Text())
+	}
+	if got := fc.count("read"); got != 1 {
+		t.Errorf("server saw %d calls, want 1 (only the valid one)", got)
+	}
+}
+
+// TestLargeIntegerArgument: numbers reach the server as written.
+func TestLargeIntegerArgument(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, `{"type":"object","properties":{"n":{"type":"integer"}}}`)}, fc)
+	var got any
+	fc.handle("read", func(_ context.Context, args map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+		got = args["n"]
+		return textResult("ok"), nil
+	})
+	rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__read", Arguments: json.RawMessage(`{"n":12345678901234567890}`)}}, nil)
+	mustNotError(t, rs[0])
+	if b, _ := json.Marshal(got); string(b) != "12345678901234567890" {
+		t.Errorf("server got n = %s", b)
+	}
+}
+
+// TestTimeoutRestartedByProgress: toolTimeout restarts on each progress
+// notification, up to 4× toolTimeout in all.
+func TestTimeoutRestartedByProgress(t *testing.T) {
+	tests := []struct {
+		name     string
+		every    time.Duration // progress period; 0 = none
+		finishAt time.Duration
+		want     string // result text
+		wantAt   time.Duration
+		progress int
+		// stopAfter, if set, stops progress after that many notifications.
+		stopAfter int
+	}{
+		{name: "no progress times out", finishAt: time.Minute, want: "mcp__demo__slow timed out after 10000 ms", wantAt: 10 * time.Second},
+		{name: "progress keeps it alive", every: 8 * time.Second, finishAt: 30 * time.Second, want: "finished", wantAt: 30 * time.Second, progress: 3},
+		{name: "finishes within the timeout", finishAt: 9 * time.Second, want: "finished", wantAt: 9 * time.Second},
+		{name: "progress extends at most 4x", every: 8 * time.Second, finishAt: time.Hour,
+			want: "mcp__demo__slow timed out after 40000 ms (progress extended its 10000 ms timeout to the limit of 4×)", wantAt: 40 * time.Second, progress: 5},
+		{name: "progress stops", every: 8 * time.Second, stopAfter: 2, finishAt: time.Hour, want: "mcp__demo__slow timed out after 10000 ms", wantAt: 26 * time.Second, progress: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fc := newFakeCaller()
+				fc.timeout = 10 * time.Second
+				reg := NewRegistry(nil)
+				reg.SetServerTools("demo", []*mcpsdk.Tool{tool("slow", true, "")}, fc)
+				fc.handle("slow", func(ctx context.Context, _ map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+					deadline := time.After(tc.finishAt)
+					var tick <-chan time.Time
+					if tc.every > 0 {
+						tk := time.NewTicker(tc.every)
+						defer tk.Stop()
+						tick = tk.C
+					}
+					for n := 1; ; n++ {
+						select {
+						case <-deadline:
+							return textResult("finished"), nil
+						case <-tick:
+							if tc.stopAfter == 0 || n <= tc.stopAfter {
+								onProgress(Progress{Progress: float64(n)})
+							}
+						case <-ctx.Done():
+							return nil, ctx.Err()
+						}
+					}
+				})
+				var mu sync.Mutex
+				relayed := 0
+				begin := time.Now()
+				rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__slow"}}, &ExecOptions{
+					OnProgress: func(callID string, p Progress) {
+						mu.Lock()
+						defer mu.Unlock()
+						if callID != "1" || p.Progress != float64(relayed+1) {
+							t.Errorf("relayed progress %s %v after %d", callID, p, relayed)
+						}
+						relayed++
+					},
+				})
+				if got := rs[0].Text(); got != tc.want {
+					t.Errorf("result = %q, want %q", got, tc.want)
+				}
+				if rs[0].IsError != strings.Contains(tc.want, "timed out") {
+					t.Errorf("isError = %v", rs[0].IsError)
+				}
+				if got := time.Since(begin); got != tc.wantAt {
+					t.Errorf("returned after %v, want %v", got, tc.wantAt)
+				}
+				if relayed != tc.progress {
+					t.Errorf("relayed %d progress notifications, want %d", relayed, tc.progress)
+				}
+			})
+		})
+	}
+}
+
+// TestCancel: cancelling the batch cancels the running call and fails the
+// calls that have not started.
+func TestCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFakeCaller()
+		reg := NewRegistry(nil)
+		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("slow", true, ""), tool("write", false, "")}, fc)
+		fc.handle("slow", func(ctx context.Context, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(time.Second, cancel)
+		rs := New(reg, nil).Execute(ctx, []ToolCall{{CallID: "1", Tool: "mcp__demo__slow"}, {CallID: "2", Tool: "mcp__demo__write"}},
+			&ExecOptions{Approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}})
+		if !rs[0].IsError || !strings.Contains(rs[0].Text(), "cancelled") {
+			t.Errorf("running call: %v %q", rs[0].IsError, rs[0].Text())
+		}
+		if !rs[1].IsError || !strings.Contains(rs[1].Text(), "cancelled before") || fc.count("write") != 0 {
+			t.Errorf("pending call: %v %q, server saw it %d times", rs[1].IsError, rs[1].Text(), fc.count("write"))
+		}
+	})
+}
+
+// TestTruncation: text beyond maxResultChars is cut; the whole text is
+// saved to a 0600 file that the note names.
+func TestTruncation(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("big", true, "")}, fc)
+	img := &mcpsdk.ImageContent{Data: []byte{1, 2, 3}, MIMEType: "image/png"}
+	fc.handle("big", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{
+			&mcpsdk.TextContent{Text: "héllo wörld"}, // 11 characters
+			img,
+			&mcpsdk.TextContent{Text: strings.Repeat("x", 20)},
+		}}, nil
+	})
+	dir := t.TempDir()
+	rs := New(reg, &Options{MaxResultChars: 15, ResultsDir: dir}).Execute(t.Context(), []ToolCall{{CallID: "c/1", Tool: "mcp__demo__big"}}, nil)
+	r := rs[0]
+	mustNotError(t, r)
+	if r.Truncated == nil || r.Truncated.SavedTo == "" {
+		t.Fatalf("truncated = %+v", r.Truncated)
+	}
+	if diff := cmp.Diff(Truncated{ShownChars: 15, TotalChars: 31, SavedTo: r.Truncated.SavedTo}, *r.Truncated); diff != "" {
+		t.Errorf("truncated (-want +got):\n%s", diff)
+	}
+	if len(r.Content) != 4 || r.Content[1] != img {
+		t.Fatalf("content = %#v, want text, the image, cut text, note", r.Content)
+	}
+	if got := r.Content[2].(*mcpsdk.TextContent).Text; got != "xxxx" {
+		t.Errorf("cut text = %q", got)
+	}
+	note := r.Content[3].(*mcpsdk.TextContent).Text
+	for _, want := range []string{"15 of 31", "16 cut", r.Truncated.SavedTo} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q does not mention %q", note, want)
+		}
+	}
+	data, err := os.ReadFile(r.Truncated.SavedTo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "héllo wörld\n" + strings.Repeat("x", 20); string(data) != want {
+		t.Errorf("saved %q, want %q", data, want)
+	}
+	if fi, err := os.Stat(r.Truncated.SavedTo); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("saved file mode = %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if !strings.HasPrefix(r.Truncated.SavedTo, dir+string(os.PathSeparator)+"c_1-") {
+		t.Errorf("saved to %q, want a file in %q named after the call", r.Truncated.SavedTo, dir)
+	}
+}
+
+// TestApprover covers the ask paths without rule files: nobody to ask,
+// the user denies, allows once, and the approver failing.
+func TestApprover(t *testing.T) {
+	tests := []struct {
+		name     string
+		approver Approver
+		wantDec  Decision
+		wantText string
+		wantSeen int
+	}{
+		{name: "no approver", wantDec: DecisionDenied, wantText: `add "mcp__demo__delete_file" to permissions.allow in `},
+		{name: "user denies", approver: &recordingApprover{answer: Answer{Decision: Deny}}, wantDec: DecisionDenied, wantText: "denied by the user"},
+		{name: "allow once", approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}, wantDec: DecisionAsked, wantText: "ok delete_file", wantSeen: 1},
+		{name: "approver fails", approver: &recordingApprover{err: errors.New("method not found")}, wantDec: DecisionDenied, wantText: "counts as a denial"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := newFakeCaller()
+			reg := NewRegistry(nil)
+			reg.SetServerTools("demo", []*mcpsdk.Tool{tool("delete_file", false, `{"type":"object","properties":{"path":{"type":"string"}}}`)}, fc)
+			rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)}}, &ExecOptions{Approver: tc.approver})
+			if rs[0].Decision != tc.wantDec || !strings.Contains(rs[0].Text(), tc.wantText) {
+				t.Errorf("got %s %q, want %s containing %q", rs[0].Decision, rs[0].Text(), tc.wantDec, tc.wantText)
+			}
+			if rs[0].IsError != (tc.wantDec == DecisionDenied) {
+				t.Errorf("isError = %v", rs[0].IsError)
+			}
+			if got := fc.count("delete_file"); got != tc.wantSeen {
+				t.Errorf("server saw %d calls, want %d", got, tc.wantSeen)
+			}
+			if ra, ok := tc.approver.(*recordingApprover); ok {
+				want := []Request{{CallID: "1", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"a.txt"}`), Reason: ra.reqs[0].Reason}}
+				if diff := cmp.Diff(want, ra.reqs); diff != "" {
+					t.Errorf("approver requests (-want +got):\n%s", diff)
+				}
+				if ra.reqs[0].Reason == "" {
+					t.Errorf("request has no reason")
+				}
+			}
+		})
+	}
+}

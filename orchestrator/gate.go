@@ -1,0 +1,150 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/freecode/freecode/permissions"
+)
+
+// Approver asks the user whether a call may run; the sidecar asks the
+// frontend that sent the batch, the CLI asks on its TTY.
+type Approver interface {
+	Approve(ctx context.Context, req Request) (Answer, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req Request) (Answer, error) { return f(ctx, req) }
+
+// Request is one permission question, shaped like the params of PROTOCOL.md's
+// freecode/permission/request.
+type Request struct {
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"` // the id, never the alias
+	Server    string          `json:"server,omitempty"`
+	Arguments json.RawMessage `json:"arguments"`
+	ReadOnly  bool            `json:"readOnly"`
+	Reason    string          `json:"reason"`
+}
+
+// AnswerDecision is what the user answered.
+type AnswerDecision string
+
+// The answers to a permission request.
+const (
+	AllowOnce   AnswerDecision = "allowOnce"
+	AllowAlways AnswerDecision = "allowAlways"
+	Deny        AnswerDecision = "deny"
+)
+
+// Scope is the rule file an "always allow" answer is written to.
+type Scope string
+
+// The scopes an "always allow" answer may pick.
+const (
+	ScopeLocal Scope = "local" // <project>/.freecode/settings.local.json
+	ScopeUser  Scope = "user"  // ~/.freecode/settings.json
+)
+
+// Answer is the user's answer to a Request.
+type Answer struct {
+	Decision AnswerDecision `json:"decision"`
+	Scope    Scope          `json:"scope,omitempty"`
+}
+
+// gate applies the permission rules to one call. It returns the decision
+// and, for a denial, the text of the error result.
+func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (Decision, string) {
+	t := p.tool
+	// A nil set means no rules: read-only tools are allowed, others ask.
+	d := o.perms.Load().Decide(t.ID, t.ReadOnly)
+	switch d.Effect {
+	case permissions.Allow:
+		return DecisionAllowed, ""
+	case permissions.Deny:
+		return DecisionDenied, fmt.Sprintf("%s was denied: %s", t.ID, d.Reason)
+	}
+	if eo.Approver == nil {
+		return DecisionDenied, o.noApproverText(t, d)
+	}
+	args := p.call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	ans, err := eo.Approver.Approve(ctx, Request{
+		CallID:    p.call.CallID,
+		Tool:      t.ID,
+		Server:    t.Server,
+		Arguments: args,
+		ReadOnly:  t.ReadOnly,
+		Reason:    d.Reason,
+	})
+	if err != nil {
+		return DecisionDenied, fmt.Sprintf("%s was not run: asking for permission failed (%v), which counts as a denial", t.ID, err)
+	}
+	switch ans.Decision {
+	case AllowOnce:
+		return DecisionAsked, ""
+	case AllowAlways:
+		o.allowAlways(t.ID, ans.Scope)
+		return DecisionAsked, ""
+	}
+	return DecisionDenied, fmt.Sprintf("%s was denied by the user", t.ID)
+}
+
+// allowAlways records an "always allow" answer: for the rest of the session
+// at once, and as an allow rule in the chosen file. A failed write is
+// logged; the user's answer still holds for this session.
+func (o *Orchestrator) allowAlways(id string, scope Scope) {
+	if set := o.perms.Load(); set != nil {
+		if err := set.AllowSession(id); err != nil {
+			o.log.Warn("could not allow a tool for the session", "tool", id, "err", err)
+		}
+	}
+	src := permissions.SourceLocal
+	if scope == ScopeUser || o.opts.ProjectDir == "" {
+		src = permissions.SourceUser
+	}
+	path, err := permissions.ScopeFile(src, o.opts.UserDir, o.opts.ProjectDir)
+	if err == nil {
+		err = permissions.AddAllow(path, id)
+	}
+	if err != nil {
+		o.log.Warn("could not save an always-allow rule", "tool", id, "scope", src, "err", err)
+	}
+}
+
+// noApproverText explains a denial for lack of anyone to ask, naming the
+// rule that would allow the call.
+func (o *Orchestrator) noApproverText(t *Tool, d permissions.Decision) string {
+	file := "~/.freecode/settings.json"
+	if o.opts.UserDir != "" {
+		if p, err := permissions.ScopeFile(permissions.SourceUser, o.opts.UserDir, ""); err == nil {
+			file = tildePath(p)
+		}
+	}
+	if d.Rule != nil {
+		// An ask rule beats any allow rule: adding one would not help.
+		return fmt.Sprintf("%s needs permission (%s) and there is no one to ask; an ask rule wins over allow rules, so remove %q from permissions.ask to let it run unasked", t.ID, d.Reason, d.Rule.Pattern)
+	}
+	return fmt.Sprintf("%s needs permission (%s) and there is no one to ask: add %q to permissions.allow in %s", t.ID, d.Reason, t.ID, file)
+}
+
+// tildePath shortens a path under the home directory to ~/….
+func tildePath(p string) string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(home, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return "~/" + filepath.ToSlash(rel)
+	}
+	return p
+}

@@ -1,0 +1,170 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Caller runs one tool of one server (or one built-in): what the orchestrator
+// needs from an MCP connection. onProgress may be nil.
+type Caller interface {
+	CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)
+}
+
+// ToolTimeouter is implemented by Callers that know their server's
+// toolTimeout; the orchestrator's default applies to the others.
+type ToolTimeouter interface {
+	ToolTimeout() time.Duration
+}
+
+// Progress is one progress notification of a running call.
+type Progress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// Tool is one registered tool: a built-in or an MCP server's tool. Both kinds
+// go through the same Caller interface, validation and permission gate.
+type Tool struct {
+	ID          string // what permission rules match
+	Server      string // "" for a built-in
+	Name        string // the name the Caller is called with (the server's original name)
+	Title       string
+	Description string
+	// ReadOnly is true only when the tool's annotations say readOnlyHint: true.
+	ReadOnly bool
+	// Destructive and OpenWorld are the annotations' hints with the MCP
+	// defaults applied (both true when absent).
+	Destructive bool
+	OpenWorld   bool
+	InputSchema json.RawMessage // kept whole, for validation
+	Caller      Caller
+
+	// Builtin and Order place built-ins first, in their fixed order, in the
+	// provider-facing definitions.
+	Builtin bool
+	Order   int
+
+	alias string // set by the registry when ID is over MaxNameLen
+	// noSchema records that the server sent no inputSchema (InputSchema
+	// then holds an empty object schema), so the provider conversion can
+	// report it instead of it passing silently.
+	noSchema bool
+
+	validatorOnce sync.Once
+	validator     *Validator
+	validatorErr  error
+}
+
+// Alias returns the provider-facing name of a tool whose id is longer than
+// MaxNameLen, or "".
+func (t *Tool) Alias() string { return t.alias }
+
+// ProviderName is the name the tool is sent to providers under.
+func (t *Tool) ProviderName() string {
+	if t.alias != "" {
+		return t.alias
+	}
+	return t.ID
+}
+
+// Info returns the tool as PROTOCOL.md's ToolInfo.
+func (t *Tool) Info() ToolInfo {
+	info := ToolInfo{
+		ID:          t.ID,
+		Server:      t.Server,
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		ReadOnly:    t.ReadOnly,
+		InputSchema: t.InputSchema,
+		Alias:       t.alias,
+	}
+	if !t.ReadOnly {
+		d := t.Destructive
+		info.Destructive = &d
+	}
+	ow := t.OpenWorld
+	info.OpenWorld = &ow
+	return info
+}
+
+// compiledValidator compiles the tool's input schema once, on first use:
+// most tools of most servers are never called.
+func (t *Tool) compiledValidator() (*Validator, error) {
+	t.validatorOnce.Do(func() {
+		t.validator, t.validatorErr = NewValidator(t.InputSchema)
+	})
+	return t.validator, t.validatorErr
+}
+
+// emptyObjectSchema stands in for a tool that declares no input schema.
+var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
+
+// newMCPTool builds the Tool for one tools/list entry; id is already assigned.
+func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
+	schema, err := rawSchema(st.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	noSchema := schema == nil
+	if noSchema {
+		schema = emptyObjectSchema
+	}
+	t := &Tool{
+		ID:          id,
+		Server:      server,
+		Name:        st.Name,
+		Title:       st.Title,
+		Description: st.Description,
+		Destructive: true,
+		OpenWorld:   true,
+		InputSchema: schema,
+		Caller:      c,
+		noSchema:    noSchema,
+	}
+	if a := st.Annotations; a != nil {
+		if t.Title == "" {
+			t.Title = a.Title
+		}
+		t.ReadOnly = a.ReadOnlyHint
+		if a.DestructiveHint != nil {
+			t.Destructive = *a.DestructiveHint
+		}
+		if a.OpenWorldHint != nil {
+			t.OpenWorld = *a.OpenWorldHint
+		}
+	}
+	if t.ReadOnly {
+		t.Destructive = false
+	}
+	t.alias = aliasFor(id)
+	return t, nil
+}
+
+// rawSchema encodes a tools/list inputSchema; nil means there was none.
+func rawSchema(v any) (json.RawMessage, error) {
+	switch s := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		if len(bytes.TrimSpace(s)) == 0 || string(bytes.TrimSpace(s)) == "null" {
+			return nil, nil
+		}
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	return b, nil
+}

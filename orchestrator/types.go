@@ -1,0 +1,85 @@
+package orchestrator
+
+import (
+	"encoding/json"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ToolInfo describes one registered tool, shaped like PROTOCOL.md's ToolInfo.
+type ToolInfo struct {
+	ID          string          `json:"id"`
+	Server      string          `json:"server,omitempty"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	ReadOnly    bool            `json:"readOnly"`
+	Destructive *bool           `json:"destructive,omitempty"`
+	OpenWorld   *bool           `json:"openWorld,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// Alias is the provider-facing name when ID is longer than 64 characters.
+	Alias string `json:"alias,omitempty"`
+}
+
+// ToolCall is one call a model asked for. Tool is an id or an alias.
+type ToolCall struct {
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Decision says how the permission gate (or validation) handled a call.
+type Decision string
+
+// The decisions of a ToolResult, as PROTOCOL.md spells them.
+const (
+	DecisionAllowed Decision = "allowed" // a rule or the default allowed it
+	DecisionAsked   Decision = "asked"   // the user was asked and allowed it
+	DecisionDenied  Decision = "denied"  // a rule, the user or the lack of a frontend denied it
+	DecisionInvalid Decision = "invalid" // unknown tool or invalid arguments: never sent
+)
+
+// ToolResult is the outcome of one ToolCall, shaped like PROTOCOL.md's ToolResult.
+// Every failure (denied, invalid, timed out, server gone) is a result with
+// IsError and a readable text content, never a Go error.
+type ToolResult struct {
+	CallID            string           `json:"callId"`
+	Content           []mcpsdk.Content `json:"content"`
+	StructuredContent any              `json:"structuredContent,omitempty"`
+	IsError           bool             `json:"isError"`
+	Decision          Decision         `json:"decision"`
+	DurationMs        int64            `json:"durationMs"`
+	Truncated         *Truncated       `json:"truncated,omitempty"`
+}
+
+// Truncated tells how much of a result's text was cut and where the whole
+// text was saved.
+type Truncated struct {
+	ShownChars int    `json:"shownChars"`
+	TotalChars int    `json:"totalChars"`
+	SavedTo    string `json:"savedTo,omitempty"`
+}
+
+// Text returns the concatenated text contents of r, one per line; handy for
+// printing a result and for tests.
+func (r *ToolResult) Text() string {
+	var s []byte
+	for _, c := range r.Content {
+		if t, ok := c.(*mcpsdk.TextContent); ok {
+			if len(s) > 0 {
+				s = append(s, '\n')
+			}
+			s = append(s, t.Text...)
+		}
+	}
+	return string(s)
+}
+
+func errorResult(callID string, d Decision, text string) ToolResult {
+	return ToolResult{
+		CallID:   callID,
+		Content:  []mcpsdk.Content{&mcpsdk.TextContent{Text: text}},
+		IsError:  true,
+		Decision: d,
+	}
+}
