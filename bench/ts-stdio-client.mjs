@@ -2,7 +2,7 @@
 // client, for mcp/bench_test.go. Prints one JSON line:
 // {"calls":N,"seconds":S,"callsPerSec":R}.
 //
-// usage: node ts-stdio-client.mjs N '<arguments JSON>' command [args...]
+// usage: node ts-stdio-client.mjs WARMUP N '<arguments JSON>' command [args...]
 // The server's environment is this process's. FREECODE_NPM points at the
 // node_modules that hold @modelcontextprotocol/sdk.
 import path from 'node:path';
@@ -17,7 +17,8 @@ const sdk = (p) => pathToFileURL(path.join(npm, '@modelcontextprotocol/sdk/dist/
 const { Client } = await import(sdk('client/index.js'));
 const { StdioClientTransport } = await import(sdk('client/stdio.js'));
 
-const [nArg, argsJSON, command, ...args] = process.argv.slice(2);
+const [warmArg, nArg, argsJSON, command, ...args] = process.argv.slice(2);
+const warm = Number(warmArg);
 const n = Number(nArg);
 const toolArgs = JSON.parse(argsJSON);
 
@@ -25,7 +26,7 @@ const transport = new StdioClientTransport({ command, args, env: { ...process.en
 const client = new Client({ name: 'ts-bench', version: '1.0.0' });
 await client.connect(transport);
 // Warm up, so JIT and the first-call paths are not in the figure.
-for (let i = 0; i < Math.min(200, n); i++) {
+for (let i = 0; i < warm; i++) {
   await client.callTool({ name: 'echo', arguments: toolArgs });
 }
 const start = process.hrtime.bigint();

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // benchServer is one stdio MCP server the benchmark drives.
@@ -65,17 +66,13 @@ func benchServers(b *testing.B) []benchServer {
 func BenchmarkStdioEcho(b *testing.B) {
 	for _, srv := range benchServers(b) {
 		b.Run(srv.name, func(b *testing.B) {
-			cfg := config.Server{
-				Name: "bench", Type: config.TypeLocal, Enabled: true,
-				Command: srv.command, Env: srv.env, InheritEnv: true, Timeout: time.Minute,
-			}
-			c := NewConn(cfg, nil)
+			c := NewConn(benchConfig(srv), nil)
 			defer c.Close()
 			if err := c.Start(b.Context()); err != nil {
 				b.Fatal(err)
 			}
 			ctx := b.Context()
-			for range 200 { // warm up
+			for range warmUp {
 				if _, err := c.CallTool(ctx, "echo", srv.args, nil); err != nil {
 					b.Fatal(err)
 				}
@@ -93,33 +90,91 @@ func BenchmarkStdioEcho(b *testing.B) {
 			// The machine is shared: measure the three clients in
 			// alternating rounds of the same size and keep each one's
 			// best round, so a burst of load elsewhere hits all alike.
-			const rounds, n = 3, 3000
-			var ours, ts, floor float64
+			const rounds, n = 6, 2000
+			var ours, ts, floor, plain float64
 			for range rounds {
-				ours = max(ours, connCalls(b, c, srv, n))
+				ours = max(ours, connCalls(b, srv, n))
 				floor = max(floor, floorCalls(b, srv, n))
 				ts = max(ts, tsCalls(b, srv, n))
+				plain = max(plain, sdkCalls(b, srv, n))
 			}
 			b.ReportMetric(ours, "calls/s")
 			b.ReportMetric(ts, "ts-calls/s")
 			b.ReportMetric(floor, "floor-calls/s")
+			b.ReportMetric(plain, "gosdk-calls/s")
 			b.ReportMetric(ours/ts, "ours/ts")
 			b.ReportMetric(ours/floor, "ours/floor")
+			b.ReportMetric(ours/plain, "ours/gosdk")
 		})
 	}
 }
 
-// connCalls returns our Conn's calls/s over n echo calls.
-func connCalls(b *testing.B, c *Conn, srv benchServer, n int) float64 {
+// warmUp is the number of untimed calls each client makes first, on its
+// own fresh server process, so JIT and first-call paths are out of the
+// figures alike.
+const warmUp = 500
+
+// connCalls returns our Conn's calls/s over n echo calls, on a fresh
+// server process like the other two clients get.
+func connCalls(b *testing.B, srv benchServer, n int) float64 {
+	c := NewConn(benchConfig(srv), nil)
+	defer c.Close()
 	ctx := b.Context()
-	start := time.Now()
-	for range n {
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	call := func() {
 		res, err := c.CallTool(ctx, "echo", srv.args, nil)
 		if err != nil || res.IsError {
 			b.Fatalf("echo: %v %+v", err, res)
 		}
 	}
+	for range warmUp {
+		call()
+	}
+	start := time.Now()
+	for range n {
+		call()
+	}
 	return float64(n) / time.Since(start).Seconds()
+}
+
+// sdkCalls is the plain go-sdk client (its CommandTransport, no wrapping),
+// for comparison: calls/s over n echo calls.
+func sdkCalls(b *testing.B, srv benchServer, n int) float64 {
+	cmd := exec.Command(srv.command[0], srv.command[1:]...)
+	cmd.Env = os.Environ()
+	for k, v := range srv.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	ctx := b.Context()
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "plain", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcpsdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcpsdk.ClientSessionOptions{ProtocolVersion: config.DefaultProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	call := func() {
+		res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "echo", Arguments: srv.args})
+		if err != nil || res.IsError {
+			b.Fatalf("echo: %v %+v", err, res)
+		}
+	}
+	for range warmUp {
+		call()
+	}
+	start := time.Now()
+	for range n {
+		call()
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+func benchConfig(srv benchServer) config.Server {
+	return config.Server{
+		Name: "bench", Type: config.TypeLocal, Enabled: true,
+		Command: srv.command, Env: srv.env, InheritEnv: true, Timeout: time.Minute,
+	}
 }
 
 // tsCalls runs bench/ts-stdio-client.mjs: n echo calls with the TS SDK.
@@ -127,7 +182,7 @@ func tsCalls(b *testing.B, srv benchServer, n int) float64 {
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "bench", "ts-stdio-client.mjs")
 	args, _ := json.Marshal(srv.args)
-	cmd := exec.Command("node", append([]string{script, strconv.Itoa(n), string(args)}, srv.command...)...)
+	cmd := exec.Command("node", append([]string{script, strconv.Itoa(warmUp), strconv.Itoa(n), string(args)}, srv.command...)...)
 	cmd.Env = os.Environ()
 	for k, v := range srv.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -199,7 +254,7 @@ func floorCalls(b *testing.B, srv benchServer, n int) float64 {
 		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":%s}}`, id, args)
 	}
 	id := 2
-	for range 200 {
+	for range warmUp {
 		roundTrip(id, call(id))
 		id++
 	}

@@ -196,7 +196,10 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 	}
 	c.logger = c.opts.Logger.With("server", srv.Name)
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, &mcpsdk.ClientOptions{
-		Logger:                      c.logger,
+		Logger: c.logger,
+		// We serve no roots, sampling or elicitation: declaring none spares
+		// servers (server-everything) a roots/list round trip per session.
+		Capabilities:                &mcpsdk.ClientCapabilities{},
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
 	})
