@@ -453,10 +453,18 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 			cancel(nil)
 			return nil, err
 		}
-		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	}
 	if err != nil {
 		return nil, err
+	}
+	// The SDK closes a 202's body unread; net/http then closes the
+	// connection instead of reusing it, and every legacy SSE call paid for
+	// a new TCP connection. A small body, or a 202's (express sends
+	// "Accepted" chunked), is drained on close.
+	drain := (resp.ContentLength >= 0 && resp.ContentLength <= maxDrain) ||
+		(resp.StatusCode == http.StatusAccepted && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"))
+	if bound || drain {
+		resp.Body = &responseBody{ReadCloser: resp.Body, cancel: cancel, drain: drain, timeout: rc.timeout}
 	}
 	if req.Method == http.MethodPost {
 		rt.probe.record(resp)
@@ -547,15 +555,29 @@ func boundContext(ctx context.Context) (context.Context, context.CancelCauseFunc
 	return context.WithCancelCause(ctx)
 }
 
-// cancelOnClose releases a request's context when its body is closed.
-type cancelOnClose struct {
+// maxDrain bounds what closing a response body reads to keep its
+// connection for reuse.
+const maxDrain = 64 << 10
+
+// responseBody drains a small body before closing it (so the connection
+// goes back to the pool) and releases the request's context.
+type responseBody struct {
 	io.ReadCloser
-	cancel context.CancelCauseFunc
+	cancel  context.CancelCauseFunc // nil if the request had none of ours
+	drain   bool
+	timeout time.Duration // bounds the drain: a body that never ends is closed
 }
 
-func (b *cancelOnClose) Close() error {
+func (b *responseBody) Close() error {
+	if b.drain {
+		t := time.AfterFunc(b.timeout, func() { b.ReadCloser.Close() })
+		io.CopyN(io.Discard, b.ReadCloser, maxDrain)
+		t.Stop()
+	}
 	err := b.ReadCloser.Close()
-	b.cancel(nil)
+	if b.cancel != nil {
+		b.cancel(nil)
+	}
 	return err
 }
 
