@@ -219,7 +219,7 @@ func (im *importer) name(orig string) string {
 	for strings.Contains(n, "__") {
 		n = strings.ReplaceAll(n, "__", "_")
 	}
-	n = strings.Trim(n, "-")
+	n = strings.Trim(n, "-_")
 	if len(n) > 48 {
 		n = n[:48]
 	}
@@ -232,7 +232,7 @@ func (im *importer) name(orig string) string {
 		n = base[:min(len(base), 48-len(suffix))] + suffix
 	}
 	if n != orig {
-		im.warn("server %q imported as %q (names are 1 to 48 of A-Z a-z 0-9 _ -, unique, without \"__\")", orig, n)
+		im.warn("server %q imported as %q (names are 1 to 48 of A-Z a-z 0-9 _ -, unique, without \"__\", not starting or ending with _)", orig, n)
 	}
 	return n
 }

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailscale/hujson"
 )
 
 // TestAddServerLayout checks that a new entry is indented like the file
@@ -55,5 +58,29 @@ func TestAddServerLayout(t *testing.T) {
 				t.Errorf("the edited file does not load: %v", err)
 			}
 		})
+	}
+}
+
+// Values fn does not touch keep their bytes even when their layout is odd:
+// a closing bracket on the last element's line, an empty "[ ]".
+func TestUpdateFileLeavesUntouchedValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	orig := "{\"p\": [1,\n2], \"q\": {\"a\": 1,\n  \"b\": 2}, \"e\": [ ], \"o\": { }}\n"
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := UpdateFile(path, func(root *hujson.Value) error {
+		return root.Patch([]byte(`[{"op":"add","path":"/z","value":true}]`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"p\": [1,\n2], \"q\": {\"a\": 1,\n  \"b\": 2}, \"e\": [ ], \"o\": { }, \"z\": true}\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

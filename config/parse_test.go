@@ -293,3 +293,16 @@ func TestCheckURL(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckNameEdgeUnderscore(t *testing.T) {
+	for _, name := range []string{"a_", "_a", "_", "gh_"} {
+		if err := CheckName(name); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+			t.Errorf("CheckName(%q) = %v, want an error about ambiguous ids", name, err)
+		}
+	}
+	for _, name := range []string{"a_b", "a-", "-a", "my_server-2"} {
+		if err := CheckName(name); err != nil {
+			t.Errorf("CheckName(%q) = %v, want nil", name, err)
+		}
+	}
+}

@@ -90,6 +90,10 @@ func CheckName(name string) error {
 		return fmt.Errorf("name %q must be 1 to 48 characters of A-Z, a-z, 0-9, _ and -", name)
 	case strings.Contains(name, "__"):
 		return fmt.Errorf("name %q must not contain \"__\": it separates server and tool in tool ids (mcp__<server>__<tool>)", name)
+	case strings.HasPrefix(name, "_") || strings.HasSuffix(name, "_"):
+		// mcp__a___x could be server "a_" with tool "x" or server "a" with
+		// tool "_x": a permission rule must read every id one way only.
+		return fmt.Errorf("name %q must not start or end with \"_\": next to the \"__\" of a tool id (mcp__<server>__<tool>) it would make the id ambiguous", name)
 	}
 	return nil
 }

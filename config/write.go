@@ -104,7 +104,13 @@ func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
 // offsets, so the tag never reaches the file.
 func markOriginal(root *hujson.Value) {
 	for v := range root.All() {
-		v.StartOffset, v.EndOffset = -1, -1
+		// EndOffset keeps how many values v held, so that layout can tell
+		// a value fn emptied from one that was empty in the file.
+		n := 0
+		if vals, _, _ := elems(v); vals != nil {
+			n = len(vals)
+		}
+		v.StartOffset, v.EndOffset = -1, -1-n
 	}
 }
 
@@ -179,14 +185,16 @@ func layout(v *hujson.Value, indent, unit string) {
 		return
 	}
 	if len(vals) == 0 {
-		if isBlank(*after) { // emptied by a removal: "[]", not "[\n    ]"
+		emptied := !isNew(v) && v.EndOffset < -1
+		if emptied && isBlank(*after) { // emptied by a removal: "[]", not "[\n    ]"
 			*after = nil
 		}
 		return
 	}
-	allNew := true
+	allNew, added := true, false
 	for _, e := range vals {
 		allNew = allNew && isNew(e)
+		added = added || isNew(e)
 	}
 	if allNew { // a value whose contents were replaced, or filled from empty
 		layoutNew(v, indent, unit)
@@ -233,7 +241,7 @@ func layout(v *hujson.Value, indent, unit string) {
 	if last := vals[len(vals)-1]; isNew(last) && len(vals) > 1 && vals[len(vals)-2].AfterExtra != nil && isBlank(last.AfterExtra) {
 		last.AfterExtra = hujson.Extra{}
 	}
-	if multiline && !bytes.ContainsRune(*after, '\n') {
+	if added && multiline && !bytes.ContainsRune(*after, '\n') {
 		setBlank(after, "\n"+indent)
 	}
 }
