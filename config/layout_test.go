@@ -23,7 +23,7 @@ func TestAddServerLayout(t *testing.T) {
 		{
 			name: "one line",
 			file: `{"model":"m","provider":{"k":"sk-SECRET"}}`,
-			want: `{"model":"m","provider":{"k":"sk-SECRET"}, "mcp": {
+			want: `{"model":"m","provider":{"k":"sk-SECRET"},"mcp": {
   "servers": [
     {
       "name": "x",

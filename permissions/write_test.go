@@ -22,7 +22,7 @@ func TestAddAllow(t *testing.T) {
 		{
 			name:    "new file",
 			pattern: "mcp__gh__get_issue",
-			want:    "{\n  \"permissions\": {\"allow\": [\"mcp__gh__get_issue\"]}\n}\n",
+			want:    "{\n  \"permissions\": {\n    \"allow\": [\"mcp__gh__get_issue\"]\n  }\n}\n",
 		},
 		{
 			name: "comments, other keys and odd spacing kept",
@@ -95,7 +95,7 @@ func TestAddAllow(t *testing.T) {
 			name:    "empty multi-line list",
 			in:      "{\n  \"permissions\": {\n    \"allow\": [\n    ]\n  }\n}",
 			pattern: "grep",
-			want:    "{\n  \"permissions\": {\n    \"allow\": [\n      \"grep\"\n    ]\n  }\n}",
+			want:    "{\n  \"permissions\": {\n    \"allow\": [\"grep\"]\n  }\n}",
 		},
 		{
 			name:    "no allow list",
@@ -107,13 +107,13 @@ func TestAddAllow(t *testing.T) {
 			name:    "no permissions",
 			in:      "{\n\t\"model\": \"x\",\n\t\"mcp\": {\"servers\": []},\n}\n",
 			pattern: "read",
-			want:    "{\n\t\"model\": \"x\",\n\t\"mcp\": {\"servers\": []},\n\t\"permissions\": {\"allow\": [\"read\"]},\n}\n",
+			want:    "{\n\t\"model\": \"x\",\n\t\"mcp\": {\"servers\": []},\n\t\"permissions\": {\n\t\t\"allow\": [\"read\"]\n\t},\n}\n",
 		},
 		{
 			name:    "empty object",
 			in:      "{}",
 			pattern: "read",
-			want:    `{"permissions": {"allow": ["read"]}}`,
+			want:    "{\n  \"permissions\": {\n    \"allow\": [\"read\"]\n  }\n}",
 		},
 		{
 			name:    "already there",
