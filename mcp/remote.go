@@ -468,11 +468,25 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	}
 	if req.Method == http.MethodPost {
 		rt.probe.record(resp)
-		if !rt.legacy {
-			resp = rt.checkSession(r, resp)
-		}
+	}
+	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		rt.redactBody(resp)
+	}
+	if req.Method == http.MethodPost && !rt.legacy {
+		resp = rt.checkSession(r, resp)
 	}
 	return resp, nil
+}
+
+// redactBody replaces an error response's body with a copy in which the
+// configured secrets are ***: the SDK quotes error bodies in its errors,
+// and a server may echo the token it rejected.
+func (rt *remoteRoundTripper) redactBody(resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
+	resp.Body.Close()
+	body = []byte(rt.rc.redactor.Replace(string(body)))
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
 }
 
 // withQuery returns u with the configured URL's query parameters added

@@ -652,9 +652,15 @@ func TestRemoteSecretsNeverShown(t *testing.T) {
 	var fail atomic.Bool
 	ts := httptest.NewServer(log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if fail.Load() {
+			var req struct{ ID json.RawMessage }
+			json.NewDecoder(r.Body).Decode(&req)
+			if req.ID == nil {
+				req.ID = json.RawMessage("null")
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
-			io.WriteString(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"bad token `+r.Header.Get("Authorization")+" "+r.URL.RawQuery+`"},"id":null}`)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"bad token %s %s"},"id":%s}`,
+				r.Header.Get("Authorization"), r.URL.RawQuery, req.ID)
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -690,8 +696,19 @@ func TestRemoteSecretsNeverShown(t *testing.T) {
 		}
 	}
 
+	// A server that starts rejecting the token mid-session, echoing it.
+	cs, _, err = dialRemote(ctx, newTestClient(), srv, nil, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
 	fail.Store(true)
 	var errs []string
+	if _, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil {
+		t.Error("CallTool succeeded through a 401")
+	} else {
+		errs = append(errs, err.Error())
+	}
 	for _, transport := range []string{config.TransportHTTP, config.TransportSSE, config.TransportAuto} {
 		srv.Transport = transport
 		_, _, err := dialRemote(ctx, newTestClient(), srv, nil, logger)
