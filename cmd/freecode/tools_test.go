@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// toolsConfig writes a config with the demo server and returns the
+// arguments every `tools` command of the test starts with.
+func toolsConfig(t *testing.T) (args []string, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	mustRun(t, "--config", path, "mcp", "add", "demo", "local", "--", demoServer)
+	return []string{"--config", path, "tools", "--project", t.TempDir()}, dir
+}
+
+func TestToolsList(t *testing.T) {
+	args, _ := toolsConfig(t)
+	out := mustRun(t, append(args, "list")...)
+	for _, re := range []string{
+		`(?m)^mcp__demo__delete_file\s+D\s+Delete a file`,
+		`(?m)^mcp__demo__read_file\s+R\s+Read a file`,
+		`(?m)^mcp__demo__build\s+-\s+Run a simulated build`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("list output does not match %s:\n%s", re, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n != 7 {
+		t.Errorf("list printed %d lines, want 7:\n%s", n, out)
+	}
+
+	out = mustRun(t, append(args, "list", "--server", "demo", "--json")...)
+	var infos []struct {
+		ID       string `json:"id"`
+		Server   string `json:"server"`
+		ReadOnly bool   `json:"readOnly"`
+	}
+	if err := json.Unmarshal([]byte(out), &infos); err != nil || len(infos) != 7 {
+		t.Fatalf("list --json: %v, %d tools\n%s", err, len(infos), out)
+	}
+	if infos[0].Server != "demo" || !strings.HasPrefix(infos[0].ID, "mcp__demo__") {
+		t.Errorf("first info = %+v", infos[0])
+	}
+}
+
+func TestToolsListFailingServer(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	mustRun(t, "--config", path, "mcp", "add", "bad", "local", "--", filepath.Join(dir, "no-such-binary"))
+	out, errOut, code := run(t, "--config", path, "tools", "--project", dir, "list", "--server", "bad")
+	if code != 1 || out != "" || !strings.Contains(errOut, `✗ Server "bad" failed`) {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
+
+func TestToolsDefs(t *testing.T) {
+	args, _ := toolsConfig(t)
+	hashRe := regexp.MustCompile(`openai: 7 tools, hash ([0-9a-f]{64})`)
+	var hashes []string
+	for range 2 {
+		out, errOut, code := run(t, append(args, "defs", "--format", "openai")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var defs []struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name       string         `json:"name"`
+				Parameters map[string]any `json:"parameters"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal([]byte(out), &defs); err != nil || len(defs) != 7 {
+			t.Fatalf("defs: %v, %d tools\n%s", err, len(defs), out)
+		}
+		if defs[0].Type != "function" || defs[0].Function.Name != "mcp__demo__build" {
+			t.Errorf("first def = %+v", defs[0])
+		}
+		m := hashRe.FindStringSubmatch(errOut)
+		if m == nil {
+			t.Fatalf("no hash on stderr: %s", errOut)
+		}
+		hashes = append(hashes, m[1])
+	}
+	if hashes[0] != hashes[1] {
+		t.Errorf("hash differs between runs: %v", hashes)
+	}
+	if _, errOut, code := run(t, append(args, "defs", "--format", "gemini")...); code != 1 || !strings.Contains(errOut, "anthropic or openai") {
+		t.Errorf("bad format: exit %d, %s", code, errOut)
+	}
+}
+
+func TestToolsCall(t *testing.T) {
+	args, dir := toolsConfig(t)
+	call := func(extra ...string) (string, string, int) {
+		return run(t, append(append(args, "call"), extra...)...)
+	}
+
+	out, errOut, code := call("mcp__demo__read_file", "--args", `{"path":"go.mod"}`)
+	if code != 0 || out != "module example.com/greeter\n\ngo 1.22\n\n" {
+		t.Errorf("read_file: exit %d\nstdout: %q\nstderr: %s", code, out, errOut)
+	}
+
+	out, _, code = call("mcp__demo__read_file", "--args", `{"path":1}`)
+	if code != 1 || !strings.Contains(out, "invalid arguments for mcp__demo__read_file") || !strings.Contains(out, "/path") {
+		t.Errorf("invalid args: exit %d\n%s", code, out)
+	}
+
+	// No terminal, no --yes: ask is a denial naming the rule to add.
+	out, _, code = call("mcp__demo__delete_file", "--args", `{"path":"README.md"}`)
+	settings := filepath.Join(dir, "settings.json")
+	if want := `add "mcp__demo__delete_file" to permissions.allow in ` + settings; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("delete_file without a terminal: exit %d\n%s\nwant it to contain %q", code, out, want)
+	}
+
+	out, _, code = call("mcp__demo__delete_file", "--args", `{"path":"README.md"}`, "--yes", "--json")
+	var res struct {
+		IsError  bool   `json:"isError"`
+		Decision string `json:"decision"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.IsError || res.Decision != "asked" {
+		t.Errorf("delete_file --yes: exit %d, %+v (%v)\n%s", code, res, err, out)
+	}
+
+	out, _, code = call("mcp__demo__nope")
+	if code != 1 || !strings.Contains(out, `no such tool: "mcp__demo__nope"`) {
+		t.Errorf("unknown tool: exit %d\n%s", code, out)
+	}
+}
+
+func TestToolsCallRules(t *testing.T) {
+	args, dir := toolsConfig(t)
+	settings := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"permissions": {"deny": ["mcp__demo__read_*"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := run(t, append(args, "call", "mcp__demo__read_file", "--args", `{"path":"go.mod"}`, "--yes")...)
+	if want := `denied by rule "mcp__demo__read_*" in ` + settings; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("denied call: exit %d\n%s\nwant it to contain %q", code, out, want)
+	}
+}
+
+// TestToolsCallPrompt answers the terminal prompt with "always": the rule
+// lands in the user's settings and the next call runs without a terminal.
+func TestToolsCallPrompt(t *testing.T) {
+	old := isTerminal
+	isTerminal = func(io.Reader) bool { return true }
+	t.Cleanup(func() { isTerminal = old })
+
+	args, dir := toolsConfig(t)
+	cmd := newRootCmd()
+	var o, e strings.Builder
+	cmd.SetOut(&o)
+	cmd.SetErr(&e)
+	cmd.SetIn(strings.NewReader("always\n"))
+	cmd.SetArgs(append(args, "call", "mcp__demo__delete_file", "--args", `{"path":"README.md"}`))
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("call: %v\n%s\n%s", err, o.String(), e.String())
+	}
+	if !strings.Contains(e.String(), "Allow? [y]es once / [N]o / [a]lways") || !strings.Contains(e.String(), "no rule; tool is not read-only") {
+		t.Errorf("prompt:\n%s", e.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Permissions struct{ Allow []string } `json:"permissions"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if diff := cmp.Diff([]string{"mcp__demo__delete_file"}, s.Permissions.Allow); diff != "" {
+		t.Errorf("allow rules (-want +got):\n%s", diff)
+	}
+
+	isTerminal = old
+	out, _, code := run(t, append(args, "call", "mcp__demo__delete_file", "--args", `{"path":"main.go"}`, "--json")...)
+	if code != 0 || !strings.Contains(out, `"decision": "allowed"`) {
+		t.Errorf("second call: exit %d\n%s", code, out)
+	}
+}
