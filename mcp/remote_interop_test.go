@@ -187,3 +187,30 @@ func TestRemoteInteropSessionExpired(t *testing.T) {
 		t.Fatal("the session did not end")
 	}
 }
+
+// TestConnRemoteInteropEverything: a Conn with a remote config connects to
+// server-everything over each transport, reports which one won, lists its
+// tools and calls echo.
+func TestConnRemoteInteropEverything(t *testing.T) {
+	for _, tc := range []struct{ mode, path, want string }{
+		{"streamableHttp", "/mcp", config.TransportHTTP},
+		{"sse", "/sse", config.TransportSSE},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			srv := remoteServer(startEverything(t, tc.mode)+tc.path, config.TransportAuto)
+			srv.Enabled, srv.Scope = true, "user"
+			c := startTestConn(t, srv, nil)
+			st := c.Status()
+			if st.State != StateConnected || st.Transport != tc.want || st.Type != config.TypeRemote || st.ToolCount < 13 {
+				t.Errorf("status = %+v, want connected over %s with server-everything's tools", st, tc.want)
+			}
+			res, err := c.CallTool(t.Context(), "echo", map[string]any{"message": "via conn"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*mcpsdk.TextContent).Text; got != "Echo: via conn" {
+				t.Errorf("echo = %q", got)
+			}
+		})
+	}
+}
