@@ -321,7 +321,7 @@ func (o *Orchestrator) callOnce(ctx context.Context, p *prepared, timeout time.D
 			eo.OnProgress(p.call.CallID, pr)
 		}
 	}
-	res, err := p.tool.Caller.CallTool(callCtx, p.tool.Name, p.args, onProgress)
+	res, err := safeCall(callCtx, p.tool, p.args, onProgress)
 	if err == nil && res == nil {
 		err = errors.New("no result")
 	}
@@ -333,6 +333,17 @@ func (o *Orchestrator) callOnce(ctx context.Context, p *prepared, timeout time.D
 		return nil, err
 	}
 	return res, nil
+}
+
+// safeCall turns a panicking Caller (a built-in's bug) into an error, so one
+// tool cannot take the sidecar down.
+func safeCall(ctx context.Context, t *Tool, args map[string]any, onProgress func(Progress)) (res *mcpsdk.CallToolResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("tool panicked: %v", r)
+		}
+	}()
+	return t.Caller.CallTool(ctx, t.Name, args, onProgress)
 }
 
 func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, timeout time.Duration) string {

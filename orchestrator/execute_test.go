@@ -395,3 +395,18 @@ func TestApprover(t *testing.T) {
 		})
 	}
 }
+
+// TestPanickingCaller: a tool that panics fails its own call only.
+func TestPanickingCaller(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("boom", true, ""), tool("fine", true, "")}, fc)
+	fc.handle("boom", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+		panic("bug")
+	})
+	rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__boom"}, {CallID: "2", Tool: "mcp__demo__fine"}}, nil)
+	if !rs[0].IsError || !strings.Contains(rs[0].Text(), "panicked: bug") {
+		t.Errorf("boom = %v %q", rs[0].IsError, rs[0].Text())
+	}
+	mustNotError(t, rs[1])
+}

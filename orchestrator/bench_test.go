@@ -1,0 +1,140 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/permissions"
+)
+
+// execBenchSchema is a typical tool schema: a few typed properties, one required.
+const execBenchSchema = `{"type":"object","properties":{"q":{"type":"string"},"limit":{"type":"integer","minimum":1},"mode":{"enum":["a","b"]}},"required":["q"]}`
+
+var execBenchArgs = json.RawMessage(`{"q":"hello","limit":5,"mode":"a"}`)
+
+// noopCaller answers every call at once with the same result.
+type noopCaller struct{ res *mcpsdk.CallToolResult }
+
+func (c noopCaller) CallTool(context.Context, string, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+	return c.res, nil
+}
+
+// sleepCaller takes d per call, like a slow server.
+type sleepCaller struct{ d time.Duration }
+
+func (c sleepCaller) CallTool(ctx context.Context, _ string, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+	select {
+	case <-time.After(c.d):
+		return textResult("done"), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// benchRules loads a rule set of a realistic size, so that the gate does
+// real matching.
+func benchRules(b *testing.B) *permissions.Set {
+	dir := b.TempDir()
+	file := filepath.Join(dir, "settings.json")
+	rules := `{"permissions":{"allow":["mcp__bench__lookup","mcp__github__get_*","read"],"ask":["mcp__fs__write_*"],"deny":["mcp__fs__delete","mcp__shell"]}}`
+	if err := os.WriteFile(file, []byte(rules), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	set, _, err := permissions.Load(permissions.LoadOptions{UserFile: file})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return set
+}
+
+func benchOrchestrator(b *testing.B, c Caller, opts *Options) *Orchestrator {
+	reg := NewRegistry(nil)
+	reg.SetServerTools("bench", []*mcpsdk.Tool{tool("lookup", true, execBenchSchema)}, c)
+	if opts == nil {
+		opts = &Options{}
+	}
+	opts.Permissions = benchRules(b)
+	return New(reg, opts)
+}
+
+func runOne(b *testing.B, o *Orchestrator, calls []ToolCall) {
+	rs := o.Execute(context.Background(), calls, nil)
+	for _, r := range rs {
+		if r.IsError {
+			b.Fatalf("call failed: %s", r.Text())
+		}
+	}
+}
+
+// BenchmarkExecuteNoop is the orchestrator's own cost per call: lookup,
+// argument decoding and validation, the permission gate, scheduling,
+// timeout set-up and the result cap, against a caller that does nothing.
+func BenchmarkExecuteNoop(b *testing.B) {
+	o := benchOrchestrator(b, noopCaller{textResult("ok")}, nil)
+	calls := []ToolCall{{CallID: "1", Tool: "mcp__bench__lookup", Arguments: execBenchArgs}}
+	b.ReportAllocs()
+	for b.Loop() {
+		runOne(b, o, calls)
+	}
+}
+
+// BenchmarkInMemorySDK is one tools/call through the go-sdk over in-memory
+// transports, without the orchestrator: the baseline for
+// BenchmarkExecuteInMemory.
+func BenchmarkInMemorySDK(b *testing.B) {
+	m := newMemServer(b)
+	var args map[string]any
+	if err := json.Unmarshal(execBenchArgs, &args); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.CallTool(context.Background(), "lookup", args, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExecuteInMemory is the same call through the whole orchestrator.
+func BenchmarkExecuteInMemory(b *testing.B) {
+	m := newMemServer(b)
+	o := benchOrchestrator(b, m, nil)
+	calls := []ToolCall{{CallID: "1", Tool: "mcp__bench__lookup", Arguments: json.RawMessage(`{"q":"hello"}`)}}
+	b.ReportAllocs()
+	for b.Loop() {
+		runOne(b, o, calls)
+	}
+}
+
+// BenchmarkBatch16 runs 16 read-only calls of 50 ms each, against one such
+// call (Single): with MaxParallel 16 the batch should take about as long
+// as one call; with the default bound of 8 it takes two rounds.
+func BenchmarkBatch16(b *testing.B) {
+	calls := make([]ToolCall, 16)
+	for i := range calls {
+		calls[i] = ToolCall{CallID: fmt.Sprint(i), Tool: "mcp__bench__lookup", Arguments: execBenchArgs}
+	}
+	for _, bc := range []struct {
+		name     string
+		parallel int
+		calls    []ToolCall
+	}{
+		{"Single", 0, calls[:1]},
+		{"Parallel16", 16, calls},
+		{"Default8", 0, calls},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			o := benchOrchestrator(b, sleepCaller{50 * time.Millisecond}, &Options{MaxParallel: bc.parallel})
+			for b.Loop() {
+				runOne(b, o, bc.calls)
+			}
+		})
+	}
+}
