@@ -525,14 +525,39 @@ func isCall(req *http.Request) bool {
 		return true
 	}
 	defer body.Close()
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if err := json.NewDecoder(body).Decode(&msg); err != nil {
+	// Read the top-level keys only, up to params/result/error: the SDK
+	// writes jsonrpc, id, method first, so this costs the same for a 1 MB
+	// argument as for none.
+	dec := json.NewDecoder(body)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return true
 	}
-	return msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null"
+	hasID, hasMethod := false, false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		switch key {
+		case "params", "result", "error":
+			return hasID && hasMethod
+		}
+		val, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		if _, nested := val.(json.Delim); nested {
+			return true // not a shape the SDK writes
+		}
+		switch key {
+		case "id":
+			hasID = val != nil
+		case "method":
+			m, _ := val.(string)
+			hasMethod = m != ""
+		}
+	}
+	return hasID && hasMethod
 }
 
 // checkSession spots the answer of a server that no longer knows our

@@ -922,3 +922,23 @@ func TestRemoteQuerySecretOnLegacyMessages(t *testing.T) {
 		t.Error("no message POST seen")
 	}
 }
+
+func TestIsCall(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`, true},
+		{`{"jsonrpc":"2.0","id":"a","method":"ping"}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false},
+		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, false},
+		{`{"jsonrpc":"2.0","id":7,"result":{"roots":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"no"}}`, false},
+		{`not json`, true},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/", strings.NewReader(tc.body))
+		if got := isCall(req); got != tc.want {
+			t.Errorf("isCall(%s) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
