@@ -71,8 +71,12 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 		if err != nil && ctx.Err() == nil && probe.notStreamable() {
 			logger.Info("not a Streamable HTTP server, trying legacy SSE",
 				"url", redactURL(srv.URL), "status", probe.status, "contentType", probe.contentType)
+			httpErr := err
 			cs, err = rc.connectSSE(ctx, client, sopts)
 			won = config.TransportSSE
+			if err != nil {
+				err = fmt.Errorf("as Streamable HTTP: %v; as legacy SSE: %w", httpErr, err)
+			}
 		}
 	default:
 		err = fmt.Errorf("unknown transport %q (want %q, %q or %q)", mode, config.TransportHTTP, config.TransportSSE, config.TransportAuto)
@@ -148,11 +152,8 @@ func newRemoteClient(srv config.Server, logger *slog.Logger) (*remoteClient, err
 			secrets = append(secrets, tok)
 		}
 	}
-	if u.User != nil {
-		secrets = append(secrets, u.User.Username())
-		if p, ok := u.User.Password(); ok {
-			secrets = append(secrets, p)
-		}
+	if p, ok := u.User.Password(); ok {
+		secrets = append(secrets, p)
 	}
 	rc.query = u.Query()
 	for _, vs := range rc.query {
@@ -354,7 +355,8 @@ func (rc *remoteClient) redactErr(err error) error {
 
 // httpProbe is what the first POST of a Streamable HTTP attempt got back.
 type httpProbe struct {
-	seen        atomic.Bool
+	once        sync.Once
+	seen        atomic.Bool // publishes status and contentType
 	status      int
 	contentType string
 }
@@ -363,11 +365,11 @@ func (p *httpProbe) record(resp *http.Response) {
 	if p == nil || p.seen.Load() {
 		return
 	}
-	// Only the first POST writes, before any reader looks: initialize is
-	// sent alone, and readers look after Connect returned.
-	p.status = resp.StatusCode
-	p.contentType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	p.seen.Store(true)
+	p.once.Do(func() {
+		p.status = resp.StatusCode
+		p.contentType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		p.seen.Store(true)
+	})
 }
 
 // notStreamable reports whether the answer to initialize says "this is not
