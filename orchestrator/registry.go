@@ -60,8 +60,9 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 }
 
 // Subscribe calls fn on every change of the tool set until the returned
-// function is called. fn must not call back into Subscribe's cancel of
-// another subscriber while it runs; it may read the registry.
+// function is called. fn runs synchronously on the goroutine that made the
+// change; it may read the registry but must not change it (that would
+// deadlock), and should hand slow work to its own goroutine.
 func (r *Registry) Subscribe(fn func(ToolsChanged)) (cancel func()) {
 	r.mu.Lock()
 	id := r.nextSub

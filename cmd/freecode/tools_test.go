@@ -188,3 +188,30 @@ func TestToolsCallPrompt(t *testing.T) {
 		t.Errorf("second call: exit %d\n%s", code, out)
 	}
 }
+
+// TestToolsCallProgressAndTimeout: progress notifications are relayed to
+// stderr; a call that outlives the server's toolTimeout with no progress
+// ends as "timed out".
+func TestToolsCallProgressAndTimeout(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{"servers": []any{
+		map[string]any{"name": "demo", "type": "local", "command": []string{demoServer}},
+		map[string]any{"name": "short", "type": "local", "command": []string{demoServer}, "toolTimeout": 300},
+	}}})
+	if err := os.WriteFile(path, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--config", path, "tools", "--project", dir, "call"}
+
+	out, errOut, code := run(t, append(args, "mcp__demo__build", "--args", `{"steps":3,"seconds":0.3}`, "--yes")...)
+	if code != 0 || strings.Count(errOut, "progress: ") != 4 || !strings.Contains(errOut, "progress: 3/3 step 3/3") {
+		t.Errorf("build: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+
+	// One step of 30 s: the first progress would come at the end.
+	out, errOut, code = run(t, append(args, "mcp__short__build", "--args", `{"steps":1,"seconds":30}`, "--yes")...)
+	if code != 1 || !strings.Contains(out, "mcp__short__build timed out after 300 ms") {
+		t.Errorf("short build: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}
