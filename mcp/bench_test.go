@@ -91,22 +91,49 @@ func BenchmarkStdioEcho(b *testing.B) {
 			// alternating rounds of the same size and keep each one's
 			// best round, so a burst of load elsewhere hits all alike.
 			const rounds, n = 6, 2000
-			var ours, ts, floor, plain float64
+			var ours, ts, floor, plain rate
 			for range rounds {
-				ours = max(ours, connCalls(b, srv, n))
-				floor = max(floor, floorCalls(b, srv, n))
-				ts = max(ts, tsCalls(b, srv, n))
-				plain = max(plain, sdkCalls(b, srv, n))
+				ours = ours.best(connCalls(b, srv, n))
+				floor = floor.best(floorCalls(b, srv, n))
+				ts = ts.best(rate{perSec: tsCalls(b, srv, n)})
+				plain = plain.best(sdkCalls(b, srv, n))
 			}
-			b.ReportMetric(ours, "calls/s")
-			b.ReportMetric(ts, "ts-calls/s")
-			b.ReportMetric(floor, "floor-calls/s")
-			b.ReportMetric(plain, "gosdk-calls/s")
-			b.ReportMetric(ours/ts, "ours/ts")
-			b.ReportMetric(ours/floor, "ours/floor")
-			b.ReportMetric(ours/plain, "ours/gosdk")
+			b.ReportMetric(ours.perSec, "calls/s")
+			b.ReportMetric(ts.perSec, "ts-calls/s")
+			b.ReportMetric(floor.perSec, "floor-calls/s")
+			b.ReportMetric(plain.perSec, "gosdk-calls/s")
+			b.ReportMetric(ours.perSec/ts.perSec, "ours/ts")
+			b.ReportMetric(ours.perSec/floor.perSec, "ours/floor")
+			b.ReportMetric(ours.perSec/plain.perSec, "ours/gosdk")
+			// Client CPU per call (this process only; the server is a
+			// child): where the time goes when calls/s fall short.
+			b.ReportMetric(ours.cpuMicros, "cpu-µs/call")
+			b.ReportMetric(floor.cpuMicros, "floor-cpu-µs/call")
+			b.ReportMetric(plain.cpuMicros, "gosdk-cpu-µs/call")
 		})
 	}
+}
+
+// rate is one client's measured round: calls per second, and this
+// process's CPU time per call in microseconds.
+type rate struct{ perSec, cpuMicros float64 }
+
+// best keeps the faster of two rounds.
+func (r rate) best(o rate) rate {
+	if o.perSec > r.perSec {
+		return o
+	}
+	return r
+}
+
+// timeCalls runs call n times and measures it.
+func timeCalls(n int, call func()) rate {
+	cpu0, start := cpuTime(), time.Now()
+	for range n {
+		call()
+	}
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	return rate{perSec: float64(n) / elapsed.Seconds(), cpuMicros: float64(cpu.Microseconds()) / float64(n)}
 }
 
 // warmUp is the number of untimed calls each client makes first, on its
@@ -114,9 +141,9 @@ func BenchmarkStdioEcho(b *testing.B) {
 // figures alike.
 const warmUp = 500
 
-// connCalls returns our Conn's calls/s over n echo calls, on a fresh
+// connCalls measures our Conn over n echo calls, on a fresh
 // server process like the other two clients get.
-func connCalls(b *testing.B, srv benchServer, n int) float64 {
+func connCalls(b *testing.B, srv benchServer, n int) rate {
 	c := NewConn(benchConfig(srv), nil)
 	defer c.Close()
 	ctx := b.Context()
@@ -132,16 +159,12 @@ func connCalls(b *testing.B, srv benchServer, n int) float64 {
 	for range warmUp {
 		call()
 	}
-	start := time.Now()
-	for range n {
-		call()
-	}
-	return float64(n) / time.Since(start).Seconds()
+	return timeCalls(n, call)
 }
 
 // sdkCalls is the plain go-sdk client (its CommandTransport, no wrapping),
-// for comparison: calls/s over n echo calls.
-func sdkCalls(b *testing.B, srv benchServer, n int) float64 {
+// for comparison, over n echo calls.
+func sdkCalls(b *testing.B, srv benchServer, n int) rate {
 	cmd := exec.Command(srv.command[0], srv.command[1:]...)
 	cmd.Env = os.Environ()
 	for k, v := range srv.env {
@@ -163,11 +186,7 @@ func sdkCalls(b *testing.B, srv benchServer, n int) float64 {
 	for range warmUp {
 		call()
 	}
-	start := time.Now()
-	for range n {
-		call()
-	}
-	return float64(n) / time.Since(start).Seconds()
+	return timeCalls(n, call)
 }
 
 func benchConfig(srv benchServer) config.Server {
@@ -200,8 +219,8 @@ func tsCalls(b *testing.B, srv benchServer, n int) float64 {
 }
 
 // floorCalls is the least a client can do: write a request line, read
-// lines until the response's. It returns calls/s over n calls.
-func floorCalls(b *testing.B, srv benchServer, n int) float64 {
+// lines until the response's, over n calls.
+func floorCalls(b *testing.B, srv benchServer, n int) rate {
 	cmd := exec.Command(srv.command[0], srv.command[1:]...)
 	cmd.Env = os.Environ()
 	for k, v := range srv.env {
@@ -258,10 +277,8 @@ func floorCalls(b *testing.B, srv benchServer, n int) float64 {
 		roundTrip(id, call(id))
 		id++
 	}
-	start := time.Now()
-	for range n {
+	return timeCalls(n, func() {
 		roundTrip(id, call(id))
 		id++
-	}
-	return float64(n) / time.Since(start).Seconds()
+	})
 }
