@@ -171,6 +171,11 @@ func flattenValidation(e *jsonschema.ValidationError, out *[]FieldError) {
 			*out = append(*out, FieldError{Path: path, Message: fmt.Sprintf("missing required property %q", p)})
 		}
 		return
+	case *kind.Contains, *kind.MinContains, *kind.PropertyNames:
+		// The causes are every item (or name) that failed, yet one match
+		// (or the name alone) is what matters: one error here.
+		*out = append(*out, FieldError{Path: path, Message: validationMessage(e.ErrorKind)})
+		return
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
 			*out = append(*out, FieldError{Path: path, Message: fmt.Sprintf("unknown property %q (no other properties are allowed)", p)})

@@ -37,6 +37,7 @@ const labelsSchema = `{
     "count": {"type": "integer", "minimum": 1},
     "labels": {"type": "array", "items": {"$ref": "#/$defs/label"}},
     "priority": {"enum": ["low", "medium", "high"]},
+    "tags": {"type": "array", "contains": {"const": "triage"}},
     "target": {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}]}
   },
   "required": ["title"],
@@ -71,6 +72,9 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "no alternative matches", args: `{"title":"t","target":{"id":"x"}}`, want: []FieldError{
 			{Path: "/target", Message: "matches none of the 2 allowed alternatives (#1 want string, got object; #2 /id: want integer, got string)"},
+		}},
+		{name: "contains is one error, not one per item", args: `{"title":"t","tags":["a","b"]}`, want: []FieldError{
+			{Path: "/tags", Message: "no items match contains schema"},
 		}},
 		{name: "wrong top-level type", args: `[]`, want: []FieldError{
 			{Path: "", Message: "want object, got array"},
