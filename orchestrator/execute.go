@@ -272,10 +272,7 @@ var (
 func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *ExecOptions) ToolResult {
 	start := time.Now()
 	t := p.tool
-	timeout := o.opts.ToolTimeout
-	if tt, ok := t.Caller.(ToolTimeouter); ok && tt.ToolTimeout() > 0 {
-		timeout = tt.ToolTimeout()
-	}
+	timeout := o.timeoutOf(t)
 	res, err := o.callOnce(ctx, p, timeout, eo)
 	if err != nil && errors.Is(err, mcp.ErrConnectionLost) && t.ReadOnly && ctx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing. The connection
@@ -333,6 +330,14 @@ func (o *Orchestrator) callOnce(ctx context.Context, p *prepared, timeout time.D
 		return nil, err
 	}
 	return res, nil
+}
+
+// timeoutOf returns the toolTimeout of t's server, or the default.
+func (o *Orchestrator) timeoutOf(t *Tool) time.Duration {
+	if tt, ok := t.Caller.(ToolTimeouter); ok && tt.ToolTimeout() > 0 {
+		return tt.ToolTimeout()
+	}
+	return o.opts.ToolTimeout
 }
 
 // safeCall turns a panicking Caller (a built-in's bug) into an error, so one

@@ -410,3 +410,26 @@ func TestPanickingCaller(t *testing.T) {
 	}
 	mustNotError(t, rs[1])
 }
+
+// TestApproverTimeout: a prompt nobody answers within the tool's timeout
+// is a denial.
+func TestApproverTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFakeCaller()
+		fc.timeout = time.Minute
+		reg := NewRegistry(nil)
+		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("write", false, "")}, fc)
+		silent := ApproverFunc(func(ctx context.Context, _ Request) (Answer, error) {
+			<-ctx.Done()
+			return Answer{}, ctx.Err()
+		})
+		begin := time.Now()
+		rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__write"}}, &ExecOptions{Approver: silent})
+		if rs[0].Decision != DecisionDenied || !strings.Contains(rs[0].Text(), "counts as a denial") || fc.count("write") != 0 {
+			t.Errorf("got %s %q, server saw %d calls", rs[0].Decision, rs[0].Text(), fc.count("write"))
+		}
+		if got := time.Since(begin); got != time.Minute {
+			t.Errorf("denied after %v, want the tool's timeout (1m)", got)
+		}
+	})
+}

@@ -78,7 +78,12 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	ans, err := eo.Approver.Approve(ctx, Request{
+	// An approver that does not answer within the call's own timeout
+	// counts as a denial (PROTOCOL.md), so a forgotten prompt cannot hold
+	// the batch forever.
+	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
+	defer cancel()
+	ans, err := eo.Approver.Approve(actx, Request{
 		CallID:    p.call.CallID,
 		Tool:      t.ID,
 		Server:    t.Server,
