@@ -215,3 +215,26 @@ func TestToolsCallProgressAndTimeout(t *testing.T) {
 		t.Errorf("short build: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
+
+func TestServerOf(t *testing.T) {
+	tests := []struct {
+		id   string
+		want map[string]bool
+	}{
+		{"mcp__demo__read_file", map[string]bool{"demo": true, "demo2": false, "dem": false}},
+		{"mcp__my-srv__x__y", map[string]bool{"my-srv": true, "my": false}},
+		// An alias truncated inside the separator still names its server.
+		{"mcp__averyveryverylongservername_", map[string]bool{"averyveryverylongservername": true, "other": false}},
+		{"read", map[string]bool{"demo": false}},
+	}
+	for _, tc := range tests {
+		f := serverOf(tc.id)
+		got := map[string]bool{}
+		for s := range tc.want {
+			got[s] = f(s)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("serverOf(%q) (-want +got):\n%s", tc.id, diff)
+		}
+	}
+}
