@@ -676,10 +676,10 @@ func (c *schemaConverter) topLevelObject(obj map[string]any) (map[string]any, er
 		delete(obj, "anyOf")
 		obj = c.flattenUnion(obj, branches)
 	}
-	if r, ok := obj["$ref"]; ok {
+	if r, ok := obj["$ref"].(string); ok {
 		// anthropic: the whole input is a recursive definition.
 		delete(obj, "$ref")
-		name := strings.TrimPrefix(r.(string), "#/$defs/")
+		name := strings.TrimPrefix(r, "#/$defs/")
 		if d, ok := c.defs[name].(map[string]any); ok {
 			for k, v := range d {
 				if _, ok := obj[k]; !ok {
@@ -707,6 +707,8 @@ func (c *schemaConverter) topLevelObject(obj map[string]any) (map[string]any, er
 		}
 		obj["type"] = "object"
 		c.problem("/type", "types %v narrowed to object (tool arguments are always an object)", t)
+	default:
+		return nil, fmt.Errorf("input schema has type %s: want \"object\"", schemaShort(t))
 	}
 	return obj, nil
 }

@@ -337,6 +337,9 @@ func TestProviderSchemaEdgeCases(t *testing.T) {
 		{name: "array schema", f: defscache.FormatOpenAI, input: `[]`, wantError: "JSON array, not an object"},
 		{name: "string type", f: defscache.FormatOpenAI, input: `{"type":"string"}`, wantError: "always an object"},
 		{name: "bad JSON", f: defscache.FormatOpenAI, input: `{"type":`, wantError: "not JSON"},
+		{name: "type not a name", f: defscache.FormatAnthropic, input: `{"type":0}`, wantError: `want "object"`},
+		{name: "nullable object narrowed", f: defscache.FormatOpenAI, input: `{"type":["object","null"],"properties":{}}`,
+			want: `{"properties":{},"type":"object"}`, problems: []string{"/type: types [object null] narrowed to object"}},
 		{name: "unknown format", f: "gemini", input: `{}`, wantError: "unknown tool definition format"},
 	}
 	for _, tc := range tests {
@@ -414,4 +417,36 @@ func TestProviderSchemaMemo(t *testing.T) {
 	if _, _, err := ProviderSchema(defscache.FormatOpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
 		t.Error("a memoized error was lost the second time")
 	}
+}
+
+// FuzzProviderSchema: any input gives an error or a usable object schema,
+// never a panic.
+func FuzzProviderSchema(f *testing.F) {
+	files, _ := filepath.Glob("testdata/schemas/*.input.json")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{`{"$ref":5}`, `{"$ref":"#"}`, `{"allOf":[{"$ref":"#"}]}`, `{"anyOf":[true,false,{"type":"string"}]}`,
+		`{"items":[{"$ref":"#/items/0"}]}`, `{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`, `{"type":["object","null"],"oneOf":[{"required":["a"]},{"required":["b"]}],"anyOf":[{}]}`, `{"type":0}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, input []byte) {
+		for _, format := range defscache.Formats() {
+			out, _, err := providerSchema(format, input)
+			if err != nil {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal(out, &m); err != nil {
+				t.Fatalf("%s: output is not a JSON object: %s", format, out)
+			}
+			if m["type"] != "object" {
+				t.Fatalf("%s: output type %v, want object: %s", format, m["type"], out)
+			}
+		}
+	})
 }
