@@ -273,12 +273,16 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	start := time.Now()
 	t := p.tool
 	timeout := o.timeoutOf(t)
-	res, err := o.callOnce(ctx, p, timeout, eo)
-	if err != nil && errors.Is(err, mcp.ErrConnectionLost) && t.ReadOnly && ctx.Err() == nil {
+	// The hard cap (toolTimeout stretched by progress) covers the retry
+	// too: a call has one deadline however many attempts it takes.
+	hardCtx, cancelHard := context.WithTimeoutCause(ctx, progressExtensions*timeout, errHardTimeout)
+	defer cancelHard()
+	res, err := o.callOnce(hardCtx, p, timeout, eo)
+	if err != nil && errors.Is(err, mcp.ErrConnectionLost) && t.ReadOnly && hardCtx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing. The connection
 		// waits for its reconnect within the call's own deadline.
 		o.log.Info("retrying read-only call after lost connection", "tool", t.ID, "callId", p.call.CallID)
-		res, err = o.callOnce(ctx, p, timeout, eo)
+		res, err = o.callOnce(hardCtx, p, timeout, eo)
 		if err != nil && errors.Is(err, mcp.ErrConnectionLost) {
 			err = fmt.Errorf("%w (retried once)", err)
 		}
@@ -303,9 +307,9 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	return r
 }
 
-func (o *Orchestrator) callOnce(ctx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
-	hardCtx, cancelHard := context.WithTimeoutCause(ctx, progressExtensions*timeout, errHardTimeout)
-	defer cancelHard()
+// callOnce makes one attempt within hardCtx, which carries the call's hard
+// cap; the idle timeout is the attempt's own.
+func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
