@@ -2,6 +2,8 @@ package defscache
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -323,6 +325,54 @@ func TestInvalidateDuringBuild(t *testing.T) {
 			t.Errorf("%d builds, want 2", got)
 		}
 	})
+}
+
+// TestConcurrentGetInvalidate hammers Get, Invalidate and Refresh together
+// (for -race): every entry is self-consistent, and once the churn stops the
+// cache serves the final tool set.
+func TestConcurrentGetInvalidate(t *testing.T) {
+	src := &source{defs: sampleDefs()}
+	c := New(src.get, nil)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for range 200 {
+				e, err := c.Get(ctx, Formats()[i%2])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				sum := sha256.Sum256(e.Bytes)
+				if hex.EncodeToString(sum[:]) != e.Hash || (e.Count != 5 && e.Count != 3) {
+					t.Errorf("inconsistent entry: %d tools, hash %s", e.Count, e.Hash)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range 100 {
+			if i%2 == 0 {
+				src.set(sampleDefs()[:3])
+			} else {
+				src.set(sampleDefs())
+			}
+			c.Invalidate()
+			if _, _, err := c.Refresh(ctx); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	wg.Wait()
+	src.set(sampleDefs()[:3])
+	c.Invalidate()
+	for _, f := range Formats() {
+		e, err := c.Get(ctx, f)
+		if err != nil || e.Count != 3 {
+			t.Errorf("after the churn, Get(%s) = %+v, %v; want the final 3 tools", f, e, err)
+		}
+	}
 }
 
 func TestGetCancelled(t *testing.T) {
