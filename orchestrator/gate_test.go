@@ -127,3 +127,25 @@ func TestAllowAlways(t *testing.T) {
 		})
 	}
 }
+
+// TestAliasNeverMatchesRules: a call by alias is judged by the id's rules;
+// a rule naming the alias covers nothing.
+func TestAliasNeverMatchesRules(t *testing.T) {
+	long := strings.Repeat("x", 70)
+	id := "mcp__demo__" + long
+	alias := aliasFor(id)
+	for _, tc := range []struct {
+		rules string
+		want  Decision
+	}{
+		{`{"permissions":{"deny":["` + id + `"]}}`, DecisionDenied},
+		{`{"permissions":{"deny":["` + alias + `"]}}`, DecisionAllowed},
+	} {
+		e := newGateEnv(t, tc.rules)
+		e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool(long, true, "")}, e.fc)
+		rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: alias}}, nil)
+		if rs[0].Decision != tc.want {
+			t.Errorf("rules %s: call by alias = %s %q, want %s", tc.rules, rs[0].Decision, rs[0].Text(), tc.want)
+		}
+	}
+}
