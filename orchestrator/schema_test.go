@@ -2,12 +2,14 @@ package orchestrator
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -449,4 +451,75 @@ func FuzzProviderSchema(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRealToolsThroughDefsCache runs the captured real tools through
+// ProviderSchema into the defs cache, as the sidecar does: every tool is
+// kept, each array is valid JSON of the provider's shape, and listing the
+// same tools in another order (a reconnect) keeps every hash.
+func TestRealToolsThroughDefsCache(t *testing.T) {
+	type tool struct{ server, name string }
+	var tools []tool
+	inputs := map[tool]json.RawMessage{}
+	for _, server := range []string{"server-filesystem", "server-memory", "server-everything"} {
+		for _, tc := range loadSchemaCases(t, "testdata/schemas/"+server+".tools.json") {
+			tl := tool{strings.TrimPrefix(server, "server-"), strings.TrimSuffix(tc.name, "/")}
+			tools = append(tools, tl)
+			inputs[tl] = tc.input
+		}
+	}
+	var reversed atomic.Bool // a reconnect lists the tools in another order
+	src := func(ctx context.Context, f defscache.Format) ([]defscache.Def, error) {
+		list := slices.Clone(tools)
+		if reversed.Load() {
+			slices.Reverse(list)
+		}
+		var defs []defscache.Def
+		for _, tl := range list {
+			schema, _, err := ProviderSchema(f, inputs[tl])
+			if err != nil {
+				return nil, err
+			}
+			name := "mcp__" + tl.server + "__" + strings.ReplaceAll(tl.name, "-", "_")
+			defs = append(defs, defscache.Def{Name: name, Description: "d", Schema: schema, Server: tl.server, Tool: tl.name})
+		}
+		return defs, nil
+	}
+	c := defscache.New(src, nil)
+	_, first, err := c.Refresh(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range defscache.Formats() {
+		e, err := c.Get(t.Context(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Count != len(tools) {
+			t.Errorf("%s: %d tools, want %d", f, e.Count, len(tools))
+		}
+		var arr []map[string]any
+		if err := json.Unmarshal(e.Bytes, &arr); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, d := range arr {
+			if f == defscache.FormatOpenAI {
+				d, _ = d["function"].(map[string]any)
+				if _, ok := d["parameters"].(map[string]any); !ok {
+					t.Fatalf("openai tool without parameters: %v", d)
+				}
+			} else if _, ok := d["input_schema"].(map[string]any); !ok {
+				t.Fatalf("anthropic tool without input_schema: %v", d)
+			}
+		}
+	}
+	reversed.Store(true)
+	c.Invalidate()
+	changed, again, err := c.Refresh(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed {
+		t.Errorf("the same tools in another order changed the hashes: %v → %v", first, again)
+	}
 }
