@@ -191,8 +191,13 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 	if c.opts.ClientInfo == nil {
 		c.opts.ClientInfo = &mcpsdk.Implementation{Name: "freecode", Version: "0.1.0"}
 	}
+	// An enabled server is about to connect (the Manager starts it right
+	// away); a disabled one stays disabled until started by hand.
+	c.state = StateConnecting
+	c.ready = make(chan struct{})
 	if !srv.Enabled {
 		c.state = StateDisabled
+		c.ready = nil
 	}
 	c.logger = c.opts.Logger.With("server", srv.Name)
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, &mcpsdk.ClientOptions{
@@ -285,7 +290,7 @@ func (c *Conn) setStateLocked(s State) Status {
 
 // Start connects the server once, within its timeout, and from then on
 // keeps it connected. It returns the connect error; the Conn is then
-// failed. Start may be called once.
+// failed. A second call waits, within ctx, for the first connect to settle.
 func (c *Conn) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -293,13 +298,19 @@ func (c *Conn) Start(ctx context.Context) error {
 		return fmt.Errorf("starting %s: %w", c.srv.Name, ErrNotConnected)
 	}
 	if c.started {
+		// Started already: wait for that first connect to settle.
 		c.mu.Unlock()
-		return fmt.Errorf("starting %s: already started", c.srv.Name)
+		if _, err := c.liveSession(ctx); err != nil {
+			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
+		}
+		return nil
 	}
 	c.started = true
 	c.wg.Add(1) // under mu with !closed, so Close's Wait sees it
 	defer c.wg.Done()
-	c.ready = make(chan struct{})
+	if c.ready == nil {
+		c.ready = make(chan struct{})
+	}
 	c.lastError = ""
 	st := c.setStateLocked(StateConnecting)
 	c.mu.Unlock()
@@ -869,8 +880,8 @@ func (c *Conn) liveSession(ctx context.Context) (*session, error) {
 				return nil, fmt.Errorf("%w: connection lost: %w", ErrNotConnected, ctx.Err())
 			}
 		case StateConnecting, StateReconnecting:
-			if ready == nil {
-				continue
+			if ready == nil { // cannot happen: set with the state
+				return nil, fmt.Errorf("%w (%v)", ErrNotConnected, state)
 			}
 			select {
 			case <-ready:

@@ -162,7 +162,7 @@ func TestConnStatusAndTools(t *testing.T) {
 	}
 	want := Status{
 		Name: "basic", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
-		ToolCount: 7, ServerInfo: &ServerInfo{Name: "testserver", Version: "1.2.3"},
+		ToolCount: 8, ServerInfo: &ServerInfo{Name: "testserver", Version: "1.2.3"},
 		ProtocolVersion: "2025-11-25",
 	}
 	got := st
@@ -170,7 +170,7 @@ func TestConnStatusAndTools(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"addtool", "crash", "echo", "env", "huge", "progress", "sleep"}, toolNames(c.Tools())); diff != "" {
+	if diff := cmp.Diff([]string{"addtool", "crash", "echo", "env", "freeze", "huge", "progress", "sleep"}, toolNames(c.Tools())); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	if got := callText(t, c, "echo", map[string]any{"text": "hi"}); got != "hi" {
@@ -186,7 +186,7 @@ func TestConnStatusAndTools(t *testing.T) {
 	if st := c.Status(); st.State != StateStopped || st.PID != 0 || st.ToolCount != 0 {
 		t.Errorf("after Close: %+v", st)
 	}
-	wantTools := []string{"connected:addtool,crash,echo,env,huge,progress,sleep", "stopped:"}
+	wantTools := []string{"connected:addtool,crash,echo,env,freeze,huge,progress,sleep", "stopped:"}
 	if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
 		t.Errorf("tool events (-want +got):\n%s", diff)
 	}
@@ -311,14 +311,14 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 		t.Errorf("saw %d reconnecting statuses, want at least 2", len(toolsWhileReconnecting))
 	}
 	for _, n := range toolsWhileReconnecting {
-		if n != 7 {
-			t.Errorf("tools while reconnecting: %v, want 7 each time", toolsWhileReconnecting)
+		if n != 8 {
+			t.Errorf("tools while reconnecting: %v, want 8 each time", toolsWhileReconnecting)
 			break
 		}
 	}
 	mu.Unlock()
 	// Same tools after the reconnect: no event for it; failed drops them.
-	wantTools := []string{"connected:addtool,crash,echo,env,huge,progress,sleep", "failed:"}
+	wantTools := []string{"connected:addtool,crash,echo,env,freeze,huge,progress,sleep", "failed:"}
 	if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
 		t.Errorf("tool events (-want +got):\n%s", diff)
 	}
@@ -339,7 +339,7 @@ func TestCallWaitsForReconnectWithinItsDeadline(t *testing.T) {
 	if !errors.Is(err, ErrNotConnected) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("CallTool while reconnecting = %v, want ErrNotConnected and DeadlineExceeded", err)
 	}
-	if st := c.Status(); st.State != StateReconnecting || st.ToolCount != 7 {
+	if st := c.Status(); st.State != StateReconnecting || st.ToolCount != 8 {
 		t.Errorf("status while reconnecting: %v, %d tools", st.State, st.ToolCount)
 	}
 }
@@ -481,8 +481,8 @@ func TestToolsListChanged(t *testing.T) {
 	callText(t, c, "addtool", map[string]any{"name": "extra"})
 	ev.waitFor(t, "the new tool", func() bool { return slices.Contains(toolNames(c.Tools()), "extra") })
 	want := []string{
-		"connected:addtool,crash,echo,env,huge,progress,sleep",
-		"listChanged:addtool,crash,echo,env,extra,huge,progress,sleep",
+		"connected:addtool,crash,echo,env,freeze,huge,progress,sleep",
+		"listChanged:addtool,crash,echo,env,extra,freeze,huge,progress,sleep",
 	}
 	if diff := cmp.Diff(want, ev.toolEvents()); diff != "" {
 		t.Errorf("tool events (-want +got):\n%s", diff)
@@ -550,5 +550,40 @@ func TestHealthPingRecordsLatency(t *testing.T) {
 	}
 	if c.Status().LastPing == 0 {
 		t.Error("no ping latency recorded")
+	}
+}
+
+func TestUnansweredPingReconnects(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("uses SIGSTOP")
+	}
+	srv := testSrv(t, "frozen")
+	srv.Timeout = 300 * time.Millisecond // the ping's deadline too
+	ev := newEvents()
+	c := NewConn(srv, &ConnOptions{Environ: testEnviron, PingInterval: 50 * time.Millisecond, OnStatus: ev.onStatus})
+	c.closeGrace, c.termGrace = 100*time.Millisecond, 100*time.Millisecond
+	c.backoff = func(int) time.Duration { return time.Millisecond }
+	defer c.Close()
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	frozen := c.Status().PID
+	// The server stops dead mid-call: only the health ping can tell.
+	_, err := c.CallTool(t.Context(), "freeze", nil, nil)
+	if !errors.Is(err, ErrConnectionLost) {
+		t.Errorf("CallTool(freeze) = %v, want ErrConnectionLost", err)
+	}
+	ev.waitFor(t, "a new process", func() bool {
+		st := c.Status()
+		return st.State == StateConnected && st.PID != frozen
+	})
+	if !slices.Contains(ev.states(), StateReconnecting) {
+		t.Errorf("states %v", ev.states())
+	}
+	if got := groupMembers(t, frozen); len(got) != 0 {
+		t.Errorf("the frozen server's group still has %v", got)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "awake"}); got != "awake" {
+		t.Errorf("echo = %q", got)
 	}
 }

@@ -201,8 +201,12 @@ func (m *Manager) startLocked(ctx context.Context, e *entry) (Status, error) {
 	c := e.conn
 	m.mu.Unlock()
 	switch c.Status().State {
-	case StateConnected, StateConnecting, StateReconnecting:
+	case StateConnected, StateReconnecting:
 		return c.Status(), nil
+	case StateConnecting:
+		// Apply's start, or this one: either way, answer once it settles.
+		err := c.Start(ctx)
+		return c.Status(), err
 	}
 	_ = c.Close()
 	m.mu.Lock()

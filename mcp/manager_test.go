@@ -88,7 +88,7 @@ func TestManagerApply(t *testing.T) {
 		t.Errorf("states after the second Apply (-want +got):\n%s", diff)
 	}
 	me.ev.waitFor(t, "a removed", func() bool { return me.has("a:removed:0") })
-	for _, e := range []string{"a:connected:7", "b:connected:7", "b:changed:0", "c:connected:7"} {
+	for _, e := range []string{"a:connected:8", "b:connected:8", "b:changed:0", "c:connected:8"} {
 		if !me.has(e) {
 			t.Errorf("no %q event in %q", e, me.changes)
 		}

@@ -192,6 +192,11 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 				})
 			return textResult("added"), nil
 		})
+	server.AddTool(&mcpsdk.Tool{Name: "freeze", Description: "stops the whole server (SIGSTOP)", InputSchema: obj},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			return textResult("thawed"), nil
+		})
 	server.AddTool(&mcpsdk.Tool{Name: "sleep", Description: "sleeps until cancelled", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			<-ctx.Done()
