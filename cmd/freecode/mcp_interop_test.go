@@ -43,10 +43,10 @@ func TestInteropStart(t *testing.T) {
 		name string
 		env  []string // K=V
 		argv []string
-		want int // per RECIPES.md, for a client that declares roots only
+		want int // per RECIPES.md, for a client that declares no capabilities
 	}{
-		// 13 tools plus get-roots-list, which it adds for a client with roots.
-		{"everything", nil, []string{"node", pkg("server-everything"), "stdio"}, 14},
+		// 13: server-everything adds get-roots-list only for a client with roots.
+		{"everything", nil, []string{"node", pkg("server-everything"), "stdio"}, 13},
 		{"filesystem", nil, []string{"node", pkg("server-filesystem"), root}, 14},
 		{"memory", []string{"MEMORY_FILE_PATH=" + memFile}, []string{"node", pkg("server-memory")}, 9},
 	}
@@ -83,9 +83,9 @@ func countTools(t *testing.T, npm string, env, argv []string) int {
 	// A hang guard only, not a timing bound.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// The go-sdk client freecode uses declares roots (listChanged) and
-	// nothing else; the reference client declares the same.
-	args := []string{filepath.Join("testdata", "count_tools.cjs"), "--capabilities", `{"roots":{"listChanged":true}}`}
+	// freecode's MCP client declares no client capabilities (it serves no
+	// roots, sampling or elicitation); the reference client declares the same.
+	args := []string{filepath.Join("testdata", "count_tools.cjs"), "--capabilities", `{}`}
 	for _, kv := range env {
 		args = append(args, "--env", kv)
 	}
