@@ -293,7 +293,7 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("second CallTool(crash) = %v, want ErrConnectionLost", err)
 	}
-	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed })
+	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed && len(ev.toolEvents()) == 2 })
 	st := c.Status()
 	if !strings.Contains(st.LastError, "exit status 2") {
 		t.Errorf("lastError = %q", st.LastError)
