@@ -73,8 +73,11 @@
 //
 // # Ids that read two ways
 //
-// Server names may end in "_" and tool names may start with "_", so
-// mcp__a___x is either tool "x" of server "a_" or tool "_x" of server "a".
+// FreeCode's config refuses server names that start or end with "_", and
+// the registry's sanitized tool names never start with "_", so the ids it
+// makes read one way. The matcher does not rely on that: were a server
+// named "a_" and a tool "_x", mcp__a___x would be either tool "x" of server
+// "a_" or tool "_x" of server "a".
 // Deny and ask rules apply if they cover either reading; allow rules only
 // if they cover both (mcp__a does not allow mcp__a___x, since it might be a
 // tool of "a_"; the full id mcp__a___x does). An odd name can make FreeCode
