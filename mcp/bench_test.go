@@ -139,7 +139,7 @@ func timeCalls(n int, call func()) rate {
 // warmUp is the number of untimed calls each client makes first, on its
 // own fresh server process, so JIT and first-call paths are out of the
 // figures alike.
-const warmUp = 500
+const warmUp = 2000
 
 // connCalls measures our Conn over n echo calls, on a fresh
 // server process like the other two clients get.
