@@ -457,3 +457,32 @@ func TestToolResultJSON(t *testing.T) {
 		t.Errorf("ToolCall = %+v, %v", call, err)
 	}
 }
+
+// TestApproverLateAnswer: an approver that ignores its ctx and allows after
+// the deadline, or after the batch was cancelled, is still a denial.
+func TestApproverLateAnswer(t *testing.T) {
+	for _, cancelBatch := range []bool{false, true} {
+		t.Run(fmt.Sprint("cancelled=", cancelBatch), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fc := newFakeCaller()
+				fc.timeout = time.Minute
+				reg := NewRegistry(nil)
+				reg.SetServerTools("demo", []*mcpsdk.Tool{tool("write", false, "")}, fc)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				late := ApproverFunc(func(context.Context, Request) (Answer, error) {
+					if cancelBatch {
+						cancel()
+					} else {
+						time.Sleep(2 * time.Minute)
+					}
+					return Answer{Decision: AllowOnce}, nil
+				})
+				rs := New(reg, nil).Execute(ctx, []ToolCall{{CallID: "1", Tool: "mcp__demo__write"}}, &ExecOptions{Approver: late})
+				if rs[0].Decision != DecisionDenied || !strings.Contains(rs[0].Text(), "too late") || fc.count("write") != 0 {
+					t.Errorf("got %s %q, server saw %d calls", rs[0].Decision, rs[0].Text(), fc.count("write"))
+				}
+			})
+		})
+	}
+}

@@ -94,6 +94,12 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: asking for permission failed (%v), which counts as a denial", t.ID, err)
 	}
+	if err := actx.Err(); err != nil {
+		// An answer that comes after the deadline, or after the batch was
+		// cancelled, is no answer: an approver that ignores its ctx must not
+		// turn a denial into an allow.
+		return DecisionDenied, fmt.Sprintf("%s was not run: the permission answer came too late (%v), which counts as a denial", t.ID, context.Cause(actx))
+	}
 	switch ans.Decision {
 	case AllowOnce:
 		return DecisionAsked, ""
