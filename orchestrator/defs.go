@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -49,10 +50,19 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 	return func(ctx context.Context, f defscache.Format) ([]defscache.Def, error) {
 		tools := r.Tools("")
 		defs := make([]defscache.Def, 0, len(tools))
+		names := make(map[string]string, len(tools)) // provider name → id
 		for _, t := range tools {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			// The registry keeps provider names unique; should two ever
+			// meet, one tool is left out and reported rather than the
+			// whole array failing to build.
+			if other, dup := names[t.ProviderName()]; dup {
+				report(DefsProblem{Format: f, ToolID: t.ID, Message: fmt.Sprintf("provider name %q is already %s's", t.ProviderName(), other), Dropped: true})
+				continue
+			}
+			names[t.ProviderName()] = t.ID
 			in := t.InputSchema
 			if t.noSchema {
 				in = nil // let the conversion report it

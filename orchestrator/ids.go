@@ -3,6 +3,9 @@ package orchestrator
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -109,8 +112,47 @@ func MCPToolID(server, part string) string {
 // MaxNameLen: its first 55 characters (without trailing underscores), "_",
 // and 8 hex characters of its hash: at most 64 characters. Shorter ids have no alias ("").
 func aliasFor(id string) string {
+	return aliasVariant(id, 0)
+}
+
+// aliasVariant is aliasFor with another hash when k > 0: the k-th
+// alternative, for an alias that is taken by a tool's id.
+func aliasVariant(id string, k int) string {
 	if len(id) <= MaxNameLen {
 		return ""
 	}
-	return strings.TrimRight(id[:MaxNameLen-9], "_") + "_" + hashHex(id, 8)
+	h := id
+	if k > 0 {
+		h = fmt.Sprintf("%s#%d", id, k)
+	}
+	return strings.TrimRight(id[:MaxNameLen-9], "_") + "_" + hashHex(h, 8)
+}
+
+// assignAliases gives every tool of one server whose id is too long an
+// alias that is no tool's id and no other tool's alias. Without this, a
+// server could name a tool exactly like another tool's alias: the provider
+// would see one name twice (and reject the whole tools array), and a call
+// by that name would reach only one of them. The result depends only on the
+// set of ids: aliases are handed out in id order, and an alias moves to an
+// alternative hash only when a collision forces it.
+func assignAliases(tools map[string]*Tool) {
+	ids := slices.Sorted(maps.Keys(tools))
+	used := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		used[id] = true
+	}
+	for _, id := range ids {
+		t := tools[id]
+		t.alias = ""
+		if len(id) <= MaxNameLen {
+			continue
+		}
+		for k := 0; ; k++ {
+			if a := aliasVariant(id, k); !used[a] || k >= 1000 {
+				t.alias = a
+				used[a] = true
+				break
+			}
+		}
+	}
 }

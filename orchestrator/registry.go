@@ -159,6 +159,7 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 		}
 		next[id] = t
 	}
+	assignAliases(next)
 
 	r.eventMu.Lock()
 	defer r.eventMu.Unlock()

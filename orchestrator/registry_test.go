@@ -242,3 +242,40 @@ func TestDefsSource(t *testing.T) {
 		t.Errorf("after removing b: hash %s (was %s), count %d", e3.Hash, e.Hash, e3.Count)
 	}
 }
+
+// TestAliasTakenByAnID: a server that names a tool exactly like another
+// tool's alias cannot make two tools share a provider name: the long id's
+// alias moves to an alternative, whatever the list order, and the defs of
+// every tool still build.
+func TestAliasTakenByAnID(t *testing.T) {
+	long := strings.Repeat("y", 70)
+	squatter := strings.TrimPrefix(aliasFor("mcp__demo__"+long), "mcp__demo__")
+	for _, order := range [][]string{{long, squatter}, {squatter, long}} {
+		reg := NewRegistry(nil)
+		reg.SetServerTools("demo", []*mcpsdk.Tool{tool(order[0], true, ""), tool(order[1], false, "")}, newFakeCaller())
+		lt, ok := reg.Lookup("mcp__demo__" + long)
+		if !ok {
+			t.Fatal("long tool not registered")
+		}
+		if lt.Alias() == "" || lt.Alias() == "mcp__demo__"+squatter || len(lt.Alias()) > MaxNameLen {
+			t.Fatalf("alias of the long tool = %q, want one of at most %d characters that is not the other tool's id", lt.Alias(), MaxNameLen)
+		}
+		if want := aliasVariant("mcp__demo__"+long, 1); lt.Alias() != want {
+			t.Errorf("alias = %q, want the first alternative %q whatever the order", lt.Alias(), want)
+		}
+		if got, _ := reg.Lookup(lt.Alias()); got != lt {
+			t.Errorf("the alias does not resolve to the long tool")
+		}
+		if got, _ := reg.Lookup("mcp__demo__" + squatter); got == nil || got.Name != squatter {
+			t.Errorf("the other tool's id does not resolve to it")
+		}
+		var problems []DefsProblem
+		e, err := defscache.New(DefsSource(reg, &DefsOptions{OnProblem: func(p DefsProblem) { problems = append(problems, p) }}), nil).Get(t.Context(), defscache.FormatAnthropic)
+		if err != nil {
+			t.Fatalf("defs do not build: %v", err)
+		}
+		if e.Count != 2 || len(problems) != 0 {
+			t.Errorf("defs: %d tools, problems %v; want both tools", e.Count, problems)
+		}
+	}
+}
