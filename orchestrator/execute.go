@@ -108,6 +108,11 @@ type ExecOptions struct {
 	// OnProgress relays MCP progress of a call. It may be called
 	// concurrently for different calls.
 	OnProgress func(callID string, p Progress)
+	// OnWarning, if set, is told what the user should know about a call
+	// beyond its result, such as an "always allow" answer that holds for
+	// this session only (its rule could not be saved, or went to an
+	// untrusted project's file). Warnings are logged too.
+	OnWarning func(callID, msg string)
 }
 
 // prepared is one call after lookup and validation.

@@ -104,20 +104,32 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	case AllowOnce:
 		return DecisionAsked, ""
 	case AllowAlways:
-		o.allowAlways(t.ID, ans.Scope)
+		if warning := o.allowAlways(t.ID, ans.Scope); warning != "" {
+			o.log.Warn(warning, "tool", t.ID, "callId", p.call.CallID)
+			if eo.OnWarning != nil {
+				eo.OnWarning(p.call.CallID, warning)
+			}
+		}
 		return DecisionAsked, ""
 	}
 	return DecisionDenied, fmt.Sprintf("%s was denied by the user", t.ID)
 }
 
 // allowAlways records an "always allow" answer: for the rest of the session
-// at once, and as an allow rule in the chosen file. A failed write is
-// logged; the user's answer still holds for this session.
-func (o *Orchestrator) allowAlways(id string, scope Scope) {
-	if set := o.perms.Load(); set != nil {
-		if err := set.AllowSession(id); err != nil {
-			o.log.Warn("could not allow a tool for the session", "tool", id, "err", err)
-		}
+// at once, and as an allow rule in the chosen file. It returns what the
+// user should be told when the answer will not last as they meant: the
+// rule could not be saved, or it was saved to the local file of a project
+// that is not trusted, where allow rules are ignored until `freecode trust`.
+// The session allow holds either way.
+func (o *Orchestrator) allowAlways(id string, scope Scope) string {
+	set := o.perms.Load()
+	if set == nil {
+		// No rules were loaded: the session allow needs a set to live in.
+		o.perms.CompareAndSwap(nil, &permissions.Set{})
+		set = o.perms.Load()
+	}
+	if err := set.AllowSession(id); err != nil {
+		return fmt.Sprintf("%s could not be allowed for the session: %v", id, err)
 	}
 	src := permissions.SourceLocal
 	if scope == ScopeUser || o.opts.ProjectDir == "" {
@@ -127,9 +139,13 @@ func (o *Orchestrator) allowAlways(id string, scope Scope) {
 	if err == nil {
 		err = permissions.AddAllow(path, id)
 	}
-	if err != nil {
-		o.log.Warn("could not save an always-allow rule", "tool", id, "scope", src, "err", err)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s is allowed for this session only: the %s allow rule could not be saved: %v", id, src, err)
+	case src == permissions.SourceLocal && !set.ProjectTrusted():
+		return fmt.Sprintf("%s is allowed for this session only: the allow rule saved to %s takes effect once the project is trusted (`freecode trust`), since an untrusted project's allow rules are ignored", id, tildePath(path))
 	}
+	return ""
 }
 
 // noApproverText explains a denial for lack of anyone to ask, naming the

@@ -149,3 +149,72 @@ func TestAliasNeverMatchesRules(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowAlwaysWarnings: an "always allow" that cannot last as the user
+// meant holds for the session and says why: the project is not trusted
+// (its local allow rules are ignored until `freecode trust`), or the rule
+// could not be saved. Otherwise nothing is said.
+func TestAllowAlwaysWarnings(t *testing.T) {
+	tests := []struct {
+		name       string
+		trusted    bool
+		scope      Scope
+		userRules  string // "" writes none
+		want       string // a substring of the one warning; "" for none
+		wantReload Decision
+	}{
+		{name: "local, untrusted", scope: ScopeLocal, want: "takes effect once the project is trusted (`freecode trust`)", wantReload: DecisionDenied},
+		{name: "local, trusted", trusted: true, scope: ScopeLocal, wantReload: DecisionAllowed},
+		{name: "user, untrusted", scope: ScopeUser, wantReload: DecisionAllowed},
+		{name: "user file broken", trusted: true, scope: ScopeUser, userRules: `{"permissions":`, want: "allowed for this session only: the user allow rule could not be saved", wantReload: DecisionDenied},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newGateEnv(t, tc.userRules)
+			load := func() *permissions.Set {
+				set, _, _ := permissions.Load(permissions.LoadOptions{UserFile: filepath.Join(e.userDir, "settings.json"), ProjectDir: e.projectDir, Trusted: tc.trusted})
+				return set
+			}
+			o := New(e.reg, &Options{Permissions: load(), UserDir: e.userDir, ProjectDir: e.projectDir})
+			var warnings []string
+			eo := &ExecOptions{
+				Approver:  &recordingApprover{answer: Answer{Decision: AllowAlways, Scope: tc.scope}},
+				OnWarning: func(callID, msg string) { warnings = append(warnings, callID+": "+msg) },
+			}
+			call := []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}
+			rs := o.Execute(t.Context(), call, eo)
+			mustNotError(t, rs[0])
+			switch {
+			case tc.want == "" && len(warnings) != 0:
+				t.Errorf("warnings = %q, want none", warnings)
+			case tc.want != "" && (len(warnings) != 1 || !strings.HasPrefix(warnings[0], "1: mcp__demo__delete_file ") || !strings.Contains(warnings[0], tc.want)):
+				t.Errorf("warnings = %q, want one for call 1 containing %q", warnings, tc.want)
+			}
+			// The session allow holds either way: no second prompt.
+			rs = o.Execute(t.Context(), call, nil)
+			if rs[0].Decision != DecisionAllowed {
+				t.Errorf("second call in the session: %s %q", rs[0].Decision, rs[0].Text())
+			}
+			// A new session has only what was saved and applies.
+			rs = New(e.reg, &Options{Permissions: load()}).Execute(t.Context(), call, nil)
+			if rs[0].Decision != tc.wantReload {
+				t.Errorf("new session: %s %q, want %s", rs[0].Decision, rs[0].Text(), tc.wantReload)
+			}
+		})
+	}
+}
+
+// TestAllowAlwaysWithoutRules: with no rule set loaded, "always allow"
+// still holds for the session.
+func TestAllowAlwaysWithoutRules(t *testing.T) {
+	e := newGateEnv(t, "")
+	o := New(e.reg, &Options{UserDir: e.userDir})
+	ap := &recordingApprover{answer: Answer{Decision: AllowAlways, Scope: ScopeUser}}
+	call := []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}
+	for range 2 {
+		mustNotError(t, o.Execute(t.Context(), call, &ExecOptions{Approver: ap})[0])
+	}
+	if diff := cmp.Diff([]string{"mcp__demo__delete_file"}, ap.asked()); diff != "" {
+		t.Errorf("asked (-want +got):\n%s", diff)
+	}
+}

@@ -70,6 +70,7 @@ func Load(opts LoadOptions) (*Set, []Warning, error) {
 	files, warnings, err := loadFiles(opts)
 	s := &Set{}
 	s.setFiles(files)
+	s.trusted.Store(opts.Trusted)
 	return s, warnings, err
 }
 

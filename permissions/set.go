@@ -21,6 +21,9 @@ type Set struct {
 	writeMu sync.Mutex
 	files   []fileRules // each file's last good rules, in load order
 	session []Rule      // AllowSession's rules, in the order they came
+	// trusted is LoadOptions.Trusted of the last Load or Reload: whether
+	// the project's allow rules apply.
+	trusted atomic.Bool
 
 	idx atomic.Pointer[index] // written under writeMu; read by anyone
 }
@@ -124,7 +127,17 @@ func (s *Set) Reload(opts LoadOptions) ([]Warning, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.setFiles(files)
+	s.trusted.Store(opts.Trusted)
 	return warnings, err
+}
+
+// ProjectTrusted reports whether the rules were last loaded with the
+// project trusted (LoadOptions.Trusted), that is, whether allow rules in the
+// project's files apply. An "always allow" answer written to the local file
+// of an untrusted project is saved but ignored until the project is
+// trusted. A nil Set reports false.
+func (s *Set) ProjectTrusted() bool {
+	return s != nil && s.trusted.Load()
 }
 
 // index is an immutable, compiled view of a Set's rules, organised so that

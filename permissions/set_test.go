@@ -487,3 +487,38 @@ func TestConcurrentDecide(t *testing.T) {
 		t.Errorf("%d rules after the writers, want 53", got)
 	}
 }
+
+// TestProjectTrusted: a Set remembers whether its last Load or Reload
+// trusted the project, so an "always allow" for the project can say it will
+// not apply yet.
+func TestProjectTrusted(t *testing.T) {
+	if (*Set)(nil).ProjectTrusted() || (&Set{}).ProjectTrusted() {
+		t.Errorf("a nil or zero Set reports a trusted project")
+	}
+	opts := files(t, "", "", "", false)
+	s, _, err := Load(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	got = append(got, s.ProjectTrusted())
+	opts.Trusted = true
+	if _, err := s.Reload(opts); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, s.ProjectTrusted())
+	opts.Trusted = false
+	if _, err := s.Reload(opts); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, s.ProjectTrusted())
+	opts.Trusted = true
+	s2, _, err := Load(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, s2.ProjectTrusted())
+	if diff := cmp.Diff([]bool{false, true, false, true}, got); diff != "" {
+		t.Errorf("ProjectTrusted after Load(false), Reload(true), Reload(false), Load(true) (-want +got):\n%s", diff)
+	}
+}

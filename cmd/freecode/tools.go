@@ -348,6 +348,7 @@ allows it once. Exit status 1 when the result is an error.`,
 				ProjectDir:     e.projectDir,
 				MaxResultChars: e.cfg.MCP.MaxResultChars,
 			})
+			trusted := set.ProjectTrusted()
 			var approver orchestrator.Approver
 			switch {
 			case yes:
@@ -355,12 +356,15 @@ allows it once. Exit status 1 when the result is an error.`,
 					return orchestrator.Answer{Decision: orchestrator.AllowOnce}, nil
 				})
 			case isTerminal(cmd.InOrStdin()):
-				approver = &promptApprover{in: bufio.NewReader(cmd.InOrStdin()), out: stderr}
+				approver = &promptApprover{in: bufio.NewReader(cmd.InOrStdin()), out: stderr, projectTrusted: trusted}
 			}
 			rs := o.Execute(ctx, []orchestrator.ToolCall{{CallID: "cli-1", Tool: id, Arguments: json.RawMessage(argsJSON)}}, &orchestrator.ExecOptions{
 				Approver: approver,
 				OnProgress: func(_ string, p orchestrator.Progress) {
 					fmt.Fprintf(stderr, "progress: %s\n", progressText(p))
+				},
+				OnWarning: func(_ string, msg string) {
+					fmt.Fprintf(stderr, "warning: %s\n", msg)
 				},
 			})
 			r := rs[0]
@@ -450,10 +454,13 @@ func printResult(w io.Writer, r *orchestrator.ToolResult) {
 
 // promptApprover asks on the terminal: y allows once, "always" (or a)
 // writes an allow rule to ~/.freecode/settings.json, "local" (or l) to the
-// project's settings.local.json; anything else denies.
+// project's settings.local.json; anything else denies. "local" is offered
+// only in a trusted project: an untrusted project's allow rules are
+// ignored, so the rule would not hold beyond this call.
 type promptApprover struct {
-	in  *bufio.Reader
-	out io.Writer
+	in             *bufio.Reader
+	out            io.Writer
+	projectTrusted bool
 }
 
 var _ orchestrator.Approver = (*promptApprover)(nil)
@@ -464,7 +471,12 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 		kind = "read-only"
 	}
 	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, kind, req.Arguments, req.Reason)
-	fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings) / always for this project ([l]ocal): ")
+	if p.projectTrusted {
+		fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings) / always for this project ([l]ocal): ")
+	} else {
+		fmt.Fprint(p.out, "  (always for this project only: this project is not trusted; run `freecode trust` first)\n")
+		fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings): ")
+	}
 	type line struct {
 		s   string
 		err error
@@ -489,7 +501,10 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 	case "a", "always":
 		return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeUser}, nil
 	case "l", "local":
-		return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeLocal}, nil
+		if p.projectTrusted {
+			return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeLocal}, nil
+		}
+		fmt.Fprintln(p.out, "not allowed: a project rule needs a trusted project (`freecode trust`)")
 	}
 	return orchestrator.Answer{Decision: orchestrator.Deny}, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/orchestrator"
 )
 
 // toolsConfig writes a config with the demo server and returns the
@@ -235,6 +238,44 @@ func TestServerOf(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("serverOf(%q) (-want +got):\n%s", tc.id, diff)
+		}
+	}
+}
+
+// TestPromptApprover: the terminal prompt offers "always for this project"
+// only in a trusted project, where a local allow rule applies; elsewhere
+// "l" allows nothing and says why.
+func TestPromptApprover(t *testing.T) {
+	tests := []struct {
+		trusted   bool
+		input     string
+		want      orchestrator.Answer
+		offered   bool   // the prompt offers [l]ocal
+		wantExtra string // more output that must appear
+	}{
+		{true, "l\n", orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeLocal}, true, ""},
+		{true, "always\n", orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeUser}, true, ""},
+		{false, "l\n", orchestrator.Answer{Decision: orchestrator.Deny}, false, "needs a trusted project"},
+		{false, "local\n", orchestrator.Answer{Decision: orchestrator.Deny}, false, "needs a trusted project"},
+		{false, "a\n", orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeUser}, false, "not trusted; run `freecode trust`"},
+		{false, "y", orchestrator.Answer{Decision: orchestrator.AllowOnce}, false, ""},
+		{false, "", orchestrator.Answer{Decision: orchestrator.Deny}, false, ""},
+	}
+	for _, tc := range tests {
+		var out strings.Builder
+		p := &promptApprover{in: bufio.NewReader(strings.NewReader(tc.input)), out: &out, projectTrusted: tc.trusted}
+		got, err := p.Approve(t.Context(), orchestrator.Request{Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{}`), Reason: "no rule; tool is not read-only"})
+		if err != nil {
+			t.Fatalf("trusted=%v %q: %v", tc.trusted, tc.input, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("trusted=%v %q: answer (-want +got):\n%s", tc.trusted, tc.input, diff)
+		}
+		if offered := strings.Contains(out.String(), "[l]ocal"); offered != tc.offered {
+			t.Errorf("trusted=%v: prompt offers [l]ocal = %v, want %v:\n%s", tc.trusted, offered, tc.offered, out.String())
+		}
+		if !strings.Contains(out.String(), tc.wantExtra) {
+			t.Errorf("trusted=%v %q: output does not say %q:\n%s", tc.trusted, tc.input, tc.wantExtra, out.String())
 		}
 	}
 }
