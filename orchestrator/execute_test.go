@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -316,7 +318,10 @@ func TestTruncation(t *testing.T) {
 			&mcpsdk.TextContent{Text: strings.Repeat("x", 20)},
 		}}, nil
 	})
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "results")
+	if err := os.Mkdir(dir, 0o755); err != nil { // too open: it is tightened
+		t.Fatal(err)
+	}
 	rs := New(reg, &Options{MaxResultChars: 15, ResultsDir: dir}).Execute(t.Context(), []ToolCall{{CallID: "c/1", Tool: "mcp__demo__big"}}, nil)
 	r := rs[0]
 	mustNotError(t, r)
@@ -348,8 +353,11 @@ func TestTruncation(t *testing.T) {
 	if fi, err := os.Stat(r.Truncated.SavedTo); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("saved file mode = %v (%v), want 0600", fi.Mode().Perm(), err)
 	}
-	if !strings.HasPrefix(r.Truncated.SavedTo, dir+string(os.PathSeparator)+"c_1-") {
-		t.Errorf("saved to %q, want a file in %q named after the call", r.Truncated.SavedTo, dir)
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("results dir mode = %v (%v), want 0700", fi.Mode().Perm(), err)
+	}
+	if !regexp.MustCompile(`^c_1-[0-9a-f]{32}\.txt$`).MatchString(filepath.Base(r.Truncated.SavedTo)) || filepath.Dir(r.Truncated.SavedTo) != dir {
+		t.Errorf("saved to %q, want a file in %q named after the call and 128 random bits", r.Truncated.SavedTo, dir)
 	}
 }
 

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,8 +84,10 @@ func prefixRunes(s string, n int) string {
 	return s
 }
 
-// saveResult writes text to a new 0600 file in dir (created 0700) and
-// returns its path.
+// saveResult writes text to a new 0600 file in dir (made 0700) and
+// returns its path. Results may hold anything a tool read, so the directory
+// is tightened to 0700 even if it existed with wider permissions, and the
+// name carries 128 random bits: no other user can read, list or guess it.
 func saveResult(dir, callID, text string) (string, error) {
 	if dir == "" {
 		d, err := defaultResultsDir()
@@ -95,21 +99,29 @@ func saveResult(dir, callID, text string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	// os.CreateTemp creates the file 0600 and never reuses a name.
-	f, err := os.CreateTemp(dir, fileSafe(callID)+"-*.txt")
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", err
+	}
+	var rnd [16]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", err
+	}
+	name := filepath.Join(dir, fileSafe(callID)+"-"+hex.EncodeToString(rnd[:])+".txt")
+	// O_EXCL: never write through a file or symlink that is already there.
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
 	}
 	if _, err := f.WriteString(text); err != nil {
 		f.Close()
-		os.Remove(f.Name())
+		os.Remove(name)
 		return "", err
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
+		os.Remove(name)
 		return "", err
 	}
-	return f.Name(), nil
+	return name, nil
 }
 
 // fileSafe turns a call id (chosen by a model or a frontend) into a short
