@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -319,7 +320,22 @@ func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout ti
 	defer cancel(nil)
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
+	// A notification can race the result, and a Caller may keep the
+	// callback: once the attempt is over, progress is neither relayed (the
+	// frontend already has the result) nor allowed to restart the timer.
+	var progressMu sync.Mutex
+	over := false
+	defer func() {
+		progressMu.Lock()
+		over = true
+		progressMu.Unlock()
+	}()
 	onProgress := func(pr Progress) {
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		if over {
+			return
+		}
 		// Progress proves the tool is alive: restart its timeout. The hard
 		// cap of hardCtx still bounds the whole call.
 		idle.Reset(timeout)

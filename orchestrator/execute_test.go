@@ -494,3 +494,26 @@ func TestApproverLateAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressAfterResult: progress a Caller reports after its call
+// returned is not relayed: the frontend already has the result.
+func TestProgressAfterResult(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("r", true, "")}, fc)
+	var kept func(Progress)
+	fc.handle("r", func(_ context.Context, _ map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+		onProgress(Progress{Progress: 1})
+		kept = onProgress
+		return textResult("r"), nil
+	})
+	var relayed []float64
+	rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__r"}}, &ExecOptions{
+		OnProgress: func(_ string, p Progress) { relayed = append(relayed, p.Progress) },
+	})
+	mustNotError(t, rs[0])
+	kept(Progress{Progress: 2})
+	if diff := cmp.Diff([]float64{1}, relayed); diff != "" {
+		t.Errorf("relayed progress (-want +got):\n%s", diff)
+	}
+}
