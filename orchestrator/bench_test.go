@@ -56,7 +56,7 @@ func benchRules(b *testing.B) *permissions.Set {
 
 func benchOrchestrator(b *testing.B, c Caller, opts *Options) *Orchestrator {
 	reg := NewRegistry(nil)
-	reg.SetServerTools("bench", []*mcpsdk.Tool{tool("lookup", true, execBenchSchema)}, c)
+	reg.SetServerTools("bench", []*mcpsdk.Tool{tool("lookup", true, execBenchSchema), tool("slow_lookup", true, `{"type":"object","properties":{"q":{"type":"string"}}}`)}, c)
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -113,28 +113,49 @@ func BenchmarkExecuteInMemory(b *testing.B) {
 	}
 }
 
-// BenchmarkBatch16 runs 16 read-only calls of 50 ms each, against one such
-// call (Single): with MaxParallel 16 the batch should take about as long
-// as one call; with the default bound of 8 it takes two rounds.
+// BenchmarkBatch16 runs 16 read-only calls of 50 ms each against one such
+// call (single_call). The issue's goal, a batch under 1.3× a single call,
+// needs all 16 at once (limit16); DESIGN.md's default bound of 8
+// (limit8_default, what ships) takes two rounds, about 2×. Besides ns/op,
+// each reports x_single_50ms: its time per op over the 50 ms of one call.
 func BenchmarkBatch16(b *testing.B) {
+	const callTime = 50 * time.Millisecond
 	calls := make([]ToolCall, 16)
 	for i := range calls {
 		calls[i] = ToolCall{CallID: fmt.Sprint(i), Tool: "mcp__bench__lookup", Arguments: execBenchArgs}
+	}
+	memCalls := make([]ToolCall, 16)
+	for i := range memCalls {
+		memCalls[i] = ToolCall{CallID: fmt.Sprint(i), Tool: "mcp__bench__slow_lookup", Arguments: json.RawMessage(`{"q":"x"}`)}
 	}
 	for _, bc := range []struct {
 		name     string
 		parallel int
 		calls    []ToolCall
+		inMemory bool // a real go-sdk server over in-memory transports
 	}{
-		{"Single", 0, calls[:1]},
-		{"Parallel16", 16, calls},
-		{"Default8", 0, calls},
+		{"single_call", 0, calls[:1], false},
+		{"16_calls_limit8_default", 0, calls, false},
+		{"16_calls_limit16", 16, calls, false},
+		{"sdk_server/single_call", 0, memCalls[:1], true},
+		{"sdk_server/16_calls_limit8_default", 0, memCalls, true},
+		{"sdk_server/16_calls_limit16", 16, memCalls, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			o := benchOrchestrator(b, sleepCaller{50 * time.Millisecond}, &Options{MaxParallel: bc.parallel})
+			var c Caller = sleepCaller{callTime}
+			if bc.inMemory {
+				m := newMemServer(b)
+				c = m
+			}
+			o := benchOrchestrator(b, c, &Options{MaxParallel: bc.parallel})
+			if bc.parallel == 0 && o.opts.MaxParallel != DefaultMaxParallel {
+				b.Fatalf("default limit = %d", o.opts.MaxParallel)
+			}
+			start := time.Now()
 			for b.Loop() {
 				runOne(b, o, bc.calls)
 			}
+			b.ReportMetric(float64(time.Since(start))/float64(b.N)/float64(callTime), "x_single_50ms")
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,6 +66,18 @@ func newMemServer(t testing.TB) *memServer {
 			return textResult(fmt.Sprintf("%s #%d: %s", name, n, req.Params.Arguments)), nil
 		})
 	}
+	// slow_lookup takes 50 ms, like a real server's read, for the batch
+	// benchmark.
+	m.server.AddTool(&mcpsdk.Tool{Name: "slow_lookup", InputSchema: obj, Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			m.count("slow_lookup").Add(1)
+			select {
+			case <-time.After(50 * time.Millisecond):
+				return textResult("slow"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
 	add("lookup", true, false)
 	add("flaky_lookup", true, true)
 	add("remove", false, true)
