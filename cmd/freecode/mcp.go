@@ -130,7 +130,7 @@ Values of --env and --header may hold ${env:NAME}, expanded when connecting.`,
 				return fmt.Errorf("a server named %q is already in %s (remove it first, or pick another name)", srv.Name, path)
 			}
 			if err := config.AddServer(path, srv); err != nil {
-				return unchanged(fmt.Errorf("adding %q: %w", srv.Name, err))
+				return unchanged(err) // config's errors name the server already
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "✓ Added %s server %q to %s\n", srv.Type, srv.Name, path)

@@ -24,9 +24,10 @@ func newMCPStartCmd(a *app) *cobra.Command {
 print its tools and stop it again. A quick check that a server entry works.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withConn(cmd, args[0], func(srv config.Server, tools []*mcpsdk.Tool) error {
+			return a.withConn(cmd, args[0], func(srv config.Server, st mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
+				fmt.Fprintf(out, "  %s\n", describeStatus(st))
 				for _, t := range tools {
 					fmt.Fprintf(out, "  - %s%s\n", t.Name, marks(t))
 				}
@@ -43,7 +44,7 @@ func newMCPToolsCmd(a *app) *cobra.Command {
 		Short: "Connect to an MCP server and print its tools",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withConn(cmd, args[0], func(srv config.Server, tools []*mcpsdk.Tool) error {
+			return a.withConn(cmd, args[0], func(srv config.Server, _ mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				if asJSON {
 					if tools == nil {
@@ -70,7 +71,7 @@ func newMCPToolsCmd(a *app) *cobra.Command {
 // the server. On failure it prints "✗ Server … failed" with the server's
 // stderr tail and returns exitError(1). Ctrl-C (or SIGTERM) cancels the
 // connect; Close then stops the process group, so nothing is left behind.
-func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, []*mcpsdk.Tool) error) error {
+func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, mcp.Status, []*mcpsdk.Tool) error) error {
 	cfg, path, err := a.load()
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, [
 		printTail(stderr, st.StderrTail)
 		return exitError(1)
 	}
-	if err := fn(srv, tools); err != nil {
+	if err := fn(srv, st, tools); err != nil {
 		return err
 	}
 	if closeErr != nil {
@@ -114,6 +115,27 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, [
 		fmt.Fprintf(stderr, "note: stopping %q: %v\n", srv.Name, closeErr)
 	}
 	return nil
+}
+
+// describeStatus says what the server reported and, for a remote server,
+// which transport won (auto tries Streamable HTTP, then legacy SSE).
+func describeStatus(st mcp.Status) string {
+	var parts []string
+	if st.ServerInfo != nil {
+		parts = append(parts, strings.TrimSpace(st.ServerInfo.Name+" "+st.ServerInfo.Version))
+	}
+	if st.ProtocolVersion != "" {
+		parts = append(parts, "protocol "+st.ProtocolVersion)
+	}
+	switch st.Transport {
+	case "http":
+		parts = append(parts, "over Streamable HTTP")
+	case "sse":
+		parts = append(parts, "over legacy HTTP+SSE")
+	case "stdio":
+		parts = append(parts, fmt.Sprintf("over stdio, pid %d", st.PID))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func printTail(w io.Writer, tail []string) {

@@ -307,7 +307,9 @@ func TestStartDemo(t *testing.T) {
   - list_files [read-only]
   - read_file [read-only]
   - search [read-only]
+  freecode-demo 1.0.0, protocol 2025-11-25, over stdio, pid N
 `
+	out = regexp.MustCompile(`pid \d+`).ReplaceAllString(out, "pid N")
 	if d := cmp.Diff(want, sortToolLines(out)); d != "" {
 		t.Errorf("start output (-want +got):\n%s", d)
 	}
