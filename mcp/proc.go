@@ -158,11 +158,27 @@ func (p *process) stop(closeGrace, termGrace time.Duration) {
 				}
 			}
 		}
-		// The group is gone, so nothing holds the pipes' other ends open;
-		// closing ours anyway unblocks any reader for sure.
+		// The group is gone, so normally nothing holds the pipes' other
+		// ends open and the stderr reader is about to see EOF. Let it drain
+		// first: closing our end now would drop the last lines still in the
+		// pipe — often the one that says why the server died. A child that
+		// left the group (setsid) may still hold the pipe: after a bound,
+		// closing our end unblocks the reader for sure.
 		p.stdout.Close()
+		drained := make(chan struct{})
+		go func() {
+			p.wg.Wait()
+			close(drained)
+		}()
+		t := time.NewTimer(stderrDrainWait)
+		select {
+		case <-drained:
+		case <-t.C:
+			p.stderr.Close()
+			<-drained
+		}
+		t.Stop()
 		p.stderr.Close()
-		p.wg.Wait()
 	})
 }
 
@@ -193,6 +209,10 @@ func (p *process) waitGone(d time.Duration) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// stderrDrainWait bounds how long stop waits for a stopped server's stderr
+// to reach EOF before closing our end of the pipe.
+const stderrDrainWait = time.Second
 
 // maxTailLines and maxTailLine bound the stderr tail kept for Status.
 const (
