@@ -109,6 +109,61 @@ func TestParallelLimit(t *testing.T) {
 		if diff := cmp.Diff(map[int]int{0: 4, 1: 4, 2: 3}, starts); diff != "" {
 			t.Errorf("calls started per second (-want +got):\n%s", diff)
 		}
+
+		// Without MaxParallel, DESIGN.md's default: 8 at a time.
+		clear(starts)
+		begin = time.Now()
+		New(reg, nil).Execute(t.Context(), append(calls, calls[:6]...), nil)
+		if diff := cmp.Diff(map[int]int{0: 8, 1: 8, 2: 1}, starts); diff != "" {
+			t.Errorf("default limit: calls started per second (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRetryKeepsHardDeadline: the retry of a read-only call runs under the
+// call's one hard cap (4× toolTimeout from the first attempt's start), not
+// a fresh one: progress cannot stretch a call beyond it by losing the
+// connection.
+func TestRetryKeepsHardDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := newFakeCaller()
+		fc.timeout = 10 * time.Second
+		reg := NewRegistry(nil)
+		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("r", true, "")}, fc)
+		fc.handle("r", func(ctx context.Context, _ map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+			// Progress every 8 s; the first attempt loses its connection
+			// after 30 s, the second would finish after an hour.
+			end := time.After(time.Hour)
+			if fc.count("r") == 1 {
+				end = time.After(30 * time.Second)
+			}
+			tk := time.NewTicker(8 * time.Second)
+			defer tk.Stop()
+			for {
+				select {
+				case <-tk.C:
+					onProgress(Progress{Progress: 1})
+				case <-end:
+					if fc.count("r") == 1 {
+						return nil, fmt.Errorf("calling r: %w: EOF", mcp.ErrConnectionLost)
+					}
+					return textResult("finished"), nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+		})
+		begin := time.Now()
+		rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__r"}}, nil)
+		if want := "mcp__demo__r timed out after 40000 ms (progress extended its 10000 ms timeout to the limit of 4×)"; rs[0].Text() != want {
+			t.Errorf("result = %q, want %q", rs[0].Text(), want)
+		}
+		if got := time.Since(begin); got != 40*time.Second {
+			t.Errorf("returned after %v, want 40s", got)
+		}
+		if got := fc.count("r"); got != 2 {
+			t.Errorf("server saw %d calls, want 2 (one retry)", got)
+		}
 	})
 }
 

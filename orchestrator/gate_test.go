@@ -148,6 +148,17 @@ func TestAliasNeverMatchesRules(t *testing.T) {
 			t.Errorf("rules %s: call by alias = %s %q, want %s", tc.rules, rs[0].Decision, rs[0].Text(), tc.want)
 		}
 	}
+
+	// A destructive tool called by alias: the user is asked about the id,
+	// the name rules and "always allow" use.
+	e := newGateEnv(t, "")
+	e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool(long, false, "")}, e.fc)
+	ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
+	rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: alias}}, &ExecOptions{Approver: ap})
+	mustNotError(t, rs[0])
+	if diff := cmp.Diff([]string{id}, ap.asked()); diff != "" {
+		t.Errorf("approver asked about (-want +got):\n%s", diff)
+	}
 }
 
 // TestAllowAlwaysWarnings: an "always allow" that cannot last as the user
