@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,11 +90,13 @@ func (r *Registry) publish(ev ToolsChanged) {
 	}
 }
 
-// RegisterBuiltin adds a built-in tool under its bare name (t.ID, which must
-// not start with "mcp__"). Built-ins are listed before MCP tools, by Order.
+// RegisterBuiltin adds a built-in tool under its bare name (t.ID: no "__",
+// so never "mcp__…", and not "mcp", which as a rule means every MCP tool and
+// so could name no built-in). Built-ins are listed before MCP tools, by
+// Order.
 func (r *Registry) RegisterBuiltin(t *Tool) error {
-	if t.ID == "" || len(t.ID) > MaxNameLen || sanitizeToolName(t.ID) != t.ID || len(t.ID) >= len(MCPPrefix) && t.ID[:len(MCPPrefix)] == MCPPrefix {
-		return fmt.Errorf("registering built-in %q: a built-in is named by a bare [A-Za-z0-9_-] name of at most %d characters, not starting with %q", t.ID, MaxNameLen, MCPPrefix)
+	if t.ID == "" || len(t.ID) > MaxNameLen || sanitizeToolName(t.ID) != t.ID || strings.HasPrefix(t.ID, MCPPrefix) || t.ID == "mcp" {
+		return fmt.Errorf("registering built-in %q: a built-in is named by a bare [A-Za-z0-9_-] name of at most %d characters, without __ and other than \"mcp\"", t.ID, MaxNameLen)
 	}
 	if t.Caller == nil {
 		return fmt.Errorf("registering built-in %q: no caller", t.ID)

@@ -143,7 +143,7 @@ func TestToolsChangedEvents(t *testing.T) {
 func TestRegisterBuiltin(t *testing.T) {
 	reg := NewRegistry(nil)
 	fc := newFakeCaller()
-	for _, bad := range []string{"", "mcp__x", "has space", strings.Repeat("a", 65)} {
+	for _, bad := range []string{"", "mcp__x", "mcp", "a__b", "_a", "has space", strings.Repeat("a", 65)} {
 		if err := reg.RegisterBuiltin(&Tool{ID: bad, Caller: fc}); err == nil {
 			t.Errorf("RegisterBuiltin(%q) succeeded", bad)
 		}
