@@ -57,6 +57,27 @@ func TestSort(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
+
+	// Where sorting by name would differ: built-ins whose Order is not
+	// their name order, servers "a" and "a-b" ("-" sorts before "_", so
+	// by name mcp__a-b__… would come first), and an alias whose name does
+	// not sort like its tool.
+	defs = []Def{
+		{Name: "mcp__a-b__a", Server: "a-b", Tool: "a"},
+		{Name: "mcp__a__zzz_0badcafe", Server: "a", Tool: "zzz.long"},
+		{Name: "mcp__a__y", Server: "a", Tool: "y"},
+		{Name: "alpha", Builtin: true, Order: 2},
+		{Name: "zed", Builtin: true, Order: 1},
+	}
+	Sort(defs)
+	got = nil
+	for _, d := range defs {
+		got = append(got, d.Name)
+	}
+	want = []string{"zed", "alpha", "mcp__a__y", "mcp__a__zzz_0badcafe", "mcp__a-b__a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order by Order, server, tool (-want +got):\n%s", diff)
+	}
 }
 
 // TestEncodeGolden pins the exact bytes of each format.
