@@ -11,6 +11,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -156,6 +157,43 @@ func BenchmarkBatch16(b *testing.B) {
 				runOne(b, o, bc.calls)
 			}
 			b.ReportMetric(float64(time.Since(start))/float64(b.N)/float64(callTime), "x_single_50ms")
+		})
+	}
+}
+
+// BenchmarkDefsRebuild2000 is the whole rebuild a tools-changed event
+// causes with 2,000 MCP tools registered (20 servers of 100 tools shaped
+// like server-memory's): every schema through ProviderSchema, then the
+// defs cache's canonical encoding and hash. defscache's own BenchmarkRebuild
+// starts from schemas already converted.
+func BenchmarkDefsRebuild2000(b *testing.B) {
+	reg := NewRegistry(nil)
+	c := noopCaller{textResult("ok")}
+	for s := range 20 {
+		tools := make([]*mcpsdk.Tool, 100)
+		for i := range tools {
+			tools[i] = tool(fmt.Sprintf("create_entities_%03d", i), i%2 == 0, fmt.Sprintf(`{"type":"object","properties":{"entities":{"type":"array","items":{"type":"object",
+				"properties":{"name":{"type":"string","description":"The name of the entity %d"},"entityType":{"type":"string","description":"The type of the entity"},
+				"observations":{"type":"array","items":{"type":"string"},"description":"An array of observation contents associated with the entity"}},
+				"required":["name","entityType","observations"]}}},"required":["entities"]}`, i))
+		}
+		reg.SetServerTools(fmt.Sprintf("server%02d", s), tools, c)
+	}
+	for _, f := range defscache.Formats() {
+		b.Run(string(f), func(b *testing.B) {
+			cache := defscache.New(DefsSource(reg, nil), nil)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				cache.Invalidate()
+				e, err := cache.Get(ctx, f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if e.Count != 2000 {
+					b.Fatalf("%d tools, want 2000", e.Count)
+				}
+			}
 		})
 	}
 }
