@@ -135,10 +135,7 @@ func (o *Orchestrator) allowAlways(id string, scope Scope) string {
 	if scope == ScopeUser || o.opts.ProjectDir == "" {
 		src = permissions.SourceUser
 	}
-	path, err := permissions.ScopeFile(src, o.opts.UserDir, o.opts.ProjectDir)
-	if err == nil {
-		err = permissions.AddAllow(path, id)
-	}
+	path, err := permissions.AddScopeAllow(src, o.opts.UserDir, o.opts.ProjectDir, id)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%s is allowed for this session only: the %s allow rule could not be saved: %v", id, src, err)

@@ -177,11 +177,25 @@ func TestAllowAlwaysWarnings(t *testing.T) {
 		{name: "local, untrusted", scope: ScopeLocal, want: "takes effect once the project is trusted (`freecode trust`)", wantReload: DecisionDenied},
 		{name: "local, trusted", trusted: true, scope: ScopeLocal, wantReload: DecisionAllowed},
 		{name: "user, untrusted", scope: ScopeUser, wantReload: DecisionAllowed},
+		{name: "local file links to the user's", trusted: true, scope: ScopeLocal, want: "allowed for this session only: the local allow rule could not be saved", wantReload: DecisionDenied},
 		{name: "user file broken", trusted: true, scope: ScopeUser, userRules: `{"permissions":`, want: "allowed for this session only: the user allow rule could not be saved", wantReload: DecisionDenied},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newGateEnv(t, tc.userRules)
+			if strings.Contains(tc.name, "links") {
+				// A cloned repository's trap: its local rule file is the
+				// user's, so a project rule would apply everywhere.
+				if err := os.WriteFile(filepath.Join(e.userDir, "settings.json"), []byte("{}"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(filepath.Join(e.projectDir, ".freecode"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(e.userDir, "settings.json"), filepath.Join(e.projectDir, ".freecode", "settings.local.json")); err != nil {
+					t.Skip(err)
+				}
+			}
 			load := func() *permissions.Set {
 				set, _, _ := permissions.Load(permissions.LoadOptions{UserFile: filepath.Join(e.userDir, "settings.json"), ProjectDir: e.projectDir, Trusted: tc.trusted})
 				return set

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/freecode/freecode/config"
@@ -34,6 +37,59 @@ func ScopeFile(scope Source, userDir, projectDir string) (string, error) {
 		return filepath.Join(projectDir, projectDirName, name), nil
 	}
 	return "", fmt.Errorf("%s rules have no file", scope)
+}
+
+// AddScopeAllow writes pattern as an allow rule into the file of scope
+// (SourceUser or SourceLocal, an "always allow" answer's choice) and returns
+// the file's path. It is AddAllow after ScopeFile, with one more check for
+// the project's files: they must really be inside the project. A cloned
+// repository could ship .freecode/settings.local.json (or .freecode itself)
+// as a symbolic link to the user's settings file; AddAllow edits a linked
+// file where it lives, so "always allow for this project" would otherwise
+// become a rule for every project.
+func AddScopeAllow(scope Source, userDir, projectDir, pattern string) (string, error) {
+	path, err := ScopeFile(scope, userDir, projectDir)
+	if err != nil {
+		return "", err
+	}
+	if scope == SourceProject || scope == SourceLocal {
+		if err := checkInside(projectDir, path); err != nil {
+			return path, err
+		}
+	}
+	return path, AddAllow(path, pattern)
+}
+
+// checkInside reports an error unless path, once symbolic links are
+// resolved (of its parent when it does not exist yet), lies inside dir.
+func checkInside(dir, path string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(path); lerr == nil {
+			// A dangling link: where it points could be created anywhere.
+			return fmt.Errorf("%s is a symbolic link to a missing file; refusing to write through it", path)
+		}
+		parent := filepath.Dir(path)
+		if real, err = filepath.EvalSymlinks(parent); errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := os.Lstat(parent); lerr == nil {
+				return fmt.Errorf("%s is a symbolic link to a missing directory; refusing to write through it", parent)
+			}
+			real, err = filepath.EvalSymlinks(filepath.Dir(parent))
+			real = filepath.Join(real, filepath.Base(parent))
+		}
+		real = filepath.Join(real, filepath.Base(path))
+	}
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("%s resolves to %s, outside the project %s; refusing to write a project rule there", path, real, root)
+	}
+	return nil
 }
 
 // addMu serializes AddAllow in this process, so that two "always allow"

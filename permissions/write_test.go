@@ -298,3 +298,81 @@ func TestAddAllowSymlink(t *testing.T) {
 		t.Errorf("file = %s, want %s", got, want)
 	}
 }
+
+// TestAddScopeAllowStaysInProject: a repository that links its local rule
+// file, or its .freecode directory, to the user's settings cannot turn an
+// "always allow for this project" into a rule for every project; a real
+// file inside the project is written.
+func TestAddScopeAllowStaysInProject(t *testing.T) {
+	tests := []struct {
+		name    string
+		setup   func(t *testing.T, project, userFile string)
+		wantErr string // "" for success
+	}{
+		{name: "plain project", setup: func(*testing.T, string, string) {}},
+		{name: "existing .freecode", setup: func(t *testing.T, project, _ string) {
+			mkdir(t, filepath.Join(project, ".freecode"))
+		}},
+		{name: "local file links to the user's", wantErr: "outside the project", setup: func(t *testing.T, project, userFile string) {
+			mkdir(t, filepath.Join(project, ".freecode"))
+			symlink(t, userFile, filepath.Join(project, ".freecode", LocalSettingsFile))
+		}},
+		{name: ".freecode links to the user's dir", wantErr: "outside the project", setup: func(t *testing.T, project, userFile string) {
+			symlink(t, filepath.Dir(userFile), filepath.Join(project, ".freecode"))
+		}},
+		{name: "dangling link", wantErr: "missing file", setup: func(t *testing.T, project, userFile string) {
+			mkdir(t, filepath.Join(project, ".freecode"))
+			symlink(t, filepath.Join(filepath.Dir(userFile), "new.json"), filepath.Join(project, ".freecode", LocalSettingsFile))
+		}},
+		{name: "link inside the project", setup: func(t *testing.T, project, _ string) {
+			mkdir(t, filepath.Join(project, "conf"))
+			symlink(t, filepath.Join(project, "conf"), filepath.Join(project, ".freecode"))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			userDir := t.TempDir()
+			userFile := filepath.Join(userDir, SettingsFile)
+			const userRules = `{"permissions": {"deny": ["mcp__x"]}}`
+			if err := os.WriteFile(userFile, []byte(userRules), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			project := t.TempDir()
+			tc.setup(t, project, userFile)
+			path, err := AddScopeAllow(SourceLocal, userDir, project, "mcp__demo__delete_file")
+			if want := filepath.Join(project, ".freecode", LocalSettingsFile); path != want {
+				t.Errorf("path = %q, want %q", path, want)
+			}
+			if data, _ := os.ReadFile(userFile); string(data) != userRules {
+				t.Errorf("the user's file changed:\n%s", data)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, _, err := Load(LoadOptions{ProjectDir: project, Trusted: true})
+			if err != nil || set.Decide("mcp__demo__delete_file", false).Effect != Allow {
+				t.Errorf("the local rule does not apply (%v)", err)
+			}
+		})
+	}
+}
+
+func mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symbolic links: %v", err)
+	}
+}
