@@ -125,12 +125,28 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 const maxFileBytes = 4 << 20
 
 // readFile reads a rule file of at most maxFileBytes.
+//
+// Only a regular file is read. A cloned repository could ship its rule
+// file as a link to /dev/stdin, where the sidecar's protocol comes in, or to
+// a FIFO or a device: reading one would steal the frontend's messages or
+// block the reload forever. The check comes before opening, since opening a
+// FIFO blocks, and again on the open file.
 func readFile(path string) ([]byte, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
