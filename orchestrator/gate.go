@@ -74,9 +74,13 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	if eo.Approver == nil {
 		return DecisionDenied, o.noApproverText(t, d)
 	}
-	args := p.call.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	// The user is shown the arguments the server will get, re-encoded from
+	// what was validated, not the model's raw text: in raw JSON a repeated
+	// key ({"path":"notes.txt", …, "path":"/home/me/.ssh/id_ed25519"})
+	// shows one value first while the last is the one that counts.
+	args, err := json.Marshal(p.args)
+	if err != nil {
+		return DecisionDenied, fmt.Sprintf("%s was not run: its arguments could not be shown for approval: %v", t.ID, err)
 	}
 	// An approver that does not answer within the call's own timeout
 	// counts as a denial (PROTOCOL.md), so a forgotten prompt cannot hold

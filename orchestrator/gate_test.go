@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -241,5 +242,27 @@ func TestAllowAlwaysWithoutRules(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"mcp__demo__delete_file"}, ap.asked()); diff != "" {
 		t.Errorf("asked (-want +got):\n%s", diff)
+	}
+}
+
+// TestApprovalShowsWhatRuns: the user approves the arguments the server
+// will get. A repeated key in the model's raw JSON must not show one value
+// while the call carries another.
+func TestApprovalShowsWhatRuns(t *testing.T) {
+	e := newGateEnv(t, "")
+	var got any
+	e.fc.handle("delete_file", func(_ context.Context, args map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+		got = args["path"]
+		return textResult("deleted"), nil
+	})
+	ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
+	raw := json.RawMessage(`{"path":"notes.txt","n":12345678901234567890,"path":"/home/me/.ssh/id_ed25519"}`)
+	rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file", Arguments: raw}}, &ExecOptions{Approver: ap})
+	mustNotError(t, rs[0])
+	if want := `{"n":12345678901234567890,"path":"/home/me/.ssh/id_ed25519"}`; string(ap.reqs[0].Arguments) != want {
+		t.Errorf("approver was shown %s, want %s", ap.reqs[0].Arguments, want)
+	}
+	if got != "/home/me/.ssh/id_ed25519" {
+		t.Errorf("server got path %v", got)
 	}
 }
