@@ -572,3 +572,37 @@ func TestProgressAfterResult(t *testing.T) {
 		t.Errorf("relayed progress (-want +got):\n%s", diff)
 	}
 }
+
+// TestTruncationEmbeddedResource: a server that returns a whole file as an
+// embedded text resource is capped like text; a blob passes through.
+func TestTruncationEmbeddedResource(t *testing.T) {
+	fc := newFakeCaller()
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("cat", true, "")}, fc)
+	blob := &mcpsdk.EmbeddedResource{Resource: &mcpsdk.ResourceContents{URI: "file:///b.bin", Blob: []byte{1, 2}}}
+	orig := &mcpsdk.ResourceContents{URI: "file:///a.txt", MIMEType: "text/plain", Text: strings.Repeat("y", 30)}
+	fc.handle("cat", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{
+			&mcpsdk.TextContent{Text: "head"}, blob, &mcpsdk.EmbeddedResource{Resource: orig},
+		}}, nil
+	})
+	dir := t.TempDir()
+	r := New(reg, &Options{MaxResultChars: 10, ResultsDir: dir}).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__cat"}}, nil)[0]
+	mustNotError(t, r)
+	if r.Truncated == nil || r.Truncated.TotalChars != 34 || r.Truncated.ShownChars != 10 {
+		t.Fatalf("truncated = %+v, want 10 of 34", r.Truncated)
+	}
+	if len(r.Content) != 4 || r.Content[1] != blob {
+		t.Fatalf("content = %#v, want text, the blob, cut resource, note", r.Content)
+	}
+	res := r.Content[2].(*mcpsdk.EmbeddedResource).Resource
+	if diff := cmp.Diff(mcpsdk.ResourceContents{URI: "file:///a.txt", MIMEType: "text/plain", Text: "yyyyyy"}, *res); diff != "" {
+		t.Errorf("cut resource (-want +got):\n%s", diff)
+	}
+	if len(orig.Text) != 30 {
+		t.Errorf("the server's content was modified")
+	}
+	if data, err := os.ReadFile(r.Truncated.SavedTo); err != nil || string(data) != "head\n"+strings.Repeat("y", 30) {
+		t.Errorf("saved %q (%v)", data, err)
+	}
+}

@@ -22,27 +22,31 @@ func defaultResultsDir() (string, error) {
 	return filepath.Join(dir, "freecode", "results"), nil
 }
 
-// capText cuts r's text contents to max characters in all (non-text contents
-// pass through), saves the whole text to a file in dir and appends a note
-// saying how much was cut and where the rest is. max <= 0 means no cap.
+// capText cuts r's text to max characters in all, saves the whole text to
+// a file in dir and appends a note saying how much was cut and where the
+// rest is. Text is that of text contents and of embedded text resources (a
+// server may return a whole file either way); images, audio, links and
+// blobs pass through. max <= 0 means no cap.
 func capText(r *ToolResult, max int, dir string) {
 	if max <= 0 {
 		return
 	}
 	total := 0
+	var texts []string
 	for _, c := range r.Content {
-		if t, ok := c.(*mcpsdk.TextContent); ok {
-			total += utf8.RuneCountInString(t.Text)
+		if t, ok := contentText(c); ok {
+			total += utf8.RuneCountInString(t)
+			texts = append(texts, t)
 		}
 	}
 	if total <= max {
 		return
 	}
-	full := r.Text()
+	full := strings.Join(texts, "\n")
 	budget := max
 	out := make([]mcpsdk.Content, 0, len(r.Content)+1)
 	for _, c := range r.Content {
-		t, ok := c.(*mcpsdk.TextContent)
+		t, ok := contentText(c)
 		if !ok {
 			out = append(out, c)
 			continue
@@ -50,15 +54,13 @@ func capText(r *ToolResult, max int, dir string) {
 		if budget <= 0 {
 			continue
 		}
-		n := utf8.RuneCountInString(t.Text)
+		n := utf8.RuneCountInString(t)
 		if n <= budget {
-			out = append(out, t)
+			out = append(out, c)
 			budget -= n
 			continue
 		}
-		cut := *t // keep annotations and meta; never mutate the caller's content
-		cut.Text = prefixRunes(t.Text, budget)
-		out = append(out, &cut)
+		out = append(out, withText(c, prefixRunes(t, budget)))
 		budget = 0
 	}
 	tr := &Truncated{ShownChars: max, TotalChars: total}
@@ -71,6 +73,38 @@ func capText(r *ToolResult, max int, dir string) {
 	}
 	r.Content = append(out, &mcpsdk.TextContent{Text: note})
 	r.Truncated = tr
+}
+
+// contentText returns the text of a text content or of an embedded text
+// resource.
+func contentText(c mcpsdk.Content) (string, bool) {
+	switch c := c.(type) {
+	case *mcpsdk.TextContent:
+		return c.Text, true
+	case *mcpsdk.EmbeddedResource:
+		if c.Resource != nil && c.Resource.Blob == nil {
+			return c.Resource.Text, true
+		}
+	}
+	return "", false
+}
+
+// withText returns a copy of a content contentText accepts, with text in
+// place of its text: annotations and meta are kept, and the caller's
+// content is never modified.
+func withText(c mcpsdk.Content, text string) mcpsdk.Content {
+	switch c := c.(type) {
+	case *mcpsdk.TextContent:
+		cut := *c
+		cut.Text = text
+		return &cut
+	case *mcpsdk.EmbeddedResource:
+		cut, res := *c, *c.Resource
+		res.Text = text
+		cut.Resource = &res
+		return &cut
+	}
+	return c
 }
 
 func prefixRunes(s string, n int) string {
