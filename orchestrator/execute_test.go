@@ -430,6 +430,7 @@ func TestApprover(t *testing.T) {
 		{name: "user denies", approver: &recordingApprover{answer: Answer{Decision: Deny}}, wantDec: DecisionDenied, wantText: "denied by the user"},
 		{name: "allow once", approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}, wantDec: DecisionAsked, wantText: "ok delete_file", wantSeen: 1},
 		{name: "approver fails", approver: &recordingApprover{err: errors.New("method not found")}, wantDec: DecisionDenied, wantText: "counts as a denial"},
+		{name: "approver panics", approver: ApproverFunc(func(context.Context, Request) (Answer, error) { panic("bug") }), wantDec: DecisionDenied, wantText: "approver panicked: bug"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

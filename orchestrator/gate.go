@@ -87,7 +87,7 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	// the batch forever.
 	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
 	defer cancel()
-	ans, err := eo.Approver.Approve(actx, Request{
+	ans, err := safeApprove(actx, eo.Approver, Request{
 		CallID:    p.call.CallID,
 		Tool:      t.ID,
 		Server:    t.Server,
@@ -117,6 +117,18 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 		return DecisionAsked, ""
 	}
 	return DecisionDenied, fmt.Sprintf("%s was denied by the user", t.ID)
+}
+
+// safeApprove asks a, turning a panic into an error, which the gate counts
+// as a denial: a broken approver must neither allow nor take the sidecar
+// down.
+func safeApprove(ctx context.Context, a Approver, req Request) (ans Answer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ans, err = Answer{}, fmt.Errorf("approver panicked: %v", r)
+		}
+	}()
+	return a.Approve(ctx, req)
 }
 
 // allowAlways records an "always allow" answer: for the rest of the session
