@@ -165,7 +165,10 @@ func TestInMemoryServer(t *testing.T) {
 	m := newMemServer(t)
 	reg := NewRegistry(nil)
 	reg.SetServerTools("mem", m.tools(t), m)
-	o := New(reg, nil)
+	// Hang guard only: with the default toolTimeout (10 min, go test's
+	// own default timeout) a lost response would hang the package in
+	// callOnce instead of failing this test with "timed out".
+	o := New(reg, &Options{ToolTimeout: time.Minute})
 	ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
 	// remove runs alone (not read-only), then flaky_lookup: each crashes
 	// the server in its first call.
