@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -41,6 +43,7 @@ type stdioConn struct {
 
 	writeMu sync.Mutex
 	stdin   io.WriteCloser
+	wbuf    []byte // reused for each message's line; guarded by writeMu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -86,20 +89,95 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msgs[0], nil
 }
 
-// Write sends msg as one line.
+// Write sends msg as one line, in one write.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return fmt.Errorf("marshaling message: %w", err)
-	}
-	data = append(data, '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
+	data, err := appendMessage(c.wbuf[:0], msg)
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if cap(data) <= maxKeptWriteBuf {
+		c.wbuf = data
+	}
 	_, err = c.stdin.Write(data)
 	return err
+}
+
+// maxKeptWriteBuf bounds the write buffer a connection keeps between
+// messages, so one huge message does not pin its size for the session.
+const maxKeptWriteBuf = 64 << 10
+
+// appendMessage appends msg's wire form to buf. A request (every call and
+// notification we send) is written directly: its params are the SDK's
+// marshal output, compact and valid, so re-encoding the whole envelope
+// through jsonrpc.EncodeMessage (reflection, a fresh buffer, a compaction
+// pass over the params) buys nothing. Anything else takes EncodeMessage.
+func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+	if req, ok := msg.(*jsonrpc.Request); ok && safeRaw(req.Params) {
+		buf = append(buf, `{"jsonrpc":"2.0"`...)
+		switch id := req.ID.Raw().(type) {
+		case nil:
+		case int64:
+			buf = append(buf, `,"id":`...)
+			buf = strconv.AppendInt(buf, id, 10)
+		case string:
+			buf = append(buf, `,"id":`...)
+			buf = appendJSONString(buf, id)
+		default:
+			return appendEncoded(buf, msg)
+		}
+		if req.Method != "" {
+			buf = append(buf, `,"method":`...)
+			buf = appendJSONString(buf, req.Method)
+		}
+		if len(req.Params) > 0 {
+			buf = append(buf, `,"params":`...)
+			buf = append(buf, req.Params...)
+		}
+		return append(buf, '}'), nil
+	}
+	return appendEncoded(buf, msg)
+}
+
+func appendEncoded(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling message: %w", err)
+	}
+	return append(buf, data...), nil
+}
+
+// safeRaw reports whether raw can go on the wire as it is: one line that
+// starts like a JSON value (params are an object or array). Marshal output
+// always qualifies; anything else is re-encoded, which validates it.
+func safeRaw(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return true
+	}
+	if raw[0] != '{' && raw[0] != '[' {
+		return false
+	}
+	return bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
+}
+
+// appendJSONString appends s as a JSON string. Plain ASCII, as method
+// names and our ids are, is copied between quotes; anything else goes
+// through json.Marshal.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(buf, q...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
 }
 
 // Close closes both pipes: the server sees EOF on stdin, and a pending

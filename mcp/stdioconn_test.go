@@ -1,0 +1,102 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// lineRecorder keeps every write.
+type lineRecorder struct{ writes [][]byte }
+
+func (r *lineRecorder) Write(p []byte) (int, error) {
+	r.writes = append(r.writes, bytes.Clone(p))
+	return len(p), nil
+}
+func (r *lineRecorder) Close() error { return nil }
+
+// TestStdioConnWriteMatchesSDK: every message goes out as one write of one
+// line that means what the SDK's own encoding means.
+func TestStdioConnWriteMatchesSDK(t *testing.T) {
+	call := func(id jsonrpc.ID, method, params string) *jsonrpc.Request {
+		return &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(params)}
+	}
+	msgs := []jsonrpc.Message{
+		call(mustID(float64(3)), "tools/call", `{"name":"echo","arguments":{"text":"hi <&> \u2028"}}`),
+		call(mustID(float64(0)), "ping", ``),
+		call(mustID(float64(-9)), "x", `[1,2]`),
+		call(mustID(`a"b\c`+"\x01é"), "tools/list", `{}`),
+		call(mustID("plain"), "méthode \"quoted\"\n", `{"a":null}`),
+		call(jsonrpc.ID{}, "notifications/initialized", ``),
+		call(jsonrpc.ID{}, "notifications/cancelled", `{"requestId":4,"reason":"ctx"}`),
+		call(mustID(float64(5)), "indented", "{\n  \"a\": 1\r\n}"),
+		call(mustID(float64(6)), "scalar params", `"s"`),
+		&jsonrpc.Response{ID: mustID(float64(1)), Result: json.RawMessage(`{}`)},
+		&jsonrpc.Response{ID: mustID("r"), Error: &jsonrpc.Error{Code: -32601, Message: "no"}},
+	}
+	for _, msg := range msgs {
+		rec := &lineRecorder{}
+		c := &stdioConn{stdin: rec}
+		if err := c.Write(t.Context(), msg); err != nil {
+			t.Fatalf("%+v: %v", msg, err)
+		}
+		if len(rec.writes) != 1 {
+			t.Fatalf("%+v: %d writes, want 1", msg, len(rec.writes))
+		}
+		line := rec.writes[0]
+		if i := bytes.IndexAny(line, "\r\n"); i != len(line)-1 || line[i] != '\n' {
+			t.Fatalf("%q: not one line ending in \\n", line)
+		}
+		want, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantV, gotV any
+		if err := json.Unmarshal(want, &wantV); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(line, &gotV); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if diff := cmp.Diff(wantV, gotV); diff != "" {
+			t.Errorf("%s (-sdk +ours):\n%s", want, diff)
+		}
+		// And it reads back as the same message.
+		back, err := decodeMessage(line)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		sdkBack, _ := jsonrpc.DecodeMessage(want)
+		if diff := cmp.Diff(sdkBack, back, cmp.Comparer(func(a, b jsonrpc.ID) bool { return a == b }), cmp.Comparer(func(a, b json.RawMessage) bool {
+			if len(a) == 0 || len(b) == 0 {
+				return len(a) == len(b)
+			}
+			var x, y any
+			return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && cmp.Equal(x, y)
+		})); diff != "" {
+			t.Errorf("%q read back (-sdk +ours):\n%s", line, diff)
+		}
+	}
+}
+
+// TestStdioConnWriteInvalidParams: params that are not JSON fail locally,
+// as the SDK's encoder fails them, instead of reaching the server.
+func TestStdioConnWriteInvalidParams(t *testing.T) {
+	rec := &lineRecorder{}
+	c := &stdioConn{stdin: rec}
+	err := c.Write(t.Context(), &jsonrpc.Request{ID: mustID(float64(1)), Method: "m", Params: json.RawMessage("{\"a\":\n")})
+	if err == nil || len(rec.writes) != 0 {
+		t.Fatalf("err %v, %d writes; want an error and no write", err, len(rec.writes))
+	}
+}
+
+func mustID(v any) jsonrpc.ID {
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
