@@ -100,3 +100,86 @@ func mustID(v any) jsonrpc.ID {
 	}
 	return id
 }
+
+// envelopeLines are JSON lines of many shapes, common and odd.
+var envelopeLines = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}` + "\n",
+	`{"jsonrpc":"2.0","id":"abc","result":{"content":[{"type":"text","text":"}]\"{["}]}}`,
+	` { "result" : [ 1 , {"a":"b"} ] , "id" : -42 , "jsonrpc" : "2.0" } ` + "\r\n",
+	`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no such method","data":{"x":1}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+	`{"jsonrpc":"2.0","method":"","id":2}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{"jsonrpc":"2.0","id":123456789012345,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1234567890123456789,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1e3,"result":{}}`,
+	`{"jsonrpc":"2.0","id":-0,"result":{}}`,
+	`{"jsonrpc":"2.0","id":null,"method":"m"}`,
+	`{"jsonrpc":"2.0","id":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":"a\"b","result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m\u00e9","params":[]}`,
+	`{"jsonrpc":"2.0","id":1,"method":"mé","params":[]}`,
+	"{\"jsonrpc\":\"2.0\",\"method\":\"\x84\"}", // bad UTF-8: encoding/json makes it U+FFFD
+	`{"jsonrpc":"2\u002e0","id":1,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"result":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","params":null}`,
+	`{"jsonrpc":"2.0","id":1,"method":null,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"result":"scalar"}`,
+	`{"jsonrpc":"2.0","id":1,"result":{},"result":{"again":true}}`,
+	`{"jsonrpc":"2.0","ID":1,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"Method":"m"}`,
+	`{"jsonrpc":"2.0","id":1,"extra":{"nested":["}"]},"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","result":{}}`,
+	`{"jsonrpc":"1.0","id":1,"result":{}}`,
+	`{"jsonrpc":"2.0","result":{}}`,
+	`{"jsonrpc":"2.0","id":true,"result":{}}`,
+	`{"id":1,"result":{}}`,
+	`{}`,
+	`[]`,
+	`"2.0"`,
+}
+
+// TestDecodeMessageFastPath: the envelope scan and encoding/json agree on
+// every shape, and the common shapes take the scan.
+func TestDecodeMessageFastPath(t *testing.T) {
+	for _, line := range envelopeLines {
+		checkDecodeAgrees(t, []byte(line))
+	}
+	for _, line := range envelopeLines[:3] {
+		if decodeEnvelope([]byte(line)) == nil {
+			t.Errorf("%s: not read by the envelope scan", line)
+		}
+	}
+	// The message does not alias the line: the filter reuses its buffer.
+	line := []byte(envelopeLines[0])
+	msg := decodeEnvelope(line)
+	clear(line)
+	if got := string(msg.(*jsonrpc.Request).Params); got != `{"name":"echo"}` {
+		t.Errorf("params after the line was reused: %q", got)
+	}
+}
+
+func FuzzDecodeMessage(f *testing.F) {
+	for _, line := range envelopeLines {
+		f.Add([]byte(line))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !json.Valid(line) {
+			return // the line filter passes only JSON
+		}
+		checkDecodeAgrees(t, line)
+	})
+}
+
+func checkDecodeAgrees(t *testing.T, line []byte) {
+	t.Helper()
+	want, wantErr := decodeMessageStd(line)
+	got, err := decodeMessage(line)
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("%s: error %v, encoding/json's %v", line, err, wantErr)
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b jsonrpc.ID) bool { return a == b })); diff != "" {
+		t.Errorf("%s (-encoding/json +ours):\n%s", line, diff)
+	}
+}
