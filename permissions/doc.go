@@ -104,6 +104,13 @@
 // # Always allow
 //
 // An "always allow" answer is written as an allow rule to the file of the
-// scope the user picked, local or user (AddAllow), keeping every other byte
-// of the file, and applies at once for the session (Set.AllowSession).
+// scope the user picked, local or user (AddScopeAllow), keeping every other
+// byte of the file, and applies at once for the session (Set.AllowSession).
+// A local rule is written only to a file that really is inside the project
+// (a repository's links cannot redirect it to the user's file), and in a
+// project that is not trusted it is saved but, like the project's other
+// allow rules, ignored until trust (Set.ProjectTrusted says which).
+//
+// Rule files are read only if they are regular files: a link to a FIFO or
+// to /dev/stdin is an error, not a read that blocks or steals input.
 package permissions
