@@ -165,7 +165,9 @@ func BenchmarkBatch16(b *testing.B) {
 // causes with 2,000 MCP tools registered (20 servers of 100 tools shaped
 // like server-memory's): every schema through ProviderSchema, then the
 // defs cache's canonical encoding and hash. defscache's own BenchmarkRebuild
-// starts from schemas already converted.
+// starts from schemas already converted. warm_memo is a rebuild after a
+// tools-changed event (ProviderSchema has seen the schemas); cold_memo is
+// the first build, every schema converted anew.
 func BenchmarkDefsRebuild2000(b *testing.B) {
 	reg := NewRegistry(nil)
 	c := noopCaller{textResult("ok")}
@@ -179,12 +181,25 @@ func BenchmarkDefsRebuild2000(b *testing.B) {
 		}
 		reg.SetServerTools(fmt.Sprintf("server%02d", s), tools, c)
 	}
-	for _, f := range defscache.Formats() {
-		b.Run(string(f), func(b *testing.B) {
+	for _, bc := range []struct {
+		f    defscache.Format
+		cold bool // every schema new to ProviderSchema's memo (first connect)
+	}{{defscache.FormatAnthropic, false}, {defscache.FormatOpenAI, false}, {defscache.FormatAnthropic, true}} {
+		f := bc.f
+		name := string(f) + "/warm_memo"
+		if bc.cold {
+			name = string(f) + "/cold_memo"
+		}
+		b.Run(name, func(b *testing.B) {
 			cache := defscache.New(DefsSource(reg, nil), nil)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
+				if bc.cold {
+					schemaMemo.mu.Lock()
+					clear(schemaMemo.m)
+					schemaMemo.mu.Unlock()
+				}
 				cache.Invalidate()
 				e, err := cache.Get(ctx, f)
 				if err != nil {
