@@ -47,7 +47,7 @@ func DefaultPath() (string, error) {
 // error: it is an empty config with defaults, as if the user had not
 // configured anything yet.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Parse(path, nil)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 )
@@ -24,7 +23,7 @@ func ProjectSettingsPath(dir string) string {
 // user approved it: see ApprovalKey and Config.Approved.
 func LoadProject(dir string) ([]Server, error) {
 	path := ProjectSettingsPath(dir)
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -313,7 +313,7 @@ func statState(path string) fileState {
 func readState(path string) fileState {
 	st := statState(path)
 	if st.exists {
-		st.data, st.readErr = os.ReadFile(path)
+		st.data, st.readErr = ReadFile(path)
 		if errors.Is(st.readErr, fs.ErrNotExist) { // removed since the stat
 			return fileState{}
 		}

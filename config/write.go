@@ -29,7 +29,7 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	mode := fs.FileMode(0o600)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

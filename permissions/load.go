@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -102,7 +100,7 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 	var errs []error
 	for _, f := range files {
 		fr := fileRules{path: f.path}
-		data, err := readFile(f.path)
+		data, err := config.ReadFile(f.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -118,43 +116,6 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 		out = append(out, fr)
 	}
 	return out, warnings, errors.Join(errs...)
-}
-
-// maxFileBytes bounds a rule file: a cloned repository's settings are
-// untrusted input and are read on every reload.
-const maxFileBytes = 4 << 20
-
-// readFile reads a rule file of at most maxFileBytes.
-//
-// Only a regular file is read. A cloned repository could ship its rule
-// file as a link to /dev/stdin, where the sidecar's protocol comes in, or to
-// a FIFO or a device: reading one would steal the frontend's messages or
-// block the reload forever. The check comes before opening, since opening a
-// FIFO blocks, and again on the open file.
-func readFile(path string) ([]byte, error) {
-	if fi, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB", path, maxFileBytes>>20)
-	}
-	return data, nil
 }
 
 // parseFile reads the "permissions" object of one settings file. Other

@@ -375,7 +375,7 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
-		big := `{"permissions": {"deny": ["bash"]}, "pad": "` + strings.Repeat("x", maxFileBytes) + `"}`
+		big := `{"permissions": {"deny": ["bash"]}, "pad": "` + strings.Repeat("x", config.MaxFileBytes) + `"}`
 		opts := files(t, rules(``, ``, `"grep"`), big, "", false)
 		s, _, err := Load(opts)
 		if err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
