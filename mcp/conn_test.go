@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -569,9 +570,14 @@ func TestUnansweredPingReconnects(t *testing.T) {
 	}
 	frozen := c.Status().PID
 	// The server stops dead mid-call: only the health ping can tell.
-	_, err := c.CallTool(t.Context(), "freeze", nil, nil)
+	res, err := c.CallTool(t.Context(), "freeze", nil, nil)
 	if !errors.Is(err, ErrConnectionLost) {
-		t.Errorf("CallTool(freeze) = %v, want ErrConnectionLost", err)
+		var got any = err
+		if res != nil {
+			b, _ := json.Marshal(res)
+			got = string(b)
+		}
+		t.Errorf("CallTool(freeze) = %v, want ErrConnectionLost", got)
 	}
 	ev.waitFor(t, "a new process", func() bool {
 		st := c.Status()

@@ -195,7 +195,11 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 	server.AddTool(&mcpsdk.Tool{Name: "freeze", Description: "stops the whole server (SIGSTOP)", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-			return textResult("thawed"), nil
+			// A process-directed SIGSTOP can let this thread run on for a
+			// moment (the stop reaches each thread by IPI): long enough to
+			// write a response under load. A frozen server answers nothing.
+			<-ctx.Done()
+			return nil, ctx.Err()
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "sleep", Description: "sleeps until cancelled", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
