@@ -38,6 +38,7 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPStartCmd(a),
 		newMCPToolsCmd(a),
 		newMCPImportCmd(a),
+		newMCPApproveCmd(a),
 	)
 	return cmd
 }

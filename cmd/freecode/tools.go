@@ -53,6 +53,7 @@ type toolsEnv struct {
 	configPath string
 	projectDir string
 	servers    []config.Server // the servers it tried to connect
+	pending    []string        // project servers awaiting the user's approval
 	mgr        *mcp.Manager
 	reg        *orchestrator.Registry
 
@@ -83,8 +84,13 @@ func (a *app) connectTools(ctx context.Context, project string, want func(string
 		return nil, fmt.Errorf("project servers: %w", err)
 	}
 	for _, s := range projServers {
-		if _, clash := cfg.Server(s.Name); !clash && cfg.Approved(config.ApprovalKey(project, s)) {
+		if _, clash := cfg.Server(s.Name); clash {
+			continue
+		}
+		if cfg.Approved(config.ApprovalKey(project, s)) {
 			servers = append(servers, s)
+		} else {
+			e.pending = append(e.pending, s.Name)
 		}
 	}
 	for _, s := range servers {
@@ -216,13 +222,22 @@ providers see when the id is longer than 64 characters.`,
 					if t.Alias != "" {
 						alias = "alias " + t.Alias
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, infoMark(t), firstLine(t.Description, 80), alias)
+					// No empty last cell: it would pad every line with spaces.
+					fmt.Fprintf(tw, "%s\t%s\t%s", t.ID, infoMark(t), firstLine(t.Description, 80))
+					if alias != "" {
+						fmt.Fprintf(tw, "\t%s", alias)
+					}
+					fmt.Fprintln(tw)
 				}
 				if err := tw.Flush(); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "%d %s from %d %s\n", len(infos), plural(len(infos), "tool", "tools"),
 					len(e.servers)-failed, plural(len(e.servers)-failed, "server", "servers"))
+			}
+			if len(e.pending) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d project %s awaiting your approval (%s): see `freecode mcp approve --project %s`\n",
+					len(e.pending), plural(len(e.pending), "server", "servers"), strings.Join(e.pending, ", "), e.projectDir)
 			}
 			if failed > 0 && server != "" {
 				return exitError(1)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A project's server runs only once the user approved that exact entry;
+// changing the entry asks again.
+func TestApproveProjectServer(t *testing.T) {
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	proj := t.TempDir()
+	writeSettings := func(extraArg string) {
+		t.Helper()
+		entry := map[string]any{"name": "shipped", "type": "local", "command": []string{demoServer, extraArg},
+			"env": map[string]string{"TOKEN": "${env:GITHUB_TOKEN}"}}
+		data, err := json.Marshal(map[string]any{"mcp": map[string]any{"servers": []any{entry}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(proj, ".freecode"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(proj, ".freecode", "settings.json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSettings("--root=.")
+	t.Setenv("GITHUB_TOKEN", "ghp-test")
+
+	toolIDs := func() string {
+		return mustRun(t, "--config", cfgPath, "tools", "list", "--project", proj)
+	}
+	out, errOut, code := run(t, "--config", cfgPath, "tools", "list", "--project", proj)
+	if code != 0 || strings.Contains(out, "mcp__shipped__") {
+		t.Fatalf("an unapproved project server ran (exit %d):\n%s", code, out)
+	}
+	if !strings.Contains(errOut, "1 project server awaiting your approval (shipped)") {
+		t.Errorf("tools list does not say a project server awaits approval:\n%s", errOut)
+	}
+
+	out = mustRun(t, "--config", cfgPath, "mcp", "approve", "--project", proj)
+	if !strings.Contains(out, "shipped (awaiting approval)") || !strings.Contains(out, "TOKEN=${env:GITHUB_TOKEN}") {
+		t.Errorf("approve list does not show the entry as written:\n%s", out)
+	}
+	out = mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj)
+	if !strings.Contains(out, `Approved project server "shipped"`) {
+		t.Errorf("approve printed:\n%s", out)
+	}
+	if out := toolIDs(); !strings.Contains(out, "mcp__shipped__search") {
+		t.Fatalf("the approved project server's tools are missing:\n%s", out)
+	}
+
+	// The repository changes the command: the approval no longer covers it.
+	writeSettings("--root=..")
+	if out := toolIDs(); strings.Contains(out, "mcp__shipped__") {
+		t.Fatalf("a changed project entry ran without a new approval:\n%s", out)
+	}
+	if out := mustRun(t, "--config", cfgPath, "mcp", "approve", "--project", proj); !strings.Contains(out, "shipped (awaiting approval)") {
+		t.Errorf("a changed entry is not awaiting approval:\n%s", out)
+	}
+
+	mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj)
+	mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj, "--revoke")
+	if out := toolIDs(); strings.Contains(out, "mcp__shipped__") {
+		t.Fatalf("a revoked project server ran:\n%s", out)
+	}
+
+	if _, errOut, code := run(t, "--config", cfgPath, "mcp", "approve", "nosuch", "--project", proj); code != 1 || !strings.Contains(errOut, "it has: shipped") {
+		t.Errorf("approve of an unknown name: exit %d, %s", code, errOut)
+	}
+}
