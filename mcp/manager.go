@@ -56,8 +56,9 @@ type entry struct {
 	opMu sync.Mutex
 
 	// Guarded by Manager.mu.
-	cfg  config.Server
-	conn *Conn
+	cfg     config.Server
+	conn    *Conn
+	removed bool // Apply dropped it: nothing may start it again
 }
 
 // NewManager returns a Manager with no servers.
@@ -106,6 +107,7 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 	for name, e := range m.entries {
 		if _, ok := want[name]; !ok {
 			delete(m.entries, name)
+			e.removed = true
 			m.wg.Go(func() { m.stopEntry(e, "removed") })
 		}
 	}
@@ -160,7 +162,7 @@ func (m *Manager) stopEntry(e *entry, reason string) {
 // the entry is enabled, starts it. The caller holds e.opMu.
 func (m *Manager) restartEntry(ctx context.Context, e *entry) error {
 	m.mu.Lock()
-	if m.closed {
+	if m.closed || e.removed {
 		m.mu.Unlock()
 		return ErrNotConnected
 	}
@@ -210,6 +212,10 @@ func (m *Manager) startLocked(ctx context.Context, e *entry) (Status, error) {
 	}
 	_ = c.Close()
 	m.mu.Lock()
+	if e.removed {
+		m.mu.Unlock()
+		return c.Status(), fmt.Errorf("%w: %q was removed", ErrNoServer, e.cfg.Name)
+	}
 	if m.closed {
 		m.mu.Unlock()
 		return c.Status(), ErrNotConnected

@@ -132,3 +132,42 @@ func TestManagerApply(t *testing.T) {
 		t.Errorf("processes left after Close: %v", pids)
 	}
 }
+
+// A server removed while its changed entry waits to restart is not
+// started again: it is no longer in the Manager, so nothing would ever
+// stop it (Close included) and its process would outlive the sidecar.
+func TestManagerRemovedDuringRestartStaysStopped(t *testing.T) {
+	ev := newEvents()
+	m := NewManager(&ManagerOptions{Environ: testEnviron, OnStatus: ev.onStatus})
+	defer m.Close()
+	a := testSrv(t, "a")
+	m.Apply(t.Context(), []config.Server{a})
+	ev.waitFor(t, "a connected", func() bool { return states(m)["a"] == StateConnected })
+
+	m.mu.Lock()
+	e := m.entries["a"]
+	m.mu.Unlock()
+	// Hold the entry's lifecycle lock, as a start in progress would, so the
+	// restart of the change below waits until the removal is in.
+	e.opMu.Lock()
+	a2 := a
+	a2.Env = maps.Clone(a.Env)
+	a2.Env["EXTRA"] = "1"
+	m.Apply(t.Context(), []config.Server{a2})
+	m.Apply(t.Context(), nil)
+	e.opMu.Unlock()
+	m.wg.Wait() // the restart and the removal have run
+
+	m.mu.Lock()
+	c := e.conn
+	m.mu.Unlock()
+	if st := c.Status().State; st != StateStopped {
+		t.Errorf("removed server is %v, want %v", st, StateStopped)
+	}
+	if _, err := m.Start(t.Context(), "a"); !errors.Is(err, ErrNoServer) {
+		t.Errorf("Start(a) after removal = %v, want ErrNoServer", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
