@@ -292,6 +292,17 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%q) = %v, want ok=%v", tc.url, err, tc.ok)
 		}
 	}
+	// A refused URL's error does not repeat its secrets.
+	for _, u := range []string{
+		"http://example.com/mcp?api_key=s3cr3t",
+		"ftp://u:s3cr3t@example.com/",
+		"https://u:s3cr3t@exa mple.com/?k=s3cr3t",
+		"https://${env:H}/mcp?k=s3cr3t",
+	} {
+		if err := CheckURL(u); err == nil || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("CheckURL(%q) = %v, want an error without the secret", u, err)
+		}
+	}
 }
 
 func TestCheckNameEdgeUnderscore(t *testing.T) {

@@ -109,7 +109,8 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 		b.WriteString(s[:i])
 		j := strings.IndexByte(s[i:], '}')
 		if j < 0 {
-			return "", fmt.Errorf("unterminated ${env: reference in %q", s[i:])
+			// Not quoted: the rest of a header value is often the token.
+			return "", errors.New("unterminated ${env: reference (no closing brace)")
 		}
 		name := s[i+len("${env:") : i+j]
 		if name == "" {
@@ -176,10 +177,55 @@ func (s Server) Redacted() Server {
 	for k := range out.Headers {
 		out.Headers[k] = "***"
 	}
-	if u, err := url.Parse(out.URL); err == nil && u.User != nil {
-		out.URL = u.Redacted()
+	if out.URL != "" {
+		out.URL = redactedURL(out.URL)
 	}
 	return out
+}
+
+// redactedURL returns raw fit for printing: a password and the query's
+// values are "***" (a query often carries an API key), except a value that
+// is just a ${env:NAME} reference, which says where the secret comes from
+// and holds none. A URL that does not parse is cut before any userinfo or
+// query.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i]
+		}
+		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
+			if j := strings.Index(raw, "//"); j >= 0 && j < i {
+				raw = raw[:j+2] + "***" + raw[i:]
+			}
+		}
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	}
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			k, v, ok := strings.Cut(p, "=")
+			if !ok {
+				continue
+			}
+			if uv, err := url.QueryUnescape(v); err == nil && isEnvRef(uv) {
+				continue
+			}
+			parts[i] = k + "=***"
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+}
+
+// isEnvRef reports whether s is exactly one ${env:NAME} reference.
+func isEnvRef(s string) bool {
+	return strings.HasPrefix(s, "${env:") && strings.HasSuffix(s, "}") &&
+		strings.Count(s, "}") == 1 && len(s) > len("${env:}")
 }
 
 // clone returns a copy of s that shares no slice or map with it.

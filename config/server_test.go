@@ -70,12 +70,17 @@ func TestExpand(t *testing.T) {
 		{"${env:X} ${env:Y} ${env:X}", "", "environment variables X, Y are not set"},
 		{"${env:A", "", "unterminated ${env: reference"},
 		{"${env:}", "", "empty variable name"},
+		// The error never quotes the value: what follows is often a token.
+		{"Bearer ${env:A tok-9f8e7d", "", "unterminated ${env: reference"},
 	}
 	for _, tc := range tests {
 		got, err := Expand(tc.in, lookup)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("Expand(%q) = %q, %v; want error containing %q", tc.in, got, err, tc.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "tok-") {
+				t.Errorf("Expand(%q) error %q quotes the value", tc.in, err)
 			}
 			continue
 		}
@@ -119,7 +124,7 @@ func TestRedacted(t *testing.T) {
 	s.Headers = map[string]string{"Authorization": "Bearer s3cr3t"}
 	s.Env = map[string]string{"TOKEN": "s3cr3t"}
 	got := s.Redacted()
-	want := remote("gh", "https://user:xxxxx@h.example/mcp")
+	want := remote("gh", "https://user:***@h.example/mcp")
 	want.Headers = map[string]string{"Authorization": "***"}
 	want.Env = map[string]string{"TOKEN": "***"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -127,6 +132,23 @@ func TestRedacted(t *testing.T) {
 	}
 	if s.Headers["Authorization"] != "Bearer s3cr3t" {
 		t.Error("Redacted changed its receiver")
+	}
+}
+
+// A URL's query often carries an API key: `mcp list`, `mcp add` and
+// errors show its values as ***, except a bare ${env:NAME} reference.
+func TestRedactedURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://h.example/mcp", "https://h.example/mcp"},
+		{"https://h.example/mcp?api_key=s3cr3t&v=2", "https://h.example/mcp?api_key=***&v=***"},
+		{"https://h.example/mcp?key=${env:KEY}", "https://h.example/mcp?key=${env:KEY}"},
+		{"https://h.example/mcp?key=pre${env:KEY}", "https://h.example/mcp?key=***"},
+		{"https://u:s3cr3t@h.example/mcp#s3cr3t", "https://u:***@h.example/mcp"},
+		{"https://u:s3cr3t@h.ex ample/?k=s3cr3t", "https://***@h.ex ample/"},
+	} {
+		if got := redactedURL(tc.in); got != tc.want {
+			t.Errorf("redactedURL(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -175,23 +176,29 @@ func CheckURL(raw string) error {
 		return fmt.Errorf("a remote server needs a url")
 	}
 	if i := strings.Index(raw, "${"); i >= 0 && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(raw[:i], "https://"), "http://"), "/") {
-		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", raw)
+		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", redactedURL(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("url %q does not parse: %v", raw, err)
+		// url.Parse quotes the whole URL, secrets included: keep its reason only.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("url %q does not parse: %v", redactedURL(raw), err)
 	}
+	shown := redactedURL(raw)
 	switch u.Scheme {
 	case "https":
 	case "http":
 		if !IsLoopbackHost(u.Hostname()) {
-			return fmt.Errorf("url %q: http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https", raw)
+			return fmt.Errorf("url %q: http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https", shown)
 		}
 	default:
-		return fmt.Errorf("url %q must start with https:// (or http:// to a loopback host)", raw)
+		return fmt.Errorf("url %q must start with https:// (or http:// to a loopback host)", shown)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("url %q has no host", raw)
+		return fmt.Errorf("url %q has no host", shown)
 	}
 	return nil
 }
