@@ -25,6 +25,8 @@ const (
 	ruleHTTPLocal = "plain http is allowed only to loopback (127.0.0.0/8, ::1); use https"
 	ruleLinkLocal = "link-local addresses (169.254.0.0/16, fe80::/10) are never dialed"
 	ruleMetadata  = "cloud metadata endpoints are never dialed"
+	ruleDowngrade = "a redirect from https to plain http is never followed"
+	ruleSSEOrigin = "a legacy SSE server may name a message endpoint only on its own origin (scheme, host and port)"
 )
 
 // metadataAddr is the AWS IMDS IPv6 address; its IPv4 twin 169.254.169.254
@@ -140,7 +142,30 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
+	// Plain http is allowed to loopback only, so a downgrade would let a
+	// remote https server turn the sidecar against the user's own
+	// machine (a POST to a local service), and expose the rest in clear.
+	if len(via) > 0 && via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+		return &policyError{target: redactURL(req.URL.String()), rule: ruleDowngrade}
+	}
 	return checkURL(req.URL)
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (an omitted port being the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(strings.TrimSuffix(a.Hostname(), "."), strings.TrimSuffix(b.Hostname(), ".")) &&
+		port(a) == port(b)
 }
 
 // dialFunc is the DialContext signature of http.Transport.

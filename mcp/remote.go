@@ -83,6 +83,9 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 	}
 	if err != nil {
 		rc.transport.CloseIdleConnections()
+		if perr := rc.refused.Load(); perr != nil && !errors.Is(err, ErrURLRefused) {
+			err = &redactedError{msg: err.Error(), err: perr}
+		}
 		// A timeout is spelled out by the Conn, which set the deadline.
 		return nil, "", rc.redactErr(fmt.Errorf("connecting to %s (%s): %w", redactURL(srv.URL), mode, err))
 	}
@@ -106,6 +109,10 @@ type remoteClient struct {
 	headers   http.Header
 	redactor  *strings.Replacer // hides header values and URL secrets
 	timeout   time.Duration     // connect, and one request's wait for an answer
+	// refused is the first policy refusal of a request the SDK made on
+	// its own (a legacy endpoint event): the SDK reports it without its
+	// error chain, so dialRemote puts ErrURLRefused back.
+	refused atomic.Pointer[policyError]
 }
 
 // Headers the transports own; a configured header may not replace them.
@@ -408,6 +415,17 @@ type remoteRoundTripper struct {
 
 func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	rc := rt.rc
+	// A legacy SSE server names the URL the client POSTs to (its endpoint
+	// event), and the SDK follows it anywhere. Like the TypeScript SDK,
+	// accept only the server's own origin: otherwise a remote server could
+	// aim the sidecar's POSTs at another host, or at a service on the
+	// user's loopback. (A redirect of a POST is vetted by checkRedirect.)
+	if rt.legacy && req.Method == http.MethodPost && req.Response == nil && !sameOrigin(req.URL, rc.real) {
+		rc.logger.Warn("refused legacy SSE message endpoint", "url", redactURL(req.URL.String()))
+		perr := &policyError{target: redactURL(req.URL.String()), rule: ruleSSEOrigin}
+		rc.refused.CompareAndSwap(nil, perr)
+		return nil, perr
+	}
 	// Bound the wait for the response headers, not the body: a Streamable
 	// HTTP answer streams for as long as the tool runs. A call with its own
 	// deadline keeps it, except on legacy SSE where the answer is only a

@@ -942,3 +942,69 @@ func TestIsCall(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteRedirectNoDowngrade: an https server cannot redirect the
+// sidecar to plain http, which the policy allows to loopback: that would
+// aim our POSTs at a service on the user's own machine.
+func TestRemoteRedirectNoDowngrade(t *testing.T) {
+	var local requestLog
+	victim := httptest.NewServer(local.wrap(http.NotFoundHandler()))
+	defer victim.Close()
+	pki := newTestPKI(t)
+	ts := pki.tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, victim.URL+"/admin", http.StatusTemporaryRedirect)
+	}), tls.NoClientCert)
+	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
+	srv.CABundle = pki.caFile
+	_, _, err := dialRemote(context.Background(), newTestClient(), srv, nil, nil)
+	if !errors.Is(err, ErrURLRefused) || !strings.Contains(err.Error(), "https to plain http") {
+		t.Errorf("https redirect to http loopback: %v, want ErrURLRefused naming the downgrade", err)
+	}
+	if n := len(local.all()); n != 0 {
+		t.Errorf("the loopback service got %d requests, want 0", n)
+	}
+}
+
+// TestRemoteLegacyEndpointOtherOrigin: a legacy SSE server's endpoint
+// event naming another origin is refused, and that origin gets nothing.
+func TestRemoteLegacyEndpointOtherOrigin(t *testing.T) {
+	var other requestLog
+	elsewhere := httptest.NewServer(other.wrap(http.NotFoundHandler()))
+	defer elsewhere.Close()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "not here", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/message?sessionId=1\n\n", elsewhere.URL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	srv := remoteServer(ts.URL+"/sse?key=qs-Secret-5", config.TransportSSE)
+	srv.Headers = map[string]string{"Authorization": "Bearer tok-Secret-6"}
+	_, _, err := dialRemote(context.Background(), newTestClient(), srv, nil, nil)
+	if !errors.Is(err, ErrURLRefused) || !strings.Contains(err.Error(), "own origin") {
+		t.Errorf("endpoint on another origin: %v, want ErrURLRefused naming the origin rule", err)
+	}
+	if n := len(other.all()); n != 0 {
+		t.Errorf("the other origin got %d requests, want 0", n)
+	}
+	// Same host, other port: another origin too.
+	if a, b := mustURL(t, "http://127.0.0.1:1/x"), mustURL(t, "http://127.0.0.1:2/x"); sameOrigin(a, b) {
+		t.Error("sameOrigin ignores the port")
+	}
+	if a, b := mustURL(t, "https://H.example./x"), mustURL(t, "https://h.example:443/y"); !sameOrigin(a, b) {
+		t.Error("sameOrigin: default port or host case/trailing dot makes a difference")
+	}
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
