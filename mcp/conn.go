@@ -110,6 +110,11 @@ type Conn struct {
 	lastPing    time.Duration
 	lastError   string
 
+	// redactor hides a remote server's secrets (header values, URL
+	// password, query and ${env:} values) in errors that the SDK or
+	// net/http wrote after connect: lastError, logs, CallTool's errors.
+	redactor atomic.Pointer[strings.Replacer]
+
 	progressMu sync.Mutex
 	progress   map[string]*progressSub // by progress token
 	nextToken  atomic.Uint64
@@ -394,9 +399,17 @@ func (c *Conn) withStop(ctx context.Context) (context.Context, context.CancelFun
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running.
 func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err error) {
-	srv, err := c.srv.Expanded(c.lookupEnv())
+	lookup := c.lookupEnv()
+	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
 		return nil, nil, err
+	}
+	var urlSecrets []string
+	if srv.Type == config.TypeRemote {
+		urlSecrets = urlEnvValues(c.srv.URL, lookup)
+		red := newRedactor(append(remoteSecrets(srv), urlSecrets...))
+		c.redactor.Store(red)
+		defer func() { err = redactError(red, err) }()
 	}
 	timeout := srv.Timeout
 	if timeout <= 0 {
@@ -416,7 +429,7 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 
 	s := &session{done: make(chan struct{}), lost: make(chan struct{})}
 	if srv.Type == config.TypeRemote {
-		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger)
+		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger, urlSecrets...)
 		if err != nil {
 			return nil, nil, c.connectError(ctx, timeout, err, nil)
 		}
@@ -653,6 +666,7 @@ func (c *Conn) supervise(s *session) {
 		if lost == nil {
 			return
 		}
+		lost = c.hide(lost)
 		c.logger.Warn("connection lost; reconnecting", "error", lost)
 		c.mu.Lock()
 		if c.closed {
@@ -742,7 +756,7 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 			return errors.New("transport failed during a call")
 		case <-c.relist:
 			if err := c.relistTools(s); err != nil && !s.ended() {
-				c.logger.Warn("re-listing tools after list_changed", "error", err)
+				c.logger.Warn("re-listing tools after list_changed", "error", c.hide(err))
 			}
 		case <-ticker.C:
 			if err := c.ping(s); err != nil {
@@ -830,6 +844,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	if err == nil {
 		return res, nil
 	}
+	err = c.hide(err)
 	if ctx.Err() == nil && c.transportLost(s, err) {
 		s.markLost()
 		return nil, fmt.Errorf("calling %s on %s: %w: %v", name, c.srv.Name, ErrConnectionLost, err)
@@ -860,6 +875,9 @@ func (c *Conn) transportLost(s *session, err error) bool {
 		return false
 	}
 }
+
+// hide returns err with the server's secrets shown as ***.
+func (c *Conn) hide(err error) error { return redactError(c.redactor.Load(), err) }
 
 // liveSession returns the connected session, waiting within ctx while the
 // Conn connects or reconnects.

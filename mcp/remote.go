@@ -38,11 +38,14 @@ import (
 // enforces the URL policy at dial time (see dial.go), presents the
 // configured TLS roots and client certificate, and adds srv.Headers. Errors
 // it returns never hold a header value or a URL secret.
-func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, sopts *mcpsdk.ClientSessionOptions, logger *slog.Logger) (*mcpsdk.ClientSession, string, error) {
+//
+// extraSecrets are more values to hide, such as the values ${env:NAME}
+// references put into the URL's path.
+func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, sopts *mcpsdk.ClientSessionOptions, logger *slog.Logger, extraSecrets ...string) (*mcpsdk.ClientSession, string, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	rc, err := newRemoteClient(srv, logger)
+	rc, err := newRemoteClient(srv, logger, extraSecrets...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -70,7 +73,7 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 		won = config.TransportHTTP
 		if err != nil && ctx.Err() == nil && probe.notStreamable() {
 			logger.Info("not a Streamable HTTP server, trying legacy SSE",
-				"url", redactURL(srv.URL), "status", probe.status, "contentType", probe.contentType)
+				"url", rc.redactor.Replace(redactURL(srv.URL)), "status", probe.status, "contentType", probe.contentType)
 			httpErr := err
 			cs, err = rc.connectSSE(ctx, client, sopts)
 			won = config.TransportSSE
@@ -121,13 +124,15 @@ var reservedHeaders = []string{
 	"Mcp-Session-Id", "Mcp-Protocol-Version", "Connection", "Transfer-Encoding",
 }
 
-func newRemoteClient(srv config.Server, logger *slog.Logger) (*remoteClient, error) {
+func newRemoteClient(srv config.Server, logger *slog.Logger, extraSecrets ...string) (*remoteClient, error) {
+	redactor := newRedactor(append(remoteSecrets(srv), extraSecrets...))
 	u, err := url.Parse(srv.URL)
 	if err != nil {
 		// url.Parse errors quote the whole URL; do not.
-		return nil, fmt.Errorf("remote server %q: invalid url %s", srv.Name, redactURL(srv.URL))
+		return nil, fmt.Errorf("remote server %q: invalid url %s", srv.Name, redactor.Replace(redactURL(srv.URL)))
 	}
 	if err := checkURL(u); err != nil {
+		err = redactError(redactor, err)
 		logger.Warn("refused remote URL", "error", err)
 		return nil, err
 	}
@@ -140,7 +145,6 @@ func newRemoteClient(srv config.Server, logger *slog.Logger) (*remoteClient, err
 	bare.User, bare.RawQuery, bare.ForceQuery, bare.Fragment, bare.RawFragment = nil, "", false, "", ""
 	rc.endpoint = bare.String()
 
-	var secrets []string
 	for name, value := range srv.Headers {
 		if !validHeaderName(name) {
 			return nil, fmt.Errorf("header %q: not a valid header name", name)
@@ -153,23 +157,9 @@ func newRemoteClient(srv config.Server, logger *slog.Logger) (*remoteClient, err
 			return nil, fmt.Errorf("header %q: set by the MCP transport, cannot be configured", name)
 		}
 		rc.headers.Set(key, value)
-		secrets = append(secrets, value)
-		// Bearer tokens also show up without their scheme.
-		if _, tok, ok := strings.Cut(value, " "); ok {
-			secrets = append(secrets, tok)
-		}
-	}
-	if p, ok := u.User.Password(); ok {
-		secrets = append(secrets, p)
 	}
 	rc.query = u.Query()
-	for _, vs := range rc.query {
-		secrets = append(secrets, vs...)
-	}
-	if u.RawQuery != "" {
-		secrets = append(secrets, u.RawQuery)
-	}
-	rc.redactor = newRedactor(secrets)
+	rc.redactor = redactor
 
 	tlsConf, err := remoteTLSConfig(srv)
 	if err != nil {
@@ -349,15 +339,61 @@ func (rc *remoteClient) connectSSE(ctx context.Context, client *mcpsdk.Client, s
 	return client.Connect(ctx, t, sopts)
 }
 
-func (rc *remoteClient) redactErr(err error) error {
-	if err == nil {
-		return nil
+func (rc *remoteClient) redactErr(err error) error { return redactError(rc.redactor, err) }
+
+// redactError returns err with r's secrets shown as ***; it unwraps to err.
+func redactError(r *strings.Replacer, err error) error {
+	if err == nil || r == nil {
+		return err
 	}
 	msg := err.Error()
-	if red := rc.redactor.Replace(msg); red != msg {
+	if red := r.Replace(msg); red != msg {
 		return &redactedError{msg: red, err: err}
 	}
 	return err
+}
+
+// remoteSecrets lists what of a remote server's (expanded) entry must never
+// be shown: header values (and a bearer token without its scheme), the
+// URL's password and query values.
+func remoteSecrets(srv config.Server) []string {
+	var secrets []string
+	for _, value := range srv.Headers {
+		secrets = append(secrets, value)
+		// Bearer tokens also show up without their scheme.
+		if _, tok, ok := strings.Cut(value, " "); ok {
+			secrets = append(secrets, tok)
+		}
+	}
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		return secrets
+	}
+	if p, ok := u.User.Password(); ok {
+		secrets = append(secrets, p)
+	}
+	for _, vs := range u.Query() {
+		secrets = append(secrets, vs...)
+	}
+	if u.RawQuery != "" {
+		secrets = append(secrets, u.RawQuery)
+	}
+	return secrets
+}
+
+// urlEnvValues returns the values that ${env:NAME} references put into
+// raw: a key in a URL's path (https://host/<key>/sse) is as secret as one
+// in its query, and only the references say which part it is.
+func urlEnvValues(raw string, lookup func(string) (string, bool)) []string {
+	var vals []string
+	_, _ = config.Expand(raw, func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if ok {
+			vals = append(vals, v)
+		}
+		return v, ok
+	})
+	return vals
 }
 
 // httpProbe is what the first POST of a Streamable HTTP attempt got back.

@@ -1008,3 +1008,69 @@ func mustURL(t *testing.T, raw string) *url.URL {
 	}
 	return u
 }
+
+// TestConnRemotePathSecretHidden: a key that ${env:NAME} puts into a
+// URL's path (https://host/<key>/sse, as some hosted servers want) is as
+// secret as a header: net/http and the SDK quote the URL in their errors,
+// and none of those may show it in a call's error, the status or the logs.
+func TestConnRemotePathSecretHidden(t *testing.T) {
+	const key = "pk-Secret-8080"
+	h := goSDKHandler(t, config.TransportHTTP)
+	var broken atomic.Bool
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if broken.Load() {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close() // a transport failure: net/http quotes the URL
+			}
+			return
+		}
+		if r.URL.Path != "/k/"+key+"/mcp" {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
+	srv := remoteServer(ts.URL+"/k/${env:MCP_PATH_KEY}/mcp", config.TransportHTTP)
+	srv.Enabled, srv.Scope = true, "user"
+	var logs lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ev := newEvents()
+	c := NewConn(srv, &ConnOptions{
+		Logger:   logger,
+		OnStatus: ev.onStatus,
+		Environ:  func() []string { return append(testEnviron(), "MCP_PATH_KEY="+key) },
+		// A failed POST does not end a Streamable HTTP session: the
+		// health ping finds the loss; make it come soon.
+		PingInterval: 50 * time.Millisecond,
+	})
+	c.tries = 1
+	c.backoff = func(int) time.Duration { return time.Millisecond }
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	broken.Store(true)
+	var shown []string
+	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); err == nil {
+		t.Fatal("CallTool succeeded through a closed connection")
+	} else {
+		shown = append(shown, err.Error())
+	}
+	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed })
+	shown = append(shown, c.Status().LastError)
+	ev.mu.Lock()
+	for _, st := range ev.statuses {
+		shown = append(shown, st.LastError)
+	}
+	ev.mu.Unlock()
+	shown = append(shown, logs.String())
+	all := strings.Join(shown, "\n")
+	if strings.Contains(all, key) {
+		t.Errorf("the path key is shown in errors, status or logs:\n%s", all)
+	}
+	if !strings.Contains(all, "/k/***/mcp") {
+		t.Errorf("no error quotes the URL, so this test shows nothing:\n%s", all)
+	}
+}
