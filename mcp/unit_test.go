@@ -68,6 +68,9 @@ func TestServerEnv(t *testing.T) {
 		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "TERM=xterm", "LANG=C.UTF-8",
 		"LC_ALL=C", "TZ=UTC", "TMPDIR=/tmp", "XDG_CACHE_HOME=/c", "ANTHROPIC_API_KEY=secret",
 		"OPENAI_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "SystemRoot=C:\\Windows", "garbage",
+		// Near misses of allowed names: whole names only, case counts
+		// outside Windows, and only LC_/XDG_ are families.
+		"PATHX=secret", "HOME_TOKEN=secret", "path=secret", "LCTOKEN=secret", "XDGKEY=secret", "=C:=C:\\",
 	}
 	allowed := []string{
 		"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh",
@@ -86,11 +89,13 @@ func TestServerEnv(t *testing.T) {
 				"TERM=xterm", "TMPDIR=/tmp", "TOKEN=t", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
 		{"windows system vars", nil, false, "windows", []string{
 			"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
-			"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
+			"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c",
+			"path=secret"}}, // Windows names ignore case: this is PATH there
 		{"inheritEnv", nil, true, "linux", []string{
-			"ANTHROPIC_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "HOME=/h", "LANG=C.UTF-8", "LC_ALL=C",
-			"LOGNAME=u", "OPENAI_API_KEY=secret", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
-			"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
+			"ANTHROPIC_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "HOME=/h", "HOME_TOKEN=secret", "LANG=C.UTF-8",
+			"LCTOKEN=secret", "LC_ALL=C", "LOGNAME=u", "OPENAI_API_KEY=secret", "PATH=/bin", "PATHX=secret",
+			"SHELL=/bin/sh", "SystemRoot=C:\\Windows", "TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u",
+			"XDGKEY=secret", "XDG_CACHE_HOME=/c", "path=secret"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
