@@ -1074,3 +1074,34 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 		t.Errorf("no error quotes the URL, so this test shows nothing:\n%s", all)
 	}
 }
+
+// TestRemoteTransportUsesPolicyDialer: the transport every remote request
+// goes through dials with the policy check (a name that resolves to a
+// metadata address is only caught there), plain http to loopback only.
+func TestRemoteTransportUsesPolicyDialer(t *testing.T) {
+	tr := newRemoteTransport(&tls.Config{}, time.Second)
+	defer tr.CloseIdleConnections()
+	for _, tc := range []struct {
+		name string
+		dial dialFunc
+		addr string
+	}{
+		{"http to link-local", tr.DialContext, "169.254.169.254:80"},
+		{"http to a private address", tr.DialContext, "10.255.255.1:80"},
+		{"https to link-local", tr.DialTLSContext, "169.254.169.254:443"},
+		{"https to IMDS v6", tr.DialTLSContext, "[fd00:ec2::254]:443"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := tc.dial(context.Background(), "tcp", tc.addr)
+			if conn != nil {
+				conn.Close()
+			}
+			if !errors.Is(err, ErrURLRefused) {
+				t.Errorf("dial %s = %v, want ErrURLRefused", tc.addr, err)
+			}
+		})
+	}
+	if tr.Proxy != nil {
+		t.Error("the transport uses a proxy: the proxy would dial out of the policy's reach")
+	}
+}
