@@ -27,9 +27,9 @@ print its tools and stop it again. A quick check that a server entry works.`,
 			return a.withConn(cmd, args[0], func(srv config.Server, st mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
-				fmt.Fprintf(out, "  %s\n", describeStatus(st))
+				fmt.Fprintf(out, "  %s\n", printable(describeStatus(st)))
 				for _, t := range tools {
-					fmt.Fprintf(out, "  - %s%s\n", t.Name, marks(t))
+					fmt.Fprintf(out, "  - %s%s\n", printable(t.Name), marks(t))
 				}
 				return nil
 			})
@@ -57,7 +57,7 @@ func newMCPToolsCmd(a *app) *cobra.Command {
 				fmt.Fprintf(out, "%d %s of %q (R = read-only, D = destructive):\n", len(tools), plural(len(tools), "tool", "tools"), srv.Name)
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				for _, t := range tools {
-					fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Name, shortMarks(t), firstLine(t.Description, 100))
+					fmt.Fprintf(tw, "  %s\t%s\t%s\n", printable(t.Name), shortMarks(t), firstLine(t.Description, 100))
 				}
 				return tw.Flush()
 			})
@@ -102,7 +102,7 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 		if ctx.Err() != nil {
 			reason = "interrupted"
 		}
-		fmt.Fprintf(stderr, "✗ Server %q failed: %s\n", srv.Name, reason)
+		fmt.Fprintf(stderr, "✗ Server %q failed: %s\n", srv.Name, printableLines(reason))
 		printTail(stderr, st.StderrTail)
 		return exitError(1)
 	}
@@ -144,7 +144,7 @@ func printTail(w io.Writer, tail []string) {
 	}
 	fmt.Fprintln(w, "  stderr (last lines):")
 	for _, l := range tail {
-		fmt.Fprintf(w, "    %s\n", l)
+		fmt.Fprintf(w, "    %s\n", printable(l))
 	}
 }
 
@@ -193,7 +193,42 @@ func firstLine(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
-	return s
+	return printable(s)
+}
+
+// printable shows the control characters of s as \xNN. What a server
+// sends (tool names, descriptions, its stderr) reaches the user's
+// terminal through these commands, and an escape sequence in it could
+// rewrite what the terminal shows, set its title or, through OSC 52,
+// its clipboard.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// printableLines is printable for each line of s, keeping the line breaks
+// (a joined error has several lines).
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = printable(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isControl reports a C0 or C1 control character other than tab, or DEL.
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
 
 func plural(n int, one, many string) string {
