@@ -74,7 +74,7 @@ type Server struct {
 	Timeout         time.Duration // connect + initialize + first tools/list
 	ToolTimeout     time.Duration // one tools/call, restarted by progress up to 4x
 	ProtocolVersion string        // "protocolVersion": pinned MCP version
-	MaxMessageBytes int           // "maxMessageBytes": stdout line cap for local servers
+	MaxMessageBytes int           // "maxMessageBytes": one message's cap: a local server's stdout line, a remote one's JSON answer or SSE event
 
 	// Scope is "user" for servers from config.json, "project" for servers
 	// from a project's .freecode/settings.json. Not read from the file.

@@ -112,6 +112,7 @@ type remoteClient struct {
 	headers   http.Header
 	redactor  *strings.Replacer // hides header values and URL secrets
 	timeout   time.Duration     // connect, and one request's wait for an answer
+	maxBytes  int               // one message's cap (maxMessageBytes)
 	// refused is the first policy refusal of a request the SDK made on
 	// its own (a legacy endpoint event): the SDK reports it without its
 	// error chain, so dialRemote puts ErrURLRefused back.
@@ -140,7 +141,10 @@ func newRemoteClient(srv config.Server, logger *slog.Logger, extraSecrets ...str
 	if timeout <= 0 {
 		timeout = config.DefaultTimeout
 	}
-	rc := &remoteClient{logger: logger, real: u, timeout: timeout, headers: make(http.Header, len(srv.Headers))}
+	rc := &remoteClient{logger: logger, real: u, timeout: timeout, headers: make(http.Header, len(srv.Headers)), maxBytes: srv.MaxMessageBytes}
+	if rc.maxBytes <= 0 {
+		rc.maxBytes = config.DefaultMaxMessageBytes
+	}
 	bare := *u
 	bare.User, bare.RawQuery, bare.ForceQuery, bare.Fragment, bare.RawFragment = nil, "", false, "", ""
 	rc.endpoint = bare.String()
@@ -324,7 +328,8 @@ func (rc *remoteClient) connectHTTP(ctx context.Context, client *mcpsdk.Client, 
 		HTTPClient: rc.httpClient(false, probe),
 		// Resume a broken stream a few times, then let the session end so
 		// the Conn reconnects with its own backoff.
-		MaxRetries: 3,
+		MaxRetries:   3,
+		MaxEventSize: rc.maxBytes,
 	}
 	cs, err := client.Connect(ctx, t, sopts)
 	return cs, probe, err
@@ -333,8 +338,9 @@ func (rc *remoteClient) connectHTTP(ctx context.Context, client *mcpsdk.Client, 
 // connectSSE connects over legacy HTTP+SSE.
 func (rc *remoteClient) connectSSE(ctx context.Context, client *mcpsdk.Client, sopts *mcpsdk.ClientSessionOptions) (*mcpsdk.ClientSession, error) {
 	t := &sseTransport{inner: &mcpsdk.SSEClientTransport{
-		Endpoint:   rc.endpoint,
-		HTTPClient: rc.httpClient(true, nil),
+		Endpoint:     rc.endpoint,
+		HTTPClient:   rc.httpClient(true, nil),
+		MaxEventSize: rc.maxBytes,
 	}}
 	return client.Connect(ctx, t, sopts)
 }
@@ -524,6 +530,11 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	}
 	if req.Method == http.MethodPost {
 		rt.probe.record(resp)
+		// The SDK reads a JSON answer whole, with no bound: a server
+		// sending gigabytes would take the sidecar's memory down with it.
+		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
+			resp.Body = &cappedBody{ReadCloser: resp.Body, left: int64(rc.maxBytes)}
+		}
 	}
 	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		rt.redactBody(resp)
@@ -674,6 +685,32 @@ func (b *responseBody) Close() error {
 		b.cancel(nil)
 	}
 	return err
+}
+
+// errTooLarge is the read error of an answer over maxMessageBytes.
+var errTooLarge = errors.New("answer exceeds maxMessageBytes")
+
+// cappedBody fails a response body that grows past left bytes, so reading
+// it whole never holds more than the cap. The session then ends and the
+// Conn reconnects.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, errTooLarge
+	}
+	return n, err
 }
 
 // sseTransport wraps the SDK's legacy SSE transport:

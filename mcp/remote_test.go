@@ -1105,3 +1105,35 @@ func TestRemoteTransportUsesPolicyDialer(t *testing.T) {
 		t.Error("the transport uses a proxy: the proxy would dial out of the policy's reach")
 	}
 }
+
+// TestConnRemoteAnswerOverCap: a JSON answer over maxMessageBytes fails
+// that call instead of being read whole (the SDK reads it without a
+// bound), and the server is reconnected for the next call.
+func TestConnRemoteAnswerOverCap(t *testing.T) {
+	server := newTestServer(io.Discard, false)
+	t.Cleanup(func() {
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
+	h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
+		&mcpsdk.StreamableHTTPOptions{JSONResponse: true})
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
+	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
+	srv.Enabled, srv.Scope = true, "user"
+	srv.MaxMessageBytes = 32 << 10
+	ev := newEvents()
+	c := startTestConn(t, srv, ev)
+	if got := callText(t, c, "echo", map[string]any{"text": "small"}); got != "small" {
+		t.Errorf("echo = %q", got)
+	}
+	_, err := c.CallTool(t.Context(), "echo", map[string]any{"text": strings.Repeat("x", 64<<10)}, nil)
+	if err == nil || !strings.Contains(err.Error(), "maxMessageBytes") {
+		t.Errorf("echo of 64 KiB with a 32 KiB cap: %v, want an error naming maxMessageBytes", err)
+	}
+	ev.waitFor(t, "connected again", func() bool { return c.Status().State == StateConnected })
+	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
+		t.Errorf("echo after the oversized answer = %q", got)
+	}
+}
