@@ -46,7 +46,11 @@ type Manager struct {
 	// mu guards the fields below.
 	mu      sync.Mutex
 	entries map[string]*entry
-	closed  bool
+	// stopping holds, by name, the removals still stopping their server:
+	// a server added again under that name starts only after, so the old
+	// one's "removed" events never follow the new one's "connected".
+	stopping map[string]chan struct{}
+	closed   bool
 }
 
 // entry is one configured server.
@@ -63,7 +67,7 @@ type entry struct {
 
 // NewManager returns a Manager with no servers.
 func NewManager(opts *ManagerOptions) *Manager {
-	m := &Manager{entries: make(map[string]*entry)}
+	m := &Manager{entries: make(map[string]*entry), stopping: make(map[string]chan struct{})}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -108,7 +112,21 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 		if _, ok := want[name]; !ok {
 			delete(m.entries, name)
 			e.removed = true
-			m.wg.Go(func() { m.stopEntry(e, "removed") })
+			prev := m.stopping[name]
+			done := make(chan struct{})
+			m.stopping[name] = done
+			m.wg.Go(func() {
+				m.stopEntry(e, "removed")
+				if prev != nil {
+					<-prev // removals of one name end in order too
+				}
+				m.mu.Lock()
+				if m.stopping[name] == done {
+					delete(m.stopping, name)
+				}
+				m.mu.Unlock()
+				close(done)
+			})
 		}
 	}
 	for name, srv := range want {
@@ -120,9 +138,13 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 			e = &entry{cfg: srv, conn: m.newConn(srv)}
 			m.entries[name] = e
 			if srv.Enabled {
+				prev := m.stopping[name]
 				m.wg.Go(func() {
 					e.opMu.Lock()
 					defer e.opMu.Unlock()
+					if prev != nil {
+						<-prev // the server removed under this name is gone
+					}
 					m.mu.Lock()
 					c := e.conn
 					m.mu.Unlock()

@@ -171,3 +171,34 @@ func TestManagerRemovedDuringRestartStaysStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A server removed and added again at once (an entry cut and pasted back)
+// starts only once the old one has stopped: otherwise the old one's
+// "removed" event, which comes when its slow stop ends, arrived after the
+// new one's "connected", and whoever follows the events dropped the tools
+// of a running server.
+func TestManagerReAddedAfterRemoval(t *testing.T) {
+	me := &managerEvents{ev: newEvents()}
+	m := NewManager(&ManagerOptions{Environ: testEnviron, OnToolsChanged: me.onTools, OnStatus: me.ev.onStatus})
+	defer m.Close()
+	old := testSrv(t, "a", "ignoreterm") // stops only at SIGKILL, seconds later
+	m.Apply(t.Context(), []config.Server{old})
+	me.ev.waitFor(t, "a connected", func() bool { return states(m)["a"] == StateConnected })
+	m.Apply(t.Context(), nil)
+	m.Apply(t.Context(), []config.Server{testSrv(t, "a")})
+	me.ev.waitFor(t, "a removed and connected again", func() bool {
+		me.mu.Lock()
+		defer me.mu.Unlock()
+		return len(me.changes) >= 3
+	})
+	m.wg.Wait()
+	me.mu.Lock()
+	got := slices.Clone(me.changes)
+	me.mu.Unlock()
+	if diff := cmp.Diff([]string{"a:connected:8", "a:removed:0", "a:connected:8"}, got); diff != "" {
+		t.Errorf("tools events (-want +got):\n%s", diff)
+	}
+	if st := states(m)["a"]; st != StateConnected {
+		t.Errorf("a is %v, want connected", st)
+	}
+}
