@@ -168,7 +168,7 @@ func (s Server) Expanded(lookup func(string) (string, bool)) (Server, error) {
 }
 
 // Redacted returns a copy of s fit for status, logs and errors: every env
-// and header value is "***" and a password in the url is hidden.
+// and header value is "***", and so are the url's userinfo and query values.
 func (s Server) Redacted() Server {
 	out := s.clone()
 	for k := range out.Env {
@@ -183,7 +183,7 @@ func (s Server) Redacted() Server {
 	return out
 }
 
-// redactedURL returns raw fit for printing: a password and the query's
+// redactedURL returns raw fit for printing: the userinfo and the query's
 // values are "***" (a query often carries an API key), except a value that
 // is just a ${env:NAME} reference, which says where the secret comes from
 // and holds none. A URL that does not parse is cut before any userinfo or
@@ -201,9 +201,8 @@ func redactedURL(raw string) string {
 		}
 		return raw
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
+	hadUser := u.User != nil
+	u.User = nil // a token often rides as the user name: hide all of it
 	if u.RawQuery != "" {
 		parts := strings.Split(u.RawQuery, "&")
 		for i, p := range parts {
@@ -219,7 +218,11 @@ func redactedURL(raw string) string {
 		u.RawQuery = strings.Join(parts, "&")
 	}
 	u.Fragment, u.RawFragment = "", ""
-	return strings.Replace(u.String(), "%2A%2A%2A", "***", 1)
+	out := u.String()
+	if hadUser {
+		out = strings.Replace(out, "//", "//***@", 1)
+	}
+	return out
 }
 
 // isEnvRef reports whether s is exactly one ${env:NAME} reference.

@@ -124,7 +124,7 @@ func TestRedacted(t *testing.T) {
 	s.Headers = map[string]string{"Authorization": "Bearer s3cr3t"}
 	s.Env = map[string]string{"TOKEN": "s3cr3t"}
 	got := s.Redacted()
-	want := remote("gh", "https://user:***@h.example/mcp")
+	want := remote("gh", "https://***@h.example/mcp")
 	want.Headers = map[string]string{"Authorization": "***"}
 	want.Env = map[string]string{"TOKEN": "***"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -143,7 +143,8 @@ func TestRedactedURL(t *testing.T) {
 		{"https://h.example/mcp?api_key=s3cr3t&v=2", "https://h.example/mcp?api_key=***&v=***"},
 		{"https://h.example/mcp?key=${env:KEY}", "https://h.example/mcp?key=${env:KEY}"},
 		{"https://h.example/mcp?key=pre${env:KEY}", "https://h.example/mcp?key=***"},
-		{"https://u:s3cr3t@h.example/mcp#s3cr3t", "https://u:***@h.example/mcp"},
+		{"https://u:s3cr3t@h.example/mcp#s3cr3t", "https://***@h.example/mcp"},
+		{"https://ghp_s3cr3t@h.example/mcp", "https://***@h.example/mcp"}, // a token as the user name
 		{"https://u:s3cr3t@h.ex ample/?k=s3cr3t", "https://***@h.ex ample/"},
 	} {
 		if got := redactedURL(tc.in); got != tc.want {
