@@ -593,3 +593,47 @@ func TestUnansweredPingReconnects(t *testing.T) {
 		t.Errorf("echo = %q", got)
 	}
 }
+
+// TestStartInterruptedLeavesNoProcess: a connect cut short, by the
+// caller's context or by Close, kills and reaps the server even if it
+// ignores stdin EOF and SIGTERM.
+func TestStartInterruptedLeavesNoProcess(t *testing.T) {
+	for _, how := range []string{"cancel", "close"} {
+		t.Run(how, func(t *testing.T) {
+			tag := "tag=interrupted-" + how
+			c := newTestConn(t, testSrv(t, "cut", "noinit", "ignoreterm", tag), nil)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() { errc <- c.Start(ctx) }()
+			// Interrupt once the process runs, so the cut is mid-connect.
+			guard := time.After(hangGuard)
+			for len(procsWithArg(t, tag)) == 0 {
+				select {
+				case err := <-errc:
+					t.Fatalf("Start returned before the process ran: %v", err)
+				case <-guard:
+					t.Fatal("the server process never appeared")
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			if how == "cancel" {
+				cancel()
+			} else {
+				go c.Close()
+			}
+			select {
+			case err := <-errc:
+				if err == nil {
+					t.Fatal("Start succeeded against a server that never answers")
+				}
+			case <-guard:
+				t.Fatal("Start did not return after the interruption")
+			}
+			c.Close()
+			if pids := procsWithArg(t, tag); len(pids) != 0 {
+				t.Errorf("processes left after an interrupted start: %v", pids)
+			}
+		})
+	}
+}
