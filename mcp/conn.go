@@ -854,10 +854,11 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 
 // transportLost reports whether a failed call's session died under it. A
 // JSON-RPC error from the server is an answer, not a loss; any other error
-// is one if the session ends right after.
+// is one if the session ends right after or, for a remote server, if it
+// no longer answers a ping.
 func (c *Conn) transportLost(s *session, err error) bool {
 	var werr *jsonrpc.Error
-	if errors.As(err, &werr) && !errors.Is(err, mcpsdk.ErrConnectionClosed) {
+	if errors.As(err, &werr) && werr.Code != codeRejected && !errors.Is(err, mcpsdk.ErrConnectionClosed) {
 		return false
 	}
 	if errors.Is(err, mcpsdk.ErrConnectionClosed) || errors.Is(err, io.EOF) {
@@ -872,9 +873,20 @@ func (c *Conn) transportLost(s *session, err error) bool {
 	case <-s.exited():
 		return true
 	case <-t.C:
+	}
+	if s.proc != nil {
 		return false
 	}
+	// Over HTTP a failed POST does not end the SDK's session, so nothing
+	// above fires and calls would keep failing until the next health ping
+	// instead of waiting for a reconnect. Ask the server now.
+	return c.ping(s) != nil
 }
+
+// codeRejected is the code of the SDK's internal jsonrpc2.ErrRejected: the
+// transport could not deliver the request (a POST that failed), so it is
+// no answer from the server.
+const codeRejected = -32005
 
 // hide returns err with the server's secrets shown as ***.
 func (c *Conn) hide(err error) error { return redactError(c.redactor.Load(), err) }

@@ -1041,9 +1041,8 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 		Logger:   logger,
 		OnStatus: ev.onStatus,
 		Environ:  func() []string { return append(testEnviron(), "MCP_PATH_KEY="+key) },
-		// A failed POST does not end a Streamable HTTP session: the
-		// health ping finds the loss; make it come soon.
-		PingInterval: 50 * time.Millisecond,
+		// The call's failure, not a health ping, must find the loss.
+		PingInterval: time.Hour,
 	})
 	c.tries = 1
 	c.backoff = func(int) time.Duration { return time.Millisecond }
@@ -1053,8 +1052,8 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 	}
 	broken.Store(true)
 	var shown []string
-	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); err == nil {
-		t.Fatal("CallTool succeeded through a closed connection")
+	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("CallTool through a closed connection: %v, want ErrConnectionLost", err)
 	} else {
 		shown = append(shown, err.Error())
 	}
@@ -1135,5 +1134,41 @@ func TestConnRemoteAnswerOverCap(t *testing.T) {
 	ev.waitFor(t, "connected again", func() bool { return c.Status().State == StateConnected })
 	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
 		t.Errorf("echo after the oversized answer = %q", got)
+	}
+}
+
+// TestConnRemoteCallSeesServerDown: a call that fails because the server
+// is down (every POST answered 503) reports ErrConnectionLost and starts
+// the reconnect at once, not at the next health ping.
+func TestConnRemoteCallSeesServerDown(t *testing.T) {
+	h := goSDKHandler(t, config.TransportHTTP)
+	var down atomic.Bool
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
+	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
+	srv.Enabled, srv.Scope = true, "user"
+	ev := newEvents()
+	c := NewConn(srv, &ConnOptions{Environ: testEnviron, OnStatus: ev.onStatus, PingInterval: time.Hour})
+	// The server is back by the time the reconnect tries.
+	c.backoff = func(int) time.Duration { down.Store(false); return time.Millisecond }
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	down.Store(true)
+	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
+		t.Errorf("CallTool while the server is down: %v, want ErrConnectionLost", err)
+	}
+	ev.waitFor(t, "reconnected", func() bool {
+		return slices.Contains(ev.states(), StateReconnecting) && c.Status().State == StateConnected
+	})
+	if got := callText(t, c, "echo", map[string]any{"text": "back"}); got != "back" {
+		t.Errorf("echo after the server came back = %q", got)
 	}
 }
