@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tailscale/hujson"
 )
 
 // userFile is a config file as a person (or another FreeCode frontend)
@@ -385,5 +387,52 @@ func TestNoOpEditKeepsFile(t *testing.T) {
 	}
 	if !os.SameFile(before, after) || readFile(t, path) != userFile {
 		t.Error("a no-op edit replaced the file")
+	}
+}
+
+// TestUpdateFileKeepsConcurrentWrite: another program (the FreeCode app
+// saving a provider key) writes the file while an edit is under way. The
+// edit is redone on the new file instead of renaming a copy of the old one
+// over it, which would silently undo that write.
+func TestUpdateFileKeepsConcurrentWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte("{\n  \"provider\": {\"apiKey\": \"old\"}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	err := UpdateFile(path, func(root *hujson.Value) error {
+		calls++
+		if calls == 1 { // the app saves its new key while we edit
+			if err := os.WriteFile(path, []byte("{\n  \"provider\": {\"apiKey\": \"new\"}\n}\n"), 0o600); err != nil {
+				return err
+			}
+		}
+		return ensure(root, "/mcp", "{}", "/mcp/servers", "[]")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if !strings.Contains(string(got), `"new"`) || !strings.Contains(string(got), `"servers"`) {
+		t.Errorf("after the edit the file is:\n%s\nwant the app's new key and our servers", got)
+	}
+	if calls != 2 {
+		t.Errorf("the edit ran %d times, want 2 (redone once on the new file)", calls)
+	}
+
+	// A file that never stops changing is left alone, with an error.
+	calls = 0
+	err = UpdateFile(path, func(root *hujson.Value) error {
+		calls++
+		if err := os.WriteFile(path, fmt.Appendf(nil, "{\"n\": %d}\n", calls), 0o600); err != nil {
+			return err
+		}
+		return ensure(root, "/x", "{}")
+	})
+	if err == nil || !strings.Contains(err.Error(), "kept changing") {
+		t.Errorf("UpdateFile on a file that keeps changing: %v, want an error", err)
+	}
+	if got, _ := os.ReadFile(path); strings.Contains(string(got), `"x"`) {
+		t.Errorf("the edit was written anyway:\n%s", got)
 	}
 }

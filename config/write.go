@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/tailscale/hujson"
 )
@@ -29,32 +30,71 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	data, err := ReadFile(path)
-	mode := fs.FileMode(0o600)
+	// Edits from this process never interleave; other programs (the
+	// FreeCode app saving a provider key) are caught by the re-read below.
+	updateMu.Lock()
+	defer updateMu.Unlock()
+	for try := 1; ; try++ {
+		data, exists, mode, err := readForUpdate(path)
+		if err != nil {
+			return err
+		}
+		if !exists {
+			data = []byte("{}\n")
+		}
+		root, err := hujson.Parse(data)
+		if err != nil {
+			return newParseError(path, err)
+		}
+		markOriginal(&root)
+		if err := fn(&root); err != nil {
+			return err
+		}
+		layout(&root, "", indentUnit(data))
+		out := root.Pack()
+		if bytes.Equal(out, data) {
+			return nil
+		}
+		// Another program may have written the file since it was read:
+		// renaming our copy over it would silently undo that write (a
+		// provider key just saved, say). Redo the edit on the new file.
+		// What is left is the instant between this check and the rename.
+		now, nowExists, _, err := readForUpdate(path)
+		if err != nil {
+			return err
+		}
+		if nowExists != exists || (exists && !bytes.Equal(now, data)) {
+			if try < updateTries {
+				continue
+			}
+			return fmt.Errorf("%s: it kept changing while being edited; nothing was written, try again", path)
+		}
+		return WriteFileAtomic(path, out, mode)
+	}
+}
+
+// updateMu serializes UpdateFile within the process.
+var updateMu sync.Mutex
+
+// updateTries bounds how often UpdateFile redoes an edit because the file
+// changed under it.
+const updateTries = 5
+
+// readForUpdate reads the file to edit and its mode (0600 if it does not
+// exist yet).
+func readForUpdate(path string) (data []byte, exists bool, mode fs.FileMode, err error) {
+	data, err = ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		data = []byte("{}\n")
+		return nil, false, 0o600, nil
 	case err != nil:
-		return err
-	default:
-		if fi, err := os.Stat(path); err == nil {
-			mode = fi.Mode().Perm()
-		}
+		return nil, false, 0, err
 	}
-	root, err := hujson.Parse(data)
-	if err != nil {
-		return newParseError(path, err)
+	mode = 0o600
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
 	}
-	markOriginal(&root)
-	if err := fn(&root); err != nil {
-		return err
-	}
-	layout(&root, "", indentUnit(data))
-	out := root.Pack()
-	if bytes.Equal(out, data) {
-		return nil
-	}
-	return WriteFileAtomic(path, out, mode)
+	return data, true, mode, nil
 }
 
 // WriteFileAtomic writes data to a temporary file in path's directory, syncs
