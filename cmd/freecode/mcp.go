@@ -266,19 +266,19 @@ func parseTimeout(s string) (time.Duration, error) {
 func describe(w io.Writer, srv config.Server) {
 	r := srv.Redacted()
 	if r.Type == config.TypeLocal {
-		fmt.Fprintf(w, "  command:   %s\n", quoteArgv(r.Command))
+		fmt.Fprintf(w, "  command:   %s\n", printable(quoteArgv(r.Command)))
 		if r.Cwd != "" {
-			fmt.Fprintf(w, "  cwd:       %s\n", r.Cwd)
+			fmt.Fprintf(w, "  cwd:       %s\n", printable(r.Cwd))
 		}
 	} else {
-		fmt.Fprintf(w, "  url:       %s\n", r.URL)
+		fmt.Fprintf(w, "  url:       %s\n", printable(r.URL))
 		fmt.Fprintf(w, "  transport: %s\n", r.Transport)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
-		fmt.Fprintf(w, "  env:       %s=%s\n", k, r.Env[k])
+		fmt.Fprintf(w, "  env:       %s=%s\n", printable(k), r.Env[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
-		fmt.Fprintf(w, "  header:    %s: %s\n", k, r.Headers[k])
+		fmt.Fprintf(w, "  header:    %s: %s\n", printable(k), r.Headers[k])
 	}
 	if r.Timeout != 0 && r.Timeout != config.DefaultTimeout {
 		fmt.Fprintf(w, "  timeout:   %s\n", r.Timeout)
@@ -393,7 +393,7 @@ func newMCPListCmd(a *app) *cobra.Command {
 				if !r.Enabled {
 					enabled = "no"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, enabled, target)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, enabled, printable(target))
 			}
 			return tw.Flush()
 		},

@@ -62,7 +62,7 @@ Without a name, lists the project's servers and whether each is approved.`,
 					if _, clash := cfg.Server(s.Name); clash {
 						state += "; shadowed by your own server of that name"
 					}
-					fmt.Fprintf(out, "%s (%s)\n", s.Name, state)
+					fmt.Fprintf(out, "%s (%s)\n", printable(s.Name), state)
 					describeProjectServer(out, s)
 				}
 				return nil
@@ -101,23 +101,26 @@ Without a name, lists the project's servers and whether each is approved.`,
 // describeProjectServer prints what approving s lets the project do. Unlike
 // the user's own entries, env and header values are shown as written: they
 // are the repository's text, and a ${env:NAME} there is exactly what the
-// user must see (the project asks for that variable of theirs).
+// user must see (the project asks for that variable of theirs). Being the
+// repository's text, they are shown with control characters escaped: an
+// escape sequence or a carriage return in a command could otherwise hide
+// what it really runs from the very listing the user approves it by.
 func describeProjectServer(w io.Writer, s config.Server) {
 	if s.Type == config.TypeLocal {
-		fmt.Fprintf(w, "  command:   %s\n", quoteArgv(s.Command))
+		fmt.Fprintf(w, "  command:   %s\n", printable(quoteArgv(s.Command)))
 		if s.Cwd != "" {
-			fmt.Fprintf(w, "  cwd:       %s\n", s.Cwd)
+			fmt.Fprintf(w, "  cwd:       %s\n", printable(s.Cwd))
 		}
 		if s.InheritEnv {
 			fmt.Fprintln(w, "  inheritEnv: true (it gets your whole environment, API keys included)")
 		}
 	} else {
-		fmt.Fprintf(w, "  url:       %s\n", s.URL)
+		fmt.Fprintf(w, "  url:       %s\n", printable(s.URL))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		fmt.Fprintf(w, "  env:       %s=%s\n", k, s.Env[k])
+		fmt.Fprintf(w, "  env:       %s=%s\n", printable(k), printable(s.Env[k]))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		fmt.Fprintf(w, "  header:    %s: %s\n", k, s.Headers[k])
+		fmt.Fprintf(w, "  header:    %s: %s\n", printable(k), printable(s.Headers[k]))
 	}
 }
