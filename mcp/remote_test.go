@@ -579,6 +579,12 @@ func TestRemoteURLPolicy(t *testing.T) {
 		{"https://[fd00:ec2::254]/", "metadata"},
 		{"https://metadata.google.internal:" + port + "/", "metadata"},
 		{"http://METADATA.google.internal.:" + port + "/", "metadata"},
+		// Numeric host forms that some resolvers read as 127.0.0.1 are not
+		// taken for loopback by their text.
+		{"http://2130706433:" + port + "/", "loopback"},
+		{"http://0x7f.1:" + port + "/", "loopback"},
+		{"http://localhost.evil.example:" + port + "/", "loopback"},
+		{"https://[::ffff:a9fe:a9fe]/", "link-local"},
 		{"ftp://127.0.0.1:" + port + "/", "only https"},
 		{"ws://127.0.0.1:" + port + "/", "only https"},
 	} {
