@@ -48,11 +48,15 @@ type Progress struct {
 	Message  string
 }
 
-// Reconnect policy: 0.5 s doubling to 30 s, jittered, 6 tries.
+// Reconnect policy: 0.5 s doubling to 30 s, jittered, 6 tries. A session
+// that ends before it was up for stableUptime does not give the tries back:
+// a server that connects and then crashes every time is a crash loop, and it
+// ends in failed instead of being restarted forever.
 const (
 	reconnectTries = 6
 	backoffMin     = 500 * time.Millisecond
 	backoffMax     = 30 * time.Second
+	stableUptime   = time.Minute
 )
 
 // maxToolPages bounds tools/list pagination against a server that never
@@ -81,6 +85,7 @@ type Conn struct {
 	// Knobs that tests turn.
 	backoff    func(attempt int) time.Duration
 	tries      int
+	stableFor  time.Duration // uptime after which a session's loss resets the tries
 	closeGrace time.Duration
 	termGrace  time.Duration
 
@@ -174,6 +179,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		srv:        srv,
 		backoff:    defaultBackoff,
 		tries:      reconnectTries,
+		stableFor:  stableUptime,
 		closeGrace: defaultCloseGrace,
 		termGrace:  defaultTermGrace,
 		relist:     make(chan struct{}, 1),
@@ -660,11 +666,16 @@ func tokenKey(tok any) string {
 func (c *Conn) supervise(s *session) {
 	ticker := time.NewTicker(c.opts.PingInterval)
 	defer ticker.Stop()
+	tried := 0 // reconnect tries used by sessions that did not stay up
+	upSince := time.Now()
 	for {
 		lost := c.watch(s, ticker)
 		c.closeSession(s)
 		if lost == nil {
 			return
+		}
+		if time.Since(upSince) >= c.stableFor {
+			tried = 0
 		}
 		lost = c.hide(lost)
 		c.logger.Warn("connection lost; reconnecting", "error", lost)
@@ -682,10 +693,11 @@ func (c *Conn) supervise(s *session) {
 		c.emitStatus(st)
 
 		var tools []*mcpsdk.Tool
-		s, tools = c.reconnect()
+		s, tools, tried = c.reconnect(tried)
 		if s == nil {
 			return
 		}
+		upSince = time.Now()
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -702,20 +714,22 @@ func (c *Conn) supervise(s *session) {
 	}
 }
 
-// reconnect tries c.tries times with backoff. It returns nil when it gave
-// up (the Conn is then failed) or the Conn closed.
-func (c *Conn) reconnect() (*session, []*mcpsdk.Tool) {
-	for attempt := range c.tries {
+// reconnect tries what is left of c.tries after the first `tried`, with
+// backoff, and returns the new session and how many tries are used up. It
+// returns a nil session when it gave up (the Conn is then failed) or the
+// Conn closed.
+func (c *Conn) reconnect(tried int) (*session, []*mcpsdk.Tool, int) {
+	for attempt := tried; attempt < c.tries; attempt++ {
 		timer := time.NewTimer(c.backoff(attempt))
 		select {
 		case <-c.stopCh:
 			timer.Stop()
-			return nil, nil
+			return nil, nil, tried
 		case <-timer.C:
 		}
 		s, tools, err := c.connect(context.Background())
 		if err == nil {
-			return s, tools
+			return s, tools, attempt + 1
 		}
 		c.logger.Warn("reconnect failed", "attempt", attempt+1, "error", err)
 		c.mu.Lock()
@@ -727,14 +741,14 @@ func (c *Conn) reconnect() (*session, []*mcpsdk.Tool) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, nil
+		return nil, nil, c.tries
 	}
 	c.tools, c.toolsKey = nil, nil
 	st := c.setStateLocked(StateFailed)
 	c.mu.Unlock()
 	c.emitStatus(st)
 	c.emitTools("failed", nil)
-	return nil, nil
+	return nil, nil, c.tries
 }
 
 // watch returns nil when the Conn closes, or why the session was lost.

@@ -258,73 +258,92 @@ func TestServerThatNeverAnswersInitialize(t *testing.T) {
 	}
 }
 
+// TestReconnectAfterCrashThenFailed: a server that crashes is reconnected,
+// and once every start fails, it is failed after the last try. Whether the
+// reconnect that worked gave the tries back depends on how long its session
+// lasted: a session lost at once (a crash loop) does not.
 func TestReconnectAfterCrashThenFailed(t *testing.T) {
-	counter := filepath.Join(t.TempDir(), "starts")
-	ev := newEvents()
-	var mu sync.Mutex
-	var toolsWhileReconnecting []int
-	var c *Conn
-	c = newTestConn(t, testSrv(t, "crashy", "crashafter="+counter+":2"), ev)
-	c.opts.OnStatus = func(st Status) {
-		if st.State == StateReconnecting {
+	tests := []struct {
+		name      string
+		stableFor time.Duration
+		starts    int
+	}{
+		// 1 start, then reconnectTries tries in all: one worked, the rest failed.
+		{"crash loop keeps counting", time.Hour, 1 + reconnectTries},
+		// 1 start, 1 reconnect whose session counts as stable, then all tries again.
+		{"stable session gives the tries back", 0, 2 + reconnectTries},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			counter := filepath.Join(t.TempDir(), "starts")
+			ev := newEvents()
+			var mu sync.Mutex
+			var toolsWhileReconnecting []int
+			var c *Conn
+			c = newTestConn(t, testSrv(t, "crashy", "crashafter="+counter+":2"), ev)
+			c.stableFor = tc.stableFor
+			c.opts.OnStatus = func(st Status) {
+				if st.State == StateReconnecting {
+					mu.Lock()
+					toolsWhileReconnecting = append(toolsWhileReconnecting, len(c.Tools()))
+					mu.Unlock()
+				}
+				ev.onStatus(st)
+			}
+			if err := c.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			firstPID := c.Status().PID
+
+			_, err := c.CallTool(t.Context(), "crash", nil, nil)
+			if !errors.Is(err, ErrConnectionLost) {
+				t.Fatalf("CallTool(crash) = %v, want ErrConnectionLost", err)
+			}
+			// A call made now waits for the reconnect.
+			if got := callText(t, c, "echo", map[string]any{"text": "back"}); got != "back" {
+				t.Errorf("echo after reconnect = %q", got)
+			}
+			if pid := c.Status().PID; pid == firstPID || pid == 0 {
+				t.Errorf("pid after reconnect = %d (first %d)", pid, firstPID)
+			}
+
+			// The third start and every later one fails: after the last try, failed.
+			if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
+				t.Fatalf("second CallTool(crash) = %v, want ErrConnectionLost", err)
+			}
+			ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed && len(ev.toolEvents()) == 2 })
+			st := c.Status()
+			if !strings.Contains(st.LastError, "exit status 2") {
+				t.Errorf("lastError = %q", st.LastError)
+			}
+			b, _ := os.ReadFile(counter)
+			if got, want := strings.TrimSpace(string(b)), strconv.Itoa(tc.starts); got != want {
+				t.Errorf("server started %s times, want %s", got, want)
+			}
+			want := []State{StateConnecting, StateConnected, StateReconnecting, StateConnected, StateReconnecting, StateFailed}
+			if diff := cmp.Diff(want, ev.states()); diff != "" {
+				t.Errorf("states (-want +got):\n%s", diff)
+			}
 			mu.Lock()
-			toolsWhileReconnecting = append(toolsWhileReconnecting, len(c.Tools()))
+			if len(toolsWhileReconnecting) < 2 {
+				t.Errorf("saw %d reconnecting statuses, want at least 2", len(toolsWhileReconnecting))
+			}
+			for _, n := range toolsWhileReconnecting {
+				if n != 8 {
+					t.Errorf("tools while reconnecting: %v, want 8 each time", toolsWhileReconnecting)
+					break
+				}
+			}
 			mu.Unlock()
-		}
-		ev.onStatus(st)
-	}
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	firstPID := c.Status().PID
-
-	_, err := c.CallTool(t.Context(), "crash", nil, nil)
-	if !errors.Is(err, ErrConnectionLost) {
-		t.Fatalf("CallTool(crash) = %v, want ErrConnectionLost", err)
-	}
-	// A call made now waits for the reconnect.
-	if got := callText(t, c, "echo", map[string]any{"text": "back"}); got != "back" {
-		t.Errorf("echo after reconnect = %q", got)
-	}
-	if pid := c.Status().PID; pid == firstPID || pid == 0 {
-		t.Errorf("pid after reconnect = %d (first %d)", pid, firstPID)
-	}
-
-	// The third start and every later one fails: after the last try, failed.
-	if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
-		t.Fatalf("second CallTool(crash) = %v, want ErrConnectionLost", err)
-	}
-	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed && len(ev.toolEvents()) == 2 })
-	st := c.Status()
-	if !strings.Contains(st.LastError, "exit status 2") {
-		t.Errorf("lastError = %q", st.LastError)
-	}
-	b, _ := os.ReadFile(counter)
-	if got, want := strings.TrimSpace(string(b)), strconv.Itoa(2+reconnectTries); got != want {
-		t.Errorf("server started %s times, want %s (1 + 1 reconnect + %d tries)", got, want, reconnectTries)
-	}
-	want := []State{StateConnecting, StateConnected, StateReconnecting, StateConnected, StateReconnecting, StateFailed}
-	if diff := cmp.Diff(want, ev.states()); diff != "" {
-		t.Errorf("states (-want +got):\n%s", diff)
-	}
-	mu.Lock()
-	if len(toolsWhileReconnecting) < 2 {
-		t.Errorf("saw %d reconnecting statuses, want at least 2", len(toolsWhileReconnecting))
-	}
-	for _, n := range toolsWhileReconnecting {
-		if n != 8 {
-			t.Errorf("tools while reconnecting: %v, want 8 each time", toolsWhileReconnecting)
-			break
-		}
-	}
-	mu.Unlock()
-	// Same tools after the reconnect: no event for it; failed drops them.
-	wantTools := []string{"connected:addtool,crash,echo,env,freeze,huge,progress,sleep", "failed:"}
-	if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
-		t.Errorf("tool events (-want +got):\n%s", diff)
-	}
-	if _, err := c.CallTool(t.Context(), "echo", nil, nil); !errors.Is(err, ErrNotConnected) {
-		t.Errorf("CallTool when failed = %v, want ErrNotConnected", err)
+			// Same tools after the reconnect: no event for it; failed drops them.
+			wantTools := []string{"connected:addtool,crash,echo,env,freeze,huge,progress,sleep", "failed:"}
+			if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
+				t.Errorf("tool events (-want +got):\n%s", diff)
+			}
+			if _, err := c.CallTool(t.Context(), "echo", nil, nil); !errors.Is(err, ErrNotConnected) {
+				t.Errorf("CallTool when failed = %v, want ErrNotConnected", err)
+			}
+		})
 	}
 }
 
