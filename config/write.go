@@ -319,13 +319,7 @@ func layoutNew(v *hujson.Value, indent, unit string) {
 		case i == 0:
 			setBlank(before[i], "")
 		default:
-			// On one line, space a new value like the one before it:
-			// ["a","b"] gets ,"c" and ["a", "b"] gets , "c".
-			sep := " "
-			if prev := *before[i-1]; i > 1 && !isNew(vals[i-1]) && isBlank(prev) && !bytes.ContainsRune(prev, '\n') {
-				sep = string(prev)
-			}
-			setBlank(before[i], sep)
+			setBlank(before[i], " ")
 		}
 		if isObj {
 			v.Value.(*hujson.Object).Members[i].Name.AfterExtra = nil
