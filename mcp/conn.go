@@ -63,6 +63,11 @@ const (
 // stops handing out cursors.
 const maxToolPages = 1000
 
+// maxToolListBytes bounds the tool definitions kept from one tools/list, all
+// pages together. The page guard alone is no memory bound: 1,000 pages at the
+// message cap each would be gigabytes held by one server.
+const maxToolListBytes = 64 << 20
+
 // defaultBackoff is the wait before reconnect attempt n (0-based): the
 // doubling delay, jittered to between half and all of it so a fleet of
 // servers that died together does not come back in lockstep.
@@ -86,6 +91,7 @@ type Conn struct {
 	backoff    func(attempt int) time.Duration
 	tries      int
 	stableFor  time.Duration // uptime after which a session's loss resets the tries
+	listBytes  int           // bound on one tools/list's definitions (maxToolListBytes)
 	closeGrace time.Duration
 	termGrace  time.Duration
 
@@ -180,6 +186,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		backoff:    defaultBackoff,
 		tries:      reconnectTries,
 		stableFor:  stableUptime,
+		listBytes:  maxToolListBytes,
 		closeGrace: defaultCloseGrace,
 		termGrace:  defaultTermGrace,
 		relist:     make(chan struct{}, 1),
@@ -536,11 +543,13 @@ func (c *Conn) lookupEnv() func(string) (string, bool) {
 }
 
 // listTools reads every page of tools/list. A server that repeats a cursor
-// or hands out more than maxToolPages pages gets what was read so far.
+// or hands out more than maxToolPages pages, or more than maxToolListBytes
+// of definitions, gets what was read so far.
 func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession) ([]*mcpsdk.Tool, error) {
 	tools := []*mcpsdk.Tool{}
 	seen := map[string]bool{}
 	cursor := ""
+	size := 0 // bytes of the definitions kept so far
 	for page := 0; ; page++ {
 		if page == maxToolPages {
 			c.logger.Warn("tools/list: stopped after too many pages", "pages", maxToolPages)
@@ -550,7 +559,17 @@ func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession) ([]*mcps
 		if err != nil {
 			return nil, err
 		}
-		tools = append(tools, res.Tools...)
+		for _, t := range res.Tools {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
+			}
+			if size += len(b); size > c.listBytes {
+				c.logger.Warn("tools/list: tool definitions too large; kept the first ones", "tools", len(tools), "limitBytes", c.listBytes)
+				return tools, nil
+			}
+			tools = append(tools, t)
+		}
 		if res.NextCursor == "" {
 			return tools, nil
 		}

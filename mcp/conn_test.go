@@ -525,6 +525,19 @@ func TestPaginationStopsOnRepeatedCursor(t *testing.T) {
 	}
 }
 
+// A server whose pages never end, each well under the message cap, is cut
+// off by the bytes kept, not only by the page count.
+func TestToolListBytesBounded(t *testing.T) {
+	c := newTestConn(t, testSrv(t, "bigpager", "bigpages"), nil)
+	c.listBytes = 4 << 20 // 16 of the server's 256 KiB tools, and a bit
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c.Tools()); got != 15 {
+		t.Errorf("kept %d tools, want the 15 that fit in 4 MiB", got)
+	}
+}
+
 func TestProgressRoutedToItsCall(t *testing.T) {
 	c := startTestConn(t, testSrv(t, "progress"), nil)
 	tags := []string{"a", "b", "c"}

@@ -27,6 +27,7 @@ import (
 //	fork           fork a child that ignores SIGTERM (its pid on stderr)
 //	ignoreterm     ignore SIGTERM and stdin EOF
 //	pages          tools/list always answers with the same next cursor
+//	bigpages       tools/list pages forever, each a tool with a 256 KiB description
 //	crashafter=F:N exit at once on start number N+1 and later (count in file F)
 //	child          (internal) the forked child: ignore SIGTERM, sleep
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
@@ -106,6 +107,21 @@ func runTestServer(args []string) int {
 				return &mcpsdk.ListToolsResult{
 					Tools:      []*mcpsdk.Tool{{Name: "paged", InputSchema: map[string]any{"type": "object"}}},
 					NextCursor: "again",
+				}, nil
+			}
+		})
+	}
+	if _, ok := flags["bigpages"]; ok {
+		big := strings.Repeat("d", 256<<10)
+		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+				if method != "tools/list" {
+					return next(ctx, method, req)
+				}
+				n, _ := strconv.Atoi(req.(*mcpsdk.ListToolsRequest).Params.Cursor)
+				return &mcpsdk.ListToolsResult{
+					Tools:      []*mcpsdk.Tool{{Name: fmt.Sprintf("big%d", n), Description: big, InputSchema: map[string]any{"type": "object"}}},
+					NextCursor: strconv.Itoa(n + 1),
 				}, nil
 			}
 		})
