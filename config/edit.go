@@ -22,7 +22,7 @@ import (
 // size mean the defaults; s.Enabled is taken as it is (false writes
 // "enabled": false), so set it for an enabled server.
 func AddServer(path string, s Server) error {
-	s = withDefaults(s)
+	s = s.WithDefaults()
 	var problems []string
 	if err := CheckName(s.Name); err != nil {
 		problems = append(problems, err.Error())
@@ -155,8 +155,10 @@ func appendString(root *hujson.Value, key, s string) error {
 	return patch(root, "add", "/mcp/"+key+"/-", b)
 }
 
-// withDefaults fills the zero fields of s with the defaults, as Parse would.
-func withDefaults(s Server) Server {
+// WithDefaults returns s with its zero fields set to the defaults, as Parse
+// sets them. Parse applies them once; code that builds a Server by hand
+// (the CLI, tests) calls this instead of restating a default.
+func (s Server) WithDefaults() Server {
 	if s.Timeout == 0 {
 		s.Timeout = DefaultTimeout
 	}

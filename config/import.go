@@ -171,7 +171,7 @@ func (im *importer) entry(orig string, raw []byte) (Server, bool) {
 		slices.Sort(unknown)
 		im.warn("server %q: %s not carried over (FreeCode has no such setting)", name, strings.Join(unknown, ", "))
 	}
-	s := withDefaults(Server{Name: name, Enabled: !e.Disabled, Scope: ScopeUser})
+	s := Server{Name: name, Enabled: !e.Disabled, Scope: ScopeUser}.WithDefaults()
 	typ := strings.ToLower(e.Type)
 	switch {
 	case typ == "stdio" || typ == "" && e.Command != "":
@@ -202,7 +202,7 @@ func (im *importer) entry(orig string, raw []byte) (Server, bool) {
 		im.warn("server %q: envFile %q not carried over; put its variables in env", name, e.EnvFile)
 	}
 	im.variables(&s)
-	for _, p := range checkServer(withDefaults(s)) {
+	for _, p := range checkServer(s.WithDefaults()) {
 		im.warn("server %q left out: %s: %s", name, strings.TrimPrefix(p.Key, "."), p.Msg)
 		return Server{}, false
 	}

@@ -39,6 +39,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/freecode/freecode/internal/canonjson"
 )
 
 // Format is a provider's tool definition format.
@@ -294,12 +296,12 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 			b = append(b, `{"type":"function","function":{"name":`...)
 			schemaKey = `,"parameters":`
 		}
-		b = AppendString(b, d.Name)
+		b = canonjson.AppendString(b, d.Name)
 		b = append(b, `,"description":`...)
-		b = AppendString(b, d.Description)
+		b = canonjson.AppendString(b, d.Description)
 		b = append(b, schemaKey...)
 		var err error
-		if b, err = Canonical(b, d.Schema); err != nil {
+		if b, err = canonjson.Append(b, d.Schema); err != nil {
 			return nil, fmt.Errorf("schema of tool %q: %w", d.Name, err)
 		}
 		b = append(b, '}')

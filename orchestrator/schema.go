@@ -50,6 +50,7 @@ import (
 	"sync"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/canonjson"
 )
 
 // openaiRecursionDepth is how many times one recursive definition is inlined
@@ -170,7 +171,7 @@ func appendSchemaJSON(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = defscache.AppendString(dst, k)
+			dst = canonjson.AppendString(dst, k)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendSchemaJSON(dst, v[k]); err != nil {
@@ -191,7 +192,7 @@ func appendSchemaJSON(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	case string:
-		return defscache.AppendString(dst, v), nil
+		return canonjson.AppendString(dst, v), nil
 	case json.Number:
 		return append(dst, v...), nil
 	case bool:

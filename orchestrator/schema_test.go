@@ -16,6 +16,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/canonjson"
 )
 
 func init() {
@@ -114,7 +115,7 @@ func TestProviderSchemaGolden(t *testing.T) {
 // every $ref pointing into the schema's own $defs (or its root).
 func checkProviderShape(t *testing.T, name string, out json.RawMessage) {
 	t.Helper()
-	canon, err := defscache.Canonical(nil, out)
+	canon, err := canonjson.Append(nil, out)
 	if err != nil || !bytes.Equal(canon, out) {
 		t.Errorf("%s: output is not canonical JSON: %s", name, out)
 	}

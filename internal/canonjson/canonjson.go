@@ -1,4 +1,7 @@
-package defscache
+// Package canonjson is FreeCode's one canonical JSON encoding: the bytes
+// that content hashes (provider definitions, approvals, tool lists) are
+// taken over, so that key order and spacing never change a hash.
+package canonjson
 
 import (
 	"encoding/json"
@@ -20,7 +23,7 @@ const maxDepth = 512
 // without HTML escaping, numbers kept as written. Two inputs that decode to
 // the same value give the same bytes, so a schema's map order or spacing can
 // never change a provider's prompt cache key.
-func Canonical(dst, src []byte) ([]byte, error) {
+func Append(dst, src []byte) ([]byte, error) {
 	if !json.Valid(src) {
 		return dst, errors.New("canonical JSON: invalid JSON")
 	}

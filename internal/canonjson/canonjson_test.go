@@ -1,4 +1,4 @@
-package defscache
+package canonjson
 
 import (
 	"bytes"
@@ -29,12 +29,12 @@ func TestCanonical(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Canonical(nil, []byte(tc.in))
+			got, err := Append(nil, []byte(tc.in))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
-				t.Errorf("Canonical(%s) (-want +got):\n%s", tc.in, diff)
+				t.Errorf("Append(%s) (-want +got):\n%s", tc.in, diff)
 			}
 		})
 	}
@@ -42,10 +42,10 @@ func TestCanonical(t *testing.T) {
 
 func TestCanonicalErrors(t *testing.T) {
 	for _, in := range []string{``, `{`, `{"a":}`, `[1,]`, strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2)} {
-		if got, err := Canonical([]byte("x"), []byte(in)); err == nil {
-			t.Errorf("Canonical(%.20q) = %s, want an error", in, got)
+		if got, err := Append([]byte("x"), []byte(in)); err == nil {
+			t.Errorf("Append(%.20q) = %s, want an error", in, got)
 		} else if string(got) != "x" {
-			t.Errorf("Canonical(%.20q) on error returned %q, want dst unchanged", in, got)
+			t.Errorf("Append(%.20q) on error returned %q, want dst unchanged", in, got)
 		}
 	}
 }
@@ -71,14 +71,14 @@ func encodingJSON(t testing.TB, in []byte) []byte {
 // TestCanonicalMatchesEncodingJSON checks real servers' schemas against the
 // reference encoder.
 func TestCanonicalMatchesEncodingJSON(t *testing.T) {
-	files, _ := filepath.Glob("../orchestrator/testdata/schemas/*.json")
-	files = append(files, "testdata/anthropic.golden.json")
+	files, _ := filepath.Glob("../../orchestrator/testdata/schemas/*.json")
+	files = append(files, "../../defscache/testdata/anthropic.golden.json")
 	for _, name := range files {
 		in, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := Canonical(nil, in)
+		got, err := Append(nil, in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -93,7 +93,7 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := Canonical(nil, in)
+		got, err := Append(nil, in)
 		if !json.Valid(in) {
 			if err == nil {
 				t.Fatalf("Canonical accepted invalid JSON %q", in)
@@ -108,9 +108,9 @@ func FuzzCanonical(f *testing.F) {
 			return // valid syntax encoding/json still refuses (e.g. 1e400 into float64)
 		}
 		if want := encodingJSON(t, in); !bytes.Equal(want, got) {
-			t.Fatalf("Canonical(%q) = %q, encoding/json gives %q", in, got, want)
+			t.Fatalf("Append(%q) = %q, encoding/json gives %q", in, got, want)
 		}
-		again, err := Canonical(nil, got)
+		again, err := Append(nil, got)
 		if err != nil || !bytes.Equal(again, got) {
 			t.Fatalf("Canonical is not idempotent on %q: %q, %v", got, again, err)
 		}
