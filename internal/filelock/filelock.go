@@ -12,12 +12,14 @@
 // On Unix the lock is flock(2), on Windows LockFileEx: both are advisory
 // (they bind only programs that take them) and released by the system
 // when the holder exits or is killed, so a crash never leaves a stale
-// lock. On other systems (AIX, Plan 9, WebAssembly) the lock binds only
-// the goroutines of this process.
+// lock. On other systems (AIX, Plan 9, WebAssembly), and on a file system
+// that refuses locks (some network and FUSE file systems), the lock binds
+// only the goroutines of this process: a file there stays editable.
 package filelock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -34,8 +36,12 @@ func Path(target string) string {
 // Lock is a held lock; Unlock releases it.
 type Lock struct {
 	f    *os.File
+	sys  bool // f holds a lock of the system's
 	slot chan struct{}
 }
+
+// errNoLocks is tryLock's answer on a file system that has no locks.
+var errNoLocks = errors.New("the file system does not support locks")
 
 // Acquire takes the lock that guards target, creating the lock file (mode
 // 0600) if needed; target's directory must exist. It waits while another
@@ -56,7 +62,9 @@ func Acquire(ctx context.Context, target string) (*Lock, error) {
 			return nil, waitError(ctx, path)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// Read-only is enough to lock, and works on a lock file another
+	// user created.
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		<-slot
 		return nil, fmt.Errorf("opening lock file: %w", err)
@@ -66,13 +74,16 @@ func Acquire(ctx context.Context, target string) (*Lock, error) {
 	delay := time.Millisecond
 	for {
 		ok, err := tryLock(f)
+		if errors.Is(err, errNoLocks) {
+			return &Lock{f: f, slot: slot}, nil
+		}
 		if err != nil {
 			f.Close()
 			<-slot
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if ok {
-			return &Lock{f: f, slot: slot}, nil
+			return &Lock{f: f, sys: true, slot: slot}, nil
 		}
 		t := time.NewTimer(delay/2 + rand.N(delay))
 		select {
@@ -96,7 +107,10 @@ func (l *Lock) Unlock() error {
 	if l.f == nil {
 		return nil
 	}
-	err := unlock(l.f)
+	var err error
+	if l.sys {
+		err = unlock(l.f)
+	}
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

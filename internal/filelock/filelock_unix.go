@@ -28,8 +28,12 @@ func tryLock(f *os.File) (bool, error) {
 	}); err != nil {
 		return false, err
 	}
-	if errors.Is(lerr, unix.EWOULDBLOCK) {
+	switch {
+	case errors.Is(lerr, unix.EWOULDBLOCK):
 		return false, nil
+	case errors.Is(lerr, unix.ENOTSUP), errors.Is(lerr, unix.EOPNOTSUPP), errors.Is(lerr, unix.ENOLCK):
+		// ENOLCK is NFS without its lock daemon.
+		return false, errNoLocks
 	}
 	return lerr == nil, lerr
 }

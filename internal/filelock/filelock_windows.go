@@ -24,8 +24,11 @@ func tryLock(f *os.File) (bool, error) {
 	}); err != nil {
 		return false, err
 	}
-	if errors.Is(lerr, windows.ERROR_LOCK_VIOLATION) {
+	switch {
+	case errors.Is(lerr, windows.ERROR_LOCK_VIOLATION):
 		return false, nil
+	case errors.Is(lerr, windows.ERROR_NOT_SUPPORTED), errors.Is(lerr, windows.ERROR_INVALID_FUNCTION):
+		return false, errNoLocks
 	}
 	return lerr == nil, lerr
 }
