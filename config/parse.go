@@ -160,8 +160,8 @@ func (d *decoder) between(key, server string, raw json.RawMessage, lo, hi int, d
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
 		shown := string(bytes.TrimSpace(raw))
-		if len(shown) > 40 {
-			shown = shown[:37] + "..."
+		if r := []rune(shown); len(r) > 40 {
+			shown = string(r[:37]) + "..."
 		}
 		d.fail(key, server, "want a whole number from %d to %d, not %s", lo, hi, shown)
 		return

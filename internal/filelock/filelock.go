@@ -62,8 +62,8 @@ func Acquire(ctx context.Context, target string) (*Lock, error) {
 			return nil, waitError(ctx, path)
 		}
 	}
-	// Read-only is enough to lock, and works on a lock file another
-	// user created.
+	// Read-only is enough to lock, and works on a lock file this
+	// process may read but not write.
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		<-slot
