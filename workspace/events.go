@@ -50,10 +50,10 @@ const ReasonSeveral = "several"
 type ProblemsEvent struct {
 	Path     string    `json:"path"`
 	Problems []Problem `json:"problems"`
-	// Err is why the file does not load (a *config.ParseError,
-	// *config.ValidationError or read error; several joined when more than
-	// one part of FreeCode reads the file), nil when it loads, warnings or
-	// not.
+	// Err is why the file does not load, nil when it loads, warnings or
+	// not: a *config.ParseError, a *config.ValidationError or a read error.
+	// Of the project's settings, which both the servers' and the rules'
+	// readers read, it is the servers' reader's error if there is one.
 	Err error `json:"-"`
 }
 

@@ -213,12 +213,16 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// err returns why the file does not load, nil if it loads.
+// err returns why the file does not load, nil if it loads: the servers'
+// reader's error first, since a syntax error is both readers' alike.
 func (fe *fileErrs) err() error {
-	if fe == nil {
+	switch {
+	case fe == nil:
 		return nil
+	case fe.servers != nil:
+		return fe.servers
 	}
-	return errors.Join(fe.servers, fe.rules)
+	return fe.rules
 }
 
 // problems returns the file's problems as a frontend shows them: never nil,
