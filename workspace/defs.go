@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/orchestrator"
 )
@@ -39,6 +41,16 @@ func (w *Workspace) defsLoop() {
 		w.defsPending = nil
 		w.defsMu.Unlock()
 		// The builds are CPU work only, so Close waits for one to end.
+		// Refresh builds the formats one after the other: build them side
+		// by side first, on as many cores as there are.
+		var g errgroup.Group
+		for _, f := range defscache.Formats() {
+			g.Go(func() error {
+				_, err := w.defs.Get(context.Background(), f)
+				return err
+			})
+		}
+		_ = g.Wait() // Refresh reports an error again
 		changed, hashes, err := w.defs.Refresh(context.Background())
 		if err != nil {
 			w.logger.Error("building tool definitions", "error", err)

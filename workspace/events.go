@@ -29,7 +29,11 @@ type ToolsChangedEvent struct {
 	// Hashes is the new hash of every format.
 	Hashes map[defscache.Format]string
 	// Server is the server whose tools changed; "" when the rebuild
-	// covered changes of several servers, or of the built-ins.
+	// covered changes of several servers, or of the built-ins. Server and
+	// Reason are hints for a log or a status line: a change that lands
+	// while a rebuild runs may be in that rebuild's hashes and named by
+	// the next event, so a frontend reads the definitions again whatever
+	// they say.
 	Server string
 	// Reason is the registry's reason ("added", "removed", "listChanged",
 	// "reconnected", "failed", "stopped", …), or "several" when the
