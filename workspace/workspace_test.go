@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
@@ -400,5 +402,33 @@ func TestWant(t *testing.T) {
 	}
 	if _, err := os.Stat(e.userRules()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the workspace made %s: %v", e.userRules(), err)
+	}
+}
+
+// clock is a built-in for TestBuiltins.
+type clock struct{}
+
+func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "noon"}}}, nil
+}
+
+// Built-ins come first, in the tools and in the definitions, and run
+// through the same gate as MCP tools.
+func TestBuiltins(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	writeRaw(t, e.userRules(), `{"permissions": {"allow": ["clock"]}}`)
+	w := e.openWith(t, &Options{Builtins: []*orchestrator.Tool{{ID: "clock", Description: "Tell the time", Caller: clock{}}}})
+	settle(t, w)
+	tools := w.Tools("")
+	if len(tools) != 5 || tools[0].ID != "clock" || tools[1].ID != "mcp__srv__addtool" {
+		t.Errorf("tools: %+v", tools)
+	}
+	entry, problems, err := w.Definitions(t.Context(), defscache.FormatAnthropic)
+	if err != nil || len(problems) != 0 || !strings.HasPrefix(string(entry.Bytes), `[{"name":"clock",`) {
+		t.Errorf("definitions: %s, %v, %v", entry.Bytes, problems, err)
+	}
+	if r := call(t, w, "clock", `{}`, nil); r.IsError || r.Text() != "noon" || r.Decision != orchestrator.DecisionAllowed {
+		t.Errorf("clock: %+v", r)
 	}
 }
