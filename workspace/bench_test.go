@@ -117,29 +117,31 @@ func BenchmarkToolsChangeToHash(b *testing.B) {
 	const servers, perServer = 50, 100
 	e := newEnv(b)
 	w := e.open(b)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
 	for s := range servers {
 		w.reg.SetServerTools(fmt.Sprintf("s%02d", s), benchTools(perServer, 0), noCaller{})
 	}
-	sub := w.Subscribe(nil)
-	defer sub.Close()
-	// The registrations above are being rebuilt, in batches; start once a
-	// change comes back as its own event, nothing else pending.
-	gen := 0
-	for quiet := false; !quiet; {
-		gen++
-		w.reg.SetServerTools("s00", benchTools(perServer, gen), noCaller{})
-		quiet = await[*ToolsChangedEvent](b, sub, "a setup change", nil).Server == "s00"
+	// The registrations are rebuilt in batches; start once the event with
+	// the hashes of all of them has come.
+	all, err := defscache.New(w.defsSource(), nil).Hashes(b.Context())
+	if err != nil {
+		b.Fatal(err)
 	}
+	hash := all[defscache.FormatAnthropic]
+	await(b, sub, "the registrations' rebuild", func(ev *ToolsChangedEvent) bool { return ev.Hashes[defscache.FormatAnthropic] == hash })
 
 	var samples []time.Duration
+	gen := 0
 	for b.Loop() {
 		gen++
 		srv := fmt.Sprintf("s%02d", gen%servers)
 		tools := benchTools(perServer, gen)
 		start := time.Now()
 		w.reg.SetServerTools(srv, tools, noCaller{})
-		await(b, sub, "tools changed", func(ev *ToolsChangedEvent) bool { return ev.Server == srv })
+		ev := await(b, sub, "new hashes", func(ev *ToolsChangedEvent) bool { return ev.Hashes[defscache.FormatAnthropic] != hash })
 		samples = append(samples, time.Since(start))
+		hash = ev.Hashes[defscache.FormatAnthropic]
 	}
 	b.StopTimer()
 	slices.Sort(samples)

@@ -14,10 +14,10 @@ import (
 // so the next Definitions sees the new tools, and the rebuild that decides
 // whether to tell anyone is left to defsLoop.
 func (w *Workspace) onRegistryChange(ev orchestrator.ToolsChanged) {
-	w.defs.Invalidate()
 	w.defsMu.Lock()
 	w.defsPending = append(w.defsPending, ev)
 	w.defsMu.Unlock()
+	w.defs.Invalidate()
 	select {
 	case w.defsKick <- struct{}{}:
 	default: // a rebuild is due already; it will take this change too
@@ -59,6 +59,12 @@ func (w *Workspace) defsLoop() {
 		if !changed {
 			continue
 		}
+		// Changes that came during the rebuild may be in it too (and the
+		// next rebuild then finds nothing new to report): name them here as
+		// well, so that a change in the hashes is never left unnamed.
+		w.defsMu.Lock()
+		changes = append(changes, w.defsPending...)
+		w.defsMu.Unlock()
 		ev := &ToolsChangedEvent{Hashes: hashes}
 		for i, c := range changes {
 			if i == 0 {
