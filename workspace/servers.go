@@ -234,6 +234,7 @@ type NotSettledError struct {
 	Servers []string
 }
 
+// Error lists the servers still connecting.
 func (e *NotSettledError) Error() string {
 	return fmt.Sprintf("still connecting: %s", strings.Join(e.Servers, ", "))
 }
