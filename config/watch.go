@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,23 +18,22 @@ import (
 )
 
 // DefaultDebounce is how long a Watcher waits after the last file event
-// before it reads the file: editors save in several steps (truncate, write,
+// before it reads the files: editors save in several steps (truncate, write,
 // rename), and reading in between would see a torn file.
 const DefaultDebounce = 100 * time.Millisecond
 
 // WatchOptions configures Watch. The zero value is usable.
 type WatchOptions struct {
-	// OnChange is called after the file changed: with the new config, or
-	// with a nil config and the *ParseError or *ValidationError that makes
-	// the file unusable. After an error the caller keeps what it runs:
-	// Last still returns the last good config. Calls come from one
+	// OnChange is called with every file whose contents changed since it
+	// was last read (several at once when they changed within one debounce
+	// time), in the order Watch was given them. Calls come from one
 	// goroutine, one at a time; OnChange must not call Close.
-	OnChange func(cfg *Config, err error)
+	OnChange func(changes []Change)
 	// PollInterval is the period of the stat-poll used when file events
-	// are not available. Zero means the config's mcp.pollInterval.
+	// are not available (default DefaultPollInterval; see SetPollInterval).
 	PollInterval time.Duration
-	// Debounce is the quiet time after an event before the file is read.
-	// Zero means DefaultDebounce.
+	// Debounce is the quiet time after an event before the files are
+	// read. Zero means DefaultDebounce.
 	Debounce time.Duration
 	// ForcePoll skips file events and always stat-polls (network file
 	// systems where inotify says nothing).
@@ -43,31 +43,60 @@ type WatchOptions struct {
 	Logger *slog.Logger
 }
 
-// Watcher follows a config file and reports every change of its contents.
-// It watches the file's parent directory, not the file: editors and
-// UpdateFile replace the file by a rename, which a watch on the file itself
-// would not survive. Where fsnotify fails (no inotify left, the directory
-// does not exist yet) it stat-polls until fsnotify works again.
+// Change is one watched file's contents as read after a change.
+type Change struct {
+	Path   string // absolute
+	Exists bool
+	Data   []byte // nil when the file does not exist or could not be read
+	// Err says why an existing file could not be read (permissions, not a
+	// regular file, too large). A reader must not take that for an empty
+	// file: an empty config would stop every server.
+	Err error
+}
+
+// A Watcher follows a few files (the config file, the rule files, a
+// project's settings) and reports every change of their contents, parsed
+// or not: what a change means is the caller's business.
+//
+// It watches each file's parent directory, not the file: editors and
+// UpdateFile replace a file by a rename, which a watch on the file itself
+// would not survive. A directory that does not exist yet (a project without
+// .freecode) is followed through its own parent, so its creation is an
+// event too. Where fsnotify fails (no inotify left, neither directory
+// exists) the Watcher stat-polls until fsnotify works again. One fsnotify
+// instance serves every file: instances are a per-user kernel limit that
+// every open editor window's sidecar draws on.
 type Watcher struct {
-	path     string   // absolute
-	names    []string // path, and the file it links to if it is a link
+	files    []*watchedFile
 	opts     WatchOptions
 	fsw      *fsnotify.Watcher // nil if fsnotify could not start at all
 	kick     chan struct{}     // a relevant event happened; buffered 1
-	polling  atomic.Bool       // fsnotify is not watching the directory
+	repoll   chan struct{}     // the poll interval changed; buffered 1
+	rewatch  chan struct{}     // a watched file's directory came or went; buffered 1
+	every    atomic.Int64      // the poll interval, in nanoseconds
+	polling  atomic.Bool       // fsnotify does not cover every file
 	done     chan struct{}     // closed by Close
 	closeOne sync.Once
 	wg       sync.WaitGroup
 
-	// seen is what the loop read last; only the loop goroutine uses it.
-	seen fileState
+	// watched holds the directories fsnotify was asked to watch; only Watch
+	// and then the loop goroutine use it.
+	watched map[string]bool
 
-	mu   sync.Mutex
-	last *Config // last good config
-	err  error   // error of the last read, nil if the file is good
+	// curMu guards cur, the contents as last read, for Current.
+	curMu sync.Mutex
+	cur   []Change
 }
 
-// fileState is the identity of the file's contents at one read.
+// watchedFile is one file of a Watcher.
+type watchedFile struct {
+	path  string   // absolute
+	names []string // path, and the file it links to if it is a link
+	// seen is what the loop read last; only the loop goroutine uses it.
+	seen fileState
+}
+
+// fileState is the identity of a file's contents at one read.
 type fileState struct {
 	exists bool
 	data   []byte
@@ -78,24 +107,20 @@ type fileState struct {
 	readErr error
 }
 
-// Watch reads the config file at path, then follows it until ctx is done or
-// Close is called. Watch fails only if opts are unusable; a file that does
-// not parse is reported by Err and Last holds defaults until it is fixed.
-// OnChange is not called for this first read.
-func Watch(ctx context.Context, path string, opts *WatchOptions) (*Watcher, error) {
-	if path == "" {
-		return nil, errors.New("watching config: empty path")
+// Watch reads the files at paths, then follows them until ctx is done or
+// Close is called. It fails only if a path is empty or cannot be made
+// absolute; a file that is missing or unreadable is reported by Current and
+// followed all the same. OnChange is not called for this first read.
+func Watch(ctx context.Context, paths []string, opts *WatchOptions) (*Watcher, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("watching files: no paths")
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("watching config: %w", err)
-	}
-	w := &Watcher{path: abs, kick: make(chan struct{}, 1), done: make(chan struct{})}
-	w.names = []string{abs}
-	// A config that is a symbolic link (dotfiles) changes where the link
-	// points: watch that file's directory too.
-	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
-		w.names = append(w.names, real)
+	w := &Watcher{
+		kick:    make(chan struct{}, 1),
+		repoll:  make(chan struct{}, 1),
+		rewatch: make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		watched: make(map[string]bool),
 	}
 	if opts != nil {
 		w.opts = *opts
@@ -103,22 +128,39 @@ func Watch(ctx context.Context, path string, opts *WatchOptions) (*Watcher, erro
 	if w.opts.Debounce <= 0 {
 		w.opts.Debounce = DefaultDebounce
 	}
-	w.seen = readState(w.path)
-	w.last, w.err = w.parse(w.seen)
-	if w.err != nil {
-		w.last, _ = Parse(w.path, nil)
+	w.setEvery(w.opts.PollInterval)
+	for _, p := range paths {
+		if p == "" {
+			return nil, errors.New("watching files: empty path")
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("watching %s: %w", p, err)
+		}
+		if slices.ContainsFunc(w.files, func(f *watchedFile) bool { return f.path == abs }) {
+			continue
+		}
+		f := &watchedFile{path: abs, names: []string{abs}}
+		// A file that is a symbolic link (dotfiles) changes where the link
+		// points: watch that file's directory too.
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			f.names = append(f.names, real)
+		}
+		f.seen = readState(abs)
+		w.files = append(w.files, f)
 	}
+	w.cur = w.snapshot()
 
 	w.polling.Store(true)
 	if !w.opts.ForcePoll {
 		fsw, err := fsnotify.NewWatcher()
 		if err != nil {
-			w.logf("config watcher: file events unavailable, polling instead", "err", err)
+			w.logf("file watcher: file events unavailable, polling instead", "err", err)
 		} else {
 			w.fsw = fsw
-			w.addDir()
+			w.addDirs()
 			// fsnotify's channels must be drained even while the loop is
-			// busy reading the file, or its reader stalls: their own goroutine.
+			// busy reading files, or its reader stalls: their own goroutine.
 			w.wg.Go(w.drain)
 		}
 	}
@@ -126,19 +168,33 @@ func Watch(ctx context.Context, path string, opts *WatchOptions) (*Watcher, erro
 	return w, nil
 }
 
-// Last returns the last good config: the one in force. It never returns
-// nil. The config is shared: callers must not modify it.
-func (w *Watcher) Last() *Config {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.last
+// Current returns every file's contents as last read, in the order of
+// Watch's paths (a path given twice appears once). The slice is the
+// caller's; the Data slices are shared and must not be modified.
+func (w *Watcher) Current() []Change {
+	w.curMu.Lock()
+	defer w.curMu.Unlock()
+	return slices.Clone(w.cur)
 }
 
-// Err returns why the file as last read is unusable, or nil if it is good.
-func (w *Watcher) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
+// SetPollInterval changes the period of the stat-poll (the config file's
+// mcp.pollInterval, once it is known). Zero or less means
+// DefaultPollInterval.
+func (w *Watcher) SetPollInterval(d time.Duration) {
+	if w.setEvery(d) {
+		select {
+		case w.repoll <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// setEvery stores the poll interval and reports whether it changed.
+func (w *Watcher) setEvery(d time.Duration) bool {
+	if d <= 0 {
+		d = DefaultPollInterval
+	}
+	return w.every.Swap(int64(d)) != int64(d)
 }
 
 // Close stops the watcher and waits for its goroutines. It is safe to call
@@ -160,22 +216,40 @@ func (w *Watcher) logf(msg string, args ...any) {
 	}
 }
 
-// addDir starts watching the file's directory, or leaves the watcher
-// polling if that fails.
-func (w *Watcher) addDir() {
-	for _, name := range w.names {
-		if err := w.fsw.Add(filepath.Dir(name)); err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				w.logf("config watcher: cannot watch directory, polling instead", "dir", filepath.Dir(name), "err", err)
+// addDirs makes fsnotify watch what the files need: each file's directory
+// or, while that does not exist, the directory above it. The watcher polls
+// while some file is covered by neither.
+func (w *Watcher) addDirs() {
+	want := make(map[string]bool)
+	covered := true
+	for _, f := range w.files {
+		for _, name := range f.names {
+			dir := filepath.Dir(name)
+			err := w.fsw.Add(dir) // again even if watched: a removed directory's watch is gone
+			if errors.Is(err, fs.ErrNotExist) {
+				dir = filepath.Dir(dir)
+				err = w.fsw.Add(dir)
 			}
-			w.polling.Store(true)
-			return
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					w.logf("file watcher: cannot watch directory, polling instead", "dir", dir, "err", err)
+				}
+				covered = false
+				continue
+			}
+			want[dir] = true
 		}
 	}
-	w.polling.Store(false)
+	for dir := range w.watched {
+		if !want[dir] {
+			_ = w.fsw.Remove(dir) // fails if the directory is gone, and then its watch is too
+		}
+	}
+	w.watched = want
+	w.polling.Store(!covered)
 }
 
-// drain forwards the events that concern the file to the loop.
+// drain forwards the events that concern the files to the loop.
 func (w *Watcher) drain() {
 	for {
 		select {
@@ -183,33 +257,43 @@ func (w *Watcher) drain() {
 			if !ok {
 				return
 			}
-			if w.relevant(filepath.Clean(ev.Name), ev.Op) {
+			if w.relevant(filepath.Clean(ev.Name)) {
 				w.signal()
 			}
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
 			}
-			// An overflow lost events: read the file to be sure.
-			w.logf("config watcher: file event error", "err", err)
+			// An overflow lost events: read the files to be sure.
+			w.logf("file watcher: file event error", "err", err)
 			w.signal()
 		}
 	}
 }
 
-// relevant reports whether an event on name concerns the config file.
-func (w *Watcher) relevant(name string, op fsnotify.Op) bool {
-	for _, n := range w.names {
-		switch {
-		case name == n:
-			return true
-		case name == filepath.Dir(n) && op.Has(fsnotify.Remove|fsnotify.Rename):
-			// The directory went away and its watch with it.
-			w.polling.Store(true)
-			return true
+// relevant reports whether an event on name concerns a watched file. An
+// event on a file's directory itself (made, removed, renamed) has the loop
+// move the directory watches: not this goroutine, which fsnotify may need
+// free to take an error while it holds the lock that Add takes.
+func (w *Watcher) relevant(name string) bool {
+	dirEvent, fileEvent := false, false
+	for _, f := range w.files {
+		for _, n := range f.names {
+			switch name {
+			case n:
+				fileEvent = true
+			case filepath.Dir(n):
+				dirEvent = true
+			}
 		}
 	}
-	return false // another file in the same directory
+	if dirEvent {
+		select {
+		case w.rewatch <- struct{}{}:
+		default:
+		}
+	}
+	return fileEvent || dirEvent // other files in the same directories are not ours
 }
 
 func (w *Watcher) signal() {
@@ -219,22 +303,12 @@ func (w *Watcher) signal() {
 	}
 }
 
-func (w *Watcher) pollInterval() time.Duration {
-	if w.opts.PollInterval > 0 {
-		return w.opts.PollInterval
-	}
-	if d := w.Last().MCP.PollInterval; d > 0 {
-		return d
-	}
-	return DefaultPollInterval
-}
-
 func (w *Watcher) loop(ctx context.Context) {
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	defer debounce.Stop()
 	pending := false // debounce is running
-	poll := time.NewTimer(w.pollInterval())
+	poll := time.NewTimer(time.Duration(w.every.Load()))
 	defer poll.Stop()
 	for {
 		select {
@@ -248,50 +322,72 @@ func (w *Watcher) loop(ctx context.Context) {
 		case <-debounce.C:
 			pending = false
 			w.reload()
+		case <-w.rewatch:
+			w.addDirs()
+		case <-w.repoll:
+			poll.Reset(time.Duration(w.every.Load()))
 		case <-poll.C:
 			if w.polling.Load() {
 				if w.fsw != nil {
-					w.addDir() // the directory may exist now
+					w.addDirs() // a directory may exist now
 				}
 				// A poll faster than the debounce must not keep
 				// pushing the read back.
-				if st := statState(w.path); st.changedFrom(w.seen) && !pending {
+				if w.statChanged() && !pending {
 					debounce.Reset(w.opts.Debounce)
 					pending = true
 				}
 			}
-			poll.Reset(w.pollInterval())
+			poll.Reset(time.Duration(w.every.Load()))
 		}
 	}
 }
 
-// reload reads the file and reports it if its contents changed.
+// statChanged reports whether a stat shows a change of some file since it
+// was read.
+func (w *Watcher) statChanged() bool {
+	for _, f := range w.files {
+		if statState(f.path).changedFrom(f.seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// reload reads the files and reports those whose contents changed.
 func (w *Watcher) reload() {
-	st := readState(w.path)
-	if st.exists == w.seen.exists && bytes.Equal(st.data, w.seen.data) && st.readErr == nil && w.seen.readErr == nil {
-		w.seen = st
-		return // touched, or rewritten with the same bytes
+	var changes []Change
+	for _, f := range w.files {
+		st := readState(f.path)
+		same := st.exists == f.seen.exists && bytes.Equal(st.data, f.seen.data) && st.readErr == nil && f.seen.readErr == nil
+		f.seen = st
+		if !same { // not a touch, nor a rewrite with the same bytes
+			changes = append(changes, st.change(f.path))
+		}
 	}
-	w.seen = st
-	cfg, err := w.parse(st)
-	w.mu.Lock()
-	if err == nil {
-		w.last = cfg
+	if len(changes) == 0 {
+		return
 	}
-	w.err = err
-	w.mu.Unlock()
+	cur := w.snapshot()
+	w.curMu.Lock()
+	w.cur = cur
+	w.curMu.Unlock()
 	if w.opts.OnChange != nil {
-		w.opts.OnChange(cfg, err)
+		w.opts.OnChange(changes)
 	}
 }
 
-func (w *Watcher) parse(st fileState) (*Config, error) {
-	if st.readErr != nil {
-		// Unreadable (permissions): an error, not an empty config that
-		// would stop every server.
-		return nil, st.readErr
+// snapshot returns the files as last read. Only Watch and the loop call it.
+func (w *Watcher) snapshot() []Change {
+	out := make([]Change, len(w.files))
+	for i, f := range w.files {
+		out[i] = f.seen.change(f.path)
 	}
-	return Parse(w.path, st.data)
+	return out
+}
+
+func (st fileState) change(path string) Change {
+	return Change{Path: path, Exists: st.exists, Data: st.data, Err: st.readErr}
 }
 
 // changedFrom reports whether a stat shows a change since old was read.

@@ -2,9 +2,9 @@ package config
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -18,34 +18,62 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-type change struct {
-	cfg *Config
-	err error
-}
-
 // hangGuard only stops a broken test from hanging; no test relies on it.
 const hangGuard = 20 * time.Second
 
-func next(t *testing.T, ch <-chan change) change {
+// next returns the next OnChange call's changes.
+func next(t *testing.T, ch <-chan []Change) []Change {
 	t.Helper()
 	select {
 	case c := <-ch:
 		return c
 	case <-time.After(hangGuard):
 		t.Fatalf("no change reported within %v", hangGuard)
-		return change{}
+		return nil
 	}
 }
 
-func names(c *Config) []string {
-	if c == nil {
-		return nil
+// one returns the only change of a call.
+func one(t *testing.T, cs []Change) Change {
+	t.Helper()
+	if len(cs) != 1 {
+		t.Fatalf("%d changes in one call, want 1: %+v", len(cs), cs)
 	}
+	return cs[0]
+}
+
+// servers returns the names of the servers of a changed config file.
+func servers(t *testing.T, c Change) []string {
+	t.Helper()
+	if c.Err != nil || !c.Exists {
+		t.Fatalf("change of %s: exists %v, err %v; want contents", c.Path, c.Exists, c.Err)
+	}
+	cfg, err := Parse(c.Path, c.Data)
+	if err != nil {
+		t.Fatalf("change of %s: %v", c.Path, err)
+	}
+	return names(cfg)
+}
+
+func names(c *Config) []string {
 	var n []string
 	for _, s := range c.MCP.Servers {
 		n = append(n, s.Name)
 	}
 	return n
+}
+
+// watch starts a Watcher whose OnChange calls go to the returned channel.
+func watch(t *testing.T, paths []string, opts WatchOptions) (*Watcher, <-chan []Change) {
+	t.Helper()
+	ch := make(chan []Change, 16)
+	opts.OnChange = func(cs []Change) { ch <- cs }
+	w, err := Watch(t.Context(), paths, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, ch
 }
 
 func TestWatchFileEvents(t *testing.T) {
@@ -54,87 +82,107 @@ func TestWatchFileEvents(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"model": "m"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ch := make(chan change, 16)
-	w, err := Watch(t.Context(), path, &WatchOptions{
-		OnChange:     func(cfg *Config, err error) { ch <- change{cfg, err} },
-		PollInterval: time.Hour, // events only
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, ch := watch(t, []string{path}, WatchOptions{PollInterval: time.Hour}) // events only
 	if w.polling.Load() {
 		t.Fatal("watcher is polling; want file events")
 	}
-	if w.Err() != nil || len(w.Last().MCP.Servers) != 0 {
-		t.Fatalf("first read: %v, %v", w.Last(), w.Err())
+	want := []Change{{Path: path, Exists: true, Data: []byte(`{"model": "m"}`)}}
+	if diff := cmp.Diff(want, w.Current()); diff != "" {
+		t.Fatalf("first read (-want +got):\n%s", diff)
 	}
 
 	// An atomic replace (rename over the file), as UpdateFile does.
 	if err := AddServer(path, Server{Name: "a", Type: TypeLocal, Enabled: true, Command: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || !cmp.Equal(names(c.cfg), []string{"a"}) {
-		t.Fatalf("after AddServer: %v, %v; want server a", names(c.cfg), c.err)
+	if got := servers(t, one(t, next(t, ch))); !cmp.Equal(got, []string{"a"}) {
+		t.Fatalf("after AddServer: servers %v, want a", got)
 	}
 
-	// Other files in the directory are not the config.
+	// Other files in the directory are not watched; an in-place write is.
 	if err := os.WriteFile(filepath.Join(dir, "other.json"), []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// An in-place write that breaks the file: reported, last good kept.
 	if err := os.WriteFile(path, []byte(`{"mcp": {"servers": [`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := next(t, ch)
-	var pe *ParseError
-	if !errors.As(c.err, &pe) || c.cfg != nil {
-		t.Fatalf("after a broken write: %v, %v; want a nil config and a *ParseError", c.cfg, c.err)
+	c := one(t, next(t, ch))
+	if diff := cmp.Diff(Change{Path: path, Exists: true, Data: []byte(`{"mcp": {"servers": [`)}, c); diff != "" {
+		t.Fatalf("after an in-place write (-want +got):\n%s", diff)
 	}
-	if !cmp.Equal(names(w.Last()), []string{"a"}) || !errors.As(w.Err(), &pe) {
-		t.Errorf("Last() = %v, Err() = %v; want the last good config and the parse error", names(w.Last()), w.Err())
-	}
-
-	// Fixed again.
-	if err := os.WriteFile(path, []byte(`{"mcp": {"servers": [{"name": "b", "command": "b"}]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if c := next(t, ch); c.err != nil || !cmp.Equal(names(c.cfg), []string{"b"}) {
-		t.Fatalf("after the fix: %v, %v; want server b", names(c.cfg), c.err)
-	}
-	if w.Err() != nil {
-		t.Errorf("Err() after the fix = %v", w.Err())
+	if diff := cmp.Diff([]Change{c}, w.Current()); diff != "" {
+		t.Errorf("Current after the write (-want +got):\n%s", diff)
 	}
 
-	// Removed: no servers.
+	// Removed.
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || c.cfg == nil || len(c.cfg.MCP.Servers) != 0 {
-		t.Fatalf("after removal: %v, %v; want an empty config", c.cfg, c.err)
+	if diff := cmp.Diff(Change{Path: path}, one(t, next(t, ch))); diff != "" {
+		t.Fatalf("after removal (-want +got):\n%s", diff)
 	}
 }
 
-func TestWatchBadFirstRead(t *testing.T) {
-	path := writeFile(t, `{"mcp": {"servers": [{"name": "a__b", "command": "x"}]}}`, 0o600)
-	ch := make(chan change, 4)
-	w, err := Watch(t.Context(), path, &WatchOptions{OnChange: func(c *Config, err error) { ch <- change{c, err} }})
-	if err != nil {
+// Files in several directories, one of which does not exist yet (a project
+// without .freecode): its creation is an event, through the directory
+// above it, without polling. Changes within one debounce come together.
+func TestWatchSeveralFiles(t *testing.T) {
+	user := filepath.Join(t.TempDir(), "config.json")
+	project := t.TempDir()
+	settings := filepath.Join(project, ".freecode", "settings.json")
+	local := filepath.Join(project, ".freecode", "settings.local.json")
+	w, ch := watch(t, []string{user, settings, local, user}, WatchOptions{PollInterval: time.Hour})
+	if w.polling.Load() {
+		t.Fatal("watcher is polling; want file events through the project directory")
+	}
+	if diff := cmp.Diff([]Change{{Path: user}, {Path: settings}, {Path: local}}, w.Current()); diff != "" {
+		t.Fatalf("first read (-want +got):\n%s", diff)
+	}
+
+	if err := AddServer(settings, Server{Name: "p", Type: TypeLocal, Enabled: true, Command: []string{"p"}}); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	var ve *ValidationError
-	if !errors.As(w.Err(), &ve) {
-		t.Errorf("Err() = %v, want a *ValidationError", w.Err())
+	c := one(t, next(t, ch))
+	if c.Path != settings || !cmp.Equal(servers(t, c), []string{"p"}) {
+		t.Fatalf("after making .freecode/settings.json: %+v", c)
 	}
-	if diff := cmp.Diff(defaults(), w.Last()); diff != "" {
-		t.Errorf("Last() after a bad first read (-want +got):\n%s", diff)
-	}
-	if err := RemoveServer(path, "a__b"); err != nil {
+
+	// Now inside the directory's own watch: two files at once.
+	if err := os.WriteFile(local, []byte(`{}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || c.cfg == nil {
-		t.Fatalf("after the fix: %v, %v", c.cfg, c.err)
+	if err := os.WriteFile(user, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for len(got) < 2 {
+		for _, c := range next(t, ch) {
+			got = append(got, c.Path)
+		}
+	}
+	slices.Sort(got) // one call, or two if the debounce fell between the writes
+	want := []string{user, local}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files reported after two writes (-want +got):\n%s", diff)
+	}
+}
+
+// A file that exists but cannot be read is reported with the error, never
+// as missing or empty.
+func TestWatchUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	w, ch := watch(t, []string{path}, WatchOptions{PollInterval: time.Hour})
+	if err := os.Mkdir(path, 0o700); err != nil { // a directory where the file should be
+		t.Fatal(err)
+	}
+	c := one(t, next(t, ch))
+	if !c.Exists || c.Err == nil || c.Data != nil {
+		t.Fatalf("a directory in the file's place: %+v; want Exists and an error", c)
+	}
+	if cur := w.Current(); len(cur) != 1 || cur[0].Err == nil {
+		t.Errorf("Current = %+v", cur)
 	}
 }
 
@@ -142,27 +190,27 @@ func TestWatchBadFirstRead(t *testing.T) {
 // after synctest.Wait.
 type recorder struct {
 	mu  sync.Mutex
-	got []change
+	got [][]Change
 }
 
-func (r *recorder) on(cfg *Config, err error) {
+func (r *recorder) on(cs []Change) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, change{cfg, err})
+	r.got = append(r.got, cs)
 }
 
-func (r *recorder) calls() []change {
+func (r *recorder) calls() [][]Change {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]change(nil), r.got...)
+	return append([][]Change(nil), r.got...)
 }
 
 func TestWatchPolling(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The directory does not exist yet: fsnotify could not watch it.
+		// The directory does not exist yet.
 		path := filepath.Join(t.TempDir(), "later", "config.json")
 		var r recorder
-		w, err := Watch(t.Context(), path, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: time.Second})
+		w, err := Watch(t.Context(), []string{path}, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +226,7 @@ func TestWatchPolling(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond + DefaultDebounce)
 		synctest.Wait()
-		if got := r.calls(); len(got) != 1 || !cmp.Equal(names(got[0].cfg), []string{"a"}) {
+		if got := r.calls(); len(got) != 1 || !cmp.Equal(servers(t, one(t, got[0])), []string{"a"}) {
 			t.Fatalf("after one poll: %v, want one call with server a", got)
 		}
 
@@ -194,8 +242,12 @@ func TestWatchPolling(t *testing.T) {
 		}
 		time.Sleep(time.Second + DefaultDebounce)
 		synctest.Wait()
-		if got := r.calls(); len(got) != 2 || got[1].cfg == nil || got[1].cfg.MCP.Servers[0].Enabled {
-			t.Fatalf("after SetEnabled: %v, want a second call with a disabled", got)
+		got := r.calls()
+		if len(got) != 2 {
+			t.Fatalf("after SetEnabled: %d calls, want 2", len(got))
+		}
+		if cfg, err := Parse(path, one(t, got[1]).Data); err != nil || cfg.MCP.Servers[0].Enabled {
+			t.Fatalf("after SetEnabled: %v, %v; want a disabled", cfg, err)
 		}
 	})
 }
@@ -204,7 +256,7 @@ func TestWatchDebounce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := writeFile(t, `{}`, 0o600)
 		var r recorder
-		w, err := Watch(t.Context(), path, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: time.Hour})
+		w, err := Watch(t.Context(), []string{path}, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +276,7 @@ func TestWatchDebounce(t *testing.T) {
 		}
 		time.Sleep(DefaultDebounce / 2)
 		synctest.Wait()
-		if got := r.calls(); len(got) != 1 || !cmp.Equal(names(got[0].cfg), []string{"a"}) {
+		if got := r.calls(); len(got) != 1 || !cmp.Equal(servers(t, one(t, got[0])), []string{"a"}) {
 			t.Fatalf("after the burst: %v, want one call with server a", got)
 		}
 		// An event without a change of contents (a touch): no call.
@@ -239,44 +291,49 @@ func TestWatchDebounce(t *testing.T) {
 
 func TestWatchStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	w, err := Watch(ctx, filepath.Join(t.TempDir(), "config.json"), nil)
+	w, err := Watch(ctx, []string{filepath.Join(t.TempDir(), "config.json")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	w.Close() // returns only once the goroutines have ended; goleak checks the rest
 	w.Close()
-	if _, err := Watch(ctx, "", nil); err == nil {
-		t.Error("Watch with an empty path: no error")
+	for _, paths := range [][]string{nil, {""}} {
+		if _, err := Watch(t.Context(), paths, nil); err == nil {
+			t.Errorf("Watch(%q): no error", paths)
+		}
 	}
 }
 
-func TestWatchPollIntervalFromConfig(t *testing.T) {
+// SetPollInterval takes effect at once, from the moment it is called (the
+// workspace sets the config's mcp.pollInterval right after the first read).
+func TestWatchSetPollInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		path := writeFile(t, `{"mcp": {"pollInterval": 3000}}`, 0o600)
+		path := writeFile(t, `{}`, 0o600)
 		var r recorder
-		w, err := Watch(t.Context(), path, &WatchOptions{OnChange: r.on, ForcePoll: true})
+		w, err := Watch(t.Context(), []string{path}, &WatchOptions{OnChange: r.on, ForcePoll: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		if err := os.WriteFile(path, []byte(`{"mcp": {"pollInterval": 3000, "maxResultChars": 7}}`), 0o600); err != nil {
+		w.SetPollInterval(3 * time.Second)
+		if err := os.WriteFile(path, []byte(`{"mcp": {"maxResultChars": 7}}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(3*time.Second - time.Millisecond)
 		synctest.Wait()
 		if n := len(r.calls()); n != 0 {
-			t.Fatalf("%d calls before mcp.pollInterval passed, want 0", n)
+			t.Fatalf("%d calls before the interval passed, want 0", n)
 		}
 		time.Sleep(time.Millisecond + DefaultDebounce)
 		synctest.Wait()
-		if got := r.calls(); len(got) != 1 || got[0].cfg == nil || got[0].cfg.MCP.MaxResultChars != 7 {
-			t.Fatalf("after mcp.pollInterval: %v, want one call with the new config", got)
+		if got := r.calls(); len(got) != 1 || string(one(t, got[0]).Data) != `{"mcp": {"maxResultChars": 7}}` {
+			t.Fatalf("after the interval: %v, want one call with the new contents", got)
 		}
 	})
 }
 
-// A config that is a symbolic link into another directory (dotfiles): an
+// A file that is a symbolic link into another directory (dotfiles): an
 // edit of the target, through the link, is seen.
 func TestWatchSymlinkedFile(t *testing.T) {
 	target := writeFile(t, `{}`, 0o600)
@@ -284,51 +341,42 @@ func TestWatchSymlinkedFile(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	ch := make(chan change, 4)
-	w, err := Watch(t.Context(), link, &WatchOptions{OnChange: func(c *Config, err error) { ch <- change{c, err} }, PollInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	_, ch := watch(t, []string{link}, WatchOptions{PollInterval: time.Hour})
 	if err := AddServer(link, Server{Name: "a", Type: TypeLocal, Enabled: true, Command: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || !cmp.Equal(names(c.cfg), []string{"a"}) {
-		t.Fatalf("after an edit through the link: %v, %v; want server a", names(c.cfg), c.err)
+	if got := servers(t, one(t, next(t, ch))); !cmp.Equal(got, []string{"a"}) {
+		t.Fatalf("after an edit through the link: servers %v, want a", got)
 	}
 }
 
-// The directory is removed and made again: the watcher keeps following.
+// The directory is removed and made again: the watcher keeps following,
+// on file events (the poll would take an hour).
 func TestWatchDirectoryRecreated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fc")
 	path := filepath.Join(dir, "config.json")
 	if err := AddServer(path, Server{Name: "a", Type: TypeLocal, Enabled: true, Command: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
-	ch := make(chan change, 8)
-	w, err := Watch(t.Context(), path, &WatchOptions{OnChange: func(c *Config, err error) { ch <- change{c, err} }, PollInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	_, ch := watch(t, []string{path}, WatchOptions{PollInterval: time.Hour})
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || len(names(c.cfg)) != 0 {
-		t.Fatalf("after removing the directory: %v, %v; want an empty config", names(c.cfg), c.err)
+	if c := one(t, next(t, ch)); c.Exists {
+		t.Fatalf("after removing the directory: %+v; want the file gone", c)
 	}
 	if err := AddServer(path, Server{Name: "b", Type: TypeLocal, Enabled: true, Command: []string{"b"}}); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || !cmp.Equal(names(c.cfg), []string{"b"}) {
-		t.Fatalf("after making it again: %v, %v; want server b", names(c.cfg), c.err)
+	if got := servers(t, one(t, next(t, ch))); !cmp.Equal(got, []string{"b"}) {
+		t.Fatalf("after making it again: servers %v, want b", got)
 	}
-	// Back on file events: a later edit is seen too.
 	if err := SetEnabled(path, "b", false); err != nil {
 		t.Fatal(err)
 	}
-	if c := next(t, ch); c.err != nil || c.cfg == nil || c.cfg.MCP.Servers[0].Enabled {
-		t.Fatalf("after SetEnabled: %v, %v", c.cfg, c.err)
+	c := one(t, next(t, ch))
+	if cfg, err := Parse(path, c.Data); err != nil || cfg.MCP.Servers[0].Enabled {
+		t.Fatalf("after SetEnabled: %v, %v", cfg, err)
 	}
 }
 
@@ -337,7 +385,7 @@ func TestWatchFastPoll(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := writeFile(t, `{}`, 0o600)
 		var r recorder
-		w, err := Watch(t.Context(), path, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: DefaultDebounce / 5})
+		w, err := Watch(t.Context(), []string{path}, &WatchOptions{OnChange: r.on, ForcePoll: true, PollInterval: DefaultDebounce / 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,8 +395,8 @@ func TestWatchFastPoll(t *testing.T) {
 		}
 		time.Sleep(DefaultDebounce/5 + DefaultDebounce)
 		synctest.Wait()
-		if got := r.calls(); len(got) != 1 || got[0].err != nil || got[0].cfg == nil {
-			t.Fatalf("after removal: %v, want one call with an empty config", got)
+		if got := r.calls(); len(got) != 1 || one(t, got[0]).Exists {
+			t.Fatalf("after removal: %v, want one call with the file gone", got)
 		}
 	})
 }

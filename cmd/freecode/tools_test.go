@@ -2,12 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -277,5 +282,126 @@ func TestPromptApprover(t *testing.T) {
 		if !strings.Contains(out.String(), tc.wantExtra) {
 			t.Errorf("trusted=%v %q: output does not say %q:\n%s", tc.trusted, tc.input, tc.wantExtra, out.String())
 		}
+	}
+}
+
+// TestToolsCallArgsFromFileAndStdin: arguments larger than the system lets
+// one command-line argument be reach the server from a file (--args @file)
+// and from standard input (--args -), through the real binary.
+func TestToolsCallArgsFromFileAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	cfg, _ := json.Marshal(map[string]any{"mcp": map[string]any{
+		"servers":        []any{map[string]any{"name": "demo", "type": "local", "command": []string{demoServer}}},
+		"maxResultChars": 4 << 20,
+	}})
+	if err := os.WriteFile(path, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	message := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
+	args, _ := json.Marshal(map[string]string{"message": message})
+	argsFile := filepath.Join(dir, "args.json")
+	if err := os.WriteFile(argsFile, args, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--config", path, "tools", "--project", dir, "call", "mcp__demo__echo", "--args"}
+
+	if runtime.GOOS == "linux" {
+		// What the file and stdin forms are for: as one argument, the
+		// arguments do not even reach the program.
+		err := exec.Command(freecodeBin, append(base, string(args))...).Run()
+		if !errors.Is(err, syscall.E2BIG) {
+			t.Fatalf("the arguments on the command line: %v, want E2BIG (else this test proves nothing)", err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		flag  string
+		stdin io.Reader
+	}{
+		{"file", "@" + argsFile, nil},
+		{"stdin", "-", bytes.NewReader(args)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(freecodeBin, append(base, tc.flag)...)
+			cmd.Stdin = tc.stdin
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\nstderr: %s", err, stderr.String())
+			}
+			if got := stdout.String(); got != message+"\n" {
+				t.Errorf("echoed %d bytes, want the %d sent", len(got), len(message)+1)
+			}
+		})
+	}
+}
+
+func TestToolsCallArgsErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"message": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		flag  string
+		stdin string
+		want  string
+	}{
+		{`{"a":`, "", `--args is not valid JSON: {"a":`},
+		{"@" + bad, "", "--args from " + bad + " is not valid JSON"},
+		{"@" + filepath.Join(dir, "missing.json"), "", "no such file or directory"},
+		{"-", "not json", "--args from standard input is not valid JSON"},
+	}
+	for _, tc := range tests {
+		cmd := newRootCmd()
+		var o, e bytes.Buffer
+		cmd.SetOut(&o)
+		cmd.SetErr(&e)
+		cmd.SetIn(strings.NewReader(tc.stdin))
+		cmd.SetArgs([]string{"--config", filepath.Join(dir, "config.json"), "tools", "--project", dir, "call", "x", "--args", tc.flag})
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("--args %q: %v, want an error saying %q", tc.flag, err, tc.want)
+		}
+	}
+}
+
+// A file that does not load fails the commands that need it, with its line
+// and column: the CLI has no last good state to go on with. The rule files
+// matter only to call.
+func TestToolsBrokenFiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string // relative to the config's directory
+		listErr string // "" when list still works
+		callErr string
+	}{
+		{"config", "config.json", "config.json:1:9: ", "config.json:1:9: "},
+		{"user rules", "settings.json", "", "settings.json:1:9: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args, dir := toolsConfig(t)
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(`{"mcp": `), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				cmd  []string
+				want string
+			}{
+				{[]string{"list"}, tc.listErr},
+				{[]string{"call", "mcp__demo__echo", "--args", `{"message":"hi"}`}, tc.callErr},
+			} {
+				_, errOut, code := run(t, append(args, c.cmd...)...)
+				if c.want == "" {
+					if code != 0 {
+						t.Errorf("%s: exit %d: %s", c.cmd[0], code, errOut)
+					}
+				} else if code != 1 || !strings.Contains(errOut, c.want) {
+					t.Errorf("%s: exit %d, stderr %q; want it to contain %q", c.cmd[0], code, errOut, c.want)
+				}
+			}
+		})
 	}
 }

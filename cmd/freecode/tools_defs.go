@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/defscache"
+)
+
+func newToolsDefsCmd(a *app, project *string) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "defs",
+		Short: "Print the tools array a provider receives, and its hash",
+		Long: `Print the exact tools array FreeCode sends to a provider (stdout) and its
+content hash (stderr). Tools whose schema cannot be converted are left out
+and reported on stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := defscache.Format(format)
+			if f != defscache.FormatAnthropic && f != defscache.FormatOpenAI {
+				return fmt.Errorf("--format must be anthropic or openai, not %q", format)
+			}
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			r, err := a.openTools(ctx, *project, nil, false)
+			if err != nil {
+				return err
+			}
+			defer r.w.Close()
+			stderr := cmd.ErrOrStderr()
+			r.reportFailures(stderr)
+			entry, problems, err := r.w.Definitions(ctx, f)
+			if err != nil {
+				return err
+			}
+			for _, p := range problems {
+				what := "warning"
+				if p.Dropped {
+					what = "left out"
+				}
+				fmt.Fprintf(stderr, "%s: %s: %s\n", p.ToolID, what, p.Message)
+			}
+			out := cmd.OutOrStdout()
+			if _, err := out.Write(entry.Bytes); err != nil {
+				return err
+			}
+			fmt.Fprintln(out)
+			fmt.Fprintf(stderr, "%s: %d %s, hash %s\n", f, entry.Count, plural(entry.Count, "tool", "tools"), entry.Hash)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", string(defscache.FormatAnthropic), "provider format: anthropic or openai")
+	return cmd
+}

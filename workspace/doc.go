@@ -1,0 +1,87 @@
+// Package workspace runs FreeCode for one project root: the one place where
+// the config, the rule files, the MCP servers, the tool registry, the
+// provider definitions and the orchestrator are wired together. The CLI's
+// tools commands, the sidecar and FreeCode's own MCP server mode all run on
+// a Workspace; none of them wires those packages by hand.
+//
+// # What a Workspace owns
+//
+//   - The files: the config file (~/.freecode/config.json, or the path
+//     given), the user's rule file settings.json beside it, and for a
+//     project root <root>/.freecode/settings.json (the project's servers and
+//     rules) and <root>/.freecode/settings.local.json (rules). All are
+//     watched (config.Watch: one fsnotify instance, debounced) and an edit
+//     applies without a restart. A file that does not load keeps what it
+//     last held in force and is reported, with line and column, in a
+//     *ProblemsEvent; the fix is reported with an empty list.
+//   - The servers, through an mcp.Manager: a config edit is applied with
+//     Manager.Apply (added servers start, removed ones stop, changed ones
+//     restart, the rest are left alone). A project's server runs only once
+//     the user approved that exact entry (Approve, stored in the user's
+//     config by config.Approve); until then it is listed as
+//     awaitingApproval and never started.
+//   - The project's trust (SetTrusted, or another process's edit of the
+//     config file): it decides whether the project's allow rules apply, so a
+//     change reloads the rules.
+//   - The tool registry and the defs cache, kept in step: a registry change
+//     drops the cache's entries at once; one goroutine rebuilds them, once
+//     for all the changes since its last rebuild, and publishes a
+//     *ToolsChangedEvent only if a hash changed.
+//   - The orchestrator, whose rules are the workspace's permissions.Set
+//     (reloaded in place, so the next decision uses the new rules) and whose
+//     result cap follows the config.
+//
+// # API
+//
+//	New(ctx, *Options) (*Workspace, error)      load, watch, start connecting
+//	(*Workspace).Close() error                  stop everything and wait
+//	Subscribe(*SubscribeOptions) *Subscription  events: Events(), Close()
+//	Statuses() []mcp.Status                     every server, awaiting approval included
+//	WaitSettled(ctx) error                      until every started server connected or failed
+//	StartServer / StopServer / RestartServer(ctx, name) (mcp.Status, error)
+//	Approve(ctx, name, approve bool) (mcp.Status, error)
+//	SetTrusted(ctx, trusted bool) error
+//	Tools(server) []orchestrator.ToolInfo
+//	Definitions(ctx, format) (*defscache.Entry, []orchestrator.DefsProblem, error)
+//	Execute(ctx, calls, *orchestrator.ExecOptions) []orchestrator.ToolResult
+//	Rules() []permissions.Rule
+//	Project() ProjectInfo
+//	Problems() []ProblemsEvent
+//
+// Each frontend brings its own orchestrator.ExecOptions to Execute: the
+// Approver that asks its user, where progress goes. Nothing of one
+// frontend's batch reaches another.
+//
+// # Events
+//
+// One stream, fanned out to every Subscription: *StatusEvent (a server's
+// status changed), *ToolsChangedEvent (the definitions' hashes changed),
+// *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
+// (the rules in force changed), *ProjectEvent (the project's trust changed)
+// and *MissedEvent (this subscriber fell behind and lost events).
+//
+// Publishing never waits for a subscriber: Conn goroutines and the file
+// watcher publish, and a slow frontend must not stall a server or the
+// watcher. Each subscription has its own queue. Statuses coalesce per
+// server: one that is behind gets each server's latest status, not every
+// step. Other events queue up to SubscribeOptions.Capacity; beyond it the
+// oldest are dropped and the subscriber's next event is a *MissedEvent, on
+// which it reads the state again (Statuses, Problems, Rules, Project,
+// Definitions).
+//
+// # Where the sidecar's next needs go
+//
+//   - MCP roots (the editor's workspace folders, given to every server): an
+//     Options.Roots plus a SetRoots method that hands them to the Manager,
+//     which gives them to each Conn's client (declaring the roots
+//     capability, sending notifications/roots/list_changed on change).
+//   - Server log lines (stderr, MCP notifications/message): a *LogEvent
+//     published from a ManagerOptions.OnLog hook. Logs do not coalesce, so
+//     they take the bounded queue's path like *ToolsChangedEvent does, and
+//     a SubscribeOptions field lets a subscriber that shows no logs opt out.
+//   - The frontend that caused a server's elicitation or sampling request:
+//     a field of orchestrator.ExecOptions naming the caller, carried in the
+//     call's context down to the Conn, so that the workspace can route the
+//     request to that frontend's handler, as Approver already is for
+//     permission prompts.
+package workspace

@@ -1,0 +1,109 @@
+package workspace
+
+import (
+	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/permissions"
+)
+
+// Event is one thing a subscriber is told: a *StatusEvent, *ToolsChangedEvent,
+// *ProblemsEvent, *RulesChangedEvent, *ProjectEvent or *MissedEvent. Events
+// are shared by every subscriber and must not be modified.
+type Event interface {
+	event()
+}
+
+// StatusEvent is a server's new status: a state change, a reconnect try's
+// error, a changed tool count. A subscriber that is behind gets only the
+// latest status of each server.
+type StatusEvent struct {
+	Status mcp.Status
+}
+
+// ToolsChangedEvent says that the provider definitions changed: it comes
+// only when a hash differs from the one last published, so a reconnect that
+// brings the same tools, which keeps providers' prompt caches warm, is not
+// reported. Several registry changes that one rebuild covered come as one
+// event.
+type ToolsChangedEvent struct {
+	// Hashes is the new hash of every format.
+	Hashes map[defscache.Format]string
+	// Server is the server whose tools changed; "" when the rebuild
+	// covered changes of several servers, or of the built-ins. Server and
+	// Reason are hints for a log or a status line: a change that lands
+	// while a rebuild runs may be in that rebuild's hashes and named by
+	// the next event, so a frontend reads the definitions again whatever
+	// they say.
+	Server string
+	// Reason is the registry's reason ("added", "removed", "listChanged",
+	// "reconnected", "failed", "stopped", …), or "several" when the
+	// changes covered had different reasons.
+	Reason string
+}
+
+// ReasonSeveral is a ToolsChangedEvent's Reason when it covers changes made
+// for different reasons.
+const ReasonSeveral = "several"
+
+// ProblemsEvent is the problems of one watched file (the config file, a rule
+// file, the project's settings) after it changed: why it does not load, with
+// line and column, and its warnings, such as rules that are ignored. It
+// comes when the list changes, and with an empty list once the file is
+// fixed. Until a file that does not load is fixed, what it last held stays
+// in force.
+type ProblemsEvent struct {
+	Path     string    `json:"path"`
+	Problems []Problem `json:"problems"`
+	// Err is why the file does not load, nil when it loads, warnings or
+	// not: a *config.ParseError, a *config.ValidationError or a read error.
+	// Of the project's settings, which both the servers' and the rules'
+	// readers read, it is the servers' reader's error if there is one.
+	Err error `json:"-"`
+}
+
+// Severity says whether a Problem stops a file from loading.
+type Severity string
+
+// The severities of a Problem.
+const (
+	SeverityError   Severity = "error"   // the file does not load; its last good contents stay in force
+	SeverityWarning Severity = "warning" // the file loads, but this part of it is ignored
+)
+
+// Problem is one problem of a file, shaped like the entries of the frontend
+// protocol's freecode/config/problems.
+type Problem struct {
+	Message  string   `json:"message"`
+	Line     int      `json:"line,omitempty"`   // 1-based; 0 when not known
+	Column   int      `json:"column,omitempty"` // 1-based, in bytes; 0 when not known
+	Key      string   `json:"key,omitempty"`    // e.g. "mcp.servers[2].url"
+	Severity Severity `json:"severity"`
+}
+
+// RulesChangedEvent carries the permission rules in force after a rule file
+// changed or the project's trust did. The next decision uses them.
+type RulesChangedEvent struct {
+	Rules []permissions.Rule
+}
+
+// ProjectEvent carries the project's description after its trust changed
+// (here, or by another process that edited the config file).
+type ProjectEvent struct {
+	Project ProjectInfo
+}
+
+// MissedEvent tells a subscriber that fell further behind than its queue
+// holds that Count events were dropped for it. It comes before the events
+// that were kept. Statuses are never dropped (each server's latest is
+// kept), so a subscriber resyncs with Problems, Rules, Project and the
+// definitions' hashes.
+type MissedEvent struct {
+	Count int
+}
+
+func (*StatusEvent) event()       {}
+func (*ToolsChangedEvent) event() {}
+func (*ProblemsEvent) event()     {}
+func (*RulesChangedEvent) event() {}
+func (*ProjectEvent) event()      {}
+func (*MissedEvent) event()       {}

@@ -1,0 +1,79 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+)
+
+// testServerEnv makes the test binary an MCP server on stdio: the servers
+// of these tests are real subprocesses, started by the real Manager.
+const testServerEnv = "FREECODE_WORKSPACE_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) != "" {
+		os.Exit(runTestServer())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func text(s string) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
+}
+
+func arg(req *mcpsdk.CallToolRequest, name string) string {
+	var args map[string]any
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	s, _ := args[name].(string)
+	return s
+}
+
+// runTestServer serves these tools:
+//
+//	echo     read-only: returns its text argument
+//	write    destructive: returns "wrote"
+//	addtool  adds a tool named by its name argument (tools/list_changed follows)
+//	crash    exits the process, as a crashing server does
+func runTestServer() int {
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "wstest", Version: "1.0.0"}, nil)
+	obj := map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"},
+		"name": map[string]any{"type": "string"},
+	}}
+	yes, no := true, false
+	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "Echo the text", InputSchema: obj,
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text(arg(req, "text")), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "write", Description: "Pretend to write", InputSchema: obj,
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &yes}},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text("wrote"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "Add a tool", InputSchema: obj,
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &no}},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			name := arg(req, "name")
+			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+					return text(name), nil
+				})
+			return text("added " + name), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "crash", Description: "Exit at once", InputSchema: obj},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	if err := server.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,294 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/permissions"
+)
+
+// kind is a set of the files a reload reads again.
+type kind uint8
+
+const (
+	kindConfig    kind = 1 << iota // config.json: servers, approvals, trust, knobs
+	kindUserRules                  // ~/.freecode/settings.json
+	kindProject                    // <root>/.freecode/settings.json: servers and rules
+	kindLocal                      // <root>/.freecode/settings.local.json
+	kindAll       = kindConfig | kindUserRules | kindProject | kindLocal
+	kindRules     = kindUserRules | kindProject | kindLocal
+)
+
+// fileErrs is why a file did not load, per part of FreeCode that reads it,
+// and its warnings.
+type fileErrs struct {
+	servers  error // config.Load or config.LoadProject
+	rules    error // the permissions loader
+	warnings []permissions.Warning
+}
+
+// state is what one reload read: the next state of the workspace.
+type state struct {
+	kinds        kind
+	cfg          *config.Config
+	project      []config.Server
+	trusted      bool
+	trustChanged bool
+	rulesBefore  []permissions.Rule // nil unless the rules were reloaded
+	fileErrs     map[string]*fileErrs
+}
+
+// onFiles is the watcher's report: the files that changed.
+func (w *Workspace) onFiles(changes []config.Change) {
+	var k kind
+	for _, c := range changes {
+		switch c.Path {
+		case w.files.config:
+			k |= kindConfig
+		case w.files.userRules:
+			k |= kindUserRules
+		case w.files.project:
+			k |= kindProject
+		case w.files.local:
+			k |= kindLocal
+		}
+	}
+	w.reload(context.Background(), k)
+}
+
+// reload reads the files of kinds again and applies what they now say.
+// The files are read here rather than taken from the watcher's report, so
+// that a reload after Approve's own write never applies an older read.
+func (w *Workspace) reload(ctx context.Context, kinds kind) {
+	w.reloadMu.Lock()
+	defer w.reloadMu.Unlock()
+	if w.closed {
+		return
+	}
+	w.apply(ctx, w.load(kinds))
+}
+
+// load reads the files of kinds and reloads the rules if they or the
+// project's trust changed. The caller holds reloadMu. A file that does not
+// load leaves what it held as it was.
+func (w *Workspace) load(kinds kind) *state {
+	w.mu.Lock()
+	st := &state{kinds: kinds, cfg: w.cfg, project: w.project, fileErrs: make(map[string]*fileErrs, len(w.fileErrs))}
+	for p, fe := range w.fileErrs {
+		c := *fe
+		st.fileErrs[p] = &c
+	}
+	trusted := w.trusted
+	w.mu.Unlock()
+	errsOf := func(path string) *fileErrs {
+		if st.fileErrs[path] == nil {
+			st.fileErrs[path] = &fileErrs{}
+		}
+		return st.fileErrs[path]
+	}
+
+	if kinds&kindConfig != 0 {
+		cfg, err := config.Load(w.files.config)
+		errsOf(w.files.config).servers = err
+		if err == nil {
+			st.cfg = cfg
+		}
+	}
+	if st.cfg == nil { // the first load, of a file that does not load
+		st.cfg, _ = config.Parse(w.files.config, nil)
+	}
+	if kinds&kindProject != 0 && w.root != "" {
+		servers, err := config.LoadProject(w.root)
+		errsOf(w.files.project).servers = err
+		if err == nil {
+			st.project = servers
+		}
+	}
+	st.trusted = w.root != "" && st.cfg.IsTrusted(w.root)
+	st.trustChanged = st.trusted != trusted
+	if kinds&kindRules != 0 || st.trustChanged {
+		st.rulesBefore = w.perms.Rules()
+		warnings, err := w.perms.Reload(permissions.LoadOptions{
+			UserFile:   w.files.userRules,
+			ProjectDir: w.root,
+			Trusted:    st.trusted,
+		})
+		// Every rule file was read: its old errors and warnings go.
+		for _, p := range w.ruleFiles() {
+			fe := errsOf(p)
+			fe.rules, fe.warnings = nil, nil
+		}
+		for _, e := range unjoin(err) {
+			fe := errsOf(w.ruleFileOf(e))
+			fe.rules = errors.Join(fe.rules, e)
+		}
+		for _, wn := range warnings {
+			fe := errsOf(wn.Path)
+			fe.warnings = append(fe.warnings, wn)
+		}
+	}
+	return st
+}
+
+// apply puts a loaded state in force: servers through the Manager, knobs
+// into the orchestrator and the watcher, and publishes what changed. The
+// caller holds reloadMu.
+func (w *Workspace) apply(ctx context.Context, st *state) {
+	w.mu.Lock()
+	w.cfg, w.project, w.trusted, w.fileErrs = st.cfg, st.project, st.trusted, st.fileErrs
+	project := w.projectLocked()
+	w.mu.Unlock()
+
+	if st.kinds&(kindConfig|kindProject) != 0 {
+		w.applyServers(ctx, st.cfg, st.project)
+	}
+	w.orch.SetMaxResultChars(st.cfg.MCP.MaxResultChars)
+	// TODO(merge): w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel) once
+	// helper "cfg" adds mcp.maxParallel and helper "ids" makes MaxParallel
+	// settable at run time.
+	w.watcher.SetPollInterval(st.cfg.MCP.PollInterval)
+
+	var evs []Event
+	for _, path := range w.files.list() {
+		fe := st.fileErrs[path]
+		probs, err := fe.problems(), fe.err()
+		if slices.Equal(probs, w.published[path]) {
+			continue
+		}
+		w.published[path] = probs
+		evs = append(evs, &ProblemsEvent{Path: path, Problems: probs, Err: err})
+	}
+	if st.rulesBefore != nil {
+		if rules := w.perms.Rules(); !slices.Equal(rules, st.rulesBefore) {
+			evs = append(evs, &RulesChangedEvent{Rules: rules})
+		}
+	}
+	if st.trustChanged {
+		evs = append(evs, &ProjectEvent{Project: project})
+	}
+	w.events.publish(evs...)
+}
+
+// ruleFiles returns the paths of the rule files.
+func (w *Workspace) ruleFiles() []string {
+	if w.root == "" {
+		return []string{w.files.userRules}
+	}
+	return []string{w.files.userRules, w.files.project, w.files.local}
+}
+
+// ruleFileOf finds the rule file an error of the permissions loader is
+// about: a parse error and a failed stat carry the path; the loader's other
+// read errors name it in their text.
+func (w *Workspace) ruleFileOf(err error) string {
+	var pe *config.ParseError
+	if errors.As(err, &pe) {
+		return pe.Path
+	}
+	var fe *fs.PathError
+	if errors.As(err, &fe) && slices.Contains(w.ruleFiles(), fe.Path) {
+		return fe.Path
+	}
+	for _, p := range w.ruleFiles() {
+		if strings.Contains(err.Error(), p) {
+			return p
+		}
+	}
+	return w.files.userRules
+}
+
+// unjoin returns the errors errors.Join put together, or err alone.
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// err returns why the file does not load, nil if it loads: the servers'
+// reader's error first, since a syntax error is both readers' alike.
+func (fe *fileErrs) err() error {
+	switch {
+	case fe == nil:
+		return nil
+	case fe.servers != nil:
+		return fe.servers
+	}
+	return fe.rules
+}
+
+// problems returns the file's problems as a frontend shows them: never nil,
+// so that a fixed file publishes an empty list. A syntax error that both
+// readers of the project's settings report is listed once.
+func (fe *fileErrs) problems() []Problem {
+	out := []Problem{}
+	if fe == nil {
+		return out
+	}
+	add := func(p Problem) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, err := range []error{fe.servers, fe.rules} {
+		for _, e := range unjoin(err) {
+			for _, p := range errorProblems(e) {
+				add(p)
+			}
+		}
+	}
+	for _, wn := range fe.warnings {
+		msg := wn.Msg
+		if wn.Effect != 0 {
+			msg = fmt.Sprintf("ignored %s rule %q: %s", wn.Effect, wn.Pattern, wn.Msg)
+		}
+		add(Problem{Message: msg, Line: wn.Line, Column: wn.Col, Severity: SeverityWarning})
+	}
+	return out
+}
+
+// errorProblems turns a load error into problems, with line and column or
+// key where the error has them.
+func errorProblems(err error) []Problem {
+	var pe *config.ParseError
+	if errors.As(err, &pe) {
+		return []Problem{{Message: pe.Msg, Line: pe.Line, Column: pe.Col, Severity: SeverityError}}
+	}
+	var ve *config.ValidationError
+	if errors.As(err, &ve) {
+		out := make([]Problem, 0, len(ve.Problems))
+		for _, p := range ve.Problems {
+			msg := p.Msg
+			if p.Server != "" {
+				msg = fmt.Sprintf("server %q: %s", p.Server, p.Msg)
+			}
+			out = append(out, Problem{Message: msg, Key: p.Key, Severity: SeverityError})
+		}
+		return out
+	}
+	return []Problem{{Message: err.Error(), Severity: SeverityError}}
+}
+
+// Problems returns the current problems of every watched file that has
+// some, in the order the files are watched: what a frontend that connects
+// late shows.
+func (w *Workspace) Problems() []ProblemsEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []ProblemsEvent
+	for _, path := range w.files.list() {
+		fe := w.fileErrs[path]
+		if probs := fe.problems(); len(probs) > 0 {
+			out = append(out, ProblemsEvent{Path: path, Problems: probs, Err: fe.err()})
+		}
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp"
+)
+
+// ErrAwaitingApproval means a project server cannot start: the user has not
+// approved its entry (Approve).
+var ErrAwaitingApproval = errors.New("project server awaiting approval")
+
+// settleGrace is what WaitSettled allows beyond a server's own timeout: its
+// process's start-up and, after a failed connect, its reaping.
+const settleGrace = 2 * time.Second
+
+// applyServers gives the Manager the servers to run: the user's, then the
+// project's approved ones. A project server the user has not approved is
+// not run and shows as awaiting approval; one whose name the user's own
+// config uses is shadowed by it. The caller holds reloadMu.
+func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, project []config.Server) {
+	servers := slices.Clone(cfg.MCP.Servers)
+	pending := make(map[string]config.Server)
+	for _, s := range project {
+		if _, shadowed := cfg.Server(s.Name); shadowed {
+			continue
+		}
+		if cfg.Approved(config.ApprovalKey(w.root, s)) {
+			servers = append(servers, s)
+		} else {
+			pending[s.Name] = s
+		}
+	}
+	var running []config.Server
+	managed := make(map[string]bool)
+	for _, s := range servers {
+		if w.want(s.Name) {
+			running = append(running, s)
+			managed[s.Name] = true
+		}
+	}
+
+	w.mu.Lock()
+	var evs []Event
+	for name, s := range pending {
+		if old, ok := w.pending[name]; !ok || !old.Equal(s) {
+			evs = append(evs, &StatusEvent{Status: statusOf(s, mcp.StateAwaitingApproval)})
+		}
+	}
+	for name, s := range w.pending {
+		if _, still := pending[name]; !still && !managed[name] {
+			// Gone from the project's file: its last word.
+			evs = append(evs, &StatusEvent{Status: statusOf(s, mcp.StateStopped)})
+		}
+	}
+	w.pending, w.managed, w.running = pending, managed, running
+	w.events.publish(evs...)
+	w.mu.Unlock()
+
+	// After the maps above: a server the Manager now stops reports its
+	// last status as awaiting approval, if that is what it is.
+	w.mgr.Apply(ctx, running)
+}
+
+// onStatus is the Manager's report of a server's new status, from a Conn
+// goroutine.
+func (w *Workspace) onStatus(st mcp.Status) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.pending[st.Name]; ok && !w.managed[st.Name] {
+		// A server stopped because its approval went (revoked, or its
+		// entry changed): what the user must do next is approve it.
+		st = statusOf(s, mcp.StateAwaitingApproval)
+	}
+	w.events.publish(&StatusEvent{Status: st})
+	w.wake()
+}
+
+// wake wakes the waiters of WaitSettled: a status or the registry changed.
+func (w *Workspace) wake() {
+	w.changedMu.Lock()
+	close(w.changed)
+	w.changed = make(chan struct{})
+	w.changedMu.Unlock()
+}
+
+// statusOf is the status of a server that has no Conn.
+//
+// TODO(merge): mcp.StatusOf(srv, state) from helper "mcp", which also
+// fills the status's command and URL; then awaitingApproval statuses show
+// what approving would run.
+func statusOf(srv config.Server, state mcp.State) mcp.Status {
+	st := mcp.Status{Name: srv.Name, Scope: srv.Scope, Type: srv.Type, State: state}
+	if st.Type == config.TypeLocal {
+		st.Transport = "stdio"
+	}
+	return st
+}
+
+// Statuses returns the status of every server, by name: those the Manager
+// runs (or keeps disabled) and the project's servers awaiting approval.
+func (w *Workspace) Statuses() []mcp.Status {
+	run := w.mgr.Statuses()
+	w.mu.Lock()
+	out := make([]mcp.Status, 0, len(run)+len(w.pending))
+	for _, st := range run {
+		if _, ok := w.pending[st.Name]; !ok || w.managed[st.Name] {
+			out = append(out, st)
+		}
+	}
+	for _, s := range w.pending {
+		if !w.managed[s.Name] {
+			out = append(out, statusOf(s, mcp.StateAwaitingApproval))
+		}
+	}
+	w.mu.Unlock()
+	slices.SortFunc(out, func(a, b mcp.Status) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// status returns the named server's status.
+func (w *Workspace) status(name string) (mcp.Status, bool) {
+	for _, st := range w.Statuses() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return mcp.Status{}, false
+}
+
+// awaiting returns the error for a server awaiting approval, if name is one.
+func (w *Workspace) awaiting(name string) (mcp.Status, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s, ok := w.pending[name]; ok && !w.managed[name] {
+		return statusOf(s, mcp.StateAwaitingApproval), fmt.Errorf("%w: %q (approve it first)", ErrAwaitingApproval, name)
+	}
+	return mcp.Status{}, nil
+}
+
+// StartServer connects the named server if it is not connected (a disabled
+// one too: the user asked) and returns its status once it is connected or
+// failed, within its timeout.
+func (w *Workspace) StartServer(ctx context.Context, name string) (mcp.Status, error) {
+	if st, err := w.awaiting(name); err != nil {
+		return st, err
+	}
+	return w.mgr.Start(ctx, name)
+}
+
+// StopServer stops the named server and returns its status.
+func (w *Workspace) StopServer(ctx context.Context, name string) (mcp.Status, error) {
+	if st, err := w.awaiting(name); err != nil {
+		return st, err
+	}
+	return w.mgr.Stop(ctx, name)
+}
+
+// RestartServer stops the named server and starts it again, returning its
+// status once it is connected or failed.
+func (w *Workspace) RestartServer(ctx context.Context, name string) (mcp.Status, error) {
+	if st, err := w.awaiting(name); err != nil {
+		return st, err
+	}
+	return w.mgr.Restart(ctx, name)
+}
+
+// Approve approves (or, with approve false, revokes) the project server
+// name: the approval of that exact entry is written to the user's config
+// and applied at once. An approved, enabled server starts; Approve returns
+// its status once it is connected or failed. A revoked one stops and
+// awaits approval again.
+func (w *Workspace) Approve(ctx context.Context, name string, approve bool) (mcp.Status, error) {
+	if w.root == "" {
+		return mcp.Status{}, errors.New("approving a project server: the workspace has no project")
+	}
+	w.mu.Lock()
+	cfg := w.cfg
+	i := slices.IndexFunc(w.project, func(s config.Server) bool { return s.Name == name })
+	var srv config.Server
+	if i >= 0 {
+		srv = w.project[i]
+	}
+	w.mu.Unlock()
+	if i < 0 {
+		return mcp.Status{}, fmt.Errorf("%w: %s has no server %q", mcp.ErrNoServer, w.files.project, name)
+	}
+	if _, shadowed := cfg.Server(name); shadowed {
+		return mcp.Status{}, fmt.Errorf("project server %q is shadowed by the server of that name in %s", name, w.files.config)
+	}
+	key := config.ApprovalKey(w.root, srv)
+	edit, verb := config.Approve, "approving"
+	if !approve {
+		edit, verb = config.Unapprove, "revoking"
+	}
+	if err := edit(w.files.config, key); err != nil {
+		return mcp.Status{}, fmt.Errorf("%s project server %q: %w", verb, name, err)
+	}
+	// Not waiting for the watcher: the caller wants the outcome.
+	w.reload(ctx, kindConfig)
+	if err := w.waitSettled(ctx, []string{name}); err != nil {
+		st, _ := w.status(name)
+		return st, err
+	}
+	st, ok := w.status(name)
+	if !ok {
+		return st, fmt.Errorf("%w: %q", mcp.ErrNoServer, name)
+	}
+	return st, nil
+}
+
+// SetTrusted records in the user's config that the project is trusted (or
+// no longer), and applies it at once: the allow rules of the project's two
+// files apply only in a trusted project.
+func (w *Workspace) SetTrusted(ctx context.Context, trusted bool) error {
+	if w.root == "" {
+		return errors.New("trusting the project: the workspace has no project")
+	}
+	if err := config.SetTrusted(w.files.config, w.root, trusted); err != nil {
+		return fmt.Errorf("trusting %s: %w", w.root, err)
+	}
+	w.reload(ctx, kindConfig)
+	return nil
+}
+
+// NotSettledError lists the servers WaitSettled gave up on.
+type NotSettledError struct {
+	Servers []string
+}
+
+// Error lists the servers still connecting.
+func (e *NotSettledError) Error() string {
+	return fmt.Sprintf("still connecting: %s", strings.Join(e.Servers, ", "))
+}
+
+// WaitSettled waits until every server the workspace started has settled:
+// connected with its tools registered, failed or stopped. It gives up, with a *NotSettledError, when
+// the longest timeout of those servers, and a grace for process start-up,
+// has passed, or returns ctx's error when ctx is done first.
+func (w *Workspace) WaitSettled(ctx context.Context) error {
+	return w.waitSettled(ctx, nil)
+}
+
+// waitSettled waits for the servers names (nil: every one started).
+func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
+	w.mu.Lock()
+	var longest time.Duration
+	for _, s := range w.running {
+		if names == nil || slices.Contains(names, s.Name) {
+			longest = max(longest, s.Timeout)
+		}
+	}
+	w.mu.Unlock()
+	deadline := time.NewTimer(longest + settleGrace)
+	defer deadline.Stop()
+	for {
+		// Taken before looking, so a change right after is not missed.
+		w.changedMu.Lock()
+		changed := w.changed
+		w.changedMu.Unlock()
+		registered := w.reg.Servers()
+		var busy []string
+		for _, st := range w.Statuses() {
+			if names != nil && !slices.Contains(names, st.Name) {
+				continue
+			}
+			// A Conn reports connected just before it hands over its tools.
+			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
+				st.State == mcp.StateConnected && !slices.Contains(registered, st.Name) {
+				busy = append(busy, st.Name)
+			}
+		}
+		if len(busy) == 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return &NotSettledError{Servers: busy}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,316 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/permissions"
+)
+
+// Options configures a Workspace. A nil *Options means defaults.
+type Options struct {
+	// ConfigPath is the config file (default config.DefaultPath():
+	// $FREECODE_CONFIG or ~/.freecode/config.json). The user's rule file
+	// is settings.json beside it.
+	ConfigPath string
+	// Root is the project root: its .freecode/settings.json (servers and
+	// rules) and .freecode/settings.local.json (rules) are loaded and
+	// watched, and trust and approvals are recorded for it. "" means no
+	// project.
+	Root string
+	// Logger receives the workspace's, the Manager's and every server's
+	// logs. Nil means none.
+	Logger *slog.Logger
+	// Environ returns the environment ${env:NAME} references and local
+	// servers' allowed variables come from (default os.Environ).
+	Environ func() []string
+	// Builtins are registered before any MCP tool.
+	Builtins []*orchestrator.Tool
+	// Want, if set, limits the servers run to those it returns true for:
+	// the CLI connects only what one command needs. The others are neither
+	// run nor listed; project servers awaiting approval are listed all the
+	// same.
+	Want func(server string) bool
+	// Debounce and ForcePoll configure the file watcher (see
+	// config.WatchOptions).
+	Debounce  time.Duration
+	ForcePoll bool
+	// ResultsDir receives the whole text of results that were cut (see
+	// orchestrator.Options).
+	ResultsDir string
+}
+
+// Workspace is one running FreeCode for one project root. Its methods are
+// safe for concurrent use. See the package documentation.
+type Workspace struct {
+	opts   Options
+	logger *slog.Logger
+	root   string // absolute; "" without a project
+	files  files
+
+	watcher *config.Watcher
+	reg     *orchestrator.Registry
+	orch    *orchestrator.Orchestrator
+	perms   *permissions.Set
+	defs    *defscache.Cache
+	mgr     *mcp.Manager // set once, by New, under reloadMu
+	events  fanout
+
+	unsubscribe func() // from the registry
+	defsKick    chan struct{}
+	done        chan struct{} // closed by Close
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+
+	// reloadMu serializes reloads (the watcher's, Approve's, SetTrusted's),
+	// so that each starts from the state the previous one left.
+	reloadMu  sync.Mutex
+	closed    bool                 // guarded by reloadMu
+	published map[string][]Problem // by path: the problems last published; guarded by reloadMu
+
+	// mu guards the fields below. Status events are published under it,
+	// so that whether a server counts as awaiting approval and the order
+	// of its statuses agree.
+	mu       sync.Mutex
+	cfg      *config.Config           // the last good config
+	project  []config.Server          // the last good project servers
+	trusted  bool                     // the project is trusted
+	running  []config.Server          // what the Manager was given
+	managed  map[string]bool          // names of running
+	pending  map[string]config.Server // project servers awaiting approval
+	fileErrs map[string]*fileErrs     // by path
+
+	// changedMu guards changed, which is closed and replaced on every
+	// status and registry change: what WaitSettled waits for.
+	changedMu sync.Mutex
+	changed   chan struct{}
+
+	// defsMu guards the fields below.
+	defsMu       sync.Mutex
+	defsPending  []orchestrator.ToolsChanged // registry changes not yet rebuilt
+	defsProblems map[defscache.Format][]orchestrator.DefsProblem
+}
+
+// files are the paths of the files a workspace loads and watches.
+type files struct {
+	config    string
+	userRules string
+	project   string // "" without a project
+	local     string // "" without a project
+}
+
+// New loads the config, the project's servers and the rule files, starts
+// watching them and starts connecting the servers; it does not wait for
+// them (see WaitSettled). A file that does not load does not stop it: its
+// problems are in Problems, and the workspace runs without what it would
+// have held. Close the workspace when done.
+func New(ctx context.Context, opts *Options) (*Workspace, error) {
+	w := &Workspace{
+		defsKick:     make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		published:    make(map[string][]Problem),
+		fileErrs:     make(map[string]*fileErrs),
+		changed:      make(chan struct{}),
+		managed:      make(map[string]bool),
+		pending:      make(map[string]config.Server),
+		defsProblems: make(map[defscache.Format][]orchestrator.DefsProblem),
+	}
+	if opts != nil {
+		w.opts = *opts
+	}
+	w.logger = w.opts.Logger
+	if w.logger == nil {
+		w.logger = slog.New(slog.DiscardHandler)
+	}
+	path := w.opts.ConfigPath
+	if path == "" {
+		var err error
+		if path, err = config.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if w.files.config, err = filepath.Abs(path); err != nil {
+		return nil, fmt.Errorf("config path: %w", err)
+	}
+	w.files.userRules = filepath.Join(filepath.Dir(w.files.config), permissions.SettingsFile)
+	if w.opts.Root != "" {
+		if w.root, err = filepath.Abs(w.opts.Root); err != nil {
+			return nil, fmt.Errorf("project root: %w", err)
+		}
+		w.files.project = config.ProjectSettingsPath(w.root)
+		w.files.local = filepath.Join(filepath.Dir(w.files.project), permissions.LocalSettingsFile)
+	}
+
+	w.reg = orchestrator.NewRegistry(&orchestrator.RegistryOptions{Logger: w.logger})
+	for _, t := range w.opts.Builtins {
+		if err := w.reg.RegisterBuiltin(t); err != nil {
+			return nil, err
+		}
+	}
+	w.perms = &permissions.Set{}
+	w.orch = orchestrator.New(w.reg, &orchestrator.Options{
+		Permissions: w.perms,
+		UserDir:     filepath.Dir(w.files.config),
+		ProjectDir:  w.root,
+		ResultsDir:  w.opts.ResultsDir,
+		Logger:      w.logger,
+	})
+	w.defs = defscache.New(w.defsSource(), nil)
+	// The hashes of the built-ins alone: what the first change is
+	// compared against.
+	if _, _, err := w.defs.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	w.unsubscribe = w.reg.Subscribe(w.onRegistryChange)
+
+	// The watcher starts before the first read, so that no change falls
+	// between the two; its first reports wait for reloadMu.
+	w.reloadMu.Lock()
+	defer w.reloadMu.Unlock()
+	w.watcher, err = config.Watch(context.WithoutCancel(ctx), w.files.list(), &config.WatchOptions{
+		OnChange:  w.onFiles,
+		Debounce:  w.opts.Debounce,
+		ForcePoll: w.opts.ForcePoll,
+		Logger:    w.logger,
+	})
+	if err != nil {
+		w.unsubscribe()
+		return nil, err
+	}
+	st := w.load(kindAll)
+	w.mgr = mcp.NewManager(&mcp.ManagerOptions{
+		Logger:   w.logger,
+		OnStatus: w.onStatus,
+		OnToolsChanged: func(ev mcp.ToolsChanged) {
+			w.reg.HandleToolsChanged(ev, w.mgr)
+		},
+		// The health ping follows mcp.pollInterval as it is at start: the
+		// Manager takes its period once.
+		PingInterval: st.cfg.MCP.PollInterval,
+		Environ:      w.opts.Environ,
+	})
+	w.wg.Go(w.defsLoop)
+	w.apply(ctx, st)
+	return w, nil
+}
+
+// list returns the paths to watch.
+func (f files) list() []string {
+	out := []string{f.config, f.userRules}
+	if f.project != "" {
+		out = append(out, f.project, f.local)
+	}
+	return out
+}
+
+// Close stops everything the workspace runs and waits for it: the file
+// watcher, every server (processes reaped), its goroutines. Subscriptions
+// are closed last; what was still queued for them is dropped. It is safe to
+// call more than once.
+func (w *Workspace) Close() error {
+	w.closeOnce.Do(func() {
+		w.watcher.Close()
+		w.reloadMu.Lock() // an Approve or SetTrusted in flight ends first
+		w.closed = true
+		w.reloadMu.Unlock()
+		w.mgr.Close()
+		w.unsubscribe()
+		close(w.done)
+		w.wg.Wait()
+		w.events.close()
+	})
+	return nil
+}
+
+// Subscribe returns a subscription to the workspace's events. To follow the
+// state without a gap, subscribe first, then read Statuses, Problems and
+// the rest: what changes after is in the events.
+func (w *Workspace) Subscribe(opts *SubscribeOptions) *Subscription {
+	return w.events.subscribe(opts)
+}
+
+// Tools returns the tools of server ("" for every tool, built-ins first) in
+// the defs cache's stable order.
+func (w *Workspace) Tools(server string) []orchestrator.ToolInfo {
+	return w.reg.Infos(server)
+}
+
+// Definitions returns the tools array of format f for a provider request,
+// with its hash, from the defs cache, and the conversion problems of the
+// build that made it (tools left out of the array, or converted with a
+// warning).
+func (w *Workspace) Definitions(ctx context.Context, f defscache.Format) (*defscache.Entry, []orchestrator.DefsProblem, error) {
+	e, err := w.defs.Get(ctx, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.defsMu.Lock()
+	problems := slices.Clone(w.defsProblems[f])
+	w.defsMu.Unlock()
+	return e, problems, nil
+}
+
+// Execute runs one batch of tool calls through the orchestrator:
+// validation, the rules in force, batching, timeouts, result caps. Each
+// frontend brings its own ExecOptions: the Approver that asks its user,
+// where progress goes. Results come in the order of calls.
+func (w *Workspace) Execute(ctx context.Context, calls []orchestrator.ToolCall, eo *orchestrator.ExecOptions) []orchestrator.ToolResult {
+	return w.orch.Execute(ctx, calls, eo)
+}
+
+// Rules returns the permission rules in force, as permissions.Set.Rules
+// lists them.
+func (w *Workspace) Rules() []permissions.Rule {
+	return w.perms.Rules()
+}
+
+// ProjectInfo describes a workspace's project and files, shaped like the
+// result of the frontend protocol's freecode/project.
+type ProjectInfo struct {
+	Root          string        `json:"root,omitempty"`
+	Trusted       bool          `json:"projectTrusted"`
+	ConfigPath    string        `json:"configPath"`
+	SettingsPaths SettingsPaths `json:"settingsPaths"`
+}
+
+// SettingsPaths are the rule files a workspace loads.
+type SettingsPaths struct {
+	User    string `json:"user"`
+	Project string `json:"project,omitempty"`
+	Local   string `json:"local,omitempty"`
+}
+
+// Project describes the project, its trust and the files in use.
+func (w *Workspace) Project() ProjectInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.projectLocked()
+}
+
+func (w *Workspace) projectLocked() ProjectInfo {
+	return ProjectInfo{
+		Root:       w.root,
+		Trusted:    w.trusted,
+		ConfigPath: w.files.config,
+		SettingsPaths: SettingsPaths{
+			User:    w.files.userRules,
+			Project: w.files.project,
+			Local:   w.files.local,
+		},
+	}
+}
+
+// want reports whether the server is to be run (Options.Want).
+func (w *Workspace) want(name string) bool {
+	return w.opts.Want == nil || w.opts.Want(name)
+}

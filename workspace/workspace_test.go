@@ -1,0 +1,434 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/permissions"
+)
+
+// A rule file edited while the workspace runs decides the next call, with
+// no restart; a rule file that stops parsing keeps its last rules.
+func TestRuleFileEdit(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	settle(t, w)
+
+	const echo, args = "mcp__srv__echo", `{"text":"hi"}`
+	if r := call(t, w, echo, args, nil); r.IsError || r.Text() != "hi" {
+		t.Fatalf("before any rule: %+v", r)
+	}
+
+	steps := []struct {
+		name     string
+		file     string
+		contents string
+		rules    []string // patterns in force after the edit
+		denied   bool
+	}{
+		{"user deny added", e.userRules(), `{"permissions": {"deny": ["mcp__srv__echo"]}}`, []string{"mcp__srv__echo"}, true},
+		{"user deny removed", e.userRules(), `{"permissions": {}}`, nil, false},
+		// An untrusted project's deny rules apply (its allow rules would not).
+		{"local deny added", e.localRules(), `{"permissions": {"deny": ["mcp__srv"]}}`, []string{"mcp__srv"}, true},
+		{"local deny removed", e.localRules(), `{}`, nil, false},
+	}
+	for _, s := range steps {
+		writeRaw(t, s.file, s.contents)
+		ev := await[*RulesChangedEvent](t, sub, s.name+": rules changed", nil)
+		var got []string
+		for _, r := range ev.Rules {
+			got = append(got, r.Pattern)
+		}
+		if diff := cmp.Diff(s.rules, got); diff != "" {
+			t.Errorf("%s: rules (-want +got):\n%s", s.name, diff)
+		}
+		r := call(t, w, echo, args, nil)
+		if r.IsError != s.denied || s.denied != (r.Decision == orchestrator.DecisionDenied) {
+			t.Errorf("%s: call %+v, want denied %v", s.name, r, s.denied)
+		}
+		if s.denied && !strings.Contains(r.Text(), "denied by rule") {
+			t.Errorf("%s: denial does not name the rule: %s", s.name, r.Text())
+		}
+	}
+
+	// A deny rule, then the file breaks: the rule holds, the problem has
+	// its line and column; the fix is an empty list.
+	writeRaw(t, e.userRules(), `{"permissions": {"deny": ["mcp__srv__echo"]}}`)
+	await[*RulesChangedEvent](t, sub, "deny again", nil)
+	writeRaw(t, e.userRules(), "{\"permissions\": {\"deny\": [\"mcp__srv__echo\"\n  oops]}}")
+	pe := await(t, sub, "problems of settings.json", func(ev *ProblemsEvent) bool { return ev.Path == e.userRules() })
+	if len(pe.Problems) != 1 || pe.Problems[0].Line != 2 || pe.Problems[0].Column != 3 || pe.Problems[0].Severity != SeverityError {
+		t.Errorf("problems of a broken rule file: %+v, want one error at 2:3", pe.Problems)
+	}
+	var parseErr *config.ParseError
+	if !errors.As(pe.Err, &parseErr) {
+		t.Errorf("Err = %v, want a *config.ParseError", pe.Err)
+	}
+	if r := call(t, w, echo, args, nil); !r.IsError {
+		t.Errorf("with the rule file broken, the deny rule no longer holds: %+v", r)
+	}
+	writeRaw(t, e.userRules(), `{}`)
+	pe = await(t, sub, "problems fixed", func(ev *ProblemsEvent) bool { return ev.Path == e.userRules() })
+	if pe.Problems == nil || len(pe.Problems) != 0 || pe.Err != nil {
+		t.Errorf("problems after the fix: %+v, %v; want an empty list", pe.Problems, pe.Err)
+	}
+	await[*RulesChangedEvent](t, sub, "rules after the fix", nil)
+	if r := call(t, w, echo, args, nil); r.IsError {
+		t.Errorf("after the fix: %+v", r)
+	}
+}
+
+// Config edits start, change and stop servers, each seen as status events;
+// the result cap follows the config.
+func TestConfigEdit(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection(nil, map[string]any{"maxResultChars": 5}))
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "a")}, map[string]any{"maxResultChars": 5}))
+	await(t, sub, "a connecting", statusIs("a", "connecting"))
+	st := await(t, sub, "a connected", statusIs("a", "connected"))
+	if st.Status.ToolCount != 4 || st.Status.PID == 0 {
+		t.Errorf("a connected: %+v", st.Status)
+	}
+	tc := await(t, sub, "a's tools", func(ev *ToolsChangedEvent) bool { return ev.Server == "a" })
+	entry, _, err := w.Definitions(t.Context(), defscache.FormatAnthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Hashes[defscache.FormatAnthropic] != entry.Hash || entry.Count != 4 {
+		t.Errorf("tools changed hash %s, definitions %s with %d tools", tc.Hashes[defscache.FormatAnthropic], entry.Hash, entry.Count)
+	}
+	r := call(t, w, "mcp__a__echo", `{"text":"hello world"}`, nil)
+	if r.Truncated == nil || r.Truncated.ShownChars != 5 {
+		t.Errorf("with maxResultChars 5: %+v", r)
+	}
+
+	// A second server and a larger cap.
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "a"), server(t, "b")}, map[string]any{"maxResultChars": 1000}))
+	await(t, sub, "b connected", statusIs("b", "connected"))
+	if r := call(t, w, "mcp__a__echo", `{"text":"hello world"}`, nil); r.Truncated != nil || r.Text() != "hello world" {
+		t.Errorf("with maxResultChars 1000: %+v", r)
+	}
+
+	// a removed: stopped, its tools gone, its process reaped.
+	pid := st.Status.PID
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "b")}, nil))
+	await(t, sub, "a stopped", statusIs("a", "stopped"))
+	await(t, sub, "a's tools removed", func(ev *ToolsChangedEvent) bool { return ev.Server == "a" && ev.Reason == "removed" })
+	if got := names(w.Statuses()); !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("statuses after removing a: %v", got)
+	}
+	if tools := w.Tools("a"); len(tools) != 0 {
+		t.Errorf("a's tools after its removal: %v", tools)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("a's process %d after its removal: kill 0 = %v, want ESRCH", pid, err)
+	}
+}
+
+func names(sts []mcp.Status) []string {
+	var out []string
+	for _, st := range sts {
+		out = append(out, st.Name)
+	}
+	return out
+}
+
+// A project's server never starts before approval; approved, it connects;
+// its entry changed by the repository, it awaits approval again; revoked,
+// it stops.
+func TestProjectServerApproval(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	settle(t, w)
+
+	want := []mcp.Status{{Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval}}
+	// TODO(merge): with mcp.StatusOf, the status also shows p's command.
+	if diff := cmp.Diff(want, w.Statuses()); diff != "" {
+		t.Errorf("statuses before approval (-want +got):\n%s", diff)
+	}
+	if _, err := w.StartServer(t.Context(), "p"); !errors.Is(err, ErrAwaitingApproval) {
+		t.Errorf("StartServer before approval: %v, want ErrAwaitingApproval", err)
+	}
+	if tools := w.Tools("p"); len(tools) != 0 {
+		t.Errorf("tools before approval: %v", tools)
+	}
+
+	st, err := w.Approve(t.Context(), "p", true)
+	if err != nil || st.State != mcp.StateConnected || st.ToolCount != 4 || st.Scope != config.ScopeProject {
+		t.Fatalf("Approve: %+v, %v", st, err)
+	}
+	await(t, sub, "p connected", statusIs("p", "connected"))
+	cfg, err := config.Load(e.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := config.LoadProject(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Approved(config.ApprovalKey(e.root, project[0])) {
+		t.Errorf("the approval is not in the config file: %v", cfg.Approvals)
+	}
+	if r := call(t, w, "mcp__p__echo", `{"text":"x"}`, nil); r.IsError {
+		t.Errorf("call after approval: %+v", r)
+	}
+
+	// The repository changes the entry's command: that is not what was
+	// approved.
+	changed := server(t, "p")
+	changed["command"] = append(changed["command"].([]string), "--changed")
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{changed}, nil))
+	await(t, sub, "p awaiting approval again", statusIs("p", "awaitingApproval"))
+	await(t, sub, "p's tools removed", func(ev *ToolsChangedEvent) bool { return ev.Server == "p" })
+	if sts := w.Statuses(); len(sts) != 1 || sts[0].State != mcp.StateAwaitingApproval {
+		t.Errorf("statuses after the entry changed: %+v", sts)
+	}
+
+	// Back to the approved entry, then revoked.
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
+	await(t, sub, "p connected again", statusIs("p", "connected"))
+	st, err = w.Approve(t.Context(), "p", false)
+	if err != nil || st.State != mcp.StateAwaitingApproval {
+		t.Errorf("revoking: %+v, %v", st, err)
+	}
+	await(t, sub, "p awaiting approval after revoking", statusIs("p", "awaitingApproval"))
+
+	if _, err := w.Approve(t.Context(), "nope", true); !errors.Is(err, mcp.ErrNoServer) {
+		t.Errorf("approving an unknown server: %v", err)
+	}
+}
+
+// The project's allow rules apply only once it is trusted; trust is held in
+// the user's config and reported.
+func TestTrust(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	writeRaw(t, e.projectFile(), `{"permissions": {"allow": ["mcp__srv__write"]}}`)
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	settle(t, w)
+
+	wantWarning := []ProblemsEvent{{Path: e.projectFile(), Problems: []Problem{{
+		Message: "ignored allow rule \"mcp__srv__write\": project not trusted; run `freecode trust`",
+		Line:    1, Column: 28, Severity: SeverityWarning,
+	}}}}
+	if diff := cmp.Diff(wantWarning, w.Problems()); diff != "" {
+		t.Errorf("problems of an untrusted project (-want +got):\n%s", diff)
+	}
+	if p := w.Project(); p.Trusted || p.Root != e.root || p.SettingsPaths.Local != e.localRules() || p.SettingsPaths.User != e.userRules() {
+		t.Errorf("Project() = %+v", p)
+	}
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied {
+		t.Errorf("write in an untrusted project, nobody to ask: %+v", r)
+	}
+
+	if err := w.SetTrusted(t.Context(), true); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Project().Trusted {
+		t.Error("Project().Trusted after SetTrusted(true) = false")
+	}
+	await(t, sub, "project trusted", func(ev *ProjectEvent) bool { return ev.Project.Trusted })
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.IsError || r.Decision != orchestrator.DecisionAllowed {
+		t.Errorf("write in a trusted project with an allow rule: %+v", r)
+	}
+	if got := w.Problems(); len(got) != 0 {
+		t.Errorf("problems of a trusted project: %+v", got)
+	}
+	if !slices.ContainsFunc(w.Rules(), func(r permissions.Rule) bool {
+		return r.Pattern == "mcp__srv__write" && r.Effect == permissions.Allow && r.Source == permissions.SourceProject
+	}) {
+		t.Errorf("rules in a trusted project: %+v", w.Rules())
+	}
+	cfg, err := config.Load(e.cfgPath)
+	if err != nil || !cfg.IsTrusted(e.root) {
+		t.Errorf("trust is not in the config file: %v, %v", cfg, err)
+	}
+
+	if err := w.SetTrusted(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	await(t, sub, "project untrusted", func(ev *ProjectEvent) bool { return !ev.Project.Trusted })
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied {
+		t.Errorf("write after trust was revoked: %+v", r)
+	}
+}
+
+// A config file that breaks reports where, keeps the servers running, and
+// reports the fix with an empty list.
+func TestBrokenConfig(t *testing.T) {
+	e := newEnv(t)
+	good := mcpSection([]map[string]any{server(t, "srv")}, nil)
+	writeJSON(t, e.cfgPath, good)
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	settle(t, w)
+	isConfig := func(ev *ProblemsEvent) bool { return ev.Path == e.cfgPath }
+
+	writeRaw(t, e.cfgPath, "{\"mcp\": {\"servers\": [\n  }")
+	pe := await(t, sub, "config problems", isConfig)
+	if len(pe.Problems) != 1 || pe.Problems[0].Line != 2 || pe.Problems[0].Column != 3 {
+		t.Errorf("problems of a config that does not parse: %+v, want one at 2:3", pe.Problems)
+	}
+	if sts := w.Statuses(); len(sts) != 1 || sts[0].State != mcp.StateConnected {
+		t.Errorf("statuses with the config broken: %+v", sts)
+	}
+	if r := call(t, w, "mcp__srv__echo", `{"text":"still"}`, nil); r.IsError {
+		t.Errorf("call with the config broken: %+v", r)
+	}
+
+	// Valid JSON that breaks a rule: the problem names the key.
+	writeRaw(t, e.cfgPath, `{"mcp": {"servers": [{"name": "a__b", "command": "x"}]}}`)
+	pe = await(t, sub, "config validation problems", isConfig)
+	if len(pe.Problems) != 1 || pe.Problems[0].Key != "mcp.servers[0].name" {
+		t.Errorf("problems of an invalid config: %+v", pe.Problems)
+	}
+	if got := w.Problems(); len(got) != 1 || got[0].Path != e.cfgPath {
+		t.Errorf("Problems() = %+v", got)
+	}
+
+	writeJSON(t, e.cfgPath, good)
+	pe = await(t, sub, "config fixed", isConfig)
+	if len(pe.Problems) != 0 || pe.Err != nil {
+		t.Errorf("problems after the fix: %+v", pe.Problems)
+	}
+	if got := w.Problems(); len(got) != 0 {
+		t.Errorf("Problems() after the fix = %+v", got)
+	}
+	if sts := w.Statuses(); len(sts) != 1 || sts[0].State != mcp.StateConnected || sts[0].PID == 0 {
+		t.Errorf("statuses after the fix: %+v", sts)
+	}
+}
+
+// A server that crashes and comes back with the same tools changes no
+// hash: no tools-changed event, so providers' prompt caches stay warm.
+func TestReconnectSameTools(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	w := e.open(t)
+	settle(t, w)
+	before, _, err := w.Definitions(t.Context(), defscache.FormatOpenAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+
+	if r := call(t, w, "mcp__srv__crash", `{}`, allowOnce); !r.IsError {
+		t.Fatalf("crash: %+v", r)
+	}
+	await(t, sub, "srv reconnecting", statusIs("srv", "reconnecting"))
+	await(t, sub, "srv connected again", statusIs("srv", "connected"))
+	after, _, err := w.Definitions(t.Context(), defscache.FormatOpenAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Hash != before.Hash {
+		t.Errorf("hash after a reconnect with the same tools: %s, was %s", after.Hash, before.Hash)
+	}
+
+	// A real change next: the first tools-changed event must be that one,
+	// none from the reconnect before it.
+	if r := call(t, w, "mcp__srv__addtool", `{"name":"fresh"}`, allowOnce); r.IsError {
+		t.Fatalf("addtool: %+v", r)
+	}
+	ev := await[*ToolsChangedEvent](t, sub, "tools changed", nil)
+	if ev.Server != "srv" || ev.Reason != "listChanged" || ev.Hashes[defscache.FormatOpenAI] == before.Hash {
+		t.Errorf("first tools-changed event after the reconnect: %+v", ev)
+	}
+}
+
+// Close stops every server and reaps its process; the subscriptions end.
+func TestClose(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	settle(t, w)
+	pid := w.Statuses()[0].PID
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server process %d after Close: kill 0 = %v, want ESRCH", pid, err)
+	}
+	for range sub.Events() { // ends: Close closed it
+	}
+	if _, open := <-w.Subscribe(nil).Events(); open {
+		t.Error("a subscription after Close is open")
+	}
+	sub.Close()
+	w.Close()
+}
+
+// Want limits what runs; a file that does not exist is no problem.
+func TestWant(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "a"), server(t, "b")}, nil))
+	w := e.openWith(t, &Options{Want: func(s string) bool { return s == "b" }})
+	settle(t, w)
+	if got := names(w.Statuses()); !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("statuses with Want b: %v", got)
+	}
+	if _, err := w.StartServer(t.Context(), "a"); !errors.Is(err, mcp.ErrNoServer) {
+		t.Errorf("StartServer of a server not wanted: %v", err)
+	}
+	if got := w.Problems(); len(got) != 0 {
+		t.Errorf("problems without rule files: %+v", got)
+	}
+	if _, err := os.Stat(e.userRules()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the workspace made %s: %v", e.userRules(), err)
+	}
+}
+
+// clock is a built-in for TestBuiltins.
+type clock struct{}
+
+func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "noon"}}}, nil
+}
+
+// Built-ins come first, in the tools and in the definitions, and run
+// through the same gate as MCP tools.
+func TestBuiltins(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	writeRaw(t, e.userRules(), `{"permissions": {"allow": ["clock"]}}`)
+	w := e.openWith(t, &Options{Builtins: []*orchestrator.Tool{{ID: "clock", Description: "Tell the time", Caller: clock{}}}})
+	settle(t, w)
+	tools := w.Tools("")
+	if len(tools) != 5 || tools[0].ID != "clock" || tools[1].ID != "mcp__srv__addtool" {
+		t.Errorf("tools: %+v", tools)
+	}
+	entry, problems, err := w.Definitions(t.Context(), defscache.FormatAnthropic)
+	if err != nil || len(problems) != 0 || !strings.HasPrefix(string(entry.Bytes), `[{"name":"clock",`) {
+		t.Errorf("definitions: %s, %v, %v", entry.Bytes, problems, err)
+	}
+	if r := call(t, w, "clock", `{}`, nil); r.IsError || r.Text() != "noon" || r.Decision != orchestrator.DecisionAllowed {
+		t.Errorf("clock: %+v", r)
+	}
+}
