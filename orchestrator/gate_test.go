@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -134,7 +135,7 @@ func TestAllowAlways(t *testing.T) {
 func TestAliasNeverMatchesRules(t *testing.T) {
 	long := strings.Repeat("x", 70)
 	id := "mcp__demo__" + long
-	alias := aliasFor(id)
+	alias := toolid.Alias(id)
 	for _, tc := range []struct {
 		rules string
 		want  Decision

@@ -10,9 +10,9 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
+	"github.com/freecode/freecode/internal/toolid"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -95,8 +95,8 @@ func (r *Registry) publish(ev ToolsChanged) {
 // so could name no built-in). Built-ins are listed before MCP tools, by
 // Order.
 func (r *Registry) RegisterBuiltin(t *Tool) error {
-	if t.ID == "" || len(t.ID) > MaxNameLen || sanitizeToolName(t.ID) != t.ID || strings.HasPrefix(t.ID, MCPPrefix) || t.ID == "mcp" {
-		return fmt.Errorf("registering built-in %q: a built-in is named by a bare [A-Za-z0-9_-] name of at most %d characters, without __ and other than \"mcp\"", t.ID, MaxNameLen)
+	if err := toolid.CheckBuiltin(t.ID); err != nil {
+		return fmt.Errorf("registering built-in %w", err)
 	}
 	if t.Caller == nil {
 		return fmt.Errorf("registering built-in %q: no caller", t.ID)
@@ -145,13 +145,13 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 		seen[t.Name] = true
 		names = append(names, t.Name)
 	}
-	parts := toolParts(names)
+	parts := toolid.ToolParts(names)
 	next := make(map[string]*Tool, len(names))
 	for _, st := range tools {
 		if st == nil || parts[st.Name] == "" {
 			continue
 		}
-		id := MCPToolID(server, parts[st.Name])
+		id := toolid.Format(server, parts[st.Name])
 		if _, dup := next[id]; dup {
 			continue // a repeated name, skipped above
 		}
@@ -162,7 +162,9 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 		}
 		next[id] = t
 	}
-	assignAliases(next)
+	for id, alias := range toolid.Aliases(slices.Collect(maps.Keys(next))) {
+		next[id].alias = alias
+	}
 
 	r.eventMu.Lock()
 	defer r.eventMu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -260,7 +261,7 @@ func FuzzMatch(f *testing.F) {
 	f.Add("mcp__*__get_*", "gh", "get__x", "g")
 	f.Add("mcp___", "_", "0", "")
 	f.Fuzz(func(t *testing.T, pattern, server, tool, other string) {
-		id := mcpPrefix + server + "__" + tool
+		id := toolid.Format(server, tool)
 		if Validate(pattern) == nil {
 			some, every := Match(pattern, id), MatchAllow(pattern, id)
 			if every && !some {
@@ -292,13 +293,14 @@ func FuzzMatch(f *testing.F) {
 	})
 }
 
-// validServer mirrors config.CheckName.
+// validServer is toolid.CheckServer without its rule on edge underscores:
+// the matcher must hold without it (see "Ids that read two ways").
 func validServer(s string) bool {
-	if s == "" || len(s) > 48 || strings.Contains(s, "__") {
+	if s == "" || len(s) > toolid.MaxServerLen || strings.Contains(s, toolid.Sep) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !idChar(s[i]) {
+		if !toolid.IsNameChar(s[i]) {
 			return false
 		}
 	}

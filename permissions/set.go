@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // Set is the rules of the settings files plus the session's allow rules.
@@ -209,7 +211,7 @@ func (x *index) decide(id string) int {
 	for _, i := range x.all {
 		b.offer(i, true)
 	}
-	if !strings.HasPrefix(id, mcpPrefix) {
+	if !strings.HasPrefix(id, toolid.Prefix) {
 		for _, i := range x.builtinExact[id] {
 			b.offer(i, true)
 		}
@@ -223,23 +225,23 @@ func (x *index) decide(id string) int {
 	for _, i := range x.toolExact[id] {
 		b.offer(i, true)
 	}
-	rs, n := readings(id)
+	rs, n := toolid.Readings(id)
 	for k, r := range rs[:n] {
 		// A rule found through one reading is offered with whether it
 		// covers every reading, which only an allow rule cares about.
-		for _, i := range x.serverExact[r.server] {
+		for _, i := range x.serverExact[r.Server] {
 			b.offer(i, x.coversAll(i, rs[:n], k))
 		}
 		for _, i := range x.serverGlob {
-			if x.pats[i].server.match(r.server) {
+			if x.pats[i].server.match(r.Server) {
 				b.offer(i, x.coversAll(i, rs[:n], k))
 			}
 		}
-		if !r.hasTool {
+		if !r.HasTool {
 			continue
 		}
-		for _, i := range x.toolByServer[r.server] {
-			if x.pats[i].tool.match(r.tool) {
+		for _, i := range x.toolByServer[r.Server] {
+			if x.pats[i].tool.match(r.Tool) {
 				b.offer(i, x.coversAll(i, rs[:n], k))
 			}
 		}
@@ -254,7 +256,7 @@ func (x *index) decide(id string) int {
 
 // coversAll reports whether rule i, known to cover reading k, covers the
 // other readings too. Only allow rules need it.
-func (x *index) coversAll(i int, rs []reading, k int) bool {
+func (x *index) coversAll(i int, rs []toolid.Reading, k int) bool {
 	if x.rules[i].Effect != Allow {
 		return true
 	}
