@@ -64,7 +64,7 @@ type Answer struct {
 func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (Decision, string) {
 	t := p.tool
 	// A nil set means no rules: read-only tools are allowed, others ask.
-	d := o.perms.Load().Decide(t.ID, t.ReadOnly)
+	d := o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly)
 	switch d.Effect {
 	case permissions.Allow:
 		return DecisionAllowed, ""

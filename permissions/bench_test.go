@@ -50,7 +50,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run("indexed/"+id, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				s.Decide(id, false)
+				s.Decide(id, "", false)
 			}
 		})
 	}
@@ -82,7 +82,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
-				s.Decide(benchIDs[i%len(benchIDs)], false)
+				s.Decide(benchIDs[i%len(benchIDs)], "", false)
 				i++
 			}
 		})
@@ -107,7 +107,7 @@ func TestBenchRulesAgree(t *testing.T) {
 		"mcp__server071__x":            "allow mcp__server07*",
 	}
 	for id, w := range want {
-		d := s.Decide(id, false)
+		d := s.Decide(id, "", false)
 		got := d.Effect.String() + " "
 		if d.Rule != nil {
 			got += d.Rule.Pattern

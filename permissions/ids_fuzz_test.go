@@ -32,13 +32,13 @@ func FuzzToolIDs(f *testing.F) {
 		for _, n := range names {
 			id := toolid.Format("srv", parts[n])
 			ids = append(ids, id)
-			if !MatchAllow("mcp__srv", id) || Match("mcp__sr", id) || Match("mcp__srv2", id) {
+			if !matchAllow("mcp__srv", id) || match("mcp__sr", id) || match("mcp__srv2", id) {
 				t.Fatalf("server rules on %q are wrong", id)
 			}
 		}
 		for _, id := range ids {
 			for _, other := range ids {
-				if other != id && (Match(id, other) || MatchAllow(id, other)) {
+				if other != id && (match(id, other) || matchAllow(id, other)) {
 					t.Fatalf("rule %q covers %q", id, other)
 				}
 			}

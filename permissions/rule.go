@@ -301,27 +301,3 @@ func (p *pattern) covers(id string) (some, every bool) {
 	}
 	return some, some && every
 }
-
-// Match reports whether pattern covers the tool id under some reading of
-// the id, that is, whether it applies as a deny or ask rule. As an allow
-// rule it must cover every reading (see the package comment); MatchAllow
-// says that. An invalid pattern matches nothing.
-func Match(pattern, id string) bool {
-	p, _, err := compile(pattern)
-	if err != nil {
-		return false
-	}
-	some, _ := p.covers(id)
-	return some
-}
-
-// MatchAllow reports whether pattern, as an allow rule, covers the tool id:
-// it must cover every reading of the id.
-func MatchAllow(pattern, id string) bool {
-	p, _, err := compile(pattern)
-	if err != nil {
-		return false
-	}
-	_, all := p.covers(id)
-	return all
-}

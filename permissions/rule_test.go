@@ -153,14 +153,14 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pattern+" "+tc.id, func(t *testing.T) {
-			if got := Match(tc.pattern, tc.id); got != tc.some {
-				t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.some)
+			if got := match(tc.pattern, tc.id); got != tc.some {
+				t.Errorf("match(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.some)
 			}
-			if got := MatchAllow(tc.pattern, tc.id); got != tc.allow {
-				t.Errorf("MatchAllow(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.allow)
+			if got := matchAllow(tc.pattern, tc.id); got != tc.allow {
+				t.Errorf("matchAllow(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.allow)
 			}
 			// The index must agree with the reference matcher, for each
-			// effect: Decide finds rules through maps and lists, Match
+			// effect: Decide finds rules through maps and lists, match
 			// compiles one pattern and tries it.
 			if Validate(tc.pattern) != nil {
 				return
@@ -171,7 +171,7 @@ func TestMatch(t *testing.T) {
 					want = tc.allow
 				}
 				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(tc.pattern), Effect: e, Source: SourceUser, File: "f"}}, nil)
-				if got := x.decide(tc.id) == 0; got != want {
+				if got := x.decide(tc.id, "") == 0; got != want {
 					t.Errorf("index with %s rule %q covers %q = %v, want %v", e, tc.pattern, tc.id, got, want)
 				}
 			}
@@ -263,7 +263,7 @@ func FuzzMatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, server, tool, other string) {
 		id := toolid.Format(server, tool)
 		if Validate(pattern) == nil {
-			some, every := Match(pattern, id), MatchAllow(pattern, id)
+			some, every := match(pattern, id), matchAllow(pattern, id)
 			if every && !some {
 				t.Fatalf("%q covers %q as allow but not as deny", pattern, id)
 			}
@@ -273,7 +273,7 @@ func FuzzMatch(f *testing.F) {
 					want = every
 				}
 				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(pattern), Effect: e, Source: SourceUser}}, nil)
-				if got := x.decide(id) == 0; got != want {
+				if got := x.decide(id, "") == 0; got != want {
 					t.Fatalf("index with %s rule %q covers %q = %v, want %v", e, pattern, id, got, want)
 				}
 			}
@@ -283,11 +283,11 @@ func FuzzMatch(f *testing.F) {
 		}
 		// A server-wide deny covers every tool of a valid server, whatever
 		// the tool is called.
-		if !Match("mcp__"+server, id) {
+		if !match("mcp__"+server, id) {
 			t.Fatalf("deny mcp__%s does not cover %q", server, id)
 		}
 		// An allow on another server never covers it.
-		if validServer(other) && other != server && MatchAllow("mcp__"+other, id) {
+		if validServer(other) && other != server && matchAllow("mcp__"+other, id) {
 			t.Fatalf("allow mcp__%s covers %q, a tool of server %q", other, id, server)
 		}
 	})
@@ -325,4 +325,29 @@ func TestEnumStrings(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+// match is the reference matcher the index is tested against: it reports
+// whether pattern covers the tool id under some reading of the id, that
+// is, whether it applies as a deny or ask rule. As an allow
+// rule it must cover every reading (see the package comment); matchAllow
+// says that. An invalid pattern matches nothing.
+func match(pattern, id string) bool {
+	p, _, err := compile(pattern)
+	if err != nil {
+		return false
+	}
+	some, _ := p.covers(id)
+	return some
+}
+
+// matchAllow reports whether pattern, as an allow rule, covers the tool id:
+// it must cover every reading of the id.
+func matchAllow(pattern, id string) bool {
+	p, _, err := compile(pattern)
+	if err != nil {
+		return false
+	}
+	_, all := p.covers(id)
+	return all
 }
