@@ -2,7 +2,11 @@ package permissions
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // benchRules is ~200 rules shaped like a busy user's files: 20 servers,
@@ -74,6 +78,26 @@ func BenchmarkDecide(b *testing.B) {
 						bi = i
 					}
 				}
+			}
+		})
+	}
+	// A long id (a tool with an alias), without and with rules that name
+	// aliases: the alias lookup, a hash of the id, is paid only when some
+	// rule looks like an alias.
+	long := toolid.Format("server07", strings.Repeat("long_tool_name_", 5))
+	longAlias := toolid.Alias(long)
+	withAliases := &Set{}
+	withAliases.setFiles([]fileRules{{path: "f", rules: append(slices.Clone(rules),
+		Rule{Pattern: toolid.Alias(long + "x"), Effect: Deny, Source: SourceUser, File: "f"},
+		Rule{Pattern: longAlias, Effect: Allow, Source: SourceUser, File: "f"})}})
+	for _, bc := range []struct {
+		name string
+		set  *Set
+	}{{"long-id", s}, {"long-id-alias-rules", withAliases}} {
+		b.Run("indexed/"+bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.set.Decide(long, longAlias, false)
 			}
 		})
 	}

@@ -62,12 +62,13 @@ func (s Source) String() string {
 // MarshalText makes a Source "user", "project", "local" or "session" in JSON.
 func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Rule is one pattern of a rule file, or of the session.
+// Rule is one pattern of a rule file, or of the session. In JSON it is
+// the protocol's {"rule", "effect", "source"}; the file stays on this side.
 type Rule struct {
-	Pattern string // as written, without surrounding whitespace
-	Effect  Effect
-	Source  Source
-	File    string // the settings file; "" for SourceSession
+	Pattern string `json:"rule"` // as written, without surrounding whitespace
+	Effect  Effect `json:"effect"`
+	Source  Source `json:"source"`
+	File    string `json:"-"` // the settings file; "" for SourceSession
 }
 
 // Decision is the outcome of Set.Decide.

@@ -321,7 +321,7 @@ func TestEnumStrings(t *testing.T) {
 	}
 	got = append(got, string(b))
 	want := []string{"allow", "ask", "deny", "Effect(0)", "user", "project", "local", "session", "Source(0)",
-		`{"Pattern":"read","Effect":"deny","Source":"local","File":""}`}
+		`{"rule":"read","effect":"deny","source":"local"}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
