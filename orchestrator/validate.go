@@ -209,7 +209,10 @@ func argsPointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(schemaEscapePtr(t))
+		pointerEscaper.WriteString(&b, t)
 	}
 	return b.String()
 }
+
+// pointerEscaper escapes one token of a JSON pointer (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
