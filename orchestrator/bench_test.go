@@ -150,8 +150,8 @@ func BenchmarkBatch16(b *testing.B) {
 				c = m
 			}
 			o := benchOrchestrator(b, c, &Options{MaxParallel: bc.parallel})
-			if bc.parallel == 0 && o.opts.MaxParallel != DefaultMaxParallel {
-				b.Fatalf("default limit = %d", o.opts.MaxParallel)
+			if bc.parallel == 0 && o.maxParallel.Load() != DefaultMaxParallel {
+				b.Fatalf("default limit = %d", o.maxParallel.Load())
 			}
 			start := time.Now()
 			for b.Loop() {

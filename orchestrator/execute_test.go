@@ -117,6 +117,22 @@ func TestParallelLimit(t *testing.T) {
 		if diff := cmp.Diff(map[int]int{0: 8, 1: 8, 2: 1}, starts); diff != "" {
 			t.Errorf("default limit: calls started per second (-want +got):\n%s", diff)
 		}
+
+		// Changed at run time (config.json's mcp.maxParallel edited), then
+		// back to the default.
+		o := New(reg, &Options{MaxParallel: 4})
+		for _, tc := range []struct {
+			n    int
+			want map[int]int
+		}{{2, map[int]int{0: 2, 1: 2, 2: 2, 3: 2, 4: 2, 5: 1}}, {0, map[int]int{0: 8, 1: 3}}} {
+			o.SetMaxParallel(tc.n)
+			clear(starts)
+			begin = time.Now()
+			o.Execute(t.Context(), calls, nil)
+			if diff := cmp.Diff(tc.want, starts); diff != "" {
+				t.Errorf("SetMaxParallel(%d): calls started per second (-want +got):\n%s", tc.n, diff)
+			}
+		}
 	})
 }
 
