@@ -86,9 +86,6 @@ func New(reg *Registry, opts *Options) *Orchestrator {
 	return o
 }
 
-// Registry returns the registry the orchestrator runs tools from.
-func (o *Orchestrator) Registry() *Registry { return o.reg }
-
 // SetPermissions replaces the rules (after a settings file changed).
 // Calls already past the gate are not affected.
 func (o *Orchestrator) SetPermissions(s *permissions.Set) { o.perms.Store(s) }
@@ -318,7 +315,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		if r.Content == nil {
 			r.Content = []mcpsdk.Content{}
 		}
-		capText(&r, int(o.maxChars.Load()), o.opts.ResultsDir)
+		o.capResult(&r)
 	}
 	r.DurationMs = time.Since(start).Milliseconds()
 	return r

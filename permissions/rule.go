@@ -271,34 +271,3 @@ func (p *pattern) matchReading(r toolid.Reading) bool {
 	}
 	return false
 }
-
-// covers reports whether p covers id under some reading of the id (some)
-// and under every reading (every). Deny and ask rules apply when some is
-// true, allow rules only when every is: an id that reads two ways can make FreeCode
-// ask more, never less.
-func (p *pattern) covers(id string) (some, every bool) {
-	switch p.kind {
-	case kindAll:
-		return true, true
-	case kindBuiltin:
-		m := !strings.HasPrefix(id, toolid.Prefix) && p.name.match(id)
-		return m, m
-	}
-	if !strings.HasPrefix(id, toolid.Prefix) {
-		return false, false
-	}
-	if p.kind == kindTool && p.literal {
-		m := id == p.text
-		return m, m
-	}
-	rs, n := toolid.Readings(id)
-	every = true
-	for _, r := range rs[:n] {
-		if p.matchReading(r) {
-			some = true
-		} else {
-			every = false
-		}
-	}
-	return some, some && every
-}
