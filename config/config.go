@@ -29,7 +29,11 @@ const (
 	DefaultMaxResultChars  = 50000
 	DefaultMaxMessageBytes = 16 << 20
 	DefaultProtocolVersion = "2025-11-25"
+	DefaultMaxParallel     = 8
 )
+
+// MaxParallelLimit is the largest mcp.maxParallel the config accepts.
+const MaxParallelLimit = 64
 
 // Config is the part of config.json that FreeCode's MCP code owns.
 type Config struct {
@@ -48,6 +52,9 @@ type MCP struct {
 	Servers        []Server
 	PollInterval   time.Duration // "pollInterval", ms in the file
 	MaxResultChars int           // "maxResultChars"
+	// MaxParallel bounds how many read-only tool calls of one batch run at
+	// once ("maxParallel", 1 to MaxParallelLimit).
+	MaxParallel int
 }
 
 // Server is one entry of mcp.servers, with defaults applied.

@@ -68,7 +68,7 @@ func Parse(path string, data []byte) (*Config, error) {
 }
 
 func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
-	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars}}
+	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
@@ -155,6 +155,20 @@ func (d *decoder) count(key, server string, raw json.RawMessage, dst *int) {
 	*dst = int(f)
 }
 
+// between decodes a whole number from lo to hi.
+func (d *decoder) between(key, server string, raw json.RawMessage, lo, hi int, dst *int) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		shown := string(bytes.TrimSpace(raw))
+		if r := []rune(shown); len(r) > 40 {
+			shown = string(r[:37]) + "..."
+		}
+		d.fail(key, server, "want a whole number from %d to %d, not %s", lo, hi, shown)
+		return
+	}
+	*dst = int(f)
+}
+
 func (d *decoder) strings(key, server string, raw json.RawMessage) []string {
 	var s []string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -199,6 +213,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.millis(key, "", v, &cfg.MCP.PollInterval)
 		case "maxResultChars":
 			d.count(key, "", v, &cfg.MCP.MaxResultChars)
+		case "maxParallel":
+			d.between(key, "", v, 1, MaxParallelLimit, &cfg.MCP.MaxParallel)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:
@@ -210,14 +226,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 // server decodes one entry of mcp.servers and applies the defaults. It
 // returns false only if the entry is not an object at all.
 func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string) (Server, bool) {
-	s := Server{
-		Enabled:         true,
-		Timeout:         DefaultTimeout,
-		ToolTimeout:     DefaultToolTimeout,
-		ProtocolVersion: DefaultProtocolVersion,
-		MaxMessageBytes: DefaultMaxMessageBytes,
-		Scope:           scope,
-	}
+	// The entry's own values replace the defaults as they are decoded.
+	s := Server{Enabled: true, Scope: scope}.WithDefaults()
 	m, ok := d.object(key, "", raw)
 	if !ok {
 		return s, false

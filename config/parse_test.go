@@ -40,7 +40,7 @@ func remote(name, url string) Server {
 }
 
 func defaults() *Config {
-	return &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars}}
+	return &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel}}
 }
 
 func TestParse(t *testing.T) {
@@ -71,6 +71,7 @@ func TestParse(t *testing.T) {
     /* block comment */
     "pollInterval": 2500,
     "maxResultChars": 1000,
+    "maxParallel": 4,
     "trustedProjects": ["/src/a"],
     "approvedProjectServers": ["/src/a:abc"],
     "somethingNew": {"kept": true},
@@ -84,7 +85,7 @@ func TestParse(t *testing.T) {
 				gh.Headers = map[string]string{"Authorization": "Bearer ${env:GITHUB_TOKEN}"}
 				gh.CABundle, gh.ClientCert, gh.ClientKey = "/etc/fc/ca.pem", "/abs/c.pem", "/etc/fc/keys/k.pem"
 				gh.Enabled = false
-				c.MCP = MCP{Servers: []Server{fs, gh}, PollInterval: 2500 * time.Millisecond, MaxResultChars: 1000}
+				c.MCP = MCP{Servers: []Server{fs, gh}, PollInterval: 2500 * time.Millisecond, MaxResultChars: 1000, MaxParallel: 4}
 				c.Trusted = []string{"/src/a"}
 				c.Approvals = []string{"/src/a:abc"}
 			},
@@ -119,6 +120,42 @@ func TestParse(t *testing.T) {
 			tc.want(want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Parse (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMaxParallel(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    int
+		wantErr string
+	}{
+		{"1", 1, ""},
+		{"64", 64, ""},
+		{"null", DefaultMaxParallel, ""},
+		{"0", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not 0"},
+		{"65", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not 65"},
+		{"-3", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not -3"},
+		{"2.5", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not 2.5"},
+		{`"8"`, 0, `c.json: mcp.maxParallel: want a whole number from 1 to 64, not "8"`},
+		{`"` + strings.Repeat("x", 100) + `"`, 0, `c.json: mcp.maxParallel: want a whole number from 1 to 64, not "` + strings.Repeat("x", 36) + `...`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			cfg, err := Parse("c.json", []byte(`{"mcp": {"maxParallel": `+tc.value+`}}`))
+			if tc.wantErr != "" {
+				var ve *ValidationError
+				if !errors.As(err, &ve) || err.Error() != tc.wantErr {
+					t.Fatalf("Parse error = %v, want a *ValidationError %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.MCP.MaxParallel != tc.want {
+				t.Errorf("MaxParallel = %d, want %d", cfg.MCP.MaxParallel, tc.want)
 			}
 		})
 	}

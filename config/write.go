@@ -2,14 +2,16 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"time"
 
+	"github.com/freecode/freecode/internal/filelock"
 	"github.com/tailscale/hujson"
 )
 
@@ -20,6 +22,13 @@ import (
 // The write is atomic and keeps the file's mode (0600 for a new file).
 // Permission rules and config edits share it.
 //
+// The whole read-edit-write holds the file's lock (internal/filelock: the
+// lock file "."+name+".lock" beside it), which every FreeCode process and
+// goroutine editing the file takes, so no edit undoes another. UpdateFile
+// waits up to 20 seconds for it, then fails writing nothing. A program that
+// writes the file without the lock is caught by a re-read before the
+// rename, and the edit is redone on what it wrote.
+//
 // fn may add values any way hujson allows (Patch is the easy one) without
 // caring for whitespace: UpdateFile lays out only the values fn added,
 // indented like their neighbours with the file's own indent unit, and never
@@ -27,13 +36,21 @@ import (
 func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	// A config kept in a dotfiles repository is often a symbolic link:
 	// edit the file it points to, rather than replace the link by a copy.
+	// Every path to the file then locks the same lock file.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	// Edits from this process never interleave; other programs (the
-	// FreeCode app saving a provider key) are caught by the re-read below.
-	updateMu.Lock()
-	defer updateMu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), lockWait,
+		fmt.Errorf("gave up after %s; nothing was written, try again", lockWait))
+	defer cancel()
+	lock, err := filelock.Acquire(ctx, path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer lock.Unlock()
 	for try := 1; ; try++ {
 		data, exists, mode, err := readForUpdate(path)
 		if err != nil {
@@ -55,10 +72,10 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 		if bytes.Equal(out, data) {
 			return nil
 		}
-		// Another program may have written the file since it was read:
-		// renaming our copy over it would silently undo that write (a
-		// provider key just saved, say). Redo the edit on the new file.
-		// What is left is the instant between this check and the rename.
+		// A program that does not take the lock may have written the
+		// file since it was read: renaming our copy over it would
+		// silently undo that write. Redo the edit on the new file. What
+		// is left is the instant between this check and the rename.
 		now, nowExists, _, err := readForUpdate(path)
 		if err != nil {
 			return err
@@ -73,8 +90,10 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	}
 }
 
-// updateMu serializes UpdateFile within the process.
-var updateMu sync.Mutex
+// lockWait bounds how long UpdateFile waits for another writer's lock. An
+// edit holds it for milliseconds; this is for a writer that hangs. A
+// variable for tests.
+var lockWait = 20 * time.Second
 
 // updateTries bounds how often UpdateFile redoes an edit because the file
 // changed under it.

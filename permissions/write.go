@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/freecode/freecode/config"
 	"github.com/tailscale/hujson"
@@ -92,17 +91,15 @@ func checkInside(dir, path string) error {
 	return nil
 }
 
-// addMu serializes AddAllow in this process, so that two "always allow"
-// answers written to the same file at once are both kept.
-var addMu sync.Mutex
-
 // AddAllow writes pattern as an allow rule into the rule file at path
 // (an "always allow" answer): it appends to permissions.allow, creating
 // the file, the "permissions" object or the list if missing, and does
 // nothing if the rule is already there. It edits through config.UpdateFile:
 // every other byte of the file (other keys, their order, comments,
 // formatting) is kept, the new rule is laid out like its neighbours, a
-// symlinked file is edited where it lives, and the write is atomic. A file
+// symlinked file is edited where it lives, the write is atomic, and the
+// file's lock is held throughout, so that "always allow" answers written
+// at once by several processes (or goroutines) are all kept. A file
 // that does not parse is left alone and the error (a *config.ParseError)
 // names its line and column.
 //
@@ -113,8 +110,6 @@ func AddAllow(path, pattern string) error {
 	if err != nil {
 		return fmt.Errorf("adding allow rule %q: %w", pattern, err)
 	}
-	addMu.Lock()
-	defer addMu.Unlock()
 	err = config.UpdateFile(path, func(root *hujson.Value) error { return addAllow(root, p) })
 	var pe *config.ParseError
 	if err != nil && !errors.As(err, &pe) {

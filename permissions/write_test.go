@@ -2,8 +2,11 @@ package permissions
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -239,6 +242,62 @@ func TestAddAllowConcurrent(t *testing.T) {
 		if !got[p] {
 			t.Errorf("rule %q lost", p)
 		}
+	}
+}
+
+// allowChildEnv makes TestAddAllowChild, in a child process of
+// TestAddAllowAcrossProcesses, add the rule it names to $FREECODE_RULE_FILE.
+const allowChildEnv = "FREECODE_ADD_ALLOW_CHILD"
+
+func TestAddAllowChild(t *testing.T) {
+	pattern := os.Getenv(allowChildEnv)
+	if pattern == "" {
+		t.Skip("the child process of TestAddAllowAcrossProcesses")
+	}
+	if err := AddAllow(os.Getenv("FREECODE_RULE_FILE"), pattern); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// "Always allow" answers written at once by fifty processes (the sidecar,
+// the CLI, the app) to one rule file are all kept.
+func TestAddAllowAcrossProcesses(t *testing.T) {
+	const procs = 50
+	path := filepath.Join(t.TempDir(), SettingsFile)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	want := make([]string, procs)
+	errs := make([]error, procs)
+	for i := range procs {
+		want[i] = fmt.Sprintf("mcp__s%02d__read", i)
+		wg.Go(func() {
+			cmd := exec.Command(exe, "-test.run=^TestAddAllowChild$")
+			cmd.Env = append(os.Environ(), allowChildEnv+"="+want[i], "FREECODE_RULE_FILE="+path)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("%s: %v\n%s", want[i], err, out)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	s, _, err := Load(LoadOptions{UserFile: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range s.Rules() {
+		got = append(got, r.Pattern)
+	}
+	slices.Sort(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("%d of %d rules in the file (-want +got):\n%s", len(got), procs, d)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -195,9 +196,6 @@ func (f *mcpAddFlags) server(args []string, dash int) (config.Server, error) {
 		default:
 			return srv, fmt.Errorf("--transport %q: want http, sse or auto", f.transport)
 		}
-		if srv.Transport == "" {
-			srv.Transport = config.TransportAuto
-		}
 		if len(f.env) > 0 || f.cwd != "" {
 			return srv, errors.New("--env and --cwd are for local servers")
 		}
@@ -211,14 +209,12 @@ func (f *mcpAddFlags) server(args []string, dash int) (config.Server, error) {
 	if srv.Headers, err = keyValues("--header", f.headers); err != nil {
 		return srv, err
 	}
-	srv.Timeout = config.DefaultTimeout
 	if f.timeout != "" {
 		if srv.Timeout, err = parseTimeout(f.timeout); err != nil {
 			return srv, err
 		}
 	}
-	srv.ToolTimeout = config.DefaultToolTimeout
-	return srv, nil
+	return srv.WithDefaults(), nil
 }
 
 func keyValues(flag string, kvs []string) (map[string]string, error) {
@@ -266,21 +262,21 @@ func parseTimeout(s string) (time.Duration, error) {
 func describe(w io.Writer, srv config.Server) {
 	r := srv.Redacted()
 	if r.Type == config.TypeLocal {
-		fmt.Fprintf(w, "  command:   %s\n", printable(quoteArgv(r.Command)))
+		fmt.Fprintf(w, "  command:   %s\n", termtext.Escape(quoteArgv(r.Command)))
 		if r.Cwd != "" {
-			fmt.Fprintf(w, "  cwd:       %s\n", printable(r.Cwd))
+			fmt.Fprintf(w, "  cwd:       %s\n", termtext.Escape(r.Cwd))
 		}
 	} else {
-		fmt.Fprintf(w, "  url:       %s\n", printable(r.URL))
+		fmt.Fprintf(w, "  url:       %s\n", termtext.Escape(r.URL))
 		fmt.Fprintf(w, "  transport: %s\n", r.Transport)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
-		fmt.Fprintf(w, "  env:       %s=%s\n", printable(k), r.Env[k])
+		fmt.Fprintf(w, "  env:       %s=%s\n", termtext.Escape(k), r.Env[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
-		fmt.Fprintf(w, "  header:    %s: %s\n", printable(k), r.Headers[k])
+		fmt.Fprintf(w, "  header:    %s: %s\n", termtext.Escape(k), r.Headers[k])
 	}
-	if r.Timeout != 0 && r.Timeout != config.DefaultTimeout {
+	if r.Timeout != config.DefaultTimeout {
 		fmt.Fprintf(w, "  timeout:   %s\n", r.Timeout)
 	}
 	if !r.Enabled {
@@ -386,14 +382,14 @@ func newMCPListCmd(a *app) *cobra.Command {
 				target := r.URL
 				if r.Type == config.TypeLocal {
 					target = quoteArgv(r.Command)
-				} else if r.Transport != "" && r.Transport != config.TransportAuto {
+				} else if r.Transport != config.TransportAuto {
 					target += " (" + r.Transport + ")"
 				}
 				enabled := "yes"
 				if !r.Enabled {
 					enabled = "no"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, enabled, printable(target))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, enabled, termtext.Escape(target))
 			}
 			return tw.Flush()
 		},

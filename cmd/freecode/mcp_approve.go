@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -51,7 +52,7 @@ Without a name, lists the project's servers and whether each is approved.`,
 			out := cmd.OutOrStdout()
 			if len(args) == 0 {
 				if len(servers) == 0 {
-					fmt.Fprintf(out, "%s ships no MCP servers.\n", config.ProjectSettingsPath(dir))
+					fmt.Fprintf(out, "%s ships no MCP servers.\n", termtext.Escape(config.ProjectSettingsPath(dir)))
 					return nil
 				}
 				for _, s := range servers {
@@ -62,7 +63,7 @@ Without a name, lists the project's servers and whether each is approved.`,
 					if _, clash := cfg.Server(s.Name); clash {
 						state += "; shadowed by your own server of that name"
 					}
-					fmt.Fprintf(out, "%s (%s)\n", printable(s.Name), state)
+					fmt.Fprintf(out, "%s (%s)\n", termtext.Escape(s.Name), state)
 					describeProjectServer(out, s)
 				}
 				return nil
@@ -81,13 +82,13 @@ Without a name, lists the project's servers and whether each is approved.`,
 				if err := config.Unapprove(path, key); err != nil {
 					return unchanged(err)
 				}
-				fmt.Fprintf(out, "Revoked approval of project server %q from %s.\n", srv.Name, dir)
+				fmt.Fprintf(out, "Revoked approval of project server %q from %s.\n", srv.Name, termtext.Escape(dir))
 				return nil
 			}
 			if err := config.Approve(path, key); err != nil {
 				return unchanged(err)
 			}
-			fmt.Fprintf(out, "Approved project server %q from %s:\n", srv.Name, dir)
+			fmt.Fprintf(out, "Approved project server %q from %s:\n", srv.Name, termtext.Escape(dir))
 			describeProjectServer(out, srv)
 			fmt.Fprintln(out, "Any change to this entry needs approval again.")
 			return nil
@@ -102,25 +103,26 @@ Without a name, lists the project's servers and whether each is approved.`,
 // the user's own entries, env and header values are shown as written: they
 // are the repository's text, and a ${env:NAME} there is exactly what the
 // user must see (the project asks for that variable of theirs). Being the
-// repository's text, they are shown with control characters escaped: an
-// escape sequence or a carriage return in a command could otherwise hide
-// what it really runs from the very listing the user approves it by.
+// repository's text, they are shown escaped (internal/termtext): an escape
+// sequence, a carriage return or a bidirectional control in a command
+// could otherwise hide what it really runs from the very listing the user
+// approves it by.
 func describeProjectServer(w io.Writer, s config.Server) {
 	if s.Type == config.TypeLocal {
-		fmt.Fprintf(w, "  command:   %s\n", printable(quoteArgv(s.Command)))
+		fmt.Fprintf(w, "  command:   %s\n", termtext.Escape(quoteArgv(s.Command)))
 		if s.Cwd != "" {
-			fmt.Fprintf(w, "  cwd:       %s\n", printable(s.Cwd))
+			fmt.Fprintf(w, "  cwd:       %s\n", termtext.Escape(s.Cwd))
 		}
 		if s.InheritEnv {
 			fmt.Fprintln(w, "  inheritEnv: true (it gets your whole environment, API keys included)")
 		}
 	} else {
-		fmt.Fprintf(w, "  url:       %s\n", printable(s.URL))
+		fmt.Fprintf(w, "  url:       %s\n", termtext.Escape(s.URL))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		fmt.Fprintf(w, "  env:       %s=%s\n", printable(k), printable(s.Env[k]))
+		fmt.Fprintf(w, "  env:       %s=%s\n", termtext.Escape(k), termtext.Escape(s.Env[k]))
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		fmt.Fprintf(w, "  header:    %s: %s\n", printable(k), printable(s.Headers[k]))
+		fmt.Fprintf(w, "  header:    %s: %s\n", termtext.Escape(k), termtext.Escape(s.Headers[k]))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -112,7 +113,7 @@ FreeCode's config. Only the file given, or that client's usual user file, is rea
 
 			out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			for _, w := range warnings {
-				fmt.Fprintf(stderr, "warning: %s\n", w)
+				fmt.Fprintf(stderr, "warning: %s\n", termtext.EscapeLines(w))
 			}
 			if len(servers) == 0 {
 				fmt.Fprintf(out, "No MCP servers found in %s.\n", src)
@@ -126,23 +127,23 @@ FreeCode's config. Only the file given, or that client's usual user file, is rea
 			added, failed := 0, 0
 			for _, s := range servers {
 				if _, exists := cfg.Server(s.Name); exists {
-					fmt.Fprintf(out, "  = %s: already configured, skipped\n", s.Name)
+					fmt.Fprintf(out, "  = %s: already configured, skipped\n", termtext.Escape(s.Name))
 					continue
 				}
 				if err := config.CheckName(s.Name); err != nil {
-					fmt.Fprintf(out, "  ! %s: skipped: %v\n", s.Name, err)
+					fmt.Fprintf(out, "  ! %s: skipped: %s\n", termtext.Escape(s.Name), termtext.EscapeLines(err.Error()))
 					failed++
 					continue
 				}
 				if !dryRun {
 					if err := config.AddServer(path, s); err != nil {
-						fmt.Fprintf(out, "  ! %s: %v\n", s.Name, err)
+						fmt.Fprintf(out, "  ! %s: %s\n", termtext.Escape(s.Name), termtext.EscapeLines(err.Error()))
 						failed++
 						continue
 					}
 				}
 				added++
-				fmt.Fprintf(out, "  + %s (%s)\n", s.Name, s.Type)
+				fmt.Fprintf(out, "  + %s (%s)\n", termtext.Escape(s.Name), s.Type)
 				describe(indent{out}, s)
 			}
 			switch {

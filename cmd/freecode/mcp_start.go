@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -27,9 +28,9 @@ print its tools and stop it again. A quick check that a server entry works.`,
 			return a.withConn(cmd, args[0], func(srv config.Server, st mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
-				fmt.Fprintf(out, "  %s\n", printable(describeStatus(st)))
+				fmt.Fprintf(out, "  %s\n", termtext.Escape(describeStatus(st)))
 				for _, t := range tools {
-					fmt.Fprintf(out, "  - %s%s\n", printable(t.Name), marks(t))
+					fmt.Fprintf(out, "  - %s%s\n", termtext.Escape(t.Name), marks(t))
 				}
 				return nil
 			})
@@ -50,14 +51,19 @@ func newMCPToolsCmd(a *app) *cobra.Command {
 					if tools == nil {
 						tools = []*mcpsdk.Tool{}
 					}
-					enc := json.NewEncoder(out)
-					enc.SetIndent("", "  ")
-					return enc.Encode(tools)
+					b, err := json.MarshalIndent(tools, "", "  ")
+					if err != nil {
+						return err
+					}
+					// Valid JSON still, but a description cannot reorder
+					// or hide what the terminal shows.
+					_, err = out.Write(append(termtext.JSON(b), '\n'))
+					return err
 				}
 				fmt.Fprintf(out, "%d %s of %q (R = read-only, D = destructive):\n", len(tools), plural(len(tools), "tool", "tools"), srv.Name)
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				for _, t := range tools {
-					fmt.Fprintf(tw, "  %s\t%s\t%s\n", printable(t.Name), shortMarks(t), firstLine(t.Description, 100))
+					fmt.Fprintf(tw, "  %s\t%s\t%s\n", termtext.Escape(t.Name), shortMarks(t), firstLine(t.Description, 100))
 				}
 				return tw.Flush()
 			})
@@ -102,7 +108,7 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 		if ctx.Err() != nil {
 			reason = "interrupted"
 		}
-		fmt.Fprintf(stderr, "✗ Server %q failed: %s\n", srv.Name, printableLines(reason))
+		fmt.Fprintf(stderr, "✗ Server %q failed: %s\n", srv.Name, termtext.EscapeLines(reason))
 		printTail(stderr, st.StderrTail)
 		return exitError(1)
 	}
@@ -112,7 +118,7 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 	if closeErr != nil {
 		// The tools were listed; a server that will not stop cleanly is
 		// worth a note but not a failure of the check.
-		fmt.Fprintf(stderr, "note: stopping %q: %v\n", srv.Name, closeErr)
+		fmt.Fprintf(stderr, "note: stopping %q: %s\n", srv.Name, termtext.EscapeLines(closeErr.Error()))
 	}
 	return nil
 }
@@ -144,7 +150,7 @@ func printTail(w io.Writer, tail []string) {
 	}
 	fmt.Fprintln(w, "  stderr (last lines):")
 	for _, l := range tail {
-		fmt.Fprintf(w, "    %s\n", printable(l))
+		fmt.Fprintf(w, "    %s\n", termtext.Escape(l))
 	}
 }
 
@@ -193,42 +199,7 @@ func firstLine(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
-	return printable(s)
-}
-
-// printable shows the control characters of s as \xNN. What a server
-// sends (tool names, descriptions, its stderr) reaches the user's
-// terminal through these commands, and an escape sequence in it could
-// rewrite what the terminal shows, set its title or, through OSC 52,
-// its clipboard.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// printableLines is printable for each line of s, keeping the line breaks
-// (a joined error has several lines).
-func printableLines(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = printable(l)
-	}
-	return strings.Join(lines, "\n")
-}
-
-// isControl reports a C0 or C1 control character other than tab, or DEL.
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\t') || (r >= 0x7f && r <= 0x9f)
+	return termtext.Escape(s)
 }
 
 func plural(n int, one, many string) string {

@@ -433,25 +433,13 @@ func TestImport(t *testing.T) {
 	})
 }
 
-// TestPrintable: what a server sends is shown with its control characters
-// escaped, so a tool description or a stderr line cannot drive the
-// user's terminal.
-func TestPrintable(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"plain text\twith tab, ünïcode", "plain text\twith tab, ünïcode"},
-		{"\x1b]52;c;ZXZpbA==\x07read_file", `\x1b]52;c;ZXZpbA==\x07read_file`},
-		{"hide\x1b[8mthis\x1b[0m", `hide\x1b[8mthis\x1b[0m`},
-		{"c1 \u009b31m csi", `c1 \x9b31m csi`},
-		{"cr\rover", `cr\x0dover`},
-	} {
-		if got := printable(tc.in); got != tc.want {
-			t.Errorf("printable(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
+// A tool description's first line, as `mcp tools` shows it, is escaped
+// (internal/termtext): a server's text cannot drive the user's terminal.
+func TestFirstLineEscapes(t *testing.T) {
 	if got, want := firstLine("  \x1b[2Jwipe\nsecond line", 100), `\x1b[2Jwipe`; got != want {
 		t.Errorf("firstLine = %q, want %q", got, want)
 	}
-	if got, want := printableLines("a\x1b\nb"), "a\\x1b\nb"; got != want {
-		t.Errorf("printableLines = %q, want %q", got, want)
+	if got, want := firstLine("reads \u2067files\u2069 only", 100), `reads \u2067files\u2069 only`; got != want {
+		t.Errorf("firstLine = %q, want %q", got, want)
 	}
 }

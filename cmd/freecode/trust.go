@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/spf13/cobra"
 )
 
@@ -45,11 +46,11 @@ config file; --revoke takes it back.`,
 			if err := config.SetTrusted(path, abs, !revoke); err != nil {
 				return unchanged(err)
 			}
-			out := cmd.OutOrStdout()
+			out, shown := cmd.OutOrStdout(), termtext.Escape(abs)
 			if revoke {
-				fmt.Fprintf(out, "No longer trusting %s: its allow rules are ignored again.\n", abs)
+				fmt.Fprintf(out, "No longer trusting %s: its allow rules are ignored again.\n", shown)
 			} else {
-				fmt.Fprintf(out, "Trusting %s: the allow rules in its .freecode settings now apply.\n", abs)
+				fmt.Fprintf(out, "Trusting %s: the allow rules in its .freecode settings now apply.\n", shown)
 			}
 			return nil
 		},
