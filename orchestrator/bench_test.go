@@ -11,6 +11,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/permissions"
@@ -117,7 +118,7 @@ func BenchmarkExecuteInMemory(b *testing.B) {
 
 // BenchmarkBatch16 runs 16 read-only calls of 50 ms each against one such
 // call (single_call). The goal, a batch under 1.3× a single call,
-// needs all 16 at once (limit16); DESIGN.md's default bound of 8
+// needs all 16 at once (limit16); the default bound of 8
 // (limit8_default, what ships) takes two rounds, about 2×. Besides ns/op,
 // each reports x_single_50ms: its time per op over the 50 ms of one call.
 func BenchmarkBatch16(b *testing.B) {
@@ -150,7 +151,7 @@ func BenchmarkBatch16(b *testing.B) {
 				c = m
 			}
 			o := benchOrchestrator(b, c, &Options{MaxParallel: bc.parallel})
-			if bc.parallel == 0 && o.maxParallel.Load() != DefaultMaxParallel {
+			if bc.parallel == 0 && o.maxParallel.Load() != config.DefaultMaxParallel {
 				b.Fatalf("default limit = %d", o.maxParallel.Load())
 			}
 			start := time.Now()

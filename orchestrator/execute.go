@@ -19,9 +19,6 @@ import (
 	"github.com/freecode/freecode/permissions"
 )
 
-// DefaultMaxParallel bounds how many read-only calls of one batch run at once.
-const DefaultMaxParallel = 8
-
 // progressExtensions is how far progress notifications may stretch a call:
 // toolTimeout restarts on each one, up to this many toolTimeouts in all.
 const progressExtensions = 4
@@ -35,7 +32,7 @@ type Options struct {
 	// rule files an "always allow" answer is written to.
 	UserDir, ProjectDir string
 	// MaxParallel bounds the read-only calls of a batch run at once
-	// (default DefaultMaxParallel; config.json's mcp.maxParallel).
+	// (default config.DefaultMaxParallel; config.json's mcp.maxParallel).
 	// SetMaxParallel changes it.
 	MaxParallel int
 	// ToolTimeout applies to Callers that do not implement ToolTimeouter
@@ -101,10 +98,10 @@ func (o *Orchestrator) SetMaxResultChars(n int) {
 
 // SetMaxParallel changes how many read-only calls of a batch run at once
 // (after config.json changed); batches already running keep their bound.
-// Zero or less means DefaultMaxParallel.
+// Zero or less means config.DefaultMaxParallel.
 func (o *Orchestrator) SetMaxParallel(n int) {
 	if n <= 0 {
-		n = DefaultMaxParallel
+		n = config.DefaultMaxParallel
 	}
 	o.maxParallel.Store(int64(n))
 }

@@ -110,7 +110,7 @@ func TestParallelLimit(t *testing.T) {
 			t.Errorf("calls started per second (-want +got):\n%s", diff)
 		}
 
-		// Without MaxParallel, DESIGN.md's default: 8 at a time.
+		// Without MaxParallel, the default: 8 at a time.
 		clear(starts)
 		begin = time.Now()
 		New(reg, nil).Execute(t.Context(), append(calls, calls[:6]...), nil)
@@ -514,7 +514,7 @@ func TestApproverTimeout(t *testing.T) {
 	})
 }
 
-// TestToolResultJSON pins the wire shape of PROTOCOL.md's ToolResult.
+// TestToolResultJSON pins the wire shape of the protocol's ToolResult.
 func TestToolResultJSON(t *testing.T) {
 	r := ToolResult{
 		CallID:            "c1",

@@ -23,7 +23,7 @@ type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, req Request) (Answer, error) { return f(ctx, req) }
 
-// Request is one permission question, shaped like the params of PROTOCOL.md's
+// Request is one permission question, shaped like the params of the protocol's
 // freecode/permission/request.
 type Request struct {
 	CallID    string          `json:"callId"`
@@ -83,7 +83,7 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 		return DecisionDenied, fmt.Sprintf("%s was not run: its arguments could not be shown for approval: %v", t.ID, err)
 	}
 	// An approver that does not answer within the call's own timeout
-	// counts as a denial (PROTOCOL.md), so a forgotten prompt cannot hold
+	// counts as a denial (docs/protocol.md), so a forgotten prompt cannot hold
 	// the batch forever.
 	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
 	defer cancel()

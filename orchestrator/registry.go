@@ -1,7 +1,7 @@
 // Package orchestrator runs the tool calls a model asks for: a registry of
 // built-in and MCP tools under stable ids, argument validation, the
 // permission gate, batching (read-only calls together, everything else
-// alone), timeouts, retries and result capping. See DESIGN.md, Orchestrator.
+// alone), timeouts, retries and result capping.
 package orchestrator
 
 import (
@@ -295,7 +295,7 @@ func compareTools(a, b *Tool) int {
 	return 0
 }
 
-// Infos returns Tools(server) as PROTOCOL.md's ToolInfo list.
+// Infos returns Tools(server) as the protocol's ToolInfo list.
 func (r *Registry) Infos(server string) []ToolInfo {
 	tools := r.Tools(server)
 	out := make([]ToolInfo, len(tools))

@@ -79,7 +79,7 @@ func (t *Tool) ProviderName() string {
 	return t.ID
 }
 
-// Info returns the tool as PROTOCOL.md's ToolInfo.
+// Info returns the tool as the protocol's ToolInfo.
 func (t *Tool) Info() ToolInfo {
 	info := ToolInfo{
 		ID:          t.ID,

@@ -77,7 +77,7 @@ type Decision struct {
 	// Rule is the rule that decided, nil when no rule matched. It points
 	// into the Set's current rules and must not be modified.
 	Rule *Rule
-	// Reason is the human text PROTOCOL.md puts in permission requests and
+	// Reason is the human text the protocol puts in permission requests and
 	// denials: "no rule; tool is not read-only", `ask rule "mcp__github" in
 	// /p/.freecode/settings.json`, `denied by rule "…" in …`.
 	Reason string
