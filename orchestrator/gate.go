@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -77,8 +78,9 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	// The user is shown the arguments the server will get, re-encoded from
 	// what was validated, not the model's raw text: in raw JSON a repeated
 	// key ({"path":"notes.txt", …, "path":"/home/me/.ssh/id_ed25519"})
-	// shows one value first while the last is the one that counts.
-	args, err := json.Marshal(p.args)
+	// shows one value first while the last is the one that counts. The
+	// canonical form writes characters as they are (a "<" is not \u003c).
+	args, err := canonjson.AppendValue(nil, p.args)
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: its arguments could not be shown for approval: %v", t.ID, err)
 	}

@@ -316,10 +316,10 @@ func TestApprovalShowsWhatRuns(t *testing.T) {
 		return textResult("deleted"), nil
 	})
 	ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
-	raw := json.RawMessage(`{"path":"notes.txt","n":12345678901234567890,"path":"/home/me/.ssh/id_ed25519"}`)
+	raw := json.RawMessage(`{"path":"notes.txt","n":12345678901234567890,"note":"<b> & \u2028","path":"/home/me/.ssh/id_ed25519"}`)
 	rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file", Arguments: raw}}, &ExecOptions{Approver: ap})
 	mustNotError(t, rs[0])
-	if want := `{"n":12345678901234567890,"path":"/home/me/.ssh/id_ed25519"}`; string(ap.reqs[0].Arguments) != want {
+	if want := `{"n":12345678901234567890,"note":"<b> & \u2028","path":"/home/me/.ssh/id_ed25519"}`; string(ap.reqs[0].Arguments) != want {
 		t.Errorf("approver was shown %s, want %s", ap.reqs[0].Arguments, want)
 	}
 	if got != "/home/me/.ssh/id_ed25519" {
