@@ -1,6 +1,7 @@
 package toolid
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,14 +22,8 @@ func FuzzToolIDs(f *testing.F) {
 		if CheckServer(server) != nil {
 			return
 		}
-		names := []string{}
-		seen := map[string]bool{}
-		for _, n := range []string{a, b, c} {
-			if n != "" && !seen[n] {
-				seen[n] = true
-				names = append(names, n)
-			}
-		}
+		// One server's tool names: distinct and not empty.
+		names := slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values([]string{a, b, c}))), func(n string) bool { return n == "" })
 		parts := ToolParts(names)
 		ids := map[string]string{}
 		var idList []string
