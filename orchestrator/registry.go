@@ -12,8 +12,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/freecode/freecode/internal/toolid"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // ToolsChanged is published whenever the registry's tool set changes.

@@ -7,8 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/freecode/freecode/internal/toolid"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // MCPPrefix starts every MCP tool id: mcp__<server>__<tool>. It is

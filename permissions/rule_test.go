@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/freecode/freecode/internal/toolid"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // TestMatch is the rule language's boundary cases. some is whether the
