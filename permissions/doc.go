@@ -103,14 +103,16 @@
 // in "add". A glob that covers a tool's id covers the tool, whatever its
 // alias.
 //
-// An alias names one tool. The registry never gives a tool an
-// alias that is another tool's id or alias: when a server names a tool
-// exactly like another tool's alias, the long tool gets an alternative one
-// (the same form, another hash). A deny or ask rule written with the alias
-// it had still covers it (and the newcomer, by its id), so a server cannot
-// take a tool out of such a rule by adding a tool under its alias. An
-// allow rule covers a tool only under the alias it has now: the user
-// allowed one tool, not whichever the name comes to mean.
+// An alias names one tool. The registry never gives a tool an alias that
+// is another tool's id or alias: when a server names a tool exactly like
+// another tool's alias, the long tool gets an alternative one (the same
+// form, another hash). A deny or ask rule written with the alias it had
+// still covers it (and the newcomer, by its id), so a server cannot take a
+// tool out of such a rule by adding a tool under its alias. An allow rule
+// covers a tool only under the alias it has now, so after such a move the
+// long tool asks again; the rule's text now names the newcomer by its id
+// and allows it, as any rule that names one tool allows whatever the
+// server calls by that name.
 //
 // # Precedence
 //
