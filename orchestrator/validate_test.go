@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // labelsSchema is a realistic tool schema: $defs, $ref, nested arrays of
@@ -357,12 +356,14 @@ func BenchmarkNewValidator(b *testing.B) {
 	}
 }
 
-// schemaTestInstance decodes an instance the way the validator decodes
-// raw arguments, numbers kept as written.
+// schemaTestInstance decodes an instance as the orchestrator decodes
+// arguments, numbers kept as written.
 func schemaTestInstance(t testing.TB, s string) any {
 	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
-	if err != nil {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v
