@@ -42,7 +42,7 @@ type Converter struct {
 
 // generation is one half of the memo.
 type generation struct {
-	byFormat map[Format]map[string]memoEntry
+	byFormat map[Format]map[string]*memoEntry
 	bytes    int64
 }
 
@@ -78,10 +78,16 @@ func (c *Converter) Convert(f Format, input json.RawMessage) (json.RawMessage, [
 	if c == nil || c.maxGen == 0 {
 		return convertSchema(f, input)
 	}
-	if e, ok := c.lookup(f, input); ok {
+	c.memoMu.Lock()
+	e := c.cur.byFormat[f][string(input)] // no copy of input for a lookup
+	if e == nil {
+		e = c.promoteLocked(f, input)
+	}
+	c.memoMu.Unlock()
+	if e != nil {
 		return e.schema, slices.Clone(e.problems), e.err
 	}
-	var e memoEntry
+	e = &memoEntry{}
 	e.schema, e.problems, e.err = convertSchema(f, input)
 	e.size = int64(len(input)+len(e.schema)) + entryOverhead
 	for _, p := range e.problems {
@@ -94,32 +100,28 @@ func (c *Converter) Convert(f Format, input json.RawMessage) (json.RawMessage, [
 	return e.schema, slices.Clone(e.problems), e.err
 }
 
-// lookup finds a memoized conversion, moving it into the current
-// generation when it was in the previous one.
-func (c *Converter) lookup(f Format, input []byte) (memoEntry, bool) {
-	c.memoMu.Lock()
-	defer c.memoMu.Unlock()
-	if e, ok := c.cur.byFormat[f][string(input)]; ok { // no copy of input for a lookup
-		return e, true
-	}
-	e, ok := c.prev.byFormat[f][string(input)]
-	if !ok {
-		return memoEntry{}, false
+// promoteLocked moves a conversion memoized in the previous generation
+// into the current one and returns it, or returns nil. The caller holds
+// memoMu.
+func (c *Converter) promoteLocked(f Format, input []byte) *memoEntry {
+	e := c.prev.byFormat[f][string(input)]
+	if e == nil {
+		return nil
 	}
 	delete(c.prev.byFormat[f], string(input))
 	c.prev.bytes -= e.size
 	c.storeLocked(f, string(input), e)
-	return e, true
+	return e
 }
 
 // store memoizes one conversion.
-func (c *Converter) store(f Format, input string, e memoEntry) {
+func (c *Converter) store(f Format, input string, e *memoEntry) {
 	c.memoMu.Lock()
 	defer c.memoMu.Unlock()
 	c.storeLocked(f, input, e)
 }
 
-func (c *Converter) storeLocked(f Format, input string, e memoEntry) {
+func (c *Converter) storeLocked(f Format, input string, e *memoEntry) {
 	if e.size > c.maxGen {
 		return // larger than a generation: never kept
 	}
@@ -131,11 +133,11 @@ func (c *Converter) storeLocked(f Format, input string, e memoEntry) {
 		c.cur = generation{}
 	}
 	if c.cur.byFormat == nil {
-		c.cur.byFormat = map[Format]map[string]memoEntry{}
+		c.cur.byFormat = map[Format]map[string]*memoEntry{}
 	}
 	m := c.cur.byFormat[f]
 	if m == nil {
-		m = map[string]memoEntry{}
+		m = map[string]*memoEntry{}
 		c.cur.byFormat[f] = m
 	}
 	m[input] = e
