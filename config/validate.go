@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // Problem is one broken rule in a config file.
@@ -78,25 +80,11 @@ func compareKeys(a, b string) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-// nameRe is the rule for server names. They become part of tool ids
-// (mcp__<server>__<tool>) that providers limit to [A-Za-z0-9_-].
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`)
-
 // CheckName reports whether name is a valid server name, and if not, why.
+// Server names become part of tool ids (mcp__<server>__<tool>); the rule is
+// toolid.CheckServer's.
 func CheckName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("a server needs a name")
-	case !nameRe.MatchString(name):
-		return fmt.Errorf("name %q must be 1 to 48 characters of A-Z, a-z, 0-9, _ and -", name)
-	case strings.Contains(name, "__"):
-		return fmt.Errorf("name %q must not contain \"__\": it separates server and tool in tool ids (mcp__<server>__<tool>)", name)
-	case strings.HasPrefix(name, "_") || strings.HasSuffix(name, "_"):
-		// mcp__a___x could be server "a_" with tool "x" or server "a" with
-		// tool "_x": a permission rule must read every id one way only.
-		return fmt.Errorf("name %q must not start or end with \"_\": next to the \"__\" of a tool id (mcp__<server>__<tool>) it would make the id ambiguous", name)
-	}
-	return nil
+	return toolid.CheckServer(name)
 }
 
 // validate checks the decoded servers against the rules of DESIGN.md.

@@ -41,6 +41,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/freecode/freecode/internal/canonjson"
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // Format is a provider's tool definition format.
@@ -55,13 +56,10 @@ const (
 // Formats returns every supported format, in a fixed order.
 func Formats() []Format { return []Format{FormatAnthropic, FormatOpenAI} }
 
-// MaxNameLen is the longest tool name the providers accept.
-const MaxNameLen = 64
-
 // Def is one tool as a provider sees it.
 type Def struct {
 	// Name is the provider-facing name: the tool id, or its alias when the id
-	// is longer than MaxNameLen.
+	// is longer than toolid.MaxNameLen.
 	Name        string
 	Description string
 	// Schema is the input schema already converted for the format being
@@ -274,7 +272,7 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 	b = append(b, '[')
 	seen := make(map[string]bool, len(defs))
 	for i, d := range defs {
-		if err := checkName(d.Name); err != nil {
+		if err := toolid.CheckProviderName(d.Name); err != nil {
 			return nil, err
 		}
 		if seen[d.Name] {
@@ -310,18 +308,4 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 		}
 	}
 	return append(b, ']'), nil
-}
-
-func checkName(name string) error {
-	if name == "" || len(name) > MaxNameLen {
-		return fmt.Errorf("tool name %q: want 1 to %d characters", name, MaxNameLen)
-	}
-	for i := 0; i < len(name); i++ {
-		switch ch := name[i]; {
-		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9', ch == '_', ch == '-':
-		default:
-			return fmt.Errorf("tool name %q: character %q is not one of [A-Za-z0-9_-]", name, ch)
-		}
-	}
-	return nil
 }

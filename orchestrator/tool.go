@@ -8,7 +8,13 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
+
+// MCPPrefix starts every MCP tool id: mcp__<server>__<tool>. It is
+// toolid.Prefix; code inside this module uses toolid directly.
+const MCPPrefix = toolid.Prefix
 
 // Caller runs one tool of one server (or one built-in): what the orchestrator
 // needs from an MCP connection. onProgress may be nil.
@@ -51,7 +57,7 @@ type Tool struct {
 	Builtin bool
 	Order   int
 
-	alias string // set by the registry when ID is over MaxNameLen
+	alias string // set by the registry when ID is over toolid.MaxNameLen
 	// noSchema records that the server sent no inputSchema (InputSchema
 	// then holds an empty object schema), so the provider conversion can
 	// report it instead of it passing silently.
@@ -63,7 +69,7 @@ type Tool struct {
 }
 
 // Alias returns the provider-facing name of a tool whose id is longer than
-// MaxNameLen, or "".
+// toolid.MaxNameLen, or "".
 func (t *Tool) Alias() string { return t.alias }
 
 // ProviderName is the name the tool is sent to providers under.
@@ -74,7 +80,7 @@ func (t *Tool) ProviderName() string {
 	return t.ID
 }
 
-// Info returns the tool as PROTOCOL.md's ToolInfo.
+// Info returns the tool as the protocol's ToolInfo.
 func (t *Tool) Info() ToolInfo {
 	info := ToolInfo{
 		ID:          t.ID,
@@ -144,7 +150,6 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
 	if t.ReadOnly {
 		t.Destructive = false
 	}
-	t.alias = aliasFor(id)
 	return t, nil
 }
 
