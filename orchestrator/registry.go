@@ -203,8 +203,8 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 	r.publish(ToolsChanged{Server: server, Reason: reason})
 }
 
-// sameTools reports whether two tool sets look the same to a model and to
-// the permission gate.
+// sameTools reports whether two tool sets look the same to a model, to
+// the permission gate and to the clients of FreeCode's own MCP server.
 func sameTools(a, b map[string]*Tool) bool {
 	if len(a) != len(b) {
 		return false
@@ -213,7 +213,7 @@ func sameTools(a, b map[string]*Tool) bool {
 		y, ok := b[id]
 		if !ok || x.Name != y.Name || x.Title != y.Title || x.Description != y.Description ||
 			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld ||
-			!bytes.Equal(x.InputSchema, y.InputSchema) {
+			!bytes.Equal(x.InputSchema, y.InputSchema) || !bytes.Equal(x.OutputSchema, y.OutputSchema) {
 			return false
 		}
 	}

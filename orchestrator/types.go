@@ -17,6 +17,8 @@ type ToolInfo struct {
 	Destructive *bool           `json:"destructive,omitempty"`
 	OpenWorld   *bool           `json:"openWorld,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the tool's outputSchema, when its server declared one.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Alias is the provider-facing name when ID is longer than 64 characters.
 	Alias string `json:"alias,omitempty"`
 }

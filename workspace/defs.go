@@ -11,9 +11,11 @@ import (
 
 // onRegistryChange is the registry's report of a change of the tool set,
 // on the goroutine that made it (a Conn's): the cache entries go at once,
-// so the next Definitions sees the new tools, and the rebuild that decides
-// whether to tell anyone is left to defsLoop.
+// so the next Definitions sees the new tools, the subscribers that list
+// every tool are told, and the rebuild that decides whether the provider
+// definitions changed is left to defsLoop.
 func (w *Workspace) onRegistryChange(ev orchestrator.ToolsChanged) {
+	w.events.publish(&ToolSetEvent{Server: ev.Server, Reason: ev.Reason})
 	w.defsMu.Lock()
 	w.defsPending = append(w.defsPending, ev)
 	w.defsMu.Unlock()
