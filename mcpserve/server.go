@@ -75,7 +75,7 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 	})
 	// Subscribed before the first read of the tools, so that no change
 	// falls between the two.
-	s.sub = w.Subscribe(nil)
+	s.sub = w.Subscribe(&workspace.SubscribeOptions{ToolSet: true})
 	s.syncTools()
 	s.wg.Go(s.follow)
 	return s

@@ -56,7 +56,7 @@
 //
 // One stream, fanned out to every Subscription: *StatusEvent (a server's
 // status changed), *ToolsChangedEvent (the definitions' hashes changed),
-// *ToolSetEvent (the registry's tools changed, hashes or not),
+// *ToolSetEvent (the registry's tools changed, hashes or not; on request),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
 // (the rules in force changed), *ProjectEvent (the project's trust changed)
 // and *MissedEvent (this subscriber fell behind and lost events).

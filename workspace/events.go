@@ -49,6 +49,7 @@ type ToolsChangedEvent struct {
 // nor for an output schema, which providers never see), so it is what a
 // frontend that lists every tool, such as FreeCode's own MCP server, reads
 // the tools again on. Several may come for one change of a server's tools.
+// Only subscribers that ask for it (SubscribeOptions.ToolSet) get it.
 type ToolSetEvent struct {
 	Server string // "" for the built-ins
 	Reason string // the registry's reason, as in ToolsChangedEvent
