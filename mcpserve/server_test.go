@@ -377,3 +377,29 @@ func TestProgressAndCancel(t *testing.T) {
 		t.Errorf("the server's tool says %q", said)
 	}
 }
+
+// Results are capped as the orchestrator caps them; a structured result
+// the cap dropped is an error for a tool whose outputSchema promised it.
+func TestResultCap(t *testing.T) {
+	e := newEnv(t, []map[string]any{backend(t, "srv")}, map[string]any{"maxResultChars": 40})
+	e.open(t)
+	cs := e.connect(t, nil)
+	long := strings.Repeat("x", 100)
+
+	r := callTool(t, cs, "mcp__srv__echo", `{"text":"`+long+`"}`)
+	trunc, _ := r.Meta["freecode/truncated"].(map[string]any)
+	if r.IsError || trunc["totalChars"] != float64(100) || !strings.Contains(resultText(r), "[result truncated: showing 40 of 100 characters") {
+		t.Errorf("a long echo: isError %v, meta %v, %q", r.IsError, r.Meta, resultText(r))
+	}
+
+	r = callTool(t, cs, "mcp__srv__structured", `{"text":"short"}`)
+	if r.IsError || r.StructuredContent == nil {
+		t.Errorf("a short structured result: isError %v, structured %v", r.IsError, r.StructuredContent)
+	}
+	// The TypeScript SDK's client throws on a success without the
+	// structured content the outputSchema promises.
+	r = callTool(t, cs, "mcp__srv__structured", `{"text":"`+long+`"}`)
+	if !r.IsError || r.StructuredContent != nil || !strings.Contains(resultText(r), "[structuredContent omitted") {
+		t.Errorf("a long structured result: isError %v, structured %v, %q", r.IsError, r.StructuredContent, resultText(r))
+	}
+}
