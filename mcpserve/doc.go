@@ -38,7 +38,8 @@
 // tools/list holds the registry's tools (workspace.Tools) with their
 // original input and output schemas (not a provider's conversion), their
 // titles and descriptions, and the annotations readOnlyHint,
-// destructiveHint and openWorldHint as the orchestrator reads them. A
+// destructiveHint, idempotentHint and openWorldHint as the orchestrator
+// reads them (with the MCP defaults applied). A
 // tool is listed under the name a provider sees: its id
 // (mcp__<server>__<tool>, or the built-in's name) or, when the id is
 // longer than 64 characters, its alias. MCP clients hand tool names to

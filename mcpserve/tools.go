@@ -62,7 +62,7 @@ func (s *Server) syncTools() {
 
 // sameInfo reports whether two descriptions of a tool list the same.
 func sameInfo(a, b orchestrator.ToolInfo) bool {
-	return a.ID == b.ID && a.Title == b.Title && a.Description == b.Description && a.ReadOnly == b.ReadOnly &&
+	return a.ID == b.ID && a.Title == b.Title && a.Description == b.Description && a.ReadOnly == b.ReadOnly && a.Idempotent == b.Idempotent &&
 		equalPtr(a.Destructive, b.Destructive) && equalPtr(a.OpenWorld, b.OpenWorld) &&
 		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.OutputSchema, b.OutputSchema)
 }
@@ -106,6 +106,7 @@ func mcpTool(name string, info orchestrator.ToolInfo) (*mcpsdk.Tool, error) {
 		Annotations: &mcpsdk.ToolAnnotations{
 			Title:           info.Title,
 			ReadOnlyHint:    info.ReadOnly,
+			IdempotentHint:  info.Idempotent,
 			DestructiveHint: info.Destructive,
 			OpenWorldHint:   info.OpenWorld,
 		},

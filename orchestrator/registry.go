@@ -212,7 +212,7 @@ func sameTools(a, b map[string]*Tool) bool {
 	for id, x := range a {
 		y, ok := b[id]
 		if !ok || x.Name != y.Name || x.Title != y.Title || x.Description != y.Description ||
-			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld ||
+			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld || x.Idempotent != y.Idempotent ||
 			!bytes.Equal(x.InputSchema, y.InputSchema) || !bytes.Equal(x.OutputSchema, y.OutputSchema) {
 			return false
 		}

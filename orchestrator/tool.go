@@ -49,6 +49,8 @@ type Tool struct {
 	// defaults applied (both true when absent).
 	Destructive bool
 	OpenWorld   bool
+	// Idempotent is the annotations' idempotentHint (default false).
+	Idempotent  bool
 	InputSchema json.RawMessage // kept whole, for validation
 	// OutputSchema is the tool's outputSchema as its server sent it, nil
 	// when it declared none. Providers never see it; FreeCode's own MCP
@@ -93,6 +95,7 @@ func (t *Tool) Info() ToolInfo {
 		Title:        t.Title,
 		Description:  t.Description,
 		ReadOnly:     t.ReadOnly,
+		Idempotent:   t.Idempotent,
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 		Alias:        t.alias,
@@ -150,6 +153,7 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
 			t.Title = a.Title
 		}
 		t.ReadOnly = a.ReadOnlyHint
+		t.Idempotent = a.IdempotentHint
 		if a.DestructiveHint != nil {
 			t.Destructive = *a.DestructiveHint
 		}
