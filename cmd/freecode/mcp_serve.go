@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -106,6 +107,14 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 			return err
 		}
 	}
+	// The address is checked, and taken, before any server starts.
+	var ln net.Listener
+	if f.http != "" {
+		if ln, err = mcpserve.Listen(ctx, f.http, &mcpserve.ListenOptions{AllowRemote: f.allowRemote}); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Logger: logger})
 	if err != nil {
@@ -133,30 +142,27 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 		}
 		return err
 	}
-	return serveHTTP(ctx, stderr, s, path, f)
+	return serveHTTP(ctx, stderr, s, ln, path, f)
 }
 
-// serveHTTP serves s over Streamable HTTP until ctx is done.
-func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, configPath string, f *serveFlags) error {
-	ln, err := mcpserve.Listen(ctx, f.http, &mcpserve.ListenOptions{AllowRemote: f.allowRemote})
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
+// serveHTTP serves s over Streamable HTTP on ln until ctx is done.
+func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, ln net.Listener, configPath string, f *serveFlags) error {
 	file := mcpserve.ServeFilePath(configPath)
-	var token string
-	if !f.noAuth {
-		var kept bool
-		if token, kept = mcpserve.LoadToken(file); !kept || f.newToken {
-			token = mcpserve.NewToken()
-		}
+	kept, ok := mcpserve.LoadToken(file)
+	if !ok || f.newToken {
+		kept = mcpserve.NewToken()
+	}
+	token := kept
+	if f.noAuth {
+		token = ""
 	}
 	h, err := s.Handler(mcpserve.HTTPOptions{Addr: ln.Addr(), Token: token})
 	if err != nil {
 		return err
 	}
 	url := "http://" + ln.Addr().String() + mcpserve.Path
-	if err := mcpserve.WriteServeFile(file, mcpserve.ServeFile{URL: url, Token: token, PID: os.Getpid()}); err != nil {
+	// Without a token the kept one stays in the file, for the next start.
+	if err := mcpserve.WriteServeFile(file, mcpserve.ServeFile{URL: url, Token: kept, PID: os.Getpid()}); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "freecode mcp serve: listening on %s\n", url)
