@@ -20,10 +20,12 @@ const ServeFileName = "mcp-serve.json"
 const tokenBytes = 32
 
 // ServeFile is what mcp-serve.json holds: how to reach the last HTTP
-// server started with that config, and its token.
+// server started with that config, and the token.
 type ServeFile struct {
-	URL   string `json:"url"`
-	Token string `json:"token,omitempty"`
+	URL string `json:"url"`
+	// Token is the server's token; for a server that runs without one, the
+	// token the next server will require.
+	Token string `json:"token"`
 	PID   int    `json:"pid"`
 }
 

@@ -19,7 +19,7 @@ import (
 // serveConfig writes a config that runs the demo server as "demo" and a
 // user rule file that denies mcp__demo__search, and returns the config's
 // path and a project directory.
-func serveConfig(t *testing.T) (cfgPath, project string) {
+func serveConfig(t testing.TB) (cfgPath, project string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfgPath = filepath.Join(dir, "config.json")
@@ -50,7 +50,7 @@ var (
 // startHTTPServe runs `freecode mcp serve --http 127.0.0.1:0` with extra
 // flags and returns once it listens; the test's cleanup stops it with
 // SIGINT, as a user's Ctrl-C would, and waits for it.
-func startHTTPServe(t *testing.T, cfgPath, project string, extra ...string) *httpServe {
+func startHTTPServe(t testing.TB, cfgPath, project string, extra ...string) *httpServe {
 	t.Helper()
 	args := append([]string{"--config", cfgPath, "mcp", "serve", "--http", "127.0.0.1:0", "--project", project}, extra...)
 	s := &httpServe{cmd: exec.Command(freecodeBin, args...)}
