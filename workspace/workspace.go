@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
@@ -62,8 +63,11 @@ type Workspace struct {
 	orch    *orchestrator.Orchestrator
 	perms   *permissions.Set
 	defs    *defscache.Cache
-	mgr     *mcp.Manager // set once, by New, under reloadMu
-	events  fanout
+	// conv converts input schemas for providers and memoizes them across
+	// builds: a change of one server's tools reconverts only those.
+	conv   *providerschema.Converter
+	mgr    *mcp.Manager // set once, by New, under reloadMu
+	events fanout
 
 	unsubscribe func() // from the registry
 	defsKick    chan struct{}
@@ -123,6 +127,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		managed:      make(map[string]bool),
 		pending:      make(map[string]config.Server),
 		defsProblems: make(map[defscache.Format][]orchestrator.DefsProblem),
+		conv:         providerschema.New(nil),
 	}
 	if opts != nil {
 		w.opts = *opts
