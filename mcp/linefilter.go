@@ -9,25 +9,24 @@ import (
 	"log/slog"
 )
 
-// lineFilter sits between a stdio server's stdout and the go-sdk's
-// IOTransport. The SDK's decoder treats any non-JSON byte on stdout as fatal
-// and kills the session on a frame above its fixed cap; real servers print
-// banners and log lines to stdout and sometimes send huge results. The filter
-// hands the SDK only complete, valid JSON lines, skips (and logs) the rest,
-// and drains a line longer than max without ever holding more than max bytes
-// of it, so the session survives both.
+// lineFilter reads a stdio server's stdout for stdioConn. A JSON-RPC
+// decoder treats any non-JSON byte as fatal, and real servers print banners
+// and log lines to stdout and sometimes send huge results. The filter hands
+// on only complete, valid JSON lines, skips (and logs) the rest, and drains
+// a line longer than max without ever holding more than max bytes of it, so
+// the session survives both.
 //
-// A line that fits in the bufio buffer is passed through without a copy:
-// Read copies straight from the bufio buffer into the decoder's buffer.
+// A line that fits in the bufio buffer is handed on without a copy: the
+// slice nextLine returns points into the bufio buffer.
 type lineFilter struct {
 	rc     io.Closer
 	br     *bufio.Reader
 	max    int
 	logger *slog.Logger
 
-	pending []byte // the rest of the current good line, '\n' included
+	pending []byte // the next good line, '\n' included
 	long    []byte // a line that outgrew the bufio buffer, up to max bytes
-	err     error  // sticky read error, returned once pending is drained
+	err     error  // sticky read error, returned once pending is taken
 
 	// onProgress, if set, sees each progress notification before the SDK
 	// does, in stream order (see Conn.noteProgress).
@@ -43,7 +42,7 @@ func newLineFilter(r io.ReadCloser, max int, logger *slog.Logger) *lineFilter {
 	return &lineFilter{rc: r, br: bufio.NewReaderSize(r, filterBufSize), max: max, logger: logger}
 }
 
-// Close closes the underlying stdout pipe, which unblocks a pending Read.
+// Close closes the underlying stdout pipe, which unblocks a pending nextLine.
 func (f *lineFilter) Close() error { return f.rc.Close() }
 
 // nextLine returns the next valid JSON line, '\n' included. The slice is
@@ -58,20 +57,6 @@ func (f *lineFilter) nextLine() ([]byte, error) {
 	line := f.pending
 	f.pending = nil
 	return line, nil
-}
-
-// Read implements io.Reader. It returns whole valid JSON lines, each ending
-// in '\n', possibly over several calls.
-func (f *lineFilter) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
-		if f.err != nil {
-			return 0, f.err
-		}
-		f.next()
-	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
 }
 
 // next reads one line and sets pending if it is a JSON message, or err.

@@ -748,10 +748,6 @@ func TestRedactURL(t *testing.T) {
 			t.Errorf("redactURL(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}
-	got := redactHeaders(map[string]string{"Authorization": "Bearer x", "X-Key": "y"})
-	if diff := cmp.Diff(map[string]string{"Authorization": "***", "X-Key": "***"}, got); diff != "" {
-		t.Errorf("redactHeaders (-want +got):\n%s", diff)
-	}
 }
 
 func TestRemoteHeaderValidation(t *testing.T) {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,14 +39,29 @@ func TestLineFilter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newLineFilter(nopCloser{strings.NewReader(tc.in)}, tc.max, slog.New(slog.DiscardHandler))
-			got, err := io.ReadAll(f)
+			got, err := readLines(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// readLines returns every line f hands on, joined, until EOF.
+func readLines(f *lineFilter) (string, error) {
+	var b strings.Builder
+	for {
+		line, err := f.nextLine()
+		if errors.Is(err, io.EOF) {
+			return b.String(), nil
+		}
+		if err != nil {
+			return b.String(), err
+		}
+		b.Write(line)
 	}
 }
 
@@ -55,7 +71,7 @@ func TestLineFilterSeesProgress(t *testing.T) {
 	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
 	var seen []string
 	f.onProgress = func(line []byte) { seen = append(seen, string(line)) }
-	if _, err := io.ReadAll(f); err != nil {
+	if _, err := readLines(f); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{strings.Split(in, "\n")[0]}, seen); diff != "" {

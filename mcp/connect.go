@@ -1,0 +1,259 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxToolPages bounds tools/list pagination against a server that never
+// stops handing out cursors.
+const maxToolPages = 1000
+
+// maxToolListBytes bounds the tool definitions kept from one tools/list, all
+// pages together. The page guard alone is no memory bound: 1,000 pages at the
+// message cap each would be gigabytes held by one server.
+const maxToolListBytes = 64 << 20
+
+// Start connects the server once, within its timeout, and from then on
+// keeps it connected. It returns the connect error; the Conn is then
+// failed. A second call waits, within ctx, for the first connect to settle.
+func (c *Conn) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return fmt.Errorf("starting %s: %w", c.srv.Name, ErrNotConnected)
+	}
+	if c.started {
+		// Started already: wait for that first connect to settle.
+		c.mu.Unlock()
+		if _, err := c.liveSession(ctx); err != nil {
+			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
+		}
+		return nil
+	}
+	c.started = true
+	c.wg.Add(1) // under mu with !closed, so Close's Wait sees it
+	defer c.wg.Done()
+	if c.ready == nil {
+		c.ready = make(chan struct{})
+	}
+	c.lastError = ""
+	st := c.setStateLocked(StateConnecting)
+	c.mu.Unlock()
+	c.emitStatus(st)
+
+	s, tools, err := c.connect(ctx)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		if s != nil {
+			c.closeSession(s)
+		}
+		return fmt.Errorf("starting %s: %w", c.srv.Name, ErrNotConnected)
+	}
+	if err != nil {
+		c.lastError = err.Error()
+		st := c.setStateLocked(StateFailed)
+		c.mu.Unlock()
+		c.emitStatus(st)
+		return fmt.Errorf("starting %s: %w", c.srv.Name, err)
+	}
+	c.setSessionLocked(s, tools)
+	st = c.setStateLocked(StateConnected)
+	c.wg.Go(func() { c.supervise(s) })
+	c.mu.Unlock()
+	c.emitStatus(st)
+	c.emitTools("connected", tools)
+	return nil
+}
+
+// connect brings up one session: transport, initialize, initialized and
+// the full tools/list, all within the server's timeout. On error nothing
+// is left running.
+func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err error) {
+	lookup := c.lookupEnv()
+	srv, err := c.srv.Expanded(lookup)
+	if err != nil {
+		return nil, nil, err
+	}
+	var urlSecrets []string
+	if srv.Type == config.TypeRemote {
+		urlSecrets = urlEnvValues(c.srv.URL, lookup)
+		red := newRedactor(append(remoteSecrets(srv), urlSecrets...))
+		c.redactor.Store(red)
+		defer func() { err = redactError(red, err) }()
+	}
+	timeout := srv.Timeout
+	if timeout <= 0 {
+		timeout = config.DefaultTimeout
+	}
+	ctx, cancel := c.withStop(ctx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, timeout)
+	defer cancelT()
+	pv := srv.ProtocolVersion
+	if pv == "" {
+		pv = config.DefaultProtocolVersion
+	}
+	// A pinned version keeps the SDK from trying server/discover first,
+	// which servers older than 2026-07-28 never answer.
+	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: pv}
+
+	s := &session{done: make(chan struct{}), lost: make(chan struct{})}
+	if srv.Type == config.TypeRemote {
+		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger, urlSecrets...)
+		if err != nil {
+			return nil, nil, c.connectError(ctx, timeout, err, nil)
+		}
+		s.cs, s.transport = cs, transport
+	} else {
+		s.transport = "stdio"
+		if err := c.dialStdio(ctx, srv, sopts, s); err != nil {
+			return nil, nil, err
+		}
+	}
+	c.wg.Go(func() {
+		_ = s.cs.Wait()
+		close(s.done)
+	})
+	tools, err := c.listTools(ctx, s.cs)
+	if err != nil {
+		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc)
+		c.closeSession(s)
+		return nil, nil, err
+	}
+	return s, tools, nil
+}
+
+// connectError makes a connect failure readable: a timeout says so, and a
+// process that died says how.
+func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within timeout %v: %w", timeout, err)
+	}
+	if p != nil {
+		if perr := p.exitError(); perr != nil {
+			err = fmt.Errorf("%w (%v)", err, perr)
+		}
+	}
+	return err
+}
+
+func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session) error {
+	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
+	p, err := startProcess(srv, env, &c.tail, c.logger)
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", srv.Command[0], err)
+	}
+	max := srv.MaxMessageBytes
+	if max <= 0 {
+		max = config.DefaultMaxMessageBytes
+	}
+	f := newLineFilter(p.stdout, max, c.logger)
+	f.onProgress = c.noteProgress
+	t := &stdioTransport{filter: f, stdin: p.stdin}
+	// Watch the process while initialize runs: a server that exits at once
+	// must fail the connect now, not at the timeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-p.exited:
+			cancel(errors.New("server process exited"))
+		case <-ctx.Done():
+		}
+	}()
+	cs, err := c.client.Connect(ctx, t, sopts)
+	if err != nil {
+		timeout := srv.Timeout
+		if timeout <= 0 {
+			timeout = config.DefaultTimeout
+		}
+		// An EOF usually means the process is exiting: give it a moment so
+		// the error can say how it ended.
+		t := time.NewTimer(200 * time.Millisecond)
+		select {
+		case <-p.exited:
+		case <-t.C:
+		}
+		t.Stop()
+		err = c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), p)
+		p.kill()
+		if tail := c.tail.snapshot(); p.exitError() != nil && len(tail) > 0 {
+			err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
+		}
+		return err
+	}
+	s.cs, s.proc = cs, p
+	return nil
+}
+
+// lookupEnv returns a lookup over the Environ snapshot.
+func (c *Conn) lookupEnv() func(string) (string, bool) {
+	env := c.opts.Environ()
+	return func(name string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
+// listTools reads every page of tools/list. A server that repeats a cursor
+// or hands out more than maxToolPages pages, or more than maxToolListBytes
+// of definitions, gets what was read so far.
+func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession) ([]*mcpsdk.Tool, error) {
+	tools := []*mcpsdk.Tool{}
+	seen := map[string]bool{}
+	cursor := ""
+	size := 0 // bytes of the definitions kept so far
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			c.logger.Warn("tools/list: stopped after too many pages", "pages", maxToolPages)
+			return tools, nil
+		}
+		res, err := cs.ListTools(ctx, &mcpsdk.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range res.Tools {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
+			}
+			if size += len(b); size > c.listBytes {
+				c.logger.Warn("tools/list: tool definitions too large; kept the first ones", "tools", len(tools), "limitBytes", c.listBytes)
+				return tools, nil
+			}
+			tools = append(tools, t)
+		}
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] {
+			c.logger.Warn("tools/list: server repeated a cursor; stopped paging", "pages", page+1)
+			return tools, nil
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// closeSession ends s: a local server's process group is stopped (stdin
+// EOF, SIGTERM, SIGKILL) and reaped, then the session is closed.
+func (c *Conn) closeSession(s *session) {
+	if s.proc != nil {
+		s.proc.stop(c.closeGrace, c.termGrace)
+	}
+	_ = s.cs.Close()
+	<-s.done
+}
