@@ -124,8 +124,11 @@ func (s *session) ended() bool {
 }
 
 // NewConn returns a Conn for srv, not yet started. srv must be validated;
-// ${env:NAME} references are expanded at each connect.
+// the defaults of the fields it leaves zero are filled in here
+// (config.Server.WithDefaults), and ${env:NAME} references are expanded
+// at each connect.
 func NewConn(srv config.Server, opts *ConnOptions) *Conn {
+	srv = srv.WithDefaults()
 	c := &Conn{
 		srv:        srv,
 		backoff:    defaultBackoff,

@@ -91,20 +91,13 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 		defer func() { err = redactError(red, err) }()
 	}
 	timeout := srv.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultTimeout
-	}
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, timeout)
 	defer cancelT()
-	pv := srv.ProtocolVersion
-	if pv == "" {
-		pv = config.DefaultProtocolVersion
-	}
 	// A pinned version keeps the SDK from trying server/discover first,
 	// which servers older than 2026-07-28 never answer.
-	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: pv}
+	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: srv.ProtocolVersion}
 
 	s := &session{done: make(chan struct{}), lost: make(chan struct{})}
 	if srv.Type == config.TypeRemote {
@@ -152,11 +145,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}
-	max := srv.MaxMessageBytes
-	if max <= 0 {
-		max = config.DefaultMaxMessageBytes
-	}
-	f := newLineFilter(p.stdout, max, c.logger)
+	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
 	f.onProgress = c.noteProgress
 	t := &stdioTransport{filter: f, stdin: p.stdin}
 	// Watch the process while initialize runs: a server that exits at once
@@ -172,10 +161,6 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	}()
 	cs, err := c.client.Connect(ctx, t, sopts)
 	if err != nil {
-		timeout := srv.Timeout
-		if timeout <= 0 {
-			timeout = config.DefaultTimeout
-		}
 		// An EOF usually means the process is exiting: give it a moment so
 		// the error can say how it ended.
 		t := time.NewTimer(200 * time.Millisecond)
@@ -184,7 +169,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 		case <-t.C:
 		}
 		t.Stop()
-		err = c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), p)
+		err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p)
 		p.kill()
 		if tail := c.tail.snapshot(); p.exitError() != nil && len(tail) > 0 {
 			err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])

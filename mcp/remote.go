@@ -21,7 +21,8 @@ import (
 // dialRemote connects to a remote MCP server (Streamable HTTP or legacy
 // HTTP+SSE, per srv.Transport) and runs initialize, all within srv.Timeout
 // (or ctx's deadline, whichever is first). It returns the session and the
-// transport that won: "http" or "sse".
+// transport that won: "http" or "sse". srv has its defaults filled in
+// (NewConn does it).
 //
 // Every request of the session goes through one http.Transport that
 // enforces the URL policy at dial time (see dial.go), presents the
@@ -42,9 +43,6 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 	defer cancel()
 
 	mode := srv.Transport
-	if mode == "" {
-		mode = config.TransportAuto
-	}
 	var (
 		cs  *mcpsdk.ClientSession
 		won string
@@ -127,13 +125,7 @@ func newRemoteClient(srv config.Server, logger *slog.Logger, extraSecrets ...str
 		return nil, err
 	}
 	timeout := srv.Timeout
-	if timeout <= 0 {
-		timeout = config.DefaultTimeout
-	}
 	rc := &remoteClient{logger: logger, real: u, timeout: timeout, headers: make(http.Header, len(srv.Headers)), maxBytes: srv.MaxMessageBytes}
-	if rc.maxBytes <= 0 {
-		rc.maxBytes = config.DefaultMaxMessageBytes
-	}
 	bare := *u
 	bare.User, bare.RawQuery, bare.ForceQuery, bare.Fragment, bare.RawFragment = nil, "", false, "", ""
 	rc.endpoint = bare.String()

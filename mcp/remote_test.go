@@ -85,7 +85,7 @@ func (l *requestLog) all() []*http.Request {
 }
 
 func remoteServer(url, transport string) config.Server {
-	return config.Server{Name: "remote", Type: config.TypeRemote, URL: url, Transport: transport, Timeout: remoteHangGuard}
+	return config.Server{Name: "remote", Type: config.TypeRemote, URL: url, Transport: transport, Timeout: remoteHangGuard}.WithDefaults()
 }
 
 // dialAndEcho connects, checks the transport that won, lists tools and

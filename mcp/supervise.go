@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -162,17 +161,10 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 	}
 }
 
-func (c *Conn) timeout() time.Duration {
-	if c.srv.Timeout > 0 {
-		return c.srv.Timeout
-	}
-	return config.DefaultTimeout
-}
-
 func (c *Conn) ping(s *session) error {
 	ctx, cancel := c.withStop(context.Background())
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, c.timeout())
+	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancelT()
 	start := time.Now()
 	if err := s.cs.Ping(ctx, nil); err != nil {
@@ -187,7 +179,7 @@ func (c *Conn) ping(s *session) error {
 func (c *Conn) relistTools(s *session) error {
 	ctx, cancel := c.withStop(context.Background())
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, c.timeout())
+	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancelT()
 	tools, err := c.listTools(ctx, s.cs)
 	if err != nil {
