@@ -30,6 +30,18 @@ type ConnOptions struct {
 	Environ func() []string
 	// ClientInfo is what initialize reports as the client.
 	ClientInfo *mcpsdk.Implementation
+
+	// Dial, if set, is how the Conn reaches its server, in place of
+	// starting its command or dialing its URL: it is called at every
+	// connect with the server's entry (${env:NAME} expanded) and returns
+	// the transport of one new session, over which the Conn runs
+	// initialize, tools/list and everything after, the same as over stdio
+	// or HTTP. The Conn then starts no process and applies no URL policy:
+	// those are the Dial's business. Status reports no transport and no
+	// pid. Tests use it to run the real Conn against in-memory go-sdk
+	// servers (internal/mcptest); so can code that serves MCP servers
+	// in-process.
+	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
 }
 
 // A Conn is one configured MCP server: it starts it (stdio) or dials it
@@ -216,7 +228,7 @@ func (c *Conn) statusLocked() Status {
 	if st.Type == "" {
 		st.Type = config.TypeLocal
 	}
-	if st.Transport == "" && st.Type == config.TypeLocal {
+	if st.Transport == "" && st.Type == config.TypeLocal && c.opts.Dial == nil {
 		st.Transport = "stdio"
 	}
 	if c.serverInfo != nil {

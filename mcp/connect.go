@@ -100,13 +100,24 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: srv.ProtocolVersion}
 
 	s := &session{done: make(chan struct{}), lost: make(chan struct{})}
-	if srv.Type == config.TypeRemote {
+	switch {
+	case c.opts.Dial != nil:
+		t, err := c.opts.Dial(ctx, srv)
+		if err != nil {
+			return nil, nil, c.connectError(ctx, timeout, fmt.Errorf("dialing: %w", err), nil)
+		}
+		cs, err := c.client.Connect(ctx, t, sopts)
+		if err != nil {
+			return nil, nil, c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), nil)
+		}
+		s.cs = cs
+	case srv.Type == config.TypeRemote:
 		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger, urlSecrets...)
 		if err != nil {
 			return nil, nil, c.connectError(ctx, timeout, err, nil)
 		}
 		s.cs, s.transport = cs, transport
-	} else {
+	default:
 		s.transport = "stdio"
 		if err := c.dialStdio(ctx, srv, sopts, s); err != nil {
 			return nil, nil, err

@@ -24,6 +24,8 @@ type ManagerOptions struct {
 	PingInterval time.Duration
 	// Environ returns the sidecar's environment (default os.Environ).
 	Environ func() []string
+	// Dial, if set, is every Conn's ConnOptions.Dial.
+	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -84,6 +86,7 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 		OnStatus:     m.opts.OnStatus,
 		PingInterval: m.opts.PingInterval,
 		Environ:      m.opts.Environ,
+		Dial:         m.opts.Dial,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {

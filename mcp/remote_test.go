@@ -22,7 +22,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,6 +32,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // remoteHangGuard bounds a test that would otherwise hang on a bug; it is
@@ -395,8 +395,8 @@ func TestConnRemoteSessionExpired(t *testing.T) {
 			srv := remoteServer(ts.URL+"/mcp", tc.transport)
 			srv.Enabled, srv.Scope = true, "user"
 			srv.Headers = map[string]string{"Authorization": "Bearer ${env:FS_TOKEN}"}
-			ev := newEvents()
-			c := startTestConn(t, srv, ev)
+			rec := mcptest.NewRecorder()
+			c := startTestConn(t, srv, rec)
 			st := c.Status()
 			if st.Type != config.TypeRemote || st.Transport != config.TransportHTTP || st.State != StateConnected {
 				t.Errorf("status = %+v, want a connected remote server over http", st)
@@ -408,9 +408,7 @@ func TestConnRemoteSessionExpired(t *testing.T) {
 			if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
 				t.Errorf("CallTool on an expired session: %v, want ErrConnectionLost", err)
 			}
-			ev.waitFor(t, "a reconnect", func() bool {
-				return slices.Contains(ev.states(), StateReconnecting) && c.Status().State == StateConnected
-			})
+			rec.MustAwait(t, mcptest.ReachedState("remote", StateReconnecting), mcptest.InState("remote", StateConnected))
 			if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
 				t.Errorf("echo after re-initializing = %q", got)
 			}
@@ -1038,17 +1036,14 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 	srv.Enabled, srv.Scope = true, "user"
 	var logs lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ev := newEvents()
-	c := NewConn(srv, &ConnOptions{
-		Logger:   logger,
-		OnStatus: ev.onStatus,
-		Environ:  func() []string { return append(testEnviron(), "MCP_PATH_KEY="+key) },
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{
+		Logger:  logger,
+		Environ: func() []string { return append(testEnviron(), "MCP_PATH_KEY="+key) },
 		// The call's failure, not a health ping, must find the loss.
 		PingInterval: time.Hour,
 	})
 	c.tries = 1
-	c.backoff = func(int) time.Duration { return time.Millisecond }
-	t.Cleanup(func() { c.Close() })
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -1059,13 +1054,11 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 	} else {
 		shown = append(shown, err.Error())
 	}
-	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed })
+	rec.MustAwait(t, mcptest.ReachedState("remote", StateFailed))
 	shown = append(shown, c.Status().LastError)
-	ev.mu.Lock()
-	for _, st := range ev.statuses {
-		shown = append(shown, st.LastError)
+	for _, e := range rec.Events() {
+		shown = append(shown, e.Error)
 	}
-	ev.mu.Unlock()
 	shown = append(shown, logs.String())
 	all := strings.Join(shown, "\n")
 	if strings.Contains(all, key) {
@@ -1124,8 +1117,8 @@ func TestConnRemoteAnswerOverCap(t *testing.T) {
 	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
 	srv.Enabled, srv.Scope = true, "user"
 	srv.MaxMessageBytes = 32 << 10
-	ev := newEvents()
-	c := startTestConn(t, srv, ev)
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, srv, rec)
 	if got := callText(t, c, "echo", map[string]any{"text": "small"}); got != "small" {
 		t.Errorf("echo = %q", got)
 	}
@@ -1133,7 +1126,7 @@ func TestConnRemoteAnswerOverCap(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "maxMessageBytes") {
 		t.Errorf("echo of 64 KiB with a 32 KiB cap: %v, want an error naming maxMessageBytes", err)
 	}
-	ev.waitFor(t, "connected again", func() bool { return c.Status().State == StateConnected })
+	rec.MustAwait(t, mcptest.InState("remote", StateConnected))
 	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
 		t.Errorf("echo after the oversized answer = %q", got)
 	}
@@ -1155,11 +1148,10 @@ func TestConnRemoteCallSeesServerDown(t *testing.T) {
 	t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
 	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
 	srv.Enabled, srv.Scope = true, "user"
-	ev := newEvents()
-	c := NewConn(srv, &ConnOptions{Environ: testEnviron, OnStatus: ev.onStatus, PingInterval: time.Hour})
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: time.Hour})
 	// The server is back by the time the reconnect tries.
 	c.backoff = func(int) time.Duration { down.Store(false); return time.Millisecond }
-	t.Cleanup(func() { c.Close() })
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -1167,9 +1159,7 @@ func TestConnRemoteCallSeesServerDown(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
 		t.Errorf("CallTool while the server is down: %v, want ErrConnectionLost", err)
 	}
-	ev.waitFor(t, "reconnected", func() bool {
-		return slices.Contains(ev.states(), StateReconnecting) && c.Status().State == StateConnected
-	})
+	rec.MustAwait(t, mcptest.ReachedState("remote", StateReconnecting), mcptest.InState("remote", StateConnected))
 	if got := callText(t, c, "echo", map[string]any{"text": "back"}); got != "back" {
 		t.Errorf("echo after the server came back = %q", got)
 	}

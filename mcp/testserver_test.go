@@ -29,6 +29,7 @@ import (
 //	pages          tools/list always answers with the same next cursor
 //	bigpages       tools/list pages forever, each a tool with a 256 KiB description
 //	crashafter=F:N exit at once on start number N+1 and later (count in file F)
+//	ready=P        open the named pipe P for writing once running (see readyPipe)
 //	child          (internal) the forked child: ignore SIGTERM, sleep
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
@@ -71,6 +72,11 @@ func runTestServer(args []string) int {
 	}
 	if _, ok := flags["ignoreterm"]; ok {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if path, ok := flags["ready"]; ok {
+		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
 	}
 	if _, ok := flags["fork"]; ok {
 		cmd := exec.Command(os.Args[0], "child")
