@@ -31,6 +31,12 @@ type ConnOptions struct {
 	// ClientInfo is what initialize reports as the client.
 	ClientInfo *mcpsdk.Implementation
 
+	// NoRetry makes the first failure final: a first connect that fails,
+	// or a session that is lost, leaves the Conn failed instead of trying
+	// again. For one-shot checks such as `freecode mcp start`, which report
+	// a failure at once and stop.
+	NoRetry bool
+
 	// Dial, if set, is how the Conn reaches its server, in place of
 	// starting its command or dialing its URL: it is called at every
 	// connect with the server's entry (${env:NAME} expanded) and returns
@@ -72,11 +78,16 @@ type Conn struct {
 	stopCh chan struct{} // closed by Close
 	wg     sync.WaitGroup
 
+	kick chan struct{} // a Start wants the next attempt now; buffered 1
+
 	// mu guards the fields below.
 	mu          sync.Mutex
 	state       State
 	started     bool
 	closed      bool
+	attempting  bool          // a connect attempt runs
+	attempts    int           // connect attempts ended
+	attemptCh   chan struct{} // closed and replaced when an attempt ends
 	sess        *session      // the live session, nil unless connected
 	ready       chan struct{} // non-nil while connecting/reconnecting; closed when that settles
 	stateCh     chan struct{} // closed and replaced on every state change
@@ -150,6 +161,8 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		closeGrace: defaultCloseGrace,
 		termGrace:  defaultTermGrace,
 		relist:     make(chan struct{}, 1),
+		kick:       make(chan struct{}, 1),
+		attemptCh:  make(chan struct{}),
 		stateCh:    make(chan struct{}),
 		stopCh:     make(chan struct{}),
 		progress:   make(map[string]*progressSub),

@@ -202,7 +202,7 @@ func TestServerThatNeverAnswersInitialize(t *testing.T) {
 	srv := testSrv(t, "mute", "noinit", "ignoreterm")
 	srv.Timeout = 300 * time.Millisecond
 	rec := mcptest.NewRecorder()
-	c := newTestConn(t, srv, rec)
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, NoRetry: true})
 	err := c.Start(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("Start = %v, want a timeout error", err)

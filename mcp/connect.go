@@ -21,9 +21,21 @@ const maxToolPages = 1000
 // message cap each would be gigabytes held by one server.
 const maxToolListBytes = 64 << 20
 
-// Start connects the server once, within its timeout, and from then on
-// keeps it connected. It returns the connect error; the Conn is then
-// failed. A second call waits, within ctx, for the first connect to settle.
+// Start connects the server and from then on keeps it connected.
+//
+// It makes the first connect attempt itself, within ctx and the server's
+// timeout, and returns its outcome: nil once connected, or why the attempt
+// failed. A failed first attempt is retried in the background with the
+// reconnect backoff (0.5 s doubling to 30 s, jittered, 6 tries) while the
+// state stays connecting, so a server that is slow to come up on its first
+// run (npx fetching its package) is not failed for good; after the last try
+// the state is failed. The error then wraps ErrRetrying. With
+// ConnOptions.NoRetry, or when ctx ended, the first failure is final: the
+// state is failed at once.
+//
+// A later call while the Conn connects or reconnects waits, within ctx, for
+// the next attempt to end (making it at once if the Conn is waiting out a
+// backoff) and returns its outcome; on a connected Conn it returns nil.
 func (c *Conn) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -31,12 +43,8 @@ func (c *Conn) Start(ctx context.Context) error {
 		return fmt.Errorf("starting %s: %w", c.srv.Name, ErrNotConnected)
 	}
 	if c.started {
-		// Started already: wait for that first connect to settle.
 		c.mu.Unlock()
-		if _, err := c.liveSession(ctx); err != nil {
-			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
-		}
-		return nil
+		return c.awaitAttempt(ctx)
 	}
 	c.started = true
 	c.wg.Add(1) // under mu with !closed, so Close's Wait sees it
@@ -45,6 +53,7 @@ func (c *Conn) Start(ctx context.Context) error {
 		c.ready = make(chan struct{})
 	}
 	c.lastError = ""
+	c.attempting = true
 	st := c.setStateLocked(StateConnecting)
 	c.mu.Unlock()
 	c.emitStatus(st)
@@ -52,6 +61,7 @@ func (c *Conn) Start(ctx context.Context) error {
 	s, tools, err := c.connect(ctx)
 	c.mu.Lock()
 	if c.closed {
+		c.endAttemptLocked()
 		c.mu.Unlock()
 		if s != nil {
 			c.closeSession(s)
@@ -60,18 +70,95 @@ func (c *Conn) Start(ctx context.Context) error {
 	}
 	if err != nil {
 		c.lastError = err.Error()
-		st := c.setStateLocked(StateFailed)
+		c.endAttemptLocked()
+		if c.opts.NoRetry || ctx.Err() != nil || !retryable(err) {
+			st := c.setStateLocked(StateFailed)
+			c.mu.Unlock()
+			c.emitStatus(st)
+			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
+		}
+		st := c.statusLocked()
+		c.wg.Go(func() { c.run(nil, 0) })
 		c.mu.Unlock()
+		c.logger.Warn("first connect failed; retrying", "error", err)
 		c.emitStatus(st)
-		return fmt.Errorf("starting %s: %w", c.srv.Name, err)
+		return fmt.Errorf("starting %s: %w (%w)", c.srv.Name, err, ErrRetrying)
 	}
-	c.setSessionLocked(s, tools)
-	st = c.setStateLocked(StateConnected)
-	c.wg.Go(func() { c.supervise(s) })
+	st, _ = c.installLocked(s, tools)
+	c.wg.Go(func() { c.run(s, 0) })
 	c.mu.Unlock()
 	c.emitStatus(st)
 	c.emitTools("connected", tools)
 	return nil
+}
+
+// awaitAttempt is Start on a started Conn: see there.
+func (c *Conn) awaitAttempt(ctx context.Context) error {
+	c.mu.Lock()
+	n := c.attempts
+	if (c.state == StateConnecting || c.state == StateReconnecting) && !c.attempting {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		state, attempts, lastErr := c.state, c.attempts, c.lastError
+		attemptCh, stateCh := c.attemptCh, c.stateCh
+		c.mu.Unlock()
+		switch {
+		case state == StateConnected:
+			return nil
+		case state != StateConnecting && state != StateReconnecting:
+			if lastErr != "" {
+				return fmt.Errorf("starting %s: %w (%v): %s", c.srv.Name, ErrNotConnected, state, lastErr)
+			}
+			return fmt.Errorf("starting %s: %w (%v)", c.srv.Name, ErrNotConnected, state)
+		case attempts > n:
+			return fmt.Errorf("starting %s: %s (%w)", c.srv.Name, lastErr, ErrRetrying)
+		}
+		select {
+		case <-attemptCh:
+		case <-stateCh:
+		case <-ctx.Done():
+			return fmt.Errorf("starting %s: %w: still %v: %w", c.srv.Name, ErrNotConnected, state, ctx.Err())
+		}
+	}
+}
+
+// configError is a connect failure that comes from the server's entry (a
+// variable that is not set), which no retry can mend.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// retryable reports whether another attempt may succeed where err failed:
+// not for a problem of the entry, nor for a URL the policy refuses.
+func retryable(err error) bool {
+	var cerr *configError
+	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused)
+}
+
+// endAttemptLocked records that a connect attempt ended, for awaitAttempt.
+// On success the caller installs the session in the same critical section,
+// so a waiter never sees an attempt that worked as one that did not.
+func (c *Conn) endAttemptLocked() {
+	c.attempting = false
+	c.attempts++
+	close(c.attemptCh)
+	c.attemptCh = make(chan struct{})
+}
+
+// installLocked makes s, which an attempt just brought up, the live
+// session. It returns the status to emit and whether the tools differ from
+// the ones held.
+func (c *Conn) installLocked(s *session, tools []*mcpsdk.Tool) (Status, bool) {
+	c.endAttemptLocked()
+	changed := c.setSessionLocked(s, tools)
+	return c.setStateLocked(StateConnected), changed
 }
 
 // connect brings up one session: transport, initialize, initialized and
@@ -81,7 +168,7 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	lookup := c.lookupEnv()
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &configError{err}
 	}
 	var urlSecrets []string
 	if srv.Type == config.TypeRemote {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -151,7 +152,8 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 					m.mu.Lock()
 					c := e.conn
 					m.mu.Unlock()
-					if err := c.Start(ctx); err != nil {
+					// A failure that is being retried is the Conn's to log.
+					if err := c.Start(ctx); err != nil && !errors.Is(err, ErrRetrying) {
 						m.logger.Warn("MCP server failed to start", "server", name, "error", err)
 					}
 				})

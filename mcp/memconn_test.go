@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -232,4 +234,132 @@ func TestMemUnansweredPingReconnects(t *testing.T) {
 	s.Unmute()
 	close(release)
 	rec.MustAwait(t, mcptest.ReachedStateTimes("m", StateConnected, 2))
+}
+
+// A first connect that fails is retried with the reconnect backoff, in
+// state connecting, so a server slow to come up on its first run is not
+// failed for good.
+func TestMemFirstConnectRetried(t *testing.T) {
+	s := newMemServer(t, "mem")
+	s.FailConnects(3)
+	rec := mcptest.NewRecorder()
+	c := memConn(t, s, "m", rec, nil)
+	err := c.Start(t.Context())
+	if !errors.Is(err, ErrRetrying) || !errors.Is(err, mcptest.ErrConnectRefused) {
+		t.Fatalf("Start = %v, want the attempt's error and ErrRetrying", err)
+	}
+	rec.MustAwait(t, mcptest.InState("m", StateConnected))
+	if got := s.Dials(); got != 4 {
+		t.Errorf("dials = %d, want 4", got)
+	}
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected), rec.States("m")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"connected:a,b"}, rec.ToolChanges("m")); diff != "" {
+		t.Errorf("tool events (-want +got):\n%s", diff)
+	}
+	if st := c.Status(); st.LastError != "" {
+		t.Errorf("lastError once connected = %q", st.LastError)
+	}
+}
+
+func TestMemFirstConnectGivesUp(t *testing.T) {
+	s := newMemServer(t, "mem")
+	s.FailConnects(-1)
+	rec := mcptest.NewRecorder()
+	c := memConn(t, s, "m", rec, nil)
+	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
+		t.Fatalf("Start = %v, want ErrRetrying", err)
+	}
+	rec.MustAwait(t, mcptest.StatusWith("m", StateFailed, "connect refused"))
+	if got, want := s.Dials(), 1+reconnectTries; got != want {
+		t.Errorf("dials = %d, want %d", got, want)
+	}
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateFailed), rec.States("m")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if got := rec.ToolChanges("m"); len(got) != 0 {
+		t.Errorf("tool events for a server that never connected: %q", got)
+	}
+}
+
+// NoRetry (the CLI's one-shot check) fails at the first failure.
+func TestMemFirstConnectNoRetry(t *testing.T) {
+	s := newMemServer(t, "mem")
+	s.FailConnects(1)
+	rec := mcptest.NewRecorder()
+	c := memConn(t, s, "m", rec, &ConnOptions{NoRetry: true})
+	err := c.Start(t.Context())
+	if err == nil || errors.Is(err, ErrRetrying) {
+		t.Fatalf("Start = %v, want a final error", err)
+	}
+	if st := c.Status(); st.State != StateFailed || !strings.Contains(st.LastError, "connect refused") {
+		t.Errorf("status = %v %q, want failed with the attempt's error", st.State, st.LastError)
+	}
+	if got := s.Dials(); got != 1 {
+		t.Errorf("dials = %d, want 1", got)
+	}
+}
+
+// A problem of the entry itself is not retried.
+func TestMemConfigErrorNotRetried(t *testing.T) {
+	s := newMemServer(t, "mem")
+	srv := memSrv("m")
+	srv.Env = map[string]string{"TOKEN": "${env:NOT_SET_ANYWHERE}"}
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Dial: s.Dial})
+	err := c.Start(t.Context())
+	if err == nil || errors.Is(err, ErrRetrying) || !strings.Contains(err.Error(), "NOT_SET_ANYWHERE") {
+		t.Fatalf("Start = %v, want a final error naming the variable", err)
+	}
+	if st := c.Status(); st.State != StateFailed {
+		t.Errorf("state = %v, want failed", st.State)
+	}
+}
+
+// A second Start while the Conn waits out a backoff tries at once and
+// returns that attempt's outcome.
+func TestMemStartAgainTriesNow(t *testing.T) {
+	s := newMemServer(t, "mem")
+	s.FailConnects(2)
+	c := memConn(t, s, "m", nil, nil)
+	c.backoff = func(int) time.Duration { return time.Hour }
+	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
+		t.Fatalf("first Start = %v, want ErrRetrying", err)
+	}
+	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) || s.Dials() != 2 {
+		t.Fatalf("second Start = %v after %d dials, want the second attempt's failure", err, s.Dials())
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("third Start = %v, want connected", err)
+	}
+	if st := c.Status(); st.State != StateConnected {
+		t.Errorf("state = %v", st.State)
+	}
+}
+
+// The first connect's retries wait the reconnect backoff: 0.5 s doubling,
+// jittered to between half and all of each wait, 6 tries.
+func TestMemFirstConnectBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := mcptest.NewServer("mem")
+		defer s.Close()
+		s.FailConnects(-1)
+		rec := mcptest.NewRecorder()
+		opts := &ConnOptions{Dial: s.Dial, OnStatus: func(st Status) { rec.Status(st.Name, st.State, st.LastError) }}
+		c := NewConn(memSrv("m"), opts)
+		defer c.Close()
+		start := time.Now()
+		if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
+			t.Fatalf("Start = %v", err)
+		}
+		rec.MustAwait(t, mcptest.ReachedState("m", StateFailed))
+		var lo, hi time.Duration
+		for n := range reconnectTries {
+			d := min(backoffMin<<n, backoffMax)
+			lo, hi = lo+d/2, hi+d
+		}
+		if took := time.Since(start); took < lo || took > hi {
+			t.Errorf("gave up after %v, want between %v and %v", took, lo, hi)
+		}
+	})
 }

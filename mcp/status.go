@@ -73,6 +73,9 @@ var (
 	// ErrNotConnected means the server is not connected (stopped, failed,
 	// disabled) and the request was never sent.
 	ErrNotConnected = errors.New("MCP server not connected")
+	// ErrRetrying means a connect attempt failed and the Conn goes on
+	// trying in the background (see Conn.Start).
+	ErrRetrying = errors.New("retrying in the background")
 	// ErrNoServer means no server of that name is configured.
 	ErrNoServer = errors.New("no such MCP server")
 )

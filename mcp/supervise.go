@@ -38,25 +38,48 @@ func (c *Conn) onListChanged(context.Context, *mcpsdk.ToolListChangedRequest) {
 	}
 }
 
-// supervise watches a live session: it pings, re-lists on list_changed,
-// and on loss reconnects with backoff until it gives up (failed) or the
-// Conn closes.
-func (c *Conn) supervise(s *session) {
+// run keeps the Conn connected until it closes or gives up: it watches the
+// live session s (pings, re-lists on list_changed) and, when there is none
+// (s is nil after a failed first attempt) or it is lost, connects again with
+// backoff. tried is how many tries are used up already.
+func (c *Conn) run(s *session, tried int) {
 	ticker := time.NewTicker(c.opts.PingInterval)
 	defer ticker.Stop()
-	tried := 0 // reconnect tries used by sessions that did not stay up
-	upSince := time.Now()
 	for {
+		if s == nil {
+			var tools []*mcpsdk.Tool
+			s, tools, tried = c.retry(tried)
+			if s == nil {
+				return
+			}
+			c.mu.Lock()
+			if c.closed {
+				c.mu.Unlock()
+				c.closeSession(s)
+				return
+			}
+			first := c.toolsKey == nil
+			st, changed := c.installLocked(s, tools)
+			c.mu.Unlock()
+			c.emitStatus(st)
+			switch {
+			case first:
+				c.emitTools("connected", tools)
+			case changed:
+				c.emitTools("reconnected", tools)
+			}
+		}
+		upSince := time.Now()
 		lost := c.watch(s, ticker)
 		c.closeSession(s)
 		if lost == nil {
 			return
 		}
+		s = nil
 		if time.Since(upSince) >= c.stableFor {
 			tried = 0
 		}
 		lost = c.hide(lost)
-		c.logger.Warn("connection lost; reconnecting", "error", lost)
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -65,38 +88,25 @@ func (c *Conn) supervise(s *session) {
 		c.sess = nil
 		c.pid = 0
 		c.lastError = lost.Error()
+		if c.opts.NoRetry {
+			c.mu.Unlock()
+			c.logger.Warn("connection lost", "error", lost)
+			c.fail()
+			return
+		}
 		c.ready = make(chan struct{})
 		st := c.setStateLocked(StateReconnecting)
 		c.mu.Unlock()
+		c.logger.Warn("connection lost; reconnecting", "error", lost)
 		c.emitStatus(st)
-
-		var tools []*mcpsdk.Tool
-		s, tools, tried = c.reconnect(tried)
-		if s == nil {
-			return
-		}
-		upSince = time.Now()
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			c.closeSession(s)
-			return
-		}
-		changed := c.setSessionLocked(s, tools)
-		st = c.setStateLocked(StateConnected)
-		c.mu.Unlock()
-		c.emitStatus(st)
-		if changed {
-			c.emitTools("reconnected", tools)
-		}
 	}
 }
 
-// reconnect tries what is left of c.tries after the first `tried`, with
-// backoff, and returns the new session and how many tries are used up. It
-// returns a nil session when it gave up (the Conn is then failed) or the
-// Conn closed.
-func (c *Conn) reconnect(tried int) (*session, []*mcpsdk.Tool, int) {
+// retry tries to connect what is left of c.tries after the first `tried`,
+// with backoff, and returns the new session, its tools and how many tries
+// are used up. It returns a nil session when it gave up (the Conn is then
+// failed) or the Conn closed. A later Start cuts a backoff short.
+func (c *Conn) retry(tried int) (*session, []*mcpsdk.Tool, int) {
 	for attempt := tried; attempt < c.tries; attempt++ {
 		timer := time.NewTimer(c.backoff(attempt))
 		select {
@@ -104,29 +114,46 @@ func (c *Conn) reconnect(tried int) (*session, []*mcpsdk.Tool, int) {
 			timer.Stop()
 			return nil, nil, tried
 		case <-timer.C:
+		case <-c.kick:
+			timer.Stop()
 		}
+		c.mu.Lock()
+		c.attempting = true
+		c.mu.Unlock()
 		s, tools, err := c.connect(context.Background())
 		if err == nil {
-			return s, tools, attempt + 1
+			return s, tools, attempt + 1 // the caller ends the attempt
 		}
-		c.logger.Warn("reconnect failed", "attempt", attempt+1, "error", err)
+		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", c.tries, "error", err)
 		c.mu.Lock()
 		c.lastError = err.Error()
+		c.endAttemptLocked()
 		st := c.statusLocked()
 		c.mu.Unlock()
+		if !retryable(err) {
+			break
+		}
 		c.emitStatus(st)
 	}
+	c.fail()
+	return nil, nil, c.tries
+}
+
+// fail gives up on the server: its tools go, the state is failed.
+func (c *Conn) fail() {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, nil, c.tries
+		return
 	}
+	hadTools := c.tools != nil
 	c.tools, c.toolsKey = nil, nil
 	st := c.setStateLocked(StateFailed)
 	c.mu.Unlock()
 	c.emitStatus(st)
-	c.emitTools("failed", nil)
-	return nil, nil, c.tries
+	if hadTools {
+		c.emitTools("failed", nil)
+	}
 }
 
 // watch returns nil when the Conn closes, or why the session was lost.

@@ -88,7 +88,8 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	conn := mcp.NewConn(srv, nil)
+	// A one-shot check: report the first failure now, without retrying.
+	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true})
 	startErr := conn.Start(ctx)
 	var tools []*mcpsdk.Tool
 	if startErr == nil {
