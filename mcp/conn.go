@@ -100,6 +100,7 @@ type Conn struct {
 	connectedAt time.Time
 	lastPing    time.Duration
 	lastError   string
+	toolListCut string // why the held tool list was cut short, or ""
 
 	// redactor hides a remote server's secrets (header values, URL
 	// password, query and ${env:} values) in errors that the SDK or
@@ -224,26 +225,21 @@ func (c *Conn) Status() Status {
 }
 
 func (c *Conn) statusLocked() Status {
-	st := Status{
-		Name:            c.srv.Name,
-		Scope:           c.srv.Scope,
-		Type:            c.srv.Type,
-		Transport:       c.transport,
-		State:           c.state,
-		ToolCount:       len(c.tools),
-		PID:             c.pid,
-		ProtocolVersion: c.protoVer,
-		ConnectedAt:     c.connectedAt,
-		LastPing:        c.lastPing,
-		LastError:       c.lastError,
-		StderrTail:      c.tail.snapshot(),
+	st := StatusOf(c.srv, c.state)
+	if c.opts.Dial != nil {
+		st.Transport = "" // whatever the Dial hook makes of it
 	}
-	if st.Type == "" {
-		st.Type = config.TypeLocal
+	if c.transport != "" {
+		st.Transport = c.transport
 	}
-	if st.Transport == "" && st.Type == config.TypeLocal && c.opts.Dial == nil {
-		st.Transport = "stdio"
-	}
+	st.ToolCount = len(c.tools)
+	st.PID = c.pid
+	st.ProtocolVersion = c.protoVer
+	st.ConnectedAt = c.connectedAt
+	st.LastPing = c.lastPing
+	st.LastError = c.lastError
+	st.StderrTail = c.tail.snapshot()
+	st.ToolListCut = c.toolListCut
 	if c.serverInfo != nil {
 		si := *c.serverInfo
 		st.ServerInfo = &si

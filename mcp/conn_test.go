@@ -114,7 +114,8 @@ func toolNames(tools []*mcpsdk.Tool) []string {
 
 func TestConnStatusAndTools(t *testing.T) {
 	rec := mcptest.NewRecorder()
-	c := startTestConn(t, testSrv(t, "basic"), rec)
+	srv := testSrv(t, "basic")
+	c := startTestConn(t, srv, rec)
 	st := c.Status()
 	if st.PID == 0 || st.ConnectedAt.IsZero() {
 		t.Errorf("status lacks pid or connectedAt: %+v", st)
@@ -122,7 +123,7 @@ func TestConnStatusAndTools(t *testing.T) {
 	want := Status{
 		Name: "basic", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
 		ToolCount: 8, ServerInfo: &ServerInfo{Name: "testserver", Version: "1.2.3"},
-		ProtocolVersion: "2025-11-25",
+		ProtocolVersion: "2025-11-25", Command: srv.Command,
 	}
 	got := st
 	got.PID, got.ConnectedAt, got.StderrTail = 0, time.Time{}, nil

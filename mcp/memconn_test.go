@@ -60,6 +60,7 @@ func TestMemStatus(t *testing.T) {
 	want := Status{
 		Name: "m", Scope: "user", Type: "local", State: StateConnected, ToolCount: 2,
 		ServerInfo: &ServerInfo{Name: "mem", Version: "1.0.0"}, ProtocolVersion: config.DefaultProtocolVersion,
+		Command: []string{"unused"},
 	}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status over Dial (-want +got):\n%s", diff)
