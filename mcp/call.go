@@ -86,4 +86,4 @@ func (c *Conn) transportLost(s *session, err error) bool {
 const codeRejected = -32005
 
 // hide returns err with the server's secrets shown as ***.
-func (c *Conn) hide(err error) error { return redactError(c.redactor.Load(), err) }
+func (c *Conn) hide(err error) error { return c.redactor.Load().Error(err) }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -105,7 +106,7 @@ type Conn struct {
 	// redactor hides a remote server's secrets (header values, URL
 	// password, query and ${env:} values) in errors that the SDK or
 	// net/http wrote after connect: lastError, logs, CallTool's errors.
-	redactor atomic.Pointer[strings.Replacer]
+	redactor atomic.Pointer[urlpolicy.Redactor]
 
 	progressMu sync.Mutex
 	progress   map[string]*progressSub // by progress token

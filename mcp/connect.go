@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -173,9 +174,9 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	var urlSecrets []string
 	if srv.Type == config.TypeRemote {
 		urlSecrets = urlEnvValues(c.srv.URL, lookup)
-		red := newRedactor(append(remoteSecrets(srv), urlSecrets...))
+		red := urlpolicy.NewRedactor(append(remoteSecrets(srv), urlSecrets...)...)
 		c.redactor.Store(red)
-		defer func() { err = redactError(red, err) }()
+		defer func() { err = red.Error(err) }()
 	}
 	timeout := srv.Timeout
 	ctx, cancel := c.withStop(ctx)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,7 +61,7 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 		won = config.TransportHTTP
 		if err != nil && ctx.Err() == nil && probe.notStreamable() {
 			logger.Info("not a Streamable HTTP server, trying legacy SSE",
-				"url", rc.redactor.Replace(redactURL(srv.URL)), "status", probe.status, "contentType", probe.contentType)
+				"url", rc.redactor.String(urlpolicy.RedactURL(srv.URL)), "status", probe.status, "contentType", probe.contentType)
 			httpErr := err
 			cs, err = rc.connectSSE(ctx, client, sopts)
 			won = config.TransportSSE
@@ -74,10 +75,10 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 	if err != nil {
 		rc.transport.CloseIdleConnections()
 		if perr := rc.refused.Load(); perr != nil && !errors.Is(err, ErrURLRefused) {
-			err = &redactedError{msg: err.Error(), err: perr}
+			err = &causedError{msg: err.Error(), cause: perr}
 		}
 		// A timeout is spelled out by the Conn, which set the deadline.
-		return nil, "", rc.redactErr(fmt.Errorf("connecting to %s (%s): %w", redactURL(srv.URL), mode, err))
+		return nil, "", rc.redactor.Error(fmt.Errorf("connecting to %s (%s): %w", urlpolicy.RedactURL(srv.URL), mode, err))
 	}
 	// The session owns the pool's keep-alive connections: close them when it
 	// ends, so no reader goroutine or socket outlives it.
@@ -97,13 +98,13 @@ type remoteClient struct {
 	real      *url.URL   // the configured URL, with its secrets
 	query     url.Values // real's query
 	headers   http.Header
-	redactor  *strings.Replacer // hides header values and URL secrets
-	timeout   time.Duration     // connect, and one request's wait for an answer
-	maxBytes  int               // one message's cap (maxMessageBytes)
+	redactor  *urlpolicy.Redactor // hides header values and URL secrets
+	timeout   time.Duration       // connect, and one request's wait for an answer
+	maxBytes  int                 // one message's cap (maxMessageBytes)
 	// refused is the first policy refusal of a request the SDK made on
 	// its own (a legacy endpoint event): the SDK reports it without its
 	// error chain, so dialRemote puts ErrURLRefused back.
-	refused atomic.Pointer[policyError]
+	refused atomic.Pointer[urlpolicy.Error]
 }
 
 // Headers the transports own; a configured header may not replace them.
@@ -113,14 +114,14 @@ var reservedHeaders = []string{
 }
 
 func newRemoteClient(srv config.Server, logger *slog.Logger, extraSecrets ...string) (*remoteClient, error) {
-	redactor := newRedactor(append(remoteSecrets(srv), extraSecrets...))
+	redactor := urlpolicy.NewRedactor(append(remoteSecrets(srv), extraSecrets...)...)
 	u, err := url.Parse(srv.URL)
 	if err != nil {
 		// url.Parse errors quote the whole URL; do not.
-		return nil, fmt.Errorf("remote server %q: invalid url %s", srv.Name, redactor.Replace(redactURL(srv.URL)))
+		return nil, fmt.Errorf("remote server %q: invalid url %s", srv.Name, redactor.String(urlpolicy.RedactURL(srv.URL)))
 	}
-	if err := checkURL(u); err != nil {
-		err = redactError(redactor, err)
+	if err := urlpolicy.Check(u); err != nil {
+		err = redactor.Error(err)
 		logger.Warn("refused remote URL", "error", err)
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func validHeaderName(name string) bool {
 func (rc *remoteClient) httpClient(legacy bool, probe *httpProbe) *http.Client {
 	return &http.Client{
 		Transport:     &remoteRoundTripper{rc: rc, legacy: legacy, probe: probe},
-		CheckRedirect: checkRedirect,
+		CheckRedirect: urlpolicy.CheckRedirect,
 	}
 }
 

@@ -28,11 +28,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // remoteHangGuard bounds a test that would otherwise hang on a bug; it is
@@ -736,18 +736,6 @@ func TestRemoteSecretsNeverShown(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp"},
-		{"https://user:pw@mcp.example.com/mcp?key=s3cret&b=2#frag", "https://***@mcp.example.com/mcp?b=***&key=***"},
-		{"http://[::1", "<invalid URL>"},
-	} {
-		if diff := cmp.Diff(tc.want, redactURL(tc.in)); diff != "" {
-			t.Errorf("redactURL(%q) (-want +got):\n%s", tc.in, diff)
-		}
-	}
-}
-
 func TestRemoteHeaderValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -992,10 +980,10 @@ func TestRemoteLegacyEndpointOtherOrigin(t *testing.T) {
 		t.Errorf("the other origin got %d requests, want 0", n)
 	}
 	// Same host, other port: another origin too.
-	if a, b := mustURL(t, "http://127.0.0.1:1/x"), mustURL(t, "http://127.0.0.1:2/x"); sameOrigin(a, b) {
+	if a, b := mustURL(t, "http://127.0.0.1:1/x"), mustURL(t, "http://127.0.0.1:2/x"); urlpolicy.SameOrigin(a, b) {
 		t.Error("sameOrigin ignores the port")
 	}
-	if a, b := mustURL(t, "https://H.example./x"), mustURL(t, "https://h.example:443/y"); !sameOrigin(a, b) {
+	if a, b := mustURL(t, "https://H.example./x"), mustURL(t, "https://h.example:443/y"); !urlpolicy.SameOrigin(a, b) {
 		t.Error("sameOrigin: default port or host case/trailing dot makes a difference")
 	}
 }

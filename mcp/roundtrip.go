@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // errNoAnswer is the cause of a request cut off for want of an answer.
@@ -32,10 +34,11 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	// event), and the SDK follows it anywhere. Like the TypeScript SDK,
 	// accept only the server's own origin: otherwise a remote server could
 	// aim the sidecar's POSTs at another host, or at a service on the
-	// user's loopback. (A redirect of a POST is vetted by checkRedirect.)
-	if rt.legacy && req.Method == http.MethodPost && req.Response == nil && !sameOrigin(req.URL, rc.real) {
-		rc.logger.Warn("refused legacy SSE message endpoint", "url", redactURL(req.URL.String()))
-		perr := &policyError{target: redactURL(req.URL.String()), rule: ruleSSEOrigin}
+	// user's loopback. (A redirect of a POST is vetted by urlpolicy.CheckRedirect.)
+	if rt.legacy && req.Method == http.MethodPost && req.Response == nil && !urlpolicy.SameOrigin(req.URL, rc.real) {
+		target := urlpolicy.RedactURL(req.URL.String())
+		rc.logger.Warn("refused legacy SSE message endpoint", "url", target)
+		perr := &urlpolicy.Error{Target: target, Rule: ruleSSEOrigin}
 		rc.refused.CompareAndSwap(nil, perr)
 		return nil, perr
 	}
@@ -132,7 +135,7 @@ func (rt *remoteRoundTripper) roundTripBound(r *http.Request) (*http.Response, c
 func (rt *remoteRoundTripper) redactBody(resp *http.Response) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
 	resp.Body.Close()
-	body = []byte(rt.rc.redactor.Replace(string(body)))
+	body = []byte(rt.rc.redactor.String(string(body)))
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 }
