@@ -103,9 +103,10 @@ type Conn struct {
 	lastError   string
 	toolListCut string // why the held tool list was cut short, or ""
 
-	// redactor hides a remote server's secrets (header values, URL
-	// password, query and ${env:} values) in errors that the SDK or
-	// net/http wrote after connect: lastError, logs, CallTool's errors.
+	// redactor hides the secrets of the current session (a local server's
+	// env values; a remote one's header values, URL userinfo, query and
+	// ${env:} values) in what the server, the SDK or net/http write:
+	// lastError, the stderr tail, logs, CallTool's errors.
 	redactor atomic.Pointer[urlpolicy.Redactor]
 
 	progressMu sync.Mutex
@@ -192,7 +193,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		c.state = StateDisabled
 		c.ready = nil
 	}
-	c.logger = c.opts.Logger.With("server", srv.Name)
+	c.logger = slog.New(&redactingHandler{inner: c.opts.Logger.Handler(), red: c.redactor.Load}).With("server", srv.Name)
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, &mcpsdk.ClientOptions{
 		Logger: c.logger,
 		// We serve no roots, sampling or elicitation: declaring none spares

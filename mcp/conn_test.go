@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -600,4 +601,54 @@ func (r *readyFIFO) abandon() {
 		f.Close()
 	}
 	<-r.c
+}
+
+// TestServerEnvValuesMasked: a server that prints its environment shows
+// none of its own env values, literal or ${env:} expanded, in its stderr
+// tail, its errors or the logs; values under 4 bytes are left as they are.
+func TestServerEnvValuesMasked(t *testing.T) {
+	const literal = "literal-Secret-1"
+	const expanded = "tok-123" // FS_TOKEN in testEnviron
+	for _, args := range [][]string{{"printenv"}, {"printenv", "exit"}} {
+		t.Run(strings.Join(args, "+"), func(t *testing.T) {
+			srv := testSrv(t, "printer", args...)
+			srv.Env["LIT"] = literal
+			srv.Env["TOKEN"] = "${env:FS_TOKEN}"
+			srv.Env["LVL"] = "dbg"
+			var logs lockedBuffer
+			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			rec := mcptest.NewRecorder()
+			c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, Logger: logger, NoRetry: true})
+			startErr := c.Start(t.Context())
+			if (startErr != nil) != slices.Contains(args, "exit") {
+				t.Fatalf("Start = %v", startErr)
+			}
+			c.Close() // drains stderr
+			st := c.Status()
+			var shown []string
+			if startErr != nil {
+				shown = append(shown, startErr.Error())
+			}
+			shown = append(shown, st.LastError, logs.String())
+			shown = append(shown, st.StderrTail...)
+			for _, e := range rec.Events() {
+				shown = append(shown, e.Error)
+			}
+			all := strings.Join(shown, "\n")
+			for _, secret := range []string{literal, expanded} {
+				if strings.Contains(all, secret) {
+					t.Errorf("env value %q shown:\n%s", secret, all)
+				}
+			}
+			if !slices.Contains(st.StderrTail, "LIT=***") || !slices.Contains(st.StderrTail, "LVL=dbg") {
+				t.Errorf("stderr tail = %q, want LIT=*** and the short LVL=dbg as it is", st.StderrTail)
+			}
+			if !strings.Contains(logs.String(), `env: TOKEN=***`) {
+				t.Errorf("the stdout line was not logged masked:\n%s", logs.String())
+			}
+			if startErr != nil && !strings.Contains(st.LastError, "giving up on LIT=***") {
+				t.Errorf("lastError = %q, want the masked last stderr line", st.LastError)
+			}
+		})
+	}
 }

@@ -171,13 +171,18 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	if err != nil {
 		return nil, nil, &configError{err}
 	}
+	// What this session must never show: a local server's env values, a
+	// remote one's header values and URL secrets. Errors, the stderr tail
+	// and the Conn's logs all go through red.
+	secrets := envSecrets(srv)
 	var urlSecrets []string
 	if srv.Type == config.TypeRemote {
 		urlSecrets = urlEnvValues(c.srv.URL, lookup)
-		red := urlpolicy.NewRedactor(append(remoteSecrets(srv), urlSecrets...)...)
-		c.redactor.Store(red)
-		defer func() { err = red.Error(err) }()
+		secrets = append(append(secrets, remoteSecrets(srv)...), urlSecrets...)
 	}
+	red := urlpolicy.NewRedactor(secrets...)
+	c.redactor.Store(red)
+	defer func() { err = red.Error(err) }()
 	timeout := srv.Timeout
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
@@ -207,7 +212,7 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 		s.cs, s.transport = cs, transport
 	default:
 		s.transport = "stdio"
-		if err := c.dialStdio(ctx, srv, sopts, s); err != nil {
+		if err := c.dialStdio(ctx, srv, sopts, s, red); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -238,9 +243,9 @@ func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err erro
 	return err
 }
 
-func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session) error {
+func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
 	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
-	p, err := startProcess(srv, env, &c.tail, c.logger)
+	p, err := startProcess(srv, env, &c.tail, red, c.logger)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // Process stop timings: how long a server gets to exit on stdin EOF, then
@@ -40,8 +41,9 @@ type process struct {
 	wg       sync.WaitGroup // the waiter and the stderr reader
 }
 
-// startProcess starts srv's command with env, stderr going into tail.
-func startProcess(srv config.Server, env []string, tail *tailBuffer, logger *slog.Logger) (_ *process, err error) {
+// startProcess starts srv's command with env, stderr going into tail with
+// red's secrets masked.
+func startProcess(srv config.Server, env []string, tail *tailBuffer, red *urlpolicy.Redactor, logger *slog.Logger) (_ *process, err error) {
 	if len(srv.Command) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -93,13 +95,13 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, logger *slo
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	})
-	p.wg.Go(func() { p.readStderr(tail) })
+	p.wg.Go(func() { p.readStderr(tail, red) })
 	return p, nil
 }
 
 // readStderr keeps the server's stderr flowing (a full pipe would block
-// the child) and its last lines in tail.
-func (p *process) readStderr(tail *tailBuffer) {
+// the child) and its last lines, masked, in tail.
+func (p *process) readStderr(tail *tailBuffer, red *urlpolicy.Redactor) {
 	br := bufio.NewReaderSize(p.stderr, 4096)
 	var line []byte
 	for {
@@ -110,7 +112,7 @@ func (p *process) readStderr(tail *tailBuffer) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if s := trimLine(line); s != "" {
+		if s := red.String(trimLine(line)); s != "" {
 			tail.add(s)
 			p.logger.Debug("server stderr", "line", s)
 		}

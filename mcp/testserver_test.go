@@ -30,6 +30,8 @@ import (
 //	bigpages       tools/list pages forever, each a tool with a 256 KiB description
 //	crashafter=F:N exit at once on start number N+1 and later (count in file F)
 //	ready=P        open the named pipe P for writing once running (see readyPipe)
+//	printenv       print the environment to stderr and stdout first
+//	exit           with printenv: then exit 1 naming $LIT
 //	child          (internal) the forked child: ignore SIGTERM, sleep
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
@@ -72,6 +74,18 @@ func runTestServer(args []string) int {
 	}
 	if _, ok := flags["ignoreterm"]; ok {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if _, ok := flags["printenv"]; ok {
+		// A server that prints its environment, to stderr and around its
+		// messages on stdout, and then says what it fails on.
+		for _, kv := range os.Environ() {
+			fmt.Fprintln(os.Stderr, kv)
+			fmt.Println("env:", kv)
+		}
+		if _, ok := flags["exit"]; ok {
+			fmt.Fprintln(os.Stderr, "giving up on LIT="+os.Getenv("LIT"))
+			return 1
+		}
 	}
 	if path, ok := flags["ready"]; ok {
 		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
