@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,7 +90,8 @@ type Conn struct {
 	ready       chan struct{} // non-nil while connecting/reconnecting; closed when that settles
 	stateCh     chan struct{} // closed and replaced on every state change
 	tools       []*mcpsdk.Tool
-	toolsKey    []byte // canonical JSON of tools, to see real changes
+	haveTools   bool              // tools is a server's list (maybe empty), not "none yet"
+	toolsKey    [sha256.Size]byte // toolList.key of tools, to see real changes
 	transport   string
 	pid         int
 	serverInfo  *ServerInfo
@@ -276,7 +274,7 @@ func (c *Conn) setStateLocked(s State) Status {
 
 // setSessionLocked installs a new live session and its tools; it reports
 // whether the tools differ from the ones held.
-func (c *Conn) setSessionLocked(s *session, tools []*mcpsdk.Tool) bool {
+func (c *Conn) setSessionLocked(s *session, tools toolList) bool {
 	c.sess = s
 	c.transport = s.transport
 	c.pid = 0
@@ -296,18 +294,17 @@ func (c *Conn) setSessionLocked(s *session, tools []*mcpsdk.Tool) bool {
 	return c.setToolsLocked(tools)
 }
 
-func (c *Conn) setToolsLocked(tools []*mcpsdk.Tool) bool {
-	// Canonical form: sorted by name (a server may list in any order) and
-	// marshaled (map keys sorted), so only a real change compares unequal.
-	sorted := slices.Clone(tools)
-	slices.SortStableFunc(sorted, func(a, b *mcpsdk.Tool) int { return strings.Compare(a.Name, b.Name) })
-	key, err := json.Marshal(sorted)
-	if err != nil {
-		key = nil // unmarshalable tools never compare equal
-	}
-	changed := key == nil || c.toolsKey == nil || !bytes.Equal(key, c.toolsKey)
-	c.tools, c.toolsKey = tools, key
+// setToolsLocked holds list as the server's tools; it reports whether
+// they differ from the ones held (a cut that differs is no tools change).
+func (c *Conn) setToolsLocked(list toolList) bool {
+	changed := !c.haveTools || list.key != c.toolsKey
+	c.tools, c.toolsKey, c.toolListCut, c.haveTools = list.tools, list.key, list.cut, true
 	return changed
+}
+
+// clearToolsLocked drops the tools: the server is gone.
+func (c *Conn) clearToolsLocked() {
+	c.tools, c.toolsKey, c.toolListCut, c.haveTools = nil, [sha256.Size]byte{}, "", false
 }
 
 // withStop returns ctx, also cancelled when the Conn closes.
@@ -371,8 +368,8 @@ func (c *Conn) closeWith(reason string) error {
 	}
 	c.closed = true
 	close(c.stopCh)
-	hadTools := c.tools != nil
-	c.tools, c.toolsKey = nil, nil
+	hadTools := c.haveTools
+	c.clearToolsLocked()
 	c.sess = nil
 	c.pid = 0
 	prev := c.state

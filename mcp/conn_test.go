@@ -453,18 +453,29 @@ func TestPaginationStopsOnRepeatedCursor(t *testing.T) {
 	if diff := cmp.Diff([]string{"paged", "paged"}, toolNames(c.Tools())); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
+	if got, want := c.Status().ToolListCut, "the tool list was cut after 2 pages: the server repeated a cursor"; got != want {
+		t.Errorf("toolListCut = %q, want %q", got, want)
+	}
 }
 
 // A server whose pages never end, each well under the message cap, is cut
 // off by the bytes kept, not only by the page count.
 func TestToolListBytesBounded(t *testing.T) {
-	c := newTestConn(t, testSrv(t, "bigpager", "bigpages"), nil)
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	c := newTestConnOpts(t, testSrv(t, "bigpager", "bigpages"), nil, &ConnOptions{Environ: testEnviron, Logger: logger})
 	c.listBytes = 4 << 20 // 16 of the server's 256 KiB tools, and a bit
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(c.Tools()); got != 15 {
 		t.Errorf("kept %d tools, want the 15 that fit in 4 MiB", got)
+	}
+	if got, want := c.Status().ToolListCut, "the tool list was cut at 15 tools: the definitions passed the bound of 4 MiB on one tool list"; got != want {
+		t.Errorf("toolListCut = %q, want %q", got, want)
+	}
+	if !strings.Contains(logs.String(), "tools/list cut short") {
+		t.Errorf("the cut was not logged:\n%s", logs.String())
 	}
 }
 

@@ -1,14 +1,19 @@
 package mcp
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/internal/urlpolicy"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,7 +94,7 @@ func (c *Conn) Start(ctx context.Context) error {
 	c.wg.Go(func() { c.run(s, 0) })
 	c.mu.Unlock()
 	c.emitStatus(st)
-	c.emitTools("connected", tools)
+	c.emitTools("connected", tools.tools)
 	return nil
 }
 
@@ -156,7 +161,7 @@ func (c *Conn) endAttemptLocked() {
 // installLocked makes s, which an attempt just brought up, the live
 // session. It returns the status to emit and whether the tools differ from
 // the ones held.
-func (c *Conn) installLocked(s *session, tools []*mcpsdk.Tool) (Status, bool) {
+func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 	c.endAttemptLocked()
 	changed := c.setSessionLocked(s, tools)
 	return c.setStateLocked(StateConnected), changed
@@ -165,11 +170,11 @@ func (c *Conn) installLocked(s *session, tools []*mcpsdk.Tool) (Status, bool) {
 // connect brings up one session: transport, initialize, initialized and
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running.
-func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err error) {
+func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) {
 	lookup := c.lookupEnv()
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
-		return nil, nil, &configError{err}
+		return nil, toolList{}, &configError{err}
 	}
 	// What this session must never show: a local server's env values, a
 	// remote one's header values and URL secrets. Errors, the stderr tail
@@ -197,23 +202,23 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	case c.opts.Dial != nil:
 		t, err := c.opts.Dial(ctx, srv)
 		if err != nil {
-			return nil, nil, c.connectError(ctx, timeout, fmt.Errorf("dialing: %w", err), nil)
+			return nil, toolList{}, c.connectError(ctx, timeout, fmt.Errorf("dialing: %w", err), nil)
 		}
 		cs, err := c.client.Connect(ctx, t, sopts)
 		if err != nil {
-			return nil, nil, c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), nil)
+			return nil, toolList{}, c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), nil)
 		}
 		s.cs = cs
 	case srv.Type == config.TypeRemote:
 		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger, urlSecrets...)
 		if err != nil {
-			return nil, nil, c.connectError(ctx, timeout, err, nil)
+			return nil, toolList{}, c.connectError(ctx, timeout, err, nil)
 		}
 		s.cs, s.transport = cs, transport
 	default:
 		s.transport = "stdio"
 		if err := c.dialStdio(ctx, srv, sopts, s, red); err != nil {
-			return nil, nil, err
+			return nil, toolList{}, err
 		}
 	}
 	c.wg.Go(func() {
@@ -224,7 +229,7 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ []*mcpsdk.Tool, err e
 	if err != nil {
 		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc)
 		c.closeSession(s)
-		return nil, nil, err
+		return nil, toolList{}, err
 	}
 	return s, tools, nil
 }
@@ -297,44 +302,131 @@ func (c *Conn) lookupEnv() func(string) (string, bool) {
 	}
 }
 
+// A toolList is one tools/list result as the Conn keeps it.
+type toolList struct {
+	// tools hold their schemas as canonical JSON (json.RawMessage), not as
+	// the maps the SDK decodes them into: the maps cost about ten times the
+	// JSON's bytes, and the list is bounded in those bytes.
+	tools []*mcpsdk.Tool
+	key   [sha256.Size]byte // equal for equal lists, in whatever order listed
+	cut   string            // why the list was cut short, or ""
+}
+
 // listTools reads every page of tools/list. A server that repeats a cursor
-// or hands out more than maxToolPages pages, or more than maxToolListBytes
-// of definitions, gets what was read so far.
-func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession) ([]*mcpsdk.Tool, error) {
-	tools := []*mcpsdk.Tool{}
-	seen := map[string]bool{}
-	cursor := ""
-	size := 0 // bytes of the definitions kept so far
+// or hands out more than maxToolPages pages, or more than c.listBytes of
+// definitions, gets the tools read so far, and the list says it was cut.
+// Each page's decoded form is dropped once its tools are kept compact, so
+// what stays is bounded by c.listBytes, not by what the server sent.
+func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession) (toolList, error) {
+	type keptTool struct {
+		tool *mcpsdk.Tool
+		sum  [sha256.Size]byte
+	}
+	var (
+		kept   []keptTool
+		cut    string
+		seen   = map[string]bool{}
+		cursor string
+		size   int // canonical bytes of the definitions kept so far
+	)
+pages:
 	for page := 0; ; page++ {
 		if page == maxToolPages {
-			c.logger.Warn("tools/list: stopped after too many pages", "pages", maxToolPages)
-			return tools, nil
+			cut = fmt.Sprintf("the tool list was cut at %d pages: the server kept handing out cursors", maxToolPages)
+			break
 		}
 		res, err := cs.ListTools(ctx, &mcpsdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return nil, err
+			return toolList{}, err
 		}
 		for _, t := range res.Tools {
-			b, err := json.Marshal(t)
+			ct, canon, err := compactTool(t)
 			if err != nil {
-				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
+				return toolList{}, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 			}
-			if size += len(b); size > c.listBytes {
-				c.logger.Warn("tools/list: tool definitions too large; kept the first ones", "tools", len(tools), "limitBytes", c.listBytes)
-				return tools, nil
+			if size += len(canon); size > c.listBytes {
+				cut = fmt.Sprintf("the tool list was cut at %d tools: the definitions passed the bound of %s on one tool list", len(kept), formatBytes(c.listBytes))
+				break pages
 			}
-			tools = append(tools, t)
+			kept = append(kept, keptTool{ct, sha256.Sum256(canon)})
 		}
-		if res.NextCursor == "" {
-			return tools, nil
+		next := res.NextCursor
+		if next == "" {
+			break
 		}
-		if seen[res.NextCursor] {
-			c.logger.Warn("tools/list: server repeated a cursor; stopped paging", "pages", page+1)
-			return tools, nil
+		if seen[next] {
+			cut = fmt.Sprintf("the tool list was cut after %d pages: the server repeated a cursor", page+1)
+			break
 		}
-		seen[res.NextCursor] = true
-		cursor = res.NextCursor
+		seen[next] = true
+		cursor = next
 	}
+	if cut != "" {
+		c.logger.Warn("tools/list cut short", "reason", cut, "tools", len(kept))
+	}
+	list := toolList{tools: make([]*mcpsdk.Tool, len(kept)), cut: cut}
+	for i, k := range kept {
+		list.tools[i] = k.tool
+	}
+	// The key goes by name (then content): a server may list in any order.
+	slices.SortFunc(kept, func(a, b keptTool) int {
+		return cmp.Or(strings.Compare(a.tool.Name, b.tool.Name), bytes.Compare(a.sum[:], b.sum[:]))
+	})
+	h := sha256.New()
+	for _, k := range kept {
+		h.Write([]byte(k.tool.Name))
+		h.Write([]byte{0})
+		h.Write(k.sum[:])
+	}
+	h.Sum(list.key[:0])
+	return list, nil
+}
+
+// compactTool returns a copy of t with its schemas as canonical JSON, and
+// the canonical JSON of the whole definition (what the list's bound counts).
+func compactTool(t *mcpsdk.Tool) (*mcpsdk.Tool, []byte, error) {
+	ct := *t
+	var err error
+	if ct.InputSchema, err = canonicalSchema(t.InputSchema); err != nil {
+		return nil, nil, fmt.Errorf("inputSchema: %w", err)
+	}
+	if ct.OutputSchema, err = canonicalSchema(t.OutputSchema); err != nil {
+		return nil, nil, fmt.Errorf("outputSchema: %w", err)
+	}
+	b, err := json.Marshal(&ct)
+	if err != nil {
+		return nil, nil, err
+	}
+	canon, err := canonjson.Append(nil, b)
+	return &ct, canon, err
+}
+
+// canonicalSchema returns v, a decoded schema, as canonical JSON; nil
+// stays nil.
+func canonicalSchema(v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := canonjson.Append(nil, b)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(canon), nil
+}
+
+// formatBytes says n in MiB or KiB, as bounds are set.
+func formatBytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // closeSession ends s: a local server's process group is stopped (stdin

@@ -47,7 +47,7 @@ func (c *Conn) run(s *session, tried int) {
 	defer ticker.Stop()
 	for {
 		if s == nil {
-			var tools []*mcpsdk.Tool
+			var tools toolList
 			s, tools, tried = c.retry(tried)
 			if s == nil {
 				return
@@ -58,15 +58,15 @@ func (c *Conn) run(s *session, tried int) {
 				c.closeSession(s)
 				return
 			}
-			first := c.toolsKey == nil
+			first := !c.haveTools
 			st, changed := c.installLocked(s, tools)
 			c.mu.Unlock()
 			c.emitStatus(st)
 			switch {
 			case first:
-				c.emitTools("connected", tools)
+				c.emitTools("connected", tools.tools)
 			case changed:
-				c.emitTools("reconnected", tools)
+				c.emitTools("reconnected", tools.tools)
 			}
 		}
 		upSince := time.Now()
@@ -106,13 +106,13 @@ func (c *Conn) run(s *session, tried int) {
 // with backoff, and returns the new session, its tools and how many tries
 // are used up. It returns a nil session when it gave up (the Conn is then
 // failed) or the Conn closed. A later Start cuts a backoff short.
-func (c *Conn) retry(tried int) (*session, []*mcpsdk.Tool, int) {
+func (c *Conn) retry(tried int) (*session, toolList, int) {
 	for attempt := tried; attempt < c.tries; attempt++ {
 		timer := time.NewTimer(c.backoff(attempt))
 		select {
 		case <-c.stopCh:
 			timer.Stop()
-			return nil, nil, tried
+			return nil, toolList{}, tried
 		case <-timer.C:
 		case <-c.kick:
 			timer.Stop()
@@ -136,7 +136,7 @@ func (c *Conn) retry(tried int) (*session, []*mcpsdk.Tool, int) {
 		c.emitStatus(st)
 	}
 	c.fail()
-	return nil, nil, c.tries
+	return nil, toolList{}, c.tries
 }
 
 // fail gives up on the server: its tools go, the state is failed.
@@ -146,8 +146,8 @@ func (c *Conn) fail() {
 		c.mu.Unlock()
 		return
 	}
-	hadTools := c.tools != nil
-	c.tools, c.toolsKey = nil, nil
+	hadTools := c.haveTools
+	c.clearToolsLocked()
 	st := c.setStateLocked(StateFailed)
 	c.mu.Unlock()
 	c.emitStatus(st)
@@ -217,12 +217,15 @@ func (c *Conn) relistTools(s *session) error {
 		c.mu.Unlock()
 		return nil
 	}
+	cutBefore := c.toolListCut
 	changed := c.setToolsLocked(tools)
 	st := c.statusLocked()
 	c.mu.Unlock()
-	if changed {
+	if changed || tools.cut != cutBefore {
 		c.emitStatus(st)
-		c.emitTools("listChanged", tools)
+	}
+	if changed {
+		c.emitTools("listChanged", tools.tools)
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ import (
 //	ready=P        open the named pipe P for writing once running (see readyPipe)
 //	printenv       print the environment to stderr and stdout first
 //	exit           with printenv: then exit 1 naming $LIT
+//	schemapages    tools/list pages forever, each 500 tools with 20-property schemas
 //	child          (internal) the forked child: ignore SIGTERM, sleep
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
@@ -146,6 +147,17 @@ func runTestServer(args []string) int {
 			}
 		})
 	}
+	if _, ok := flags["schemapages"]; ok {
+		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+				if method != "tools/list" {
+					return next(ctx, method, req)
+				}
+				n, _ := strconv.Atoi(req.(*mcpsdk.ListToolsRequest).Params.Cursor)
+				return &mcpsdk.ListToolsResult{Tools: schemaPage(n), NextCursor: strconv.Itoa(n + 1)}, nil
+			}
+		})
+	}
 	err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: out})
 	if _, ok := flags["ignoreterm"]; ok {
 		time.Sleep(time.Hour)
@@ -243,4 +255,22 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 			return nil, ctx.Err()
 		})
 	return server
+}
+
+// schemaPage is page n of the schemapages server: 500 tools whose input
+// schemas have 20 small properties each, the shape that costs a decoder
+// the most memory per byte of JSON (about 600 KB a page).
+func schemaPage(n int) []*mcpsdk.Tool {
+	tools := make([]*mcpsdk.Tool, 500)
+	for i := range tools {
+		props := map[string]any{}
+		for p := range 20 {
+			props[fmt.Sprintf("p%d", p)] = map[string]any{"type": "string", "description": fmt.Sprintf("parameter %d", p)}
+		}
+		tools[i] = &mcpsdk.Tool{
+			Name:        fmt.Sprintf("t%d_%d", n, i),
+			InputSchema: map[string]any{"type": "object", "properties": props},
+		}
+	}
+	return tools
 }

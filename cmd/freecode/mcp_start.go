@@ -27,6 +27,9 @@ print its tools and stop it again. A quick check that a server entry works.`,
 			return a.withConn(cmd, args[0], func(srv config.Server, st mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
+				if st.ToolListCut != "" {
+					fmt.Fprintf(out, "  ! %s\n", printable(st.ToolListCut))
+				}
 				fmt.Fprintf(out, "  %s\n", printable(describeStatus(st)))
 				for _, t := range tools {
 					fmt.Fprintf(out, "  - %s%s\n", printable(t.Name), marks(t))
