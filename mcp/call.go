@@ -37,11 +37,16 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		}()
 		params.SetProgressToken(tok)
 	}
+	drops := c.dropCount()
 	res, err := s.cs.CallTool(ctx, params)
 	if err == nil {
 		return res, nil
 	}
 	err = c.hide(err)
+	if why := c.dropSince(drops); why != "" && ctx.Err() != nil {
+		// The answer may be what was dropped: say so, not just "deadline".
+		err = fmt.Errorf("%w (the server did send something: %s)", err, why)
+	}
 	if ctx.Err() == nil && c.transportLost(s, err) {
 		s.markLost()
 		return nil, fmt.Errorf("calling %s on %s: %w: %v", name, c.srv.Name, ErrConnectionLost, err)

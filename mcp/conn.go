@@ -100,6 +100,8 @@ type Conn struct {
 	lastPing    time.Duration
 	lastError   string
 	toolListCut string // why the held tool list was cut short, or ""
+	drops       int    // messages the stdio filter dropped, ever
+	lastDrop    string // why the last one was dropped
 
 	// redactor hides the secrets of the current session (a local server's
 	// env values; a remote one's header values, URL userinfo, query and

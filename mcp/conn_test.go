@@ -663,3 +663,46 @@ func TestServerEnvValuesMasked(t *testing.T) {
 		})
 	}
 }
+
+// TestDroppedAnswerSaysWhy: an answer over maxMessageBytes, or nested
+// deeper than the decoder reads, fails its call at once with why, not at
+// the call's deadline with "no answer", and lastError says it too.
+func TestDroppedAnswerSaysWhy(t *testing.T) {
+	srv := testSrv(t, "dropper", "deeptool")
+	srv.MaxMessageBytes = 1 << 20
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, srv, rec)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"echo", map[string]any{"text": strings.Repeat("x", 2<<20)}, "bytes, over maxMessageBytes (1048576)"},
+		{"deep", nil, "nested deeper than the 10000 levels"},
+	} {
+		_, err := c.CallTool(t.Context(), tc.tool, tc.args, nil)
+		if err == nil || !strings.Contains(err.Error(), "dropped the server's answer") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: CallTool = %v, want the dropped answer and %q", tc.tool, err, tc.want)
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost) {
+			t.Errorf("%s: %v is a timeout or a loss; the server answered", tc.tool, err)
+		}
+		if st := c.Status(); !strings.Contains(st.LastError, tc.want) || st.State != StateConnected {
+			t.Errorf("%s: status %v, lastError %q", tc.tool, st.State, st.LastError)
+		}
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
+		t.Errorf("echo after the drops = %q", got)
+	}
+}
+
+// A tools/list page over maxMessageBytes fails the connect at once.
+func TestDroppedToolListPageFailsConnect(t *testing.T) {
+	srv := testSrv(t, "bigpage", "bigpages") // 256 KiB pages
+	srv.MaxMessageBytes = 64 << 10
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true})
+	err := c.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "over maxMessageBytes (65536)") || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("Start = %v, want the dropped page named, no timeout", err)
+	}
+}

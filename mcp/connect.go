@@ -189,6 +189,7 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) 
 	c.redactor.Store(red)
 	defer func() { err = red.Error(err) }()
 	timeout := srv.Timeout
+	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, timeout)
@@ -202,17 +203,17 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) 
 	case c.opts.Dial != nil:
 		t, err := c.opts.Dial(ctx, srv)
 		if err != nil {
-			return nil, toolList{}, c.connectError(ctx, timeout, fmt.Errorf("dialing: %w", err), nil)
+			return nil, toolList{}, c.connectError(ctx, timeout, fmt.Errorf("dialing: %w", err), nil, drops)
 		}
 		cs, err := c.client.Connect(ctx, t, sopts)
 		if err != nil {
-			return nil, toolList{}, c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), nil)
+			return nil, toolList{}, c.connectError(ctx, timeout, fmt.Errorf("initialize: %w", err), nil, drops)
 		}
 		s.cs = cs
 	case srv.Type == config.TypeRemote:
 		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger, urlSecrets...)
 		if err != nil {
-			return nil, toolList{}, c.connectError(ctx, timeout, err, nil)
+			return nil, toolList{}, c.connectError(ctx, timeout, err, nil, drops)
 		}
 		s.cs, s.transport = cs, transport
 	default:
@@ -227,18 +228,22 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) 
 	})
 	tools, err := c.listTools(ctx, s.cs)
 	if err != nil {
-		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc)
+		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc, drops)
 		c.closeSession(s)
 		return nil, toolList{}, err
 	}
 	return s, tools, nil
 }
 
-// connectError makes a connect failure readable: a timeout says so, and a
-// process that died says how.
-func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process) error {
+// connectError makes a connect failure readable: a timeout says so, and
+// what the server sent that was dropped meanwhile (drops counted dropsBefore
+// when the attempt began); a process that died says how.
+func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process, dropsBefore int) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("no answer within timeout %v: %w", timeout, err)
+		if why := c.dropSince(dropsBefore); why != "" {
+			err = fmt.Errorf("%w (the server did send something: %s)", err, why)
+		}
 	}
 	if p != nil {
 		if perr := p.exitError(); perr != nil {
@@ -248,7 +253,40 @@ func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err erro
 	return err
 }
 
+// noteDrop records a message the stdio filter dropped: lastError and a
+// status event say so at once, and a call or connect that then times out
+// says it too (a dropped answer whose id was readable fails its call
+// directly).
+func (c *Conn) noteDrop(msg string) {
+	c.mu.Lock()
+	c.drops++
+	c.lastDrop = msg
+	c.lastError = msg
+	st := c.statusLocked()
+	c.mu.Unlock()
+	c.emitStatus(st)
+}
+
+// dropCount returns how many messages have been dropped so far.
+func (c *Conn) dropCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drops
+}
+
+// dropSince returns why the last message was dropped if any was since
+// the count was before, or "".
+func (c *Conn) dropSince(before int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.drops == before {
+		return ""
+	}
+	return c.lastDrop
+}
+
 func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
+	drops := c.dropCount()
 	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
 	p, err := startProcess(srv, env, &c.tail, red, c.logger)
 	if err != nil {
@@ -256,6 +294,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	}
 	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
 	f.onProgress = c.noteProgress
+	f.onDrop = c.noteDrop
 	t := &stdioTransport{filter: f, stdin: p.stdin}
 	// Watch the process while initialize runs: a server that exits at once
 	// must fail the connect now, not at the timeout.
@@ -278,7 +317,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 		case <-t.C:
 		}
 		t.Stop()
-		err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p)
+		err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p, drops)
 		p.kill()
 		if tail := c.tail.snapshot(); p.exitError() != nil && len(tail) > 0 {
 			err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])

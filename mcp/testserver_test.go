@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,18 +34,30 @@ import (
 //	printenv       print the environment to stderr and stdout first
 //	exit           with printenv: then exit 1 naming $LIT
 //	schemapages    tools/list pages forever, each 500 tools with 20-property schemas
+//	deeptool       add a tool "deep" whose answer nests 10,001 levels deep
 //	child          (internal) the forked child: ignore SIGTERM, sleep
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
 // lockedWriter makes the SDK's writes and our stray lines whole lines.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu   sync.Mutex
+	w    io.WriteCloser
+	deep bool // replace deepMarker with 10,001 nested arrays
 }
+
+// deepMarker is what the deep tool answers, for the writer to replace.
+const deepMarker = "DEEP-MARKER"
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.deep && bytes.Contains(p, []byte(`"`+deepMarker+`"`)) {
+		deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+		if _, err := l.w.Write(bytes.ReplaceAll(p, []byte(`"`+deepMarker+`"`), []byte(deep))); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return l.w.Write(p)
 }
 
@@ -146,6 +159,15 @@ func runTestServer(args []string) int {
 				}, nil
 			}
 		})
+	}
+	if _, ok := flags["deeptool"]; ok {
+		// A Go server cannot encode a value nested past 10,000 levels (its
+		// encoder stops there), so the writer puts the nesting in for it.
+		out.deep = true
+		server.AddTool(&mcpsdk.Tool{Name: "deep", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				return textResult(deepMarker), nil
+			})
 	}
 	if _, ok := flags["schemapages"]; ok {
 		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {

@@ -35,6 +35,14 @@ func TestLineFilter(t *testing.T) {
 		{"long line over the cap dropped", big(300_000) + "\n{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
 		{"short line over the cap dropped", big(100) + "\n{\"a\":1}\n", 50, "{\"a\":1}\n"},
 		{"oversized last line", "{\"a\":1}\n" + big(300_000), 150_000, "{\"a\":1}\n"},
+		{"oversized answer becomes an error answer",
+			`{"jsonrpc":"2.0","id":7,"result":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000,
+			`{"error":{"code":-32603,"message":"dropped the server's answer: 300035 bytes, over maxMessageBytes (150000)"},"id":7,"jsonrpc":"2.0"}` + "\n{\"a\":1}\n"},
+		{"oversized notification is only dropped",
+			`{"jsonrpc":"2.0","method":"notifications/message","params":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
+		{"too deep answer becomes an error answer",
+			`{"jsonrpc":"2.0","id":"x","result":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "}\n", 1 << 20,
+			`{"error":{"code":-32603,"message":"dropped the server's answer: nested deeper than the 10000 levels a JSON decoder here reads"},"id":"x","jsonrpc":"2.0"}` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
