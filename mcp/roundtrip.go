@@ -98,7 +98,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		// The SDK reads a JSON answer whole, with no bound: a server
 		// sending gigabytes would take the sidecar's memory down with it.
 		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct == "application/json" {
-			resp.Body = &cappedBody{ReadCloser: resp.Body, left: int64(rc.maxBytes)}
+			resp.Body = &cappedBody{ReadCloser: resp.Body, left: int64(rc.maxBytes), limit: rc.maxBytes}
 		}
 	}
 	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -265,20 +265,22 @@ func (b *responseBody) Close() error {
 	return err
 }
 
-// errTooLarge is the read error of an answer over maxMessageBytes.
-var errTooLarge = errors.New("answer exceeds maxMessageBytes")
-
 // cappedBody fails a response body that grows past left bytes, so reading
 // it whole never holds more than the cap. The session then ends and the
 // Conn reconnects.
 type cappedBody struct {
 	io.ReadCloser
-	left int64
+	left  int64
+	limit int
+}
+
+func (b *cappedBody) tooLarge() error {
+	return fmt.Errorf("dropped the server's answer: over maxMessageBytes (%d)", b.limit)
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
 	if b.left < 0 {
-		return 0, errTooLarge
+		return 0, b.tooLarge()
 	}
 	if int64(len(p)) > b.left+1 {
 		p = p[:b.left+1]
@@ -286,7 +288,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
 	if b.left < 0 {
-		return 0, errTooLarge
+		return 0, b.tooLarge()
 	}
 	return n, err
 }
