@@ -91,6 +91,7 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, red *urlpol
 		stdin: inW, stdout: outR, stderr: errR,
 		logger: logger, exited: make(chan struct{}),
 	}
+	recordGroup(p.pid)
 	p.wg.Go(func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
@@ -149,16 +150,21 @@ func (p *process) exitError() error {
 // call more than once.
 func (p *process) stop(closeGrace, termGrace time.Duration) {
 	p.stopOnce.Do(func() {
+		gone := true
 		p.stdin.Close()
 		if !p.waitGone(closeGrace) {
 			signalGroup(p, sigTerm)
 			if !p.waitGone(termGrace) {
 				signalGroup(p, sigKill)
 				<-p.exited
-				if !p.waitGone(5 * time.Second) {
+				gone = p.waitGone(5 * time.Second)
+				if !gone {
 					p.logger.Warn("processes of a stopped server's group still exist", "pgid", p.pid)
 				}
 			}
+		}
+		if gone {
+			forgetGroup(p.pid) // else the next start reaps what is left
 		}
 		// The group is gone, so normally nothing holds the pipes' other
 		// ends open and the stderr reader is about to see EOF. Let it drain

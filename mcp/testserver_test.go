@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -295,4 +296,41 @@ func schemaPage(n int) []*mcpsdk.Tool {
 		}
 	}
 	return tools
+}
+
+// testOwnerEnv runs the test binary as a FreeCode process that records its
+// servers in the run directory the variable names, starts one that forks a
+// child, prints "ready <leader> <child>" and waits to be killed.
+const testOwnerEnv = "FREECODE_MCP_TEST_OWNER"
+
+func runTestOwner(dir string) int {
+	if err := ReapOrphans(dir, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	srv := config.Server{
+		Name: "owned", Type: config.TypeLocal, Enabled: true,
+		Command: []string{exe, "fork", "ignoreterm"},
+		Env:     map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute,
+	}
+	c := NewConn(srv, &ConnOptions{NoRetry: true})
+	if err := c.Start(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	leader := c.Status().PID
+	child := 0
+	for _, m := range groupProcs(leader) {
+		if m.id.PID != leader {
+			child = m.id.PID
+		}
+	}
+	fmt.Printf("ready %d %d\n", leader, child)
+	time.Sleep(time.Hour) // until the test kills it
+	return 0
 }
