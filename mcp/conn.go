@@ -29,6 +29,17 @@ type ConnOptions struct {
 	// ClientInfo is what initialize reports as the client.
 	ClientInfo *mcpsdk.Implementation
 
+	// ClientOptions, if set, adjusts the go-sdk client's options before
+	// NewConn makes the client: the place to declare client capabilities
+	// (roots, sampling, elicitation) and set their handlers. The Conn's
+	// own handlers (tools/list_changed, progress) are set already; a hook
+	// that replaces one must call it.
+	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
+	// OnClient, if set, is called once by NewConn with the Conn's go-sdk
+	// client, before any session: what outlives a session lives there
+	// (roots: Client.AddRoots and RemoveRoots notify every session).
+	OnClient func(srv config.Server, c *mcpsdk.Client)
+
 	// NoRetry makes the first failure final: a first connect that fails,
 	// or a session that is lost, leaves the Conn failed instead of trying
 	// again. For one-shot checks such as `freecode mcp start`, which report
@@ -194,14 +205,22 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		c.ready = nil
 	}
 	c.logger = slog.New(&redactingHandler{inner: c.opts.Logger.Handler(), red: c.redactor.Load}).With("server", srv.Name)
-	c.client = mcpsdk.NewClient(c.opts.ClientInfo, &mcpsdk.ClientOptions{
+	copts := &mcpsdk.ClientOptions{
 		Logger: c.logger,
-		// We serve no roots, sampling or elicitation: declaring none spares
-		// servers (server-everything) a roots/list round trip per session.
+		// Unless a ClientOptions hook declares them, we serve no roots,
+		// sampling or elicitation: declaring none spares servers
+		// (server-everything) a roots/list round trip per session.
 		Capabilities:                &mcpsdk.ClientCapabilities{},
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
-	})
+	}
+	if c.opts.ClientOptions != nil {
+		c.opts.ClientOptions(srv, copts)
+	}
+	c.client = mcpsdk.NewClient(c.opts.ClientInfo, copts)
+	if c.opts.OnClient != nil {
+		c.opts.OnClient(srv, c.client)
+	}
 	return c
 }
 

@@ -27,6 +27,10 @@ type ManagerOptions struct {
 	Environ func() []string
 	// Dial, if set, is every Conn's ConnOptions.Dial.
 	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
+	// ClientOptions and OnClient, if set, are every Conn's (see
+	// ConnOptions): client capabilities and their handlers.
+	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
+	OnClient      func(srv config.Server, c *mcpsdk.Client)
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -83,11 +87,13 @@ func NewManager(opts *ManagerOptions) *Manager {
 
 func (m *Manager) newConn(srv config.Server) *Conn {
 	c := NewConn(srv, &ConnOptions{
-		Logger:       m.logger,
-		OnStatus:     m.opts.OnStatus,
-		PingInterval: m.opts.PingInterval,
-		Environ:      m.opts.Environ,
-		Dial:         m.opts.Dial,
+		Logger:        m.logger,
+		OnStatus:      m.opts.OnStatus,
+		PingInterval:  m.opts.PingInterval,
+		Environ:       m.opts.Environ,
+		Dial:          m.opts.Dial,
+		ClientOptions: m.opts.ClientOptions,
+		OnClient:      m.opts.OnClient,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {

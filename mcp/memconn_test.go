@@ -364,3 +364,33 @@ func TestMemFirstConnectBackoff(t *testing.T) {
 		}
 	})
 }
+
+// The client hooks can declare a capability and serve it: roots, the way
+// the sidecar will serve the editor's workspace folders.
+func TestMemClientHooksServeRoots(t *testing.T) {
+	s := newMemServer(t, "mem")
+	c := memConn(t, s, "m", nil, &ConnOptions{
+		ClientOptions: func(_ config.Server, o *mcpsdk.ClientOptions) {
+			o.Capabilities.RootsV2 = &mcpsdk.RootCapabilities{ListChanged: true}
+		},
+		OnClient: func(_ config.Server, cl *mcpsdk.Client) {
+			cl.AddRoots(&mcpsdk.Root{URI: "file:///work/project", Name: "project"})
+		},
+	})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ss := range s.SDK().Sessions() {
+		res, err := ss.ListRoots(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Roots {
+			got = append(got, r.URI)
+		}
+	}
+	if diff := cmp.Diff([]string{"file:///work/project"}, got); diff != "" {
+		t.Errorf("roots the server sees (-want +got):\n%s", diff)
+	}
+}
