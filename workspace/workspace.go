@@ -48,6 +48,10 @@ type Options struct {
 	// ResultsDir receives the whole text of results that were cut (see
 	// orchestrator.Options).
 	ResultsDir string
+	// NoRetry makes a server's failed first connect final instead of
+	// retried with backoff (see mcp.ConnOptions.NoRetry): for a one-shot
+	// command that reports what did not connect and exits.
+	NoRetry bool
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -203,6 +207,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		// Manager takes its period once.
 		PingInterval: st.cfg.MCP.PollInterval,
 		Environ:      w.opts.Environ,
+		NoRetry:      w.opts.NoRetry,
 	})
 	w.wg.Go(w.defsLoop)
 	w.apply(ctx, st)

@@ -66,7 +66,7 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 	if project, err = filepath.Abs(project); err != nil {
 		return nil, err
 	}
-	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Want: want})
+	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Want: want, NoRetry: true})
 	if err != nil {
 		return nil, err
 	}
