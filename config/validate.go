@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/internal/toolid"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // Problem is one broken rule in a config file.
@@ -155,16 +155,18 @@ func checkServer(s Server) []Problem {
 	return ps
 }
 
-// CheckURL reports whether raw is an acceptable remote server URL: https,
-// or http only to a loopback host. ${env:NAME} references are allowed in
-// it; the host must be literal. This is the parse-time check only: the
-// dialer checks the addresses it really connects to.
+// CheckURL reports whether raw is an acceptable remote server URL under
+// the URL policy (internal/urlpolicy): https, or http only to a loopback
+// host; never a link-local or cloud-metadata address. ${env:NAME}
+// references are allowed in its path and query; the scheme and host must
+// be literal. This is the parse-time check only: the dialer checks the
+// addresses it really connects to.
 func CheckURL(raw string) error {
 	if raw == "" {
 		return fmt.Errorf("a remote server needs a url")
 	}
 	if i := strings.Index(raw, "${"); i >= 0 && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(raw[:i], "https://"), "http://"), "/") {
-		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", redactedURL(raw))
+		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", urlpolicy.RedactURL(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -173,30 +175,17 @@ func CheckURL(raw string) error {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return fmt.Errorf("url %q does not parse: %v", redactedURL(raw), err)
+		return fmt.Errorf("url %q does not parse: %v", urlpolicy.RedactURL(raw), err)
 	}
-	shown := redactedURL(raw)
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !IsLoopbackHost(u.Hostname()) {
-			return fmt.Errorf("url %q: http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https", shown)
-		}
-	default:
-		return fmt.Errorf("url %q must start with https:// (or http:// to a loopback host)", shown)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("url %q has no host", shown)
+	var perr *urlpolicy.Error
+	if err := urlpolicy.Check(u); errors.As(err, &perr) {
+		return fmt.Errorf("url %q: %s", urlpolicy.RedactURL(raw), perr.Rule)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }
 
-// IsLoopbackHost reports whether host (without port) is localhost or a
-// loopback IP address.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// IsLoopbackHost reports whether host (without port) names loopback:
+// localhost, a name under .localhost, or a loopback IP address.
+func IsLoopbackHost(host string) bool { return urlpolicy.IsLoopbackHost(host) }

@@ -63,8 +63,14 @@ type Def struct {
 	Name        string
 	Description string
 	// Schema is the input schema already converted for the format being
-	// built. The cache re-encodes it canonically.
+	// built. The cache re-encodes it canonically unless Canonical says it
+	// is in canonical form already.
 	Schema json.RawMessage
+	// Canonical says Schema is canonical JSON (canonjson) already, as the
+	// provider schema converter writes it, so Encode copies it instead of
+	// parsing it again: at thousands of tools that parse was most of a
+	// rebuild.
+	Canonical bool
 	// Builtin tools come first, ordered by Order.
 	Builtin bool
 	Order   int
@@ -298,9 +304,13 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 		b = append(b, `,"description":`...)
 		b = canonjson.AppendString(b, d.Description)
 		b = append(b, schemaKey...)
-		var err error
-		if b, err = canonjson.Append(b, d.Schema); err != nil {
-			return nil, fmt.Errorf("schema of tool %q: %w", d.Name, err)
+		if d.Canonical {
+			b = append(b, d.Schema...)
+		} else {
+			var err error
+			if b, err = canonjson.Append(b, d.Schema); err != nil {
+				return nil, fmt.Errorf("schema of tool %q: %w", d.Name, err)
+			}
 		}
 		b = append(b, '}')
 		if f == FormatOpenAI {

@@ -88,6 +88,7 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 				Name:        t.ProviderName(),
 				Description: t.Description,
 				Schema:      schema,
+				Canonical:   true, // the converter writes canonjson
 				Builtin:     t.Builtin,
 				Order:       t.Order,
 				Server:      t.Server,

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/internal/providerschema"
 )
 
@@ -91,6 +93,24 @@ func TestRealToolsThroughDefsCache(t *testing.T) {
 				}
 			} else if _, ok := d["input_schema"].(map[string]any); !ok {
 				t.Fatalf("anthropic tool without input_schema: %v", d)
+			}
+		}
+	}
+	// The source marks its schemas canonical, so the cache copies them
+	// as they are: they must be exactly what canonjson makes of them, or
+	// the hash would depend on the converter's spacing and key order.
+	for _, f := range defscache.Formats() {
+		defs, err := DefsSource(reg, nil)(t.Context(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range defs {
+			canon, err := canonjson.Append(nil, d.Schema)
+			if err != nil {
+				t.Fatalf("%s %s: %v", f, d.Name, err)
+			}
+			if !d.Canonical || !bytes.Equal(canon, d.Schema) {
+				t.Errorf("%s %s: Canonical=%v, schema not in canonical form:\n%s\nwant\n%s", f, d.Name, d.Canonical, d.Schema, canon)
 			}
 		}
 	}

@@ -8,13 +8,7 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/freecode/freecode/internal/toolid"
 )
-
-// MCPPrefix starts every MCP tool id: mcp__<server>__<tool>. It is
-// toolid.Prefix; code inside this module uses toolid directly.
-const MCPPrefix = toolid.Prefix
 
 // Caller runs one tool of one server (or one built-in): what the orchestrator
 // needs from an MCP connection. onProgress may be nil.
