@@ -220,6 +220,24 @@ func sameTools(a, b map[string]*Tool) bool {
 	return true
 }
 
+// RemoveBuiltin drops the built-in id, if it is registered.
+func (r *Registry) RemoveBuiltin(id string) {
+	r.eventMu.Lock()
+	defer r.eventMu.Unlock()
+	r.mu.Lock()
+	t, ok := r.byServer[""][id]
+	if !ok {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.byServer[""], id)
+	if r.tools[id] == t {
+		delete(r.tools, id)
+	}
+	r.mu.Unlock()
+	r.publish(ToolsChanged{Reason: "removed"})
+}
+
 // RemoveServer drops every tool of server.
 func (r *Registry) RemoveServer(server string) {
 	r.removeServer(server, "removed")
