@@ -36,6 +36,9 @@ func (w *Workspace) applyDeferral(cfg *config.Config, running []config.Server) {
 		next.servers[s.Name] = s
 	}
 	prev := w.deferPolicy.Swap(next)
+	if prev == nil && !next.mcp.DefersAny(running) {
+		return // the first config defers nothing: nothing to rebuild
+	}
 	if prev != nil && prev.mcp.DeferTools == next.mcp.DeferTools &&
 		prev.mcp.AutoDeferTools == next.mcp.AutoDeferTools && prev.mcp.AutoDeferTokens == next.mcp.AutoDeferTokens &&
 		sameDeferTools(prev.servers, next.servers) {
