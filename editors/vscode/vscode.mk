@@ -51,7 +51,7 @@ vsix: build vscode
 	done
 	rm -rf $(VSCODE_DIR)/bin && mkdir -p $(VSCODE_DIR)/bin $(VSCODE_DIR)/dist
 	cp $(BIN)/freecode-serve $(BIN)/freecode $(VSCODE_DIR)/bin/
-	cd $(VSCODE_DIR) && npx --no-install vsce package --target $(VSCODE_TARGET) --out $(VSIX)
+	cd $(VSCODE_DIR) && npx --no-install vsce package --no-dependencies --allow-missing-repository --skip-license --target $(VSCODE_TARGET) --out $(VSIX)
 
 # apt-get only for what is missing, so a machine that has them needs no root.
 e2e-apt:

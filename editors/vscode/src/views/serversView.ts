@@ -56,10 +56,7 @@ export class ServersView implements vscode.Disposable {
 	readonly view: vscode.TreeView<Node>;
 	private readonly subs: vscode.Disposable[] = [];
 
-	constructor(
-		model: ServersModel,
-		private readonly sidecar: Sidecar,
-	) {
+	constructor(model: ServersModel, sidecar: Sidecar) {
 		this.provider = new Provider(model);
 		this.view = vscode.window.createTreeView('freecode.servers', {
 			treeDataProvider: this.provider,
@@ -76,8 +73,9 @@ export class ServersView implements vscode.Disposable {
 
 	private onState(s: SidecarState): void {
 		setContext('freecode.sidecar', s);
-		this.view.message =
-			s === 'missing' && this.sidecar.missingPath ? `No sidecar at ${this.sidecar.missingPath}` : undefined;
+		// Not view.message: a message hides the welcome view, whose buttons
+		// are the way out. The path it looked at is in the sidecar's log.
+		this.view.description = s === 'missing' ? 'sidecar not found' : s === 'failed' ? 'sidecar stopped' : undefined;
 	}
 
 	dispose(): void {
