@@ -4,6 +4,7 @@
 #
 #   make vscode       npm ci (once per lockfile change) + esbuild bundle
 #   make vscode-test  type-check, then the headless unit tests (node --test)
+#   make vscode-integration  the session logic against the real freecode-serve and demo server
 #   make vsix         the .vsix for this host, with bin/freecode-serve and bin/freecode inside
 #   make e2e          the extension in a real VS Code (code-server + headless Chromium)
 
@@ -28,7 +29,7 @@ CODE_SERVER_STAMP := $(CODE_SERVER_DIR)/node_modules/.freecode-stamp
 VSCODE_E2E_APT := libkrb5-dev libxkbfile-dev libsecret-1-dev chromium
 VSCODE_E2E_OUT ?= $(VSCODE_DIR)/test-output/e2e
 
-.PHONY: vscode vscode-test vsix e2e e2e-deps
+.PHONY: vscode vscode-test vscode-integration vsix e2e e2e-deps e2e-apt
 
 $(VSCODE_STAMP): $(VSCODE_DIR)/package.json $(VSCODE_DIR)/package-lock.json
 	cd $(VSCODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
@@ -39,6 +40,13 @@ vscode: $(VSCODE_STAMP)
 
 vscode-test: $(VSCODE_STAMP)
 	cd $(VSCODE_DIR) && npm run --silent typecheck && npm test
+
+vscode-integration: build $(VSCODE_STAMP)
+	@if [ ! -x "$(BIN)/freecode-serve" ]; then \
+		echo "vscode-integration: $(BIN)/freecode-serve is missing: 'make build' (go build -o $(BIN)/ ./cmd/...) has not built the sidecar" >&2; \
+		exit 1; \
+	fi
+	cd $(VSCODE_DIR) && FREECODE_BIN=$(BIN) npm run --silent test:integration
 
 # The sidecar and the CLI come from `build` (go build -o $(BIN)/ ./cmd/...);
 # the .vsix is for this host's platform only, since it carries native binaries.

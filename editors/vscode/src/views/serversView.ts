@@ -29,7 +29,10 @@ class Provider implements vscode.TreeDataProvider<Node> {
 				: vscode.TreeItemCollapsibleState.None;
 		const item = new vscode.TreeItem(node.label, expand);
 		// Stable ids keep what the user expanded or collapsed across redraws.
-		item.id = node.kind === 'server' ? `server:${node.name}` : `tool:${node.id}`;
+		// VS Code also keeps an id's first collapsible state, so a server
+		// listed before its tools arrived would stay a leaf, or show
+		// collapsed: its id changes once it has children.
+		item.id = node.kind === 'server' ? `server:${node.name}${node.expandable ? ':tools' : ''}` : `tool:${node.id}`;
 		item.description = node.description;
 		item.tooltip = node.tooltip;
 		item.iconPath = themeIcon(node.icon);

@@ -292,7 +292,8 @@ function treeRow(page, label) {
 }
 
 async function replaceEditorText(page, text) {
-	const editor = page.locator('.editor-instance .monaco-editor').first();
+	// The editor of the active group: the one the last command opened.
+	const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
 	await editor.click();
 	await page.keyboard.press('Control+A');
 	await page.keyboard.press('Delete');
@@ -364,8 +365,10 @@ async function scenarioDemo() {
 		await shot(page, 'servers-connected');
 
 		await step(page, 'Run Tool… on delete_file opens its arguments', async () => {
-			await treeRow(page, 'delete_file').click({ button: 'right' });
-			await page.locator('.monaco-menu .action-label', { hasText: 'Run Tool…' }).click();
+			// The row's inline ▷ action, shown on hover.
+			const row = treeRow(page, 'delete_file');
+			await row.hover();
+			await row.locator('.actions .action-label[aria-label^="Run Tool"]').click();
 			await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__delete_file' }).waitFor();
 			await replaceEditorText(page, '{ "path": "delete-me.txt" }\n');
 		});
