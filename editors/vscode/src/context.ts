@@ -6,6 +6,7 @@ import type { Sidecar } from './client';
 import type { ServerLogs } from './serverLogs';
 import type { Machine, Settings } from './settings';
 import type { ServersModel } from './views/serversTree';
+import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { ToolRuns } from './toolRuns';
 
 export interface FreeCode {
@@ -14,6 +15,7 @@ export interface FreeCode {
 	readonly sidecar: Sidecar;
 	readonly logs: ServerLogs;
 	readonly toolRuns: ToolRuns;
+	readonly docs: ReadOnlyDocs;
 	/** settings reads the freecode.* settings now. */
 	settings(): Settings;
 	machine(): Machine;

@@ -8,6 +8,7 @@ import { machine, readSettings } from './config';
 import { ConfigProblems } from './configProblems';
 import type { FreeCode } from './context';
 import { askPermission } from './permissionPrompt';
+import { ReadOnlyDocs } from './readOnlyDocs';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
@@ -22,11 +23,12 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const logs = new ServerLogs();
 	const problems = new ConfigProblems();
 	const toolRuns = new ToolRuns();
+	const docs = new ReadOnlyDocs();
 	const settings = () => readSettings(ext);
 	const sc = new Sidecar(
 		model,
 		{
-			askPermission: (req, token) => askPermission(req, settings().argumentChars, token),
+			askPermission: (req, token) => askPermission(req, settings().argumentChars, token, docs),
 			serverLog: (l) => logs.append(l),
 			configProblems: (p) => problems.set(p),
 			toolProgress: (p) => toolRuns.onProgress(p),
@@ -35,8 +37,8 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 		settings,
 	);
 	sidecar = sc;
-	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, settings, machine: () => machine(ext) };
-	ext.subscriptions.push(sc, logs, problems, toolRuns, new ServersView(model, sc), new StatusItem(model, sc));
+	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, settings, machine: () => machine(ext) };
+	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, new ServersView(model, sc), new StatusItem(model, sc));
 	registerCommands(fc);
 	watchSidecar(fc);
 	await sc.start();

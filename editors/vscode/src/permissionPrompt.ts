@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { answerFor, DENIED, permissionPrompt } from './permissionChoices';
 import type { PermissionRequest, PermissionResponse } from './protocol';
+import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { CancellationToken } from './session';
 
 /** askPermission shows the prompt until the user answers (Show Full Arguments opens them and asks again). */
@@ -12,6 +13,7 @@ export async function askPermission(
 	req: PermissionRequest,
 	argumentChars: number,
 	token: CancellationToken,
+	docs: ReadOnlyDocs,
 ): Promise<PermissionResponse> {
 	const prompt = permissionPrompt(req, argumentChars);
 	const cancelled = new Promise<undefined>((resolve) => {
@@ -32,7 +34,6 @@ export async function askPermission(
 		if (token.isCancellationRequested) return DENIED;
 		const answer = answerFor(prompt, picked?.title);
 		if (answer !== 'showFull') return answer;
-		const doc = await vscode.workspace.openTextDocument({ language: 'json', content: prompt.fullArguments ?? '' });
-		await vscode.window.showTextDocument(doc, { preview: true });
+		await docs.show(`arguments/${req.callId}.json`, prompt.fullArguments ?? '', { preview: true });
 	}
 }

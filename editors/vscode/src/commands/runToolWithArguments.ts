@@ -47,8 +47,10 @@ export const runToolWithArguments: CommandFactory = (fc) => async () => {
 			void vscode.window.showErrorMessage(`${tool}: the sidecar returned no result.`);
 			return;
 		}
-		const doc = await vscode.workspace.openTextDocument({ language: 'plaintext', content: resultDocument(tool, r) });
-		await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+		await fc.docs.show(`results/${call.callId}/${tool}.txt`, resultDocument(tool, r), {
+			preview: true,
+			viewColumn: vscode.ViewColumn.Beside,
+		});
 		const summary = resultSummary(tool, r);
 		if (r.isError) void vscode.window.showErrorMessage(summary);
 		else void vscode.window.showInformationMessage(summary);

@@ -22,8 +22,7 @@ export const showToolDefinitions: CommandFactory = (fc) => async () => {
 			`// Tool definitions sent to ${format} providers (${d.tools.length} tools)\n` +
 			`// hash: ${d.hash}\n` +
 			`${JSON.stringify(d.tools, null, 2)}\n`;
-		const doc = await vscode.workspace.openTextDocument({ language: 'jsonc', content });
-		await vscode.window.showTextDocument(doc, { preview: false });
+		await fc.docs.show(`definitions/${format}.jsonc`, content);
 	} catch (e) {
 		showError('Reading the tool definitions', e);
 	}

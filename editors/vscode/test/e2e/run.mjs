@@ -102,6 +102,7 @@ function sandbox(name, machineSettings) {
 				'workbench.startupEditor': 'none',
 				'workbench.tips.enabled': false,
 				'workbench.colorTheme': 'Default Dark Modern',
+				'workbench.secondarySideBar.defaultVisibility': 'hidden',
 				'security.workspace.trust.enabled': false,
 				'telemetry.telemetryLevel': 'off',
 				'extensions.autoUpdate': false,
@@ -393,6 +394,9 @@ async function scenarioDemo() {
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
 			await dialog.getByRole('button', { name: 'Allow Once' }).click();
 			await page.locator('.notifications-toasts', { hasText: /mcp__demo__delete_file ran in/ }).waitFor();
+			// The result, in a read-only document beside the arguments.
+			await page.locator('.tab', { hasText: 'mcp__demo__delete_file.txt' }).waitFor();
+			await page.locator('.view-lines', { hasText: 'deleted delete-me.txt' }).waitFor();
 			if (fs.existsSync(victim)) throw new Error('the call was allowed but the file is still there');
 		});
 		await shot(page, 'allowed');
