@@ -85,7 +85,9 @@ export class Session {
 		if (!this.check('freecode/permission/request', shapes.permissionRequest, params)) return DENIED;
 		try {
 			const answer = await this.hooks.askPermission(params, token);
-			return shapes.is(shapes.permissionResponse, answer) ? answer : DENIED;
+			if (shapes.is(shapes.permissionResponse, answer)) return answer;
+			this.hooks.warn?.(`the permission prompt answered ${JSON.stringify(answer)}, which is not in the protocol; answering deny`);
+			return DENIED;
 		} catch (e) {
 			this.hooks.warn?.(`permission prompt failed, answering deny: ${(e as Error).message}`);
 			return DENIED;
