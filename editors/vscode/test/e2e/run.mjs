@@ -7,6 +7,9 @@
 //
 // Scenarios (all by default):
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
+//   cli              no sidecar (as today's builds): Add MCP Server checks the name before writing and
+//                    writes through the freecode CLI; Import MCP Servers previews a Claude Desktop config,
+//                    then imports it.
 //   demo             the demo server connected with its tools; Run Tool… on the destructive delete_file
 //                    shows the permission dialog; Deny shows the denial; Allow Once runs it (the file is
 //                    really gone); editing the config in the editor adds a server to the tree, no reload.
@@ -54,7 +57,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'demo'];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo'];
 	return a;
 }
 
@@ -274,7 +277,8 @@ async function runCommand(page, title) {
 	await page.keyboard.press('F1');
 	const input = page.locator('.quick-input-widget input');
 	await input.waitFor();
-	await input.fill(`>${title}`);
+	// The palette's filter does not match a typed "…"; the row still shows it.
+	await input.fill(`>${title.replace(/…$/, '')}`);
 	await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
 	await page.keyboard.press('Enter');
 }
@@ -326,6 +330,83 @@ async function scenarioSidecarMissing() {
 			await page.getByText('freecode.serverPath is /nonexistent/freecode-e2e/freecode-serve, and there is no file there.').waitFor();
 		});
 		await shot(page, 'sidecar-missing-log');
+	} finally {
+		await browser.close();
+		await stopCodeServer(d);
+		if (!args.keep) fs.rmSync(d.root, { recursive: true, force: true });
+	}
+}
+
+async function quickPick(page, text) {
+	const input = page.locator('.quick-input-widget input');
+	await input.waitFor();
+	await input.fill(text);
+	await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor();
+	await page.keyboard.press('Enter');
+}
+
+async function scenarioCli() {
+	if (!args.bin) throw new Error('the cli scenario needs --bin (the directory with the freecode CLI)');
+	const cli = path.join(args.bin, 'freecode');
+	if (!fs.existsSync(cli)) throw new Error(`no ${cli}: run make build`);
+	const d = sandbox('cli', {
+		'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve',
+		'freecode.cliPath': cli,
+	});
+	d.name = 'cli';
+	const configPath = path.join(d.home, '.freecode', 'config.json');
+	// Claude Desktop's file where the CLI looks for it: the XDG config dir.
+	const claude = path.join(d.env.XDG_CONFIG_HOME, 'Claude', 'claude_desktop_config.json');
+	fs.mkdirSync(path.dirname(claude), { recursive: true });
+	fs.writeFileSync(
+		claude,
+		JSON.stringify({ mcpServers: { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } } }, null, 2),
+	);
+	installVsix(d);
+	const url = await startCodeServer(d);
+	const { browser, page } = await openBrowser();
+	const config = () => (fs.existsSync(configPath) ? fs.readFileSync(configPath, 'utf8') : '');
+	try {
+		await step(page, 'workbench opens', () => openWorkbench(page, url));
+		// The palette lists what the extension contributes only once the
+		// extension host has read it; the status item shows it is active.
+		await step(page, 'the extension is active', () => page.locator('.statusbar-item', { hasText: 'MCP' }).first().waitFor());
+		await step(page, 'Add MCP Server refuses a bad name before writing', async () => {
+			await runCommand(page, 'FreeCode: Add MCP Server…');
+			await quickPick(page, 'Local');
+			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (2/3)' }).waitFor();
+			await page.locator('.quick-input-widget input').fill('bad__name');
+			await page.locator('.quick-input-message', { hasText: 'No "__"' }).waitFor();
+			await page.keyboard.press('Enter'); // refused: the box stays
+			await page.locator('.quick-input-message', { hasText: 'No "__"' }).waitFor();
+		});
+		await shot(page, 'add-server-name-check');
+		await step(page, 'Add MCP Server writes the entry through the CLI', async () => {
+			await page.locator('.quick-input-widget input').fill('fs');
+			await page.keyboard.press('Enter');
+			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (3/3)' }).waitFor();
+			await page.locator('.quick-input-widget input').fill('npx -y @modelcontextprotocol/server-filesystem /tmp');
+			await page.keyboard.press('Enter');
+			await page.locator('.notifications-toasts', { hasText: 'Added local server "fs"' }).waitFor();
+			const cfg = JSON.parse(config());
+			const fsEntry = cfg.mcp.servers.find((s) => s.name === 'fs');
+			if (!fsEntry || fsEntry.command.join(' ') !== 'npx -y @modelcontextprotocol/server-filesystem /tmp') {
+				throw new Error(`config.json does not hold the new entry: ${config()}`);
+			}
+		});
+		await shot(page, 'add-server-added');
+		await step(page, 'Import MCP Servers previews, then imports', async () => {
+			await runCommand(page, 'FreeCode: Import MCP Servers…');
+			await quickPick(page, 'Claude Desktop');
+			const dialog = page.locator('.monaco-dialog-box');
+			await dialog.getByText('Import MCP servers from Claude Desktop?').waitFor();
+			await dialog.getByText('+ memory (local)').waitFor();
+			if (config().includes('"memory"')) throw new Error('the preview already wrote the config');
+			await shot(page, 'import-preview');
+			await dialog.getByRole('button', { name: 'Import' }).click();
+			await page.locator('.notifications-toasts', { hasText: 'Added 1 server' }).waitFor();
+			if (!config().includes('"memory"')) throw new Error(`memory was not imported: ${config()}`);
+		});
 	} finally {
 		await browser.close();
 		await stopCodeServer(d);
@@ -417,7 +498,7 @@ async function scenarioDemo() {
 	}
 }
 
-const scenarios = { 'sidecar-missing': scenarioSidecarMissing, demo: scenarioDemo };
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo };
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
