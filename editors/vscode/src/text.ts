@@ -3,7 +3,6 @@
 
 // C0 and C1 controls, DEL, and the bidi overrides and isolates that can make
 // text read differently from what it is (a tool name that looks harmless).
-// eslint-disable-next-line no-control-regex
 const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 function escape(c: string): string {

@@ -62,6 +62,21 @@ function parseArgs(argv) {
 }
 
 const args = parseArgs(process.argv.slice(2));
+
+// code-servers still running, by process group: a driver stopped from
+// outside (make's timeout, ^C) takes them, their extension hosts and the
+// sidecars with it.
+const running = new Set();
+for (const sig of ['SIGINT', 'SIGTERM']) {
+	process.on(sig, () => {
+		for (const pid of running) {
+			try {
+				process.kill(-pid, 'SIGKILL');
+			} catch {}
+		}
+		process.exit(1);
+	});
+}
 fs.mkdirSync(args.out, { recursive: true });
 const results = [];
 
@@ -184,6 +199,8 @@ async function startCodeServer(d) {
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	d.child = child;
+	running.add(child.pid);
+	child.once('exit', () => running.delete(child.pid));
 	child.stdout.pipe(logFile, { end: false });
 	child.stderr.pipe(logFile, { end: false });
 	await new Promise((resolve, reject) => {
@@ -305,16 +322,33 @@ async function replaceEditorText(page, text) {
 	await page.keyboard.insertText(text);
 }
 
-async function scenarioSidecarMissing() {
-	const d = sandbox('sidecar-missing', {
-		'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve',
-	});
-	d.name = 'sidecar-missing';
-	installVsix(d);
-	const url = await startCodeServer(d);
-	const { browser, page } = await openBrowser();
+/**
+ * inVSCode runs body against a fresh code-server with the .vsix installed:
+ * prepare writes what the scenario needs into the sandbox first; everything
+ * is stopped and removed afterwards (kept with --keep).
+ */
+async function inVSCode(name, machineSettings, prepare, body) {
+	const d = sandbox(name, machineSettings);
+	d.name = name;
+	let browser;
 	try {
-		await step(page, 'workbench opens', () => openWorkbench(page, url));
+		await prepare(d);
+		installVsix(d);
+		const url = await startCodeServer(d);
+		const opened = await openBrowser();
+		browser = opened.browser;
+		await step(opened.page, 'workbench opens', () => openWorkbench(opened.page, url));
+		await body(opened.page, d);
+	} finally {
+		await browser?.close();
+		await stopCodeServer(d);
+		if (!args.keep) fs.rmSync(d.root, { recursive: true, force: true });
+	}
+}
+
+async function scenarioSidecarMissing() {
+	const settings = { 'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve' };
+	await inVSCode('sidecar-missing', settings, () => {}, async (page) => {
 		await step(page, 'MCP Servers view opens', () => openServersView(page));
 		await step(page, 'the view explains that the sidecar is missing', async () => {
 			await page.getByText('FreeCode could not find its sidecar').waitFor();
@@ -330,11 +364,7 @@ async function scenarioSidecarMissing() {
 			await page.getByText('freecode.serverPath is /nonexistent/freecode-e2e/freecode-serve, and there is no file there.').waitFor();
 		});
 		await shot(page, 'sidecar-missing-log');
-	} finally {
-		await browser.close();
-		await stopCodeServer(d);
-		if (!args.keep) fs.rmSync(d.root, { recursive: true, force: true });
-	}
+	});
 }
 
 async function quickPick(page, text) {
@@ -349,25 +379,18 @@ async function scenarioCli() {
 	if (!args.bin) throw new Error('the cli scenario needs --bin (the directory with the freecode CLI)');
 	const cli = path.join(args.bin, 'freecode');
 	if (!fs.existsSync(cli)) throw new Error(`no ${cli}: run make build`);
-	const d = sandbox('cli', {
-		'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve',
-		'freecode.cliPath': cli,
-	});
-	d.name = 'cli';
-	const configPath = path.join(d.home, '.freecode', 'config.json');
-	// Claude Desktop's file where the CLI looks for it: the XDG config dir.
-	const claude = path.join(d.env.XDG_CONFIG_HOME, 'Claude', 'claude_desktop_config.json');
-	fs.mkdirSync(path.dirname(claude), { recursive: true });
-	fs.writeFileSync(
-		claude,
-		JSON.stringify({ mcpServers: { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } } }, null, 2),
-	);
-	installVsix(d);
-	const url = await startCodeServer(d);
-	const { browser, page } = await openBrowser();
+	const settings = { 'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve', 'freecode.cliPath': cli };
+	let configPath;
 	const config = () => (fs.existsSync(configPath) ? fs.readFileSync(configPath, 'utf8') : '');
-	try {
-		await step(page, 'workbench opens', () => openWorkbench(page, url));
+	const prepare = (d) => {
+		configPath = path.join(d.home, '.freecode', 'config.json');
+		// Claude Desktop's file where the CLI looks for it: the XDG config dir.
+		const claude = path.join(d.env.XDG_CONFIG_HOME, 'Claude', 'claude_desktop_config.json');
+		fs.mkdirSync(path.dirname(claude), { recursive: true });
+		const servers = { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } };
+		fs.writeFileSync(claude, JSON.stringify({ mcpServers: servers }, null, 2));
+	};
+	await inVSCode('cli', settings, prepare, async (page) => {
 		// The palette lists what the extension contributes only once the
 		// extension host has read it; the status item shows it is active.
 		await step(page, 'the extension is active', () => page.locator('.statusbar-item', { hasText: 'MCP' }).first().waitFor());
@@ -407,11 +430,7 @@ async function scenarioCli() {
 			await page.locator('.notifications-toasts', { hasText: 'Added 1 server' }).waitFor();
 			if (!config().includes('"memory"')) throw new Error(`memory was not imported: ${config()}`);
 		});
-	} finally {
-		await browser.close();
-		await stopCodeServer(d);
-		if (!args.keep) fs.rmSync(d.root, { recursive: true, force: true });
-	}
+	});
 }
 
 function demoConfig(bin, workspace, second) {
@@ -424,19 +443,16 @@ async function scenarioDemo() {
 	if (!args.bin) throw new Error('the demo scenario needs --bin (the directory with demo-server)');
 	const demo = path.join(args.bin, 'demo-server');
 	if (!fs.existsSync(demo)) throw new Error(`no ${demo}: run make build`);
-	const d = sandbox('demo', {});
-	d.name = 'demo';
-	fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
-	const configPath = path.join(d.home, '.freecode', 'config.json');
-	fs.writeFileSync(configPath, demoConfig(args.bin, d.workspace, false), { mode: 0o600 });
-	fs.writeFileSync(path.join(d.workspace, 'README.md'), '# e2e workspace\n');
-	const victim = path.join(d.workspace, 'delete-me.txt');
-	fs.writeFileSync(victim, 'the destructive demo tool deletes this file once allowed\n');
-	installVsix(d);
-	const url = await startCodeServer(d);
-	const { browser, page } = await openBrowser();
-	try {
-		await step(page, 'workbench opens', () => openWorkbench(page, url));
+	let victim;
+	const prepare = (d) => {
+		fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
+		const configPath = path.join(d.home, '.freecode', 'config.json');
+		fs.writeFileSync(configPath, demoConfig(args.bin, d.workspace, false), { mode: 0o600 });
+		fs.writeFileSync(path.join(d.workspace, 'README.md'), '# e2e workspace\n');
+		victim = path.join(d.workspace, 'delete-me.txt');
+		fs.writeFileSync(victim, 'the destructive demo tool deletes this file once allowed\n');
+	};
+	await inVSCode('demo', {}, prepare, async (page, d) => {
 		await step(page, 'MCP Servers view opens', () => openServersView(page));
 		await step(page, 'the demo server is connected with its tools', async () => {
 			await treeRow(page, 'demo').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
@@ -491,11 +507,7 @@ async function scenarioDemo() {
 			await page.locator('.statusbar-item', { hasText: 'MCP 2/2' }).first().waitFor();
 		});
 		await shot(page, 'config-edit');
-	} finally {
-		await browser.close();
-		await stopCodeServer(d);
-		if (!args.keep) fs.rmSync(d.root, { recursive: true, force: true });
-	}
+	});
 }
 
 const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo };
