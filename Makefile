@@ -26,7 +26,7 @@ npm: $(NPM_STAMP)
 demo: build
 	@./scripts/demo.sh $(BIN)
 
-test: npm
+test: npm vscode-test
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
@@ -39,4 +39,6 @@ lint:
 	gofmt -l $$(git ls-files '*.go')
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) editors/vscode/dist editors/vscode/out editors/vscode/bin editors/vscode/test-output
+
+include editors/vscode/vscode.mk
