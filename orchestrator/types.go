@@ -16,11 +16,13 @@ type ToolInfo struct {
 	ReadOnly    bool   `json:"readOnly"`
 	Destructive *bool  `json:"destructive,omitempty"`
 	OpenWorld   *bool  `json:"openWorld,omitempty"`
-	// Idempotent is the tool's idempotentHint.
-	Idempotent  bool            `json:"idempotent,omitempty"`
+	// Idempotent is the tool's idempotentHint. It and OutputSchema are
+	// not in the protocol's ToolInfo (frontends check its fields); FreeCode's
+	// MCP server lists them.
+	Idempotent  bool            `json:"-"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// OutputSchema is the tool's outputSchema, when its server declared one.
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"-"`
 	// Alias is the provider-facing name when ID is longer than 64 characters.
 	Alias string `json:"alias,omitempty"`
 }
