@@ -76,7 +76,10 @@
 //
 //   - Host (DNS rebinding, MCP 2025-11-25 security best practices): on a
 //     loopback bind the Host header must name the bound address or
-//     "localhost", with the bound port; anything else is 403.
+//     "localhost", with the bound port; anything else is 403. The go-sdk's
+//     own check (a request that reached a loopback listener with a Host
+//     that is not loopback is refused) stays on beneath it; ours also
+//     refuses another loopback address or port.
 //   - Origin: a present Origin must be a loopback origin (http or https
 //     on localhost, 127.0.0.0/8 or ::1); anything else is 403. No CORS
 //     headers are sent, so no web page can read a response.
@@ -87,4 +90,8 @@
 //
 // The token is kept, with the server's URL, in a 0600 file beside the
 // config file (mcp-serve.json); see LoadToken and WriteServeFile.
+//
+// The legacy HTTP+SSE transport (2024-11-05) is not served: the clients
+// that reach a local gateway all speak Streamable HTTP or stdio, and each
+// transport served is one more surface to guard.
 package mcpserve
