@@ -1,10 +1,10 @@
 package orchestrator
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -87,18 +87,47 @@ type hit struct {
 	score float64
 }
 
-// search returns the indexes' tools that match query, best first, at most
+// better reports whether a ranks before b: a higher score, or an equal one
+// earlier in the registry's order, so that a result does not depend on the
+// order of the query's words.
+func (a hit) better(b hit) bool {
+	return a.score > b.score || a.score == b.score && a.doc < b.doc
+}
+
+// scratch is one search's per-tool scores, reused: a search over thousands
+// of tools should not allocate, and clear, an array of them each time.
+type scratch struct {
+	scores  []float64
+	touched []int32
+}
+
+var scratchPool sync.Pool
+
+// search returns the index's tools that match query, best first, at most
 // limit of them.
 func (x *searchIndex) search(query string, limit int) []*Tool {
+	if limit <= 0 || len(x.tools) == 0 {
+		return nil
+	}
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil || len(sc.scores) < len(x.tools) {
+		sc = &scratch{scores: make([]float64, len(x.tools))}
+	}
+	defer func() {
+		for _, doc := range sc.touched {
+			sc.scores[doc] = 0
+		}
+		sc.touched = sc.touched[:0]
+		scratchPool.Put(sc)
+	}()
+	scores := sc.scores
 	n := float64(len(x.tools))
-	scores := make([]float64, len(x.tools))
-	var touched []int32
-	seen := make(map[string]bool)
+	var seen []string
 	for term := range terms(query) {
-		if seen[term] {
+		if slices.Contains(seen, term) {
 			continue
 		}
-		seen[term] = true
+		seen = append(seen, term)
 		ps := x.postings[term]
 		if len(ps) == 0 {
 			continue
@@ -113,23 +142,31 @@ func (x *searchIndex) search(query string, limit int) []*Tool {
 				}
 			}
 			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+				sc.touched = append(sc.touched, p.doc)
 			}
 			scores[p.doc] += idf * w / (bm25K1 + w)
 		}
 	}
-	hits := make([]hit, 0, len(touched))
-	for _, doc := range touched {
-		hits = append(hits, hit{doc, scores[doc]})
+	// The best limit, kept sorted: most candidates fall below the last
+	// kept one and cost one comparison.
+	top := make([]hit, 0, limit+1)
+	for _, doc := range sc.touched {
+		h := hit{doc, scores[doc]}
+		if len(top) == limit && !h.better(top[limit-1]) {
+			continue
+		}
+		i := len(top)
+		for i > 0 && h.better(top[i-1]) {
+			i--
+		}
+		top = slices.Insert(top, i, h)
+		if len(top) > limit {
+			top = top[:limit]
+		}
 	}
-	// Best first; equal scores in the registry's order, so that a result
-	// does not depend on the order of the query's words.
-	slices.SortFunc(hits, func(a, b hit) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.doc, b.doc))
-	})
-	out := make([]*Tool, 0, min(limit, len(hits)))
-	for _, h := range hits[:min(limit, len(hits))] {
-		out = append(out, x.tools[h.doc])
+	out := make([]*Tool, len(top))
+	for i, h := range top {
+		out[i] = x.tools[h.doc]
 	}
 	return out
 }
