@@ -198,6 +198,9 @@ type fileServer struct {
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
 	MaxMessageBytes int               `json:"maxMessageBytes,omitempty"`
 	DeferTools      *bool             `json:"deferTools,omitempty"`
+	Start           string            `json:"start,omitempty"`
+	IdleTimeout     int64             `json:"idleTimeout,omitempty"`
+	Pinning         string            `json:"pinning,omitempty"`
 }
 
 func toFile(s Server) fileServer {
@@ -223,6 +226,13 @@ func toFile(s Server) fileServer {
 	}
 	if s.MaxMessageBytes != DefaultMaxMessageBytes {
 		f.MaxMessageBytes = s.MaxMessageBytes
+	}
+	if s.Start == StartOnDemand {
+		f.Start = s.Start
+	}
+	f.IdleTimeout = s.IdleTimeout.Milliseconds()
+	if s.PinningOff {
+		f.Pinning = pinningOff
 	}
 	return f
 }

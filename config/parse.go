@@ -69,7 +69,7 @@ func Parse(path string, data []byte) (*Config, error) {
 
 func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
-		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens}}
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
@@ -222,6 +222,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.count(key, "", v, &cfg.MCP.AutoDeferTools)
 		case "autoDeferTokens":
 			d.count(key, "", v, &cfg.MCP.AutoDeferTokens)
+		case "idleTimeout":
+			d.millis(key, "", v, &cfg.MCP.IdleTimeout)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:
@@ -299,6 +301,12 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			var b bool
 			d.boolean(fk, s.Name, v, &b)
 			s.DeferTools = &b
+		case "start":
+			d.start(fk, s.Name, v, &s.Start)
+		case "idleTimeout":
+			d.millis(fk, s.Name, v, &s.IdleTimeout)
+		case "pinning":
+			d.pinning(fk, s.Name, v, &s.PinningOff)
 		}
 	}
 	if s.Type == "" {
