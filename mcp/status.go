@@ -26,6 +26,9 @@ const (
 	StateReconnecting
 	StateFailed
 	StateStopped
+	// StateIdle is a server started on demand that is not running: its
+	// tools are registered from its manifest, and a call starts it.
+	StateIdle
 )
 
 var stateNames = [...]string{
@@ -36,6 +39,7 @@ var stateNames = [...]string{
 	StateReconnecting:     "reconnecting",
 	StateFailed:           "failed",
 	StateStopped:          "stopped",
+	StateIdle:             "idle",
 }
 
 // String returns the state's name as the sidecar protocol spells it.
