@@ -268,7 +268,6 @@ func TestOnDemandModeChange(t *testing.T) {
 	})
 }
 
-
 // idle is a state of the protocol, spelt as it is there.
 func TestIdleStateName(t *testing.T) {
 	st, err := ParseState("idle")
