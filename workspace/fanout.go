@@ -21,6 +21,9 @@ type SubscribeOptions struct {
 	// ToolSet asks for *ToolSetEvent, which most subscribers, who follow
 	// the provider definitions' hashes, have no use for.
 	ToolSet bool
+	// Reviews asks for *ReviewEvent: for frontends that show the tools
+	// whose definitions await review.
+	Reviews bool
 }
 
 // A Subscription receives the workspace's events in the order they
@@ -44,6 +47,7 @@ type Subscription struct {
 	capacity int
 	missed   int  // events dropped since the last *MissedEvent was taken
 	toolSet  bool // SubscribeOptions.ToolSet
+	reviews  bool // SubscribeOptions.Reviews
 }
 
 func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
@@ -60,7 +64,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 		s.capacity = opts.Capacity
 	}
 	if opts != nil {
-		s.toolSet = opts.ToolSet
+		s.toolSet, s.reviews = opts.ToolSet, opts.Reviews
 	}
 	go s.pump()
 	return s
@@ -83,6 +87,9 @@ func (s *Subscription) Close() {
 // push queues ev. It never blocks.
 func (s *Subscription) push(ev Event) {
 	if _, ok := ev.(*ToolSetEvent); ok && !s.toolSet {
+		return
+	}
+	if _, ok := ev.(*ReviewEvent); ok && !s.reviews {
 		return
 	}
 	s.mu.Lock()

@@ -45,6 +45,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 			managed[s.Name] = true
 		}
 	}
+	running = w.startModes(cfg, running)
 
 	w.mu.Lock()
 	var evs []Event
@@ -257,9 +258,10 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 			if names != nil && !slices.Contains(names, st.Name) {
 				continue
 			}
-			// A Conn reports connected just before it hands over its tools.
+			// A Conn reports connected just before it hands over its tools,
+			// and a server on demand idle just before its manifest's.
 			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
-				st.State == mcp.StateConnected && !slices.Contains(registered, st.Name) {
+				(st.State == mcp.StateConnected || st.State == mcp.StateIdle) && !slices.Contains(registered, st.Name) {
 				busy = append(busy, st.Name)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
@@ -75,6 +76,7 @@ type Workspace struct {
 	events fanout
 
 	search      *orchestrator.ToolSearch
+	pins        *pinner
 	unsubscribe func() // from the registry
 	defsKick    chan struct{}
 	done        chan struct{} // closed by Close
@@ -176,7 +178,11 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{Searchable: w.deferred})
+	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{Searchable: w.deferred, OnFound: w.warm})
+	w.pins = &pinner{
+		store: manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
+		live:  make(map[string]*liveTools),
+	}
 	w.perms = &permissions.Set{}
 	w.orch = orchestrator.New(w.reg, &orchestrator.Options{
 		Permissions: w.perms,
@@ -184,6 +190,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		ProjectDir:  w.root,
 		ResultsDir:  w.opts.ResultsDir,
 		Logger:      w.logger,
+		Reviewer:    definitionReviewer{w},
 	})
 	w.defs = defscache.New(w.defsSource(), nil)
 	// The hashes of the built-ins alone: what the first change is
@@ -209,11 +216,10 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	}
 	st := w.load(kindAll)
 	w.mgr = mcp.NewManager(&mcp.ManagerOptions{
-		Logger:   w.logger,
-		OnStatus: w.onStatus,
-		OnToolsChanged: func(ev mcp.ToolsChanged) {
-			w.reg.HandleToolsChanged(ev, w.mgr)
-		},
+		Logger:         w.logger,
+		OnStatus:       w.onStatus,
+		OnToolsChanged: w.onTools,
+		Manifest:       w.listing,
 		// The health ping follows mcp.pollInterval as it is at start: the
 		// Manager takes its period once.
 		PingInterval: st.cfg.MCP.PollInterval,

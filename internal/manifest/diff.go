@@ -254,19 +254,25 @@ func writeRun(b *strings.Builder, open, close string, ws []string) {
 	b.WriteString(close)
 }
 
-// words splits s into words and the runs of space between them, so that
-// joining them gives s back.
+// words splits s into words (letters and digits), runs of space, and
+// single other characters, so that joining them gives s back and a word
+// that gains a full stop is not a whole new word.
 func words(s string) []string {
 	var out []string
-	start := 0
-	prevSpace := false
+	start, prev := 0, -1
 	for i, r := range s {
-		sp := unicode.IsSpace(r)
-		if i > start && sp != prevSpace {
+		class := 2 // punctuation: a token of its own
+		switch {
+		case unicode.IsSpace(r):
+			class = 0
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
+			class = 1
+		}
+		if i > start && (class != prev || class == 2) {
 			out = append(out, s[start:i])
 			start = i
 		}
-		prevSpace = sp
+		prev = class
 	}
 	if start < len(s) {
 		out = append(out, s[start:])
