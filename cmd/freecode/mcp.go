@@ -41,6 +41,7 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPImportCmd(a),
 		newMCPApproveCmd(a),
 		newMCPServeCmd(a),
+		newMCPReviewCmd(a),
 	)
 	return cmd
 }
