@@ -72,6 +72,10 @@ func (m *Manager) launch(ctx context.Context, e *entry) {
 		l = m.opts.Manifest(srv)
 	}
 	if l != nil {
+		if l.Tools == nil {
+			// No tools is a list too; nil would say they went.
+			l.Tools = []*mcpsdk.Tool{}
+		}
 		st := c.markIdle(l)
 		if m.opts.OnStatus != nil {
 			m.opts.OnStatus(st)

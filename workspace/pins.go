@@ -64,10 +64,12 @@ type pinner struct {
 // liveTools is a server's last registration: the entry and tools it came
 // from and the reviews it was made with.
 type liveTools struct {
-	entry   config.Server
-	tools   []*mcpsdk.Tool
-	reason  string
-	reviews []ToolReview
+	entry      config.Server
+	tools      []*mcpsdk.Tool
+	serverInfo *mcp.ServerInfo
+	protoVer   string
+	reason     string
+	reviews    []ToolReview
 }
 
 // entryKey returns the manifest key of srv in this workspace.
@@ -121,7 +123,31 @@ func (w *Workspace) onTools(ev mcp.ToolsChanged) {
 	} else if loaded, err := p.store.Load(w.entryKey(ev.Entry)); err == nil {
 		m = loaded
 	}
-	w.registerLocked(ev.Server, &liveTools{entry: ev.Entry, tools: ev.Tools, reason: ev.Reason}, m)
+	w.registerLocked(ev.Server, &liveTools{entry: ev.Entry, tools: ev.Tools, serverInfo: ev.ServerInfo,
+		protoVer: ev.ProtocolVersion, reason: ev.Reason}, m)
+}
+
+// applyPinning registers anew the tools of the servers whose pinning was
+// turned on or off, as their last list is to be registered now.
+func (w *Workspace) applyPinning(running []config.Server) {
+	p := w.pins
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range running {
+		lt := p.live[s.Name]
+		if lt == nil || lt.entry.PinningOff == s.PinningOff || w.entryKey(lt.entry) != w.entryKey(s) {
+			continue
+		}
+		next := *lt
+		next.entry.PinningOff = s.PinningOff
+		next.reason = "pinning"
+		var m *manifest.Manifest
+		if !s.PinningOff {
+			m = w.observe(mcp.ToolsChanged{Server: s.Name, Tools: lt.tools, Entry: next.entry,
+				ServerInfo: lt.serverInfo, ProtocolVersion: lt.protoVer})
+		}
+		w.registerLocked(s.Name, &next, m)
+	}
 }
 
 // observe records a server's new list in its manifest, pinning what is

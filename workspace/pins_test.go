@@ -288,3 +288,36 @@ func mustServer(t *testing.T, path, name string) config.Server {
 	}
 	return s
 }
+
+// Turning pinning off takes a changed server's tools as they are, and on
+// again puts them under review, without a restart.
+func TestPinningToggled(t *testing.T) {
+	e := newEnv(t)
+	srv, flag := changingServer(t, "srv")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	w := e.open(t)
+	settle(t, w)
+	writeRaw(t, flag, "")
+	if _, err := w.RestartServer(t.Context(), "srv"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, w)
+	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
+	defer sub.Close()
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Fatalf("%d reviews, want 3", n)
+	}
+	pid := statusNamed(t, w, "srv").PID
+	srv["pinning"] = "off"
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	await(t, sub, "no reviews with pinning off", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 0 })
+	if ti := toolInfo(t, w, "mcp__srv__write"); !strings.Contains(ti.Description, "Before writing") {
+		t.Errorf("write with pinning off: %+v", ti)
+	}
+	delete(srv, "pinning")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	await(t, sub, "reviews again", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 3 })
+	if st := statusNamed(t, w, "srv"); st.PID != pid {
+		t.Errorf("the server was restarted: pid %d, was %d", st.PID, pid)
+	}
+}

@@ -67,6 +67,9 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	// After the maps above: a server the Manager now stops reports its
 	// last status as awaiting approval, if that is what it is.
 	w.mgr.Apply(ctx, running)
+	// Pinning turned on or off does not restart a server: its tools are
+	// registered anew.
+	w.applyPinning(running)
 }
 
 // onStatus is the Manager's report of a server's new status, from a Conn
