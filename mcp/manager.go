@@ -34,6 +34,8 @@ type ManagerOptions struct {
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
+	// Auth is every Conn's ConnOptions.Auth: OAuth sign-in.
+	Auth *AuthOptions
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -98,6 +100,7 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 		ClientOptions: m.opts.ClientOptions,
 		OnClient:      m.opts.OnClient,
 		NoRetry:       m.opts.NoRetry,
+		Auth:          m.opts.Auth,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {
