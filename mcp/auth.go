@@ -146,7 +146,7 @@ type oauthFlow struct {
 	// resource is the resource parameter of the last authorization
 	// request: what a refresh asks for again.
 	resource string
-	onLost  func()     // ends the live session; nil while connecting
+	onLost   func() // ends the live session; nil while connecting
 }
 
 // newOAuthFlow returns the flow of one connect of the remote server srv
