@@ -97,19 +97,25 @@ const maxStepUps = 2
 // request never goes out with a token about to lapse on its way.
 const refreshMargin = time.Minute
 
-// DefaultTokenStore returns the store of OAuth tokens beside the config
-// file: the OS keychain where one answers, else
-// <config dir>/auth/tokens.json. FREECODE_TOKEN_STORE=file keeps tokens in
-// the file only.
+// DefaultTokenStore returns TokenStoreFor the default config file
+// (config.DefaultPath).
 func DefaultTokenStore() (*tokenstore.Store, error) {
 	path, err := config.DefaultPath()
 	if err != nil {
 		return nil, err
 	}
-	return tokenstore.Open(filepath.Join(filepath.Dir(path), "auth"), &tokenstore.Options{
+	return TokenStoreFor(path), nil
+}
+
+// TokenStoreFor returns the store of the OAuth tokens of the servers of
+// the config file at configPath: the OS keychain where one answers, else
+// auth/tokens.json beside the config file. FREECODE_TOKEN_STORE=file keeps
+// tokens in the file only.
+func TokenStoreFor(configPath string) *tokenstore.Store {
+	return tokenstore.Open(filepath.Join(filepath.Dir(configPath), "auth"), &tokenstore.Options{
 		Keyring:        os.Getenv("FREECODE_TOKEN_STORE") != "file",
 		KeyringService: "FreeCode MCP sign-in",
-	}), nil
+	})
 }
 
 // oauthFlow is the OAuth side of one connect attempt and of the session it
@@ -141,6 +147,7 @@ type oauthFlow struct {
 	secrets []string
 	src     *tokenSource // nil until a token is known
 	loaded  bool         // the store was read (it is read once, on the first 401)
+	saved   bool         // the store held the flow's sign-in
 	stepUps *stepUpCounts
 	needs   *authError // why the user must sign in, once known
 	// resource is the resource parameter of the last authorization
@@ -355,11 +362,11 @@ func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http
 	}
 	if open == nil {
 		drainClose(resp)
-		switch {
-		case src == nil:
+		if src == nil {
 			return f.fail("the server asks for an OAuth sign-in and FreeCode holds no token for it", nil)
-		case src.isDead():
-			return f.fail(expiredReason, nil)
+		}
+		if why := src.whyDead(); why != "" {
+			return f.fail(why, nil)
 		}
 		return f.fail("the server refused the stored token", nil)
 	}
@@ -384,8 +391,8 @@ func (f *oauthFlow) observe(req *http.Request, resp *http.Response) {
 	f.mu.Unlock()
 	if needs == nil && src != nil && bearerToken(req) == src.access() {
 		reason := "the server refused the stored token"
-		if src.isDead() {
-			reason = expiredReason
+		if why := src.whyDead(); why != "" {
+			reason = why
 		}
 		f.mu.Lock()
 		f.needs = &authError{reason: reason}
@@ -426,8 +433,11 @@ func challengeScopes(cs []oauthex.Challenge) string {
 	return ""
 }
 
-// expiredReason is why a sign-in whose refresh was refused is over.
-const expiredReason = "the stored sign-in expired and the authorization server refused to renew it"
+// Why a stored sign-in is over.
+const (
+	expiredReason   = "the stored sign-in expired and the authorization server refused to renew it"
+	signedOutReason = "signed out: the stored sign-in was deleted"
+)
 
 // challengeError returns the error parameter of the Bearer challenge.
 func challengeError(cs []oauthex.Challenge) string {

@@ -117,8 +117,19 @@ func (f *oauthFlow) reread(ctx context.Context) (*tokenRecord, error) {
 	if rec.ClientID == "" || rec.TokenURL == "" || (rec.AccessToken == "" && rec.RefreshToken == "") {
 		return nil, errors.New("the stored sign-in is incomplete")
 	}
+	f.mu.Lock()
+	f.saved = true
+	f.mu.Unlock()
 	f.addSecrets(rec.AccessToken, rec.RefreshToken, rec.ClientSecret)
 	return &rec, nil
+}
+
+// stored reports whether the store held the flow's sign-in at some point:
+// then its absence means someone signed out.
+func (f *oauthFlow) stored() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.saved
 }
 
 // save stores rec. A failure is logged: the session has its token, only
@@ -131,6 +142,9 @@ func (f *oauthFlow) save(rec *tokenRecord) {
 			var where string
 			where, err = store.Put(context.Background(), f.key, b)
 			if err == nil {
+				f.mu.Lock()
+				f.saved = true
+				f.mu.Unlock()
 				f.logger.Debug("stored the sign-in", "in", where)
 			}
 		}
@@ -181,6 +195,8 @@ type tokenSource struct {
 	mu   sync.Mutex
 	rec  *tokenRecord
 	dead error // the authorization server refused to refresh; nil while usable
+	// deadReason says why dead, for the user.
+	deadReason string
 }
 
 // Token is oauth2.TokenSource's. An error of type *oauth2.RetrieveError
@@ -200,8 +216,17 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 		return nil, s.dead
 	}
 	// Another FreeCode process (the CLI beside the sidecar) may have
-	// refreshed it already, and a refresh token may be good for one use.
-	if rec, err := s.f.reread(context.Background()); err == nil && rec != nil && rec.AccessToken != s.rec.AccessToken {
+	// refreshed it already, and a refresh token may be good for one use;
+	// or signed out, and then this one must not bring the sign-in back.
+	rec, err := s.f.reread(context.Background())
+	switch {
+	case err == nil && rec == nil && s.f.stored():
+		s.dead = &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "signed out"}
+		s.deadReason = signedOutReason
+		s.rec.AccessToken = "" // not even until it lapses
+		s.f.logger.Info("the sign-in was deleted (signed out): not refreshing it")
+		return nil, s.dead
+	case err == nil && rec != nil && rec.AccessToken != s.rec.AccessToken:
 		s.rec, s.cfg = rec, s.f.recordConfig(rec)
 		if s.fresh() {
 			return s.rec.token(), nil
@@ -212,6 +237,7 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 			return s.rec.token(), nil
 		}
 		s.dead = &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the access token expired and there is no refresh token"}
+		s.deadReason = "the stored sign-in expired and cannot be renewed (no refresh token)"
 		return nil, s.dead
 	}
 	// A token with no access token is refreshed at once.
@@ -221,7 +247,7 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
 			s.f.logger.Warn("the authorization server refused to refresh the token", "error", err)
-			s.dead = re
+			s.dead, s.deadReason = re, expiredReason
 		}
 		if s.usable() {
 			return s.rec.token(), nil
@@ -256,11 +282,11 @@ func (s *tokenSource) access() string {
 	return s.rec.AccessToken
 }
 
-// isDead reports whether the authorization server refused to refresh.
-func (s *tokenSource) isDead() bool {
+// whyDead returns why the token cannot be renewed, or "".
+func (s *tokenSource) whyDead() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dead != nil
+	return s.deadReason
 }
 
 // scopes returns the scopes granted so far.
@@ -306,14 +332,33 @@ func (t *resourceParam) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
+// optionsStore returns opts.Tokens, else DefaultTokenStore.
+func optionsStore(opts *AuthOptions) (*tokenstore.Store, error) {
+	if opts != nil && opts.Tokens != nil {
+		return opts.Tokens, nil
+	}
+	return DefaultTokenStore()
+}
+
+// TokenLocation returns where the tokens of the remote server srv, an
+// entry as configured, are kept: tokenstore.InKeyring or
+// tokenstore.InFile (opts.Tokens, else DefaultTokenStore), or an error
+// wrapping tokenstore.ErrNotFound when FreeCode holds no sign-in for it.
+func TokenLocation(ctx context.Context, srv config.Server, opts *AuthOptions) (string, error) {
+	store, err := optionsStore(opts)
+	if err != nil {
+		return "", err
+	}
+	return store.Where(ctx, signInKey(srv))
+}
+
 // DeleteTokens forgets the sign-in of the remote server srv, an entry as
 // configured: its tokens leave the token store (opts.Tokens, else
-// DefaultTokenStore). It reports whether there were any.
+// DefaultTokenStore). It reports whether there were any. A FreeCode
+// process connected with those tokens finds them gone at its next refresh
+// and goes to StateNeedsAuth.
 func DeleteTokens(ctx context.Context, srv config.Server, opts *AuthOptions) (bool, error) {
-	store, err := DefaultTokenStore()
-	if opts != nil && opts.Tokens != nil {
-		store, err = opts.Tokens, nil
-	}
+	store, err := optionsStore(opts)
 	if err != nil {
 		return false, err
 	}

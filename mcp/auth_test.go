@@ -435,6 +435,37 @@ func TestOAuthExpiredRefreshTokenMidSession(t *testing.T) {
 	}
 }
 
+func TestOAuthSignedOutElsewhere(t *testing.T) {
+	// Tokens live 30 s: the next call refreshes, and finds the sign-in
+	// deleted by another process (freecode mcp logout beside the sidecar).
+	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth", accessTTL: 30e9})
+	srv := e.server(nil)
+	opts := e.options(nil)
+	opts.NoRetry = true
+	c, err := e.login(srv, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if had, err := DeleteTokens(ctx, srv, opts.Auth); !had || err != nil {
+		t.Fatalf("DeleteTokens = %v, %v; want true, nil", had, err)
+	}
+	refreshes := len(e.as.eventsWith("refresh"))
+	e.as.expireAccessTokens()
+	if err := e.echo(c); err == nil || !strings.Contains(err.Error(), "sign-in required: "+signedOutReason) {
+		t.Errorf("a call after signing out elsewhere: %v; want %q", err, signedOutReason)
+	}
+	if n := len(e.as.eventsWith("refresh")); n != refreshes {
+		t.Errorf("%d refreshes after the sign-out", n-refreshes)
+	}
+	if rec := e.stored(srv); rec != nil {
+		t.Errorf("the signed-out session stored its tokens again")
+	}
+	if _, err := TokenLocation(ctx, srv, opts.Auth); !errors.Is(err, tokenstore.ErrNotFound) {
+		t.Errorf("TokenLocation after sign-out: %v, want ErrNotFound", err)
+	}
+}
+
 func TestOAuthStepUp(t *testing.T) {
 	setup := authSetup{prm: "header", asMeta: "oauth", challengeScopes: []string{"read"}, writeScope: "write"}
 	t.Run("someone to ask", func(t *testing.T) {

@@ -112,6 +112,24 @@ func (s *Store) Get(ctx context.Context, key string) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
+// Where returns where the entry under key is, InKeyring or InFile, or an
+// error wrapping ErrNotFound.
+func (s *Store) Where(ctx context.Context, key string) (string, error) {
+	if s.keyring != nil {
+		if _, err := s.keyring.get(key); err == nil {
+			return InKeyring, nil
+		}
+	}
+	f, err := s.read()
+	if err != nil {
+		return "", err
+	}
+	if _, ok := f.Entries[key]; !ok {
+		return "", fmt.Errorf("%w under %q", ErrNotFound, key)
+	}
+	return InFile, nil
+}
+
 // Put stores value, which must be a JSON document, under key, replacing
 // what was there. It returns where the entry went: InKeyring, or InFile.
 func (s *Store) Put(ctx context.Context, key string, value json.RawMessage) (string, error) {

@@ -34,6 +34,12 @@ func TestFileRoundTrip(t *testing.T) {
 	if err != nil || where != InFile {
 		t.Fatalf("Put = %q, %v; want %q, nil", where, err, InFile)
 	}
+	if where, err := s.Where(ctx, "a"); where != InFile || err != nil {
+		t.Errorf("Where = %q, %v; want %q", where, err, InFile)
+	}
+	if _, err := s.Where(ctx, "nothing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Where of a missing key: %v, want ErrNotFound", err)
+	}
 	if _, err := s.Put(ctx, "b", json.RawMessage(`{"token":"two"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +158,9 @@ func TestKeyringHoldsEntriesAndTheFileNone(t *testing.T) {
 	where, err := s.Put(ctx, "k", json.RawMessage(`{"v":2}`))
 	if err != nil || where != InKeyring {
 		t.Fatalf("Put = %q, %v; want %q, nil", where, err, InKeyring)
+	}
+	if where, err := s.Where(ctx, "k"); where != InKeyring || err != nil {
+		t.Errorf("Where = %q, %v; want %q", where, err, InKeyring)
 	}
 	if got, err := s.Get(ctx, "k"); err != nil || string(got) != `{"v":2}` {
 		t.Errorf("Get = %s, %v; want the keychain's entry", got, err)
