@@ -17,6 +17,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/oauthtest"
 	"github.com/freecode/freecode/internal/tokenstore"
 )
 
@@ -25,9 +26,11 @@ import (
 // must never show a secret.
 type authEnv struct {
 	t       *testing.T
-	as      *testAuthServer
+	setup   oauthtest.Setup
+	sse     bool // the MCP server speaks legacy HTTP+SSE
+	as      *oauthtest.Server
 	store   *tokenstore.Store
-	browser *headlessBrowser
+	browser *oauthtest.Browser
 
 	mu       sync.Mutex
 	logs     bytes.Buffer
@@ -35,8 +38,17 @@ type authEnv struct {
 	errs     []string
 }
 
-func newAuthEnv(t *testing.T, setup authSetup) *authEnv {
-	e := &authEnv{t: t, as: newAuthEnvServers(t, setup), store: tokenstore.Open(t.TempDir(), nil), browser: newHeadlessBrowser(t)}
+func newAuthEnv(t *testing.T, setup oauthtest.Setup) *authEnv {
+	return newAuthEnvOver(t, setup, config.TransportHTTP)
+}
+
+// newAuthEnvOver is newAuthEnv with the MCP server speaking transport.
+func newAuthEnvOver(t *testing.T, setup oauthtest.Setup, transport string) *authEnv {
+	e := &authEnv{
+		t: t, setup: setup, sse: transport == config.TransportSSE,
+		as:    oauthtest.New(t, setup, goSDKHandler(t, transport)),
+		store: tokenstore.Open(t.TempDir(), nil), browser: oauthtest.NewBrowser(t),
+	}
 	t.Cleanup(e.checkNoSecrets)
 	return e
 }
@@ -49,8 +61,8 @@ func (e *authEnv) Write(p []byte) (int, error) {
 
 // server returns the MCP server's entry.
 func (e *authEnv) server(o *config.OAuth) config.Server {
-	srv := remoteServer(e.as.mcpURL, config.TransportHTTP)
-	if e.as.setup.sse {
+	srv := remoteServer(e.as.MCPURL, config.TransportHTTP)
+	if e.sse {
 		srv.Transport = config.TransportSSE
 	}
 	srv.OAuth = o
@@ -63,7 +75,7 @@ func (e *authEnv) options(openURL OpenURLFunc) *ConnOptions {
 	return &ConnOptions{
 		Logger:   slog.New(slog.NewTextHandler(e, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		OnStatus: e.noteStatus,
-		Environ:  func() []string { return []string{"PRE_SECRET=" + e.as.setup.preSecret} },
+		Environ:  func() []string { return []string{"PRE_SECRET=" + e.setup.PreSecret} },
 		Auth:     &AuthOptions{Tokens: e.store, OpenURL: openURL},
 	}
 }
@@ -89,7 +101,7 @@ func (e *authEnv) login(srv config.Server, opts *ConnOptions) (*Conn, error) {
 	e.t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
-	err := e.noteErr(c.Login(ctx, e.browser.open))
+	err := e.noteErr(c.Login(ctx, e.browser.Open))
 	e.noteStatus(c.Status())
 	return c, err
 }
@@ -143,7 +155,7 @@ func (e *authEnv) checkNoSecrets() {
 	defer e.mu.Unlock()
 	status, _ := json.Marshal(e.statuses)
 	texts := map[string]string{"logs": e.logs.String(), "statuses": string(status), "errors": strings.Join(e.errs, "\n")}
-	secrets := e.as.secrets()
+	secrets := e.as.Secrets()
 	if os.Getenv("DUMPLOGS") != "" {
 		e.t.Log(texts["logs"], texts["errors"])
 	}
@@ -163,7 +175,7 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 	const cimdURL = "https://freecode.example/oauth/client.json"
 	tests := []struct {
 		name  string
-		setup authSetup
+		setup oauthtest.Setup
 		oauth *config.OAuth
 		// want is the client's token request as the server saw it, and
 		// whether it registered.
@@ -174,53 +186,53 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 	}{
 		{
 			name: "PRM named by WWW-Authenticate, OAuth metadata, pre-registered client (basic)",
-			setup: authSetup{prm: "header", asMeta: "oauth", preID: "pre-id", preSecret: "pre-secret-value",
-				challengeScopes: []string{"read"}},
+			setup: oauthtest.Setup{PRM: "header", ASMeta: "oauth", PreID: "pre-id", PreSecret: "pre-secret-value",
+				ChallengeScopes: []string{"read"}},
 			oauth:      &config.OAuth{ClientID: "pre-id", ClientSecret: "${env:PRE_SECRET}"},
 			wantMethod: "client_secret_basic", wantClient: "pre-id",
 			wantMeta: []string{"metadata /.well-known/oauth-authorization-server"},
 		},
 		{
 			name:       "PRM at the path well-known, OIDC metadata of an issuer with a path, dynamic registration",
-			setup:      authSetup{prm: "path", asMeta: "oidc", asPath: "/tenant1", scopesSupported: []string{"read", "write"}},
+			setup:      oauthtest.Setup{PRM: "path", ASMeta: "oidc", ASPath: "/tenant1", ScopesSupported: []string{"read", "write"}},
 			wantMethod: "client_secret_basic", wantRegister: true,
 			wantMeta: []string{"metadata /.well-known/openid-configuration/tenant1"},
 		},
 		{
 			name:       "PRM at the root well-known, OAuth metadata, Client ID Metadata Document",
-			setup:      authSetup{prm: "root", asMeta: "oauth", cimd: true, authMethods: []string{"none"}},
+			setup:      oauthtest.Setup{PRM: "root", ASMeta: "oauth", CIMD: true, AuthMethods: []string{"none"}},
 			oauth:      &config.OAuth{ClientMetadataURL: cimdURL},
 			wantMethod: "none", wantClient: cimdURL,
 			wantMeta: []string{"metadata /.well-known/oauth-authorization-server"},
 		},
 		{
 			name:       "a Client ID Metadata Document the server does not support: dynamic registration",
-			setup:      authSetup{prm: "header", asMeta: "oauth"},
+			setup:      oauthtest.Setup{PRM: "header", ASMeta: "oauth"},
 			oauth:      &config.OAuth{ClientMetadataURL: cimdURL},
 			wantMethod: "client_secret_basic", wantRegister: true,
 			wantMeta: []string{"metadata /.well-known/oauth-authorization-server"},
 		},
 		{
 			name:       "2025-03-26: no PRM, OAuth metadata on the server's origin",
-			setup:      authSetup{prm: "none", asMeta: "oauth", authMethods: []string{"client_secret_post"}},
+			setup:      oauthtest.Setup{PRM: "none", ASMeta: "oauth", AuthMethods: []string{"client_secret_post"}},
 			wantMethod: "client_secret_post", wantRegister: true,
 			wantMeta: []string{"metadata /.well-known/oauth-authorization-server"},
 		},
 		{
 			name:       "2025-03-26: no metadata at all, the default endpoints",
-			setup:      authSetup{prm: "none", asMeta: "none"},
+			setup:      oauthtest.Setup{PRM: "none", ASMeta: "none"},
 			wantMethod: "client_secret_basic", wantRegister: true,
 		},
 		{
 			name:       "pre-registered client, client_secret_post",
-			setup:      authSetup{prm: "header", asMeta: "oauth", preID: "pre-id", preSecret: "pre-secret-value", authMethods: []string{"client_secret_post"}},
+			setup:      oauthtest.Setup{PRM: "header", ASMeta: "oauth", PreID: "pre-id", PreSecret: "pre-secret-value", AuthMethods: []string{"client_secret_post"}},
 			oauth:      &config.OAuth{ClientID: "pre-id", ClientSecret: "${env:PRE_SECRET}"},
 			wantMethod: "client_secret_post", wantClient: "pre-id",
 			wantMeta: []string{"metadata /.well-known/oauth-authorization-server"},
 		},
 		{
 			name:       "pre-registered public client, no client authentication",
-			setup:      authSetup{prm: "header", asMeta: "oauth", preID: "public-id", authMethods: []string{"none"}, noDCR: true},
+			setup:      oauthtest.Setup{PRM: "header", ASMeta: "oauth", PreID: "public-id", AuthMethods: []string{"none"}, NoDCR: true},
 			oauth:      &config.OAuth{ClientID: "public-id"},
 			wantMethod: "none", wantClient: "public-id",
 			wantMeta: []string{"metadata /.well-known/oauth-authorization-server"},
@@ -232,7 +244,7 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 			srv := e.server(tc.oauth)
 			c, err := e.login(srv, e.options(nil))
 			if err != nil {
-				t.Fatalf("Login: %v\nauthorization server: %q", err, e.as.eventsWith(""))
+				t.Fatalf("Login: %v\nauthorization server: %q", err, e.as.Events(""))
 			}
 			if st := c.Status(); st.State != StateConnected || st.ToolCount == 0 {
 				t.Fatalf("after Login: %v with %d tools, want connected with tools", st.State, st.ToolCount)
@@ -240,17 +252,14 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 			if err := e.echo(c); err != nil {
 				t.Fatalf("calling a tool: %v", err)
 			}
-			if n := e.browser.opens(); n != 1 {
+			if n := e.browser.Opens(); n != 1 {
 				t.Errorf("the browser was opened %d times, want 1", n)
 			}
-			wantResource := e.as.mcpURL
-			if tc.setup.prm == "root" {
-				wantResource = strings.TrimSuffix(e.as.mcpURL, "/mcp")
-			}
+			wantResource := e.as.Resource()
 			got := map[string]any{
-				"metadata": e.as.eventsWith("metadata"),
-				"register": len(e.as.eventsWith("register")) == 1,
-				"token":    e.as.eventsWith("token code"),
+				"metadata": e.as.Events("metadata"),
+				"register": len(e.as.Events("register")) == 1,
+				"token":    e.as.Events("token code"),
 			}
 			want := map[string]any{
 				"metadata": tc.wantMeta,
@@ -260,11 +269,11 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("what the authorization server saw (-want +got):\n%s", diff)
 			}
-			if tc.wantRegister && !slices.Equal(e.as.eventsWith("register"), []string{"register grant_types=authorization_code,refresh_token"}) {
-				t.Errorf("registration: %q, want one asking for authorization_code and refresh_token", e.as.eventsWith("register"))
+			if tc.wantRegister && !slices.Equal(e.as.Events("register"), []string{"register grant_types=authorization_code,refresh_token"}) {
+				t.Errorf("registration: %q, want one asking for authorization_code and refresh_token", e.as.Events("register"))
 			}
 			rec := e.stored(srv)
-			if rec == nil || rec.AccessToken != e.as.lastAccessToken() || rec.Resource != wantResource {
+			if rec == nil || rec.AccessToken != e.as.LastAccessToken() || rec.Resource != wantResource {
 				t.Fatalf("stored sign-in %+v; want the last access token, for resource %s", rec, wantResource)
 			}
 			if tc.wantClient != "" && rec.ClientID != tc.wantClient {
@@ -283,7 +292,7 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 			if err := e.echo(c2); err != nil {
 				t.Fatalf("calling a tool with the stored sign-in: %v", err)
 			}
-			if n, m := e.browser.opens(), len(e.as.eventsWith("authorize")); n != 1 || m != 1 {
+			if n, m := e.browser.Opens(), len(e.as.Events("authorize")); n != 1 || m != 1 {
 				t.Errorf("after the restart: browser opened %d times, %d authorization requests; want 1 and 1", n, m)
 			}
 		})
@@ -291,8 +300,8 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 }
 
 func TestOAuthNeedsSignInWithoutToken(t *testing.T) {
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth"})
-	c, err := e.start(e.server(nil), e.options(e.browser.open))
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
+	c, err := e.start(e.server(nil), e.options(e.browser.Open))
 	if !errors.Is(err, ErrNeedsAuth) || errors.Is(err, ErrRetrying) {
 		t.Fatalf("Start: %v; want ErrNeedsAuth, not retrying", err)
 	}
@@ -306,19 +315,19 @@ func TestOAuthNeedsSignInWithoutToken(t *testing.T) {
 		t.Errorf("status JSON %s lacks state needsAuth", b)
 	}
 	// Nobody was asked, and the authorization server never heard of it.
-	if n, events := e.browser.opens(), e.as.eventsWith(""); n != 0 || len(events) != 0 {
+	if n, events := e.browser.Opens(), e.as.Events(""); n != 0 || len(events) != 0 {
 		t.Errorf("a connect that may not ask opened the browser %d times; the authorization server saw %q", n, events)
 	}
 	// A Start again asks again, once; nothing loops.
-	_, statuses := e.as.mcpRequests()
+	_, statuses := e.as.MCPRequests()
 	if !slices.Equal(statuses, []int{401}) {
 		t.Errorf("the MCP server answered %v, want one 401", statuses)
 	}
 }
 
 func TestOAuthDeniedConsent(t *testing.T) {
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth"})
-	e.as.setDeny(true)
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
+	e.as.SetDeny(true)
 	srv := e.server(nil)
 	c, err := e.login(srv, e.options(nil))
 	if !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), "access was denied at the authorization server (access_denied): The user said <no>.") {
@@ -330,7 +339,7 @@ func TestOAuthDeniedConsent(t *testing.T) {
 	if rec := e.stored(srv); rec != nil {
 		t.Errorf("a denied sign-in stored %+v", rec)
 	}
-	if pages := e.browser.pages; len(pages) != 1 || !strings.Contains(pages[0], "Sign-in did not complete") || !strings.Contains(pages[0], "&lt;no&gt;") {
+	if pages := e.browser.Pages(); len(pages) != 1 || !strings.Contains(pages[0], "Sign-in did not complete") || !strings.Contains(pages[0], "&lt;no&gt;") {
 		t.Errorf("the browser's page: %q; want the failure, the server's text escaped", pages)
 	}
 }
@@ -338,28 +347,28 @@ func TestOAuthDeniedConsent(t *testing.T) {
 func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 	// Tokens live 30 s, under refreshMargin: each is refreshed before it
 	// is sent again, with no clock to wait for.
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth", accessTTL: 30e9})
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth", AccessTTL: 30e9})
 	srv := e.server(nil)
 	c, err := e.login(srv, e.options(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := len(e.as.eventsWith("refresh"))
+	before := len(e.as.Events("refresh"))
 	if err := e.echo(c); err != nil {
 		t.Fatal(err)
 	}
-	refreshes := e.as.eventsWith("refresh")
+	refreshes := e.as.Events("refresh")
 	if len(refreshes) <= before {
-		t.Fatalf("no refresh before the call; the server saw %q", e.as.eventsWith(""))
+		t.Fatalf("no refresh before the call; the server saw %q", e.as.Events(""))
 	}
 	for _, r := range refreshes {
-		if want := "refresh method=client_secret_basic resource=" + e.as.mcpURL; r != want {
+		if want := "refresh method=client_secret_basic resource=" + e.as.MCPURL; r != want {
 			t.Errorf("refresh %q, want %q: a refresh must name the resource", r, want)
 		}
 	}
 	// The call went out with the refreshed token, which was stored.
-	bearers, statuses := e.as.mcpRequests()
-	last := e.as.lastAccessToken()
+	bearers, statuses := e.as.MCPRequests()
+	last := e.as.LastAccessToken()
 	if bearers[len(bearers)-1] != last || statuses[len(statuses)-1] != 200 {
 		t.Errorf("the last request carried another token than the last one issued, or failed (%d)", statuses[len(statuses)-1])
 	}
@@ -368,12 +377,12 @@ func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 	}
 	// A new run refreshes the stored token before its first use.
 	c.Close()
-	n := len(e.as.eventsWith("refresh"))
+	n := len(e.as.Events("refresh"))
 	c2, err := e.start(srv, e.options(nil))
 	if err != nil {
 		t.Fatalf("Start with a stored token about to expire: %v", err)
 	}
-	if len(e.as.eventsWith("refresh")) == n {
+	if len(e.as.Events("refresh")) == n {
 		t.Errorf("the stored token was sent without the refresh it needed")
 	}
 	if err := e.echo(c2); err != nil {
@@ -382,16 +391,16 @@ func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 }
 
 func TestOAuthExpiredRefreshToken(t *testing.T) {
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth", accessTTL: 30e9})
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth", AccessTTL: 30e9})
 	srv := e.server(nil)
 	c, err := e.login(srv, e.options(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
-	e.as.revokeRefreshTokens()
-	e.as.expireAccessTokens()
-	c2, err := e.start(srv, e.options(e.browser.open))
+	e.as.RevokeRefreshTokens()
+	e.as.ExpireAccessTokens()
+	c2, err := e.start(srv, e.options(e.browser.Open))
 	if !errors.Is(err, ErrNeedsAuth) {
 		t.Fatalf("Start with an expired refresh token: %v, want ErrNeedsAuth", err)
 	}
@@ -399,13 +408,13 @@ func TestOAuthExpiredRefreshToken(t *testing.T) {
 	if st := c2.Status(); st.State != StateNeedsAuth || !strings.Contains(st.LastError, want) {
 		t.Errorf("status %v, %q; want needsAuth, %q", st.State, st.LastError, want)
 	}
-	if n := e.browser.opens(); n != 1 {
+	if n := e.browser.Opens(); n != 1 {
 		t.Errorf("the browser was opened %d times; a start must not open it", n-1)
 	}
 }
 
 func TestOAuthExpiredRefreshTokenMidSession(t *testing.T) {
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth", accessTTL: 30e9})
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth", AccessTTL: 30e9})
 	srv := e.server(nil)
 	opts := e.options(nil)
 	opts.NoRetry = true
@@ -413,8 +422,8 @@ func TestOAuthExpiredRefreshTokenMidSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.as.revokeRefreshTokens()
-	e.as.expireAccessTokens()
+	e.as.RevokeRefreshTokens()
+	e.as.ExpireAccessTokens()
 	if err := e.echo(c); err == nil {
 		t.Fatal("a call with a token that could not be refreshed succeeded")
 	}
@@ -438,7 +447,7 @@ func TestOAuthExpiredRefreshTokenMidSession(t *testing.T) {
 func TestOAuthSignedOutElsewhere(t *testing.T) {
 	// Tokens live 30 s: the next call refreshes, and finds the sign-in
 	// deleted by another process (freecode mcp logout beside the sidecar).
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth", accessTTL: 30e9})
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth", AccessTTL: 30e9})
 	srv := e.server(nil)
 	opts := e.options(nil)
 	opts.NoRetry = true
@@ -450,12 +459,12 @@ func TestOAuthSignedOutElsewhere(t *testing.T) {
 	if had, err := DeleteTokens(ctx, srv, opts.Auth); !had || err != nil {
 		t.Fatalf("DeleteTokens = %v, %v; want true, nil", had, err)
 	}
-	refreshes := len(e.as.eventsWith("refresh"))
-	e.as.expireAccessTokens()
+	refreshes := len(e.as.Events("refresh"))
+	e.as.ExpireAccessTokens()
 	if err := e.echo(c); err == nil || !strings.Contains(err.Error(), "sign-in required: "+signedOutReason) {
 		t.Errorf("a call after signing out elsewhere: %v; want %q", err, signedOutReason)
 	}
-	if n := len(e.as.eventsWith("refresh")); n != refreshes {
+	if n := len(e.as.Events("refresh")); n != refreshes {
 		t.Errorf("%d refreshes after the sign-out", n-refreshes)
 	}
 	if rec := e.stored(srv); rec != nil {
@@ -467,10 +476,10 @@ func TestOAuthSignedOutElsewhere(t *testing.T) {
 }
 
 func TestOAuthStepUp(t *testing.T) {
-	setup := authSetup{prm: "header", asMeta: "oauth", challengeScopes: []string{"read"}, writeScope: "write"}
+	setup := oauthtest.Setup{PRM: "header", ASMeta: "oauth", ChallengeScopes: []string{"read"}, WriteScope: "write"}
 	t.Run("someone to ask", func(t *testing.T) {
 		e := newAuthEnv(t, setup)
-		c, err := e.login(e.server(nil), e.options(e.browser.open))
+		c, err := e.login(e.server(nil), e.options(e.browser.Open))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,7 +487,7 @@ func TestOAuthStepUp(t *testing.T) {
 			t.Fatalf("a call needing more access: %v", err)
 		}
 		var scopes []string
-		for _, ev := range e.as.eventsWith("authorize") {
+		for _, ev := range e.as.Events("authorize") {
 			_, s, _ := strings.Cut(ev, "scope=")
 			s, _, _ = strings.Cut(s, " resource=")
 			words := strings.Fields(strings.Trim(s, `"`))
@@ -502,15 +511,15 @@ func TestOAuthStepUp(t *testing.T) {
 			t.Fatalf("a call needing more access, with nobody to ask: %v", err)
 		}
 		c.Close()
-		if n := len(e.as.eventsWith("authorize")); n != 1 {
+		if n := len(e.as.Events("authorize")); n != 1 {
 			t.Errorf("%d authorization requests, want 1", n)
 		}
 	})
 	t.Run("bounded", func(t *testing.T) {
 		never := setup
-		never.neverGrant = "write"
+		never.NeverGrant = "write"
 		e := newAuthEnv(t, never)
-		c, err := e.login(e.server(nil), e.options(e.browser.open))
+		c, err := e.login(e.server(nil), e.options(e.browser.Open))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -519,14 +528,14 @@ func TestOAuthStepUp(t *testing.T) {
 				t.Fatal("a call succeeded without the scope it needs")
 			}
 		}
-		if n := len(e.as.eventsWith("authorize")); n > 1+maxStepUps {
+		if n := len(e.as.Events("authorize")); n > 1+maxStepUps {
 			t.Errorf("%d authorization requests, want at most %d", n, 1+maxStepUps)
 		}
 	})
 }
 
 func TestOAuthLegacySSE(t *testing.T) {
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth", sse: true})
+	e := newAuthEnvOver(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"}, config.TransportSSE)
 	srv := e.server(nil)
 	c, err := e.login(srv, e.options(nil))
 	if err != nil {
@@ -546,7 +555,7 @@ func TestOAuthLegacySSE(t *testing.T) {
 }
 
 func TestManagerLoginLogout(t *testing.T) {
-	e := newAuthEnv(t, authSetup{prm: "header", asMeta: "oauth"})
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
 	srv := e.server(nil)
 	connOpts := e.options(nil)
 	m := NewManager(&ManagerOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth})
@@ -558,7 +567,7 @@ func TestManagerLoginLogout(t *testing.T) {
 	if !errors.Is(err, ErrNeedsAuth) || st.State != StateNeedsAuth {
 		t.Fatalf("Start before signing in: %v, %v; want needsAuth", st.State, err)
 	}
-	st, err = m.Login(ctx, srv.Name, e.browser.open)
+	st, err = m.Login(ctx, srv.Name, e.browser.Open)
 	if err != nil || st.State != StateConnected {
 		t.Fatalf("Login: %v, %v; want connected", st.State, e.noteErr(err))
 	}

@@ -1,4 +1,8 @@
-package mcp
+// Package oauthtest is an OAuth 2.1 authorization server and an MCP
+// server protected by it, in-process, for tests of FreeCode's sign-in: each
+// discovery variant of the MCP authorization spec is a Setup. It also has
+// the stand-in for the user's browser.
+package oauthtest
 
 import (
 	"context"
@@ -20,55 +24,53 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/freecode/freecode/config"
 )
 
-// authSetup describes a protected MCP server and its authorization server,
-// for the OAuth tests: each discovery variant of the MCP authorization
-// spec is a combination of these.
-type authSetup struct {
-	// prm is where the protected resource metadata is: "header" (at the
+// Setup describes a protected MCP server and its authorization server.
+type Setup struct {
+	// PRM is where the protected resource metadata is: "header" (at the
 	// path-based well-known URL, which the 401's WWW-Authenticate names),
 	// "path" (there, not named), "root" (at the root well-known URL) or
-	// "none" (a 2025-03-26 server: none, the origin is the authorization
-	// server).
-	prm string
-	// asMeta is the authorization server's metadata: "oauth" (RFC 8414),
+	// "none" (a 2025-03-26 server: none, and the MCP server's origin is
+	// the authorization server).
+	PRM string
+	// ASMeta is the authorization server's metadata: "oauth" (RFC 8414),
 	// "oidc" (OpenID discovery) or "none" (the 2025-03-26 default
-	// endpoints /authorize, /token, /register on the origin).
-	asMeta string
-	// asPath is the path of the issuer ("" for the origin).
-	asPath string
-	// authMethods are the token endpoint's auth methods
-	// (default client_secret_basic).
-	authMethods []string
-	cimd        bool // accepts Client ID Metadata Document URLs as client ids
-	noDCR       bool // offers no registration endpoint
-	// preID and preSecret are a client registered beforehand.
-	preID, preSecret string
-	// challengeScopes are the scopes the 401 names and every token needs.
-	challengeScopes []string
-	// scopesSupported is the resource's scopes_supported.
-	scopesSupported []string
-	// writeScope, if set, is needed on top for tools/call: a token
+	// endpoints /authorize, /token and /register on the origin).
+	ASMeta string
+	// ASPath is the path of the issuer ("" for the origin).
+	ASPath string
+	// AuthMethods are the token endpoint's auth methods (default
+	// client_secret_basic); the first is what registration gives.
+	AuthMethods []string
+	CIMD        bool // accepts Client ID Metadata Document URLs as client ids
+	NoDCR       bool // offers no registration endpoint
+	// PreID and PreSecret are a client registered beforehand.
+	PreID, PreSecret string
+	// ChallengeScopes are the scopes the 401 names and every token needs.
+	ChallengeScopes []string
+	// ScopesSupported is the resource's scopes_supported.
+	ScopesSupported []string
+	// WriteScope, if set, is needed on top for tools/call: a token
 	// without it gets 403 insufficient_scope.
-	writeScope string
-	// neverGrant is a scope the authorization server never grants.
-	neverGrant string
-	accessTTL  time.Duration // default an hour
-	sse        bool          // the MCP server speaks legacy HTTP+SSE
+	WriteScope string
+	// NeverGrant is a scope the authorization server never grants.
+	NeverGrant string
+	AccessTTL  time.Duration // how long access tokens live (default an hour)
 }
 
-// testAuthServer is a small OAuth 2.1 authorization server built on
-// net/http, strict where a client can go wrong: PKCE S256 verified, the
-// resource parameter required, redirect URIs and client authentication
-// checked, codes single-use, refresh tokens rotated.
-type testAuthServer struct {
-	t      *testing.T
-	setup  authSetup
-	base   string // the origin it is served on
-	issuer string
-	mcpURL string // the MCP endpoint
+// Server is a small OAuth 2.1 authorization server built on net/http,
+// strict where a client can go wrong: PKCE S256 verified, the resource
+// parameter required, redirect URIs and client authentication checked,
+// codes single-use, refresh tokens rotated. In front of an MCP server it
+// requires its tokens (auth.RequireBearerToken).
+type Server struct {
+	setup Setup
+	base  string // the origin it is served on
+	// Issuer is the authorization server's issuer URL.
+	Issuer string
+	// MCPURL is the protected MCP endpoint.
+	MCPURL string
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -99,67 +101,71 @@ type testGrant struct {
 	expiry           time.Time
 }
 
-// newAuthEnvServers starts the authorization server and the MCP server of
-// setup and returns the authorization server; the MCP endpoint is its
-// mcpURL.
-func newAuthEnvServers(t *testing.T, setup authSetup) *testAuthServer {
-	if setup.authMethods == nil {
-		setup.authMethods = []string{"client_secret_basic"}
+// New serves mcp (a Streamable HTTP or legacy SSE handler) at /mcp behind
+// the authorization server of setup, both on loopback until the test
+// ends.
+func New(t testing.TB, setup Setup, mcp http.Handler) *Server {
+	if setup.AuthMethods == nil {
+		setup.AuthMethods = []string{"client_secret_basic"}
 	}
-	if setup.accessTTL == 0 {
-		setup.accessTTL = time.Hour
+	if setup.AccessTTL == 0 {
+		setup.AccessTTL = time.Hour
 	}
-	as := &testAuthServer{t: t, setup: setup, clients: map[string]*testClient{}, codes: map[string]*testCode{},
+	as := &Server{setup: setup, clients: map[string]*testClient{}, codes: map[string]*testCode{},
 		access: map[string]*testGrant{}, refresh: map[string]*testGrant{}}
-	if setup.preID != "" {
-		method := setup.authMethods[0]
-		as.clients[setup.preID] = &testClient{id: setup.preID, secret: setup.preSecret, method: method}
-		if setup.preSecret != "" {
-			as.issued = append(as.issued, setup.preSecret)
+	if setup.PreID != "" {
+		method := setup.AuthMethods[0]
+		as.clients[setup.PreID] = &testClient{id: setup.PreID, secret: setup.PreSecret, method: method}
+		if setup.PreSecret != "" {
+			as.issued = append(as.issued, setup.PreSecret)
 		}
 	}
 
 	mcpMux := http.NewServeMux()
 	mcpSrv := httptest.NewServer(mcpMux)
 	t.Cleanup(mcpSrv.Close)
-	as.mcpURL = mcpSrv.URL + "/mcp"
+	as.MCPURL = mcpSrv.URL + "/mcp"
 
 	asMux := mcpMux
 	as.base = mcpSrv.URL
-	if setup.prm != "none" {
+	if setup.PRM != "none" {
 		// The authorization server lives elsewhere, as it usually does.
 		asMux = http.NewServeMux()
 		asSrv := httptest.NewServer(asMux)
 		t.Cleanup(asSrv.Close)
 		as.base = asSrv.URL
 	}
-	as.issuer = as.base + setup.asPath
+	as.Issuer = as.base + setup.ASPath
 	as.mountAS(asMux)
 
-	resource := as.mcpURL
-	switch setup.prm {
+	resource := as.MCPURL
+	switch setup.PRM {
 	case "header", "path":
 		mcpMux.Handle("/.well-known/oauth-protected-resource/mcp", as.prmHandler(resource))
 	case "root":
 		resource = mcpSrv.URL
 		mcpMux.Handle("/.well-known/oauth-protected-resource", as.prmHandler(resource))
 	}
-	opts := &auth.RequireBearerTokenOptions{Scopes: setup.challengeScopes}
-	if setup.prm == "header" {
+	opts := &auth.RequireBearerTokenOptions{Scopes: setup.ChallengeScopes}
+	if setup.PRM == "header" {
 		opts.ResourceMetadataURL = mcpSrv.URL + "/.well-known/oauth-protected-resource/mcp"
 	}
-	transport := config.TransportHTTP
-	if setup.sse {
-		transport = config.TransportSSE
-	}
-	inner := goSDKHandler(t, transport)
-	protected := auth.RequireBearerToken(as.verify, opts)(as.stepUp(inner, opts.ResourceMetadataURL))
+	protected := auth.RequireBearerToken(as.verify, opts)(as.stepUp(mcp, opts.ResourceMetadataURL))
 	mcpMux.Handle("/mcp", as.recordMCP(protected))
 	return as
 }
 
+// Resource returns the resource the protected resource metadata names:
+// the MCP endpoint, or its origin when the metadata is at the root.
+func (as *Server) Resource() string {
+	if as.setup.PRM == "root" {
+		return strings.TrimSuffix(as.MCPURL, "/mcp")
+	}
+	return as.MCPURL
+}
+
 // recordMCP notes each MCP request's bearer token and answer.
-func (as *testAuthServer) recordMCP(h http.Handler) http.Handler {
+func (as *Server) recordMCP(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, r)
@@ -188,9 +194,9 @@ func (r *statusRecorder) Flush() {
 
 // stepUp answers a tools/call whose token lacks writeScope with 403
 // insufficient_scope, naming the scopes needed.
-func (as *testAuthServer) stepUp(next http.Handler, metadataURL string) http.Handler {
+func (as *Server) stepUp(next http.Handler, metadataURL string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if as.setup.writeScope == "" || r.Method != http.MethodPost {
+		if as.setup.WriteScope == "" || r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -199,11 +205,11 @@ func (as *testAuthServer) stepUp(next http.Handler, metadataURL string) http.Han
 		var msg struct{ Method string }
 		_ = json.Unmarshal(body, &msg)
 		info := auth.TokenInfoFromContext(r.Context())
-		if msg.Method != "tools/call" || info == nil || slices.Contains(info.Scopes, as.setup.writeScope) {
+		if msg.Method != "tools/call" || info == nil || slices.Contains(info.Scopes, as.setup.WriteScope) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		need := append(slices.Clone(as.setup.challengeScopes), as.setup.writeScope)
+		need := append(slices.Clone(as.setup.ChallengeScopes), as.setup.WriteScope)
 		params := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(need, " "))
 		if metadataURL != "" {
 			params += fmt.Sprintf(", resource_metadata=%q", metadataURL)
@@ -214,7 +220,7 @@ func (as *testAuthServer) stepUp(next http.Handler, metadataURL string) http.Han
 }
 
 // verify is the MCP server's token check.
-func (as *testAuthServer) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+func (as *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	g, ok := as.access[token]
@@ -224,29 +230,29 @@ func (as *testAuthServer) verify(_ context.Context, token string, _ *http.Reques
 	return &auth.TokenInfo{Scopes: g.scopes, Expiration: g.expiry}, nil
 }
 
-func (as *testAuthServer) prmHandler(resource string) http.Handler {
+func (as *Server) prmHandler(resource string) http.Handler {
 	return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:             resource,
-		AuthorizationServers: []string{as.issuer},
-		ScopesSupported:      as.setup.scopesSupported,
+		AuthorizationServers: []string{as.Issuer},
+		ScopesSupported:      as.setup.ScopesSupported,
 	})
 }
 
-func (as *testAuthServer) mountAS(mux *http.ServeMux) {
-	endpoint := func(name string) string { return as.issuer + "/" + name }
+func (as *Server) mountAS(mux *http.ServeMux) {
+	endpoint := func(name string) string { return as.Issuer + "/" + name }
 	meta := map[string]any{
-		"issuer":                                as.issuer,
+		"issuer":                                as.Issuer,
 		"authorization_endpoint":                endpoint("authorize"),
 		"token_endpoint":                        endpoint("token"),
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported": as.setup.authMethods,
+		"token_endpoint_auth_methods_supported": as.setup.AuthMethods,
 		"code_challenge_methods_supported":      []string{"S256"},
 	}
-	if !as.setup.noDCR {
+	if !as.setup.NoDCR {
 		meta["registration_endpoint"] = endpoint("register")
 	}
-	if as.setup.cimd {
+	if as.setup.CIMD {
 		meta["client_id_metadata_document_supported"] = true
 	}
 	serveMeta := func(w http.ResponseWriter, r *http.Request) {
@@ -254,33 +260,33 @@ func (as *testAuthServer) mountAS(mux *http.ServeMux) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(meta)
 	}
-	switch as.setup.asMeta {
+	switch as.setup.ASMeta {
 	case "oauth":
-		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+as.setup.asPath, serveMeta)
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+as.setup.ASPath, serveMeta)
 	case "oidc":
-		mux.HandleFunc("GET /.well-known/openid-configuration"+as.setup.asPath, serveMeta)
+		mux.HandleFunc("GET /.well-known/openid-configuration"+as.setup.ASPath, serveMeta)
 	}
-	mux.HandleFunc("GET "+as.setup.asPath+"/authorize", as.authorize)
-	mux.HandleFunc("POST "+as.setup.asPath+"/token", as.token)
-	if !as.setup.noDCR {
-		mux.HandleFunc("POST "+as.setup.asPath+"/register", as.register)
+	mux.HandleFunc("GET "+as.setup.ASPath+"/authorize", as.authorize)
+	mux.HandleFunc("POST "+as.setup.ASPath+"/token", as.token)
+	if !as.setup.NoDCR {
+		mux.HandleFunc("POST "+as.setup.ASPath+"/register", as.register)
 	}
 }
 
-func (as *testAuthServer) note(event string) {
+func (as *Server) note(event string) {
 	as.mu.Lock()
 	as.events = append(as.events, event)
 	as.mu.Unlock()
 }
 
 // secret returns a new random secret with prefix, and remembers it.
-func (as *testAuthServer) secret(prefix string) string {
+func (as *Server) secret(prefix string) string {
 	s := prefix + "-" + rand.Text()
 	as.issued = append(as.issued, s)
 	return s
 }
 
-func (as *testAuthServer) register(w http.ResponseWriter, r *http.Request) {
+func (as *Server) register(w http.ResponseWriter, r *http.Request) {
 	var md oauthex.ClientRegistrationMetadata
 	if err := json.NewDecoder(r.Body).Decode(&md); err != nil || len(md.RedirectURIs) == 0 {
 		http.Error(w, `{"error":"invalid_client_metadata"}`, http.StatusBadRequest)
@@ -288,8 +294,8 @@ func (as *testAuthServer) register(w http.ResponseWriter, r *http.Request) {
 	}
 	as.mu.Lock()
 	method := md.TokenEndpointAuthMethod
-	if method == "" || !slices.Contains(as.setup.authMethods, method) {
-		method = as.setup.authMethods[0]
+	if method == "" || !slices.Contains(as.setup.AuthMethods, method) {
+		method = as.setup.AuthMethods[0]
 	}
 	// A client id is public; its secret is not.
 	c := &testClient{id: "client-" + rand.Text(), method: method, redirectURIs: md.RedirectURIs}
@@ -307,7 +313,7 @@ func (as *testAuthServer) register(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (as *testAuthServer) authorize(w http.ResponseWriter, r *http.Request) {
+func (as *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fail := func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -319,7 +325,7 @@ func (as *testAuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	c, known := as.clients[clientID]
 	deny := as.deny
 	as.mu.Unlock()
-	if !known && as.setup.cimd && strings.HasPrefix(clientID, "https://") {
+	if !known && as.setup.CIMD && strings.HasPrefix(clientID, "https://") {
 		c, known = &testClient{id: clientID, method: "none"}, true
 		as.mu.Lock()
 		as.clients[clientID] = c
@@ -366,7 +372,7 @@ func (as *testAuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 
 // clientAuth returns the client the token request authenticated as, and
 // how, or an error message.
-func (as *testAuthServer) clientAuth(r *http.Request) (*testClient, string, string) {
+func (as *Server) clientAuth(r *http.Request) (*testClient, string, string) {
 	id, secret, basic := r.BasicAuth()
 	method := "client_secret_basic"
 	if basic {
@@ -393,7 +399,7 @@ func (as *testAuthServer) clientAuth(r *http.Request) (*testClient, string, stri
 	return c, method, ""
 }
 
-func (as *testAuthServer) token(w http.ResponseWriter, r *http.Request) {
+func (as *Server) token(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		tokenError(w, "invalid_request", "bad form")
 		return
@@ -446,8 +452,8 @@ func (as *testAuthServer) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, "unsupported_grant_type", f.Get("grant_type"))
 		return
 	}
-	g.scopes = slices.DeleteFunc(slices.Clone(g.scopes), func(s string) bool { return s == as.setup.neverGrant })
-	g.expiry = time.Now().Add(as.setup.accessTTL)
+	g.scopes = slices.DeleteFunc(slices.Clone(g.scopes), func(s string) bool { return s == as.setup.NeverGrant })
+	g.expiry = time.Now().Add(as.setup.AccessTTL)
 	at, rt := as.secret("access"), as.secret("refresh")
 	as.access[at] = &g
 	as.refresh[rt] = &g
@@ -455,7 +461,7 @@ func (as *testAuthServer) token(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(map[string]any{
 		"access_token": at, "token_type": "Bearer", "refresh_token": rt,
-		"expires_in": int(as.setup.accessTTL / time.Second), "scope": strings.Join(g.scopes, " "),
+		"expires_in": int(as.setup.AccessTTL / time.Second), "scope": strings.Join(g.scopes, " "),
 	})
 }
 
@@ -465,15 +471,15 @@ func tokenError(w http.ResponseWriter, code, description string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
 }
 
-// setDeny makes the user deny (or grant) consent.
-func (as *testAuthServer) setDeny(deny bool) {
+// SetDeny makes the user deny (or grant) consent.
+func (as *Server) SetDeny(deny bool) {
 	as.mu.Lock()
 	as.deny = deny
 	as.mu.Unlock()
 }
 
-// expireAccessTokens makes every access token issued so far expired.
-func (as *testAuthServer) expireAccessTokens() {
+// ExpireAccessTokens makes every access token issued so far expired.
+func (as *Server) ExpireAccessTokens() {
 	as.mu.Lock()
 	for _, g := range as.access {
 		g.expiry = time.Now().Add(-time.Hour)
@@ -481,15 +487,19 @@ func (as *testAuthServer) expireAccessTokens() {
 	as.mu.Unlock()
 }
 
-// revokeRefreshTokens forgets every refresh token: they expired.
-func (as *testAuthServer) revokeRefreshTokens() {
+// RevokeRefreshTokens forgets every refresh token: they expired.
+func (as *Server) RevokeRefreshTokens() {
 	as.mu.Lock()
 	clear(as.refresh)
 	as.mu.Unlock()
 }
 
-// eventsWith returns the events that start with prefix.
-func (as *testAuthServer) eventsWith(prefix string) []string {
+// Events returns what the servers saw, in order, that starts with prefix:
+// "metadata <path>", "register grant_types=<types>", "authorize
+// client=<id> scope=<quoted> resource=<url>", "token code method=<client
+// auth> pkce=ok resource=<url>", "refresh method=<client auth>
+// resource=<url>", and "… refused: <why>" for what a strict server refuses.
+func (as *Server) Events(prefix string) []string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	var out []string
@@ -501,15 +511,15 @@ func (as *testAuthServer) eventsWith(prefix string) []string {
 	return out
 }
 
-// secrets returns every secret the server handed out.
-func (as *testAuthServer) secrets() []string {
+// Secrets returns every secret the server handed out.
+func (as *Server) Secrets() []string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	return slices.Clone(as.issued)
 }
 
-// lastAccessToken returns the access token issued last.
-func (as *testAuthServer) lastAccessToken() string {
+// LastAccessToken returns the access token issued last.
+func (as *Server) LastAccessToken() string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	for i := len(as.issued) - 1; i >= 0; i-- {
@@ -520,18 +530,18 @@ func (as *testAuthServer) lastAccessToken() string {
 	return ""
 }
 
-// mcpRequests returns the bearer token and status of each MCP request.
-func (as *testAuthServer) mcpRequests() ([]string, []int) {
+// MCPRequests returns the bearer token and status of each MCP request.
+func (as *Server) MCPRequests() ([]string, []int) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	return slices.Clone(as.bearers), slices.Clone(as.statuses)
 }
 
-// headlessBrowser stands in for the user's browser: it loads the
+// Browser stands in for the user's browser: it loads the
 // authorization URL and follows the redirects, back to the loopback
 // callback, as a browser does when the user consents at once.
-type headlessBrowser struct {
-	t      *testing.T
+type Browser struct {
+	t      testing.TB
 	client *http.Client
 
 	mu     sync.Mutex
@@ -539,13 +549,16 @@ type headlessBrowser struct {
 	pages  []string // the callback pages' bodies
 }
 
-func newHeadlessBrowser(t *testing.T) *headlessBrowser {
-	b := &headlessBrowser{t: t, client: &http.Client{Transport: &http.Transport{}}}
+// NewBrowser returns a browser whose connections close when the test ends.
+func NewBrowser(t testing.TB) *Browser {
+	b := &Browser{t: t, client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(b.client.CloseIdleConnections)
 	return b
 }
 
-func (b *headlessBrowser) open(ctx context.Context, u string) error {
+// Open is an OpenURL function: it loads u and follows the redirects. The
+// test fails if the last page is not a 200.
+func (b *Browser) Open(ctx context.Context, u string) error {
 	b.mu.Lock()
 	b.opened = append(b.opened, u)
 	b.mu.Unlock()
@@ -568,8 +581,25 @@ func (b *headlessBrowser) open(ctx context.Context, u string) error {
 	return nil
 }
 
-func (b *headlessBrowser) opens() int {
+// Opens returns how many pages the browser was asked to open.
+func (b *Browser) Opens() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.opened)
+}
+
+// Pages returns the bodies of the pages the browser ended on.
+func (b *Browser) Pages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.pages)
+}
+
+// bearerToken returns the bearer token req carries, or "".
+func bearerToken(req *http.Request) string {
+	scheme, tok, ok := strings.Cut(req.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return ""
+	}
+	return tok
 }
