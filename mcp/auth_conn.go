@@ -125,19 +125,17 @@ func authTLSConfig(srv config.Server) (*tls.Config, error) {
 // again, once.
 func (rt *remoteRoundTripper) legacyAuth(r *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	f := rt.rc.auth
-	setBearer := func(r *http.Request) error {
+	setBearer := func(r *http.Request) {
 		ts, _ := f.TokenSource(r.Context())
 		if ts == nil {
-			return nil
+			return
 		}
-		tok, err := ts.Token()
-		if err != nil {
-			return nil // the server's 401 says what to do
+		// Without a token the server's 401 says what to do.
+		if tok, err := ts.Token(); err == nil {
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		}
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		return nil
 	}
-	_ = setBearer(r)
+	setBearer(r)
 	resp, err := send(r)
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
@@ -156,6 +154,6 @@ func (rt *remoteRoundTripper) legacyAuth(r *http.Request, send func(*http.Reques
 		}
 	}
 	again.Header.Del("Authorization")
-	_ = setBearer(again)
+	setBearer(again)
 	return send(again)
 }

@@ -318,7 +318,7 @@ func TestOAuthNeedsSignInWithoutToken(t *testing.T) {
 	if n, events := e.browser.Opens(), e.as.Events(""); n != 0 || len(events) != 0 {
 		t.Errorf("a connect that may not ask opened the browser %d times; the authorization server saw %q", n, events)
 	}
-	// A Start again asks again, once; nothing loops.
+	// One request, refused; nothing retries it.
 	_, statuses := e.as.MCPRequests()
 	if !slices.Equal(statuses, []int{401}) {
 		t.Errorf("the MCP server answered %v, want one 401", statuses)
