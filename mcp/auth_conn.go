@@ -59,17 +59,10 @@ func (m *Manager) Login(ctx context.Context, name string, open OpenURLFunc) (Sta
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
 	m.stopEntry(e, "stopped")
-	m.mu.Lock()
-	if e.removed || m.closed {
-		c := e.conn
-		m.mu.Unlock()
-		return c.Status(), fmt.Errorf("%w: %q was removed", ErrNoServer, name)
+	c, err := m.freshConn(e)
+	if err != nil {
+		return c.Status(), err
 	}
-	srv := e.cfg
-	srv.Enabled = true
-	c := m.newConn(srv)
-	e.conn = c
-	m.mu.Unlock()
 	err = c.Login(ctx, open)
 	return c.Status(), err
 }
@@ -83,15 +76,15 @@ func (m *Manager) Logout(ctx context.Context, name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	m.stopEntry(e, "stopped")
-	e.opMu.Lock()
-	defer e.opMu.Unlock()
 	m.mu.Lock()
-	c, srv := e.conn, e.cfg
+	srv := e.cfg
 	m.mu.Unlock()
-	_ = c.Close()
+	st, err := m.Stop(ctx, name)
+	if err != nil {
+		return st, err
+	}
 	_, err = DeleteTokens(ctx, srv, m.opts.Auth)
-	return c.Status(), err
+	return st, err
 }
 
 // authTLSConfig is the TLS configuration of auth requests: the server's

@@ -43,7 +43,11 @@ var conformanceAuthScenarios = map[string]string{
 }
 
 func TestConformanceAuthScenarios(t *testing.T) {
-	dir := conformanceDir(t)
+	// Absolute: each scenario runs in a directory of its own.
+	dir, err := filepath.Abs(conformanceDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for scenario, want := range conformanceAuthScenarios {
 		t.Run(scenario, func(t *testing.T) {
 			t.Parallel()
