@@ -81,18 +81,19 @@ type entryKey struct {
 // EntryKey returns the hex SHA-256 that names the server entry s for the
 // files FreeCode keeps about it (its manifest and pinned tools): a change
 // of its command, url, env, headers, cwd, type, transport, TLS files,
-// inheritEnv or name makes it a different server, as it does for a
-// project server's approval (ApprovalKey). A project server's key also
-// holds the project's real path (projectDir), so the same entry shipped
-// by two repositories is two servers. Timeouts, enabled, start, pinning
-// and deferTools are left out: they change how the server is run, not
-// which.
+// OAuth settings, inheritEnv or name makes it a different server, as it
+// does for a project server's approval (ApprovalKey). A project server's
+// key also holds the project's real path (projectDir), so the same entry
+// shipped by two repositories is two servers. Timeouts, enabled, start,
+// pinning and deferTools are left out: they change how the server is
+// run, not which.
 func EntryKey(projectDir string, s Server) string {
 	k := entryKey{
 		Entry: approvalEntry{
 			Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 			URL: s.URL, Transport: s.Transport, Headers: s.Headers,
 			CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
+			OAuth: toFileOAuth(s.OAuth),
 		},
 		Scope: s.Scope,
 	}

@@ -112,6 +112,7 @@ func TestEntryKey(t *testing.T) {
 		func(s *Server) { s.Cwd = "/tmp" },
 		func(s *Server) { s.InheritEnv = true },
 		func(s *Server) { s.Scope = ScopeProject },
+		func(s *Server) { s.OAuth = &OAuth{ClientID: "other"} },
 	}
 	for i, f := range other {
 		s := base.clone()

@@ -37,6 +37,8 @@ type ManagerOptions struct {
 	// holds, or nil when it has none: the server is then registered from
 	// it without starting (see ondemand.go).
 	Manifest func(srv config.Server) *Listing
+	// Auth is every Conn's ConnOptions.Auth: OAuth sign-in.
+	Auth *AuthOptions
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -109,6 +111,7 @@ func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 		ClientOptions: m.opts.ClientOptions,
 		OnClient:      m.opts.OnClient,
 		NoRetry:       m.opts.NoRetry,
+		Auth:          m.opts.Auth,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged == nil {
@@ -272,30 +275,36 @@ func (m *Manager) startLocked(ctx context.Context, e *entry) (Status, error) {
 		return c.Status(), err
 	}
 	_ = c.Close()
+	c, err := m.freshConn(e)
+	if err != nil {
+		return c.Status(), err
+	}
+	err = c.Start(ctx)
 	m.mu.Lock()
+	if e.cfg.OnDemand() && e.demand.inflight == 0 {
+		// Started by hand, it still stops once idle.
+		m.armLocked(e, idleTimeoutOf(e.cfg))
+	}
+	m.mu.Unlock()
+	return c.Status(), err
+}
+
+// freshConn puts a new Conn for e's entry, enabled (the user asked), in
+// place of the current one, which the caller closed, and returns it; or
+// the current one and why not. The caller holds e.opMu.
+func (m *Manager) freshConn(e *entry) (*Conn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if e.removed {
-		m.mu.Unlock()
-		return c.Status(), fmt.Errorf("%w: %q was removed", ErrNoServer, e.cfg.Name)
+		return e.conn, fmt.Errorf("%w: %q was removed", ErrNoServer, e.cfg.Name)
 	}
 	if m.closed {
-		m.mu.Unlock()
-		return c.Status(), ErrNotConnected
+		return e.conn, ErrNotConnected
 	}
 	srv := e.cfg
 	srv.Enabled = true
-	c = m.newConn(e, srv)
-	e.conn = c
-	m.mu.Unlock()
-	err := c.Start(ctx)
-	if srv.OnDemand() {
-		// Started by hand, it still stops once idle.
-		m.mu.Lock()
-		if e.demand.inflight == 0 {
-			m.armLocked(e, idleTimeoutOf(srv))
-		}
-		m.mu.Unlock()
-	}
-	return c.Status(), err
+	e.conn = m.newConn(e, srv)
+	return e.conn, nil
 }
 
 // Stop stops the named server and returns its status.

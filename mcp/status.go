@@ -26,6 +26,8 @@ const (
 	StateReconnecting
 	StateFailed
 	StateStopped
+	// StateNeedsAuth: the server needs an OAuth sign-in (see ErrNeedsAuth).
+	StateNeedsAuth
 	// StateIdle is a server started on demand that is not running: its
 	// tools are registered from its manifest, and a call starts it.
 	StateIdle
@@ -39,6 +41,7 @@ var stateNames = [...]string{
 	StateReconnecting:     "reconnecting",
 	StateFailed:           "failed",
 	StateStopped:          "stopped",
+	StateNeedsAuth:        "needsAuth",
 	StateIdle:             "idle",
 }
 
