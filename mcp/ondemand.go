@@ -87,15 +87,20 @@ func (m *Manager) launch(ctx context.Context, e *entry) {
 		return
 	}
 	// No manifest yet: learn the tools, then go idle once listed.
-	if err := c.Start(ctx); err != nil {
-		if !errors.Is(err, ErrRetrying) {
-			m.logger.Warn("MCP server failed to start to list its tools", "server", srv.Name, "error", err)
-		}
+	err := c.Start(ctx)
+	if err != nil && !errors.Is(err, ErrRetrying) {
+		m.logger.Warn("MCP server failed to start to list its tools", "server", srv.Name, "error", err)
 		return
 	}
 	m.mu.Lock()
 	if e.demand.inflight == 0 {
-		m.armLocked(e, 0)
+		if err == nil {
+			m.armLocked(e, 0)
+		} else {
+			// Still trying in the background: once up, it idles out
+			// like a server a call started.
+			m.armLocked(e, idleTimeoutOf(srv))
+		}
 	}
 	m.mu.Unlock()
 }
