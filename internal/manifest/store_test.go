@@ -222,6 +222,15 @@ func TestStoreFailedWriteKeepsOld(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("files left in the store: %v", entries)
 	}
+
+	// A writer killed between its temporary file and the rename leaves
+	// the file behind; the next update clears it.
+	write(t, filepath.Join(s.Dir(), "."+keyA+".json.tmp123"), "half a manif", 0o600)
+	writeData = old
+	observe(t, s, keyA, tool("a", "new", `{}`))
+	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 1 {
+		t.Errorf("files in the store after the next update: %v", entries)
+	}
 }
 
 // A manifest beyond the bound is not written; the old one stays.
