@@ -40,6 +40,10 @@ type ConnOptions struct {
 	// (roots: Client.AddRoots and RemoveRoots notify every session).
 	OnClient func(srv config.Server, c *mcpsdk.Client)
 
+	// Versions remembers which entries do not take the newest protocol
+	// (see VersionMemo); nil remembers nothing beyond this Conn.
+	Versions *VersionMemo
+
 	// NoRetry makes the first failure final: a first connect that fails,
 	// or a session that is lost, leaves the Conn failed instead of trying
 	// again. For one-shot checks such as `freecode mcp start`, which report
@@ -83,6 +87,8 @@ type Conn struct {
 	// fails.
 	onTools func(reason string, tools []*mcpsdk.Tool)
 
+	versions *VersionMemo // ConnOptions.Versions
+
 	relist chan struct{} // a tools/list_changed arrived; buffered 1
 	stopCh chan struct{} // closed by Close
 	wg     sync.WaitGroup
@@ -113,6 +119,9 @@ type Conn struct {
 	toolListCut string // why the held tool list was cut short, or ""
 	drops       int    // messages the stdio filter dropped, ever
 	lastDrop    string // why the last one was dropped
+	// skipDiscovery makes the next attempts offer the fallback version at
+	// once: a connect failed after a discovery that brought no answer.
+	skipDiscovery bool
 
 	// redactor hides the secrets of the current session (a local server's
 	// env values; a remote one's header values, URL userinfo, query and
@@ -218,6 +227,8 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		c.opts.ClientOptions(srv, copts)
 	}
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, copts)
+	c.client.AddSendingMiddleware(discoveryMiddleware) // negotiate.go
+	c.versions = c.opts.Versions
 	if c.opts.OnClient != nil {
 		c.opts.OnClient(srv, c.client)
 	}

@@ -31,6 +31,9 @@ type ManagerOptions struct {
 	// ConnOptions): client capabilities and their handlers.
 	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
 	OnClient      func(srv config.Server, c *mcpsdk.Client)
+	// Versions is every Conn's ConnOptions.Versions; nil means one kept
+	// in memory for the Manager's life.
+	Versions *VersionMemo
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
@@ -85,6 +88,9 @@ func NewManager(opts *ManagerOptions) *Manager {
 		m.opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	m.logger = m.opts.Logger
+	if m.opts.Versions == nil {
+		m.opts.Versions = NewVersionMemo("")
+	}
 	return m
 }
 
@@ -98,6 +104,7 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 		ClientOptions: m.opts.ClientOptions,
 		OnClient:      m.opts.OnClient,
 		NoRetry:       m.opts.NoRetry,
+		Versions:      m.opts.Versions,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {
