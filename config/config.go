@@ -31,10 +31,10 @@ const (
 	// DefaultProtocolVersion is the version a server that pins none is
 	// spoken to when it does not take the newest (see mcp's negotiation).
 	DefaultProtocolVersion = "2025-11-25"
+	DefaultMaxParallel     = 8
 	// DefaultLogLevel is mcp.logLevel's default: the MCP log level servers
 	// are asked to log at.
-	DefaultLogLevel    = "info"
-	DefaultMaxParallel = 8
+	DefaultLogLevel = "info"
 )
 
 // MaxParallelLimit is the largest mcp.maxParallel the config accepts.
