@@ -202,7 +202,7 @@ func (c *Conn) connect(ctx context.Context) (s *session, _ toolList, err error) 
 	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: version}
 	defer func() { c.noteNegotiation(probe, version, s, err) }()
 
-	s = &session{done: make(chan struct{}), lost: make(chan struct{})}
+	s = &session{done: make(chan struct{}), lost: make(chan struct{}), listed: make(chan struct{}), relisted: map[string]int{}}
 	switch {
 	case c.opts.Dial != nil:
 		t, err := c.opts.Dial(ctx, srv)
