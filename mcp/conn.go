@@ -216,11 +216,11 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		relistRes:     make(chan struct{}, 1),
 		relistPrompts: make(chan struct{}, 1),
 		inflight:      make(map[*mcpsdk.ClientSession][]*inflight),
-		kick:       make(chan struct{}, 1),
-		attemptCh:  make(chan struct{}),
-		stateCh:    make(chan struct{}),
-		stopCh:     make(chan struct{}),
-		progress:   make(map[string]*progressSub),
+		kick:          make(chan struct{}, 1),
+		attemptCh:     make(chan struct{}),
+		stateCh:       make(chan struct{}),
+		stopCh:        make(chan struct{}),
+		progress:      make(map[string]*progressSub),
 	}
 	if opts != nil {
 		c.opts = *opts
