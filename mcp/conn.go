@@ -212,16 +212,15 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		closeGrace: defaultCloseGrace,
 		termGrace:  defaultTermGrace,
 		relist:     make(chan struct{}, 1),
-		// Resources, prompts, the requests in flight (lists.go, caller.go).
-		relistRes:     make(chan struct{}, 1),
-		relistPrompts: make(chan struct{}, 1),
-		inflight:      make(map[*mcpsdk.ClientSession][]*inflight),
-		kick:          make(chan struct{}, 1),
-		attemptCh:     make(chan struct{}),
-		stateCh:       make(chan struct{}),
-		stopCh:        make(chan struct{}),
-		progress:      make(map[string]*progressSub),
+		kick:       make(chan struct{}, 1),
+		attemptCh:  make(chan struct{}),
+		stateCh:    make(chan struct{}),
+		stopCh:     make(chan struct{}),
+		progress:   make(map[string]*progressSub),
 	}
+	// Resources, prompts, the requests in flight (lists.go, caller.go).
+	c.relistRes, c.relistPrompts = make(chan struct{}, 1), make(chan struct{}, 1)
+	c.inflight = make(map[*mcpsdk.ClientSession][]*inflight)
 	if opts != nil {
 		c.opts = *opts
 	}
