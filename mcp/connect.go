@@ -236,6 +236,7 @@ func (c *Conn) connect(ctx context.Context) (s *session, _ toolList, err error) 
 		c.closeSession(s)
 		return nil, toolList{}, err
 	}
+	c.sendLogLevel(ctx, s) // loglevel.go
 	return s, tools, nil
 }
 

@@ -39,7 +39,13 @@ func (c *Conn) SetLogLevel(level string) {
 	s := c.sess
 	c.mu.Unlock()
 	if s != nil {
-		c.wg.Go(func() { c.sendLogLevel(s) })
+		c.wg.Go(func() {
+			ctx, cancel := c.withStop(context.Background())
+			defer cancel()
+			ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
+			defer cancelT()
+			c.sendLogLevel(ctx, s)
+		})
 	}
 }
 
@@ -50,16 +56,14 @@ func (c *Conn) level() string {
 }
 
 // sendLogLevel sends logging/setLevel to s if its server logs and runs a
-// protocol that has it. A server that refuses is logged, not failed.
-func (c *Conn) sendLogLevel(s *session) {
+// protocol that has it. A server that refuses is logged, not failed. The
+// connect sends it before the session is used, so that no call's messages
+// come at the server's own level.
+func (c *Conn) sendLogLevel(ctx context.Context, s *session) {
 	level := c.level()
 	if level == "" || !logsFrom(s) || stateless(s.cs) {
 		return
 	}
-	ctx, cancel := c.withStop(context.Background())
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
-	defer cancelT()
 	if err := s.cs.SetLoggingLevel(ctx, &mcpsdk.SetLoggingLevelParams{Level: mcpsdk.LoggingLevel(level)}); err != nil && !s.ended() {
 		c.logger.Warn("logging/setLevel", "level", level, "error", c.hide(err))
 	}

@@ -70,9 +70,7 @@ func (c *Conn) run(s *session, tried int) {
 			}
 		}
 		upSince := time.Now()
-		// Beside the tools: the log level, resources and prompts
-		// (loglevel.go, lists.go).
-		c.sendLogLevel(s)
+		// Beside the tools: resources and prompts (lists.go).
 		c.listFeatures(s, ListResources, ListPrompts)
 		close(s.listed)
 		lost := c.watch(s, ticker)
