@@ -183,6 +183,9 @@ func (c *Conn) noteNegotiation(p *discoveryProbe, version string, s *session, co
 	}
 }
 
+// VersionMemoFile is the name of the memo's file, beside the config file.
+const VersionMemoFile = "protocol-versions.json"
+
 // A VersionMemo remembers which server entries fell back from the newest
 // protocol, so that their next connects skip the discovery. Entries are
 // known by a hash of what runs (type, command, cwd, url, transport), never
