@@ -41,6 +41,8 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPImportCmd(a),
 		newMCPApproveCmd(a),
 		newMCPServeCmd(a),
+		newMCPResourcesCmd(a), // mcp_resources.go
+		newMCPPromptsCmd(a),
 	)
 	return cmd
 }
