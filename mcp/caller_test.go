@@ -87,6 +87,17 @@ func askServer(t *testing.T) (*mcptest.Server, chan struct{}) {
 	return s, release
 }
 
+// startAsked starts a Conn to s at version v ("" negotiates) with opts.
+func startAsked(t *testing.T, s *mcptest.Server, v string, opts ConnOptions) *Conn {
+	t.Helper()
+	opts.Dial = s.Dial
+	c := newTestConnOpts(t, pinned("m", v), nil, &opts)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // elicitLog records the ElicitRequests a Caller got.
 type elicitLog struct {
 	mu   sync.Mutex
@@ -130,10 +141,7 @@ func TestElicitationGoesToTheCaller(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, _ := askServer(t)
-			c := newTestConnOpts(t, pinned("m", v), nil, &ConnOptions{Dial: s.Dial, Elicitation: true})
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
 			var log elicitLog
 			ctx := WithCaller(t.Context(), log.caller(map[string]any{"name": "Ada"}), "call-1")
 			if got, want := callResultText(t, c, ctx, "ask"), `accept {"color":"blue","name":"Ada"}`; got != want {
@@ -169,12 +177,7 @@ func TestCallerCapabilities(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(versionName(v)+"/"+tc.name, func(t *testing.T) {
 				s, _ := askServer(t)
-				opts := tc.opts
-				opts.Dial = s.Dial
-				c := newTestConnOpts(t, pinned("m", v), nil, &opts)
-				if err := c.Start(t.Context()); err != nil {
-					t.Fatal(err)
-				}
+				c := startAsked(t, s, v, tc.opts)
 				if got := callResultText(t, c, t.Context(), "caps"); got != tc.want {
 					t.Errorf("capabilities the server sees = %s, want %s", got, tc.want)
 				}
@@ -191,10 +194,7 @@ func TestElicitationWithSeveralCallsInFlight(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, release := askServer(t)
-			c := newTestConnOpts(t, pinned("m", v), nil, &ConnOptions{Dial: s.Dial, Elicitation: true})
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
 			var a, b elicitLog
 			callerA, callerB := a.caller(map[string]any{"name": "A"}), b.caller(map[string]any{"name": "B"})
 
@@ -239,10 +239,7 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, _ := askServer(t)
-			c := newTestConnOpts(t, pinned("m", v), nil, &ConnOptions{Dial: s.Dial, Elicitation: true})
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
 			entered, ended := make(chan struct{}), make(chan error, 1)
 			caller := &Caller{Elicit: func(ctx context.Context, _ *ElicitRequest) (*mcpsdk.ElicitResult, error) {
 				close(entered)
@@ -274,10 +271,7 @@ func TestSamplingGoesToTheCaller(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, _ := askServer(t)
-			c := newTestConnOpts(t, pinned("m", v), nil, &ConnOptions{Dial: s.Dial, Sampling: true})
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			c := startAsked(t, s, v, ConnOptions{Sampling: true})
 			var got []*SampleRequest
 			caller := &Caller{Sample: func(_ context.Context, req *SampleRequest) (*mcpsdk.CreateMessageResult, error) {
 				got = append(got, req)
