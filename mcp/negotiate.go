@@ -127,16 +127,17 @@ func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 
 // sessionVersion picks the version an attempt offers: the entry's pin, else
 // the fallback when the memo (or an earlier attempt of this Conn) says the
-// server does not take the newest, else the newest, with the probe that
-// bounds its discovery.
-func (c *Conn) sessionVersion(srv config.Server) (string, *discoveryProbe) {
+// server does not take the newest, or when the attempt signs in (a sign-in
+// in the browser takes longer than any discovery may wait), else the
+// newest, with the probe that bounds its discovery.
+func (c *Conn) sessionVersion(srv config.Server, signIn bool) (string, *discoveryProbe) {
 	if srv.ProtocolVersion != "" {
 		return srv.ProtocolVersion, nil
 	}
 	c.mu.Lock()
 	skip := c.skipDiscovery
 	c.mu.Unlock()
-	if skip || c.versions.fellBack(c.srv) {
+	if skip || signIn || c.versions.fellBack(c.srv) {
 		return config.DefaultProtocolVersion, nil
 	}
 	return LatestProtocolVersion, &discoveryProbe{wait: discoveryWait(srv.Timeout)}
