@@ -213,6 +213,16 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	// The newest version, its discovery bounded, or a pin (negotiate.go).
 	version, probe := c.sessionVersion(srv, login != nil)
 	if probe != nil {
+		if flow != nil {
+			var abort context.CancelCauseFunc
+			ctx, abort = context.WithCancelCause(ctx)
+			defer abort(nil)
+			probe.failed = func() {
+				if err := flow.needsAuth(); err != nil {
+					abort(err)
+				}
+			}
+		}
 		ctx = context.WithValue(ctx, probeKey{}, probe)
 	}
 	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: version}

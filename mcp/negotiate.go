@@ -67,6 +67,10 @@ var errNoDiscoverAnswer = errors.New("no answer to " + methodDiscover)
 // with, where discoveryMiddleware finds it.
 type discoveryProbe struct {
 	wait time.Duration
+	// failed, if set, is told that the discovery failed, before the go-sdk
+	// falls back: a connect that can go no further (a sign-in is missing)
+	// ends there instead of sending initialize to be refused again.
+	failed func()
 
 	mu   sync.Mutex
 	sent bool
@@ -121,6 +125,9 @@ func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		defer cancel()
 		res, err := next(dctx, method, req)
 		p.record(res, err, context.Cause(dctx))
+		if err != nil && p.failed != nil {
+			p.failed()
+		}
 		return res, err
 	}
 }
