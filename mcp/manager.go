@@ -30,6 +30,17 @@ type ManagerOptions struct {
 	// ConnOptions): client capabilities and their handlers.
 	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
 	OnClient      func(srv config.Server, c *mcpsdk.Client)
+	// OnListChanged is called when a server's resources or prompts
+	// appear, change or go (see ListChanged).
+	OnListChanged func(ListChanged)
+	// Elicitation, Sampling and LogLevel are every Conn's (see
+	// ConnOptions); SetLogLevel changes the level.
+	Elicitation bool
+	Sampling    bool
+	LogLevel    string
+	// Versions is every Conn's ConnOptions.Versions; nil means one kept
+	// in memory for the Manager's life.
+	Versions *VersionMemo
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
@@ -73,6 +84,7 @@ type Manager struct {
 	// one's "removed" events never follow the new one's "connected".
 	stopping map[string]chan struct{}
 	closed   bool
+	level    string // the log level of new Conns (SetLogLevel)
 }
 
 // entry is one configured server.
@@ -98,9 +110,14 @@ func NewManager(opts *ManagerOptions) *Manager {
 		m.opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	m.logger = m.opts.Logger
+	m.level = m.opts.LogLevel
+	if m.opts.Versions == nil {
+		m.opts.Versions = NewVersionMemo("")
+	}
 	return m
 }
 
+// newConn makes the Conn of e's entry srv. The caller holds m.mu.
 func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 	c := NewConn(srv, &ConnOptions{
 		Logger:        m.logger,
@@ -111,8 +128,13 @@ func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 		ClientOptions: m.opts.ClientOptions,
 		OnClient:      m.opts.OnClient,
 		NoRetry:       m.opts.NoRetry,
+		Versions:      m.opts.Versions,
+		Elicitation:   m.opts.Elicitation,
+		Sampling:      m.opts.Sampling,
+		LogLevel:      m.level, // the caller holds m.mu
 		Auth:          m.opts.Auth,
 	})
+	c.onLists = m.opts.OnListChanged
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged == nil {
 			return
@@ -392,4 +414,19 @@ func (m *Manager) Close() error {
 	wg.Wait()
 	m.wg.Wait()
 	return nil
+}
+
+// SetLogLevel changes the MCP log level every server is asked for (see
+// Conn.SetLogLevel), the servers started later included.
+func (m *Manager) SetLogLevel(level string) {
+	m.mu.Lock()
+	m.level = level
+	conns := make([]*Conn, 0, len(m.entries))
+	for _, e := range m.entries {
+		conns = append(conns, e.conn)
+	}
+	m.mu.Unlock()
+	for _, c := range conns {
+		c.SetLogLevel(level)
+	}
 }

@@ -70,6 +70,8 @@
 //	Problems() []ProblemsEvent
 //	Reviews(server) []ToolReview                tool definitions awaiting review
 //	AcceptDefinition / RejectDefinition(ctx, server, tool, hash) ([]ToolReview, error)
+//	Resources / Prompts(ctx, server) ([]ResourceInfo / []PromptInfo, error)
+//	ReadResource(ctx, server, uri) / GetPrompt(ctx, server, name, args)
 //
 // Each frontend brings its own orchestrator.ExecOptions to Execute: the
 // Approver that asks its user, where progress goes. Nothing of one
@@ -104,9 +106,9 @@
 //     published from a ManagerOptions.OnLog hook. Logs do not coalesce, so
 //     they take the bounded queue's path like *ToolsChangedEvent does, and
 //     a SubscribeOptions field lets a subscriber that shows no logs opt out.
-//   - The frontend that caused a server's elicitation or sampling request:
-//     a field of orchestrator.ExecOptions naming the caller, carried in the
-//     call's context down to the Conn, so that the workspace can route the
-//     request to that frontend's handler, as Approver already is for
-//     permission prompts.
+//   - The frontend that caused a server's elicitation or sampling request
+//     is orchestrator.ExecOptions.Caller (an *mcp.Caller), carried in each
+//     call's context down to the Conn, which asks it (see caps.go and
+//     mcp.Caller); Options.Elicitation and Options.Sampling declare the
+//     capabilities.
 package workspace
