@@ -89,6 +89,14 @@ func TestOnDemandServer(t *testing.T) {
 	if r := call(t, w, "mcp__od__echo", `{"text":"again"}`, nil); r.IsError || r.Text() != "again" {
 		t.Fatalf("echo after idling: %+v", r)
 	}
+	await(t, sub, "od idle after the second call", statusIs("od", "idle"))
+	// Asking it for its resources is a use too.
+	if _, err := w.Resources(t.Context(), "od"); err != nil {
+		t.Fatal(err)
+	}
+	if n := starts(t, count); n != 4 {
+		t.Errorf("%d starts after asking an idle server for its resources, want 4", n)
+	}
 }
 
 // A manifest tampered with, or written for another entry, is not used: the
