@@ -30,6 +30,7 @@ type session struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the notification forwarder
 	out    *outbox        // the notifications waiting for the forwarder
+	reqs   protocol.Requests
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -91,7 +92,7 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 	}
 	sess.conn = protocol.NewConn(rwc, sopts)
 	sess.logger.Debug("frontend connected")
-	sess.conn.Go(ctx, lsp.CancelHandler(sess.handle))
+	sess.conn.Go(ctx, sess.handle)
 	<-ctx.Done()
 	sess.out.close()
 	sess.wg.Wait()
@@ -139,20 +140,24 @@ var requests = map[string]handler{
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages
-// run in order on the read loop, since what follows them depends on them;
+// run in order on the read loop, since what follows them depends on them,
+// and keep nothing of their ctx, which jsonrpc2 recycles once they return;
 // every other request releases the loop at once.
 func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	switch req.Method() {
 	case protocol.MethodInitialize:
-		return sess.initialize(ctx, req.Params())
+		return sess.initialize(req.Params())
 	case protocol.MethodInitialized:
-		sess.initialized(ctx)
+		sess.initialized()
 		return nil, nil
 	case protocol.MethodExit:
 		sess.exit()
 		return nil, nil
 	case protocol.MethodDidChangeWorkspaceFolders:
 		sess.didChangeFolders(req.Params())
+		return nil, nil
+	case protocol.MethodCancelRequest:
+		sess.reqs.Cancel(req.Params())
 		return nil, nil
 	}
 	if !req.IsCall() {
@@ -168,7 +173,8 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	if err := sess.accepts(req.Method()); err != nil {
 		return nil, err
 	}
-	jsonrpc2.Async(ctx)
+	ctx, done := sess.reqs.Detach(ctx, req)
+	defer done()
 	res, err := h(sess, ctx, req.Params())
 	if ctx.Err() != nil {
 		// $/cancelRequest, or the frontend went away.

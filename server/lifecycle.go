@@ -19,7 +19,7 @@ import (
 // that matches, the frontend is refused and its connection closed. With
 // stdio, its first folder is the project and its configPath the config;
 // the workspace opens at initialized.
-func (sess *session) initialize(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
+func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 	sess.mu.Lock()
 	state := sess.state
 	sess.mu.Unlock()
@@ -131,7 +131,7 @@ func folderPath(u uri.URI) (string, error) {
 
 // initialized opens the workspace if this frontend names it (stdio), and
 // starts telling the frontend what happens.
-func (sess *session) initialized(ctx context.Context) {
+func (sess *session) initialized() {
 	sess.mu.Lock()
 	if sess.state != sessionInitializing {
 		state := sess.state
@@ -145,7 +145,9 @@ func (sess *session) initialized(ctx context.Context) {
 
 	w, err := sess.srv.workspace()
 	if err == errNoWorkspace {
-		w, err = sess.srv.openFor(ctx, root, config)
+		// Not the notification's ctx: the workspace keeps what it is
+		// given, and jsonrpc2 recycles that ctx.
+		w, err = sess.srv.openFor(context.Background(), root, config)
 		if err != nil {
 			sess.srv.setOpenErr(err)
 		}

@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -25,4 +27,17 @@ func DefaultServeFilePath() (string, error) {
 		return "", err
 	}
 	return filepath.Join(home, ".freecode", "serve.json"), nil
+}
+
+// ReadServeFile reads a serve.json.
+func ReadServeFile(path string) (ServeFile, error) {
+	var sf ServeFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return sf, err
+	}
+	if err := json.Unmarshal(b, &sf); err != nil {
+		return sf, fmt.Errorf("%s: %w", path, err)
+	}
+	return sf, nil
 }

@@ -1,0 +1,478 @@
+// Package servertest runs the sidecar under test and drives it like an
+// editor does, in the manner of gopls's integration runner:
+//
+//	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
+//		env.Editor.AwaitStatus("srv", protocol.StateConnected)
+//		...
+//	})
+//
+// Run writes files (a txtar archive) into a sandbox, starts the real sidecar
+// in each of the modes asked for (in this process over a pipe, or the built
+// freecode-serve binary on a unix socket), connects a fake editor to it, and
+// runs the test once per mode. The fake editor is a frontend.Client that
+// keeps every notification for the test to await, and answers permission
+// prompts by script. The JSON-RPC log of every frontend and the sidecar's
+// own log are printed only when the test fails.
+//
+// The MCP servers of a test are real subprocesses: the test binary itself,
+// re-executed as a server (Server, Main).
+package servertest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"text/template"
+	"time"
+
+	"go.uber.org/goleak"
+	"golang.org/x/tools/txtar"
+
+	"github.com/freecode/freecode/internal/frontend"
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/server"
+	"github.com/freecode/freecode/workspace"
+)
+
+// HangGuard bounds every wait of the harness. It only keeps a broken test
+// from hanging; no test depends on it.
+const HangGuard = 60 * time.Second
+
+// Mode is a way of running the sidecar under test.
+type Mode int
+
+const (
+	// Stdio runs a server.Server in the test process, serving one
+	// frontend over a pipe as an editor's stdio: the workspace opens at
+	// initialized, from the frontend's folder and config path.
+	Stdio Mode = 1 << iota
+	// Shared runs a server.Server in the test process that opened its
+	// workspace first and wants a token, as one that listens does;
+	// frontends connect to it over pipes.
+	Shared
+	// Binary runs the built freecode-serve with --listen on a unix socket;
+	// frontends dial it and present the token of its serve.json.
+	Binary
+
+	// DefaultModes are the modes a test runs in unless it says otherwise.
+	DefaultModes = Stdio | Binary
+	// MultiModes are the modes in which several frontends can connect.
+	MultiModes = Shared | Binary
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Stdio:
+		return "stdio"
+	case Shared:
+		return "shared"
+	case Binary:
+		return "binary"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Main is the TestMain of a package that uses Run: it serves MCP when the
+// test binary is re-executed as a test server (Server), and checks that no
+// goroutine is left after the tests.
+func Main(m *testing.M) {
+	if os.Getenv(mcpServerEnv) != "" {
+		os.Exit(runMCPServer())
+	}
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// Sandbox is a test's files: the sidecar's home, its config, a project.
+type Sandbox struct {
+	Home       string // $HOME of a sidecar binary
+	ConfigDir  string // Home/.freecode: config.json and the user's settings.json
+	ConfigPath string // ConfigDir/config.json
+	Project    string // the project, the first workspace folder
+	ServeFile  string // ConfigDir/serve.json
+}
+
+// Path returns the path of a sandbox file named as in Run's archive:
+// "project/…" is in the project, anything else in ConfigDir.
+func (s *Sandbox) Path(name string) string {
+	if rest, ok := strings.CutPrefix(name, "project/"); ok {
+		return filepath.Join(s.Project, filepath.FromSlash(rest))
+	}
+	return filepath.Join(s.ConfigDir, filepath.FromSlash(name))
+}
+
+// WriteFile writes a sandbox file, as an editor saving it does.
+func (s *Sandbox) WriteFile(t testing.TB, name, content string) {
+	t.Helper()
+	path := s.Path(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Expand expands the templates of a file's content: {{server "name"}} is
+// the config entry of the test MCP server (Server) named name.
+func Expand(t testing.TB, content string) string {
+	t.Helper()
+	tmpl, err := template.New("file").Funcs(template.FuncMap{
+		"server": func(name string) string { return Server(name, nil) },
+	}).Parse(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Option configures Run.
+type Option func(*runConfig)
+
+type runConfig struct {
+	modes  Mode
+	editor EditorOptions
+}
+
+// Modes sets the modes the test runs in (default DefaultModes).
+func Modes(m Mode) Option { return func(c *runConfig) { c.modes = m } }
+
+// WithEditor configures the first frontend.
+func WithEditor(o EditorOptions) Option { return func(c *runConfig) { c.editor = o } }
+
+// Env is one run of a test: the sandbox, the sidecar and the frontends
+// connected to it.
+type Env struct {
+	T       *testing.T
+	Mode    Mode
+	Sandbox *Sandbox
+	// Editor is the first frontend, initialized.
+	Editor *Editor
+
+	log     *syncBuffer // the sidecar's log and every frontend's messages
+	editors []*Editor
+
+	// In this process (Stdio, Shared).
+	srv   *server.Server
+	token string
+	conns sync.WaitGroup
+
+	// Binary.
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the binary has exited
+	addr   string
+}
+
+// Run runs test once per mode, each time with a fresh sandbox holding
+// files, the sidecar started and Env.Editor connected and initialized.
+// files is a txtar archive; see Sandbox.Path for where its files go and
+// Expand for its templates.
+func Run(t *testing.T, files string, test func(t *testing.T, env *Env), opts ...Option) {
+	cfg := runConfig{modes: DefaultModes}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	for _, mode := range []Mode{Stdio, Shared, Binary} {
+		if cfg.modes&mode == 0 {
+			continue
+		}
+		t.Run(mode.String(), func(t *testing.T) {
+			env := newEnv(t, mode, files)
+			env.Editor = env.Connect("editor", &cfg.editor)
+			test(t, env)
+		})
+	}
+}
+
+func newEnv(t *testing.T, mode Mode, files string) *Env {
+	dir := t.TempDir()
+	sb := &Sandbox{Home: filepath.Join(dir, "home"), Project: filepath.Join(dir, "project")}
+	sb.ConfigDir = filepath.Join(sb.Home, ".freecode")
+	sb.ConfigPath = filepath.Join(sb.ConfigDir, "config.json")
+	sb.ServeFile = filepath.Join(sb.ConfigDir, "serve.json")
+	for _, d := range []string{sb.ConfigDir, sb.Project} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range txtar.Parse([]byte(files)).Files {
+		sb.WriteFile(t, f.Name, Expand(t, string(f.Data)))
+	}
+	env := &Env{T: t, Mode: mode, Sandbox: sb, log: &syncBuffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sidecar and JSON-RPC log (%s):\n%s", mode, env.log.String())
+		}
+	})
+	switch mode {
+	case Stdio:
+		env.srv = server.New(env.serverOptions(t))
+	case Shared:
+		env.token = server.NewToken()
+		opts := env.serverOptions(t)
+		opts.Token = env.token
+		opts.Workspace.Root, opts.Workspace.ConfigPath = sb.Project, sb.ConfigPath
+		env.srv = server.New(opts)
+		if err := env.srv.Open(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	case Binary:
+		env.startBinary(t)
+	}
+	t.Cleanup(env.stop)
+	return env
+}
+
+// serverOptions are the options of a server in this process.
+func (env *Env) serverOptions(t *testing.T) *server.Options {
+	return &server.Options{
+		Version: "test",
+		Logger:  slog.New(slog.NewTextHandler(env.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Workspace: workspaceOptions(t),
+	}
+}
+
+// workspaceOptions are the options of a workspace in this process.
+func workspaceOptions(t *testing.T) workspace.Options {
+	return workspace.Options{ResultsDir: t.TempDir()}
+}
+
+// stop ends the frontends and the sidecar, as an editor that quits does.
+func (env *Env) stop() {
+	for _, ed := range env.editors {
+		ed.Close()
+	}
+	switch env.Mode {
+	case Stdio, Shared:
+		env.srv.Close()
+		env.conns.Wait()
+	case Binary:
+		if env.cmd.ProcessState == nil {
+			env.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		select {
+		case <-env.exited:
+		case <-time.After(HangGuard):
+			env.T.Errorf("freecode-serve did not exit within %v of SIGTERM", HangGuard)
+			env.cmd.Process.Kill()
+			<-env.exited
+		}
+	}
+}
+
+// Connect connects and initializes another frontend. In Stdio mode only
+// the first one may: the editor's stdio is one connection.
+func (env *Env) Connect(name string, opts *EditorOptions) *Editor {
+	t := env.T
+	t.Helper()
+	ed := env.Dial(name, opts)
+	if _, err := ed.Initialize(t.Context()); err != nil {
+		t.Fatalf("%s: initialize: %v", name, err)
+	}
+	return ed
+}
+
+// Dial connects another frontend without initializing it.
+func (env *Env) Dial(name string, opts *EditorOptions) *Editor {
+	t := env.T
+	t.Helper()
+	var o EditorOptions
+	if opts != nil {
+		o = *opts
+	}
+	var rwc io.ReadWriteCloser
+	fopts := &frontend.Options{ClientName: name, Folders: []string{env.Sandbox.Project}}
+	switch env.Mode {
+	case Stdio:
+		if len(env.editors) > 0 {
+			t.Fatal("Stdio mode has one frontend")
+		}
+		fopts.ConfigPath = env.Sandbox.ConfigPath
+		rwc = env.pipe()
+	case Shared:
+		fopts.Token = env.token
+		rwc = env.pipe()
+	case Binary:
+		sf, err := protocol.ReadServeFile(env.Sandbox.ServeFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fopts.Token = sf.Token
+		c, err := net.Dial("unix", strings.TrimPrefix(sf.Address, "unix:"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rwc = c
+	}
+	if o.Folders != nil {
+		fopts.Folders = o.Folders
+	}
+	if o.Token != nil {
+		fopts.Token = *o.Token
+	}
+	ed := newEditor(t, name, rwc, fopts, env.log, &o)
+	env.editors = append(env.editors, ed)
+	return ed
+}
+
+// pipe connects a frontend to the server in this process.
+func (env *Env) pipe() io.ReadWriteCloser {
+	a, b := net.Pipe()
+	env.conns.Go(func() { env.srv.ServeConn(context.Background(), a) })
+	return b
+}
+
+// SidecarPID is the pid of the sidecar: this process, or the binary's.
+func (env *Env) SidecarPID() int {
+	if env.Mode == Binary {
+		return env.cmd.Process.Pid
+	}
+	return os.Getpid()
+}
+
+// AwaitExit waits for the binary to exit, and returns its exit status.
+func (env *Env) AwaitExit() int {
+	env.T.Helper()
+	if env.Mode != Binary {
+		env.T.Fatal("AwaitExit: only a binary exits")
+	}
+	select {
+	case <-env.exited:
+	case <-time.After(HangGuard):
+		env.T.Fatalf("freecode-serve did not exit within %v", HangGuard)
+	}
+	return env.cmd.ProcessState.ExitCode()
+}
+
+// ServerDone is the in-process server's Done.
+func (env *Env) ServerDone() <-chan struct{} { return env.srv.Done() }
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// binary builds freecode-serve, once per test process.
+func binary(t *testing.T) string {
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "servertest-bin-")
+		if binErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", binDir, "github.com/freecode/freecode/cmd/freecode-serve")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building freecode-serve: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return filepath.Join(binDir, "freecode-serve")
+}
+
+// startBinary starts freecode-serve listening on a unix socket of the
+// sandbox and waits until it says it listens.
+func (env *Env) startBinary(t *testing.T) {
+	sb := env.Sandbox
+	sock := filepath.Join(filepath.Dir(sb.Home), "sock")
+	env.cmd = exec.Command(binary(t), "--listen", "unix:"+sock, "--project", sb.Project, "--config", sb.ConfigPath,
+		"--trace", "--log-level", "debug")
+	env.cmd.Env = append(withoutEnv(os.Environ(), "HOME", "FREECODE_CONFIG"), "HOME="+sb.Home)
+	stderr, err := env.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	env.exited = make(chan struct{})
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			env.log.WriteString("sidecar: " + line + "\n")
+			if strings.Contains(line, "msg=listening") {
+				select {
+				case listening <- line:
+				default:
+				}
+			}
+		}
+		env.cmd.Wait()
+		close(env.exited)
+	}()
+	select {
+	case <-listening:
+	case <-env.exited:
+		t.Fatalf("freecode-serve exited before it listened:\n%s", env.log.String())
+	case <-time.After(HangGuard):
+		t.Fatalf("freecode-serve did not listen within %v", HangGuard)
+	}
+}
+
+// withoutEnv drops the variables names from env.
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		keep := true
+		for _, n := range names {
+			keep = keep && name != n
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) WriteString(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
