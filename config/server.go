@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // SplitCommand splits a command line into argv the way a POSIX shell would,
@@ -168,7 +169,8 @@ func (s Server) Expanded(lookup func(string) (string, bool)) (Server, error) {
 }
 
 // Redacted returns a copy of s fit for status, logs and errors: every env
-// and header value is "***", and so are the url's userinfo and query values.
+// and header value is "***", and the url is redacted the one way FreeCode
+// redacts URLs (urlpolicy.RedactURL: userinfo and query values hidden).
 func (s Server) Redacted() Server {
 	out := s.clone()
 	for k := range out.Env {
@@ -178,57 +180,9 @@ func (s Server) Redacted() Server {
 		out.Headers[k] = "***"
 	}
 	if out.URL != "" {
-		out.URL = redactedURL(out.URL)
+		out.URL = urlpolicy.RedactURL(out.URL)
 	}
 	return out
-}
-
-// redactedURL returns raw fit for printing: the userinfo and the query's
-// values are "***" (a query often carries an API key), except a value that
-// is just a ${env:NAME} reference, which says where the secret comes from
-// and holds none. A URL that does not parse is cut before any userinfo or
-// query.
-func redactedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.IndexAny(raw, "?#"); i >= 0 {
-			raw = raw[:i]
-		}
-		if i := strings.LastIndexByte(raw, '@'); i >= 0 {
-			if j := strings.Index(raw, "//"); j >= 0 && j < i {
-				raw = raw[:j+2] + "***" + raw[i:]
-			}
-		}
-		return raw
-	}
-	hadUser := u.User != nil
-	u.User = nil // a token often rides as the user name: hide all of it
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		for i, p := range parts {
-			k, v, ok := strings.Cut(p, "=")
-			if !ok {
-				continue
-			}
-			if uv, err := url.QueryUnescape(v); err == nil && isEnvRef(uv) {
-				continue
-			}
-			parts[i] = k + "=***"
-		}
-		u.RawQuery = strings.Join(parts, "&")
-	}
-	u.Fragment, u.RawFragment = "", ""
-	out := u.String()
-	if hadUser {
-		out = strings.Replace(out, "//", "//***@", 1)
-	}
-	return out
-}
-
-// isEnvRef reports whether s is exactly one ${env:NAME} reference.
-func isEnvRef(s string) bool {
-	return strings.HasPrefix(s, "${env:") && strings.HasSuffix(s, "}") &&
-		strings.Count(s, "}") == 1 && len(s) > len("${env:}")
 }
 
 // clone returns a copy of s that shares no slice or map with it.

@@ -147,8 +147,8 @@ func TestRedactedURL(t *testing.T) {
 		{"https://ghp_s3cr3t@h.example/mcp", "https://***@h.example/mcp"}, // a token as the user name
 		{"https://u:s3cr3t@h.ex ample/?k=s3cr3t", "https://***@h.ex ample/"},
 	} {
-		if got := redactedURL(tc.in); got != tc.want {
-			t.Errorf("redactedURL(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := (Server{URL: tc.in}).Redacted().URL; got != tc.want {
+			t.Errorf("Redacted url of %q = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/freecode/freecode/internal/toolid"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // Problem is one broken rule in a config file.
@@ -78,25 +80,11 @@ func compareKeys(a, b string) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-// nameRe is the rule for server names. They become part of tool ids
-// (mcp__<server>__<tool>) that providers limit to [A-Za-z0-9_-].
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,48}$`)
-
 // CheckName reports whether name is a valid server name, and if not, why.
+// Server names become part of tool ids (mcp__<server>__<tool>); the rule is
+// toolid.CheckServer's.
 func CheckName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("a server needs a name")
-	case !nameRe.MatchString(name):
-		return fmt.Errorf("name %q must be 1 to 48 characters of A-Z, a-z, 0-9, _ and -", name)
-	case strings.Contains(name, "__"):
-		return fmt.Errorf("name %q must not contain \"__\": it separates server and tool in tool ids (mcp__<server>__<tool>)", name)
-	case strings.HasPrefix(name, "_") || strings.HasSuffix(name, "_"):
-		// mcp__a___x could be server "a_" with tool "x" or server "a" with
-		// tool "_x": a permission rule must read every id one way only.
-		return fmt.Errorf("name %q must not start or end with \"_\": next to the \"__\" of a tool id (mcp__<server>__<tool>) it would make the id ambiguous", name)
-	}
-	return nil
+	return toolid.CheckServer(name)
 }
 
 // validate checks the decoded servers against the rules of DESIGN.md.
@@ -167,16 +155,18 @@ func checkServer(s Server) []Problem {
 	return ps
 }
 
-// CheckURL reports whether raw is an acceptable remote server URL: https,
-// or http only to a loopback host. ${env:NAME} references are allowed in
-// it; the host must be literal. This is the parse-time check only: the
-// dialer checks the addresses it really connects to.
+// CheckURL reports whether raw is an acceptable remote server URL under
+// the URL policy (internal/urlpolicy): https, or http only to a loopback
+// host; never a link-local or cloud-metadata address. ${env:NAME}
+// references are allowed in its path and query; the scheme and host must
+// be literal. This is the parse-time check only: the dialer checks the
+// addresses it really connects to.
 func CheckURL(raw string) error {
 	if raw == "" {
 		return fmt.Errorf("a remote server needs a url")
 	}
 	if i := strings.Index(raw, "${"); i >= 0 && !strings.Contains(strings.TrimPrefix(strings.TrimPrefix(raw[:i], "https://"), "http://"), "/") {
-		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", redactedURL(raw))
+		return fmt.Errorf("url %q: write the scheme and host out; ${env:…} is allowed only in the path and query", urlpolicy.RedactURL(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -185,30 +175,17 @@ func CheckURL(raw string) error {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return fmt.Errorf("url %q does not parse: %v", redactedURL(raw), err)
+		return fmt.Errorf("url %q does not parse: %v", urlpolicy.RedactURL(raw), err)
 	}
-	shown := redactedURL(raw)
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !IsLoopbackHost(u.Hostname()) {
-			return fmt.Errorf("url %q: http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https", shown)
-		}
-	default:
-		return fmt.Errorf("url %q must start with https:// (or http:// to a loopback host)", shown)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("url %q has no host", shown)
+	var perr *urlpolicy.Error
+	if err := urlpolicy.Check(u); errors.As(err, &perr) {
+		return fmt.Errorf("url %q: %s", urlpolicy.RedactURL(raw), perr.Rule)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }
 
-// IsLoopbackHost reports whether host (without port) is localhost or a
-// loopback IP address.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// IsLoopbackHost reports whether host (without port) names loopback:
+// localhost, a name under .localhost, or a loopback IP address.
+func IsLoopbackHost(host string) bool { return urlpolicy.IsLoopbackHost(host) }

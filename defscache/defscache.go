@@ -41,6 +41,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/freecode/freecode/internal/canonjson"
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // Format is a provider's tool definition format.
@@ -55,18 +56,21 @@ const (
 // Formats returns every supported format, in a fixed order.
 func Formats() []Format { return []Format{FormatAnthropic, FormatOpenAI} }
 
-// MaxNameLen is the longest tool name the providers accept.
-const MaxNameLen = 64
-
 // Def is one tool as a provider sees it.
 type Def struct {
 	// Name is the provider-facing name: the tool id, or its alias when the id
-	// is longer than MaxNameLen.
+	// is longer than toolid.MaxNameLen.
 	Name        string
 	Description string
 	// Schema is the input schema already converted for the format being
-	// built. The cache re-encodes it canonically.
+	// built. The cache re-encodes it canonically unless Canonical says it
+	// is in canonical form already.
 	Schema json.RawMessage
+	// Canonical says Schema is canonical JSON (canonjson) already, as the
+	// provider schema converter writes it, so Encode copies it instead of
+	// parsing it again: at thousands of tools that parse was most of a
+	// rebuild.
+	Canonical bool
 	// Builtin tools come first, ordered by Order.
 	Builtin bool
 	Order   int
@@ -274,7 +278,7 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 	b = append(b, '[')
 	seen := make(map[string]bool, len(defs))
 	for i, d := range defs {
-		if err := checkName(d.Name); err != nil {
+		if err := toolid.CheckProviderName(d.Name); err != nil {
 			return nil, err
 		}
 		if seen[d.Name] {
@@ -300,9 +304,13 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 		b = append(b, `,"description":`...)
 		b = canonjson.AppendString(b, d.Description)
 		b = append(b, schemaKey...)
-		var err error
-		if b, err = canonjson.Append(b, d.Schema); err != nil {
-			return nil, fmt.Errorf("schema of tool %q: %w", d.Name, err)
+		if d.Canonical {
+			b = append(b, d.Schema...)
+		} else {
+			var err error
+			if b, err = canonjson.Append(b, d.Schema); err != nil {
+				return nil, fmt.Errorf("schema of tool %q: %w", d.Name, err)
+			}
 		}
 		b = append(b, '}')
 		if f == FormatOpenAI {
@@ -310,18 +318,4 @@ func Encode(f Format, defs []Def) ([]byte, error) {
 		}
 	}
 	return append(b, ']'), nil
-}
-
-func checkName(name string) error {
-	if name == "" || len(name) > MaxNameLen {
-		return fmt.Errorf("tool name %q: want 1 to %d characters", name, MaxNameLen)
-	}
-	for i := 0; i < len(name); i++ {
-		switch ch := name[i]; {
-		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9', ch == '_', ch == '-':
-		default:
-			return fmt.Errorf("tool name %q: character %q is not one of [A-Za-z0-9_-]", name, ch)
-		}
-	}
-	return nil
 }

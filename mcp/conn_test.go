@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -48,75 +51,31 @@ func testEnviron() []string {
 	}
 }
 
-// events records a Conn's callbacks.
-type events struct {
-	mu       sync.Mutex
-	statuses []Status
-	tools    []string // "reason:tool,tool"
-	changed  chan struct{}
-}
-
-func newEvents() *events { return &events{changed: make(chan struct{}, 1000)} }
-
-func (e *events) onStatus(st Status) {
-	e.mu.Lock()
-	e.statuses = append(e.statuses, st)
-	e.mu.Unlock()
-	e.changed <- struct{}{}
-}
-
-func (e *events) onTools(reason string, tools []*mcpsdk.Tool) {
-	names := make([]string, 0, len(tools))
-	for _, t := range tools {
-		names = append(names, t.Name)
-	}
-	e.mu.Lock()
-	e.tools = append(e.tools, reason+":"+strings.Join(names, ","))
-	e.mu.Unlock()
-	e.changed <- struct{}{}
-}
-
-// waitFor waits until cond holds, re-checking on every event.
-func (e *events) waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	guard := time.After(hangGuard)
-	for !cond() {
-		select {
-		case <-e.changed:
-		case <-time.After(50 * time.Millisecond):
-		case <-guard:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
-func (e *events) states() []State {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []State
-	for _, st := range e.statuses {
-		if len(out) == 0 || out[len(out)-1] != st.State {
-			out = append(out, st.State)
-		}
+// stateStrings spells states the way a Recorder keeps them.
+func stateStrings(states ...State) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = s.String()
 	}
 	return out
 }
 
-func (e *events) toolEvents() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.tools)
+// newTestConn returns a Conn for srv whose events go to rec (if not nil),
+// with fast backoff and stop timings; the test's cleanup closes it.
+func newTestConn(t *testing.T, srv config.Server, rec *mcptest.Recorder) *Conn {
+	t.Helper()
+	return newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron})
 }
 
-func newTestConn(t *testing.T, srv config.Server, ev *events) *Conn {
+// newTestConnOpts is newTestConn with options of the test's own.
+func newTestConnOpts(t *testing.T, srv config.Server, rec *mcptest.Recorder, opts *ConnOptions) *Conn {
 	t.Helper()
-	opts := &ConnOptions{Environ: testEnviron}
-	if ev != nil {
-		opts.OnStatus = ev.onStatus
+	if rec != nil {
+		opts.OnStatus = func(st Status) { rec.Status(st.Name, st.State, st.LastError) }
 	}
 	c := NewConn(srv, opts)
-	if ev != nil {
-		c.onTools = ev.onTools
+	if rec != nil {
+		c.onTools = func(reason string, tools []*mcpsdk.Tool) { rec.Tools(srv.Name, reason, tools) }
 	}
 	c.closeGrace, c.termGrace = 200*time.Millisecond, 500*time.Millisecond
 	c.backoff = func(int) time.Duration { return time.Millisecond }
@@ -124,9 +83,9 @@ func newTestConn(t *testing.T, srv config.Server, ev *events) *Conn {
 	return c
 }
 
-func startTestConn(t *testing.T, srv config.Server, ev *events) *Conn {
+func startTestConn(t *testing.T, srv config.Server, rec *mcptest.Recorder) *Conn {
 	t.Helper()
-	c := newTestConn(t, srv, ev)
+	c := newTestConn(t, srv, rec)
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatalf("Start: %v (stderr %q)", err, c.Status().StderrTail)
 	}
@@ -155,8 +114,9 @@ func toolNames(tools []*mcpsdk.Tool) []string {
 }
 
 func TestConnStatusAndTools(t *testing.T) {
-	ev := newEvents()
-	c := startTestConn(t, testSrv(t, "basic"), ev)
+	rec := mcptest.NewRecorder()
+	srv := testSrv(t, "basic")
+	c := startTestConn(t, srv, rec)
 	st := c.Status()
 	if st.PID == 0 || st.ConnectedAt.IsZero() {
 		t.Errorf("status lacks pid or connectedAt: %+v", st)
@@ -164,7 +124,7 @@ func TestConnStatusAndTools(t *testing.T) {
 	want := Status{
 		Name: "basic", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
 		ToolCount: 8, ServerInfo: &ServerInfo{Name: "testserver", Version: "1.2.3"},
-		ProtocolVersion: "2025-11-25",
+		ProtocolVersion: "2025-11-25", Command: srv.Command,
 	}
 	got := st
 	got.PID, got.ConnectedAt, got.StderrTail = 0, time.Time{}, nil
@@ -177,18 +137,22 @@ func TestConnStatusAndTools(t *testing.T) {
 	if got := callText(t, c, "echo", map[string]any{"text": "hi"}); got != "hi" {
 		t.Errorf("echo = %q", got)
 	}
-	ev.waitFor(t, "stderr tail", func() bool { return slices.Contains(c.Status().StderrTail, "test server starting") })
-	if diff := cmp.Diff([]State{StateConnecting, StateConnected}, ev.states()); diff != "" {
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected), rec.States("basic")); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := c.Status(); st.State != StateStopped || st.PID != 0 || st.ToolCount != 0 {
+	st = c.Status()
+	if st.State != StateStopped || st.PID != 0 || st.ToolCount != 0 {
 		t.Errorf("after Close: %+v", st)
 	}
+	// Close drains the server's stderr: the tail is whole now.
+	if !slices.Contains(st.StderrTail, "test server starting") {
+		t.Errorf("stderr tail after Close = %q, want the server's start line", st.StderrTail)
+	}
 	wantTools := []string{"connected:addtool,crash,echo,env,freeze,huge,progress,sleep", "stopped:"}
-	if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
+	if diff := cmp.Diff(wantTools, rec.ToolChanges("basic")); diff != "" {
 		t.Errorf("tool events (-want +got):\n%s", diff)
 	}
 	if _, err := c.CallTool(t.Context(), "echo", nil, nil); !errors.Is(err, ErrNotConnected) {
@@ -239,8 +203,8 @@ func TestOversizedLineIsDropped(t *testing.T) {
 func TestServerThatNeverAnswersInitialize(t *testing.T) {
 	srv := testSrv(t, "mute", "noinit", "ignoreterm")
 	srv.Timeout = 300 * time.Millisecond
-	ev := newEvents()
-	c := newTestConn(t, srv, ev)
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, NoRetry: true})
 	err := c.Start(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "timeout") {
 		t.Fatalf("Start = %v, want a timeout error", err)
@@ -249,7 +213,7 @@ func TestServerThatNeverAnswersInitialize(t *testing.T) {
 	if st.State != StateFailed || !strings.Contains(st.LastError, "timeout") {
 		t.Errorf("status after failed start: %+v", st)
 	}
-	if diff := cmp.Diff([]State{StateConnecting, StateFailed}, ev.states()); diff != "" {
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateFailed), rec.States("mute")); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
 	// The process ignored stdin EOF and SIGTERM: it must have been killed.
@@ -276,11 +240,11 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			counter := filepath.Join(t.TempDir(), "starts")
-			ev := newEvents()
+			rec := mcptest.NewRecorder()
 			var mu sync.Mutex
 			var toolsWhileReconnecting []int
 			var c *Conn
-			c = newTestConn(t, testSrv(t, "crashy", "crashafter="+counter+":2"), ev)
+			c = newTestConn(t, testSrv(t, "crashy", "crashafter="+counter+":2"), rec)
 			c.stableFor = tc.stableFor
 			c.opts.OnStatus = func(st Status) {
 				if st.State == StateReconnecting {
@@ -288,7 +252,7 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 					toolsWhileReconnecting = append(toolsWhileReconnecting, len(c.Tools()))
 					mu.Unlock()
 				}
-				ev.onStatus(st)
+				rec.Status(st.Name, st.State, st.LastError)
 			}
 			if err := c.Start(t.Context()); err != nil {
 				t.Fatal(err)
@@ -311,7 +275,7 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 			if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
 				t.Fatalf("second CallTool(crash) = %v, want ErrConnectionLost", err)
 			}
-			ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed && len(ev.toolEvents()) == 2 })
+			rec.MustAwait(t, mcptest.ReachedState("crashy", StateFailed), mcptest.ToolsChangedFor("crashy", "failed", 0))
 			st := c.Status()
 			if !strings.Contains(st.LastError, "exit status 2") {
 				t.Errorf("lastError = %q", st.LastError)
@@ -320,8 +284,8 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 			if got, want := strings.TrimSpace(string(b)), strconv.Itoa(tc.starts); got != want {
 				t.Errorf("server started %s times, want %s", got, want)
 			}
-			want := []State{StateConnecting, StateConnected, StateReconnecting, StateConnected, StateReconnecting, StateFailed}
-			if diff := cmp.Diff(want, ev.states()); diff != "" {
+			want := stateStrings(StateConnecting, StateConnected, StateReconnecting, StateConnected, StateReconnecting, StateFailed)
+			if diff := cmp.Diff(want, rec.States("crashy")); diff != "" {
 				t.Errorf("states (-want +got):\n%s", diff)
 			}
 			mu.Lock()
@@ -337,7 +301,7 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 			mu.Unlock()
 			// Same tools after the reconnect: no event for it; failed drops them.
 			wantTools := []string{"connected:addtool,crash,echo,env,freeze,huge,progress,sleep", "failed:"}
-			if diff := cmp.Diff(wantTools, ev.toolEvents()); diff != "" {
+			if diff := cmp.Diff(wantTools, rec.ToolChanges("crashy")); diff != "" {
 				t.Errorf("tool events (-want +got):\n%s", diff)
 			}
 			if _, err := c.CallTool(t.Context(), "echo", nil, nil); !errors.Is(err, ErrNotConnected) {
@@ -368,23 +332,12 @@ func TestCloseKillsForkedChildThatIgnoresSIGTERM(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	c := startTestConn(t, testSrv(t, "forker", "fork", "ignoreterm"), newEvents())
+	c := startTestConn(t, testSrv(t, "forker", "fork", "ignoreterm"), nil)
 	pgid := c.Status().PID
-	var child int
-	guard := time.Now().Add(hangGuard)
-	for child == 0 && time.Now().Before(guard) {
-		for _, l := range c.Status().StderrTail {
-			if s, ok := strings.CutPrefix(l, "child pid "); ok {
-				child, _ = strconv.Atoi(s)
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if child == 0 {
-		t.Fatal("the server did not report its child")
-	}
-	if got := groupMembers(t, pgid); !slices.Contains(got, child) || !slices.Contains(got, pgid) {
-		t.Fatalf("group %d = %v, want the server and its child %d", pgid, got, child)
+	// The server forks before it serves: by the time Start returns, its
+	// child is in its group.
+	if got := groupMembers(t, pgid); len(got) != 2 || !slices.Contains(got, pgid) {
+		t.Fatalf("group %d = %v, want the server and its child", pgid, got)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -495,46 +448,34 @@ func TestMissingEnvVariableFailsThatServerOnly(t *testing.T) {
 	}
 }
 
-func TestToolsListChanged(t *testing.T) {
-	ev := newEvents()
-	c := startTestConn(t, testSrv(t, "changer"), ev)
-	callText(t, c, "addtool", map[string]any{"name": "extra"})
-	ev.waitFor(t, "the listChanged event", func() bool { return len(ev.toolEvents()) == 2 })
-	want := []string{
-		"connected:addtool,crash,echo,env,freeze,huge,progress,sleep",
-		"listChanged:addtool,crash,echo,env,extra,freeze,huge,progress,sleep",
-	}
-	if diff := cmp.Diff(want, ev.toolEvents()); diff != "" {
-		t.Errorf("tool events (-want +got):\n%s", diff)
-	}
-	if got := callText(t, c, "extra", nil); got != "extra" {
-		t.Errorf("extra = %q", got)
-	}
-	// A list_changed with the same tools is not a change.
-	c.relist <- struct{}{}
-	callText(t, c, "echo", map[string]any{"text": "x"})
-	if diff := cmp.Diff(want, ev.toolEvents()); diff != "" {
-		t.Errorf("tool events after an unchanged re-list (-want +got):\n%s", diff)
-	}
-}
-
 func TestPaginationStopsOnRepeatedCursor(t *testing.T) {
 	c := startTestConn(t, testSrv(t, "pager", "pages"), nil)
 	if diff := cmp.Diff([]string{"paged", "paged"}, toolNames(c.Tools())); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if got, want := c.Status().ToolListCut, "the tool list was cut after 2 pages: the server repeated a cursor"; got != want {
+		t.Errorf("toolListCut = %q, want %q", got, want)
 	}
 }
 
 // A server whose pages never end, each well under the message cap, is cut
 // off by the bytes kept, not only by the page count.
 func TestToolListBytesBounded(t *testing.T) {
-	c := newTestConn(t, testSrv(t, "bigpager", "bigpages"), nil)
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	c := newTestConnOpts(t, testSrv(t, "bigpager", "bigpages"), nil, &ConnOptions{Environ: testEnviron, Logger: logger})
 	c.listBytes = 4 << 20 // 16 of the server's 256 KiB tools, and a bit
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(c.Tools()); got != 15 {
 		t.Errorf("kept %d tools, want the 15 that fit in 4 MiB", got)
+	}
+	if got, want := c.Status().ToolListCut, "the tool list was cut at 15 tools: the definitions passed the bound of 4 MiB on one tool list"; got != want {
+		t.Errorf("toolListCut = %q, want %q", got, want)
+	}
+	if !strings.Contains(logs.String(), "tools/list cut short") {
+		t.Errorf("the cut was not logged:\n%s", logs.String())
 	}
 }
 
@@ -570,33 +511,15 @@ func TestProgressRoutedToItsCall(t *testing.T) {
 	}
 }
 
-func TestHealthPingRecordsLatency(t *testing.T) {
-	srv := testSrv(t, "pinged")
-	c := NewConn(srv, &ConnOptions{Environ: testEnviron, PingInterval: 20 * time.Millisecond})
-	defer c.Close()
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	guard := time.Now().Add(hangGuard)
-	for c.Status().LastPing == 0 && time.Now().Before(guard) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if c.Status().LastPing == 0 {
-		t.Error("no ping latency recorded")
-	}
-}
-
 func TestUnansweredPingReconnects(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("uses SIGSTOP")
 	}
 	srv := testSrv(t, "frozen")
 	srv.Timeout = 300 * time.Millisecond // the ping's deadline too
-	ev := newEvents()
-	c := NewConn(srv, &ConnOptions{Environ: testEnviron, PingInterval: 50 * time.Millisecond, OnStatus: ev.onStatus})
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: 50 * time.Millisecond})
 	c.closeGrace, c.termGrace = 100*time.Millisecond, 100*time.Millisecond
-	c.backoff = func(int) time.Duration { return time.Millisecond }
-	defer c.Close()
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -611,12 +534,9 @@ func TestUnansweredPingReconnects(t *testing.T) {
 		}
 		t.Errorf("CallTool(freeze) = %v, want ErrConnectionLost", got)
 	}
-	ev.waitFor(t, "a new process", func() bool {
-		st := c.Status()
-		return st.State == StateConnected && st.PID != frozen
-	})
-	if !slices.Contains(ev.states(), StateReconnecting) {
-		t.Errorf("states %v", ev.states())
+	rec.MustAwait(t, mcptest.ReachedState("frozen", StateReconnecting), mcptest.ReachedStateTimes("frozen", StateConnected, 2))
+	if pid := c.Status().PID; pid == frozen || pid == 0 {
+		t.Errorf("pid after the reconnect = %d, the frozen one was %d", pid, frozen)
 	}
 	if got := groupMembers(t, frozen); len(got) != 0 {
 		t.Errorf("the frozen server's group still has %v", got)
@@ -633,39 +553,156 @@ func TestStartInterruptedLeavesNoProcess(t *testing.T) {
 	for _, how := range []string{"cancel", "close"} {
 		t.Run(how, func(t *testing.T) {
 			tag := "tag=interrupted-" + how
-			c := newTestConn(t, testSrv(t, "cut", "noinit", "ignoreterm", tag), nil)
+			ready := readyPipe(t)
+			c := newTestConn(t, testSrv(t, "cut", "noinit", "ignoreterm", tag, "ready="+ready.path), nil)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			errc := make(chan error, 1)
 			go func() { errc <- c.Start(ctx) }()
 			// Interrupt once the process runs, so the cut is mid-connect.
-			guard := time.After(hangGuard)
-			for len(procsWithArg(t, tag)) == 0 {
-				select {
-				case err := <-errc:
-					t.Fatalf("Start returned before the process ran: %v", err)
-				case <-guard:
-					t.Fatal("the server process never appeared")
-				case <-time.After(5 * time.Millisecond):
-				}
+			select {
+			case err := <-errc:
+				ready.abandon()
+				t.Fatalf("Start returned before the process ran: %v", err)
+			case <-ready.c:
 			}
 			if how == "cancel" {
 				cancel()
 			} else {
 				go c.Close()
 			}
-			select {
-			case err := <-errc:
-				if err == nil {
-					t.Fatal("Start succeeded against a server that never answers")
-				}
-			case <-guard:
-				t.Fatal("Start did not return after the interruption")
+			if err := <-errc; err == nil {
+				t.Fatal("Start succeeded against a server that never answers")
 			}
 			c.Close()
 			if pids := procsWithArg(t, tag); len(pids) != 0 {
 				t.Errorf("processes left after an interrupted start: %v", pids)
 			}
 		})
+	}
+}
+
+// readyFIFO is a named pipe a test server opens to say it runs: c is
+// closed once it has.
+type readyFIFO struct {
+	path string
+	c    chan struct{}
+}
+
+func readyPipe(t *testing.T) *readyFIFO {
+	t.Helper()
+	r := &readyFIFO{path: filepath.Join(t.TempDir(), "ready"), c: make(chan struct{})}
+	if err := syscall.Mkfifo(r.path, 0o600); err != nil {
+		t.Skipf("no named pipes here: %v", err)
+	}
+	go func() {
+		// Opening the read end blocks until the server opens the write end.
+		if f, err := os.Open(r.path); err == nil {
+			f.Close()
+		}
+		close(r.c)
+	}()
+	return r
+}
+
+// abandon unblocks the reader when no server will come.
+func (r *readyFIFO) abandon() {
+	// Non-blocking: it fails if the reader is gone already.
+	if f, err := os.OpenFile(r.path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+	<-r.c
+}
+
+// TestServerEnvValuesMasked: a server that prints its environment shows
+// none of its own env values, literal or ${env:} expanded, in its stderr
+// tail, its errors or the logs; values under 4 bytes are left as they are.
+func TestServerEnvValuesMasked(t *testing.T) {
+	const literal = "literal-Secret-1"
+	const expanded = "tok-123" // FS_TOKEN in testEnviron
+	for _, args := range [][]string{{"printenv"}, {"printenv", "exit"}} {
+		t.Run(strings.Join(args, "+"), func(t *testing.T) {
+			srv := testSrv(t, "printer", args...)
+			srv.Env["LIT"] = literal
+			srv.Env["TOKEN"] = "${env:FS_TOKEN}"
+			srv.Env["LVL"] = "dbg"
+			var logs lockedBuffer
+			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			rec := mcptest.NewRecorder()
+			c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, Logger: logger, NoRetry: true})
+			startErr := c.Start(t.Context())
+			if (startErr != nil) != slices.Contains(args, "exit") {
+				t.Fatalf("Start = %v", startErr)
+			}
+			c.Close() // drains stderr
+			st := c.Status()
+			var shown []string
+			if startErr != nil {
+				shown = append(shown, startErr.Error())
+			}
+			shown = append(shown, st.LastError, logs.String())
+			shown = append(shown, st.StderrTail...)
+			for _, e := range rec.Events() {
+				shown = append(shown, e.Error)
+			}
+			all := strings.Join(shown, "\n")
+			for _, secret := range []string{literal, expanded} {
+				if strings.Contains(all, secret) {
+					t.Errorf("env value %q shown:\n%s", secret, all)
+				}
+			}
+			if !slices.Contains(st.StderrTail, "LIT=***") || !slices.Contains(st.StderrTail, "LVL=dbg") {
+				t.Errorf("stderr tail = %q, want LIT=*** and the short LVL=dbg as it is", st.StderrTail)
+			}
+			if !strings.Contains(logs.String(), `env: TOKEN=***`) {
+				t.Errorf("the stdout line was not logged masked:\n%s", logs.String())
+			}
+			if startErr != nil && !strings.Contains(st.LastError, "giving up on LIT=***") {
+				t.Errorf("lastError = %q, want the masked last stderr line", st.LastError)
+			}
+		})
+	}
+}
+
+// TestDroppedAnswerSaysWhy: an answer over maxMessageBytes, or nested
+// deeper than the decoder reads, fails its call at once with why, not at
+// the call's deadline with "no answer", and lastError says it too.
+func TestDroppedAnswerSaysWhy(t *testing.T) {
+	srv := testSrv(t, "dropper", "deeptool")
+	srv.MaxMessageBytes = 1 << 20
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, srv, rec)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"echo", map[string]any{"text": strings.Repeat("x", 2<<20)}, "bytes, over maxMessageBytes (1048576)"},
+		{"deep", nil, "nested deeper than the 10000 levels"},
+	} {
+		_, err := c.CallTool(t.Context(), tc.tool, tc.args, nil)
+		if err == nil || !strings.Contains(err.Error(), "dropped the server's answer") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: CallTool = %v, want the dropped answer and %q", tc.tool, err, tc.want)
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrConnectionLost) {
+			t.Errorf("%s: %v is a timeout or a loss; the server answered", tc.tool, err)
+		}
+		if st := c.Status(); !strings.Contains(st.LastError, tc.want) || st.State != StateConnected {
+			t.Errorf("%s: status %v, lastError %q", tc.tool, st.State, st.LastError)
+		}
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "still here"}); got != "still here" {
+		t.Errorf("echo after the drops = %q", got)
+	}
+}
+
+// A tools/list page over maxMessageBytes fails the connect at once.
+func TestDroppedToolListPageFailsConnect(t *testing.T) {
+	srv := testSrv(t, "bigpage", "bigpages") // 256 KiB pages
+	srv.MaxMessageBytes = 64 << 10
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true})
+	err := c.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "over maxMessageBytes (65536)") || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("Start = %v, want the dropped page named, no timeout", err)
 	}
 }

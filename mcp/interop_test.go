@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // npmPeer returns the path of an npm package under $FREECODE_NPM, skipping
@@ -32,8 +33,8 @@ func TestInteropServerEverything(t *testing.T) {
 		Name: "everything", Type: config.TypeLocal, Enabled: true,
 		Command: []string{"node", script, "stdio"}, Timeout: hangGuard,
 	}
-	ev := newEvents()
-	c := startTestConn(t, srv, ev)
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, srv, rec)
 	st := c.Status()
 	if st.ToolCount < 13 || st.ServerInfo == nil || st.ProtocolVersion != "2025-11-25" {
 		t.Errorf("status: %+v", st)
@@ -43,7 +44,7 @@ func TestInteropServerEverything(t *testing.T) {
 	}
 	// Its list_changed right after initialized re-lists the same tools:
 	// no second event.
-	if got := ev.toolEvents(); len(got) != 1 {
+	if got := rec.ToolChanges("everything"); len(got) != 1 {
 		t.Errorf("tool events = %q, want only the connect", got)
 	}
 	pgid := st.PID
@@ -53,7 +54,7 @@ func TestInteropServerEverything(t *testing.T) {
 	if got := groupMembers(t, pgid); len(got) != 0 {
 		t.Errorf("processes left after Close: %v", got)
 	}
-	if slices.Contains(ev.states(), StateReconnecting) {
-		t.Errorf("states %v: a reconnect happened", ev.states())
+	if states := rec.States("everything"); slices.Contains(states, StateReconnecting.String()) {
+		t.Errorf("states %v: a reconnect happened", states)
 	}
 }

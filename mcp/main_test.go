@@ -13,5 +13,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer(os.Args[1:]))
 	}
+	if dir := os.Getenv(testOwnerEnv); dir != "" {
+		os.Exit(runTestOwner(dir))
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -24,6 +25,15 @@ type ManagerOptions struct {
 	PingInterval time.Duration
 	// Environ returns the sidecar's environment (default os.Environ).
 	Environ func() []string
+	// Dial, if set, is every Conn's ConnOptions.Dial.
+	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
+	// ClientOptions and OnClient, if set, are every Conn's (see
+	// ConnOptions): client capabilities and their handlers.
+	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
+	OnClient      func(srv config.Server, c *mcpsdk.Client)
+	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
+	// fails is final. For one-shot commands that report and exit.
+	NoRetry bool
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -80,10 +90,14 @@ func NewManager(opts *ManagerOptions) *Manager {
 
 func (m *Manager) newConn(srv config.Server) *Conn {
 	c := NewConn(srv, &ConnOptions{
-		Logger:       m.logger,
-		OnStatus:     m.opts.OnStatus,
-		PingInterval: m.opts.PingInterval,
-		Environ:      m.opts.Environ,
+		Logger:        m.logger,
+		OnStatus:      m.opts.OnStatus,
+		PingInterval:  m.opts.PingInterval,
+		Environ:       m.opts.Environ,
+		Dial:          m.opts.Dial,
+		ClientOptions: m.opts.ClientOptions,
+		OnClient:      m.opts.OnClient,
+		NoRetry:       m.opts.NoRetry,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {
@@ -148,7 +162,8 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 					m.mu.Lock()
 					c := e.conn
 					m.mu.Unlock()
-					if err := c.Start(ctx); err != nil {
+					// A failure that is being retried is the Conn's to log.
+					if err := c.Start(ctx); err != nil && !errors.Is(err, ErrRetrying) {
 						m.logger.Warn("MCP server failed to start", "server", name, "error", err)
 					}
 				})

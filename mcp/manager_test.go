@@ -2,33 +2,22 @@ package mcp
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/google/go-cmp/cmp"
 )
 
-type managerEvents struct {
-	mu      sync.Mutex
-	changes []string // "server:reason:toolCount"
-	ev      *events
-}
-
-func (e *managerEvents) onTools(tc ToolsChanged) {
-	e.mu.Lock()
-	e.changes = append(e.changes, fmt.Sprintf("%s:%s:%d", tc.Server, tc.Reason, len(tc.Tools)))
-	e.mu.Unlock()
-	e.ev.changed <- struct{}{}
-}
-
-func (e *managerEvents) has(s string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Contains(e.changes, s)
+// recordManager returns options that send the Manager's events to rec.
+func recordManager(rec *mcptest.Recorder) *ManagerOptions {
+	return &ManagerOptions{
+		Environ:        testEnviron,
+		OnStatus:       func(st Status) { rec.Status(st.Name, st.State, st.LastError) },
+		OnToolsChanged: func(tc ToolsChanged) { rec.Tools(tc.Server, tc.Reason, tc.Tools) },
+	}
 }
 
 func states(m *Manager) map[string]State {
@@ -40,8 +29,8 @@ func states(m *Manager) map[string]State {
 }
 
 func TestManagerApply(t *testing.T) {
-	me := &managerEvents{ev: newEvents()}
-	m := NewManager(&ManagerOptions{Environ: testEnviron, OnToolsChanged: me.onTools, OnStatus: me.ev.onStatus})
+	rec := mcptest.NewRecorder()
+	m := NewManager(recordManager(rec))
 	defer m.Close()
 
 	a, b, d := testSrv(t, "a"), testSrv(t, "b"), testSrv(t, "d")
@@ -49,10 +38,7 @@ func TestManagerApply(t *testing.T) {
 	slow := testSrv(t, "slow", "noinit") // answers nothing until its timeout
 	m.Apply(t.Context(), []config.Server{a, b, d, slow})
 	// One server that never answers delays no other.
-	me.ev.waitFor(t, "a and b connected", func() bool {
-		s := states(m)
-		return s["a"] == StateConnected && s["b"] == StateConnected
-	})
+	rec.MustAwait(t, mcptest.InState("a", StateConnected), mcptest.InState("b", StateConnected))
 	want := map[string]State{"a": StateConnected, "b": StateConnected, "d": StateDisabled, "slow": StateConnecting}
 	if diff := cmp.Diff(want, states(m)); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
@@ -79,17 +65,18 @@ func TestManagerApply(t *testing.T) {
 	b2.Env["EXTRA"] = "1"
 	c := testSrv(t, "c")
 	m.Apply(t.Context(), []config.Server{b2, c, d})
-	me.ev.waitFor(t, "b restarted and c connected", func() bool {
-		s := states(m)
-		return s["b"] == StateConnected && s["c"] == StateConnected && pid("b") != pidB
-	})
+	rec.MustAwait(t, mcptest.ReachedStateTimes("b", StateConnected, 2), mcptest.InState("b", StateConnected), mcptest.InState("c", StateConnected))
+	if pid("b") == pidB {
+		t.Errorf("b's pid is %d after its entry changed: not restarted", pidB)
+	}
 	want = map[string]State{"b": StateConnected, "c": StateConnected, "d": StateDisabled}
 	if diff := cmp.Diff(want, states(m)); diff != "" {
 		t.Errorf("states after the second Apply (-want +got):\n%s", diff)
 	}
-	for _, e := range []string{"a:connected:8", "b:connected:8", "a:removed:0", "b:changed:0", "c:connected:8"} {
-		me.ev.waitFor(t, "event "+e, func() bool { return me.has(e) })
-	}
+	rec.MustAwait(t,
+		mcptest.ToolsChangedFor("a", "connected", 8), mcptest.ToolsChangedFor("b", "connected", 8),
+		mcptest.ToolsChangedFor("a", "removed", 0), mcptest.ToolsChangedFor("b", "changed", 0),
+		mcptest.ToolsChangedFor("c", "connected", 8))
 
 	// The same config again changes nothing.
 	pidB, pidC := pid("b"), pid("c")
@@ -101,7 +88,7 @@ func TestManagerApply(t *testing.T) {
 	// Enabling d starts it.
 	d.Enabled = true
 	m.Apply(t.Context(), []config.Server{b2, c, d})
-	me.ev.waitFor(t, "d connected", func() bool { return states(m)["d"] == StateConnected })
+	rec.MustAwait(t, mcptest.InState("d", StateConnected))
 
 	st, err := m.Stop(t.Context(), "b")
 	if err != nil || st.State != StateStopped {
@@ -137,12 +124,12 @@ func TestManagerApply(t *testing.T) {
 // started again: it is no longer in the Manager, so nothing would ever
 // stop it (Close included) and its process would outlive the sidecar.
 func TestManagerRemovedDuringRestartStaysStopped(t *testing.T) {
-	ev := newEvents()
-	m := NewManager(&ManagerOptions{Environ: testEnviron, OnStatus: ev.onStatus})
+	rec := mcptest.NewRecorder()
+	m := NewManager(recordManager(rec))
 	defer m.Close()
 	a := testSrv(t, "a")
 	m.Apply(t.Context(), []config.Server{a})
-	ev.waitFor(t, "a connected", func() bool { return states(m)["a"] == StateConnected })
+	rec.MustAwait(t, mcptest.InState("a", StateConnected))
 
 	m.mu.Lock()
 	e := m.entries["a"]
@@ -178,24 +165,18 @@ func TestManagerRemovedDuringRestartStaysStopped(t *testing.T) {
 // new one's "connected", and whoever follows the events dropped the tools
 // of a running server.
 func TestManagerReAddedAfterRemoval(t *testing.T) {
-	me := &managerEvents{ev: newEvents()}
-	m := NewManager(&ManagerOptions{Environ: testEnviron, OnToolsChanged: me.onTools, OnStatus: me.ev.onStatus})
+	rec := mcptest.NewRecorder()
+	m := NewManager(recordManager(rec))
 	defer m.Close()
 	old := testSrv(t, "a", "ignoreterm") // stops only at SIGKILL, seconds later
 	m.Apply(t.Context(), []config.Server{old})
-	me.ev.waitFor(t, "a connected", func() bool { return states(m)["a"] == StateConnected })
+	rec.MustAwait(t, mcptest.InState("a", StateConnected))
 	m.Apply(t.Context(), nil)
 	m.Apply(t.Context(), []config.Server{testSrv(t, "a")})
-	me.ev.waitFor(t, "a removed and connected again", func() bool {
-		me.mu.Lock()
-		defer me.mu.Unlock()
-		return len(me.changes) >= 3
-	})
+	rec.MustAwait(t, mcptest.EventCount("a", mcptest.ToolsEvent, 3))
 	m.wg.Wait()
-	me.mu.Lock()
-	got := slices.Clone(me.changes)
-	me.mu.Unlock()
-	if diff := cmp.Diff([]string{"a:connected:8", "a:removed:0", "a:connected:8"}, got); diff != "" {
+	const tools = "addtool,crash,echo,env,freeze,huge,progress,sleep"
+	if diff := cmp.Diff([]string{"connected:" + tools, "removed:", "connected:" + tools}, rec.ToolChanges("a")); diff != "" {
 		t.Errorf("tools events (-want +got):\n%s", diff)
 	}
 	if st := states(m)["a"]; st != StateConnected {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // Process stop timings: how long a server gets to exit on stdin EOF, then
@@ -40,8 +41,9 @@ type process struct {
 	wg       sync.WaitGroup // the waiter and the stderr reader
 }
 
-// startProcess starts srv's command with env, stderr going into tail.
-func startProcess(srv config.Server, env []string, tail *tailBuffer, logger *slog.Logger) (_ *process, err error) {
+// startProcess starts srv's command with env, stderr going into tail with
+// red's secrets masked.
+func startProcess(srv config.Server, env []string, tail *tailBuffer, red *urlpolicy.Redactor, logger *slog.Logger) (_ *process, err error) {
 	if len(srv.Command) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -89,17 +91,18 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, logger *slo
 		stdin: inW, stdout: outR, stderr: errR,
 		logger: logger, exited: make(chan struct{}),
 	}
+	recordGroup(p.pid)
 	p.wg.Go(func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	})
-	p.wg.Go(func() { p.readStderr(tail) })
+	p.wg.Go(func() { p.readStderr(tail, red) })
 	return p, nil
 }
 
 // readStderr keeps the server's stderr flowing (a full pipe would block
-// the child) and its last lines in tail.
-func (p *process) readStderr(tail *tailBuffer) {
+// the child) and its last lines, masked, in tail.
+func (p *process) readStderr(tail *tailBuffer, red *urlpolicy.Redactor) {
 	br := bufio.NewReaderSize(p.stderr, 4096)
 	var line []byte
 	for {
@@ -110,7 +113,7 @@ func (p *process) readStderr(tail *tailBuffer) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if s := trimLine(line); s != "" {
+		if s := red.String(trimLine(line)); s != "" {
 			tail.add(s)
 			p.logger.Debug("server stderr", "line", s)
 		}
@@ -147,16 +150,21 @@ func (p *process) exitError() error {
 // call more than once.
 func (p *process) stop(closeGrace, termGrace time.Duration) {
 	p.stopOnce.Do(func() {
+		gone := true
 		p.stdin.Close()
 		if !p.waitGone(closeGrace) {
 			signalGroup(p, sigTerm)
 			if !p.waitGone(termGrace) {
 				signalGroup(p, sigKill)
 				<-p.exited
-				if !p.waitGone(5 * time.Second) {
+				gone = p.waitGone(5 * time.Second)
+				if !gone {
 					p.logger.Warn("processes of a stopped server's group still exist", "pgid", p.pid)
 				}
 			}
+		}
+		if gone {
+			forgetGroup(p.pid) // else the next start reaps what is left
 		}
 		// The group is gone, so normally nothing holds the pipes' other
 		// ends open and the stderr reader is about to see EOF. Let it drain

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -35,16 +36,44 @@ func npmModules(tb testing.TB) string {
 	return dir
 }
 
-// lockedBuffer collects a process's stderr for failure messages.
+// lockedBuffer collects a process's output, for failure messages and for
+// waiting until it says something.
 type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced on every write, once waited on
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor waits until the output holds s; it returns false if done is
+// closed first.
+func (b *lockedBuffer) waitFor(s string, done <-chan struct{}) bool {
+	for {
+		b.mu.Lock()
+		if strings.Contains(b.buf.String(), s) {
+			b.mu.Unlock()
+			return true
+		}
+		if b.changed == nil {
+			b.changed = make(chan struct{})
+		}
+		ch := b.changed
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-done:
+			return false
+		}
+	}
 }
 
 func (b *lockedBuffer) String() string {
@@ -94,22 +123,11 @@ func startEverything(tb testing.TB, mode string) string {
 			<-exited
 		}
 	})
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		select {
-		case <-exited:
-			tb.Fatalf("server-everything %s exited before listening:\n%s", mode, stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if i == 400 {
-			tb.Fatalf("server-everything %s did not listen on %s:\n%s", mode, addr, stderr.String())
-		}
+	// Both modes say "… port <PORT>" on stderr once they listen.
+	if !stderr.waitFor("port "+strconv.Itoa(port), exited) {
+		tb.Fatalf("server-everything %s exited before listening:\n%s", mode, stderr.String())
 	}
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 // TestRemoteInteropEverything connects to the TypeScript reference server

@@ -22,17 +22,17 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // remoteHangGuard bounds a test that would otherwise hang on a bug; it is
@@ -85,7 +85,7 @@ func (l *requestLog) all() []*http.Request {
 }
 
 func remoteServer(url, transport string) config.Server {
-	return config.Server{Name: "remote", Type: config.TypeRemote, URL: url, Transport: transport, Timeout: remoteHangGuard}
+	return config.Server{Name: "remote", Type: config.TypeRemote, URL: url, Transport: transport, Timeout: remoteHangGuard}.WithDefaults()
 }
 
 // dialAndEcho connects, checks the transport that won, lists tools and
@@ -395,8 +395,8 @@ func TestConnRemoteSessionExpired(t *testing.T) {
 			srv := remoteServer(ts.URL+"/mcp", tc.transport)
 			srv.Enabled, srv.Scope = true, "user"
 			srv.Headers = map[string]string{"Authorization": "Bearer ${env:FS_TOKEN}"}
-			ev := newEvents()
-			c := startTestConn(t, srv, ev)
+			rec := mcptest.NewRecorder()
+			c := startTestConn(t, srv, rec)
 			st := c.Status()
 			if st.Type != config.TypeRemote || st.Transport != config.TransportHTTP || st.State != StateConnected {
 				t.Errorf("status = %+v, want a connected remote server over http", st)
@@ -408,9 +408,7 @@ func TestConnRemoteSessionExpired(t *testing.T) {
 			if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
 				t.Errorf("CallTool on an expired session: %v, want ErrConnectionLost", err)
 			}
-			ev.waitFor(t, "a reconnect", func() bool {
-				return slices.Contains(ev.states(), StateReconnecting) && c.Status().State == StateConnected
-			})
+			rec.MustAwait(t, mcptest.ReachedState("remote", StateReconnecting), mcptest.InState("remote", StateConnected))
 			if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
 				t.Errorf("echo after re-initializing = %q", got)
 			}
@@ -738,22 +736,6 @@ func TestRemoteSecretsNeverShown(t *testing.T) {
 	}
 }
 
-func TestRedactURL(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp"},
-		{"https://user:pw@mcp.example.com/mcp?key=s3cret&b=2#frag", "https://***@mcp.example.com/mcp?b=***&key=***"},
-		{"http://[::1", "<invalid URL>"},
-	} {
-		if diff := cmp.Diff(tc.want, redactURL(tc.in)); diff != "" {
-			t.Errorf("redactURL(%q) (-want +got):\n%s", tc.in, diff)
-		}
-	}
-	got := redactHeaders(map[string]string{"Authorization": "Bearer x", "X-Key": "y"})
-	if diff := cmp.Diff(map[string]string{"Authorization": "***", "X-Key": "***"}, got); diff != "" {
-		t.Errorf("redactHeaders (-want +got):\n%s", diff)
-	}
-}
-
 func TestRemoteHeaderValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -998,10 +980,10 @@ func TestRemoteLegacyEndpointOtherOrigin(t *testing.T) {
 		t.Errorf("the other origin got %d requests, want 0", n)
 	}
 	// Same host, other port: another origin too.
-	if a, b := mustURL(t, "http://127.0.0.1:1/x"), mustURL(t, "http://127.0.0.1:2/x"); sameOrigin(a, b) {
+	if a, b := mustURL(t, "http://127.0.0.1:1/x"), mustURL(t, "http://127.0.0.1:2/x"); urlpolicy.SameOrigin(a, b) {
 		t.Error("sameOrigin ignores the port")
 	}
-	if a, b := mustURL(t, "https://H.example./x"), mustURL(t, "https://h.example:443/y"); !sameOrigin(a, b) {
+	if a, b := mustURL(t, "https://H.example./x"), mustURL(t, "https://h.example:443/y"); !urlpolicy.SameOrigin(a, b) {
 		t.Error("sameOrigin: default port or host case/trailing dot makes a difference")
 	}
 }
@@ -1042,17 +1024,14 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 	srv.Enabled, srv.Scope = true, "user"
 	var logs lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ev := newEvents()
-	c := NewConn(srv, &ConnOptions{
-		Logger:   logger,
-		OnStatus: ev.onStatus,
-		Environ:  func() []string { return append(testEnviron(), "MCP_PATH_KEY="+key) },
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{
+		Logger:  logger,
+		Environ: func() []string { return append(testEnviron(), "MCP_PATH_KEY="+key) },
 		// The call's failure, not a health ping, must find the loss.
 		PingInterval: time.Hour,
 	})
 	c.tries = 1
-	c.backoff = func(int) time.Duration { return time.Millisecond }
-	t.Cleanup(func() { c.Close() })
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -1063,13 +1042,11 @@ func TestConnRemotePathSecretHidden(t *testing.T) {
 	} else {
 		shown = append(shown, err.Error())
 	}
-	ev.waitFor(t, "failed", func() bool { return c.Status().State == StateFailed })
+	rec.MustAwait(t, mcptest.ReachedState("remote", StateFailed))
 	shown = append(shown, c.Status().LastError)
-	ev.mu.Lock()
-	for _, st := range ev.statuses {
-		shown = append(shown, st.LastError)
+	for _, e := range rec.Events() {
+		shown = append(shown, e.Error)
 	}
-	ev.mu.Unlock()
 	shown = append(shown, logs.String())
 	all := strings.Join(shown, "\n")
 	if strings.Contains(all, key) {
@@ -1128,8 +1105,8 @@ func TestConnRemoteAnswerOverCap(t *testing.T) {
 	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
 	srv.Enabled, srv.Scope = true, "user"
 	srv.MaxMessageBytes = 32 << 10
-	ev := newEvents()
-	c := startTestConn(t, srv, ev)
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, srv, rec)
 	if got := callText(t, c, "echo", map[string]any{"text": "small"}); got != "small" {
 		t.Errorf("echo = %q", got)
 	}
@@ -1137,7 +1114,7 @@ func TestConnRemoteAnswerOverCap(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "maxMessageBytes") {
 		t.Errorf("echo of 64 KiB with a 32 KiB cap: %v, want an error naming maxMessageBytes", err)
 	}
-	ev.waitFor(t, "connected again", func() bool { return c.Status().State == StateConnected })
+	rec.MustAwait(t, mcptest.InState("remote", StateConnected))
 	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
 		t.Errorf("echo after the oversized answer = %q", got)
 	}
@@ -1159,11 +1136,10 @@ func TestConnRemoteCallSeesServerDown(t *testing.T) {
 	t.Cleanup(ts.Close) // after the Conn's cleanup closed its streams
 	srv := remoteServer(ts.URL+"/mcp", config.TransportHTTP)
 	srv.Enabled, srv.Scope = true, "user"
-	ev := newEvents()
-	c := NewConn(srv, &ConnOptions{Environ: testEnviron, OnStatus: ev.onStatus, PingInterval: time.Hour})
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: time.Hour})
 	// The server is back by the time the reconnect tries.
 	c.backoff = func(int) time.Duration { down.Store(false); return time.Millisecond }
-	t.Cleanup(func() { c.Close() })
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -1171,9 +1147,7 @@ func TestConnRemoteCallSeesServerDown(t *testing.T) {
 	if _, err := c.CallTool(t.Context(), "echo", map[string]any{"text": "x"}, nil); !errors.Is(err, ErrConnectionLost) {
 		t.Errorf("CallTool while the server is down: %v, want ErrConnectionLost", err)
 	}
-	ev.waitFor(t, "reconnected", func() bool {
-		return slices.Contains(ev.states(), StateReconnecting) && c.Status().State == StateConnected
-	})
+	rec.MustAwait(t, mcptest.ReachedState("remote", StateReconnecting), mcptest.InState("remote", StateConnected))
 	if got := callText(t, c, "echo", map[string]any{"text": "back"}); got != "back" {
 		t.Errorf("echo after the server came back = %q", got)
 	}

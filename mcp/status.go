@@ -4,8 +4,14 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"time"
+
+	"github.com/freecode/freecode/config"
 )
 
 // State is the lifecycle state of a Conn.
@@ -32,12 +38,40 @@ var stateNames = [...]string{
 	StateStopped:          "stopped",
 }
 
-// String returns the state's name as PROTOCOL.md spells it.
+// String returns the state's name as the sidecar protocol spells it.
 func (s State) String() string {
 	if s >= 0 && int(s) < len(stateNames) {
 		return stateNames[s]
 	}
 	return "unknown"
+}
+
+// ParseState returns the state named name (as String spells it).
+func ParseState(name string) (State, error) {
+	for i, n := range stateNames {
+		if n == name {
+			return State(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown server state %q", name)
+}
+
+// MarshalText encodes the state as its name.
+func (s State) MarshalText() ([]byte, error) {
+	if s < 0 || int(s) >= len(stateNames) {
+		return nil, fmt.Errorf("unknown server state %d", int(s))
+	}
+	return []byte(stateNames[s]), nil
+}
+
+// UnmarshalText decodes a state's name.
+func (s *State) UnmarshalText(b []byte) error {
+	st, err := ParseState(string(b))
+	if err != nil {
+		return err
+	}
+	*s = st
+	return nil
 }
 
 // ServerInfo is the name and version a server reported in initialize.
@@ -46,22 +80,121 @@ type ServerInfo struct {
 	Version string `json:"version"`
 }
 
-// Status is a snapshot of a Conn, shaped like PROTOCOL.md's ServerStatus.
-// It never holds a secret: header values and env values are not part of it.
+// Status is a snapshot of one configured server. Its JSON form (see
+// MarshalJSON) is the sidecar protocol's ServerStatus. It never holds a
+// secret: env and header values are not part of it, the URL is redacted, and
+// the server's stderr and errors are masked (see Conn).
 type Status struct {
-	Name            string        `json:"name"`
-	Scope           string        `json:"scope"`               // "user" or "project"
-	Type            string        `json:"type"`                // "local" or "remote"
-	Transport       string        `json:"transport,omitempty"` // "stdio", "http" or "sse"
-	State           State         `json:"-"`
-	ToolCount       int           `json:"toolCount"`
-	PID             int           `json:"pid,omitempty"`
-	ServerInfo      *ServerInfo   `json:"serverInfo,omitempty"`
-	ProtocolVersion string        `json:"protocolVersion,omitempty"`
-	ConnectedAt     time.Time     `json:"-"`
-	LastPing        time.Duration `json:"-"`
-	LastError       string        `json:"lastError,omitempty"`
-	StderrTail      []string      `json:"stderrTail,omitempty"`
+	Name            string
+	Scope           string // "user" or "project"
+	Type            string // "local" or "remote"
+	Transport       string // "stdio", "http" or "sse"; "" when not known yet
+	State           State
+	ToolCount       int
+	PID             int // a local server's process (group) id while it runs
+	ServerInfo      *ServerInfo
+	ProtocolVersion string
+	ConnectedAt     time.Time     // when the live session came up; zero if none
+	LastPing        time.Duration // the last health ping's round trip; 0 if none yet
+	LastError       string
+	StderrTail      []string
+
+	// Command is a local server's argv as configured: ${env:NAME}
+	// unexpanded, nothing escaped (whoever prints it escapes it). It is
+	// what a user approves a project server by.
+	Command []string
+	// URL is a remote server's URL, its userinfo and query values redacted.
+	URL string
+	// ToolListCut, when not empty, says that the server's tool list was cut
+	// short and why (too many pages, too many bytes, a repeated cursor).
+	ToolListCut string
+}
+
+// StatusOf returns the status of srv in state st as far as the entry alone
+// tells: for servers that have no Conn, such as a project server awaiting
+// approval or a disabled one.
+func StatusOf(srv config.Server, st State) Status {
+	s := Status{Name: srv.Name, Scope: srv.Scope, Type: srv.Type, State: st}
+	if s.Type == "" {
+		s.Type = config.TypeLocal
+	}
+	switch s.Type {
+	case config.TypeLocal:
+		s.Transport = "stdio"
+		s.Command = slices.Clone(srv.Command)
+	case config.TypeRemote:
+		if srv.Transport == config.TransportHTTP || srv.Transport == config.TransportSSE {
+			s.Transport = srv.Transport
+		}
+		s.URL = srv.Redacted().URL
+	}
+	return s
+}
+
+// wireStatus is ServerStatus as it is on the wire.
+type wireStatus struct {
+	Name            string      `json:"name"`
+	Scope           string      `json:"scope"`
+	Type            string      `json:"type"`
+	Transport       string      `json:"transport,omitempty"`
+	State           State       `json:"state"`
+	ToolCount       int         `json:"toolCount"`
+	PID             int         `json:"pid,omitempty"`
+	ServerInfo      *ServerInfo `json:"serverInfo,omitempty"`
+	ProtocolVersion string      `json:"protocolVersion,omitempty"`
+	ConnectedAt     string      `json:"connectedAt,omitempty"`
+	LastPingMs      *float64    `json:"lastPingMs,omitempty"`
+	LastError       string      `json:"lastError,omitempty"`
+	StderrTail      []string    `json:"stderrTail,omitempty"`
+	Command         []string    `json:"command,omitempty"`
+	URL             string      `json:"url,omitempty"`
+	ToolListCut     string      `json:"toolListCut,omitempty"`
+}
+
+// connectedAtLayout is RFC 3339 with milliseconds, in UTC.
+const connectedAtLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// MarshalJSON encodes s as a ServerStatus: state as its name, connectedAt
+// as RFC 3339 (omitted when zero), lastPingMs in milliseconds to the
+// microsecond (omitted before the first ping).
+func (s Status) MarshalJSON() ([]byte, error) {
+	w := wireStatus{
+		Name: s.Name, Scope: s.Scope, Type: s.Type, Transport: s.Transport, State: s.State,
+		ToolCount: s.ToolCount, PID: s.PID, ServerInfo: s.ServerInfo, ProtocolVersion: s.ProtocolVersion,
+		LastError: s.LastError, StderrTail: s.StderrTail, Command: s.Command, URL: s.URL, ToolListCut: s.ToolListCut,
+	}
+	if !s.ConnectedAt.IsZero() {
+		w.ConnectedAt = s.ConnectedAt.UTC().Format(connectedAtLayout)
+	}
+	if s.LastPing > 0 {
+		ms := float64(s.LastPing.Microseconds()) / 1000
+		w.LastPingMs = &ms
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes a ServerStatus.
+func (s *Status) UnmarshalJSON(data []byte) error {
+	var w wireStatus
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*s = Status{
+		Name: w.Name, Scope: w.Scope, Type: w.Type, Transport: w.Transport, State: w.State,
+		ToolCount: w.ToolCount, PID: w.PID, ServerInfo: w.ServerInfo, ProtocolVersion: w.ProtocolVersion,
+		LastError: w.LastError, StderrTail: w.StderrTail, Command: w.Command, URL: w.URL, ToolListCut: w.ToolListCut,
+	}
+	if w.ConnectedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, w.ConnectedAt)
+		if err != nil {
+			return fmt.Errorf("connectedAt: %w", err)
+		}
+		s.ConnectedAt = t
+	}
+	if w.LastPingMs != nil {
+		s.LastPing = time.Duration(math.Round(*w.LastPingMs * float64(time.Millisecond)))
+	}
+	return nil
 }
 
 // Errors a call or a start may wrap. Callers test them with errors.Is.
@@ -73,6 +206,9 @@ var (
 	// ErrNotConnected means the server is not connected (stopped, failed,
 	// disabled) and the request was never sent.
 	ErrNotConnected = errors.New("MCP server not connected")
+	// ErrRetrying means a connect attempt failed and the Conn goes on
+	// trying in the background (see Conn.Start).
+	ErrRetrying = errors.New("retrying in the background")
 	// ErrNoServer means no server of that name is configured.
 	ErrNoServer = errors.New("no such MCP server")
 )

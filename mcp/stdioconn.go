@@ -17,8 +17,7 @@ import (
 // stdioTransport is the go-sdk Transport over a local server's pipes, with
 // stdout read through our lineFilter.
 //
-// It replaces mcp.IOTransport, which the design first named, for speed:
-// IOTransport decodes each line twice before the SDK decodes it a third
+// It is faster than the SDK's mcp.IOTransport, which decodes each line twice before the SDK decodes it a third
 // time (a json.Decoder pass in a goroutine of its own, then an attempt to
 // read the line as a batch array, each with a 32 KiB buffer) and hands the
 // message over a channel to the SDK's reader goroutine. Here the SDK's

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -29,18 +31,34 @@ import (
 //	pages          tools/list always answers with the same next cursor
 //	bigpages       tools/list pages forever, each a tool with a 256 KiB description
 //	crashafter=F:N exit at once on start number N+1 and later (count in file F)
+//	ready=P        open the named pipe P for writing once running (see readyPipe)
+//	printenv       print the environment to stderr and stdout first
+//	exit           with printenv: then exit 1 naming $LIT
+//	schemapages    tools/list pages forever, each 500 tools with 20-property schemas
+//	deeptool       add a tool "deep" whose answer nests 10,001 levels deep
 //	child          (internal) the forked child: ignore SIGTERM, sleep
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
 // lockedWriter makes the SDK's writes and our stray lines whole lines.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	mu   sync.Mutex
+	w    io.WriteCloser
+	deep bool // replace deepMarker with 10,001 nested arrays
 }
+
+// deepMarker is what the deep tool answers, for the writer to replace.
+const deepMarker = "DEEP-MARKER"
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.deep && bytes.Contains(p, []byte(`"`+deepMarker+`"`)) {
+		deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+		if _, err := l.w.Write(bytes.ReplaceAll(p, []byte(`"`+deepMarker+`"`), []byte(deep))); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return l.w.Write(p)
 }
 
@@ -71,6 +89,23 @@ func runTestServer(args []string) int {
 	}
 	if _, ok := flags["ignoreterm"]; ok {
 		signal.Ignore(syscall.SIGTERM)
+	}
+	if _, ok := flags["printenv"]; ok {
+		// A server that prints its environment, to stderr and around its
+		// messages on stdout, and then says what it fails on.
+		for _, kv := range os.Environ() {
+			fmt.Fprintln(os.Stderr, kv)
+			fmt.Println("env:", kv)
+		}
+		if _, ok := flags["exit"]; ok {
+			fmt.Fprintln(os.Stderr, "giving up on LIT="+os.Getenv("LIT"))
+			return 1
+		}
+	}
+	if path, ok := flags["ready"]; ok {
+		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
 	}
 	if _, ok := flags["fork"]; ok {
 		cmd := exec.Command(os.Args[0], "child")
@@ -123,6 +158,26 @@ func runTestServer(args []string) int {
 					Tools:      []*mcpsdk.Tool{{Name: fmt.Sprintf("big%d", n), Description: big, InputSchema: map[string]any{"type": "object"}}},
 					NextCursor: strconv.Itoa(n + 1),
 				}, nil
+			}
+		})
+	}
+	if _, ok := flags["deeptool"]; ok {
+		// A Go server cannot encode a value nested past 10,000 levels (its
+		// encoder stops there), so the writer puts the nesting in for it.
+		out.deep = true
+		server.AddTool(&mcpsdk.Tool{Name: "deep", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				return textResult(deepMarker), nil
+			})
+	}
+	if _, ok := flags["schemapages"]; ok {
+		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+				if method != "tools/list" {
+					return next(ctx, method, req)
+				}
+				n, _ := strconv.Atoi(req.(*mcpsdk.ListToolsRequest).Params.Cursor)
+				return &mcpsdk.ListToolsResult{Tools: schemaPage(n), NextCursor: strconv.Itoa(n + 1)}, nil
 			}
 		})
 	}
@@ -223,4 +278,59 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 			return nil, ctx.Err()
 		})
 	return server
+}
+
+// schemaPage is page n of the schemapages server: 500 tools whose input
+// schemas have 20 small properties each, the shape that costs a decoder
+// the most memory per byte of JSON (about 600 KB a page).
+func schemaPage(n int) []*mcpsdk.Tool {
+	tools := make([]*mcpsdk.Tool, 500)
+	for i := range tools {
+		props := map[string]any{}
+		for p := range 20 {
+			props[fmt.Sprintf("p%d", p)] = map[string]any{"type": "string", "description": fmt.Sprintf("parameter %d", p)}
+		}
+		tools[i] = &mcpsdk.Tool{
+			Name:        fmt.Sprintf("t%d_%d", n, i),
+			InputSchema: map[string]any{"type": "object", "properties": props},
+		}
+	}
+	return tools
+}
+
+// testOwnerEnv runs the test binary as a FreeCode process that records its
+// servers in the run directory the variable names, starts one that forks a
+// child, prints "ready <leader> <child>" and waits to be killed.
+const testOwnerEnv = "FREECODE_MCP_TEST_OWNER"
+
+func runTestOwner(dir string) int {
+	if err := ReapOrphans(dir, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	srv := config.Server{
+		Name: "owned", Type: config.TypeLocal, Enabled: true,
+		Command: []string{exe, "fork", "ignoreterm"},
+		Env:     map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute,
+	}
+	c := NewConn(srv, &ConnOptions{NoRetry: true})
+	if err := c.Start(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	leader := c.Status().PID
+	child := 0
+	for _, m := range groupProcs(leader) {
+		if m.id.PID != leader {
+			child = m.id.PID
+		}
+	}
+	fmt.Printf("ready %d %d\n", leader, child)
+	time.Sleep(time.Hour) // until the test kills it
+	return 0
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,18 +35,41 @@ func TestLineFilter(t *testing.T) {
 		{"long line over the cap dropped", big(300_000) + "\n{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
 		{"short line over the cap dropped", big(100) + "\n{\"a\":1}\n", 50, "{\"a\":1}\n"},
 		{"oversized last line", "{\"a\":1}\n" + big(300_000), 150_000, "{\"a\":1}\n"},
+		{"oversized answer becomes an error answer",
+			`{"jsonrpc":"2.0","id":7,"result":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000,
+			`{"error":{"code":-32603,"message":"dropped the server's answer: 300035 bytes, over maxMessageBytes (150000)"},"id":7,"jsonrpc":"2.0"}` + "\n{\"a\":1}\n"},
+		{"oversized notification is only dropped",
+			`{"jsonrpc":"2.0","method":"notifications/message","params":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
+		{"too deep answer becomes an error answer",
+			`{"jsonrpc":"2.0","id":"x","result":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "}\n", 1 << 20,
+			`{"error":{"code":-32603,"message":"dropped the server's answer: nested deeper than the 10000 levels a JSON decoder here reads"},"id":"x","jsonrpc":"2.0"}` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newLineFilter(nopCloser{strings.NewReader(tc.in)}, tc.max, slog.New(slog.DiscardHandler))
-			got, err := io.ReadAll(f)
+			got, err := readLines(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// readLines returns every line f hands on, joined, until EOF.
+func readLines(f *lineFilter) (string, error) {
+	var b strings.Builder
+	for {
+		line, err := f.nextLine()
+		if errors.Is(err, io.EOF) {
+			return b.String(), nil
+		}
+		if err != nil {
+			return b.String(), err
+		}
+		b.Write(line)
 	}
 }
 
@@ -55,7 +79,7 @@ func TestLineFilterSeesProgress(t *testing.T) {
 	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
 	var seen []string
 	f.onProgress = func(line []byte) { seen = append(seen, string(line)) }
-	if _, err := io.ReadAll(f); err != nil {
+	if _, err := readLines(f); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{strings.Split(in, "\n")[0]}, seen); diff != "" {

@@ -11,7 +11,9 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -116,7 +118,7 @@ func BenchmarkExecuteInMemory(b *testing.B) {
 
 // BenchmarkBatch16 runs 16 read-only calls of 50 ms each against one such
 // call (single_call). The goal, a batch under 1.3× a single call,
-// needs all 16 at once (limit16); DESIGN.md's default bound of 8
+// needs all 16 at once (limit16); the default bound of 8
 // (limit8_default, what ships) takes two rounds, about 2×. Besides ns/op,
 // each reports x_single_50ms: its time per op over the 50 ms of one call.
 func BenchmarkBatch16(b *testing.B) {
@@ -149,8 +151,8 @@ func BenchmarkBatch16(b *testing.B) {
 				c = m
 			}
 			o := benchOrchestrator(b, c, &Options{MaxParallel: bc.parallel})
-			if bc.parallel == 0 && o.opts.MaxParallel != DefaultMaxParallel {
-				b.Fatalf("default limit = %d", o.opts.MaxParallel)
+			if bc.parallel == 0 && o.maxParallel.Load() != config.DefaultMaxParallel {
+				b.Fatalf("default limit = %d", o.maxParallel.Load())
 			}
 			start := time.Now()
 			for b.Loop() {
@@ -163,11 +165,11 @@ func BenchmarkBatch16(b *testing.B) {
 
 // BenchmarkDefsRebuild2000 is the whole rebuild a tools-changed event
 // causes with 2,000 MCP tools registered (20 servers of 100 tools shaped
-// like server-memory's): every schema through ProviderSchema, then the
+// like server-memory's): every schema through the converter, then the
 // defs cache's canonical encoding and hash. defscache's own BenchmarkRebuild
 // starts from schemas already converted. warm_memo is a rebuild after a
-// tools-changed event (ProviderSchema has seen the schemas); cold_memo is
-// the first build, every schema converted anew.
+// tools-changed event (the converter has seen the schemas); cold_memo is
+// the first build, every schema converted anew by a new converter.
 func BenchmarkDefsRebuild2000(b *testing.B) {
 	reg := NewRegistry(nil)
 	c := noopCaller{textResult("ok")}
@@ -183,7 +185,7 @@ func BenchmarkDefsRebuild2000(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		f    defscache.Format
-		cold bool // every schema new to ProviderSchema's memo (first connect)
+		cold bool // every schema new to the converter (first connect)
 	}{{defscache.FormatAnthropic, false}, {defscache.FormatOpenAI, false}, {defscache.FormatAnthropic, true}} {
 		f := bc.f
 		name := string(f) + "/warm_memo"
@@ -196,9 +198,7 @@ func BenchmarkDefsRebuild2000(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if bc.cold {
-					schemaMemo.mu.Lock()
-					clear(schemaMemo.m)
-					schemaMemo.mu.Unlock()
+					cache = defscache.New(DefsSource(reg, &DefsOptions{Converter: providerschema.New(nil)}), nil)
 				}
 				cache.Invalidate()
 				e, err := cache.Get(ctx, f)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/providerschema"
 )
 
 // DefsProblem is a tool whose input schema could not be converted for a
@@ -21,7 +22,10 @@ type DefsProblem struct {
 
 // DefsOptions configures DefsSource. A nil *DefsOptions means defaults.
 type DefsOptions struct {
-	Logger *slog.Logger
+	// Converter converts the tools' input schemas and memoizes them; nil
+	// means one of the source's own, with the default memo bound.
+	Converter *providerschema.Converter
+	Logger    *slog.Logger
 	// OnProblem, if set, is told about every conversion problem of every
 	// build (besides the log).
 	OnProblem func(DefsProblem)
@@ -29,17 +33,22 @@ type DefsOptions struct {
 
 // DefsSource returns the defscache.Source that builds provider definitions
 // from the registry: every tool under its provider-facing name (the alias
-// when its id is too long), with its schema converted by ProviderSchema.
+// when its id is too long), with its schema converted for the format.
 // Nothing is silently collapsed: a schema that cannot be converted drops
 // that one tool from that format and is reported.
 func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 	logger := slog.New(slog.DiscardHandler)
 	var onProblem func(DefsProblem)
+	var conv *providerschema.Converter
 	if opts != nil {
 		if opts.Logger != nil {
 			logger = opts.Logger
 		}
 		onProblem = opts.OnProblem
+		conv = opts.Converter
+	}
+	if conv == nil {
+		conv = providerschema.New(nil)
 	}
 	report := func(p DefsProblem) {
 		logger.Warn("tool schema conversion", "format", p.Format, "tool", p.ToolID, "problem", p.Message, "dropped", p.Dropped)
@@ -67,7 +76,7 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 			if t.noSchema {
 				in = nil // let the conversion report it
 			}
-			schema, warnings, err := ProviderSchema(f, in)
+			schema, warnings, err := conv.Convert(providerschema.Format(f), in)
 			if err != nil {
 				report(DefsProblem{Format: f, ToolID: t.ID, Message: err.Error(), Dropped: true})
 				continue
@@ -79,6 +88,7 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 				Name:        t.ProviderName(),
 				Description: t.Description,
 				Schema:      schema,
+				Canonical:   true, // the converter writes canonjson
 				Builtin:     t.Builtin,
 				Order:       t.Order,
 				Server:      t.Server,

@@ -19,9 +19,6 @@ import (
 	"github.com/freecode/freecode/permissions"
 )
 
-// DefaultMaxParallel bounds how many read-only calls of one batch run at once.
-const DefaultMaxParallel = 8
-
 // progressExtensions is how far progress notifications may stretch a call:
 // toolTimeout restarts on each one, up to this many toolTimeouts in all.
 const progressExtensions = 4
@@ -34,7 +31,9 @@ type Options struct {
 	// UserDir (~/.freecode) and ProjectDir (the project root) locate the
 	// rule files an "always allow" answer is written to.
 	UserDir, ProjectDir string
-	// MaxParallel bounds the read-only calls run at once (default 8).
+	// MaxParallel bounds the read-only calls of a batch run at once
+	// (default config.DefaultMaxParallel; config.json's mcp.maxParallel).
+	// SetMaxParallel changes it.
 	MaxParallel int
 	// ToolTimeout applies to Callers that do not implement ToolTimeouter
 	// (default config.DefaultToolTimeout).
@@ -55,8 +54,9 @@ type Orchestrator struct {
 	opts Options // defaults applied
 	log  *slog.Logger
 
-	perms    atomic.Pointer[permissions.Set]
-	maxChars atomic.Int64 // Options.MaxResultChars, changeable
+	perms       atomic.Pointer[permissions.Set]
+	maxChars    atomic.Int64 // Options.MaxResultChars, changeable
+	maxParallel atomic.Int64 // Options.MaxParallel, changeable
 }
 
 // New returns an orchestrator over reg.
@@ -64,9 +64,6 @@ func New(reg *Registry, opts *Options) *Orchestrator {
 	o := &Orchestrator{reg: reg}
 	if opts != nil {
 		o.opts = *opts
-	}
-	if o.opts.MaxParallel <= 0 {
-		o.opts.MaxParallel = DefaultMaxParallel
 	}
 	if o.opts.ToolTimeout <= 0 {
 		o.opts.ToolTimeout = config.DefaultToolTimeout
@@ -79,14 +76,12 @@ func New(reg *Registry, opts *Options) *Orchestrator {
 		o.log = slog.New(slog.DiscardHandler)
 	}
 	o.maxChars.Store(int64(o.opts.MaxResultChars))
+	o.SetMaxParallel(o.opts.MaxParallel)
 	if o.opts.Permissions != nil {
 		o.perms.Store(o.opts.Permissions)
 	}
 	return o
 }
-
-// Registry returns the registry the orchestrator runs tools from.
-func (o *Orchestrator) Registry() *Registry { return o.reg }
 
 // SetPermissions replaces the rules (after a settings file changed).
 // Calls already past the gate are not affected.
@@ -99,6 +94,16 @@ func (o *Orchestrator) SetMaxResultChars(n int) {
 		n = config.DefaultMaxResultChars
 	}
 	o.maxChars.Store(int64(n))
+}
+
+// SetMaxParallel changes how many read-only calls of a batch run at once
+// (after config.json changed); batches already running keep their bound.
+// Zero or less means config.DefaultMaxParallel.
+func (o *Orchestrator) SetMaxParallel(n int) {
+	if n <= 0 {
+		n = config.DefaultMaxParallel
+	}
+	o.maxParallel.Store(int64(n))
 }
 
 // ExecOptions are the per-batch parts of an execution.
@@ -256,7 +261,7 @@ func (o *Orchestrator) runGroup(ctx context.Context, preps []prepared, results [
 		return
 	}
 	var g errgroup.Group
-	g.SetLimit(o.opts.MaxParallel)
+	g.SetLimit(int(o.maxParallel.Load()))
 	for _, j := range jobs {
 		g.Go(func() error {
 			// A failing tool writes its own result; the batch goes on.
@@ -307,7 +312,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		if r.Content == nil {
 			r.Content = []mcpsdk.Content{}
 		}
-		capText(&r, int(o.maxChars.Load()), o.opts.ResultsDir)
+		o.capResult(&r)
 	}
 	r.DurationMs = time.Since(start).Milliseconds()
 	return r

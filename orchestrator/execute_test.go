@@ -110,12 +110,28 @@ func TestParallelLimit(t *testing.T) {
 			t.Errorf("calls started per second (-want +got):\n%s", diff)
 		}
 
-		// Without MaxParallel, DESIGN.md's default: 8 at a time.
+		// Without MaxParallel, the default: 8 at a time.
 		clear(starts)
 		begin = time.Now()
 		New(reg, nil).Execute(t.Context(), append(calls, calls[:6]...), nil)
 		if diff := cmp.Diff(map[int]int{0: 8, 1: 8, 2: 1}, starts); diff != "" {
 			t.Errorf("default limit: calls started per second (-want +got):\n%s", diff)
+		}
+
+		// Changed at run time (config.json's mcp.maxParallel edited), then
+		// back to the default.
+		o := New(reg, &Options{MaxParallel: 4})
+		for _, tc := range []struct {
+			n    int
+			want map[int]int
+		}{{2, map[int]int{0: 2, 1: 2, 2: 2, 3: 2, 4: 2, 5: 1}}, {0, map[int]int{0: 8, 1: 3}}} {
+			o.SetMaxParallel(tc.n)
+			clear(starts)
+			begin = time.Now()
+			o.Execute(t.Context(), calls, nil)
+			if diff := cmp.Diff(tc.want, starts); diff != "" {
+				t.Errorf("SetMaxParallel(%d): calls started per second (-want +got):\n%s", tc.n, diff)
+			}
 		}
 	})
 }
@@ -498,7 +514,7 @@ func TestApproverTimeout(t *testing.T) {
 	})
 }
 
-// TestToolResultJSON pins the wire shape of PROTOCOL.md's ToolResult.
+// TestToolResultJSON pins the wire shape of the protocol's ToolResult.
 func TestToolResultJSON(t *testing.T) {
 	r := ToolResult{
 		CallID:            "c1",

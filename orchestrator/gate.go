@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -23,7 +24,7 @@ type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, req Request) (Answer, error) { return f(ctx, req) }
 
-// Request is one permission question, shaped like the params of PROTOCOL.md's
+// Request is one permission question, shaped like the params of the protocol's
 // freecode/permission/request.
 type Request struct {
 	CallID    string          `json:"callId"`
@@ -64,7 +65,7 @@ type Answer struct {
 func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (Decision, string) {
 	t := p.tool
 	// A nil set means no rules: read-only tools are allowed, others ask.
-	d := o.perms.Load().Decide(t.ID, t.ReadOnly)
+	d := o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly)
 	switch d.Effect {
 	case permissions.Allow:
 		return DecisionAllowed, ""
@@ -77,13 +78,14 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	// The user is shown the arguments the server will get, re-encoded from
 	// what was validated, not the model's raw text: in raw JSON a repeated
 	// key ({"path":"notes.txt", …, "path":"/home/me/.ssh/id_ed25519"})
-	// shows one value first while the last is the one that counts.
-	args, err := json.Marshal(p.args)
+	// shows one value first while the last is the one that counts. The
+	// canonical form writes characters as they are (a "<" is not \u003c).
+	args, err := canonjson.AppendValue(nil, p.args)
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: its arguments could not be shown for approval: %v", t.ID, err)
 	}
 	// An approver that does not answer within the call's own timeout
-	// counts as a denial (PROTOCOL.md), so a forgotten prompt cannot hold
+	// counts as a denial (docs/protocol.md), so a forgotten prompt cannot hold
 	// the batch forever.
 	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
 	defer cancel()

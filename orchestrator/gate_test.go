@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -129,36 +130,95 @@ func TestAllowAlways(t *testing.T) {
 	}
 }
 
-// TestAliasNeverMatchesRules: a call by alias is judged by the id's rules;
-// a rule naming the alias covers nothing.
-func TestAliasNeverMatchesRules(t *testing.T) {
-	long := strings.Repeat("x", 70)
-	id := "mcp__demo__" + long
-	alias := aliasFor(id)
-	for _, tc := range []struct {
-		rules string
-		want  Decision
-	}{
-		{`{"permissions":{"deny":["` + id + `"]}}`, DecisionDenied},
-		{`{"permissions":{"deny":["` + alias + `"]}}`, DecisionAllowed},
-	} {
-		e := newGateEnv(t, tc.rules)
-		e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool(long, true, "")}, e.fc)
-		rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: alias}}, nil)
-		if rs[0].Decision != tc.want {
-			t.Errorf("rules %s: call by alias = %s %q, want %s", tc.rules, rs[0].Decision, rs[0].Text(), tc.want)
+// TestAliasRules: a rule may name a tool by its alias, the name the model
+// and `freecode tools defs` show for an id over 64 characters, and means
+// that tool whichever name the call uses: a denied call never reaches the
+// (real, go-sdk) server.
+func TestAliasRules(t *testing.T) {
+	m := newMemServer(t)
+	read, del := strings.Repeat("r", 70), strings.Repeat("d", 70)
+	for _, name := range []string{read, del} {
+		var ann *mcpsdk.ToolAnnotations
+		if name == read {
+			ann = &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
 		}
+		m.server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Annotations: ann},
+			func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				m.count(name).Add(1)
+				return textResult("ok"), nil
+			})
+	}
+	readID, delID := "mcp__demo__"+read, "mcp__demo__"+del
+	readAlias, delAlias := toolid.Alias(readID), toolid.Alias(delID)
+	rules := func(effect, pattern string) string { return `{"permissions":{"` + effect + `":["` + pattern + `"]}}` }
+	tests := []struct {
+		name     string
+		rules    string
+		tool     string // the name the call uses
+		wantDec  Decision
+		wantText string
+		wantRuns int32
+	}{
+		{"deny by id, call by alias", rules("deny", readID), readAlias, DecisionDenied, `denied by rule "` + readID + `"`, 0},
+		{"deny by alias, call by alias", rules("deny", readAlias), readAlias, DecisionDenied, `denied by rule "` + readAlias + `"`, 0},
+		{"deny by alias, call by id", rules("deny", readAlias), readID, DecisionDenied, `denied by rule "` + readAlias + `"`, 0},
+		{"ask by alias, nobody to ask", rules("ask", readAlias), readAlias, DecisionDenied, `remove "` + readAlias + `" from permissions.ask`, 0},
+		{"allow by alias runs unasked", rules("allow", delAlias), delAlias, DecisionAllowed, "ok", 1},
+		{"another tool's alias covers nothing of this one", rules("deny", delAlias), readAlias, DecisionAllowed, "ok", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newGateEnv(t, tc.rules)
+			reg := NewRegistry(nil)
+			reg.SetServerTools("demo", m.tools(t), m)
+			target, _ := reg.Lookup(tc.tool)
+			if target == nil || target.Alias() == "" {
+				t.Fatalf("%s is not a long tool's name", tc.tool)
+			}
+			before := m.count(target.Name).Load()
+			rs := New(reg, &Options{Permissions: e.load(t), UserDir: e.userDir, ProjectDir: e.projectDir}).
+				Execute(t.Context(), []ToolCall{{CallID: "1", Tool: tc.tool}}, nil)
+			if rs[0].Decision != tc.wantDec || !strings.Contains(rs[0].Text(), tc.wantText) {
+				t.Errorf("call = %s %q, want %s with %q", rs[0].Decision, rs[0].Text(), tc.wantDec, tc.wantText)
+			}
+			if got := m.count(target.Name).Load() - before; got != tc.wantRuns {
+				t.Errorf("the server saw %d calls, want %d", got, tc.wantRuns)
+			}
+		})
 	}
 
 	// A destructive tool called by alias: the user is asked about the id,
-	// the name rules and "always allow" use.
+	// the name "always allow" writes.
 	e := newGateEnv(t, "")
-	e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool(long, false, "")}, e.fc)
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", m.tools(t), m)
 	ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
-	rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: alias}}, &ExecOptions{Approver: ap})
+	rs := New(reg, &Options{Permissions: e.load(t)}).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: delAlias}}, &ExecOptions{Approver: ap})
 	mustNotError(t, rs[0])
-	if diff := cmp.Diff([]string{id}, ap.asked()); diff != "" {
+	if diff := cmp.Diff([]string{delID}, ap.asked()); diff != "" {
 		t.Errorf("approver asked about (-want +got):\n%s", diff)
+	}
+}
+
+// TestMovedAliasStillDenied: a server that adds a tool named like a denied
+// tool's alias moves that tool to another alias; the deny rule written
+// with the old alias still covers it (and the newcomer, whose id it is).
+func TestMovedAliasStillDenied(t *testing.T) {
+	long := strings.Repeat("y", 70)
+	alias := toolid.Alias("mcp__demo__" + long)
+	squatter := strings.TrimPrefix(alias, "mcp__demo__")
+	e := newGateEnv(t, `{"permissions":{"deny":["`+alias+`"]}}`)
+	e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool(long, true, ""), tool(squatter, true, "")}, e.fc)
+	lt, _ := e.reg.Lookup("mcp__demo__" + long)
+	if lt == nil || lt.Alias() == alias {
+		t.Fatalf("test setup: the long tool kept alias %q", alias)
+	}
+	rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: lt.Alias()}, {CallID: "2", Tool: alias}}, nil)
+	if diff := cmp.Diff([]Decision{DecisionDenied, DecisionDenied}, decisions(rs)); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	if n := e.fc.count(long) + e.fc.count(squatter); n != 0 {
+		t.Errorf("the server saw %d calls", n)
 	}
 }
 
@@ -256,10 +316,10 @@ func TestApprovalShowsWhatRuns(t *testing.T) {
 		return textResult("deleted"), nil
 	})
 	ap := &recordingApprover{answer: Answer{Decision: AllowOnce}}
-	raw := json.RawMessage(`{"path":"notes.txt","n":12345678901234567890,"path":"/home/me/.ssh/id_ed25519"}`)
+	raw := json.RawMessage(`{"path":"notes.txt","n":12345678901234567890,"note":"<b> & \u2028","path":"/home/me/.ssh/id_ed25519"}`)
 	rs := e.orchestrator(t).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file", Arguments: raw}}, &ExecOptions{Approver: ap})
 	mustNotError(t, rs[0])
-	if want := `{"n":12345678901234567890,"path":"/home/me/.ssh/id_ed25519"}`; string(ap.reqs[0].Arguments) != want {
+	if want := `{"n":12345678901234567890,"note":"<b> & \u2028","path":"/home/me/.ssh/id_ed25519"}`; string(ap.reqs[0].Arguments) != want {
 		t.Errorf("approver was shown %s, want %s", ap.reqs[0].Arguments, want)
 	}
 	if got != "/home/me/.ssh/id_ed25519" {

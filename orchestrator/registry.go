@@ -1,7 +1,7 @@
 // Package orchestrator runs the tool calls a model asks for: a registry of
 // built-in and MCP tools under stable ids, argument validation, the
 // permission gate, batching (read-only calls together, everything else
-// alone), timeouts, retries and result capping. See DESIGN.md, Orchestrator.
+// alone), timeouts, retries and result capping.
 package orchestrator
 
 import (
@@ -10,10 +10,11 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // ToolsChanged is published whenever the registry's tool set changes.
@@ -95,8 +96,8 @@ func (r *Registry) publish(ev ToolsChanged) {
 // so could name no built-in). Built-ins are listed before MCP tools, by
 // Order.
 func (r *Registry) RegisterBuiltin(t *Tool) error {
-	if t.ID == "" || len(t.ID) > MaxNameLen || sanitizeToolName(t.ID) != t.ID || strings.HasPrefix(t.ID, MCPPrefix) || t.ID == "mcp" {
-		return fmt.Errorf("registering built-in %q: a built-in is named by a bare [A-Za-z0-9_-] name of at most %d characters, without __ and other than \"mcp\"", t.ID, MaxNameLen)
+	if err := toolid.CheckBuiltin(t.ID); err != nil {
+		return fmt.Errorf("registering built-in %w", err)
 	}
 	if t.Caller == nil {
 		return fmt.Errorf("registering built-in %q: no caller", t.ID)
@@ -145,13 +146,13 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 		seen[t.Name] = true
 		names = append(names, t.Name)
 	}
-	parts := toolParts(names)
+	parts := toolid.ToolParts(names)
 	next := make(map[string]*Tool, len(names))
 	for _, st := range tools {
 		if st == nil || parts[st.Name] == "" {
 			continue
 		}
-		id := MCPToolID(server, parts[st.Name])
+		id := toolid.Format(server, parts[st.Name])
 		if _, dup := next[id]; dup {
 			continue // a repeated name, skipped above
 		}
@@ -162,7 +163,9 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 		}
 		next[id] = t
 	}
-	assignAliases(next)
+	for id, alias := range toolid.Aliases(slices.Collect(maps.Keys(next))) {
+		next[id].alias = alias
+	}
 
 	r.eventMu.Lock()
 	defer r.eventMu.Unlock()
@@ -293,7 +296,7 @@ func compareTools(a, b *Tool) int {
 	return 0
 }
 
-// Infos returns Tools(server) as PROTOCOL.md's ToolInfo list.
+// Infos returns Tools(server) as the protocol's ToolInfo list.
 func (r *Registry) Infos(server string) []ToolInfo {
 	tools := r.Tools(server)
 	out := make([]ToolInfo, len(tools))

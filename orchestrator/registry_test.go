@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -11,10 +13,18 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/mcp"
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// hashHex is the first n hex characters of the SHA-256 of s: the hash in
+// de-collided tool parts and in aliases.
+func hashHex(s string, n int) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:n]
+}
 
 func TestRegistryIDsAndAliases(t *testing.T) {
 	long := strings.Repeat("very_long_tool_name_", 4) + "0123456789" // 90 characters
@@ -29,7 +39,7 @@ func TestRegistryIDsAndAliases(t *testing.T) {
 	reg.SetServerTools("demo", tools, fc)
 
 	longID := "mcp__demo__" + long
-	alias := aliasFor(longID)
+	alias := toolid.Alias(longID)
 	var got []string
 	for _, info := range reg.Infos("demo") {
 		got = append(got, info.ID+" "+info.Name+" "+info.Alias)
@@ -205,7 +215,7 @@ func TestDefsSource(t *testing.T) {
 	for _, d := range defs {
 		names = append(names, d.Name)
 	}
-	longAlias := aliasFor("mcp__a__" + long)
+	longAlias := toolid.Alias("mcp__a__" + long)
 	if diff := cmp.Diff([]string{"read", "mcp__a__noschema", longAlias, "mcp__b__two"}, names); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
@@ -249,7 +259,7 @@ func TestDefsSource(t *testing.T) {
 // every tool still build.
 func TestAliasTakenByAnID(t *testing.T) {
 	long := strings.Repeat("y", 70)
-	squatter := strings.TrimPrefix(aliasFor("mcp__demo__"+long), "mcp__demo__")
+	squatter := strings.TrimPrefix(toolid.Alias("mcp__demo__"+long), "mcp__demo__")
 	for _, order := range [][]string{{long, squatter}, {squatter, long}} {
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{tool(order[0], true, ""), tool(order[1], false, "")}, newFakeCaller())
@@ -257,10 +267,11 @@ func TestAliasTakenByAnID(t *testing.T) {
 		if !ok {
 			t.Fatal("long tool not registered")
 		}
-		if lt.Alias() == "" || lt.Alias() == "mcp__demo__"+squatter || len(lt.Alias()) > MaxNameLen {
-			t.Fatalf("alias of the long tool = %q, want one of at most %d characters that is not the other tool's id", lt.Alias(), MaxNameLen)
+		if lt.Alias() == "" || lt.Alias() == "mcp__demo__"+squatter || len(lt.Alias()) > toolid.MaxNameLen {
+			t.Fatalf("alias of the long tool = %q, want one of at most %d characters that is not the other tool's id", lt.Alias(), toolid.MaxNameLen)
 		}
-		if want := aliasVariant("mcp__demo__"+long, 1); lt.Alias() != want {
+		id := "mcp__demo__" + long
+		if want := strings.TrimRight(id[:55], "_") + "_" + hashHex(id+"#1", 8); lt.Alias() != want {
 			t.Errorf("alias = %q, want the first alternative %q whatever the order", lt.Alias(), want)
 		}
 		if got, _ := reg.Lookup(lt.Alias()); got != lt {

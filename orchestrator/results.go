@@ -1,36 +1,49 @@
 package orchestrator
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/canonjson"
 )
 
-// defaultResultsDir is where whole results that were cut are saved when
-// Options.ResultsDir is empty.
-func defaultResultsDir() (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "freecode", "results"), nil
-}
-
-// capText cuts r's text to max characters in all, saves the whole text to
-// a file in dir and appends a note saying how much was cut and where the
-// rest is. Text is that of text contents and of embedded text resources (a
-// server may return a whole file either way); images, audio, links and
-// blobs pass through. max <= 0 means no cap.
-func capText(r *ToolResult, max int, dir string) {
+// capResult applies the result cap (MaxResultChars) to r: to its text, and
+// on its own to its structuredContent's JSON. What is cut is saved whole
+// to a file in the results directory, a note saying so is appended to the
+// content, and r.Truncated counts what the model is shown of the result
+// against all of it.
+func (o *Orchestrator) capResult(r *ToolResult) {
+	max := int(o.maxChars.Load())
 	if max <= 0 {
 		return
 	}
+	text := o.capText(r, max)
+	structured := o.capStructured(r, max)
+	if !text.cut && !structured.cut {
+		return
+	}
+	tr := &Truncated{ShownChars: text.shown + structured.shown, TotalChars: text.total + structured.total, SavedTo: structured.savedTo}
+	if text.cut {
+		tr.SavedTo = text.savedTo
+	}
+	r.Truncated = tr
+}
+
+// capped is what the cap did to one part of a result, in characters.
+type capped struct {
+	shown, total int
+	cut          bool
+	savedTo      string // "" when the whole could not be saved
+}
+
+// capText cuts r's text to max characters in all, saves the whole text and
+// appends a note saying how much was cut and where the rest is. Text is
+// that of text contents and of embedded text resources (a server may return
+// a whole file either way); images, audio, links and blobs pass through.
+func (o *Orchestrator) capText(r *ToolResult, max int) capped {
 	total := 0
 	var texts []string
 	for _, c := range r.Content {
@@ -40,11 +53,10 @@ func capText(r *ToolResult, max int, dir string) {
 		}
 	}
 	if total <= max {
-		return
+		return capped{shown: total, total: total}
 	}
-	full := strings.Join(texts, "\n")
 	budget := max
-	out := make([]mcpsdk.Content, 0, len(r.Content)+1)
+	out := make([]mcpsdk.Content, 0, len(r.Content)+2)
 	for _, c := range r.Content {
 		t, ok := contentText(c)
 		if !ok {
@@ -63,16 +75,45 @@ func capText(r *ToolResult, max int, dir string) {
 		out = append(out, withText(c, prefixRunes(t, budget)))
 		budget = 0
 	}
-	tr := &Truncated{ShownChars: max, TotalChars: total}
+	res := capped{shown: max, total: total, cut: true}
 	var note string
-	if path, err := saveResult(dir, r.CallID, full); err != nil {
+	if path, err := o.saveResult(r.CallID, strings.Join(texts, "\n"), ".txt"); err != nil {
 		note = fmt.Sprintf("[result truncated: showing %d of %d characters, %d cut; the whole result could not be saved: %v]", max, total, total-max, err)
 	} else {
-		tr.SavedTo = path
+		res.savedTo = path
 		note = fmt.Sprintf("[result truncated: showing %d of %d characters, %d cut; the whole result was saved to %s]", max, total, total-max, path)
 	}
 	r.Content = append(out, &mcpsdk.TextContent{Text: note})
-	r.Truncated = tr
+	return res
+}
+
+// capStructured drops r's structuredContent when its canonical JSON is
+// longer than max characters: it is one JSON value, which cut short would
+// no longer parse. The whole of it is saved and a note says where.
+func (o *Orchestrator) capStructured(r *ToolResult, max int) capped {
+	if r.StructuredContent == nil {
+		return capped{}
+	}
+	data, err := canonjson.AppendValue(nil, r.StructuredContent)
+	if err != nil {
+		o.log.Warn("structuredContent does not encode as JSON; not capped", "callId", r.CallID, "err", err)
+		return capped{}
+	}
+	total := utf8.RuneCount(data)
+	if total <= max {
+		return capped{shown: total, total: total}
+	}
+	r.StructuredContent = nil
+	res := capped{total: total, cut: true}
+	var note string
+	if path, err := o.saveResult(r.CallID, string(data), ".json"); err != nil {
+		note = fmt.Sprintf("[structuredContent omitted: its JSON is %d characters, over the cap of %d; it could not be saved: %v]", total, max, err)
+	} else {
+		res.savedTo = path
+		note = fmt.Sprintf("[structuredContent omitted: its JSON is %d characters, over the cap of %d; the whole of it was saved to %s]", total, max, path)
+	}
+	r.Content = append(r.Content, &mcpsdk.TextContent{Text: note})
+	return res
 }
 
 // contentText returns the text of a text content or of an embedded text
@@ -114,64 +155,6 @@ func prefixRunes(s string, n int) string {
 			return s[:j]
 		}
 		i++
-	}
-	return s
-}
-
-// saveResult writes text to a new 0600 file in dir (made 0700) and
-// returns its path. Results may hold anything a tool read, so the directory
-// is tightened to 0700 even if it existed with wider permissions, and the
-// name carries 128 random bits: no other user can read, list or guess it.
-func saveResult(dir, callID, text string) (string, error) {
-	if dir == "" {
-		d, err := defaultResultsDir()
-		if err != nil {
-			return "", err
-		}
-		dir = d
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return "", err
-	}
-	var rnd [16]byte
-	if _, err := rand.Read(rnd[:]); err != nil {
-		return "", err
-	}
-	name := filepath.Join(dir, fileSafe(callID)+"-"+hex.EncodeToString(rnd[:])+".txt")
-	// O_EXCL: never write through a file or symlink that is already there.
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		os.Remove(name)
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
-}
-
-// fileSafe turns a call id (chosen by a model or a frontend) into a short
-// file-name prefix that cannot leave the directory.
-func fileSafe(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, s)
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	if s == "" {
-		s = "result"
 	}
 	return s
 }

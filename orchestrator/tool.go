@@ -51,7 +51,7 @@ type Tool struct {
 	Builtin bool
 	Order   int
 
-	alias string // set by the registry when ID is over MaxNameLen
+	alias string // set by the registry when ID is over toolid.MaxNameLen
 	// noSchema records that the server sent no inputSchema (InputSchema
 	// then holds an empty object schema), so the provider conversion can
 	// report it instead of it passing silently.
@@ -63,7 +63,7 @@ type Tool struct {
 }
 
 // Alias returns the provider-facing name of a tool whose id is longer than
-// MaxNameLen, or "".
+// toolid.MaxNameLen, or "".
 func (t *Tool) Alias() string { return t.alias }
 
 // ProviderName is the name the tool is sent to providers under.
@@ -74,7 +74,7 @@ func (t *Tool) ProviderName() string {
 	return t.ID
 }
 
-// Info returns the tool as PROTOCOL.md's ToolInfo.
+// Info returns the tool as the protocol's ToolInfo.
 func (t *Tool) Info() ToolInfo {
 	info := ToolInfo{
 		ID:          t.ID,
@@ -144,7 +144,6 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
 	if t.ReadOnly {
 		t.Destructive = false
 	}
-	t.alias = aliasFor(id)
 	return t, nil
 }
 

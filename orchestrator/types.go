@@ -6,7 +6,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ToolInfo describes one registered tool, shaped like PROTOCOL.md's ToolInfo.
+// ToolInfo describes one registered tool, shaped like the protocol's ToolInfo.
 type ToolInfo struct {
 	ID          string          `json:"id"`
 	Server      string          `json:"server,omitempty"`
@@ -31,7 +31,7 @@ type ToolCall struct {
 // Decision says how the permission gate (or validation) handled a call.
 type Decision string
 
-// The decisions of a ToolResult, as PROTOCOL.md spells them.
+// The decisions of a ToolResult, as the protocol (docs/protocol.md) spells them.
 const (
 	DecisionAllowed Decision = "allowed" // a rule or the default allowed it
 	DecisionAsked   Decision = "asked"   // the user was asked and allowed it
@@ -39,7 +39,7 @@ const (
 	DecisionInvalid Decision = "invalid" // unknown tool or invalid arguments: never sent
 )
 
-// ToolResult is the outcome of one ToolCall, shaped like PROTOCOL.md's ToolResult.
+// ToolResult is the outcome of one ToolCall, shaped like the protocol's ToolResult.
 // Every failure (denied, invalid, timed out, server gone) is a result with
 // IsError and a readable text content, never a Go error.
 type ToolResult struct {
@@ -52,8 +52,12 @@ type ToolResult struct {
 	Truncated         *Truncated       `json:"truncated,omitempty"`
 }
 
-// Truncated tells how much of a result's text was cut and where the whole
-// text was saved.
+// Truncated tells how much of a result the cap cut and where the whole of
+// it was saved. The characters counted are those of its text and of its
+// structuredContent's JSON: the text is cut at the cap, the
+// structuredContent shown whole or not at all. SavedTo is the file of the
+// whole text when the text was cut, else that of the structuredContent;
+// the notes appended to the content name every file.
 type Truncated struct {
 	ShownChars int    `json:"shownChars"`
 	TotalChars int    `json:"totalChars"`

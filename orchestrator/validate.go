@@ -209,7 +209,9 @@ func argsPointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(schemaEscapePtr(t))
+		// Escaped as RFC 6901 says; ReplaceAll allocates only when it
+		// replaces something.
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
 	}
 	return b.String()
 }

@@ -205,21 +205,22 @@ func TestValidatorBlocksOutsideRefs(t *testing.T) {
 // (draft-07, from the TS SDK) and checks that empty arguments are rejected
 // exactly for the required properties, at the root.
 func TestValidatorRealServers(t *testing.T) {
-	files, _ := filepath.Glob("testdata/schemas/*.tools.json")
+	files, _ := filepath.Glob(filepath.Join(capturedDir, "*.tools.json"))
 	if len(files) < 3 {
 		t.Fatalf("found %d captured servers, want 3", len(files))
 	}
 	n := 0
 	for _, file := range files {
-		for _, tc := range loadSchemaCases(t, file) {
+		for _, tc := range loadCapturedTools(t, file) {
 			n++
-			v, err := NewValidator(tc.input)
+			input := tc.InputSchema.(json.RawMessage)
+			v, err := NewValidator(input)
 			if err != nil {
-				t.Errorf("%s %s: %v", file, tc.name, err)
+				t.Errorf("%s %s: %v", file, tc.Name, err)
 				continue
 			}
 			var schema struct{ Required []string }
-			if err := json.Unmarshal(tc.input, &schema); err != nil {
+			if err := json.Unmarshal(input, &schema); err != nil {
 				t.Fatal(err)
 			}
 			var want []FieldError
@@ -231,12 +232,12 @@ func TestValidatorRealServers(t *testing.T) {
 			if err := v.Validate(map[string]any{}); err != nil {
 				var ve *ValidationError
 				if !errors.As(err, &ve) {
-					t.Fatalf("%s: %v", tc.name, err)
+					t.Fatalf("%s: %v", tc.Name, err)
 				}
 				got = ve.Errors
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("%s %s: Validate({}) (-want +got):\n%s", file, tc.name, diff)
+				t.Errorf("%s %s: Validate({}) (-want +got):\n%s", file, tc.Name, diff)
 			}
 		}
 	}
@@ -285,7 +286,7 @@ const benchArgs = `{"title":"Crash on start","body":"Stack trace attached.","lab
   "assignee":{"login":"ada"},"tasks":[{"text":"reproduce","done":true},{"text":"fix","subtasks":[{"text":"write test"},{"text":"patch"}]}],"priority":"high"}`
 
 func benchValidator(b *testing.B) *Validator {
-	schema, err := os.ReadFile("testdata/schemas/create_issue.input.json")
+	schema, err := os.ReadFile(filepath.Join(capturedDir, "create_issue.input.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -312,9 +313,9 @@ func BenchmarkValidate(b *testing.B) {
 	})
 	b.Run("read_text_file", func(b *testing.B) {
 		var schema json.RawMessage
-		for _, tc := range loadSchemaCases(b, "testdata/schemas/server-filesystem.tools.json") {
-			if tc.name == "read_text_file/" {
-				schema = tc.input
+		for _, tc := range loadCapturedTools(b, filepath.Join(capturedDir, "server-filesystem.tools.json")) {
+			if tc.Name == "read_text_file" {
+				schema = tc.InputSchema.(json.RawMessage)
 			}
 		}
 		v, err := NewValidator(schema)
@@ -343,7 +344,7 @@ func BenchmarkValidateInvalid(b *testing.B) {
 }
 
 func BenchmarkNewValidator(b *testing.B) {
-	schema, err := os.ReadFile("testdata/schemas/create_issue.input.json")
+	schema, err := os.ReadFile(filepath.Join(capturedDir, "create_issue.input.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -353,4 +354,17 @@ func BenchmarkNewValidator(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// schemaTestInstance decodes an instance as the orchestrator decodes
+// arguments, numbers kept as written.
+func schemaTestInstance(t testing.TB, s string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -2,7 +2,11 @@ package permissions
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // benchRules is ~200 rules shaped like a busy user's files: 20 servers,
@@ -50,7 +54,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run("indexed/"+id, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				s.Decide(id, false)
+				s.Decide(id, "", false)
 			}
 		})
 	}
@@ -77,12 +81,32 @@ func BenchmarkDecide(b *testing.B) {
 			}
 		})
 	}
+	// A long id (a tool with an alias), without and with rules that name
+	// aliases: the alias lookup, a hash of the id, is paid only when some
+	// rule looks like an alias.
+	long := toolid.Format("server07", strings.Repeat("long_tool_name_", 5))
+	longAlias := toolid.Alias(long)
+	withAliases := &Set{}
+	withAliases.setFiles([]fileRules{{path: "f", rules: append(slices.Clone(rules),
+		Rule{Pattern: toolid.Alias(long + "x"), Effect: Deny, Source: SourceUser, File: "f"},
+		Rule{Pattern: longAlias, Effect: Allow, Source: SourceUser, File: "f"})}})
+	for _, bc := range []struct {
+		name string
+		set  *Set
+	}{{"long-id", s}, {"long-id-alias-rules", withAliases}} {
+		b.Run("indexed/"+bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.set.Decide(long, longAlias, false)
+			}
+		})
+	}
 	b.Run("indexed-parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
-				s.Decide(benchIDs[i%len(benchIDs)], false)
+				s.Decide(benchIDs[i%len(benchIDs)], "", false)
 				i++
 			}
 		})
@@ -107,7 +131,7 @@ func TestBenchRulesAgree(t *testing.T) {
 		"mcp__server071__x":            "allow mcp__server07*",
 	}
 	for id, w := range want {
-		d := s.Decide(id, false)
+		d := s.Decide(id, "", false)
 		got := d.Effect.String() + " "
 		if d.Rule != nil {
 			got += d.Rule.Pattern

@@ -29,6 +29,8 @@
 // write, bash. An MCP tool's id is mcp__<server>__<tool>: the server's name
 // from the config, then the tool's name with every character other than
 // A-Z a-z 0-9 _ - replaced. Server names never contain "__"; tool names may.
+// The grammar lives in internal/toolid. A rule may also name a tool by its
+// alias (see Aliases).
 //
 // # Patterns
 //
@@ -82,6 +84,35 @@
 // if they cover both (mcp__a does not allow mcp__a___x, since it might be a
 // tool of "a_"; the full id mcp__a___x does). An odd name can make FreeCode
 // ask more, never less.
+//
+// # Aliases
+//
+// Providers accept tool names of at most 64 characters, so a longer id is
+// sent to the model under an alias: its first 55 characters, "_" and 8
+// hex characters of a hash (mcp__github__create_or_update_file_contents_in_a_repository_branch
+// is sent as mcp__github__create_or_update_file_contents_in_a_reposi_828ede5d).
+// The model calls the tool by that name and `freecode tools defs` shows
+// it, so a user may well copy it into a rule. A rule whose whole text is a
+// tool's alias covers that tool, as if it named its id: as a deny, ask or
+// allow rule, with the usual precedence, whether the call uses the alias
+// or the id.
+//
+// Only a rule without '*' can name an alias. A glob is matched against ids
+// only: an alias ends in a hash, and mcp__*__*add (every tool whose name
+// ends in "add") must not cover a tool whose alias's hash happens to end
+// in "add". A glob that covers a tool's id covers the tool, whatever its
+// alias.
+//
+// An alias names one tool. The registry never gives a tool an alias that
+// is another tool's id or alias: when a server names a tool exactly like
+// another tool's alias, the long tool gets an alternative one (the same
+// form, another hash). A deny or ask rule written with the alias it had
+// still covers it (and the newcomer, by its id), so a server cannot take a
+// tool out of such a rule by adding a tool under its alias. An allow rule
+// covers a tool only under the alias it has now, so after such a move the
+// long tool asks again; the rule's text now names the newcomer by its id
+// and allows it, as any rule that names one tool allows whatever the
+// server calls by that name.
 //
 // # Precedence
 //

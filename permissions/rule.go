@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // Effect is what a rule does to the tools it covers. Deny beats Ask beats
@@ -60,12 +62,13 @@ func (s Source) String() string {
 // MarshalText makes a Source "user", "project", "local" or "session" in JSON.
 func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Rule is one pattern of a rule file, or of the session.
+// Rule is one pattern of a rule file, or of the session. In JSON it is
+// the protocol's {"rule", "effect", "source"}; the file stays on this side.
 type Rule struct {
-	Pattern string // as written, without surrounding whitespace
-	Effect  Effect
-	Source  Source
-	File    string // the settings file; "" for SourceSession
+	Pattern string `json:"rule"` // as written, without surrounding whitespace
+	Effect  Effect `json:"effect"`
+	Source  Source `json:"source"`
+	File    string `json:"-"` // the settings file; "" for SourceSession
 }
 
 // Decision is the outcome of Set.Decide.
@@ -74,7 +77,7 @@ type Decision struct {
 	// Rule is the rule that decided, nil when no rule matched. It points
 	// into the Set's current rules and must not be modified.
 	Rule *Rule
-	// Reason is the human text PROTOCOL.md puts in permission requests and
+	// Reason is the human text the protocol puts in permission requests and
 	// denials: "no rule; tool is not read-only", `ask rule "mcp__github" in
 	// /p/.freecode/settings.json`, `denied by rule "…" in …`.
 	Reason string
@@ -106,9 +109,6 @@ func (r *Rule) reason() string {
 // Tool ids longer than 64 characters exist (providers see an alias), but
 // not by this much.
 const maxPattern = 512
-
-// mcpPrefix starts every MCP tool id: mcp__<server>__<tool>.
-const mcpPrefix = "mcp__"
 
 // kind is the form of a compiled pattern; see the package comment.
 type kind uint8
@@ -208,7 +208,7 @@ func compile(raw string) (pattern, string, error) {
 		return pattern{}, p, invalid("pattern longer than %d characters", maxPattern)
 	}
 	for _, c := range p {
-		if c >= 0x80 || !idChar(byte(c)) && c != '*' {
+		if c >= 0x80 || !toolid.IsNameChar(byte(c)) && c != '*' {
 			return pattern{}, p, invalid("character %q is not allowed: tool ids use only A-Z a-z 0-9 _ - (MCP tool names are sanitized to them), and * as a wildcard", c)
 		}
 	}
@@ -230,10 +230,10 @@ func compile(raw string) (pattern, string, error) {
 		}
 		return pattern{kind: kindBuiltin, literal: lit, text: p, name: newGlob(p)}, p, nil
 	}
-	if !strings.HasPrefix(p, mcpPrefix) {
+	if !strings.HasPrefix(p, toolid.Prefix) {
 		return pattern{}, p, invalid("a rule with __ names MCP tools and must start with mcp__ (mcp__<server> or mcp__<server>__<tool>)")
 	}
-	rest := p[len(mcpPrefix):]
+	rest := p[len(toolid.Prefix):]
 	i := strings.Index(rest, "__")
 	if rest == "" || i == 0 {
 		return pattern{}, p, invalid("empty server name after mcp__ (write mcp__* for every MCP tool)")
@@ -254,106 +254,20 @@ func compile(raw string) (pattern, string, error) {
 	return pattern{kind: kindTool, literal: lit, text: p, server: newGlob(server), tool: newGlob(tool)}, p, nil
 }
 
-// idChar reports whether c may appear in a tool id.
-func idChar(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-}
-
 // Validate reports why pattern is not a valid rule, or nil.
 func Validate(pattern string) error {
 	_, _, err := compile(pattern)
 	return err
 }
 
-// reading is one way to read an MCP tool id as server and tool.
-type reading struct {
-	server, tool string
-	hasTool      bool // false for "mcp__x": no "__" after the server
-}
-
-// readings splits an MCP tool id (it starts with "mcp__") into server and
-// tool. Server names never contain "__", so the server ends at the first
-// "__" after "mcp__" — unless that run of underscores is longer than two:
-// "mcp__a___x" is server "a" with tool "_x", or server "a_" with tool "x".
-// Both readings are returned; there are never more than two.
-func readings(id string) (rs [2]reading, n int) {
-	rest := id[len(mcpPrefix):]
-	i := strings.Index(rest, "__")
-	if i < 0 {
-		rs[0] = reading{server: rest}
-		return rs, 1
-	}
-	rs[0] = reading{server: rest[:i], tool: rest[i+2:], hasTool: true}
-	if i+2 < len(rest) && rest[i+2] == '_' {
-		rs[1] = reading{server: rest[:i+1], tool: rest[i+3:], hasTool: true}
-		return rs, 2
-	}
-	return rs, 1
-}
-
 // matchReading reports whether an MCP pattern (kindServer, kindTool)
 // covers one reading of an id.
-func (p *pattern) matchReading(r reading) bool {
+func (p *pattern) matchReading(r toolid.Reading) bool {
 	switch p.kind {
 	case kindServer:
-		return p.server.match(r.server)
+		return p.server.match(r.Server)
 	case kindTool:
-		return r.hasTool && p.server.match(r.server) && p.tool.match(r.tool)
+		return r.HasTool && p.server.match(r.Server) && p.tool.match(r.Tool)
 	}
 	return false
-}
-
-// covers reports whether p covers id under some reading of the id (some)
-// and under every reading (every). Deny and ask rules apply when some is
-// true, allow rules only when every is: an id that reads two ways can make FreeCode
-// ask more, never less.
-func (p *pattern) covers(id string) (some, every bool) {
-	switch p.kind {
-	case kindAll:
-		return true, true
-	case kindBuiltin:
-		m := !strings.HasPrefix(id, mcpPrefix) && p.name.match(id)
-		return m, m
-	}
-	if !strings.HasPrefix(id, mcpPrefix) {
-		return false, false
-	}
-	if p.kind == kindTool && p.literal {
-		m := id == p.text
-		return m, m
-	}
-	rs, n := readings(id)
-	every = true
-	for _, r := range rs[:n] {
-		if p.matchReading(r) {
-			some = true
-		} else {
-			every = false
-		}
-	}
-	return some, some && every
-}
-
-// Match reports whether pattern covers the tool id under some reading of
-// the id, that is, whether it applies as a deny or ask rule. As an allow
-// rule it must cover every reading (see the package comment); MatchAllow
-// says that. An invalid pattern matches nothing.
-func Match(pattern, id string) bool {
-	p, _, err := compile(pattern)
-	if err != nil {
-		return false
-	}
-	some, _ := p.covers(id)
-	return some
-}
-
-// MatchAllow reports whether pattern, as an allow rule, covers the tool id:
-// it must cover every reading of the id.
-func MatchAllow(pattern, id string) bool {
-	p, _, err := compile(pattern)
-	if err != nil {
-		return false
-	}
-	_, all := p.covers(id)
-	return all
 }

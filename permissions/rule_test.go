@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // TestMatch is the rule language's boundary cases. some is whether the
@@ -152,14 +154,14 @@ func TestMatch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.pattern+" "+tc.id, func(t *testing.T) {
-			if got := Match(tc.pattern, tc.id); got != tc.some {
-				t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.some)
+			if got := match(tc.pattern, tc.id); got != tc.some {
+				t.Errorf("match(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.some)
 			}
-			if got := MatchAllow(tc.pattern, tc.id); got != tc.allow {
-				t.Errorf("MatchAllow(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.allow)
+			if got := matchAllow(tc.pattern, tc.id); got != tc.allow {
+				t.Errorf("matchAllow(%q, %q) = %v, want %v", tc.pattern, tc.id, got, tc.allow)
 			}
 			// The index must agree with the reference matcher, for each
-			// effect: Decide finds rules through maps and lists, Match
+			// effect: Decide finds rules through maps and lists, match
 			// compiles one pattern and tries it.
 			if Validate(tc.pattern) != nil {
 				return
@@ -170,7 +172,7 @@ func TestMatch(t *testing.T) {
 					want = tc.allow
 				}
 				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(tc.pattern), Effect: e, Source: SourceUser, File: "f"}}, nil)
-				if got := x.decide(tc.id) == 0; got != want {
+				if got := x.decide(tc.id, "") == 0; got != want {
 					t.Errorf("index with %s rule %q covers %q = %v, want %v", e, tc.pattern, tc.id, got, want)
 				}
 			}
@@ -260,9 +262,9 @@ func FuzzMatch(f *testing.F) {
 	f.Add("mcp__*__get_*", "gh", "get__x", "g")
 	f.Add("mcp___", "_", "0", "")
 	f.Fuzz(func(t *testing.T, pattern, server, tool, other string) {
-		id := mcpPrefix + server + "__" + tool
+		id := toolid.Format(server, tool)
 		if Validate(pattern) == nil {
-			some, every := Match(pattern, id), MatchAllow(pattern, id)
+			some, every := match(pattern, id), matchAllow(pattern, id)
 			if every && !some {
 				t.Fatalf("%q covers %q as allow but not as deny", pattern, id)
 			}
@@ -272,7 +274,7 @@ func FuzzMatch(f *testing.F) {
 					want = every
 				}
 				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(pattern), Effect: e, Source: SourceUser}}, nil)
-				if got := x.decide(id) == 0; got != want {
+				if got := x.decide(id, "") == 0; got != want {
 					t.Fatalf("index with %s rule %q covers %q = %v, want %v", e, pattern, id, got, want)
 				}
 			}
@@ -282,23 +284,24 @@ func FuzzMatch(f *testing.F) {
 		}
 		// A server-wide deny covers every tool of a valid server, whatever
 		// the tool is called.
-		if !Match("mcp__"+server, id) {
+		if !match("mcp__"+server, id) {
 			t.Fatalf("deny mcp__%s does not cover %q", server, id)
 		}
 		// An allow on another server never covers it.
-		if validServer(other) && other != server && MatchAllow("mcp__"+other, id) {
+		if validServer(other) && other != server && matchAllow("mcp__"+other, id) {
 			t.Fatalf("allow mcp__%s covers %q, a tool of server %q", other, id, server)
 		}
 	})
 }
 
-// validServer mirrors config.CheckName.
+// validServer is toolid.CheckServer without its rule on edge underscores:
+// the matcher must hold without it (see "Ids that read two ways").
 func validServer(s string) bool {
-	if s == "" || len(s) > 48 || strings.Contains(s, "__") {
+	if s == "" || len(s) > toolid.MaxServerLen || strings.Contains(s, toolid.Sep) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !idChar(s[i]) {
+		if !toolid.IsNameChar(s[i]) {
 			return false
 		}
 	}
@@ -319,8 +322,65 @@ func TestEnumStrings(t *testing.T) {
 	}
 	got = append(got, string(b))
 	want := []string{"allow", "ask", "deny", "Effect(0)", "user", "project", "local", "session", "Source(0)",
-		`{"Pattern":"read","Effect":"deny","Source":"local","File":""}`}
+		`{"rule":"read","effect":"deny","source":"local"}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+// match is the reference matcher the index is tested against: it reports
+// whether pattern covers the tool id under some reading of the id, that
+// is, whether it applies as a deny or ask rule. As an allow
+// rule it must cover every reading (see the package comment); matchAllow
+// says that. An invalid pattern matches nothing.
+func match(pattern, id string) bool {
+	p, _, err := compile(pattern)
+	if err != nil {
+		return false
+	}
+	some, _ := p.covers(id)
+	return some
+}
+
+// matchAllow reports whether pattern, as an allow rule, covers the tool id:
+// it must cover every reading of the id.
+func matchAllow(pattern, id string) bool {
+	p, _, err := compile(pattern)
+	if err != nil {
+		return false
+	}
+	_, all := p.covers(id)
+	return all
+}
+
+// covers is the reference semantics of one pattern, which the index must
+// agree with: it reports whether p covers id under some reading of the id
+// (some) and under every reading (every). Deny and ask rules apply when
+// some is true, allow rules only when every is: an id that reads two ways
+// can make FreeCode ask more, never less.
+func (p *pattern) covers(id string) (some, every bool) {
+	switch p.kind {
+	case kindAll:
+		return true, true
+	case kindBuiltin:
+		m := !strings.HasPrefix(id, toolid.Prefix) && p.name.match(id)
+		return m, m
+	}
+	if !strings.HasPrefix(id, toolid.Prefix) {
+		return false, false
+	}
+	if p.kind == kindTool && p.literal {
+		m := id == p.text
+		return m, m
+	}
+	rs, n := toolid.Readings(id)
+	every = true
+	for _, r := range rs[:n] {
+		if p.matchReading(r) {
+			some = true
+		} else {
+			every = false
+		}
+	}
+	return some, some && every
 }

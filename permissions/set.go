@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/freecode/freecode/internal/toolid"
 )
 
 // Set is the rules of the settings files plus the session's allow rules.
@@ -58,20 +60,22 @@ func (s *Set) allFileRules() []Rule {
 	return all
 }
 
-// Decide is s.Decide; s may be nil (no rules).
-func Decide(s *Set, id string, readOnly bool) Decision { return s.Decide(id, readOnly) }
-
 // Decide applies the rules to the tool id: a deny rule that covers it
 // beats an ask rule, which beats an allow rule, whichever file each comes
 // from. Among rules of the same effect the first in Rules order decides.
 // With no rule, read-only tools are allowed and everything else asks.
-func (s *Set) Decide(id string, readOnly bool) Decision {
+//
+// alias is the provider-facing name the registry gave the tool, "" when
+// it has none (its id is at most toolid.MaxNameLen characters): a rule
+// that names the alias covers the tool too (see the package comment,
+// Aliases). s may be nil: no rules.
+func (s *Set) Decide(id, alias string, readOnly bool) Decision {
 	var x *index
 	if s != nil {
 		x = s.idx.Load()
 	}
 	if x != nil {
-		if i := x.decide(id); i >= 0 {
+		if i := x.decide(id, alias); i >= 0 {
 			return Decision{Effect: x.rules[i].Effect, Rule: &x.rules[i], Reason: x.reasons[i]}
 		}
 	}
@@ -157,6 +161,10 @@ type index struct {
 	toolExact    map[string][]int // whole literal "mcp__<server>__<tool>"
 	toolByServer map[string][]int // literal server, glob tool
 	toolGlob     []int            // glob server
+	// aliasExact holds the literal MCP patterns shaped like an alias
+	// (toolid.LooksLikeAlias), by their text: only they can name a tool
+	// by its alias.
+	aliasExact map[string][]int
 }
 
 func buildIndex(fileRules, session []Rule) *index {
@@ -169,6 +177,7 @@ func buildIndex(fileRules, session []Rule) *index {
 		serverExact:  make(map[string][]int),
 		toolExact:    make(map[string][]int),
 		toolByServer: make(map[string][]int),
+		aliasExact:   make(map[string][]int),
 	}
 	for _, rs := range [][]Rule{fileRules, session} {
 		for _, r := range rs {
@@ -198,18 +207,22 @@ func buildIndex(fileRules, session []Rule) *index {
 			default:
 				x.toolGlob = append(x.toolGlob, i)
 			}
+			if (p.kind == kindTool || p.kind == kindServer) && p.literal && toolid.LooksLikeAlias(p.text) {
+				x.aliasExact[p.text] = append(x.aliasExact[p.text], i)
+			}
 		}
 	}
 	return x
 }
 
-// decide returns the index of the deciding rule for id, or -1.
-func (x *index) decide(id string) int {
+// decide returns the index of the deciding rule for the tool with this id
+// and alias, or -1.
+func (x *index) decide(id, alias string) int {
 	b := best{x: x, i: -1}
 	for _, i := range x.all {
 		b.offer(i, true)
 	}
-	if !strings.HasPrefix(id, mcpPrefix) {
+	if !strings.HasPrefix(id, toolid.Prefix) {
 		for _, i := range x.builtinExact[id] {
 			b.offer(i, true)
 		}
@@ -223,23 +236,26 @@ func (x *index) decide(id string) int {
 	for _, i := range x.toolExact[id] {
 		b.offer(i, true)
 	}
-	rs, n := readings(id)
+	if len(id) > toolid.MaxNameLen && len(x.aliasExact) > 0 {
+		x.offerAliases(&b, id, alias)
+	}
+	rs, n := toolid.Readings(id)
 	for k, r := range rs[:n] {
 		// A rule found through one reading is offered with whether it
 		// covers every reading, which only an allow rule cares about.
-		for _, i := range x.serverExact[r.server] {
+		for _, i := range x.serverExact[r.Server] {
 			b.offer(i, x.coversAll(i, rs[:n], k))
 		}
 		for _, i := range x.serverGlob {
-			if x.pats[i].server.match(r.server) {
+			if x.pats[i].server.match(r.Server) {
 				b.offer(i, x.coversAll(i, rs[:n], k))
 			}
 		}
-		if !r.hasTool {
+		if !r.HasTool {
 			continue
 		}
-		for _, i := range x.toolByServer[r.server] {
-			if x.pats[i].tool.match(r.tool) {
+		for _, i := range x.toolByServer[r.Server] {
+			if x.pats[i].tool.match(r.Tool) {
 				b.offer(i, x.coversAll(i, rs[:n], k))
 			}
 		}
@@ -252,9 +268,31 @@ func (x *index) decide(id string) int {
 	return b.i
 }
 
+// offerAliases offers the rules that name the tool by an alias: its
+// alias, under every effect; and, for deny and ask rules, toolid.Alias(id),
+// the alias it has unless another tool's id took that name. A server that
+// adds a tool named like a denied tool's alias moves that tool to another
+// alias, and must not thereby take it out of the deny rule the user wrote
+// with the old one.
+func (x *index) offerAliases(b *best, id, alias string) {
+	for _, i := range x.aliasExact[alias] {
+		b.offer(i, true)
+	}
+	var buf [toolid.MaxNameLen]byte
+	natural := toolid.AppendAlias(buf[:0], id)
+	if string(natural) == alias {
+		return
+	}
+	for _, i := range x.aliasExact[string(natural)] {
+		if x.rules[i].Effect != Allow {
+			b.offer(i, true)
+		}
+	}
+}
+
 // coversAll reports whether rule i, known to cover reading k, covers the
 // other readings too. Only allow rules need it.
-func (x *index) coversAll(i int, rs []reading, k int) bool {
+func (x *index) coversAll(i int, rs []toolid.Reading, k int) bool {
 	if x.rules[i].Effect != Allow {
 		return true
 	}

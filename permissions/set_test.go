@@ -174,7 +174,7 @@ func TestDecide(t *testing.T) {
 			var want, got []decided
 			for _, c := range tc.calls {
 				want = append(want, c.want)
-				got = append(got, summarize(s.Decide(c.id, c.readOnly)))
+				got = append(got, summarize(s.Decide(c.id, "", c.readOnly)))
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("decisions (-want +got):\n%s", diff)
@@ -193,12 +193,12 @@ func TestDecideReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := []string{
-		s.Decide("grep", true).Reason,
-		s.Decide("write", false).Reason,
-		s.Decide("read", false).Reason,
-		s.Decide("mcp__gh__x", true).Reason,
-		s.Decide("bash", true).Reason,
-		s.Decide("mcp__fs__x", false).Reason,
+		s.Decide("grep", "", true).Reason,
+		s.Decide("write", "", false).Reason,
+		s.Decide("read", "", false).Reason,
+		s.Decide("mcp__gh__x", "", true).Reason,
+		s.Decide("bash", "", true).Reason,
+		s.Decide("mcp__fs__x", "", false).Reason,
 	}
 	want := []string{
 		"no rule; tool is read-only",
@@ -215,23 +215,23 @@ func TestDecideReason(t *testing.T) {
 
 func TestNilSet(t *testing.T) {
 	var s *Set
-	if got := summarize(s.Decide("write", false)); got != (decided{Effect: "ask"}) {
+	if got := summarize(s.Decide("write", "", false)); got != (decided{Effect: "ask"}) {
 		t.Errorf("nil Set: %v", got)
 	}
-	if got := summarize(Decide(nil, "read", true)); got != (decided{Effect: "allow"}) {
+	if got := summarize((*Set)(nil).Decide("read", "", true)); got != (decided{Effect: "allow"}) {
 		t.Errorf("Decide(nil): %v", got)
 	}
 	if got := s.Rules(); len(got) != 0 {
 		t.Errorf("nil Set rules: %v", got)
 	}
 	var zero Set
-	if got := summarize(zero.Decide("write", false)); got != (decided{Effect: "ask"}) {
+	if got := summarize(zero.Decide("write", "", false)); got != (decided{Effect: "ask"}) {
 		t.Errorf("zero Set: %v", got)
 	}
 	if err := zero.AllowSession("write"); err != nil {
 		t.Fatal(err)
 	}
-	if got := summarize(zero.Decide("write", false)); got != (decided{"allow", "write", "session"}) {
+	if got := summarize(zero.Decide("write", "", false)); got != (decided{"allow", "write", "session"}) {
 		t.Errorf("zero Set after AllowSession: %v", got)
 	}
 }
@@ -281,7 +281,7 @@ func TestLoadWarnings(t *testing.T) {
 	if len(warnings) != 3 {
 		t.Errorf("trusted: %d warnings, want 3 (the invalid rules and the unknown key): %v", len(warnings), warnings)
 	}
-	if got := summarize(s.Decide("mcp__x__y", false)); got != (decided{"allow", "mcp__*", "project"}) {
+	if got := summarize(s.Decide("mcp__x__y", "", false)); got != (decided{"allow", "mcp__*", "project"}) {
 		t.Errorf("trusted project allow: %v", got)
 	}
 }
@@ -299,7 +299,7 @@ func TestLoadWarningsCapped(t *testing.T) {
 	if got, want := warnings[maxWarnings].Msg, "12 more problems from here on not shown"; got != want {
 		t.Errorf("last warning %q, want %q", got, want)
 	}
-	if got := summarize(s.Decide("bash", true)); got != (decided{"deny", "bash", "project"}) {
+	if got := summarize(s.Decide("bash", "", true)); got != (decided{"deny", "bash", "project"}) {
 		t.Errorf("deny rule after many warnings: %v", got)
 	}
 }
@@ -369,7 +369,7 @@ func TestLoadErrors(t *testing.T) {
 			}
 			// The files that did load still apply: a broken file cannot
 			// take the other files' deny rules away.
-			if got := summarize(s.Decide("bash", true)); got != (decided{"deny", "bash", "project"}) {
+			if got := summarize(s.Decide("bash", "", true)); got != (decided{"deny", "bash", "project"}) {
 				t.Errorf("other file's rule after the error: %v", got)
 			}
 		})
@@ -381,7 +381,7 @@ func TestLoadErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
 			t.Errorf("Load error = %v, want a size error", err)
 		}
-		if got := summarize(s.Decide("grep", true)); got != (decided{"deny", "grep", "user"}) {
+		if got := summarize(s.Decide("grep", "", true)); got != (decided{"deny", "grep", "user"}) {
 			t.Errorf("the user's rules after a huge project file: %v", got)
 		}
 	})
@@ -455,12 +455,12 @@ func TestConcurrentDecide(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 500 {
-				d := s.Decide(fmt.Sprintf("mcp__gh__t%d", i%50), false)
+				d := s.Decide(fmt.Sprintf("mcp__gh__t%d", i%50), "", false)
 				if d.Effect == Deny {
 					t.Errorf("goroutine %d: mcp__gh__t%d denied", g, i%50)
 					return
 				}
-				if d := s.Decide("mcp__gh__delete", false); d.Effect != Deny {
+				if d := s.Decide("mcp__gh__delete", "", false); d.Effect != Deny {
 					t.Errorf("goroutine %d: delete not denied: %v", g, d)
 					return
 				}

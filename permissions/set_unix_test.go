@@ -35,7 +35,7 @@ func TestLoadFIFO(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("Load error = %v, want not a regular file", err)
 		}
-		if got := summarize(s.Decide("grep", true)); got != (decided{"deny", "grep", "user"}) {
+		if got := summarize(s.Decide("grep", "", true)); got != (decided{"deny", "grep", "user"}) {
 			t.Errorf("the user's rules beside a FIFO: %v", got)
 		}
 	case <-time.After(time.Minute): // hang guard only

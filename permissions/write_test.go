@@ -415,7 +415,7 @@ func TestAddScopeAllowStaysInProject(t *testing.T) {
 				t.Fatal(err)
 			}
 			set, _, err := Load(LoadOptions{ProjectDir: project, Trusted: true})
-			if err != nil || set.Decide("mcp__demo__delete_file", false).Effect != Allow {
+			if err != nil || set.Decide("mcp__demo__delete_file", "", false).Effect != Allow {
 				t.Errorf("the local rule does not apply (%v)", err)
 			}
 		})

@@ -88,6 +88,7 @@ func (w *Workspace) defsSource() defscache.Source {
 	return func(ctx context.Context, f defscache.Format) ([]defscache.Def, error) {
 		var problems []orchestrator.DefsProblem
 		src := orchestrator.DefsSource(w.reg, &orchestrator.DefsOptions{
+			Converter: w.conv,
 			Logger:    w.logger,
 			OnProblem: func(p orchestrator.DefsProblem) { problems = append(problems, p) },
 		})

@@ -148,9 +148,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 		w.applyServers(ctx, st.cfg, st.project)
 	}
 	w.orch.SetMaxResultChars(st.cfg.MCP.MaxResultChars)
-	// TODO(merge): w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel) once
-	// helper "cfg" adds mcp.maxParallel and helper "ids" makes MaxParallel
-	// settable at run time.
+	w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel)
 	w.watcher.SetPollInterval(st.cfg.MCP.PollInterval)
 
 	var evs []Event

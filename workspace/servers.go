@@ -50,13 +50,13 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	var evs []Event
 	for name, s := range pending {
 		if old, ok := w.pending[name]; !ok || !old.Equal(s) {
-			evs = append(evs, &StatusEvent{Status: statusOf(s, mcp.StateAwaitingApproval)})
+			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateAwaitingApproval)})
 		}
 	}
 	for name, s := range w.pending {
 		if _, still := pending[name]; !still && !managed[name] {
 			// Gone from the project's file: its last word.
-			evs = append(evs, &StatusEvent{Status: statusOf(s, mcp.StateStopped)})
+			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateStopped)})
 		}
 	}
 	w.pending, w.managed, w.running = pending, managed, running
@@ -76,7 +76,7 @@ func (w *Workspace) onStatus(st mcp.Status) {
 	if s, ok := w.pending[st.Name]; ok && !w.managed[st.Name] {
 		// A server stopped because its approval went (revoked, or its
 		// entry changed): what the user must do next is approve it.
-		st = statusOf(s, mcp.StateAwaitingApproval)
+		st = mcp.StatusOf(s, mcp.StateAwaitingApproval)
 	}
 	w.events.publish(&StatusEvent{Status: st})
 	w.wake()
@@ -88,19 +88,6 @@ func (w *Workspace) wake() {
 	close(w.changed)
 	w.changed = make(chan struct{})
 	w.changedMu.Unlock()
-}
-
-// statusOf is the status of a server that has no Conn.
-//
-// TODO(merge): mcp.StatusOf(srv, state) from helper "mcp", which also
-// fills the status's command and URL; then awaitingApproval statuses show
-// what approving would run.
-func statusOf(srv config.Server, state mcp.State) mcp.Status {
-	st := mcp.Status{Name: srv.Name, Scope: srv.Scope, Type: srv.Type, State: state}
-	if st.Type == config.TypeLocal {
-		st.Transport = "stdio"
-	}
-	return st
 }
 
 // Statuses returns the status of every server, by name: those the Manager
@@ -116,7 +103,7 @@ func (w *Workspace) Statuses() []mcp.Status {
 	}
 	for _, s := range w.pending {
 		if !w.managed[s.Name] {
-			out = append(out, statusOf(s, mcp.StateAwaitingApproval))
+			out = append(out, mcp.StatusOf(s, mcp.StateAwaitingApproval))
 		}
 	}
 	w.mu.Unlock()
@@ -139,7 +126,7 @@ func (w *Workspace) awaiting(name string) (mcp.Status, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s, ok := w.pending[name]; ok && !w.managed[name] {
-		return statusOf(s, mcp.StateAwaitingApproval), fmt.Errorf("%w: %q (approve it first)", ErrAwaitingApproval, name)
+		return mcp.StatusOf(s, mcp.StateAwaitingApproval), fmt.Errorf("%w: %q (approve it first)", ErrAwaitingApproval, name)
 	}
 	return mcp.Status{}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
@@ -47,6 +48,10 @@ type Options struct {
 	// ResultsDir receives the whole text of results that were cut (see
 	// orchestrator.Options).
 	ResultsDir string
+	// NoRetry makes a server's failed first connect final instead of
+	// retried with backoff (see mcp.ConnOptions.NoRetry): for a one-shot
+	// command that reports what did not connect and exits.
+	NoRetry bool
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -62,8 +67,11 @@ type Workspace struct {
 	orch    *orchestrator.Orchestrator
 	perms   *permissions.Set
 	defs    *defscache.Cache
-	mgr     *mcp.Manager // set once, by New, under reloadMu
-	events  fanout
+	// conv converts input schemas for providers and memoizes them across
+	// builds: a change of one server's tools reconverts only those.
+	conv   *providerschema.Converter
+	mgr    *mcp.Manager // set once, by New, under reloadMu
+	events fanout
 
 	unsubscribe func() // from the registry
 	defsKick    chan struct{}
@@ -123,6 +131,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		managed:      make(map[string]bool),
 		pending:      make(map[string]config.Server),
 		defsProblems: make(map[defscache.Format][]orchestrator.DefsProblem),
+		conv:         providerschema.New(nil),
 	}
 	if opts != nil {
 		w.opts = *opts
@@ -198,6 +207,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		// Manager takes its period once.
 		PingInterval: st.cfg.MCP.PollInterval,
 		Environ:      w.opts.Environ,
+		NoRetry:      w.opts.NoRetry,
 	})
 	w.wg.Go(w.defsLoop)
 	w.apply(ctx, st)

@@ -163,8 +163,12 @@ func TestProjectServerApproval(t *testing.T) {
 	defer sub.Close()
 	settle(t, w)
 
-	want := []mcp.Status{{Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval}}
-	// TODO(merge): with mcp.StatusOf, the status also shows p's command.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The status shows what approving would run.
+	want := []mcp.Status{{Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe}}}
 	if diff := cmp.Diff(want, w.Statuses()); diff != "" {
 		t.Errorf("statuses before approval (-want +got):\n%s", diff)
 	}

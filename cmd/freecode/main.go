@@ -3,9 +3,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
 
+	"github.com/freecode/freecode/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -27,6 +33,19 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $FREECODE_CONFIG or ~/.freecode/config.json)")
+	// Servers that a FreeCode process killed outright (kill -9) left
+	// behind are reaped before anything else starts; the servers this one
+	// starts are recorded beside the config file for the next one.
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		path, err := a.path()
+		if err != nil {
+			return
+		}
+		logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		if err := mcp.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
+			logger.Warn("reaping servers left behind", "error", err)
+		}
+	}
 	for _, sub := range subcommands {
 		root.AddCommand(sub(a))
 	}
@@ -34,7 +53,14 @@ func newRootCmd() *cobra.Command {
 }
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	// SIGHUP (the terminal closed) stops like SIGINT and SIGTERM: the
+	// command's context is cancelled and it stops its servers, process
+	// groups and all. Left to its default, SIGHUP would kill freecode at
+	// once and leave what its servers started running under init.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		var ec exitCoder
 		if !asExitCoder(err, &ec) {
 			fmt.Fprintln(os.Stderr, "freecode:", err)

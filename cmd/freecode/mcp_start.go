@@ -10,11 +10,12 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/spf13/cobra"
 )
 
 func newMCPStartCmd(a *app) *cobra.Command {
@@ -28,6 +29,9 @@ print its tools and stop it again. A quick check that a server entry works.`,
 			return a.withConn(cmd, args[0], func(srv config.Server, st mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
+				if st.ToolListCut != "" {
+					fmt.Fprintf(out, "  ! %s\n", termtext.Escape(st.ToolListCut))
+				}
 				fmt.Fprintf(out, "  %s\n", termtext.Escape(describeStatus(st)))
 				for _, t := range tools {
 					fmt.Fprintf(out, "  - %s%s\n", termtext.Escape(t.Name), marks(t))
@@ -94,7 +98,8 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	conn := mcp.NewConn(srv, nil)
+	// A one-shot check: report the first failure now, without retrying.
+	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true})
 	startErr := conn.Start(ctx)
 	var tools []*mcpsdk.Tool
 	if startErr == nil {

@@ -13,8 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -65,7 +66,7 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 	if project, err = filepath.Abs(project); err != nil {
 		return nil, err
 	}
-	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Want: want})
+	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Want: want, NoRetry: true})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 func (r *toolsRun) reportFailures(w io.Writer) int {
 	for _, name := range r.started {
 		if msg, ok := r.failed[name]; ok {
-			fmt.Fprintf(w, "✗ Server %q failed: %s\n", name, strings.TrimPrefix(msg, "starting "+name+": "))
+			fmt.Fprintf(w, "✗ Server %q failed: %s\n", name, termtext.EscapeLines(strings.TrimPrefix(msg, "starting "+name+": ")))
 		}
 	}
 	return len(r.failed)
@@ -118,17 +119,8 @@ func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 }
 
 // serverOf returns the filter of servers a call of id needs: the server an
-// MCP id (or alias) names, or none for anything else. A server name never
-// contains "__", so it ends at the first "__" after "mcp__"; an alias may
-// have lost that separator to truncation, so a prefix also counts.
+// MCP id or alias names, or none for a built-in.
 func serverOf(id string) func(string) bool {
-	rest, ok := strings.CutPrefix(id, orchestrator.MCPPrefix)
-	if !ok {
-		return func(string) bool { return false } // built-ins need no server
-	}
-	if i := strings.Index(rest, "__"); i >= 0 {
-		srv := rest[:i]
-		return func(s string) bool { return s == srv }
-	}
-	return func(s string) bool { return strings.HasPrefix(rest, s) }
+	srv, ok := toolid.ServerOf(id)
+	return func(s string) bool { return ok && s == srv }
 }

@@ -12,6 +12,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -55,7 +56,7 @@ no terminal to ask. Exit status 1 when the result is an error.`,
 			r.reportFailures(stderr)
 			for _, p := range r.w.Problems() {
 				for _, pr := range p.Problems {
-					fmt.Fprintf(stderr, "note: %s:%d:%d: %s\n", p.Path, pr.Line, pr.Column, pr.Message)
+					fmt.Fprintf(stderr, "note: %s:%d:%d: %s\n", p.Path, pr.Line, pr.Column, termtext.Escape(pr.Message))
 				}
 			}
 
@@ -71,10 +72,10 @@ no terminal to ask. Exit status 1 when the result is an error.`,
 			rs := r.w.Execute(ctx, []orchestrator.ToolCall{{CallID: "cli-1", Tool: id, Arguments: argsJSON}}, &orchestrator.ExecOptions{
 				Approver: approver,
 				OnProgress: func(_ string, p orchestrator.Progress) {
-					fmt.Fprintf(stderr, "progress: %s\n", progressText(p))
+					fmt.Fprintf(stderr, "progress: %s\n", termtext.Escape(progressText(p)))
 				},
 				OnWarning: func(_ string, msg string) {
-					fmt.Fprintf(stderr, "warning: %s\n", msg)
+					fmt.Fprintf(stderr, "warning: %s\n", termtext.Escape(msg))
 				},
 			})
 			res := rs[0]
@@ -168,26 +169,26 @@ func printResult(w io.Writer, r *orchestrator.ToolResult) {
 		switch c := c.(type) {
 		case *mcpsdk.TextContent:
 			hasText = true
-			fmt.Fprintln(w, c.Text)
+			fmt.Fprintln(w, termtext.EscapeLines(c.Text))
 		case *mcpsdk.ImageContent:
-			fmt.Fprintf(w, "[image %s, %d bytes]\n", c.MIMEType, len(c.Data))
+			fmt.Fprintf(w, "[image %s, %d bytes]\n", termtext.Escape(c.MIMEType), len(c.Data))
 		case *mcpsdk.AudioContent:
-			fmt.Fprintf(w, "[audio %s, %d bytes]\n", c.MIMEType, len(c.Data))
+			fmt.Fprintf(w, "[audio %s, %d bytes]\n", termtext.Escape(c.MIMEType), len(c.Data))
 		case *mcpsdk.ResourceLink:
-			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
+			fmt.Fprintf(w, "[resource link %s]\n", termtext.Escape(c.URI))
 		case *mcpsdk.EmbeddedResource:
 			if c.Resource != nil {
-				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
+				fmt.Fprintf(w, "[resource %s]\n", termtext.Escape(c.Resource.URI))
 			}
 		default:
 			b, _ := json.Marshal(c)
-			fmt.Fprintf(w, "%s\n", b)
+			fmt.Fprintf(w, "%s\n", termtext.JSON(b))
 		}
 	}
 	if r.StructuredContent != nil && !hasText {
 		b, err := json.MarshalIndent(r.StructuredContent, "", "  ")
 		if err == nil {
-			fmt.Fprintf(w, "%s\n", b)
+			fmt.Fprintf(w, "%s\n", termtext.JSON(b))
 		}
 	}
 }

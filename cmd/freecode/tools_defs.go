@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/termtext"
 )
 
 func newToolsDefsCmd(a *app, project *string) *cobra.Command {
@@ -40,7 +41,7 @@ and reported on stderr.`,
 				if p.Dropped {
 					what = "left out"
 				}
-				fmt.Fprintf(stderr, "%s: %s: %s\n", p.ToolID, what, p.Message)
+				fmt.Fprintf(stderr, "%s: %s: %s\n", p.ToolID, what, termtext.Escape(p.Message))
 			}
 			out := cmd.OutOrStdout()
 			if _, err := out.Write(entry.Bytes); err != nil {

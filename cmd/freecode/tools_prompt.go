@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -37,7 +38,7 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 	if req.ReadOnly {
 		kind = "read-only"
 	}
-	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, kind, req.Arguments, req.Reason)
+	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, kind, termtext.JSON(req.Arguments), termtext.Escape(req.Reason))
 	if p.projectTrusted {
 		fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings) / always for this project ([l]ocal): ")
 	} else {

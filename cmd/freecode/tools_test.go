@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -231,8 +232,9 @@ func TestServerOf(t *testing.T) {
 	}{
 		{"mcp__demo__read_file", map[string]bool{"demo": true, "demo2": false, "dem": false}},
 		{"mcp__my-srv__x__y", map[string]bool{"my-srv": true, "my": false}},
-		// An alias truncated inside the separator still names its server.
-		{"mcp__averyveryverylongservername_", map[string]bool{"averyveryverylongservername": true, "other": false}},
+		// The provider alias of an id over 64 characters names its server.
+		{toolid.Alias("mcp__averyveryverylongservername__" + strings.Repeat("t", 60)), map[string]bool{"averyveryverylongservername": true, "averyvery": false}},
+		{toolid.Alias("mcp__" + strings.Repeat("s", 48) + "__tool_" + strings.Repeat("x", 20)), map[string]bool{strings.Repeat("s", 48): true, strings.Repeat("s", 47): false}},
 		{"read", map[string]bool{"demo": false}},
 	}
 	for _, tc := range tests {

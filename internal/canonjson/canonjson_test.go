@@ -71,7 +71,7 @@ func encodingJSON(t testing.TB, in []byte) []byte {
 // TestCanonicalMatchesEncodingJSON checks real servers' schemas against the
 // reference encoder.
 func TestCanonicalMatchesEncodingJSON(t *testing.T) {
-	files, _ := filepath.Glob("../../orchestrator/testdata/schemas/*.json")
+	files, _ := filepath.Glob("../providerschema/testdata/schemas/*.json")
 	files = append(files, "../../defscache/testdata/anthropic.golden.json")
 	for _, name := range files {
 		in, err := os.ReadFile(name)

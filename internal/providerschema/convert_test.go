@@ -1,34 +1,50 @@
-package orchestrator
+package providerschema
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/tools/txtar"
 
-	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/canonjson"
 )
 
-func init() {
-	// Registered only if another test file of the package has not already.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// formats are the formats every schema is converted for.
+var formats = []Format{Anthropic, OpenAI}
+
+// compileSchema compiles a schema the way the orchestrator's validator
+// does (2020-12 unless "$schema" says otherwise, nothing loaded from
+// outside), to check what a schema accepts.
+func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
 	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(refusingLoader{})
+	c.DefaultDraft(jsonschema.Draft2020)
+	const url = "freecode:///tool-input-schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
 }
 
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
+type refusingLoader struct{}
+
+func (refusingLoader) Load(url string) (any, error) {
+	return nil, errors.New("schemas outside the tool's input schema are not loaded")
 }
 
 // schemaCase is one input schema converted in every format.
@@ -65,6 +81,7 @@ func loadSchemaCases(t testing.TB, file string) []schemaCase {
 // TestProviderSchemaGolden converts every testdata schema and real server
 // tool for every format and compares with golden/<name>.txtar.
 func TestProviderSchemaGolden(t *testing.T) {
+	conv := New(nil)
 	files, _ := filepath.Glob("testdata/schemas/*.json")
 	if len(files) < 8 {
 		t.Fatalf("found %d testdata schemas, want at least 8", len(files))
@@ -74,8 +91,8 @@ func TestProviderSchemaGolden(t *testing.T) {
 		t.Run(base, func(t *testing.T) {
 			var got txtar.Archive
 			for _, tc := range loadSchemaCases(t, file) {
-				for _, f := range defscache.Formats() {
-					out, problems, err := ProviderSchema(f, tc.input)
+				for _, f := range formats {
+					out, problems, err := conv.Convert(f, tc.input)
 					if err != nil {
 						t.Fatalf("%s%s: %v", tc.name, f, err)
 					}
@@ -91,7 +108,7 @@ func TestProviderSchemaGolden(t *testing.T) {
 				}
 			}
 			golden := filepath.Join("testdata/schemas/golden", base+".txtar")
-			if updateGolden() {
+			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -134,7 +151,7 @@ func checkProviderShape(t *testing.T, name string, out json.RawMessage) {
 			t.Errorf("%s: top level has %s", name, k)
 		}
 	}
-	if _, err := NewValidator(out); err != nil {
+	if _, err := compileSchema(out); err != nil {
 		t.Errorf("%s: converted schema does not compile: %v", name, err)
 	}
 }
@@ -142,14 +159,15 @@ func checkProviderShape(t *testing.T, name string, out json.RawMessage) {
 // TestProviderSchemaKeepsProperties: no real schema loses a property or a
 // required name on the way to a provider.
 func TestProviderSchemaKeepsProperties(t *testing.T) {
+	conv := New(nil)
 	for _, file := range []string{"testdata/schemas/server-filesystem.tools.json", "testdata/schemas/server-memory.tools.json", "testdata/schemas/server-everything.tools.json", "testdata/schemas/create_issue.input.json"} {
 		for _, tc := range loadSchemaCases(t, file) {
 			var in map[string]any
 			if err := json.Unmarshal(tc.input, &in); err != nil {
 				t.Fatal(err)
 			}
-			for _, f := range defscache.Formats() {
-				out, problems, err := ProviderSchema(f, tc.input)
+			for _, f := range formats {
+				out, problems, err := conv.Convert(f, tc.input)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -185,12 +203,13 @@ func schemaTestKeys(v any) []string {
 // accepts. Each instance gets the same verdict from the original schema and
 // from its converted copy (for schemas whose conversion reports nothing lost).
 func TestProviderSchemaSameVerdicts(t *testing.T) {
+	conv := New(nil)
 	tests := []struct {
 		file      string
-		formats   []defscache.Format
+		formats   []Format
 		instances []string
 	}{
-		{"create_issue", defscache.Formats(), []string{
+		{"create_issue", formats, []string{
 			`{"title":"x"}`,
 			`{"title":""}`,
 			`{"title":"x","labels":[{"name":"bug","color":"#ff0000"}]}`,
@@ -203,7 +222,7 @@ func TestProviderSchemaSameVerdicts(t *testing.T) {
 			`{"title":"x","priority":"urgent"}`,
 			`{"title":"x","unknown":true}`,
 		}},
-		{"definitions07", defscache.Formats(), []string{
+		{"definitions07", formats, []string{
 			`{"path":[{"x":1,"y":2},{"x":3,"y":4}]}`,
 			`{"path":[{"x":1,"y":2}]}`,
 			`{"path":[{"x":1},{"x":3,"y":4}]}`,
@@ -212,7 +231,7 @@ func TestProviderSchemaSameVerdicts(t *testing.T) {
 			`{"path":[{"x":1,"y":2},{"x":3,"y":4}],"style":"dotted"}`,
 			`{"path":[{"x":1,"y":2},{"x":3,"y":4}],"style":"solid","point":{"x":0,"y":0,"z":0}}`,
 		}},
-		{"defs2020", defscache.Formats(), []string{
+		{"defs2020", formats, []string{
 			`{"query":{"text":"a"}}`,
 			`{"query":{}}`,
 			`{"query":{"text":"a","order":"up"}}`,
@@ -222,7 +241,7 @@ func TestProviderSchemaSameVerdicts(t *testing.T) {
 			`{"query":{"text":"a"},"filters":[{"from":1,"to":2},{"to":3}]}`,
 			`{"query":{"text":"a"},"filters":[{"from":1},{"from":1},{"from":1}]}`,
 		}},
-		{"tree", []defscache.Format{defscache.FormatAnthropic}, []string{
+		{"tree", []Format{Anthropic}, []string{
 			`{"root":{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[{"name":"d","children":[{}]}]}]}]}}`,
 			`{"root":{"name":"a","children":[{"name":"b","children":[{"name":"c","children":[{"name":"d"}]}]}]}}`,
 			`{"root":{}}`,
@@ -233,16 +252,16 @@ func TestProviderSchemaSameVerdicts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		orig, err := NewValidator(input)
+		orig, err := compileSchema(input)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range tc.formats {
-			out, _, err := ProviderSchema(f, input)
+			out, _, err := conv.Convert(f, input)
 			if err != nil {
 				t.Fatal(err)
 			}
-			conv, err := NewValidator(out)
+			conv, err := compileSchema(out)
 			if err != nil {
 				t.Fatalf("%s %s: %v", tc.file, f, err)
 			}
@@ -269,85 +288,86 @@ func schemaTestInstance(t testing.TB, s string) any {
 }
 
 func TestProviderSchemaEdgeCases(t *testing.T) {
+	conv := New(nil)
 	tests := []struct {
 		name      string
-		f         defscache.Format
+		f         Format
 		input     string
 		want      string   // converted schema, canonical
 		problems  []string // substrings, one per problem, in order
 		wantError string
 	}{
-		{name: "no schema", f: defscache.FormatOpenAI, input: ``,
+		{name: "no schema", f: OpenAI, input: ``,
 			want: `{"properties":{},"type":"object"}`, problems: []string{"no input schema"}},
-		{name: "null schema", f: defscache.FormatAnthropic, input: `null`,
+		{name: "null schema", f: Anthropic, input: `null`,
 			want: `{"properties":{},"type":"object"}`, problems: []string{"no input schema"}},
-		{name: "empty object schema is reported", f: defscache.FormatAnthropic, input: `{}`,
+		{name: "empty object schema is reported", f: Anthropic, input: `{}`,
 			want: `{"properties":{},"type":"object"}`, problems: []string{"schema is empty"}},
-		{name: "true schema", f: defscache.FormatOpenAI, input: `true`,
+		{name: "true schema", f: OpenAI, input: `true`,
 			want: `{"properties":{},"type":"object"}`, problems: []string{"schema is empty"}},
-		{name: "object without properties keeps its keywords", f: defscache.FormatOpenAI, input: `{"type":"object","additionalProperties":{"type":"string"}}`,
+		{name: "object without properties keeps its keywords", f: OpenAI, input: `{"type":"object","additionalProperties":{"type":"string"}}`,
 			want: `{"additionalProperties":{"type":"string"},"properties":{},"type":"object"}`},
-		{name: "properties without type", f: defscache.FormatAnthropic, input: `{"properties":{"a":{"type":"string"}}}`,
+		{name: "properties without type", f: Anthropic, input: `{"properties":{"a":{"type":"string"}}}`,
 			want: `{"properties":{"a":{"type":"string"}},"type":"object"}`},
-		{name: "keywords kept", f: defscache.FormatOpenAI,
+		{name: "keywords kept", f: OpenAI,
 			input: `{"type":"object","$comment":"x","properties":{"n":{"type":"integer","minimum":1,"maximum":9,"default":3,"description":"d","format":"int32","const":3,"x-vendor":{"$ref":"not a schema"}}}}`,
 			want:  `{"properties":{"n":{"const":3,"default":3,"description":"d","format":"int32","maximum":9,"minimum":1,"type":"integer","x-vendor":{"$ref":"not a schema"}}},"type":"object"}`},
-		{name: "a default that looks like a schema is not converted", f: defscache.FormatAnthropic,
+		{name: "a default that looks like a schema is not converted", f: Anthropic,
 			input: `{"type":"object","properties":{"o":{"type":"object","default":{"allOf":[1],"$ref":"#/x"}}}}`,
 			want:  `{"properties":{"o":{"default":{"$ref":"#/x","allOf":[1]},"type":"object"}},"type":"object"}`},
-		{name: "property named like a keyword", f: defscache.FormatAnthropic,
+		{name: "property named like a keyword", f: Anthropic,
 			input: `{"type":"object","properties":{"$ref":{"type":"string"},"definitions":{"type":"string"}}}`,
 			want:  `{"properties":{"$ref":{"type":"string"},"definitions":{"type":"string"}},"type":"object"}`},
-		{name: "nested oneOf becomes anyOf", f: defscache.FormatAnthropic,
+		{name: "nested oneOf becomes anyOf", f: Anthropic,
 			input:    `{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`,
 			want:     `{"properties":{"v":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"type":"object"}`,
 			problems: []string{"/properties/v: oneOf sent as anyOf"}},
-		{name: "root recursion anthropic", f: defscache.FormatAnthropic,
+		{name: "root recursion anthropic", f: Anthropic,
 			input: `{"type":"object","properties":{"name":{"type":"string"},"next":{"$ref":"#"}}}`,
 			want:  `{"properties":{"name":{"type":"string"},"next":{"$ref":"#"}},"type":"object"}`},
-		{name: "root recursion openai", f: defscache.FormatOpenAI,
+		{name: "root recursion openai", f: OpenAI,
 			input:    `{"type":"object","properties":{"next":{"$ref":"#"}}}`,
 			want:     `{"properties":{"next":{"properties":{"next":{"properties":{"next":{"description":"(A nested root; its deeper levels are not described here.)","type":"object"}},"type":"object"}},"type":"object"}},"type":"object"}`,
 			problems: []string{"/properties/next/properties/next/properties/next: recursive $ref \"#\" inlined 3 levels deep"}},
-		{name: "mutual recursion anthropic", f: defscache.FormatAnthropic,
+		{name: "mutual recursion anthropic", f: Anthropic,
 			input: `{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"type":"object","properties":{"b":{"$ref":"#/$defs/b"}}},"b":{"type":"array","items":{"$ref":"#/$defs/a"}}}}`,
 			want:  `{"$defs":{"a":{"properties":{"b":{"items":{"$ref":"#/$defs/a"},"type":"array"}},"type":"object"}},"properties":{"a":{"$ref":"#/$defs/a"}},"type":"object"}`},
-		{name: "2019-09 recursiveRef", f: defscache.FormatAnthropic,
+		{name: "2019-09 recursiveRef", f: Anthropic,
 			input:    `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"object","properties":{"sub":{"$recursiveRef":"#"}}}`,
 			want:     `{"properties":{"sub":{"$ref":"#"}},"type":"object"}`,
 			problems: []string{`/properties/sub: $recursiveRef "#" resolved statically`}},
-		{name: "top-level ref", f: defscache.FormatOpenAI,
+		{name: "top-level ref", f: OpenAI,
 			input: `{"$ref":"#/definitions/args","definitions":{"args":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}}}`,
 			want:  `{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}`},
-		{name: "allOf type conflict", f: defscache.FormatAnthropic,
+		{name: "allOf type conflict", f: Anthropic,
 			input:    `{"type":"object","properties":{"x":{"allOf":[{"type":"string"},{"type":"integer"}]}}}`,
 			want:     `{"properties":{"x":{"type":"string"}},"type":"object"}`,
 			problems: []string{"/properties/x/allOf/1: allOf branches want conflicting types string and integer"}},
-		{name: "pointer escapes", f: defscache.FormatAnthropic,
+		{name: "pointer escapes", f: Anthropic,
 			input: `{"type":"object","properties":{"x":{"$ref":"#/$defs/a~1b%20c"}},"$defs":{"a/b c":{"type":"string"}}}`,
 			want:  `{"properties":{"x":{"type":"string"}},"type":"object"}`},
-		{name: "remote ref", f: defscache.FormatAnthropic, input: `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`,
+		{name: "remote ref", f: Anthropic, input: `{"type":"object","properties":{"x":{"$ref":"https://example.com/s.json"}}}`,
 			wantError: "points outside the schema"},
-		{name: "file ref", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`,
+		{name: "file ref", f: OpenAI, input: `{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`,
 			wantError: "points outside the schema"},
-		{name: "relative ref", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"other.json#/a"}}}`,
+		{name: "relative ref", f: OpenAI, input: `{"type":"object","properties":{"x":{"$ref":"other.json#/a"}}}`,
 			wantError: "points outside the schema"},
-		{name: "dangling ref", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}}`,
+		{name: "dangling ref", f: OpenAI, input: `{"type":"object","properties":{"x":{"$ref":"#/$defs/missing"}}}`,
 			wantError: `no "/$defs/missing" in the schema`},
-		{name: "unknown anchor", f: defscache.FormatOpenAI, input: `{"type":"object","properties":{"x":{"$ref":"#nowhere"}}}`,
+		{name: "unknown anchor", f: OpenAI, input: `{"type":"object","properties":{"x":{"$ref":"#nowhere"}}}`,
 			wantError: `no anchor "nowhere"`},
-		{name: "false schema", f: defscache.FormatOpenAI, input: `false`, wantError: "accepts no arguments"},
-		{name: "array schema", f: defscache.FormatOpenAI, input: `[]`, wantError: "JSON array, not an object"},
-		{name: "string type", f: defscache.FormatOpenAI, input: `{"type":"string"}`, wantError: "always an object"},
-		{name: "bad JSON", f: defscache.FormatOpenAI, input: `{"type":`, wantError: "not JSON"},
-		{name: "type not a name", f: defscache.FormatAnthropic, input: `{"type":0}`, wantError: `want "object"`},
-		{name: "nullable object narrowed", f: defscache.FormatOpenAI, input: `{"type":["object","null"],"properties":{}}`,
+		{name: "false schema", f: OpenAI, input: `false`, wantError: "accepts no arguments"},
+		{name: "array schema", f: OpenAI, input: `[]`, wantError: "JSON array, not an object"},
+		{name: "string type", f: OpenAI, input: `{"type":"string"}`, wantError: "always an object"},
+		{name: "bad JSON", f: OpenAI, input: `{"type":`, wantError: "not JSON"},
+		{name: "type not a name", f: Anthropic, input: `{"type":0}`, wantError: `want "object"`},
+		{name: "nullable object narrowed", f: OpenAI, input: `{"type":["object","null"],"properties":{}}`,
 			want: `{"properties":{},"type":"object"}`, problems: []string{"/type: types [object null] narrowed to object"}},
 		{name: "unknown format", f: "gemini", input: `{}`, wantError: "unknown tool definition format"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, problems, err := ProviderSchema(tc.f, json.RawMessage(tc.input))
+			out, problems, err := conv.Convert(tc.f, json.RawMessage(tc.input))
 			if tc.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantError) {
 					t.Fatalf("error = %v, want one containing %q (output %s)", err, tc.wantError, out)
@@ -374,6 +394,7 @@ func TestProviderSchemaEdgeCases(t *testing.T) {
 
 // BenchmarkProviderSchema: a conversion (memo bypassed) and a memo hit.
 func BenchmarkProviderSchema(b *testing.B) {
+	conv := New(nil)
 	input, err := os.ReadFile("testdata/schemas/create_issue.input.json")
 	if err != nil {
 		b.Fatal(err)
@@ -381,7 +402,7 @@ func BenchmarkProviderSchema(b *testing.B) {
 	b.Run("convert", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := providerSchema(defscache.FormatOpenAI, input); err != nil {
+			if _, _, err := convertSchema(OpenAI, input); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -389,7 +410,7 @@ func BenchmarkProviderSchema(b *testing.B) {
 	b.Run("memo", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := ProviderSchema(defscache.FormatOpenAI, input); err != nil {
+			if _, _, err := conv.Convert(OpenAI, input); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -399,10 +420,11 @@ func BenchmarkProviderSchema(b *testing.B) {
 // TestProviderSchemaMemo: a memoized result equals a fresh conversion and
 // its problems are the caller's own copy.
 func TestProviderSchemaMemo(t *testing.T) {
+	conv := New(nil)
 	input := json.RawMessage(`{"type":"object","properties":{"v":{"oneOf":[{"type":"string"},{"type":"integer"}]}}}`)
 	for range 2 {
-		got, problems, err := ProviderSchema(defscache.FormatAnthropic, input)
-		want, wantProblems, wantErr := providerSchema(defscache.FormatAnthropic, input)
+		got, problems, err := conv.Convert(Anthropic, input)
+		want, wantProblems, wantErr := convertSchema(Anthropic, input)
 		if err != nil || wantErr != nil {
 			t.Fatal(err, wantErr)
 		}
@@ -414,10 +436,10 @@ func TestProviderSchemaMemo(t *testing.T) {
 		}
 		problems[0] = "changed by the caller"
 	}
-	if _, _, err := ProviderSchema(defscache.FormatOpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
+	if _, _, err := conv.Convert(OpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
 		t.Error("a memoized error was lost")
 	}
-	if _, _, err := ProviderSchema(defscache.FormatOpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
+	if _, _, err := conv.Convert(OpenAI, json.RawMessage(`{"$ref":"http://x/y"}`)); err == nil {
 		t.Error("a memoized error was lost the second time")
 	}
 }
@@ -438,8 +460,8 @@ func FuzzProviderSchema(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		for _, format := range defscache.Formats() {
-			out, _, err := providerSchema(format, input)
+		for _, format := range formats {
+			out, _, err := convertSchema(format, input)
 			if err != nil {
 				continue
 			}
@@ -452,75 +474,4 @@ func FuzzProviderSchema(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestRealToolsThroughDefsCache runs the captured real tools through
-// ProviderSchema into the defs cache, as the sidecar does: every tool is
-// kept, each array is valid JSON of the provider's shape, and listing the
-// same tools in another order (a reconnect) keeps every hash.
-func TestRealToolsThroughDefsCache(t *testing.T) {
-	type tool struct{ server, name string }
-	var tools []tool
-	inputs := map[tool]json.RawMessage{}
-	for _, server := range []string{"server-filesystem", "server-memory", "server-everything"} {
-		for _, tc := range loadSchemaCases(t, "testdata/schemas/"+server+".tools.json") {
-			tl := tool{strings.TrimPrefix(server, "server-"), strings.TrimSuffix(tc.name, "/")}
-			tools = append(tools, tl)
-			inputs[tl] = tc.input
-		}
-	}
-	var reversed atomic.Bool // a reconnect lists the tools in another order
-	src := func(ctx context.Context, f defscache.Format) ([]defscache.Def, error) {
-		list := slices.Clone(tools)
-		if reversed.Load() {
-			slices.Reverse(list)
-		}
-		var defs []defscache.Def
-		for _, tl := range list {
-			schema, _, err := ProviderSchema(f, inputs[tl])
-			if err != nil {
-				return nil, err
-			}
-			name := "mcp__" + tl.server + "__" + strings.ReplaceAll(tl.name, "-", "_")
-			defs = append(defs, defscache.Def{Name: name, Description: "d", Schema: schema, Server: tl.server, Tool: tl.name})
-		}
-		return defs, nil
-	}
-	c := defscache.New(src, nil)
-	_, first, err := c.Refresh(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range defscache.Formats() {
-		e, err := c.Get(t.Context(), f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Count != len(tools) {
-			t.Errorf("%s: %d tools, want %d", f, e.Count, len(tools))
-		}
-		var arr []map[string]any
-		if err := json.Unmarshal(e.Bytes, &arr); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, d := range arr {
-			if f == defscache.FormatOpenAI {
-				d, _ = d["function"].(map[string]any)
-				if _, ok := d["parameters"].(map[string]any); !ok {
-					t.Fatalf("openai tool without parameters: %v", d)
-				}
-			} else if _, ok := d["input_schema"].(map[string]any); !ok {
-				t.Fatalf("anthropic tool without input_schema: %v", d)
-			}
-		}
-	}
-	reversed.Store(true)
-	c.Invalidate()
-	changed, again, err := c.Refresh(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if changed {
-		t.Errorf("the same tools in another order changed the hashes: %v → %v", first, again)
-	}
 }

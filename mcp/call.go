@@ -1,0 +1,94 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallTool calls a tool. While the Conn reconnects it waits, within ctx,
+// for the reconnect. onProgress, if not nil, gets the call's progress
+// notifications. An error wrapping ErrConnectionLost means the transport
+// died with the call in flight (it may have run); ErrNotConnected means
+// it was never sent. A tool's own failure is a result with IsError.
+func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+	s, err := c.liveSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("calling %s on %s: %w", name, c.srv.Name, err)
+	}
+	params := &mcpsdk.CallToolParams{Name: name, Arguments: args}
+	if onProgress != nil {
+		tok := c.srv.Name + "-" + strconv.FormatUint(c.nextToken.Add(1), 10)
+		sub := &progressSub{fn: onProgress}
+		c.progressMu.Lock()
+		c.progress[tok] = sub
+		c.progressMu.Unlock()
+		defer func() {
+			c.drainProgress(ctx, sub)
+			c.progressMu.Lock()
+			delete(c.progress, tok)
+			c.progressMu.Unlock()
+		}()
+		params.SetProgressToken(tok)
+	}
+	drops := c.dropCount()
+	res, err := s.cs.CallTool(ctx, params)
+	if err == nil {
+		return res, nil
+	}
+	err = c.hide(err)
+	if why := c.dropSince(drops); why != "" && ctx.Err() != nil {
+		// The answer may be what was dropped: say so, not just "deadline".
+		err = fmt.Errorf("%w (the server did send something: %s)", err, why)
+	}
+	if ctx.Err() == nil && c.transportLost(s, err) {
+		s.markLost()
+		return nil, fmt.Errorf("calling %s on %s: %w: %v", name, c.srv.Name, ErrConnectionLost, err)
+	}
+	return nil, fmt.Errorf("calling %s on %s: %w", name, c.srv.Name, err)
+}
+
+// transportLost reports whether a failed call's session died under it. A
+// JSON-RPC error from the server is an answer, not a loss; any other error
+// is one if the session ends right after or, for a remote server, if it
+// no longer answers a ping.
+func (c *Conn) transportLost(s *session, err error) bool {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) && werr.Code != codeRejected && !errors.Is(err, mcpsdk.ErrConnectionClosed) {
+		return false
+	}
+	if errors.Is(err, mcpsdk.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		return true
+	}
+	// The SDK fails pending calls just before the session's end is seen.
+	t := time.NewTimer(250 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return true
+	case <-s.exited():
+		return true
+	case <-t.C:
+	}
+	if s.proc != nil {
+		return false
+	}
+	// Over HTTP a failed POST does not end the SDK's session, so nothing
+	// above fires and calls would keep failing until the next health ping
+	// instead of waiting for a reconnect. Ask the server now.
+	return c.ping(s) != nil
+}
+
+// codeRejected is the code of the SDK's internal jsonrpc2.ErrRejected: the
+// transport could not deliver the request (a POST that failed), so it is
+// no answer from the server.
+const codeRejected = -32005
+
+// hide returns err with the server's secrets shown as ***.
+func (c *Conn) hide(err error) error { return c.redactor.Load().Error(err) }

@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A server runs in a process group of its own, and a clean stop kills the
+// whole group. A FreeCode process that is killed outright (kill -9, the OOM
+// killer) stops nothing: on Linux Pdeathsig takes the server's leader with
+// it, but what the leader started (npx → sh → node, whatever sh -c runs)
+// lives on under init. So each FreeCode process records the groups it
+// starts, in a small file of its own, and the next one to start reaps the
+// groups whose recorder is dead.
+//
+// A process is known by its pid and its start time (and the records by the
+// boot they were made in), never by its pid alone: a pid that was reused
+// since is left alone.
+
+// runRecord is the file one FreeCode process keeps in the run directory,
+// <pid>.json.
+type runRecord struct {
+	Version int         `json:"version"`
+	BootID  string      `json:"bootID"` // records of another boot are stale
+	Owner   procID      `json:"owner"`
+	Groups  []procGroup `json:"groups"`
+}
+
+// procID identifies a process beyond its pid: pids are reused, a pid and a
+// start time (clock ticks since boot) are not.
+type procID struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+}
+
+// procGroup is one server's process group: its leader, and the session
+// it runs in.
+type procGroup struct {
+	Leader  procID `json:"leader"`
+	Session int    `json:"session"`
+}
+
+// recorder writes this process's run record; nil until ReapOrphans names
+// the directory.
+var (
+	recorderMu sync.Mutex
+	recorder   *runRecorder
+)
+
+type runRecorder struct {
+	path   string
+	record runRecord
+}
+
+// ReapOrphans kills what earlier FreeCode processes started and left
+// behind when they were killed, and from then on records the server
+// process groups this process starts, so that the next one can do the
+// same for it. dir is the run directory (the CLI uses "run" beside its
+// config file; files there are 0600, one per FreeCode process). Call it
+// once at startup, before any server starts.
+//
+// A record whose owner still runs (same pid, same start time) is left
+// alone; so is a group whose leader's pid now belongs to another process.
+// A group whose leader is gone is reaped member by member: only processes
+// in that group and session that started after the leader. Where process
+// start times cannot be read (outside Linux) nothing is recorded or reaped.
+func ReapOrphans(dir string, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	self, ok := selfID()
+	if !ok {
+		return nil
+	}
+	boot := bootID()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading run directory: %w", err)
+	}
+	var (
+		live  = map[int]bool{} // group leaders that live owners recorded
+		stale []string
+		dead  []runRecord
+	)
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var rec runRecord
+		if err := json.Unmarshal(b, &rec); err != nil || rec.Version != 1 {
+			logger.Warn("unreadable run record left alone", "path", path)
+			continue
+		}
+		switch {
+		case rec.BootID != boot:
+			stale = append(stale, path) // a reboot ended everything in it
+		case rec.Owner == self, procAlive(rec.Owner):
+			for _, g := range rec.Groups {
+				live[g.Leader.PID] = true
+			}
+		default:
+			stale = append(stale, path)
+			dead = append(dead, rec)
+		}
+	}
+	for _, rec := range dead {
+		for _, g := range rec.Groups {
+			if live[g.Leader.PID] {
+				continue
+			}
+			if n := reapGroup(g); n > 0 {
+				logger.Warn("reaped the processes of a server whose FreeCode process was killed",
+					"owner", rec.Owner.PID, "pgid", g.Leader.PID, "processes", n)
+			}
+		}
+	}
+	for _, path := range stale {
+		os.Remove(path)
+	}
+
+	recorderMu.Lock()
+	defer recorderMu.Unlock()
+	next := &runRecorder{
+		path:   filepath.Join(dir, strconv.Itoa(self.PID)+".json"),
+		record: runRecord{Version: 1, BootID: boot, Owner: self},
+	}
+	if recorder != nil && recorder.path != next.path {
+		// Called again with another directory: the groups running now move
+		// with the record.
+		next.record.Groups = recorder.record.Groups
+		os.Remove(recorder.path)
+		next.write()
+	} else if recorder != nil {
+		next = recorder
+	}
+	recorder = next
+	return nil
+}
+
+// reapGroup SIGKILLs the members of g that are g's: in its process group
+// and session, started no earlier than its leader. If the leader's pid
+// runs another process now, the group is not g's any more and nothing is
+// killed. It returns how many processes it killed.
+func reapGroup(g procGroup) int {
+	members := groupProcs(g.Leader.PID)
+	for _, m := range members {
+		if m.id.PID == g.Leader.PID && m.id.Start != g.Leader.Start {
+			return 0
+		}
+	}
+	n := 0
+	for _, m := range members {
+		if m.session != g.Session || m.id.Start < g.Leader.Start {
+			continue
+		}
+		if killProc(m.id.PID) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// recordGroup adds the group that pid leads to this process's run record.
+func recordGroup(pid int) {
+	recorderMu.Lock()
+	defer recorderMu.Unlock()
+	if recorder == nil {
+		return
+	}
+	st, ok := procStat(pid)
+	if !ok {
+		return
+	}
+	recorder.record.Groups = append(recorder.record.Groups, procGroup{Leader: st.id, Session: st.session})
+	recorder.write()
+}
+
+// forgetGroup drops the group that pid led from the run record: it is gone.
+func forgetGroup(pid int) {
+	recorderMu.Lock()
+	defer recorderMu.Unlock()
+	if recorder == nil {
+		return
+	}
+	recorder.record.Groups = slices.DeleteFunc(recorder.record.Groups, func(g procGroup) bool { return g.Leader.PID == pid })
+	recorder.write()
+}
+
+// write replaces the record file, or removes it when no group is left.
+// Failures cost only the reaping after a kill -9, so they are not errors
+// of the server's start.
+func (r *runRecorder) write() {
+	if len(r.record.Groups) == 0 {
+		os.Remove(r.path)
+		return
+	}
+	b, err := json.Marshal(r.record)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
+		return
+	}
+	tmp := r.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, r.path); err != nil {
+		os.Remove(tmp)
+	}
+}
+
+// procInfo is what the reaper reads of a running process.
+type procInfo struct {
+	id      procID
+	pgrp    int
+	session int
+	zombie  bool
+}
+
+// procAlive reports whether the process id names still runs.
+func procAlive(id procID) bool {
+	st, ok := procStat(id.PID)
+	return ok && !st.zombie && st.id.Start == id.Start
+}
+
+// selfID returns this process's id.
+func selfID() (procID, bool) {
+	st, ok := procStat(os.Getpid())
+	return st.id, ok
+}

@@ -1,0 +1,67 @@
+package mcp
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// procStat reads pid's start time, process group and session from
+// /proc/<pid>/stat.
+func procStat(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	return parseStat(pid, string(b))
+}
+
+// parseStat reads a /proc/<pid>/stat line. The command name, in
+// parentheses, may hold spaces and parentheses itself: fields are counted
+// from the last ')'. After it come state (field 3), ppid, pgrp (5),
+// session (6), … starttime (22).
+func parseStat(pid int, stat string) (procInfo, bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 20 {
+		return procInfo{}, false
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	session, err2 := strconv.Atoi(f[3])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procInfo{}, false
+	}
+	return procInfo{id: procID{PID: pid, Start: start}, pgrp: pgrp, session: session, zombie: f[0] == "Z"}, true
+}
+
+// groupProcs lists the live (not zombie) processes of process group pgid.
+func groupProcs(pgid int) []procInfo {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []procInfo
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(pid); ok && st.pgrp == pgid && !st.zombie {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// bootID names this boot: pids and start times mean nothing across boots.
+func bootID() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(b))
+}
+
+func killProc(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,0 +1,231 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Reconnect policy: 0.5 s doubling to 30 s, jittered, 6 tries. A session
+// that ends before it was up for stableUptime does not give the tries back:
+// a server that connects and then crashes every time is a crash loop, and it
+// ends in failed instead of being restarted forever.
+const (
+	reconnectTries = 6
+	backoffMin     = 500 * time.Millisecond
+	backoffMax     = 30 * time.Second
+	stableUptime   = time.Minute
+)
+
+// defaultBackoff is the wait before reconnect attempt n (0-based): the
+// doubling delay, jittered to between half and all of it so a fleet of
+// servers that died together does not come back in lockstep.
+func defaultBackoff(n int) time.Duration {
+	d := backoffMin << min(n, 16)
+	d = min(d, backoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+func (c *Conn) onListChanged(context.Context, *mcpsdk.ToolListChangedRequest) {
+	// The handler runs on the session's read path: re-list elsewhere.
+	select {
+	case c.relist <- struct{}{}:
+	default:
+	}
+}
+
+// run keeps the Conn connected until it closes or gives up: it watches the
+// live session s (pings, re-lists on list_changed) and, when there is none
+// (s is nil after a failed first attempt) or it is lost, connects again with
+// backoff. tried is how many tries are used up already.
+func (c *Conn) run(s *session, tried int) {
+	ticker := time.NewTicker(c.opts.PingInterval)
+	defer ticker.Stop()
+	for {
+		if s == nil {
+			var tools toolList
+			s, tools, tried = c.retry(tried)
+			if s == nil {
+				return
+			}
+			c.mu.Lock()
+			if c.closed {
+				c.mu.Unlock()
+				c.closeSession(s)
+				return
+			}
+			first := !c.haveTools
+			st, changed := c.installLocked(s, tools)
+			c.mu.Unlock()
+			c.emitStatus(st)
+			switch {
+			case first:
+				c.emitTools("connected", tools.tools)
+			case changed:
+				c.emitTools("reconnected", tools.tools)
+			}
+		}
+		upSince := time.Now()
+		lost := c.watch(s, ticker)
+		c.closeSession(s)
+		if lost == nil {
+			return
+		}
+		s = nil
+		if time.Since(upSince) >= c.stableFor {
+			tried = 0
+		}
+		lost = c.hide(lost)
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		c.sess = nil
+		c.pid = 0
+		c.lastError = lost.Error()
+		if c.opts.NoRetry {
+			c.mu.Unlock()
+			c.logger.Warn("connection lost", "error", lost)
+			c.fail()
+			return
+		}
+		c.ready = make(chan struct{})
+		st := c.setStateLocked(StateReconnecting)
+		c.mu.Unlock()
+		c.logger.Warn("connection lost; reconnecting", "error", lost)
+		c.emitStatus(st)
+	}
+}
+
+// retry tries to connect what is left of c.tries after the first `tried`,
+// with backoff, and returns the new session, its tools and how many tries
+// are used up. It returns a nil session when it gave up (the Conn is then
+// failed) or the Conn closed. A later Start cuts a backoff short.
+func (c *Conn) retry(tried int) (*session, toolList, int) {
+	for attempt := tried; attempt < c.tries; attempt++ {
+		timer := time.NewTimer(c.backoff(attempt))
+		select {
+		case <-c.stopCh:
+			timer.Stop()
+			return nil, toolList{}, tried
+		case <-timer.C:
+		case <-c.kick:
+			timer.Stop()
+		}
+		c.mu.Lock()
+		c.attempting = true
+		c.mu.Unlock()
+		s, tools, err := c.connect(context.Background())
+		if err == nil {
+			return s, tools, attempt + 1 // the caller ends the attempt
+		}
+		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", c.tries, "error", err)
+		c.mu.Lock()
+		c.lastError = err.Error()
+		c.endAttemptLocked()
+		st := c.statusLocked()
+		c.mu.Unlock()
+		if !retryable(err) {
+			break
+		}
+		c.emitStatus(st)
+	}
+	c.fail()
+	return nil, toolList{}, c.tries
+}
+
+// fail gives up on the server: its tools go, the state is failed.
+func (c *Conn) fail() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	hadTools := c.haveTools
+	c.clearToolsLocked()
+	st := c.setStateLocked(StateFailed)
+	c.mu.Unlock()
+	c.emitStatus(st)
+	if hadTools {
+		c.emitTools("failed", nil)
+	}
+}
+
+// watch returns nil when the Conn closes, or why the session was lost.
+func (c *Conn) watch(s *session, ticker *time.Ticker) error {
+	for {
+		select {
+		case <-c.stopCh:
+			return nil
+		case <-s.done:
+			if s.proc != nil {
+				if err := s.proc.exitError(); err != nil {
+					return err
+				}
+			}
+			return errors.New("session ended")
+		case <-s.exited():
+			return s.proc.exitError()
+		case <-s.lost:
+			return errors.New("transport failed during a call")
+		case <-c.relist:
+			if err := c.relistTools(s); err != nil && !s.ended() {
+				c.logger.Warn("re-listing tools after list_changed", "error", c.hide(err))
+			}
+		case <-ticker.C:
+			if err := c.ping(s); err != nil {
+				if s.ended() {
+					continue // the cases above say why
+				}
+				return fmt.Errorf("health ping: %w", err)
+			}
+		}
+	}
+}
+
+func (c *Conn) ping(s *session) error {
+	ctx, cancel := c.withStop(context.Background())
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
+	defer cancelT()
+	start := time.Now()
+	if err := s.cs.Ping(ctx, nil); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.lastPing = time.Since(start)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Conn) relistTools(s *session) error {
+	ctx, cancel := c.withStop(context.Background())
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
+	defer cancelT()
+	tools, err := c.listTools(ctx, s.cs)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.sess != s {
+		c.mu.Unlock()
+		return nil
+	}
+	cutBefore := c.toolListCut
+	changed := c.setToolsLocked(tools)
+	st := c.statusLocked()
+	c.mu.Unlock()
+	if changed || tools.cut != cutBefore {
+		c.emitStatus(st)
+	}
+	if changed {
+		c.emitTools("listChanged", tools.tools)
+	}
+	return nil
+}
