@@ -40,6 +40,10 @@ type ConnOptions struct {
 	// (roots: Client.AddRoots and RemoveRoots notify every session).
 	OnClient func(srv config.Server, c *mcpsdk.Client)
 
+	// OnLog, if set, is given the server's log lines (see Log), from the
+	// Conn's goroutines: it must not block.
+	OnLog func(Log)
+
 	// NoRetry makes the first failure final: a first connect that fails,
 	// or a session that is lost, leaves the Conn failed instead of trying
 	// again. For one-shot checks such as `freecode mcp start`, which report
@@ -213,6 +217,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		Capabilities:                &mcpsdk.ClientCapabilities{},
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
+		LoggingMessageHandler:       c.onLogMessage,
 	}
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(srv, copts)

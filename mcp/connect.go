@@ -288,7 +288,7 @@ func (c *Conn) dropSince(before int) string {
 func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
 	drops := c.dropCount()
 	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
-	p, err := startProcess(srv, env, &c.tail, red, c.logger)
+	p, err := startProcess(srv, env, &c.tail, func(line string) { c.emitLog(LogStderr, "", line) }, red, c.logger)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}

@@ -31,6 +31,8 @@ type ManagerOptions struct {
 	// ConnOptions): client capabilities and their handlers.
 	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
 	OnClient      func(srv config.Server, c *mcpsdk.Client)
+	// OnLog is every Conn's ConnOptions.OnLog: every server's log lines.
+	OnLog func(Log)
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
@@ -97,6 +99,7 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 		Dial:          m.opts.Dial,
 		ClientOptions: m.opts.ClientOptions,
 		OnClient:      m.opts.OnClient,
+		OnLog:         m.opts.OnLog,
 		NoRetry:       m.opts.NoRetry,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
