@@ -47,6 +47,7 @@
 //	Rules() []permissions.Rule
 //	Project() ProjectInfo
 //	Problems() []ProblemsEvent
+//	SetRoots(dirs []string), Roots() []string   the MCP roots every server is shown
 //
 // Each frontend brings its own orchestrator.ExecOptions to Execute: the
 // Approver that asks its user, where progress goes. Nothing of one
@@ -57,8 +58,10 @@
 // One stream, fanned out to every Subscription: *StatusEvent (a server's
 // status changed), *ToolsChangedEvent (the definitions' hashes changed),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
-// (the rules in force changed), *ProjectEvent (the project's trust changed)
-// and *MissedEvent (this subscriber fell behind and lost events).
+// (the rules in force changed), *ProjectEvent (the project's trust
+// changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded
+// per server; SubscribeOptions.NoLogs leaves them out) and *MissedEvent
+// (this subscriber fell behind and lost events).
 //
 // Publishing never waits for a subscriber: Conn goroutines and the file
 // watcher publish, and a slow frontend must not stall a server or the
@@ -69,19 +72,19 @@
 // which it reads the state again (Statuses, Problems, Rules, Project,
 // Definitions).
 //
+// # MCP roots
+//
+// The roots (Options.Roots, SetRoots) are the directories every server is
+// told the user works in: an editor's workspace folders. Each server's
+// go-sdk client declares the roots capability, answers roots/list and,
+// on SetRoots, sends notifications/roots/list_changed; a workspace without
+// roots declares no roots capability.
+//
 // # Where the sidecar's next needs go
 //
-//   - MCP roots (the editor's workspace folders, given to every server): an
-//     Options.Roots plus a SetRoots method that hands them to the Manager,
-//     which gives them to each Conn's client (declaring the roots
-//     capability, sending notifications/roots/list_changed on change).
-//   - Server log lines (stderr, MCP notifications/message): a *LogEvent
-//     published from a ManagerOptions.OnLog hook. Logs do not coalesce, so
-//     they take the bounded queue's path like *ToolsChangedEvent does, and
-//     a SubscribeOptions field lets a subscriber that shows no logs opt out.
-//   - The frontend that caused a server's elicitation or sampling request:
-//     a field of orchestrator.ExecOptions naming the caller, carried in the
-//     call's context down to the Conn, so that the workspace can route the
-//     request to that frontend's handler, as Approver already is for
-//     permission prompts.
+// The frontend that caused a server's elicitation or sampling request: a
+// field of orchestrator.ExecOptions naming the caller, carried in the
+// call's context down to the Conn, so that the workspace can route the
+// request to that frontend's handler, as Approver already is for
+// permission prompts.
 package workspace

@@ -18,6 +18,9 @@ type SubscribeOptions struct {
 	// dropped and the subscriber gets a *MissedEvent. Default
 	// DefaultCapacity.
 	Capacity int
+	// NoLogs leaves out *LogEvent: for a subscriber that shows no server
+	// logs, whose queue they would only fill.
+	NoLogs bool
 }
 
 // A Subscription receives the workspace's events in the order they
@@ -39,7 +42,8 @@ type Subscription struct {
 	statuses map[string]*list.Element // server → its queued *StatusEvent
 	others   int                      // queued events that are not statuses
 	capacity int
-	missed   int // events dropped since the last *MissedEvent was taken
+	missed   int  // events dropped since the last *MissedEvent was taken
+	noLogs   bool // SubscribeOptions.NoLogs
 }
 
 func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
@@ -54,6 +58,9 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 	}
 	if opts != nil && opts.Capacity > 0 {
 		s.capacity = opts.Capacity
+	}
+	if opts != nil {
+		s.noLogs = opts.NoLogs
 	}
 	go s.pump()
 	return s
@@ -75,6 +82,9 @@ func (s *Subscription) Close() {
 
 // push queues ev. It never blocks.
 func (s *Subscription) push(ev Event) {
+	if _, isLog := ev.(*LogEvent); isLog && s.noLogs {
+		return
+	}
 	s.mu.Lock()
 	if st, ok := ev.(*StatusEvent); ok {
 		// Only the latest status of a server is worth delivering; it goes
