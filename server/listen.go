@@ -25,9 +25,11 @@ import (
 // leaving does not stop it: a sidecar that listens outlives its frontends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var conns sync.WaitGroup
-	defer conns.Wait()
+	defer func() {
+		cancel() // ends the connections
+		conns.Wait()
+	}()
 	go func() {
 		select {
 		case <-ctx.Done():

@@ -134,6 +134,8 @@ func (f *forwarder) event(ev workspace.Event) {
 		f.sess.notify(protocol.NotifyToolsChanged, &protocol.ToolsChanged{Hashes: h, Server: ev.Server, Reason: ev.Reason})
 	case *workspace.ProblemsEvent:
 		f.sendProblems(ev.Path, ev.Problems)
+	case *workspace.LogEvent:
+		f.sendLog(ev)
 	case *workspace.MissedEvent:
 		f.sess.logger.Warn("the frontend fell behind; resyncing it", "missed", ev.Count)
 		f.resync()
@@ -207,6 +209,38 @@ func problemLine(path string, p workspace.Problem) string {
 	return b.String()
 }
 
+// sendLog sends a server's log line as freecode/servers/log, after a line
+// of the sidecar's own saying how many lines it dropped before it.
+func (f *forwarder) sendLog(ev *workspace.LogEvent) {
+	l := ev.Log
+	if ev.Dropped > 0 {
+		f.sess.notify(protocol.NotifyServersLog, &protocol.ServerLog{
+			Name: l.Server, Level: protocol.LevelWarning, Source: protocol.LogSource(l.Source), Time: l.Time,
+			Message: fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (100 lines a second)", ev.Dropped),
+		})
+	}
+	if l.Message == "" {
+		return
+	}
+	f.sess.notify(protocol.NotifyServersLog, &protocol.ServerLog{
+		Name: l.Server, Level: logLevel(l.Level), Source: protocol.LogSource(l.Source), Message: l.Message, Time: l.Time,
+	})
+}
+
+// logLevel folds MCP's eight log levels into the protocol's four; a stderr
+// line, which has none, is info.
+func logLevel(mcpLevel string) protocol.LogLevel {
+	switch mcpLevel {
+	case "debug":
+		return protocol.LevelDebug
+	case "warning":
+		return protocol.LevelWarning
+	case "error", "critical", "alert", "emergency":
+		return protocol.LevelError
+	}
+	return protocol.LevelInfo
+}
+
 // currentHashes returns the definitions' hashes now.
 func currentHashes(w *workspace.Workspace) (protocol.Hashes, error) {
 	m := make(map[defscache.Format]string)
@@ -230,8 +264,7 @@ func statusToWire(st mcp.Status) *protocol.ServerStatus {
 		Name: st.Name, Scope: st.Scope, Type: st.Type, Transport: st.Transport,
 		State: protocol.ServerState(st.State.String()), ToolCount: st.ToolCount, PID: st.PID,
 		ProtocolVersion: st.ProtocolVersion, LastError: st.LastError, StderrTail: st.StderrTail,
-		// TODO(merge): Command, URL and ToolListCut, which helper "mcp"
-		// adds to mcp.Status.
+		Command: st.Command, URL: st.URL, ToolListCut: st.ToolListCut,
 	}
 	if st.ServerInfo != nil {
 		out.ServerInfo = &protocol.ServerInfo{Name: st.ServerInfo.Name, Version: st.ServerInfo.Version}

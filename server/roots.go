@@ -34,9 +34,10 @@ func (s *Server) roots() []string {
 	return out
 }
 
-// rootsChanged gives the workspace the roots as they are now.
+// rootsChanged gives the workspace the roots as they are now: a frontend
+// came, went, or changed its folders.
 func (s *Server) rootsChanged() {
-	// TODO(merge): w.SetRoots(s.roots()) once helper "mcp" lands the
-	// client hook roots need.
-	_ = s.roots()
+	if w, err := s.workspace(); err == nil {
+		w.SetRoots(s.roots())
+	}
 }

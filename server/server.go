@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 
 	"github.com/freecode/freecode/workspace"
@@ -123,6 +124,14 @@ func (s *Server) Open(ctx context.Context) error {
 		return errors.New("opening the workspace: it is open already, or the server stopped")
 	}
 	s.mu.Unlock()
+	if s.opts.Workspace.Root != "" {
+		root, err := filepath.Abs(s.opts.Workspace.Root)
+		if err != nil {
+			return err
+		}
+		s.opts.Workspace.Root = root
+		s.opts.Workspace.Roots = []string{root}
+	}
 	w, err := workspace.New(ctx, &s.opts.Workspace)
 	if err != nil {
 		return err
@@ -155,6 +164,7 @@ func (s *Server) openFor(ctx context.Context, root, configPath string) (*workspa
 	if configPath != "" {
 		opts.ConfigPath = configPath
 	}
+	opts.Roots = s.roots()
 	w, err := workspace.New(ctx, &opts)
 	if err != nil {
 		return nil, err

@@ -19,9 +19,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 
+	fcconfig "github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/server"
 )
 
@@ -44,6 +47,18 @@ func main() {
 		os.Exit(2)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// Servers that a FreeCode process killed outright left behind are
+	// reaped before this one starts any; the ones it starts are recorded
+	// beside the config file, for the next one to reap if it is killed.
+	path := *config
+	if path == "" {
+		path, _ = fcconfig.DefaultPath()
+	}
+	if path != "" {
+		if err := mcp.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
+			logger.Warn("reaping servers left behind", "error", err)
+		}
+	}
 	opts := &server.RunOptions{Listen: *listen}
 	opts.Server.Version = version()
 	opts.Server.Logger = logger

@@ -167,7 +167,7 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	}
 	if !req.IsCall() {
-		c.queue.push(Notification{Method: req.Method(), Params: bytes.Clone(req.Params())})
+		c.queue.push(Notification{Method: strings.Clone(req.Method()), Params: bytes.Clone(req.Params())})
 		return nil, nil
 	}
 	switch {

@@ -25,6 +25,9 @@ type EditorOptions struct {
 	// NoPermission makes it a frontend that does not implement
 	// freecode/permission/request.
 	NoPermission bool
+	// NoInitialize leaves Run's first frontend connected but not
+	// initialized.
+	NoInitialize bool
 }
 
 // Answer is a fake editor's answer to a permission prompt. It may block,
@@ -50,14 +53,14 @@ type Editor struct {
 	// mu guards the fields below.
 	mu      sync.Mutex
 	notes   []frontend.Notification
-	changed chan struct{} // closed and replaced when a note or a prompt comes
-	cursor  int           // notes before it were consumed by an Await
+	changed chan struct{}  // closed and replaced when a note or a prompt comes
+	cursors map[string]int // by stream: its notes before it were consumed by an Await
 	prompts []protocol.PermissionRequest
 	answer  Answer
 }
 
 func newEditor(t *testing.T, name string, rwc io.ReadWriteCloser, fopts *frontend.Options, log io.Writer, o *EditorOptions) *Editor {
-	ed := &Editor{Name: name, t: t, rwc: rwc, changed: make(chan struct{}), answer: Reply(protocol.Deny)}
+	ed := &Editor{Name: name, t: t, rwc: rwc, changed: make(chan struct{}), cursors: map[string]int{}, answer: Reply(protocol.Deny)}
 	var mu sync.Mutex
 	fopts.Trace = func(dir protocol.Direction, body []byte) {
 		mu.Lock()
@@ -111,12 +114,12 @@ func (ed *Editor) Vanish() {
 }
 
 // waitChange waits for the next note or prompt.
-func (ed *Editor) waitChange(ch <-chan struct{}, timer *time.Timer, what string) {
+func (ed *Editor) waitChange(ch <-chan struct{}, timer *time.Timer, what, stream string) {
 	ed.t.Helper()
 	select {
 	case <-ch:
 	case <-timer.C:
-		ed.t.Fatalf("%s: no %s within %v; notifications since the last await:\n%s", ed.Name, what, HangGuard, ed.describe())
+		ed.t.Fatalf("%s: no %s within %v; notifications since the last await:\n%s", ed.Name, what, HangGuard, ed.describe(stream))
 	}
 }
 
@@ -132,21 +135,24 @@ func (ed *Editor) AwaitPrompts(n int) []protocol.PermissionRequest {
 		if got >= n {
 			return ed.Prompts()
 		}
-		ed.waitChange(ch, timer, fmt.Sprintf("%d permission prompts", n))
+		ed.waitChange(ch, timer, fmt.Sprintf("%d permission prompts", n), "")
 	}
 }
 
-// Await waits for a notification, from those not consumed by an earlier
-// Await, for which match is true, and consumes it and those before it.
-func (ed *Editor) Await(what string, match func(frontend.Notification) bool) frontend.Notification {
+// Await waits for a notification of the stream for which match is true,
+// from those an earlier Await of the stream did not consume, and consumes
+// it and those before it. A stream is a name for a sequence that the test
+// follows (a server's statuses, the tools changes, …): awaiting one server's
+// state consumes nothing of another's.
+func (ed *Editor) Await(stream, what string, match func(frontend.Notification) bool) frontend.Notification {
 	ed.t.Helper()
 	timer := time.NewTimer(HangGuard)
 	defer timer.Stop()
 	for {
 		ed.mu.Lock()
-		for i := ed.cursor; i < len(ed.notes); i++ {
+		for i := ed.cursors[stream]; i < len(ed.notes); i++ {
 			if match(ed.notes[i]) {
-				ed.cursor = i + 1
+				ed.cursors[stream] = i + 1
 				n := ed.notes[i]
 				ed.mu.Unlock()
 				return n
@@ -154,7 +160,7 @@ func (ed *Editor) Await(what string, match func(frontend.Notification) bool) fro
 		}
 		ch := ed.changed
 		ed.mu.Unlock()
-		ed.waitChange(ch, timer, what)
+		ed.waitChange(ch, timer, what, stream)
 	}
 }
 
@@ -178,12 +184,12 @@ func (ed *Editor) Since(mark int, method string) []frontend.Notification {
 	return out
 }
 
-// describe lists the notifications not consumed yet.
-func (ed *Editor) describe() string {
+// describe lists the notifications the stream did not consume.
+func (ed *Editor) describe(stream string) string {
 	ed.mu.Lock()
 	defer ed.mu.Unlock()
 	var b strings.Builder
-	for _, n := range ed.notes[ed.cursor:] {
+	for _, n := range ed.notes[ed.cursors[stream]:] {
 		fmt.Fprintf(&b, "  %s %s\n", n.Method, n.Params)
 	}
 	return b.String()
@@ -202,7 +208,7 @@ func decodeAs[T any](t *testing.T, n frontend.Notification) T {
 // AwaitStatus waits for a freecode/servers/status of server in state.
 func (ed *Editor) AwaitStatus(server string, state protocol.ServerState) protocol.ServerStatus {
 	ed.t.Helper()
-	n := ed.Await(fmt.Sprintf("status %s of %s", state, server), func(n frontend.Notification) bool {
+	n := ed.Await("status "+server, fmt.Sprintf("status %s of %s", state, server), func(n frontend.Notification) bool {
 		var st protocol.ServerStatus
 		return n.Method == protocol.NotifyServersStatus && json.Unmarshal(n.Params, &st) == nil && st.Name == server && st.State == state
 	})
@@ -212,14 +218,14 @@ func (ed *Editor) AwaitStatus(server string, state protocol.ServerState) protoco
 // AwaitToolsChanged waits for a freecode/tools/changed.
 func (ed *Editor) AwaitToolsChanged() protocol.ToolsChanged {
 	ed.t.Helper()
-	n := ed.Await("tools changed", func(n frontend.Notification) bool { return n.Method == protocol.NotifyToolsChanged })
+	n := ed.Await("tools changed", "tools changed", func(n frontend.Notification) bool { return n.Method == protocol.NotifyToolsChanged })
 	return decodeAs[protocol.ToolsChanged](ed.t, n)
 }
 
 // AwaitProblems waits for the freecode/config/problems of the file at path.
 func (ed *Editor) AwaitProblems(path string) protocol.ConfigProblems {
 	ed.t.Helper()
-	n := ed.Await("problems of "+path, func(n frontend.Notification) bool {
+	n := ed.Await("problems "+path, "problems of "+path, func(n frontend.Notification) bool {
 		var cp protocol.ConfigProblems
 		return n.Method == protocol.NotifyConfigProblems && json.Unmarshal(n.Params, &cp) == nil && cp.Path == path
 	})
@@ -229,7 +235,7 @@ func (ed *Editor) AwaitProblems(path string) protocol.ConfigProblems {
 // AwaitLogMessage waits for a window/logMessage holding text.
 func (ed *Editor) AwaitLogMessage(text string) lsp.LogMessageParams {
 	ed.t.Helper()
-	n := ed.Await("window/logMessage with "+text, func(n frontend.Notification) bool {
+	n := ed.Await("logMessage", "window/logMessage with "+text, func(n frontend.Notification) bool {
 		return n.Method == protocol.MethodLogMessage && strings.Contains(string(n.Params), text)
 	})
 	return decodeAs[lsp.LogMessageParams](ed.t, n)
@@ -238,7 +244,7 @@ func (ed *Editor) AwaitLogMessage(text string) lsp.LogMessageParams {
 // AwaitLog waits for a freecode/servers/log line of server holding text.
 func (ed *Editor) AwaitLog(server, text string) protocol.ServerLog {
 	ed.t.Helper()
-	n := ed.Await(fmt.Sprintf("log line of %s with %q", server, text), func(n frontend.Notification) bool {
+	n := ed.Await("log "+server, fmt.Sprintf("log line of %s with %q", server, text), func(n frontend.Notification) bool {
 		var l protocol.ServerLog
 		return n.Method == protocol.NotifyServersLog && json.Unmarshal(n.Params, &l) == nil && l.Name == server && strings.Contains(l.Message, text)
 	})

@@ -1,11 +1,14 @@
 package servertest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,22 +21,35 @@ const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
 // the MCP server name, with these tools:
 //
 //	echo     read-only: returns its text argument
-//	write    destructive: returns "wrote"
+//	write    destructive: writes "wrote <text>" to stderr, returns "wrote"
 //	addtool  adds the tool named by its name argument (tools/list_changed follows)
 //	crash    exits the process, as a crashing server does
 //	block    read-only: writes "blocking <text>" to stderr, waits until the
 //	         call is cancelled, then writes "cancelled <text>" to stderr
-//	roots    read-only: asks the client for its roots and returns their URIs, one per line
-//	say      read-only: writes its text argument to stderr and returns "said"
+//	roots    read-only: asks the client for its roots and returns their URIs,
+//	         one per line; an error if the client has no roots capability
+//	say      read-only: writes its text argument to stderr, count times
+//	         (default once), and returns "said"
+//	mcplog   read-only: sends notifications/message with its level and text
+//	progress read-only: sends progress 1/2 and 2/2, with messages, then returns "done"
 //
-// extra is merged into the entry (e.g. {"enabled": false}).
+// It writes "roots changed" to stderr on notifications/roots/list_changed.
+// extra is merged into the entry (e.g. {"enabled": false}); its "env", a
+// map[string]string, into the entry's env.
 func Server(name string, extra map[string]any) string {
 	exe, err := os.Executable()
 	if err != nil {
 		panic(err)
 	}
-	entry := map[string]any{"name": name, "type": "local", "command": []string{exe}, "env": map[string]string{mcpServerEnv: name}}
+	env := map[string]string{mcpServerEnv: name}
+	entry := map[string]any{"name": name, "type": "local", "command": []string{exe}, "env": env}
 	for k, v := range extra {
+		if e, ok := v.(map[string]string); ok && k == "env" {
+			for ek, ev := range e {
+				env[ek] = ev
+			}
+			continue
+		}
 		entry[k] = v
 	}
 	b, err := json.Marshal(entry)
@@ -54,9 +70,28 @@ func arg(req *mcpsdk.CallToolRequest, name string) string {
 	return s
 }
 
+// lockedWriter keeps the SDK's messages and mcplog's whole on stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
+
 // runMCPServer serves the tools Server lists on stdio.
 func runMCPServer() int {
-	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "servertest", Version: "1.0.0"}, nil)
+	stdout := &lockedWriter{w: os.Stdout}
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "servertest", Version: "1.0.0"}, &mcpsdk.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcpsdk.RootsListChangedRequest) {
+			fmt.Fprintln(os.Stderr, "roots changed")
+		},
+	})
 	obj := map[string]any{"type": "object", "properties": map[string]any{
 		"text": map[string]any{"type": "string"},
 		"name": map[string]any{"type": "string"},
@@ -69,7 +104,8 @@ func runMCPServer() int {
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "write", Description: "Pretend to write", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &yes}},
-		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "wrote", arg(req, "text"))
 			return text("wrote"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "Add a tool", InputSchema: obj,
@@ -97,6 +133,9 @@ func runMCPServer() int {
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj, Annotations: readOnly},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			if caps := req.Session.InitializeParams().Capabilities; caps == nil || caps.RootsV2 == nil {
+				return nil, fmt.Errorf("the client has no roots capability")
+			}
 			res, err := req.Session.ListRoots(ctx, nil)
 			if err != nil {
 				return nil, err
@@ -107,12 +146,52 @@ func runMCPServer() int {
 			}
 			return text(strings.Join(uris, "\n")), nil
 		})
-	server.AddTool(&mcpsdk.Tool{Name: "say", Description: "Write the text to stderr", InputSchema: obj, Annotations: readOnly},
+	sayArgs := map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"}, "count": map[string]any{"type": "integer"},
+	}}
+	server.AddTool(&mcpsdk.Tool{Name: "say", Description: "Write the text to stderr", InputSchema: sayArgs, Annotations: readOnly},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			fmt.Fprintln(os.Stderr, arg(req, "text"))
+			var args struct {
+				Text  string `json:"text"`
+				Count int    `json:"count"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			w := bufio.NewWriter(os.Stderr)
+			for range max(args.Count, 1) {
+				fmt.Fprintln(w, args.Text)
+			}
+			w.Flush()
 			return text("said"), nil
 		})
-	if err := server.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
+	logArgs := map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"}, "level": map[string]any{"type": "string"},
+	}}
+	server.AddTool(&mcpsdk.Tool{Name: "mcplog", Description: "Send an MCP log message", InputSchema: logArgs, Annotations: readOnly},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			// Written as it is: the go-sdk sends a server's log only once the
+			// client set a level, which FreeCode's client does not.
+			b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+				"params": map[string]any{"level": arg(req, "level"), "logger": "servertest", "data": arg(req, "text")}})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := stdout.Write(append(b, '\n')); err != nil {
+				return nil, err
+			}
+			return text("logged"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "progress", Description: "Report progress", InputSchema: obj, Annotations: readOnly},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			if token := req.Params.GetProgressToken(); token != nil {
+				for i := 1; i <= 2; i++ {
+					req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d/2", i),
+					})
+				}
+			}
+			return text("done"), nil
+		})
+	if err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "servertest server:", err)
 		return 1
 	}

@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -133,12 +134,28 @@ func (s *Sandbox) WriteFile(t testing.TB, name, content string) {
 	}
 }
 
-// Expand expands the templates of a file's content: {{server "name"}} is
-// the config entry of the test MCP server (Server) named name.
-func Expand(t testing.TB, content string) string {
+// Expand expands the templates of a file's content:
+//
+//	{{server "name"}}           the config entry of the test MCP server (Server) named name
+//	{{server "name" "K" "V"…}}  the same with env K=V…
+//	{{demo "name"}}             the config entry of examples/demo-server, built for the test
+func Expand(t *testing.T, content string) string {
 	t.Helper()
 	tmpl, err := template.New("file").Funcs(template.FuncMap{
-		"server": func(name string) string { return Server(name, nil) },
+		"server": func(name string, env ...string) string {
+			e := map[string]string{}
+			for i := 0; i+1 < len(env); i += 2 {
+				e[env[i]] = env[i+1]
+			}
+			return Server(name, map[string]any{"env": e})
+		},
+		"demo": func(name string) string {
+			b, err := json.Marshal(map[string]any{"name": name, "type": "local", "command": []string{binary(t, "demo-server")}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		},
 	}).Parse(content)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +219,11 @@ func Run(t *testing.T, files string, test func(t *testing.T, env *Env), opts ...
 		}
 		t.Run(mode.String(), func(t *testing.T) {
 			env := newEnv(t, mode, files)
-			env.Editor = env.Connect("editor", &cfg.editor)
+			if cfg.editor.NoInitialize {
+				env.Editor = env.Dial("editor", &cfg.editor)
+			} else {
+				env.Editor = env.Connect("editor", &cfg.editor)
+			}
 			test(t, env)
 		})
 	}
@@ -250,8 +271,8 @@ func newEnv(t *testing.T, mode Mode, files string) *Env {
 // serverOptions are the options of a server in this process.
 func (env *Env) serverOptions(t *testing.T) *server.Options {
 	return &server.Options{
-		Version: "test",
-		Logger:  slog.New(slog.NewTextHandler(env.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Version:   "test",
+		Logger:    slog.New(slog.NewTextHandler(env.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Workspace: workspaceOptions(t),
 	}
 }
@@ -371,28 +392,39 @@ func (env *Env) AwaitExit() int {
 // ServerDone is the in-process server's Done.
 func (env *Env) ServerDone() <-chan struct{} { return env.srv.Done() }
 
+// binaries are the programs the tests run, by name: their packages.
+var binaries = map[string]string{
+	"freecode-serve": "github.com/freecode/freecode/cmd/freecode-serve",
+	"demo-server":    "github.com/freecode/freecode/examples/demo-server",
+}
+
 var (
 	binOnce sync.Once
 	binDir  string
 	binErr  error
 )
 
-// binary builds freecode-serve, once per test process.
-func binary(t *testing.T) string {
+// binary returns the path of one of binaries, all built once per test
+// process.
+func binary(t *testing.T, name string) string {
+	t.Helper()
 	binOnce.Do(func() {
 		binDir, binErr = os.MkdirTemp("", "servertest-bin-")
 		if binErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir, "github.com/freecode/freecode/cmd/freecode-serve")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("building freecode-serve: %v\n%s", err, out)
+		args := []string{"build", "-o", binDir}
+		for _, pkg := range binaries {
+			args = append(args, pkg)
+		}
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building %v: %v\n%s", binaries, err, out)
 		}
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
-	return filepath.Join(binDir, "freecode-serve")
+	return filepath.Join(binDir, name)
 }
 
 // startBinary starts freecode-serve listening on a unix socket of the
@@ -400,7 +432,7 @@ func binary(t *testing.T) string {
 func (env *Env) startBinary(t *testing.T) {
 	sb := env.Sandbox
 	sock := filepath.Join(filepath.Dir(sb.Home), "sock")
-	env.cmd = exec.Command(binary(t), "--listen", "unix:"+sock, "--project", sb.Project, "--config", sb.ConfigPath,
+	env.cmd = exec.Command(binary(t, "freecode-serve"), "--listen", "unix:"+sock, "--project", sb.Project, "--config", sb.ConfigPath,
 		"--trace", "--log-level", "debug")
 	env.cmd.Env = append(withoutEnv(os.Environ(), "HOME", "FREECODE_CONFIG"), "HOME="+sb.Home)
 	stderr, err := env.cmd.StderrPipe()
@@ -453,22 +485,56 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
+// AwaitSidecarLog waits until the sidecar's log holds text.
+func (env *Env) AwaitSidecarLog(text string) {
+	env.T.Helper()
+	timer := time.NewTimer(HangGuard)
+	defer timer.Stop()
+	for {
+		ch, has := env.log.contains(text)
+		if has {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			env.T.Fatalf("the sidecar's log has no %q within %v", text, HangGuard)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers, which tells
+// of every write.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed and replaced by every write
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+	s.WriteString(string(p))
+	return len(p), nil
 }
 
 func (s *syncBuffer) WriteString(p string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.b.WriteString(p)
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// contains reports whether the buffer holds text, and returns a channel
+// closed by the next write.
+func (s *syncBuffer) contains(text string) (<-chan struct{}, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed, strings.Contains(s.b.String(), text)
 }
 
 func (s *syncBuffer) String() string {
