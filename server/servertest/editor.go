@@ -215,10 +215,14 @@ func (ed *Editor) AwaitStatus(server string, state protocol.ServerState) protoco
 	return decodeAs[protocol.ServerStatus](ed.t, n)
 }
 
-// AwaitToolsChanged waits for a freecode/tools/changed.
-func (ed *Editor) AwaitToolsChanged() protocol.ToolsChanged {
+// AwaitToolsChanged waits for a freecode/tools/changed for which match
+// (nil: any) is true.
+func (ed *Editor) AwaitToolsChanged(match func(protocol.ToolsChanged) bool) protocol.ToolsChanged {
 	ed.t.Helper()
-	n := ed.Await("tools changed", "tools changed", func(n frontend.Notification) bool { return n.Method == protocol.NotifyToolsChanged })
+	n := ed.Await("tools changed", "tools changed", func(n frontend.Notification) bool {
+		var tc protocol.ToolsChanged
+		return n.Method == protocol.NotifyToolsChanged && json.Unmarshal(n.Params, &tc) == nil && (match == nil || match(tc))
+	})
 	return decodeAs[protocol.ToolsChanged](ed.t, n)
 }
 
