@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,7 +90,7 @@ func TestShutdown(t *testing.T) {
 		if runtime.GOOS == "linux" {
 			kids := descendants(env.SidecarPID())
 			for _, pid := range pids {
-				if !contains(kids, pid) {
+				if !slices.Contains(kids, pid) {
 					t.Fatalf("server pid %d is not among the sidecar's processes %v", pid, kids)
 				}
 			}
@@ -159,15 +160,6 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // A socket frontend without the token, or with another, is refused:

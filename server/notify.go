@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/protocol"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -252,28 +250,4 @@ func currentHashes(w *workspace.Workspace) (protocol.Hashes, error) {
 		m[f] = e.Hash
 	}
 	return hashesToWire(m), nil
-}
-
-func hashesToWire(m map[defscache.Format]string) protocol.Hashes {
-	return protocol.Hashes{Anthropic: m[defscache.FormatAnthropic], OpenAI: m[defscache.FormatOpenAI]}
-}
-
-// statusToWire is a server's status as the protocol has it.
-func statusToWire(st mcp.Status) *protocol.ServerStatus {
-	out := &protocol.ServerStatus{
-		Name: st.Name, Scope: st.Scope, Type: st.Type, Transport: st.Transport,
-		State: protocol.ServerState(st.State.String()), ToolCount: st.ToolCount, PID: st.PID,
-		ProtocolVersion: st.ProtocolVersion, LastError: st.LastError, StderrTail: st.StderrTail,
-		Command: st.Command, URL: st.URL, ToolListCut: st.ToolListCut,
-	}
-	if st.ServerInfo != nil {
-		out.ServerInfo = &protocol.ServerInfo{Name: st.ServerInfo.Name, Version: st.ServerInfo.Version}
-	}
-	if !st.ConnectedAt.IsZero() {
-		out.ConnectedAt = st.ConnectedAt.UTC().Truncate(time.Millisecond)
-	}
-	if st.LastPing > 0 {
-		out.LastPingMs = float64(st.LastPing.Microseconds()) / 1000
-	}
-	return out
 }

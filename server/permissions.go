@@ -18,7 +18,7 @@ func (sess *session) permissions(ctx context.Context, _ jsonrpc2.RawMessage) (an
 	rules := w.Rules()
 	out := &protocol.PermissionsResult{Rules: make([]protocol.Rule, 0, len(rules))}
 	for _, r := range rules {
-		out.Rules = append(out.Rules, protocol.Rule{Rule: r.Pattern, Effect: r.Effect.String(), Source: r.Source.String()})
+		out.Rules = append(out.Rules, ruleToWire(r))
 	}
 	return out, nil
 }

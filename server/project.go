@@ -7,7 +7,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/protocol"
-	"github.com/freecode/freecode/workspace"
 )
 
 // errNoProject is the error of what needs a project, asked of a sidecar
@@ -47,11 +46,4 @@ func (sess *session) trust(ctx context.Context, params jsonrpc2.RawMessage) (any
 		return nil, err
 	}
 	return &protocol.TrustResult{ProjectTrusted: w.Project().Trusted}, nil
-}
-
-func projectToWire(p workspace.ProjectInfo) *protocol.Project {
-	return &protocol.Project{
-		Root: p.Root, ProjectTrusted: p.Trusted, ConfigPath: p.ConfigPath,
-		SettingsPaths: protocol.SettingsPaths{User: p.SettingsPaths.User, Project: p.SettingsPaths.Project, Local: p.SettingsPaths.Local},
-	}
 }

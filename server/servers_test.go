@@ -255,5 +255,3 @@ func TestLateFrontend(t *testing.T) {
 		}
 	}, servertest.Modes(servertest.MultiModes))
 }
-
-

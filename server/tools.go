@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -31,11 +30,7 @@ func (sess *session) tools(ctx context.Context, params jsonrpc2.RawMessage) (any
 	infos := w.Tools(p.Server)
 	out := &protocol.ToolsResult{Tools: make([]protocol.ToolInfo, 0, len(infos))}
 	for _, t := range infos {
-		out.Tools = append(out.Tools, protocol.ToolInfo{
-			ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
-			ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
-			InputSchema: t.InputSchema, Alias: t.Alias,
-		})
+		out.Tools = append(out.Tools, toolToWire(t))
 	}
 	return out, nil
 }
@@ -116,32 +111,6 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 			return nil, err
 		}
 		out.Results = append(out.Results, wr)
-	}
-	return out, nil
-}
-
-// resultToWire is a call's result as the protocol has it.
-func resultToWire(r orchestrator.ToolResult) (protocol.ToolResult, error) {
-	out := protocol.ToolResult{
-		CallID: r.CallID, Content: make([]json.RawMessage, 0, len(r.Content)), IsError: r.IsError,
-		Decision: protocol.Decision(r.Decision), DurationMs: r.DurationMs,
-	}
-	for _, c := range r.Content {
-		b, err := json.Marshal(c)
-		if err != nil {
-			return out, fmt.Errorf("encoding the result of %s: %w", r.CallID, err)
-		}
-		out.Content = append(out.Content, b)
-	}
-	if r.StructuredContent != nil {
-		b, err := json.Marshal(r.StructuredContent)
-		if err != nil {
-			return out, fmt.Errorf("encoding the structured result of %s: %w", r.CallID, err)
-		}
-		out.StructuredContent = b
-	}
-	if r.Truncated != nil {
-		out.Truncated = &protocol.Truncated{ShownChars: r.Truncated.ShownChars, TotalChars: r.Truncated.TotalChars, SavedTo: r.Truncated.SavedTo}
 	}
 	return out, nil
 }
