@@ -71,7 +71,9 @@ func (s sessionState) String() string {
 // frontend closes it or sends exit, or the server closes. It closes rwc.
 // Whatever the frontend still had running is cancelled.
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
-	sess := &session{srv: s, out: newOutbox()}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sess := &session{srv: s, out: newOutbox(), cancel: cancel}
 	id, ok := s.add(sess)
 	if !ok {
 		rwc.Close()
@@ -80,15 +82,12 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 	defer s.remove(sess)
 	sess.id = id
 	sess.logger = s.logger.With("frontend", id)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sess.cancel = cancel
 	sopts := &protocol.StreamOptions{
 		// The frontend went away: nothing it asked for is worth finishing.
 		OnReadEnd: func(error) { cancel() },
 	}
 	if s.opts.Trace != nil {
-		sopts.Trace = traceTo(s.opts.Trace, id)
+		sopts.Trace = traceTo(s.opts.Trace, id, s.opts.Token)
 	}
 	sess.conn = protocol.NewConn(rwc, sopts)
 	sess.logger.Debug("frontend connected")
@@ -103,16 +102,16 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 }
 
 // end ends the session from the server's side.
-func (sess *session) end() {
-	if sess.cancel != nil {
-		sess.cancel()
-	}
-}
+func (sess *session) end() { sess.cancel() }
 
-// traceTo writes each message of frontend id as one line.
-func traceTo(w io.Writer, id int) func(protocol.Direction, []byte) {
+// traceTo writes each message of frontend id as one line, the token
+// masked: a trace is a log, and a log holds no secret.
+func traceTo(w io.Writer, id int, token string) func(protocol.Direction, []byte) {
 	var mu sync.Mutex
 	return func(dir protocol.Direction, body []byte) {
+		if token != "" {
+			body = bytes.ReplaceAll(body, []byte(token), []byte("***"))
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(w, "[%d] %s %s\n", id, dir, bytes.TrimSpace(body))

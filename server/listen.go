@@ -118,11 +118,20 @@ func NewToken() string {
 	return hex.EncodeToString(b)
 }
 
+// CheckServeFile returns an error if path names a sidecar that still
+// runs: a second one would take its serve.json from it.
+func CheckServeFile(path string) error {
+	if old, err := protocol.ReadServeFile(path); err == nil && old.PID != os.Getpid() && processAlive(old.PID) {
+		return fmt.Errorf("another sidecar (pid %d) listens on %s, per %s", old.PID, old.Address, path)
+	}
+	return nil
+}
+
 // WriteServeFile writes sf to path atomically, readable by the user only.
 // It refuses to replace the file of a sidecar that still runs.
 func WriteServeFile(path string, sf protocol.ServeFile) error {
-	if old, err := protocol.ReadServeFile(path); err == nil && old.PID != sf.PID && processAlive(old.PID) {
-		return fmt.Errorf("another sidecar (pid %d) listens on %s, per %s", old.PID, old.Address, path)
+	if err := CheckServeFile(path); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err

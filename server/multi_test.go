@@ -147,6 +147,22 @@ func TestServeFile(t *testing.T) {
 		if sts, err := c.Servers(t.Context()); err != nil || len(sts) != 1 {
 			t.Errorf("servers through serve.json: %+v, %v", sts, err)
 		}
+
+		// The sidecar's trace (--trace) shows every message but the token:
+		// up to the answer to that freecode/servers, both initializes.
+		env.AwaitSidecarLog(`sidecar: [2] send {"jsonrpc":"2.0","id":2,`)
+		masked := 0
+		for _, line := range strings.Split(env.Log(), "\n") {
+			if strings.HasPrefix(line, "sidecar: ") && strings.Contains(line, sf.Token) {
+				t.Errorf("the sidecar's log shows the token: %s", line)
+			}
+			if strings.HasPrefix(line, "sidecar: [") && strings.Contains(line, `"token":"***"`) {
+				masked++
+			}
+		}
+		if masked != 2 {
+			t.Errorf("%d initializes with the token masked in the sidecar's trace, want 2", masked)
+		}
 	}, servertest.Modes(servertest.Binary))
 }
 

@@ -113,31 +113,73 @@ func TestServerLogs(t *testing.T) {
 			t.Errorf("MCP log message: %+v", l)
 		}
 
-		const lines = 5000
-		if r := execute(t, ed, call("c3", "mcp__srv__say", fmt.Sprintf(`{"text":"flood","count":%d}`, lines))); r.IsError {
-			t.Fatalf("say: %+v", r)
-		}
-		shown, dropped := 0, 0
-		for shown+dropped < lines {
-			n := ed.Await("flood", "the flood's lines", func(n frontend.Notification) bool { return n.Method == protocol.NotifyServersLog })
-			var l protocol.ServerLog
-			if err := n.Decode(&l); err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case l.Message == "flood":
-				shown++
-			case strings.HasPrefix(l.Message, "freecode: "):
-				var n int
-				fmt.Sscanf(l.Message, "freecode: %d lines", &n)
-				dropped += n
-				if l.Level != protocol.LevelWarning {
-					t.Errorf("the drop line: %+v", l)
-				}
-			}
-		}
-		if shown+dropped != lines || dropped == 0 {
-			t.Errorf("%d lines shown, %d said dropped; want %d in all, some dropped", shown, dropped, lines)
-		}
+		floodLogs(t, ed, "srv", 5000)
 	})
+}
+
+// floodLogs has server write lines lines to its stderr, through ed, and
+// waits until ed was told of each, shown or dropped.
+func floodLogs(t *testing.T, ed *servertest.Editor, server string, lines int) {
+	t.Helper()
+	if r := execute(t, ed, call("flood-"+server, "mcp__"+server+"__say", fmt.Sprintf(`{"text":"flood","count":%d}`, lines))); r.IsError {
+		t.Fatalf("say: %+v", r)
+	}
+	shown, dropped := 0, 0
+	for shown+dropped < lines {
+		n := ed.Await("flood "+server, "the flood's lines", func(n frontend.Notification) bool { return n.Method == protocol.NotifyServersLog })
+		var l protocol.ServerLog
+		if err := n.Decode(&l); err != nil {
+			t.Fatal(err)
+		}
+		if l.Name != server {
+			continue
+		}
+		switch {
+		case l.Message == "flood":
+			shown++
+		case strings.HasPrefix(l.Message, "freecode: "):
+			var n int
+			fmt.Sscanf(l.Message, "freecode: %d lines", &n)
+			dropped += n
+			if l.Level != protocol.LevelWarning {
+				t.Errorf("the drop line: %+v", l)
+			}
+		}
+	}
+	if shown+dropped != lines || dropped == 0 {
+		t.Errorf("%s: %d lines shown, %d said dropped; want %d in all, some dropped", server, shown, dropped, lines)
+	}
+}
+
+// A frontend that falls so far behind that events it was to get are
+// dropped is resynced: every server's status again, and a tools/changed
+// for the change it missed.
+func TestResync(t *testing.T) {
+	hold := make(chan struct{})
+	servertest.Run(t, `
+-- config.json --
+{"mcp": {"servers": [{{server "a"}}, {{server "b"}}]}}
+`, func(t *testing.T, env *servertest.Env) {
+		fast := env.Editor
+		fast.AwaitStatus("a", protocol.StateConnected)
+		fast.AwaitStatus("b", protocol.StateConnected)
+		slow := env.Connect("slow", &servertest.EditorOptions{Hold: hold})
+		// slow reads no more: a tools change, then more log lines than its
+		// queue holds (each server's burst alone is 200 lines).
+		fast.SetAnswer(servertest.Reply(protocol.AllowOnce))
+		if r := execute(t, fast, call("c1", "mcp__a__addtool", `{"name":"missed"}`)); r.IsError {
+			t.Fatalf("addtool: %+v", r)
+		}
+		tc := fast.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Reason == "listChanged" })
+		floodLogs(t, fast, "a", 5000)
+		floodLogs(t, fast, "b", 5000)
+		close(hold)
+		got := slow.AwaitToolsChanged(func(got protocol.ToolsChanged) bool { return got.Hashes == tc.Hashes })
+		if got.Reason != "resync" {
+			t.Errorf("the tools change the slow frontend got: %+v, want the resync's", got)
+		}
+		slow.AwaitStatus("a", protocol.StateConnected)
+		slow.AwaitStatus("b", protocol.StateConnected)
+		env.AwaitSidecarLog("resyncing")
+	}, servertest.Modes(servertest.Shared))
 }

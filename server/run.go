@@ -112,6 +112,10 @@ func runListen(ctx context.Context, opts *RunOptions) error {
 	}
 	sopts.Workspace.Root = root
 	sopts.Token = NewToken()
+	// Before any server starts: a second sidecar would run them twice.
+	if err := CheckServeFile(path); err != nil {
+		return err
+	}
 	ln, addr, err := Listen(opts.Listen)
 	if err != nil {
 		return err

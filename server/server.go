@@ -252,13 +252,14 @@ func (s *Server) add(sess *session) (id int, ok bool) {
 	return s.nextID, true
 }
 
-// remove forgets a frontend whose connection ended.
+// remove forgets a frontend whose connection ended; its folders are
+// roots no more.
 func (s *Server) remove(sess *session) {
 	s.mu.Lock()
 	delete(s.sessions, sess)
 	s.mu.Unlock()
-	s.wg.Done()
 	s.rootsChanged()
+	s.wg.Done()
 }
 
 // sessionsNow returns the frontends connected now.

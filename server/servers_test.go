@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -124,8 +125,8 @@ func TestErrors(t *testing.T) {
 	})
 }
 
-// A server that dies reconnects: reconnecting, then connected, and its
-// tools stay what they were: no tools/changed, so a provider's prompt
+// A server that is killed reconnects: reconnecting, then connected, and
+// its tools stay what they were: no tools/changed, so a provider's prompt
 // cache survives. The first tools/changed after is a real change's.
 func TestServerReconnects(t *testing.T) {
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
@@ -136,9 +137,8 @@ func TestServerReconnects(t *testing.T) {
 			t.Fatal(err)
 		}
 		mark := ed.Mark()
-		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		if r := execute(t, ed, call("c1", "mcp__srv__crash", `{}`)); !r.IsError {
-			t.Fatalf("crash: %+v", r)
+		if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
 		}
 		ed.AwaitStatus("srv", protocol.StateReconnecting)
 		again := ed.AwaitStatus("srv", protocol.StateConnected)
@@ -149,6 +149,7 @@ func TestServerReconnects(t *testing.T) {
 		if err != nil || after.Hash != before.Hash {
 			t.Fatalf("definitions' hash after the reconnect: %s, was %s (%v)", after.Hash, before.Hash, err)
 		}
+		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
 		if r := execute(t, ed, call("c2", "mcp__srv__addtool", `{"name":"fresh"}`)); r.IsError {
 			t.Fatalf("addtool: %+v", r)
 		}

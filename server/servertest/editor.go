@@ -28,6 +28,9 @@ type EditorOptions struct {
 	// NoInitialize leaves Run's first frontend connected but not
 	// initialized.
 	NoInitialize bool
+	// Hold, if set, makes a frontend that falls behind: at the first
+	// notification it gets, it stops reading until Hold is closed.
+	Hold <-chan struct{}
 }
 
 // Answer is a fake editor's answer to a permission prompt. It may block,
@@ -64,8 +67,13 @@ func newEditor(t *testing.T, name string, rwc io.ReadWriteCloser, fopts *fronten
 	var mu sync.Mutex
 	fopts.Trace = func(dir protocol.Direction, body []byte) {
 		mu.Lock()
-		defer mu.Unlock()
 		fmt.Fprintf(log, "%s %s %s\n", name, dir, body)
+		mu.Unlock()
+		if o.Hold != nil && dir == protocol.Received && isNotification(body) {
+			// The trace runs on the read loop: holding it holds the
+			// connection, and the sidecar's writes wait.
+			<-o.Hold
+		}
 	}
 	fopts.OnNotification = ed.note
 	if !o.NoPermission {
@@ -73,6 +81,16 @@ func newEditor(t *testing.T, name string, rwc io.ReadWriteCloser, fopts *fronten
 	}
 	ed.Client = frontend.New(rwc, fopts)
 	return ed
+}
+
+// isNotification reports whether a message is a notification: it has a
+// method and no id.
+func isNotification(body []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.ID == nil && m.Method != ""
 }
 
 func (ed *Editor) note(n frontend.Notification) {

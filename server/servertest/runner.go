@@ -485,6 +485,9 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
+// Log returns the sidecar's log and the frontends' messages so far.
+func (env *Env) Log() string { return env.log.String() }
+
 // AwaitSidecarLog waits until the sidecar's log holds text.
 func (env *Env) AwaitSidecarLog(text string) {
 	env.T.Helper()
