@@ -6,8 +6,13 @@ BIN := $(CURDIR)/bin
 NPM_DIR := $(CURDIR)/interop
 NPM_STAMP := $(NPM_DIR)/node_modules/.freecode-stamp
 export FREECODE_NPM := $(NPM_DIR)/node_modules
+# The MCP conformance suite and the Node 22 it needs (npm serves Node as a
+# package), for the server and client scenario tests.
+CONFORMANCE_DIR := $(NPM_DIR)/conformance
+CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.freecode-stamp
+export FREECODE_CONFORMANCE := $(CONFORMANCE_DIR)/node_modules
 
-.PHONY: all build demo test test-go bench lint npm clean
+.PHONY: all build demo test test-go bench lint npm conformance clean
 
 all: build
 
@@ -21,12 +26,18 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 
 npm: $(NPM_STAMP)
 
+$(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+conformance: $(CONFORMANCE_STAMP)
+
 # The demo runs the CLI on the repo's own demo MCP server, with a temporary
 # config: never the user's own ~/.freecode/config.json.
 demo: build
 	@./scripts/demo.sh $(BIN)
 
-test: npm
+test: npm conformance vscode-test
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
@@ -39,4 +50,6 @@ lint:
 	gofmt -l $$(git ls-files '*.go')
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) editors/vscode/dist editors/vscode/out editors/vscode/bin editors/vscode/test-output
+
+include editors/vscode/vscode.mk

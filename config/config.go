@@ -55,6 +55,13 @@ type MCP struct {
 	// MaxParallel bounds how many read-only tool calls of one batch run at
 	// once ("maxParallel", 1 to MaxParallelLimit).
 	MaxParallel int
+	// DeferTools is "deferTools": false, true or "auto" (see DeferMode).
+	DeferTools DeferMode
+	// AutoDeferTools and AutoDeferTokens are the auto mode's thresholds
+	// ("autoDeferTools", "autoDeferTokens"): more tools than the one, or
+	// definitions of more estimated tokens than the other, defer.
+	AutoDeferTools  int
+	AutoDeferTokens int
 }
 
 // Server is one entry of mcp.servers, with defaults applied.
@@ -82,6 +89,10 @@ type Server struct {
 	ToolTimeout     time.Duration // one tools/call, restarted by progress up to 4x
 	ProtocolVersion string        // "protocolVersion": pinned MCP version
 	MaxMessageBytes int           // "maxMessageBytes": one message's cap: a local server's stdout line, a remote one's JSON answer or SSE event
+	// DeferTools is the entry's "deferTools": whether its tools are left
+	// out of the definitions sent to providers; nil follows
+	// mcp.deferTools. It changes nothing about the connection.
+	DeferTools *bool
 
 	// Scope is "user" for servers from config.json, "project" for servers
 	// from a project's .freecode/settings.json. Not read from the file.

@@ -197,12 +197,14 @@ type fileServer struct {
 	ToolTimeout     int64             `json:"toolTimeout,omitempty"`
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
 	MaxMessageBytes int               `json:"maxMessageBytes,omitempty"`
+	DeferTools      *bool             `json:"deferTools,omitempty"`
 }
 
 func toFile(s Server) fileServer {
 	f := fileServer{
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Headers: s.Headers, CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
+		DeferTools: s.DeferTools,
 	}
 	if s.Type == TypeRemote && s.Transport != TransportAuto {
 		f.Transport = s.Transport

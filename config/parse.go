@@ -68,7 +68,8 @@ func Parse(path string, data []byte) (*Config, error) {
 }
 
 func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
-	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel}}
+	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
@@ -215,6 +216,12 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.count(key, "", v, &cfg.MCP.MaxResultChars)
 		case "maxParallel":
 			d.between(key, "", v, 1, MaxParallelLimit, &cfg.MCP.MaxParallel)
+		case "deferTools":
+			d.deferMode(key, v, &cfg.MCP.DeferTools)
+		case "autoDeferTools":
+			d.count(key, "", v, &cfg.MCP.AutoDeferTools)
+		case "autoDeferTokens":
+			d.count(key, "", v, &cfg.MCP.AutoDeferTokens)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:
@@ -288,6 +295,10 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			d.str(fk, s.Name, v, &s.ClientCert)
 		case "clientKey":
 			d.str(fk, s.Name, v, &s.ClientKey)
+		case "deferTools":
+			var b bool
+			d.boolean(fk, s.Name, v, &b)
+			s.DeferTools = &b
 		}
 	}
 	if s.Type == "" {

@@ -40,7 +40,8 @@ func remote(name, url string) Server {
 }
 
 func defaults() *Config {
-	return &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel}}
+	return &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens}}
 }
 
 func TestParse(t *testing.T) {
@@ -85,7 +86,8 @@ func TestParse(t *testing.T) {
 				gh.Headers = map[string]string{"Authorization": "Bearer ${env:GITHUB_TOKEN}"}
 				gh.CABundle, gh.ClientCert, gh.ClientKey = "/etc/fc/ca.pem", "/abs/c.pem", "/etc/fc/keys/k.pem"
 				gh.Enabled = false
-				c.MCP = MCP{Servers: []Server{fs, gh}, PollInterval: 2500 * time.Millisecond, MaxResultChars: 1000, MaxParallel: 4}
+				c.MCP = MCP{Servers: []Server{fs, gh}, PollInterval: 2500 * time.Millisecond, MaxResultChars: 1000, MaxParallel: 4,
+					AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens}
 				c.Trusted = []string{"/src/a"}
 				c.Approvals = []string{"/src/a:abc"}
 			},

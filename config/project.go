@@ -81,6 +81,9 @@ func ApprovalKey(projectDir string, s Server) string {
 	if len(e.Headers) == 0 {
 		e.Headers = nil
 	}
+	// Not canonjson: approvals already stored were keyed with this
+	// encoding (encoding/json, HTML-escaped), and a new encoding would ask
+	// the user to approve every project server again.
 	b, _ := json.Marshal(e) // cannot fail: strings, bools and string maps only
 	sum := sha256.Sum256(b)
 	return dir + ":" + hex.EncodeToString(sum[:])

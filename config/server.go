@@ -195,7 +195,8 @@ func (s Server) clone() Server {
 
 // Equal reports whether s and o are the same entry: the Manager restarts a
 // server whose entry is not Equal to the running one. A nil and an empty
-// map or command are equal.
+// map or command are equal. DeferTools is left out: it decides what
+// providers are sent, not how the server runs.
 func (s Server) Equal(o Server) bool {
 	return s.Name == o.Name && s.Type == o.Type && s.Enabled == o.Enabled &&
 		slices.Equal(s.Command, o.Command) && maps.Equal(s.Env, o.Env) &&

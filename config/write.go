@@ -22,9 +22,10 @@ import (
 // The write is atomic and keeps the file's mode (0600 for a new file).
 // Permission rules and config edits share it.
 //
-// The whole read-edit-write holds the file's lock (internal/filelock: the
-// lock file "."+name+".lock" beside it), which every FreeCode process and
-// goroutine editing the file takes, so no edit undoes another. UpdateFile
+// The whole read-edit-write holds the file's lock (internal/filelock: its
+// directory on Unix, a lock file beside it on Windows), which every
+// FreeCode process and goroutine editing the file takes, so no edit undoes
+// another. UpdateFile
 // waits up to 20 seconds for it, then fails writing nothing. A program that
 // writes the file without the lock is caught by a re-read before the
 // rename, and the edit is redone on what it wrote.

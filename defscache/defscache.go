@@ -76,6 +76,11 @@ type Def struct {
 	Order   int
 	// Server and Tool order MCP tools (by server, then tool).
 	Server, Tool string
+	// Deferred leaves the tool out of the array: the model finds it with
+	// tool_search instead. The entry counts it, and what it would have
+	// added (Entry.Deferred, Entry.FullSize), and nothing else: its
+	// coming, going or changing leaves the array's bytes and hash alone.
+	Deferred bool
 }
 
 // Source returns the tools to build the array of format f from. The
@@ -93,6 +98,10 @@ type Entry struct {
 	Hash string
 	// Count is the number of tools in Bytes.
 	Count int
+	// Deferred is the number of tools left out of Bytes (Def.Deferred),
+	// and FullSize the length Bytes would have with them in.
+	Deferred int
+	FullSize int
 
 	gen uint64 // the cache generation it was built in
 }
@@ -190,12 +199,33 @@ func (c *Cache) build(ctx context.Context, f Format, slot *atomic.Pointer[Entry]
 	if err != nil {
 		return nil, fmt.Errorf("listing %s tool definitions: %w", f, err)
 	}
-	b, err := Encode(f, defs)
+	sent := make([]Def, 0, len(defs))
+	var deferred []Def
+	for _, d := range defs {
+		if d.Deferred {
+			deferred = append(deferred, d)
+		} else {
+			sent = append(sent, d)
+		}
+	}
+	b, err := Encode(f, sent)
 	if err != nil {
 		return nil, err
 	}
+	full := len(b)
+	if len(deferred) > 0 {
+		// Encoded apart: what they would add is their entries and commas.
+		d, err := Encode(f, deferred)
+		if err != nil {
+			return nil, err
+		}
+		full += len(d) - 2
+		if len(sent) > 0 {
+			full++
+		}
+	}
 	sum := sha256.Sum256(b)
-	e := &Entry{Format: f, Bytes: b, Hash: hex.EncodeToString(sum[:]), Count: len(defs), gen: gen}
+	e := &Entry{Format: f, Bytes: b, Hash: hex.EncodeToString(sum[:]), Count: len(sent), Deferred: len(deferred), FullSize: full, gen: gen}
 	c.mu.Lock()
 	if c.gen.Load() == gen {
 		slot.Store(e)
@@ -203,6 +233,19 @@ func (c *Cache) build(ctx context.Context, f Format, slot *atomic.Pointer[Entry]
 	c.mu.Unlock()
 	return e, nil
 }
+
+// EstimateTokens estimates the tokens a provider counts for n bytes of tool
+// definitions: n/4, rounded up. Tokenizers differ by provider and model,
+// and JSON schemas, with their quotes and braces, run somewhat above four
+// bytes a token; the figure is for comparing sizes and setting budgets, not
+// for billing.
+func EstimateTokens(n int) int { return (n + 3) / 4 }
+
+// Tokens is EstimateTokens of the array.
+func (e *Entry) Tokens() int { return EstimateTokens(len(e.Bytes)) }
+
+// FullTokens is EstimateTokens of the array with the deferred tools in.
+func (e *Entry) FullTokens() int { return EstimateTokens(e.FullSize) }
 
 // Invalidate drops every entry: the tool set changed. The next Get rebuilds.
 func (c *Cache) Invalidate() {

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/internal/urlpolicy"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // maxToolPages bounds tools/list pagination against a server that never
@@ -432,11 +433,7 @@ func compactTool(t *mcpsdk.Tool) (*mcpsdk.Tool, []byte, error) {
 	if ct.OutputSchema, err = canonicalSchema(t.OutputSchema); err != nil {
 		return nil, nil, fmt.Errorf("outputSchema: %w", err)
 	}
-	b, err := json.Marshal(&ct)
-	if err != nil {
-		return nil, nil, err
-	}
-	canon, err := canonjson.Append(nil, b)
+	canon, err := canonjson.AppendValue(nil, &ct)
 	return &ct, canon, err
 }
 
@@ -446,11 +443,7 @@ func canonicalSchema(v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	canon, err := canonjson.Append(nil, b)
+	canon, err := canonjson.AppendValue(nil, v)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,10 @@ type DefsOptions struct {
 	// OnProblem, if set, is told about every conversion problem of every
 	// build (besides the log).
 	OnProblem func(DefsProblem)
+	// Deferred, if set, reports the tools to leave out of the array
+	// (defscache.Def.Deferred): the model finds them with tool_search.
+	// Built-ins are never deferred.
+	Deferred func(*Tool) bool
 }
 
 // DefsSource returns the defscache.Source that builds provider definitions
@@ -40,12 +44,14 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 	logger := slog.New(slog.DiscardHandler)
 	var onProblem func(DefsProblem)
 	var conv *providerschema.Converter
+	var deferred func(*Tool) bool
 	if opts != nil {
 		if opts.Logger != nil {
 			logger = opts.Logger
 		}
 		onProblem = opts.OnProblem
 		conv = opts.Converter
+		deferred = opts.Deferred
 	}
 	if conv == nil {
 		conv = providerschema.New(nil)
@@ -93,6 +99,7 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 				Order:       t.Order,
 				Server:      t.Server,
 				Tool:        t.Name,
+				Deferred:    !t.Builtin && deferred != nil && deferred(t),
 			})
 		}
 		return defs, nil

@@ -142,7 +142,7 @@ func TestAliasRules(t *testing.T) {
 		if name == read {
 			ann = &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
 		}
-		m.server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Annotations: ann},
+		m.addTool(t, &mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Annotations: ann},
 			func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 				m.count(name).Add(1)
 				return textResult("ok"), nil

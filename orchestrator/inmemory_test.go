@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,54 +13,41 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp"
 )
 
-// memServer is a real go-sdk MCP server reached over in-memory transports.
-// Its "crash" tools close the server's session in the middle of their
-// first call, the way a dying process drops its pipes.
+// memServer is a scripted go-sdk server (internal/mcptest) behind a real
+// mcp.Conn: calls take the path they take in production, the Conn's
+// loss detection and reconnect included. Its "crash" tools drop the
+// session in the middle of their first call, the way a dying process
+// drops its pipes.
 type memServer struct {
-	server *mcpsdk.Server
-	client *mcpsdk.Client
-	seen   sync.Map // tool name → *atomic.Int32
-
-	mu         sync.Mutex
-	sessions   []*mcpsdk.ClientSession
-	cs         *mcpsdk.ClientSession
-	serverConn mcpsdk.Connection // the server's end of cs
+	Caller // the Conn, as the registry calls it
+	srv    *mcptest.Server
+	conn   *mcp.Conn
+	seen   sync.Map      // tool name → *atomic.Int32
+	status chan struct{} // a status came: the tools may have changed; buffered 1
 }
 
-// connRecorder hands out its transport's connection and records it.
-type connRecorder struct {
-	mcpsdk.Transport
-	conn mcpsdk.Connection
-}
+// oneConn is the ConnSource of a single Conn.
+type oneConn struct{ c *mcp.Conn }
 
-func (r *connRecorder) Connect(ctx context.Context) (mcpsdk.Connection, error) {
-	c, err := r.Transport.Connect(ctx)
-	r.conn = c
-	return c, err
-}
+func (o oneConn) Conn(string) (*mcp.Conn, bool) { return o.c, true }
 
 func newMemServer(t testing.TB) *memServer {
-	m := &memServer{
-		server: mcpsdk.NewServer(&mcpsdk.Implementation{Name: "mem", Version: "1"}, nil),
-		client: mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test", Version: "1"}, nil),
-	}
+	m := &memServer{srv: mcptest.NewServer("mem"), status: make(chan struct{}, 1)}
 	obj := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}
 	add := func(name string, readOnly, crash bool) {
 		var ann *mcpsdk.ToolAnnotations
 		if readOnly {
 			ann = &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
 		}
-		m.server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: obj, Annotations: ann}, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		m.srv.AddTool(&mcpsdk.Tool{Name: name, InputSchema: obj, Annotations: ann}, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			n := m.count(name).Add(1)
 			if crash && n == 1 {
-				// Drop the pipe under the call, as a dying process would.
-				m.mu.Lock()
-				conn := m.serverConn
-				m.mu.Unlock()
-				conn.Close()
+				m.srv.Kill()
 				return nil, errors.New("crashed")
 			}
 			return textResult(fmt.Sprintf("%s #%d: %s", name, n, req.Params.Arguments)), nil
@@ -68,7 +55,7 @@ func newMemServer(t testing.TB) *memServer {
 	}
 	// slow_lookup takes 50 ms, like a real server's read, for the batch
 	// benchmark.
-	m.server.AddTool(&mcpsdk.Tool{Name: "slow_lookup", InputSchema: obj, Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
+	m.srv.AddTool(&mcpsdk.Tool{Name: "slow_lookup", InputSchema: obj, Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			m.count("slow_lookup").Add(1)
 			select {
@@ -81,10 +68,21 @@ func newMemServer(t testing.TB) *memServer {
 	add("lookup", true, false)
 	add("flaky_lookup", true, true)
 	add("remove", false, true)
-	if err := m.reconnect(context.Background()); err != nil {
+	srv := config.Server{Name: "mem", Type: config.TypeLocal, Enabled: true, Command: []string{"unused"}}
+	m.conn = mcp.NewConn(srv, &mcp.ConnOptions{Dial: m.srv.Dial, OnStatus: func(mcp.Status) {
+		select {
+		case m.status <- struct{}{}:
+		default:
+		}
+	}})
+	m.Caller = ConnCaller("mem", oneConn{m.conn})
+	t.Cleanup(func() {
+		m.conn.Close()
+		m.srv.Close()
+	})
+	if err := m.conn.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.close)
 	return m
 }
 
@@ -93,69 +91,24 @@ func (m *memServer) count(name string) *atomic.Int32 {
 	return v.(*atomic.Int32)
 }
 
-func (m *memServer) reconnect(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.reconnectLocked(ctx)
-}
-
-func (m *memServer) reconnectLocked(ctx context.Context) error {
-	st, ct := mcpsdk.NewInMemoryTransports()
-	rec := &connRecorder{Transport: st}
-	ss, err := m.server.Connect(ctx, rec, nil)
-	if err != nil {
-		return err
-	}
-	m.serverConn = rec.conn
-	cs, err := m.client.Connect(ctx, ct, nil)
-	if err != nil {
-		ss.Close()
-		return err
-	}
-	m.cs = cs
-	m.sessions = append(m.sessions, cs)
-	return nil
-}
-
-func (m *memServer) close() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, cs := range m.sessions {
-		cs.Close()
+// addTool serves a tool from now on and waits until the Conn has listed it.
+func (m *memServer) addTool(t testing.TB, tool *mcpsdk.Tool, h mcpsdk.ToolHandler) {
+	m.srv.AddTool(tool, h)
+	for !slices.ContainsFunc(m.conn.Tools(), func(x *mcpsdk.Tool) bool { return x.Name == tool.Name }) {
+		select {
+		case <-m.status:
+		case <-t.Context().Done():
+			t.Fatalf("the Conn never listed %s", tool.Name)
+		}
 	}
 }
 
 func (m *memServer) tools(t testing.TB) []*mcpsdk.Tool {
-	m.mu.Lock()
-	cs := m.cs
-	m.mu.Unlock()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
+	tools := m.conn.Tools()
+	if len(tools) == 0 {
+		t.Fatal("the in-memory server listed no tools")
 	}
-	return res.Tools
-}
-
-// CallTool makes memServer a Caller the way mcp.Conn is one: a session
-// that died under the call is reported as mcp.ErrConnectionLost, and the
-// next call goes to a fresh session.
-func (m *memServer) CallTool(ctx context.Context, name string, args map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
-	m.mu.Lock()
-	cs := m.cs
-	m.mu.Unlock()
-	res, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil && ctx.Err() == nil && (errors.Is(err, mcpsdk.ErrConnectionClosed) || errors.Is(err, io.EOF)) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if m.cs == cs { // the first call to see the loss reconnects
-			cs.Close()
-			if rerr := m.reconnectLocked(ctx); rerr != nil {
-				return nil, rerr
-			}
-		}
-		return nil, fmt.Errorf("calling %s: %w: %v", name, mcp.ErrConnectionLost, err)
-	}
-	return res, err
+	return tools
 }
 
 // TestInMemoryServer runs calls through a real go-sdk server: arguments

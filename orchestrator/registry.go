@@ -203,8 +203,8 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 	r.publish(ToolsChanged{Server: server, Reason: reason})
 }
 
-// sameTools reports whether two tool sets look the same to a model and to
-// the permission gate.
+// sameTools reports whether two tool sets look the same to a model, to
+// the permission gate and to the clients of FreeCode's own MCP server.
 func sameTools(a, b map[string]*Tool) bool {
 	if len(a) != len(b) {
 		return false
@@ -212,12 +212,30 @@ func sameTools(a, b map[string]*Tool) bool {
 	for id, x := range a {
 		y, ok := b[id]
 		if !ok || x.Name != y.Name || x.Title != y.Title || x.Description != y.Description ||
-			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld ||
-			!bytes.Equal(x.InputSchema, y.InputSchema) {
+			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld || x.Idempotent != y.Idempotent ||
+			!bytes.Equal(x.InputSchema, y.InputSchema) || !bytes.Equal(x.OutputSchema, y.OutputSchema) {
 			return false
 		}
 	}
 	return true
+}
+
+// RemoveBuiltin drops the built-in id, if it is registered.
+func (r *Registry) RemoveBuiltin(id string) {
+	r.eventMu.Lock()
+	defer r.eventMu.Unlock()
+	r.mu.Lock()
+	t, ok := r.byServer[""][id]
+	if !ok {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.byServer[""], id)
+	if r.tools[id] == t {
+		delete(r.tools, id)
+	}
+	r.mu.Unlock()
+	r.publish(ToolsChanged{Reason: "removed"})
 }
 
 // RemoveServer drops every tool of server.

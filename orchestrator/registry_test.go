@@ -99,7 +99,7 @@ func TestAnnotations(t *testing.T) {
 	got := reg.Infos("s")
 	want := []ToolInfo{
 		{ID: "mcp__s__additive", Server: "s", Name: "additive", Title: "Adds", Destructive: ptr(false), OpenWorld: ptr(true), InputSchema: emptyObjectSchema},
-		{ID: "mcp__s__idempotent", Server: "s", Name: "idempotent", Destructive: ptr(true), OpenWorld: ptr(true), InputSchema: emptyObjectSchema},
+		{ID: "mcp__s__idempotent", Server: "s", Name: "idempotent", Destructive: ptr(true), OpenWorld: ptr(true), Idempotent: true, InputSchema: emptyObjectSchema},
 		{ID: "mcp__s__none", Server: "s", Name: "none", Destructive: ptr(true), OpenWorld: ptr(true), InputSchema: json.RawMessage(`{"type":"object"}`)},
 		{ID: "mcp__s__ro", Server: "s", Name: "ro", Title: "Read only", ReadOnly: true, OpenWorld: ptr(false), InputSchema: emptyObjectSchema},
 	}

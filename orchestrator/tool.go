@@ -43,8 +43,14 @@ type Tool struct {
 	// defaults applied (both true when absent).
 	Destructive bool
 	OpenWorld   bool
+	// Idempotent is the annotations' idempotentHint (default false).
+	Idempotent  bool
 	InputSchema json.RawMessage // kept whole, for validation
-	Caller      Caller
+	// OutputSchema is the tool's outputSchema as its server sent it, nil
+	// when it declared none. Providers never see it; FreeCode's own MCP
+	// server lists it.
+	OutputSchema json.RawMessage
+	Caller       Caller
 
 	// Builtin and Order place built-ins first, in their fixed order, in the
 	// provider-facing definitions.
@@ -77,14 +83,16 @@ func (t *Tool) ProviderName() string {
 // Info returns the tool as the protocol's ToolInfo.
 func (t *Tool) Info() ToolInfo {
 	info := ToolInfo{
-		ID:          t.ID,
-		Server:      t.Server,
-		Name:        t.Name,
-		Title:       t.Title,
-		Description: t.Description,
-		ReadOnly:    t.ReadOnly,
-		InputSchema: t.InputSchema,
-		Alias:       t.alias,
+		ID:           t.ID,
+		Server:       t.Server,
+		Name:         t.Name,
+		Title:        t.Title,
+		Description:  t.Description,
+		ReadOnly:     t.ReadOnly,
+		Idempotent:   t.Idempotent,
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
+		Alias:        t.alias,
 	}
 	if !t.ReadOnly {
 		d := t.Destructive
@@ -117,23 +125,29 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
 	if noSchema {
 		schema = emptyObjectSchema
 	}
+	out, err := rawSchema(st.OutputSchema)
+	if err != nil {
+		return nil, err
+	}
 	t := &Tool{
-		ID:          id,
-		Server:      server,
-		Name:        st.Name,
-		Title:       st.Title,
-		Description: st.Description,
-		Destructive: true,
-		OpenWorld:   true,
-		InputSchema: schema,
-		Caller:      c,
-		noSchema:    noSchema,
+		ID:           id,
+		Server:       server,
+		Name:         st.Name,
+		Title:        st.Title,
+		Description:  st.Description,
+		Destructive:  true,
+		OpenWorld:    true,
+		InputSchema:  schema,
+		OutputSchema: out,
+		Caller:       c,
+		noSchema:     noSchema,
 	}
 	if a := st.Annotations; a != nil {
 		if t.Title == "" {
 			t.Title = a.Title
 		}
 		t.ReadOnly = a.ReadOnlyHint
+		t.Idempotent = a.IdempotentHint
 		if a.DestructiveHint != nil {
 			t.Destructive = *a.DestructiveHint
 		}
@@ -147,7 +161,8 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
 	return t, nil
 }
 
-// rawSchema encodes a tools/list inputSchema; nil means there was none.
+// rawSchema encodes a tools/list inputSchema or outputSchema; nil means
+// there was none.
 func rawSchema(v any) (json.RawMessage, error) {
 	switch s := v.(type) {
 	case nil:

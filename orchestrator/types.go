@@ -8,15 +8,21 @@ import (
 
 // ToolInfo describes one registered tool, shaped like the protocol's ToolInfo.
 type ToolInfo struct {
-	ID          string          `json:"id"`
-	Server      string          `json:"server,omitempty"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description"`
-	ReadOnly    bool            `json:"readOnly"`
-	Destructive *bool           `json:"destructive,omitempty"`
-	OpenWorld   *bool           `json:"openWorld,omitempty"`
+	ID          string `json:"id"`
+	Server      string `json:"server,omitempty"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description"`
+	ReadOnly    bool   `json:"readOnly"`
+	Destructive *bool  `json:"destructive,omitempty"`
+	OpenWorld   *bool  `json:"openWorld,omitempty"`
+	// Idempotent is the tool's idempotentHint. It and OutputSchema are
+	// not in the protocol's ToolInfo (frontends check its fields); FreeCode's
+	// MCP server lists them.
+	Idempotent  bool            `json:"-"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the tool's outputSchema, when its server declared one.
+	OutputSchema json.RawMessage `json:"-"`
 	// Alias is the provider-facing name when ID is longer than 64 characters.
 	Alias string `json:"alias,omitempty"`
 }

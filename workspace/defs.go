@@ -11,9 +11,21 @@ import (
 
 // onRegistryChange is the registry's report of a change of the tool set,
 // on the goroutine that made it (a Conn's): the cache entries go at once,
-// so the next Definitions sees the new tools, and the rebuild that decides
-// whether to tell anyone is left to defsLoop.
+// so the next Definitions sees the new tools, the subscribers that list
+// every tool are told, and the rebuild that decides whether the provider
+// definitions changed is left to defsLoop.
 func (w *Workspace) onRegistryChange(ev orchestrator.ToolsChanged) {
+	w.checkAutoDefer()
+	w.definitionsChanged(ev)
+	// After the cache entries went: a subscriber that reads the
+	// definitions on this event gets them rebuilt.
+	w.events.publish(&ToolSetEvent{Server: ev.Server, Reason: ev.Reason})
+}
+
+// definitionsChanged drops the definitions and the search index, and has
+// defsLoop rebuild the definitions and say whether they changed.
+func (w *Workspace) definitionsChanged(ev orchestrator.ToolsChanged) {
+	w.search.Invalidate()
 	w.defsMu.Lock()
 	w.defsPending = append(w.defsPending, ev)
 	w.defsMu.Unlock()
@@ -89,6 +101,7 @@ func (w *Workspace) defsSource() defscache.Source {
 		var problems []orchestrator.DefsProblem
 		src := orchestrator.DefsSource(w.reg, &orchestrator.DefsOptions{
 			Converter: w.conv,
+			Deferred:  w.deferred,
 			Logger:    w.logger,
 			OnProblem: func(p orchestrator.DefsProblem) { problems = append(problems, p) },
 		})

@@ -27,6 +27,14 @@
 //     drops the cache's entries at once; one goroutine rebuilds them, once
 //     for all the changes since its last rebuild, and publishes a
 //     *ToolsChangedEvent only if a hash changed.
+//   - Deferral (mcp.deferTools, a server's deferTools): which MCP tools
+//     are left out of the provider definitions, and the tool_search
+//     built-in that finds them, registered while any tool may be
+//     deferred. The auto mode turns on once the MCP tools outgrow
+//     mcp.autoDeferTools or mcp.autoDeferTokens and stays on until those
+//     settings change, so that servers coming and going do not move the
+//     definitions back and forth. A deferred tool is called by its id
+//     like any other: finding it only shows the model its definition.
 //   - The orchestrator, whose rules are the workspace's permissions.Set
 //     (reloaded in place, so the next decision uses the new rules) and whose
 //     result cap follows the config.
@@ -57,6 +65,7 @@
 //
 // One stream, fanned out to every Subscription: *StatusEvent (a server's
 // status changed), *ToolsChangedEvent (the definitions' hashes changed),
+// *ToolSetEvent (the registry's tools changed, hashes or not; on request),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
 // (the rules in force changed), *ProjectEvent (the project's trust
 // changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded

@@ -7,8 +7,8 @@ import (
 )
 
 // Event is one thing a subscriber is told: a *StatusEvent, *ToolsChangedEvent,
-// *ProblemsEvent, *RulesChangedEvent, *ProjectEvent, *LogEvent or
-// *MissedEvent. Events are shared by every subscriber and must not be
+// *ToolSetEvent, *ProblemsEvent, *RulesChangedEvent, *ProjectEvent,
+// *LogEvent or *MissedEvent. Events are shared by every subscriber and must not be
 // modified.
 type Event interface {
 	event()
@@ -40,6 +40,19 @@ type ToolsChangedEvent struct {
 	// "reconnected", "failed", "stopped", …), or "several" when the
 	// changes covered had different reasons.
 	Reason string
+}
+
+// ToolSetEvent says that the registry's tools changed: a tool came, went,
+// or changed its description, schemas or annotations. It comes for every
+// change, whether or not the provider definitions' hashes moved (they do
+// not for a deferred server's tools, which are not in the provider array,
+// nor for an output schema, which providers never see), so it is what a
+// frontend that lists every tool, such as FreeCode's own MCP server, reads
+// the tools again on. Several may come for one change of a server's tools.
+// Only subscribers that ask for it (SubscribeOptions.ToolSet) get it.
+type ToolSetEvent struct {
+	Server string // "" for the built-ins
+	Reason string // the registry's reason, as in ToolsChangedEvent
 }
 
 // ReasonSeveral is a ToolsChangedEvent's Reason when it covers changes made
@@ -115,6 +128,7 @@ type MissedEvent struct {
 
 func (*StatusEvent) event()       {}
 func (*ToolsChangedEvent) event() {}
+func (*ToolSetEvent) event()      {}
 func (*ProblemsEvent) event()     {}
 func (*RulesChangedEvent) event() {}
 func (*ProjectEvent) event()      {}

@@ -18,6 +18,9 @@ type SubscribeOptions struct {
 	// dropped and the subscriber gets a *MissedEvent. Default
 	// DefaultCapacity.
 	Capacity int
+	// ToolSet asks for *ToolSetEvent, which most subscribers, who follow
+	// the provider definitions' hashes, have no use for.
+	ToolSet bool
 	// NoLogs leaves out *LogEvent: for a subscriber that shows no server
 	// logs, whose queue they would only fill.
 	NoLogs bool
@@ -43,6 +46,7 @@ type Subscription struct {
 	others   int                      // queued events that are not statuses
 	capacity int
 	missed   int  // events dropped since the last *MissedEvent was taken
+	toolSet  bool // SubscribeOptions.ToolSet
 	noLogs   bool // SubscribeOptions.NoLogs
 }
 
@@ -60,6 +64,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 		s.capacity = opts.Capacity
 	}
 	if opts != nil {
+		s.toolSet = opts.ToolSet
 		s.noLogs = opts.NoLogs
 	}
 	go s.pump()
@@ -82,7 +87,10 @@ func (s *Subscription) Close() {
 
 // push queues ev. It never blocks.
 func (s *Subscription) push(ev Event) {
-	if _, isLog := ev.(*LogEvent); isLog && s.noLogs {
+	if _, ok := ev.(*ToolSetEvent); ok && !s.toolSet {
+		return
+	}
+	if _, ok := ev.(*LogEvent); ok && s.noLogs {
 		return
 	}
 	s.mu.Lock()

@@ -125,6 +125,8 @@ func describe(ev Event) string {
 		return fmt.Sprintf("status %s %v tools=%d err=%q", ev.Status.Name, ev.Status.State, ev.Status.ToolCount, ev.Status.LastError)
 	case *ToolsChangedEvent:
 		return fmt.Sprintf("tools changed server=%q reason=%q", ev.Server, ev.Reason)
+	case *ToolSetEvent:
+		return fmt.Sprintf("tool set server=%q reason=%q", ev.Server, ev.Reason)
 	case *ProblemsEvent:
 		return fmt.Sprintf("problems %s %+v", ev.Path, ev.Problems)
 	case *RulesChangedEvent:

@@ -146,6 +146,10 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 
 	if st.kinds&(kindConfig|kindProject) != 0 {
 		w.applyServers(ctx, st.cfg, st.project)
+		w.mu.Lock()
+		running := w.running
+		w.mu.Unlock()
+		w.applyDeferral(st.cfg, running)
 	}
 	w.orch.SetMaxResultChars(st.cfg.MCP.MaxResultChars)
 	w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/freecode/freecode/config"
@@ -77,6 +78,7 @@ type Workspace struct {
 	mgr    *mcp.Manager // set once, by New, under reloadMu
 	events fanout
 
+	search      *orchestrator.ToolSearch
 	unsubscribe func() // from the registry
 	defsKick    chan struct{}
 	done        chan struct{} // closed by Close
@@ -88,6 +90,14 @@ type Workspace struct {
 	reloadMu  sync.Mutex
 	closed    bool                 // guarded by reloadMu
 	published map[string][]Problem // by path: the problems last published; guarded by reloadMu
+	// searchRegistered says tool_search is in the registry; guarded by
+	// reloadMu.
+	searchRegistered bool
+
+	// deferPolicy and autoDeferOn decide which tools are deferred (see
+	// deferral.go). They are read on every definitions build and search.
+	deferPolicy atomic.Pointer[deferral]
+	autoDeferOn atomic.Bool
 
 	// mu guards the fields below. Status events are published under it,
 	// so that whether a server counts as awaiting approval and the order
@@ -185,6 +195,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
+	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{Searchable: w.deferred})
 	w.perms = &permissions.Set{}
 	w.orch = orchestrator.New(w.reg, &orchestrator.Options{
 		Permissions: w.perms,

@@ -40,6 +40,7 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPToolsCmd(a),
 		newMCPImportCmd(a),
 		newMCPApproveCmd(a),
+		newMCPServeCmd(a),
 	)
 	return cmd
 }

@@ -2,12 +2,16 @@
 // the read-modify-write of a file that several programs edit at once (the
 // sidecar, the CLI and the FreeCode app all edit config.json).
 //
-// The lock is taken on a lock file beside the target, "."+name+".lock" in
-// the same directory, never on the target itself: writers replace the
+// The lock is never taken on the target itself: writers replace the
 // target by renaming a new file over it, and a lock on the file they
-// replaced guards nothing. The lock file is created on first use and
-// left in place; removing it would let one process hold a lock on the
-// removed file while another locks a new one of the same name.
+// replaced guards nothing. On Unix it is taken on the target's directory,
+// which a rename does not replace, so no lock file is left in a user's
+// project (where it would show in `git status`) or home; every file of one
+// directory shares that lock, which costs nothing for edits this short.
+// Elsewhere it is taken on a lock file beside the target, "."+name+".lock",
+// created on first use and left in place: removing it would let one
+// process hold a lock on the removed file while another locks a new one of
+// the same name.
 //
 // On Unix the lock is flock(2), on Windows LockFileEx: both are advisory
 // (they bind only programs that take them) and released by the system
@@ -28,8 +32,12 @@ import (
 	"time"
 )
 
-// Path returns the lock file that guards target.
+// Path returns what is locked to guard target: its directory on Unix, a
+// lock file beside it elsewhere.
 func Path(target string) string {
+	if lockDir {
+		return filepath.Dir(target)
+	}
 	return filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".lock")
 }
 
@@ -44,7 +52,7 @@ type Lock struct {
 var errNoLocks = errors.New("the file system does not support locks")
 
 // Acquire takes the lock that guards target, creating the lock file (mode
-// 0600) if needed; target's directory must exist. It waits while another
+// 0600) if one is needed; target's directory must exist. It waits while another
 // process or goroutine holds the lock, until ctx is done: then the error
 // names the lock file and wraps context.Cause(ctx). A free lock is taken
 // even if ctx is done already, so a done ctx makes Acquire a try-lock.
@@ -64,7 +72,11 @@ func Acquire(ctx context.Context, target string) (*Lock, error) {
 	}
 	// Read-only is enough to lock, and works on a lock file this
 	// process may read but not write.
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	flag := os.O_RDONLY
+	if !lockDir {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
 	if err != nil {
 		<-slot
 		return nil, fmt.Errorf("opening lock file: %w", err)

@@ -210,8 +210,32 @@ func TestKilledHolderReleases(t *testing.T) {
 }
 
 func TestPath(t *testing.T) {
-	if got, want := Path(filepath.Join("a", "b", "config.json")), filepath.Join("a", "b", ".config.json.lock"); got != want {
+	want := filepath.Join("a", "b", ".config.json.lock")
+	if lockDir {
+		want = filepath.Join("a", "b")
+	}
+	if got := Path(filepath.Join("a", "b", "config.json")); got != want {
 		t.Errorf("Path = %q, want %q", got, want)
+	}
+}
+
+// TestNoLockFileLeft: where the directory is the lock, editing a project's
+// file leaves nothing beside it.
+func TestNoLockFileLeft(t *testing.T) {
+	if !lockDir {
+		t.Skip("this system locks a file beside the target")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "settings.local.json")
+	l, err := Acquire(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("files left in the directory: %v", entries)
 	}
 }
 

@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// lockDir: flock works on a directory's descriptor, so the target's
+// directory is the lock and nothing is created.
+const lockDir = true
+
 // tryLock takes an exclusive flock on f without waiting, and reports
 // whether it got it. flock binds the open file, not the process, so two
 // opens in one process exclude each other too.

@@ -9,6 +9,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// lockDir: LockFileEx needs a file; the lock is a file beside the target.
+const lockDir = false
+
 // tryLock takes an exclusive LockFileEx lock on the first byte of f
 // without waiting, and reports whether it got it. The lock belongs to the
 // handle, so two opens in one process exclude each other too.

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"net/http"
+	"os/exec"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// benchRounds and benchCalls shape the alternating rounds of a benchmark
+// that compares paths: the machine is shared, so each path runs the same
+// number of rounds in turn and keeps its best, and a burst of load
+// elsewhere hits all alike.
+const benchRounds, benchCalls = 6, 1000
+
+// BenchmarkServeCall measures sequential echo calls of the demo server with
+// the go-sdk's client three ways in one run: straight to the server over
+// stdio (the peer), through `freecode mcp serve` over stdio, and through
+// `freecode mcp serve --http`. The timed loop is the stdio gateway's; the
+// metrics are each path's best round of calls/s and the time the gateway
+// adds to a call, in percent of the direct call's.
+func BenchmarkServeCall(b *testing.B) {
+	cfgPath, project := serveConfig(b)
+	direct := benchSession(b, &mcpsdk.CommandTransport{Command: exec.Command(demoServer)})
+	defer direct.Close()
+	gw := exec.Command(freecodeBin, "--config", cfgPath, "mcp", "serve", "--project", project)
+	viaStdio := benchSession(b, &mcpsdk.CommandTransport{Command: gw})
+	defer viaStdio.Close()
+	hs := startHTTPServe(b, cfgPath, project)
+	viaHTTP := benchSession(b, &mcpsdk.StreamableClientTransport{Endpoint: hs.url,
+		HTTPClient: &http.Client{Transport: bearerRoundTripper{hs.token}}})
+	defer viaHTTP.Close()
+
+	// Warm every path up first: the first calls pay for connections,
+	// schema compilation and the like.
+	echoCalls(b, direct, "echo", 200)
+	echoCalls(b, viaStdio, "mcp__demo__echo", 200)
+	echoCalls(b, viaHTTP, "mcp__demo__echo", 200)
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		echoCalls(b, viaStdio, "mcp__demo__echo", 1)
+	}
+	b.StopTimer()
+
+	var d, s, h float64
+	for range benchRounds {
+		d = max(d, echoCalls(b, direct, "echo", benchCalls))
+		s = max(s, echoCalls(b, viaStdio, "mcp__demo__echo", benchCalls))
+		h = max(h, echoCalls(b, viaHTTP, "mcp__demo__echo", benchCalls))
+	}
+	b.ReportMetric(d, "direct-calls/s")
+	b.ReportMetric(s, "stdio-gateway-calls/s")
+	b.ReportMetric(h, "http-gateway-calls/s")
+	// Per call: 1/s - 1/d is what the gateway adds.
+	b.ReportMetric(100*(d/s-1), "stdio-added-%")
+	b.ReportMetric(100*(d/h-1), "http-added-%")
+}
+
+// bearerRoundTripper adds a bearer token to every request.
+type bearerRoundTripper struct{ token string }
+
+func (t bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// benchSession connects the go-sdk's client over t.
+func benchSession(b *testing.B, t mcpsdk.Transport) *mcpsdk.ClientSession {
+	b.Helper()
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), t, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
+}
+
+// echoCalls makes n sequential echo calls of tool on cs and returns the
+// calls per second.
+func echoCalls(b *testing.B, cs *mcpsdk.ClientSession, tool string, n int) float64 {
+	b.Helper()
+	params := &mcpsdk.CallToolParams{Name: tool, Arguments: map[string]any{"message": "hello"}}
+	start := time.Now()
+	for range n {
+		res, err := cs.CallTool(b.Context(), params)
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %+v", tool, err, res)
+		}
+	}
+	return float64(n) / time.Since(start).Seconds()
+}

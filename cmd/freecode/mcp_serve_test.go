@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/freecode/freecode/mcpserve"
+)
+
+// Flags that would serve more widely than asked are refused before
+// anything starts.
+func TestServeFlags(t *testing.T) {
+	cfgPath, project := serveConfig(t)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--stdio", "--http", "127.0.0.1:0"}, "choose one"},
+		{[]string{"--no-auth"}, "go with --http"},
+		{[]string{"--http", "127.0.0.1:0", "--no-auth", "--allow-remote"}, "loopback addresses only"},
+		{[]string{"--http", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"--http", "192.0.2.1:0", "--no-auth"}, "not a loopback address"},
+		{[]string{"--http", "example.com:80", "--allow-remote"}, "must be an IP address or localhost"},
+	}
+	for _, tc := range tests {
+		args := append([]string{"--config", cfgPath, "mcp", "serve", "--project", project}, tc.args...)
+		_, errOut, code := run(t, args...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("serve %v: exit %d, %q; want an error containing %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// The token is kept, 0600, across restarts, until --new-token.
+func TestServeTokenKept(t *testing.T) {
+	cfgPath, project := serveConfig(t)
+	first := startHTTPServe(t, cfgPath, project)
+	file := filepath.Join(filepath.Dir(cfgPath), mcpserve.ServeFileName)
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", file, fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sf mcpserve.ServeFile
+	if err := json.Unmarshal(data, &sf); err != nil || sf.URL != first.url || sf.Token != first.token {
+		t.Errorf("%s holds %s (%v), want the URL %s and the printed token", file, data, err, first.url)
+	}
+	first.cmd.Process.Signal(os.Interrupt)
+	first.cmd.Wait()
+
+	// A server without a token leaves the kept one for the next.
+	noAuth := startHTTPServe(t, cfgPath, project, "--no-auth")
+	noAuth.cmd.Process.Signal(os.Interrupt)
+	noAuth.cmd.Wait()
+
+	second := startHTTPServe(t, cfgPath, project)
+	if second.token != first.token {
+		t.Errorf("a restart made a new token")
+	}
+	second.cmd.Process.Signal(os.Interrupt)
+	second.cmd.Wait()
+
+	third := startHTTPServe(t, cfgPath, project, "--new-token")
+	if third.token == first.token || third.token == "" {
+		t.Errorf("--new-token kept the token")
+	}
+}

@@ -1,0 +1,51 @@
+// Every command the extension contributes, by id. Each lives in its own file
+// as a factory taking the shared FreeCode parts (vscode-go's shape).
+
+import * as vscode from 'vscode';
+import type { FreeCode } from '../context';
+import { addServer } from './addServer';
+import { approveServer } from './approveServer';
+import { importServers } from './importServers';
+import { openConfig } from './openConfig';
+import { restartServer } from './restartServer';
+import { restartSidecar } from './restartSidecar';
+import { revokeServer } from './revokeServer';
+import { runTool } from './runTool';
+import { runToolWithArguments } from './runToolWithArguments';
+import { showServerLog } from './showServerLog';
+import { showSidecarLog } from './showSidecarLog';
+import { showToolDefinitions } from './showToolDefinitions';
+import { signIn } from './signIn';
+import { startServer } from './startServer';
+import { stopServer } from './stopServer';
+import { trustProject } from './trustProject';
+import { untrustProject } from './untrustProject';
+import type { CommandFactory } from './util';
+
+/** commands maps each command id of package.json to its factory. */
+export const commands: Record<string, CommandFactory> = {
+	'freecode.addServer': addServer,
+	'freecode.openConfig': openConfig,
+	'freecode.importServers': importServers,
+	'freecode.showToolDefinitions': showToolDefinitions,
+	'freecode.restartSidecar': restartSidecar,
+	'freecode.showSidecarLog': showSidecarLog,
+	'freecode.runTool': runTool,
+	'freecode.runToolWithArguments': runToolWithArguments,
+	'freecode.trustProject': trustProject,
+	'freecode.untrustProject': untrustProject,
+	'freecode.server.start': startServer,
+	'freecode.server.stop': stopServer,
+	'freecode.server.restart': restartServer,
+	'freecode.server.showLog': showServerLog,
+	'freecode.server.approve': approveServer,
+	'freecode.server.revoke': revokeServer,
+	'freecode.server.signIn': signIn,
+};
+
+/** registerCommands registers every command for the extension's lifetime. */
+export function registerCommands(fc: FreeCode): void {
+	for (const [id, factory] of Object.entries(commands)) {
+		fc.ext.subscriptions.push(vscode.commands.registerCommand(id, factory(fc)));
+	}
+}

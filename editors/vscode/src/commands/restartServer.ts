@@ -1,0 +1,6 @@
+import type { CommandFactory } from './util';
+import { serverAction } from './serverAction';
+
+/** restartServer reconnects a server (freecode/servers/restart). */
+export const restartServer: CommandFactory = (fc) => (node?: unknown) =>
+	serverAction(fc, node, 'Restarting', (s, name) => s.restart(name));

@@ -1,0 +1,6 @@
+import type { CommandFactory } from './util';
+import { serverAction } from './serverAction';
+
+/** revokeServer withdraws a project server's approval; the sidecar stops it. */
+export const revokeServer: CommandFactory = (fc) => (node?: unknown) =>
+	serverAction(fc, node, 'Revoking', (s, name) => s.approve(name, false));

@@ -1,0 +1,46 @@
+import * as vscode from 'vscode';
+import { argumentsDocument } from '../schemaPrefill';
+import { toolKind, type Node } from '../views/serversTree';
+import { printable } from '../text';
+import type { CommandFactory } from './util';
+import { session } from './util';
+
+/**
+ * runTool is the manual way to try a server: pick a tool, get its required
+ * arguments prefilled from its input schema in a JSON document to edit, then
+ * run it with Run Tool with These Arguments.
+ */
+export const runTool: CommandFactory = (fc) => async (node?: unknown) => {
+	if (!session(fc)) return;
+	const n = node as Node | undefined;
+	let id = n?.kind === 'tool' ? n.id : undefined;
+	if (!id) {
+		const tools = fc.model.allTools();
+		if (tools.length === 0) {
+			void vscode.window.showInformationMessage('No MCP tool is available: no server is connected.');
+			return;
+		}
+		const pick = await vscode.window.showQuickPick(
+			tools.map((t) => ({
+				label: printable(t.id),
+				description: toolKind(t),
+				detail: printable(t.description),
+				id: t.id,
+			})),
+			{ placeHolder: 'Tool to run', matchOnDescription: true, matchOnDetail: true },
+		);
+		id = pick?.id;
+	}
+	if (!id) return;
+	const tool = fc.model.tool(id);
+	if (!tool) {
+		void vscode.window.showErrorMessage(`No tool ${printable(id)} (its server may have gone).`);
+		return;
+	}
+	const doc = await vscode.workspace.openTextDocument({
+		language: 'jsonc',
+		content: argumentsDocument(tool.id, tool.inputSchema),
+	});
+	fc.toolRuns.remember(doc, tool.id);
+	await vscode.window.showTextDocument(doc, { preview: false });
+};

@@ -1,0 +1,60 @@
+import * as vscode from 'vscode';
+import type { ToolCall } from '../protocol';
+import { resultDocument, resultSummary } from '../resultText';
+import { parseArgumentsDocument } from '../schemaPrefill';
+import type { CommandFactory } from './util';
+import { session, showError } from './util';
+
+/**
+ * runToolWithArguments runs the tool of the arguments document in the active
+ * editor through the orchestrator (freecode/tools/execute: validation,
+ * permission rules, the prompt), and shows the result.
+ */
+export const runToolWithArguments: CommandFactory = (fc) => async () => {
+	const editor = vscode.window.activeTextEditor;
+	const tool = editor && fc.toolRuns.toolOf(editor.document);
+	if (!editor || !tool) {
+		void vscode.window.showErrorMessage('Open the arguments of a tool first (FreeCode: Run Tool…).');
+		return;
+	}
+	const parsed = parseArgumentsDocument(editor.document.getText());
+	if (parsed.error !== undefined) {
+		void vscode.window.showErrorMessage(parsed.error);
+		return;
+	}
+	const s = session(fc);
+	if (!s) return;
+	const call: ToolCall = { callId: fc.toolRuns.callId(), tool, arguments: parsed.value };
+	try {
+		const res = await vscode.window.withProgress(
+			{ location: vscode.ProgressLocation.Notification, title: `Running ${tool}`, cancellable: true },
+			async (progress, token) => {
+				let last = 0;
+				const tracking = fc.toolRuns.track(call.callId, (p) => {
+					const pct = p.total ? (100 * p.progress) / p.total : undefined;
+					progress.report({ message: p.message, increment: pct !== undefined ? pct - last : undefined });
+					if (pct !== undefined) last = pct;
+				});
+				try {
+					return await s.execute([call], token);
+				} finally {
+					tracking.dispose();
+				}
+			},
+		);
+		const r = res.results.find((x) => x.callId === call.callId) ?? res.results[0];
+		if (!r) {
+			void vscode.window.showErrorMessage(`${tool}: the sidecar returned no result.`);
+			return;
+		}
+		await fc.docs.show(`results/${call.callId}/${tool}.txt`, resultDocument(tool, r), {
+			preview: true,
+			viewColumn: vscode.ViewColumn.Beside,
+		});
+		const summary = resultSummary(tool, r);
+		if (r.isError) void vscode.window.showErrorMessage(summary);
+		else void vscode.window.showInformationMessage(summary);
+	} catch (e) {
+		showError(`Running ${tool}`, e);
+	}
+};

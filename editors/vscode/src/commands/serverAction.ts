@@ -1,0 +1,34 @@
+// The body shared by Start, Stop and Restart on a server node: the request,
+// a progress indicator while it runs, and the outcome.
+
+import * as vscode from 'vscode';
+import type { FreeCode } from '../context';
+import type { ServerStatus } from '../protocol';
+import type { Session } from '../session';
+import { oneLine } from '../text';
+import { serverName, session, showError } from './util';
+
+export async function serverAction(
+	fc: FreeCode,
+	node: unknown,
+	verb: string,
+	run: (s: Session, name: string) => Promise<ServerStatus>,
+): Promise<void> {
+	const s = session(fc);
+	if (!s) return;
+	const name = await serverName(fc, node, `Server to ${verb.toLowerCase()}`);
+	if (!name) return;
+	try {
+		const st = await vscode.window.withProgress(
+			{ location: { viewId: 'freecode.servers' }, title: `${verb} ${name}` },
+			() => run(s, name),
+		);
+		if (st.state === 'failed') {
+			void vscode.window.showErrorMessage(`${name} failed: ${oneLine(st.lastError ?? 'no reason given', 300)}`, 'Show Log').then((pick) => {
+				if (pick) fc.logs.show(name, st);
+			});
+		}
+	} catch (e) {
+		showError(`${verb} ${name}`, e);
+	}
+}

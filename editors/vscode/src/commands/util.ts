@@ -1,0 +1,49 @@
+// What several commands need: the live session, a server picked from a
+// tree node or a quick pick, and errors shown the same way.
+
+import * as vscode from 'vscode';
+import type { FreeCode } from '../context';
+import type { Session } from '../session';
+import type { Node } from '../views/serversTree';
+
+/** session returns the live session, or tells the user why there is none. */
+export function session(fc: FreeCode): Session | undefined {
+	const s = fc.sidecar.session;
+	if (s) return s;
+	const why =
+		fc.sidecar.state === 'missing'
+			? "FreeCode's sidecar was not found, so there is nothing to ask."
+			: fc.sidecar.state === 'starting'
+				? "FreeCode's sidecar is still starting; try again in a moment."
+				: "FreeCode's sidecar is not running.";
+	void vscode.window.showErrorMessage(why, 'Show Log').then((pick) => {
+		if (pick) fc.sidecar.output.show();
+	});
+	return undefined;
+}
+
+/** serverName is the server of a tree node, or one the user picks. */
+export async function serverName(fc: FreeCode, node: unknown, placeHolder: string): Promise<string | undefined> {
+	const n = node as Node | undefined;
+	if (n && n.kind === 'server') return n.name;
+	if (n && n.kind === 'tool') return n.server;
+	const nodes = fc.model.serverNodes();
+	if (nodes.length === 0) {
+		void vscode.window.showInformationMessage('No MCP server is configured.');
+		return undefined;
+	}
+	const pick = await vscode.window.showQuickPick(
+		nodes.map((s) => ({ label: s.label, description: s.description, name: s.name })),
+		{ placeHolder },
+	);
+	return pick?.name;
+}
+
+/** showError reports a failed command with what the sidecar or the CLI said. */
+export function showError(what: string, e: unknown): void {
+	const msg = e instanceof Error ? e.message : String(e);
+	void vscode.window.showErrorMessage(`${what}: ${msg}`);
+}
+
+/** CommandFactory builds a command's callback from the shared parts (vscode-go's shape). */
+export type CommandFactory = (fc: FreeCode) => (...args: any[]) => unknown;

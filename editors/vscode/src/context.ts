@@ -1,0 +1,22 @@
+// FreeCode is what the extension's parts share, built once in activate and
+// handed to every command (vscode-go's GoExtensionContext, smaller).
+
+import type * as vscode from 'vscode';
+import type { Sidecar } from './client';
+import type { ServerLogs } from './serverLogs';
+import type { Machine, Settings } from './settings';
+import type { ServersModel } from './views/serversTree';
+import type { ReadOnlyDocs } from './readOnlyDocs';
+import type { ToolRuns } from './toolRuns';
+
+export interface FreeCode {
+	readonly ext: vscode.ExtensionContext;
+	readonly model: ServersModel;
+	readonly sidecar: Sidecar;
+	readonly logs: ServerLogs;
+	readonly toolRuns: ToolRuns;
+	readonly docs: ReadOnlyDocs;
+	/** settings reads the freecode.* settings now. */
+	settings(): Settings;
+	machine(): Machine;
+}

@@ -1,0 +1,50 @@
+// The extension's entry points: activate builds the parts and starts the
+// sidecar, deactivate stops it. Everything else lives in its own module.
+
+import * as vscode from 'vscode';
+import { Sidecar } from './client';
+import { registerCommands } from './commands';
+import { machine, readSettings } from './config';
+import { ConfigProblems } from './configProblems';
+import type { FreeCode } from './context';
+import { askPermission } from './permissionPrompt';
+import { ReadOnlyDocs } from './readOnlyDocs';
+import { ServerLogs } from './serverLogs';
+import { StatusItem } from './status';
+import { ToolRuns } from './toolRuns';
+import { ServersModel } from './views/serversTree';
+import { ServersView } from './views/serversView';
+import { watchSidecar } from './watch';
+
+let sidecar: Sidecar | undefined;
+
+export async function activate(ext: vscode.ExtensionContext): Promise<void> {
+	const model = new ServersModel();
+	const logs = new ServerLogs();
+	const problems = new ConfigProblems();
+	const toolRuns = new ToolRuns();
+	const docs = new ReadOnlyDocs();
+	const settings = () => readSettings(ext);
+	const sc = new Sidecar(
+		model,
+		{
+			askPermission: (req, token) => askPermission(req, settings().argumentChars, token, docs),
+			serverLog: (l) => logs.append(l),
+			configProblems: (p) => problems.set(p),
+			toolProgress: (p) => toolRuns.onProgress(p),
+			warn: (m) => sc.output.warn(m),
+		},
+		settings,
+	);
+	sidecar = sc;
+	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, settings, machine: () => machine(ext) };
+	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, new ServersView(model, sc), new StatusItem(model, sc));
+	registerCommands(fc);
+	watchSidecar(fc);
+	await sc.start();
+}
+
+export async function deactivate(): Promise<void> {
+	await sidecar?.stop();
+	sidecar = undefined;
+}

@@ -1,0 +1,88 @@
+// The permission prompt's words and buttons, and the answer each button
+// sends back for freecode/permission/request. permissionPrompt.ts shows them
+// in a modal; this module decides them. Pure: no `vscode` import.
+
+import type { PermissionRequest, PermissionResponse } from './protocol';
+import { oneLine, printable } from './text';
+
+/** Choice is one button: an answer for the sidecar, or the request to see the whole arguments first. */
+export interface Choice {
+	title: string;
+	/** The answer; absent for "Show Full Arguments", which answers nothing. */
+	answer?: PermissionResponse;
+	/** The button Escape stands for (Deny). */
+	isCloseAffordance?: boolean;
+}
+
+/** Prompt is what the modal shows. */
+export interface Prompt {
+	message: string;
+	detail: string;
+	choices: Choice[];
+	/** The arguments, whole and pretty, when detail shows only their start. */
+	fullArguments?: string;
+}
+
+export const ALLOW_ONCE = 'Allow Once';
+export const ALLOW_PROJECT = 'Always Allow in This Project';
+export const ALLOW_EVERYWHERE = 'Always Allow Everywhere';
+export const SHOW_FULL = 'Show Full Arguments';
+export const DENY = 'Deny';
+
+/** DENIED is the answer to anything but an explicit allow: Escape, closing the dialog, an error. */
+export const DENIED: PermissionResponse = { decision: 'deny' };
+
+/** prettyArguments is the arguments as indented JSON. */
+export function prettyArguments(args: unknown): string {
+	if (args === undefined) return '{}';
+	try {
+		return JSON.stringify(args, null, 2) ?? String(args);
+	} catch {
+		return String(args);
+	}
+}
+
+/**
+ * permissionPrompt builds the modal for one request. Arguments longer than
+ * maxArgumentChars are cut, and a Show Full Arguments button appears.
+ * "Always Allow in This Project" is offered only when the sidecar says the
+ * project is trusted: an untrusted project's allow rules are ignored, so the
+ * button would promise something that does not happen.
+ */
+export function permissionPrompt(req: PermissionRequest, maxArgumentChars: number): Prompt {
+	const pretty = printable(prettyArguments(req.arguments));
+	const cut = pretty.length > maxArgumentChars;
+	const shown = cut ? pretty.slice(0, maxArgumentChars) : pretty;
+	const tool = oneLine(req.tool, 120);
+	const lines = [
+		req.server !== undefined ? `Server: ${oneLine(req.server, 80)}` : 'Built-in tool',
+		req.readOnly ? 'This tool only reads (read-only).' : 'This tool can change things (not read-only).',
+		`Why you are asked: ${oneLine(req.reason, 300)}`,
+		'',
+		'Arguments:',
+		shown,
+	];
+	if (cut) {
+		lines.push(`… ${pretty.length - maxArgumentChars} more characters: choose "${SHOW_FULL}" to read them all.`);
+	}
+	const choices: Choice[] = [{ title: ALLOW_ONCE, answer: { decision: 'allowOnce' } }];
+	if (req.projectTrusted) {
+		choices.push({ title: ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' } });
+	}
+	choices.push({ title: ALLOW_EVERYWHERE, answer: { decision: 'allowAlways', scope: 'user' } });
+	if (cut) choices.push({ title: SHOW_FULL });
+	choices.push({ title: DENY, answer: DENIED, isCloseAffordance: true });
+	return {
+		message: `Allow FreeCode to run ${tool}?`,
+		detail: lines.join('\n'),
+		choices,
+		fullArguments: cut ? pretty : undefined,
+	};
+}
+
+/** answerFor maps the button picked (undefined: Escape or the dialog closed) to the reply. */
+export function answerFor(prompt: Prompt, picked: string | undefined): PermissionResponse | 'showFull' {
+	const c = prompt.choices.find((x) => x.title === picked);
+	if (!c) return DENIED;
+	return c.answer ?? 'showFull';
+}

@@ -1,0 +1,39 @@
+// The modal for freecode/permission/request. permissionChoices.ts decides the
+// words and the answer of each button; Escape, closing the dialog and the
+// sidecar giving up on the call all answer deny.
+
+import * as vscode from 'vscode';
+import { answerFor, DENIED, permissionPrompt } from './permissionChoices';
+import type { PermissionRequest, PermissionResponse } from './protocol';
+import type { ReadOnlyDocs } from './readOnlyDocs';
+import type { CancellationToken } from './session';
+
+/** askPermission shows the prompt until the user answers (Show Full Arguments opens them and asks again). */
+export async function askPermission(
+	req: PermissionRequest,
+	argumentChars: number,
+	token: CancellationToken,
+	docs: ReadOnlyDocs,
+): Promise<PermissionResponse> {
+	const prompt = permissionPrompt(req, argumentChars);
+	const cancelled = new Promise<undefined>((resolve) => {
+		if (token.isCancellationRequested) resolve(undefined);
+		token.onCancellationRequested(() => resolve(undefined));
+	});
+	for (;;) {
+		const items: vscode.MessageItem[] = prompt.choices.map((c) => ({
+			title: c.title,
+			isCloseAffordance: c.isCloseAffordance,
+		}));
+		// A modal cannot be closed from here: if the sidecar stops waiting,
+		// the answer is deny at once and the click that follows is ignored.
+		const picked = await Promise.race([
+			vscode.window.showWarningMessage(prompt.message, { modal: true, detail: prompt.detail }, ...items),
+			cancelled,
+		]);
+		if (token.isCancellationRequested) return DENIED;
+		const answer = answerFor(prompt, picked?.title);
+		if (answer !== 'showFull') return answer;
+		await docs.show(`arguments/${req.callId}.json`, prompt.fullArguments ?? '', { preview: true });
+	}
+}

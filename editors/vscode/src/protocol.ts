@@ -1,0 +1,345 @@
+// The sidecar's JSON-RPC contract, as the extension sees it: every method and
+// notification name, and the types of their params and results. The names are
+// fixed by the protocol (the Go sidecar, the CLI's live commands and other
+// frontends use them too); test/protocol.test.ts checks these types against
+// JSON written by the Go side, so a rename on either side fails a test.
+//
+// This module is pure: no `vscode` import, so the headless tests load it.
+
+/** The protocol version the extension speaks (initialize's capabilities.experimental.freecode). */
+export const PROTOCOL_VERSION = 1;
+
+/** JSON-RPC error codes the sidecar uses besides the standard ones. */
+export const ErrorCodes = {
+	InvalidParams: -32602,
+	ServerNotInitialized: -32002,
+	RequestCancelled: -32800,
+	/** No such MCP server, or no such tool. */
+	NoSuchServerOrTool: -32001,
+} as const;
+
+/** Requests the extension sends to the sidecar. */
+export const Requests = {
+	servers: 'freecode/servers',
+	serversStart: 'freecode/servers/start',
+	serversStop: 'freecode/servers/stop',
+	serversRestart: 'freecode/servers/restart',
+	serversApprove: 'freecode/servers/approve',
+	serversLogin: 'freecode/servers/login',
+	serversLogout: 'freecode/servers/logout',
+	tools: 'freecode/tools',
+	toolsDefinitions: 'freecode/tools/definitions',
+	toolsExecute: 'freecode/tools/execute',
+	permissions: 'freecode/permissions',
+	project: 'freecode/project',
+	projectTrust: 'freecode/project/trust',
+	resources: 'freecode/resources',
+	resourcesRead: 'freecode/resources/read',
+	prompts: 'freecode/prompts',
+	promptsGet: 'freecode/prompts/get',
+} as const;
+
+/** Requests the sidecar sends to the extension. */
+export const ServerRequests = {
+	permissionRequest: 'freecode/permission/request',
+	elicitationRequest: 'freecode/elicitation/request',
+	samplingRequest: 'freecode/sampling/request',
+} as const;
+
+/** Notifications the sidecar sends to the extension. */
+export const Notifications = {
+	toolsChanged: 'freecode/tools/changed',
+	serversStatus: 'freecode/servers/status',
+	serversLog: 'freecode/servers/log',
+	toolsProgress: 'freecode/tools/progress',
+	configProblems: 'freecode/config/problems',
+} as const;
+
+/** Where a server's entry comes from: the user's config or a project's settings. */
+export type Scope = 'user' | 'project';
+
+/** Every state a server can be in. */
+export type ServerState =
+	| 'disabled'
+	| 'awaitingApproval'
+	| 'needsAuth'
+	| 'connecting'
+	| 'connected'
+	| 'reconnecting'
+	| 'failed'
+	| 'stopped';
+
+/** ServerStates lists ServerState's values, for code that needs them at run time. */
+export const ServerStates: readonly ServerState[] = [
+	'disabled',
+	'awaitingApproval',
+	'needsAuth',
+	'connecting',
+	'connected',
+	'reconnecting',
+	'failed',
+	'stopped',
+];
+
+/** The name and version a server reports in initialize. */
+export interface ServerInfo {
+	name: string;
+	version: string;
+}
+
+/** ServerStatus is one MCP server as the sidecar runs it (freecode/servers, freecode/servers/status). */
+export interface ServerStatus {
+	name: string;
+	scope: Scope;
+	type: 'local' | 'remote';
+	transport?: 'stdio' | 'http' | 'sse';
+	state: ServerState;
+	toolCount: number;
+	pid?: number;
+	serverInfo?: ServerInfo;
+	protocolVersion?: string;
+	/** RFC 3339 time. */
+	connectedAt?: string;
+	lastPingMs?: number;
+	lastError?: string;
+	stderrTail?: string[];
+}
+
+/** ToolInfo is one tool of the registry (freecode/tools). */
+export interface ToolInfo {
+	/** mcp__<server>__<tool>, or a built-in's name. */
+	id: string;
+	server?: string;
+	name: string;
+	title?: string;
+	description: string;
+	readOnly: boolean;
+	destructive?: boolean;
+	openWorld?: boolean;
+	inputSchema: unknown;
+	/** The provider-facing name when the id is over 64 characters. */
+	alias?: string;
+}
+
+/** ToolCall is one call of a batch; tool is an id or an alias. */
+export interface ToolCall {
+	callId: string;
+	tool: string;
+	arguments: unknown;
+}
+
+/** McpContent is one MCP content block (text, image, audio, resource link, embedded resource). */
+export interface McpContent {
+	type: string;
+	text?: string;
+	[key: string]: unknown;
+}
+
+/** How a call got past (or did not get past) the permission gate. */
+export type CallDecision = 'allowed' | 'asked' | 'denied' | 'invalid';
+
+/** Truncation is set on a result whose text was cut at maxResultChars. */
+export interface Truncation {
+	shownChars: number;
+	totalChars: number;
+	savedTo: string;
+}
+
+/** ToolResult is the outcome of one ToolCall. */
+export interface ToolResult {
+	callId: string;
+	content: McpContent[];
+	structuredContent?: unknown;
+	isError: boolean;
+	decision: CallDecision;
+	durationMs: number;
+	truncated?: Truncation;
+}
+
+/** The extension's half of initialize: initializationOptions. */
+export interface InitializationOptions {
+	configPath?: string;
+	/** Only socket frontends send it; the stdio sidecar needs none. */
+	token?: string;
+}
+
+/** capabilities.experimental.freecode in initialize's result. */
+export interface FreecodeCapabilities {
+	protocolVersion: number;
+}
+
+// Requests from the frontend.
+
+export interface ServersParams {}
+export interface ServersResult {
+	servers: ServerStatus[];
+}
+/** Params of start, stop, restart, login and logout. */
+export interface ServerNameParams {
+	name: string;
+}
+export interface ApproveParams {
+	name: string;
+	approve: boolean;
+}
+export interface ToolsParams {
+	server?: string;
+}
+export interface ToolsResult {
+	tools: ToolInfo[];
+}
+export type DefinitionsFormat = 'anthropic' | 'openai';
+export const DefinitionsFormats: readonly DefinitionsFormat[] = ['anthropic', 'openai'];
+export interface DefinitionsParams {
+	format: DefinitionsFormat;
+}
+export interface DefinitionsResult {
+	hash: string;
+	tools: unknown[];
+}
+export interface ExecuteParams {
+	calls: ToolCall[];
+}
+export interface ExecuteResult {
+	results: ToolResult[];
+}
+export type RuleEffect = 'allow' | 'ask' | 'deny';
+export type RuleSource = 'user' | 'project' | 'local' | 'session';
+export interface PermissionRule {
+	rule: string;
+	effect: RuleEffect;
+	source: RuleSource;
+}
+export interface PermissionsResult {
+	rules: PermissionRule[];
+}
+export interface ProjectTrustParams {
+	trusted: boolean;
+}
+export interface ProjectTrustResult {
+	projectTrusted: boolean;
+}
+export interface SettingsPaths {
+	user: string;
+	project?: string;
+	local?: string;
+}
+export interface ProjectResult {
+	root?: string;
+	projectTrusted: boolean;
+	configPath: string;
+	settingsPaths: SettingsPaths;
+}
+
+// Requests from the sidecar.
+
+/** PermissionRequest asks the user about one call the orchestrator may not run unasked. */
+export interface PermissionRequest {
+	callId: string;
+	tool: string;
+	server?: string;
+	arguments: unknown;
+	readOnly: boolean;
+	/** Why it asks: no rule and the tool is not read-only, or the ask rule and its file. */
+	reason: string;
+	/** Whether "always allow in this project" (scope local) would be honoured. */
+	projectTrusted: boolean;
+}
+
+export type PermissionDecision = 'allowOnce' | 'allowAlways' | 'deny';
+/** Where an "always allow" rule is written: the project's local settings or the user's. */
+export type RuleScope = 'local' | 'user';
+
+export interface PermissionResponse {
+	decision: PermissionDecision;
+	scope?: RuleScope;
+}
+
+export interface ElicitationRequest {
+	server: string;
+	callId?: string;
+	mode: 'form' | 'url';
+	message: string;
+	requestedSchema?: unknown;
+	url?: string;
+}
+export interface ElicitationResponse {
+	action: 'accept' | 'decline' | 'cancel';
+	content?: unknown;
+}
+export interface SamplingRequest {
+	server: string;
+	callId?: string;
+	/** MCP CreateMessageRequest params. */
+	params: unknown;
+}
+
+export interface ResourceInfo {
+	server: string;
+	uri: string;
+	name: string;
+	title?: string;
+	mimeType?: string;
+	description?: string;
+}
+export interface ResourcesResult {
+	resources: ResourceInfo[];
+}
+export interface ResourceReadParams {
+	server: string;
+	uri: string;
+}
+export interface PromptInfo {
+	server: string;
+	name: string;
+	title?: string;
+	description?: string;
+	arguments?: unknown[];
+}
+export interface PromptsResult {
+	prompts: PromptInfo[];
+}
+export interface PromptGetParams {
+	server: string;
+	name: string;
+	arguments?: Record<string, string>;
+}
+
+// Notifications.
+
+export interface ToolsChangedParams {
+	hashes: { anthropic: string; openai: string };
+	server?: string;
+	reason: string;
+}
+
+/** ServersStatusParams is a ServerStatus: the notification's params are the status itself. */
+export type ServersStatusParams = ServerStatus;
+
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+export interface ServerLogParams {
+	name: string;
+	level: LogLevel;
+	source: 'stderr' | 'mcp';
+	message: string;
+	/** RFC 3339 time. */
+	time: string;
+}
+
+export interface ToolProgressParams {
+	callId: string;
+	progress: number;
+	total?: number;
+	message?: string;
+}
+
+export interface ConfigProblem {
+	message: string;
+	line?: number;
+	column?: number;
+	key?: string;
+}
+export interface ConfigProblemsParams {
+	path: string;
+	problems: ConfigProblem[];
+}

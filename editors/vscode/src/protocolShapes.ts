@@ -1,0 +1,285 @@
+// Run-time shapes of the protocol types in protocol.ts. Each shape is typed
+// against its interface: a field added, removed, renamed, made optional or
+// given another type in protocol.ts does not compile until its shape says the
+// same. The checks then reject, in JSON the Go side writes, a missing
+// required field, an unknown field and a value of the wrong type or outside
+// its enum, which is what keeps the two sides of the wire in step.
+//
+// Pure: no `vscode` import.
+
+import type * as p from './protocol';
+
+/** Check validates one value, appending "path: problem" lines to errs. V is the type it stands for. */
+export type Check<V> = ((v: unknown, path: string, errs: string[]) => void) & {
+	// Never set: it makes Check invariant in V, so a Check<string> cannot
+	// stand where a Check<number> (or a Check<'a' | 'b'>) is expected.
+	readonly __type?: (v: V) => V;
+	/** What an object check's fields are, or an array check's items: for coverage. */
+	readonly meta?: { fields?: Record<string, Field<unknown, boolean>>; item?: Check<unknown> };
+};
+
+export interface Field<V, O extends boolean> {
+	optional: O;
+	check: Check<V>;
+}
+
+type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T];
+
+/** Shape lists every field of T, each with its check and whether it may be left out. */
+export type Shape<T> = {
+	[K in keyof T]-?: Field<Exclude<T[K], undefined>, K extends OptionalKeys<T> ? true : false>;
+};
+
+function typed<V>(fn: (v: unknown, path: string, errs: string[]) => void): Check<V> {
+	return fn as Check<V>;
+}
+
+const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+
+export const str = typed<string>((v, path, errs) => {
+	if (typeof v !== 'string') errs.push(`${path}: want a string, got ${kind(v)}`);
+});
+export const num = typed<number>((v, path, errs) => {
+	if (typeof v !== 'number' || !Number.isFinite(v)) errs.push(`${path}: want a number, got ${kind(v)}`);
+});
+export const bool = typed<boolean>((v, path, errs) => {
+	if (typeof v !== 'boolean') errs.push(`${path}: want a boolean, got ${kind(v)}`);
+});
+/** anyValue accepts any JSON value, for fields the protocol leaves open (schemas, MCP payloads). */
+export const anyValue = typed<unknown>(() => {});
+
+/** enumOf takes every member of the union as a key, so a value added to the type must be added here. */
+export function enumOf<T extends string>(members: Record<T, true>): Check<T> {
+	const allowed = new Set<string>(Object.keys(members));
+	return typed<T>((v, path, errs) => {
+		if (typeof v !== 'string' || !allowed.has(v)) {
+			errs.push(`${path}: want one of ${[...allowed].join(', ')}, got ${JSON.stringify(v)}`);
+		}
+	});
+}
+
+export function arrayOf<V>(item: Check<V>): Check<V[]> {
+	const c = typed<V[]>((v, path, errs) => {
+		if (!Array.isArray(v)) {
+			errs.push(`${path}: want an array, got ${kind(v)}`);
+			return;
+		}
+		v.forEach((x, i) => item(x, `${path}[${i}]`, errs));
+	});
+	return Object.assign(c, { meta: { item: item as Check<unknown> } });
+}
+
+export function req<V>(check: Check<V>): Field<V, false> {
+	return { optional: false, check };
+}
+export function opt<V>(check: Check<V>): Field<V, true> {
+	return { optional: true, check };
+}
+
+/** obj checks an object against a shape: required fields present, no field the shape does not name. */
+export function obj<T>(shape: Shape<T>): Check<T> {
+	const fields = Object.entries(shape) as [string, Field<unknown, boolean>][];
+	const known = new Set(fields.map(([k]) => k));
+	const c = typed<T>((v, path, errs) => {
+		if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+			errs.push(`${path}: want an object, got ${kind(v)}`);
+			return;
+		}
+		const o = v as Record<string, unknown>;
+		for (const [key, f] of fields) {
+			if (!(key in o) || o[key] === undefined) {
+				if (!f.optional) errs.push(`${path}.${key}: missing`);
+				continue;
+			}
+			f.check(o[key], `${path}.${key}`, errs);
+		}
+		for (const key of Object.keys(o)) {
+			if (!known.has(key)) errs.push(`${path}.${key}: not a field of this type`);
+		}
+	});
+	return Object.assign(c, { meta: { fields: shape as Record<string, Field<unknown, boolean>> } });
+}
+
+/**
+ * fieldPaths lists every field path a check describes ("$.serverInfo.name",
+ * "$.content[].text" is not one: open objects list nothing), and seenPaths
+ * the ones a value fills: a fixture set that leaves a field out cannot
+ * catch its rename, so the tests ask for every path.
+ */
+export function fieldPaths(check: Check<unknown>, path = '$'): string[] {
+	const out: string[] = [];
+	const m = check.meta;
+	if (m?.fields) {
+		for (const [k, f] of Object.entries(m.fields)) {
+			out.push(`${path}.${k}`, ...fieldPaths(f.check, `${path}.${k}`));
+		}
+	}
+	if (m?.item) out.push(...fieldPaths(m.item, `${path}[]`));
+	return out;
+}
+
+export function seenPaths(check: Check<unknown>, v: unknown, path = '$', into = new Set<string>()): Set<string> {
+	const m = check.meta;
+	if (m?.fields && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+		for (const [k, f] of Object.entries(m.fields)) {
+			const x = (v as Record<string, unknown>)[k];
+			if (x === undefined) continue;
+			into.add(`${path}.${k}`);
+			seenPaths(f.check, x, `${path}.${k}`, into);
+		}
+	}
+	if (m?.item && Array.isArray(v)) for (const x of v) seenPaths(m.item, x, `${path}[]`, into);
+	return into;
+}
+
+/** validate returns every problem of v against check; empty means it conforms. */
+export function validate<V>(check: Check<V>, v: unknown, path = '$'): string[] {
+	const errs: string[] = [];
+	check(v, path, errs);
+	return errs;
+}
+
+/** is narrows v to V when it conforms to check. */
+export function is<V>(check: Check<V>, v: unknown): v is V {
+	return validate(check, v).length === 0;
+}
+
+export const serverState = enumOf<p.ServerState>({
+	disabled: true,
+	awaitingApproval: true,
+	needsAuth: true,
+	connecting: true,
+	connected: true,
+	reconnecting: true,
+	failed: true,
+	stopped: true,
+});
+
+export const serverStatus = obj<p.ServerStatus>({
+	name: req(str),
+	scope: req(enumOf<p.Scope>({ user: true, project: true })),
+	type: req(enumOf<'local' | 'remote'>({ local: true, remote: true })),
+	transport: opt(enumOf<'stdio' | 'http' | 'sse'>({ stdio: true, http: true, sse: true })),
+	state: req(serverState),
+	toolCount: req(num),
+	pid: opt(num),
+	serverInfo: opt(obj<p.ServerInfo>({ name: req(str), version: req(str) })),
+	protocolVersion: opt(str),
+	connectedAt: opt(str),
+	lastPingMs: opt(num),
+	lastError: opt(str),
+	stderrTail: opt(arrayOf(str)),
+});
+
+export const toolInfo = obj<p.ToolInfo>({
+	id: req(str),
+	server: opt(str),
+	name: req(str),
+	title: opt(str),
+	description: req(str),
+	readOnly: req(bool),
+	destructive: opt(bool),
+	openWorld: opt(bool),
+	inputSchema: req(anyValue),
+	alias: opt(str),
+});
+
+// McpContent is open (each content type has its own fields): only its
+// discriminator is checked.
+const mcpContent = typed<p.McpContent>((v, path, errs) => {
+	if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+		errs.push(`${path}: want an object, got ${kind(v)}`);
+		return;
+	}
+	str((v as Record<string, unknown>).type, `${path}.type`, errs);
+});
+
+export const toolCall = obj<p.ToolCall>({
+	callId: req(str),
+	tool: req(str),
+	arguments: req(anyValue),
+});
+
+export const toolResult = obj<p.ToolResult>({
+	callId: req(str),
+	content: req(arrayOf(mcpContent)),
+	structuredContent: opt(anyValue),
+	isError: req(bool),
+	decision: req(enumOf<p.CallDecision>({ allowed: true, asked: true, denied: true, invalid: true })),
+	durationMs: req(num),
+	truncated: opt(obj<p.Truncation>({ shownChars: req(num), totalChars: req(num), savedTo: req(str) })),
+});
+
+export const permissionRequest = obj<p.PermissionRequest>({
+	callId: req(str),
+	tool: req(str),
+	server: opt(str),
+	arguments: req(anyValue),
+	readOnly: req(bool),
+	reason: req(str),
+	projectTrusted: req(bool),
+});
+
+export const permissionResponse = obj<p.PermissionResponse>({
+	decision: req(enumOf<p.PermissionDecision>({ allowOnce: true, allowAlways: true, deny: true })),
+	scope: opt(enumOf<p.RuleScope>({ local: true, user: true })),
+});
+
+export const toolsChanged = obj<p.ToolsChangedParams>({
+	hashes: req(obj<p.ToolsChangedParams['hashes']>({ anthropic: req(str), openai: req(str) })),
+	server: opt(str),
+	reason: req(str),
+});
+
+export const serverLog = obj<p.ServerLogParams>({
+	name: req(str),
+	level: req(enumOf<p.LogLevel>({ debug: true, info: true, warning: true, error: true })),
+	source: req(enumOf<'stderr' | 'mcp'>({ stderr: true, mcp: true })),
+	message: req(str),
+	time: req(str),
+});
+
+export const toolProgress = obj<p.ToolProgressParams>({
+	callId: req(str),
+	progress: req(num),
+	total: opt(num),
+	message: opt(str),
+});
+
+export const configProblems = obj<p.ConfigProblemsParams>({
+	path: req(str),
+	problems: req(
+		arrayOf(obj<p.ConfigProblem>({ message: req(str), line: opt(num), column: opt(num), key: opt(str) })),
+	),
+});
+
+export const projectResult = obj<p.ProjectResult>({
+	root: opt(str),
+	projectTrusted: req(bool),
+	configPath: req(str),
+	settingsPaths: req(obj<p.SettingsPaths>({ user: req(str), project: opt(str), local: opt(str) })),
+});
+
+export const definitionsResult = obj<p.DefinitionsResult>({
+	hash: req(str),
+	tools: req(arrayOf(anyValue)),
+});
+
+/**
+ * Fixtures maps the file names under test/fixtures (the JSON the Go side
+ * writes from its own types, one array of examples per file) to the shape
+ * each must conform to.
+ */
+export const fixtureShapes: Record<string, Check<unknown>> = {
+	'ServerStatus.json': serverStatus as Check<unknown>,
+	'ToolInfo.json': toolInfo as Check<unknown>,
+	'ToolCall.json': toolCall as Check<unknown>,
+	'ToolResult.json': toolResult as Check<unknown>,
+	'PermissionRequest.json': permissionRequest as Check<unknown>,
+	'PermissionResponse.json': permissionResponse as Check<unknown>,
+	'ToolsChanged.json': toolsChanged as Check<unknown>,
+	'ServerLog.json': serverLog as Check<unknown>,
+	'ToolProgress.json': toolProgress as Check<unknown>,
+	'ConfigProblems.json': configProblems as Check<unknown>,
+	'Project.json': projectResult as Check<unknown>,
+};

@@ -1,0 +1,59 @@
+// How Run Tool… shows a ToolResult: a document with the content, and a
+// one-line summary for the notification. Pure.
+
+import type { McpContent, ToolResult } from './protocol';
+import { oneLine, printable } from './text';
+
+const decisionWords: Record<ToolResult['decision'], string> = {
+	allowed: 'allowed by the rules',
+	asked: 'allowed by you',
+	denied: 'denied',
+	invalid: 'not run: invalid arguments',
+};
+
+function base64Bytes(b64: string): number {
+	const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+	return Math.floor((b64.length * 3) / 4) - pad;
+}
+
+function contentText(c: McpContent): string {
+	if (c.type === 'text' && typeof c.text === 'string') return printable(c.text);
+	const mime = typeof c.mimeType === 'string' ? c.mimeType : 'unknown type';
+	if (c.type === 'image' || c.type === 'audio') {
+		const size = typeof c.data === 'string' ? ` (${base64Bytes(c.data)} bytes)` : '';
+		return `[${c.type}: ${printable(mime)}${size}]`;
+	}
+	if (c.type === 'resource_link') return `[resource link: ${printable(String(c.uri ?? ''))}]`;
+	if (c.type === 'resource') {
+		const r = (c.resource ?? {}) as Record<string, unknown>;
+		if (typeof r.text === 'string') return `[resource ${printable(String(r.uri ?? ''))}]\n${printable(r.text)}`;
+		return `[resource ${printable(String(r.uri ?? ''))}: ${printable(String(r.mimeType ?? 'binary'))}]`;
+	}
+	return `[${printable(c.type)} content]`;
+}
+
+/** resultDocument is the full text shown for one call's result. */
+export function resultDocument(tool: string, r: ToolResult): string {
+	const head = `${printable(tool)} — ${r.isError ? 'error' : 'ok'}, ${decisionWords[r.decision]}, ${r.durationMs} ms`;
+	const out = [head, '='.repeat(Math.min(head.length, 80)), ''];
+	for (const c of r.content) out.push(contentText(c), '');
+	if (r.structuredContent !== undefined) {
+		out.push('structuredContent:', printable(JSON.stringify(r.structuredContent, null, 2)), '');
+	}
+	if (r.truncated) {
+		out.push(
+			`(cut: ${r.truncated.shownChars} of ${r.truncated.totalChars} characters shown; the whole result is in ${printable(r.truncated.savedTo)})`,
+		);
+	}
+	return out.join('\n').trimEnd() + '\n';
+}
+
+/** resultSummary is one line for a notification. */
+export function resultSummary(tool: string, r: ToolResult): string {
+	const first = r.content.find((c) => c.type === 'text' && typeof c.text === 'string')?.text as string | undefined;
+	const what = first ? `: ${oneLine(first, 160)}` : '';
+	if (r.decision === 'denied') return `${tool} was denied${what}`;
+	if (r.decision === 'invalid') return `${tool} was not run${what}`;
+	if (r.isError) return `${tool} failed${what}`;
+	return `${tool} ran in ${r.durationMs} ms`;
+}

@@ -1,0 +1,190 @@
+// Session binds one JSON-RPC connection to the sidecar (the LanguageClient in
+// VS Code, a bare vscode-jsonrpc connection in the integration test) to the
+// servers model: it answers the sidecar's requests, applies its notifications
+// and wraps the requests the commands send. The view is updated from
+// notifications only; a request goes out when a notification says something
+// changed, never on a timer. Pure: no `vscode` import.
+
+import * as p from './protocol';
+import * as shapes from './protocolShapes';
+import { DENIED } from './permissionChoices';
+import type { ServersModel } from './views/serversTree';
+
+/** Disposable is what a registration returns. */
+export interface Disposable {
+	dispose(): void;
+}
+
+/** CancellationToken is the part of vscode-jsonrpc's token the handlers read. */
+export interface CancellationToken {
+	readonly isCancellationRequested: boolean;
+	onCancellationRequested(listener: () => void): Disposable;
+}
+
+/** Connection is what Session needs of a JSON-RPC connection; LanguageClient and vscode-jsonrpc's MessageConnection both have it. */
+export interface Connection {
+	sendRequest<R>(method: string, params: unknown, token?: CancellationToken): Promise<R>;
+	onNotification(method: string, handler: (params: any) => void): Disposable;
+	onRequest(method: string, handler: (params: any, token: CancellationToken) => unknown): Disposable;
+}
+
+/** Hooks are what the session hands to the rest of the extension. */
+export interface Hooks {
+	/** Ask the user about a call; a rejection or a bad answer counts as deny. */
+	askPermission(req: p.PermissionRequest, token: CancellationToken): Promise<p.PermissionResponse>;
+	serverLog?(log: p.ServerLogParams): void;
+	configProblems?(problems: p.ConfigProblemsParams): void;
+	toolProgress?(progress: p.ToolProgressParams): void;
+	toolsChanged?(changed: p.ToolsChangedParams): void;
+	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
+	warn?(message: string): void;
+}
+
+/** Session is one live connection to the sidecar. */
+export class Session {
+	private refreshing?: Promise<void>;
+	private refreshAgain = false;
+	// Statuses that arrived while freecode/servers was in flight: its answer
+	// may predate them, so they are applied again on top of it.
+	private pendingStatuses: p.ServerStatus[] | undefined;
+
+	constructor(
+		private readonly conn: Connection,
+		private readonly model: ServersModel,
+		private readonly hooks: Hooks,
+	) {}
+
+	/** listen registers every handler; call it before the connection starts. */
+	listen(): Disposable {
+		const subs: Disposable[] = [
+			this.conn.onRequest(p.ServerRequests.permissionRequest, (params, token) => this.onPermission(params, token)),
+			this.conn.onNotification(p.Notifications.serversStatus, (params) => this.onStatus(params)),
+			this.conn.onNotification(p.Notifications.toolsChanged, (params) => this.onToolsChanged(params)),
+			this.conn.onNotification(p.Notifications.serversLog, (params) => {
+				if (this.check('freecode/servers/log', shapes.serverLog, params)) this.hooks.serverLog?.(params);
+			}),
+			this.conn.onNotification(p.Notifications.configProblems, (params) => {
+				if (this.check('freecode/config/problems', shapes.configProblems, params)) this.hooks.configProblems?.(params);
+			}),
+			this.conn.onNotification(p.Notifications.toolsProgress, (params) => {
+				if (this.check('freecode/tools/progress', shapes.toolProgress, params)) this.hooks.toolProgress?.(params);
+			}),
+		];
+		return { dispose: () => subs.forEach((s) => s.dispose()) };
+	}
+
+	private check<V>(what: string, shape: shapes.Check<V>, v: unknown): v is V {
+		const errs = shapes.validate(shape, v);
+		if (errs.length === 0) return true;
+		this.hooks.warn?.(`ignored a ${what} that does not fit the protocol: ${errs.slice(0, 3).join('; ')}`);
+		return false;
+	}
+
+	private async onPermission(params: unknown, token: CancellationToken): Promise<p.PermissionResponse> {
+		// A request we cannot read is not one the user can judge: deny it.
+		if (!this.check('freecode/permission/request', shapes.permissionRequest, params)) return DENIED;
+		try {
+			const answer = await this.hooks.askPermission(params, token);
+			if (shapes.is(shapes.permissionResponse, answer)) return answer;
+			this.hooks.warn?.(`the permission prompt answered ${JSON.stringify(answer)}, which is not in the protocol; answering deny`);
+			return DENIED;
+		} catch (e) {
+			this.hooks.warn?.(`permission prompt failed, answering deny: ${(e as Error).message}`);
+			return DENIED;
+		}
+	}
+
+	private onStatus(params: unknown): void {
+		if (!this.check('freecode/servers/status', shapes.serverStatus, params)) return;
+		this.pendingStatuses?.push(params);
+		this.model.updateServer(params);
+	}
+
+	private onToolsChanged(params: unknown): void {
+		if (!this.check('freecode/tools/changed', shapes.toolsChanged, params)) return;
+		this.hooks.toolsChanged?.(params);
+		// The tool set changed: a server may have come or gone too (the
+		// protocol has no "removed" notification), so both lists are read again.
+		void this.refresh();
+	}
+
+	/**
+	 * refresh reads freecode/servers and freecode/tools into the model. Calls
+	 * that arrive while one runs make one more run after it, not one each.
+	 */
+	refresh(): Promise<void> {
+		if (this.refreshing) {
+			this.refreshAgain = true;
+			return this.refreshing;
+		}
+		this.refreshing = (async () => {
+			try {
+				do {
+					this.refreshAgain = false;
+					await this.readOnce();
+				} while (this.refreshAgain);
+			} finally {
+				this.refreshing = undefined;
+			}
+		})();
+		return this.refreshing;
+	}
+
+	private async readOnce(): Promise<void> {
+		this.pendingStatuses = [];
+		try {
+			const [servers, tools] = await Promise.all([
+				this.conn.sendRequest<p.ServersResult>(p.Requests.servers, {}),
+				this.conn.sendRequest<p.ToolsResult>(p.Requests.tools, {}),
+			]);
+			const statuses = (servers?.servers ?? []).filter((s) => this.check('ServerStatus', shapes.serverStatus, s));
+			const later = this.pendingStatuses;
+			this.model.setServers(statuses);
+			for (const s of later) this.model.updateServer(s);
+			this.model.setTools((tools?.tools ?? []).filter((t) => this.check('ToolInfo', shapes.toolInfo, t)));
+		} catch (e) {
+			this.hooks.warn?.(`reading the servers from the sidecar failed: ${(e as Error).message}`);
+		} finally {
+			this.pendingStatuses = undefined;
+		}
+	}
+
+	private async serverRequest(method: string, params: unknown): Promise<p.ServerStatus> {
+		const s = await this.conn.sendRequest<p.ServerStatus>(method, params);
+		if (this.check(method, shapes.serverStatus, s)) this.model.updateServer(s);
+		return s;
+	}
+
+	start(name: string): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversStart, { name } satisfies p.ServerNameParams);
+	}
+	stop(name: string): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversStop, { name } satisfies p.ServerNameParams);
+	}
+	restart(name: string): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversRestart, { name } satisfies p.ServerNameParams);
+	}
+	approve(name: string, approve: boolean): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversApprove, { name, approve } satisfies p.ApproveParams);
+	}
+	login(name: string): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversLogin, { name } satisfies p.ServerNameParams);
+	}
+
+	definitions(format: p.DefinitionsFormat): Promise<p.DefinitionsResult> {
+		return this.conn.sendRequest(p.Requests.toolsDefinitions, { format } satisfies p.DefinitionsParams);
+	}
+
+	/** execute runs a batch; cancelling token sends $/cancelRequest, which cancels every call still running. */
+	execute(calls: p.ToolCall[], token?: CancellationToken): Promise<p.ExecuteResult> {
+		return this.conn.sendRequest(p.Requests.toolsExecute, { calls } satisfies p.ExecuteParams, token);
+	}
+
+	project(): Promise<p.ProjectResult> {
+		return this.conn.sendRequest(p.Requests.project, {});
+	}
+
+	trust(trusted: boolean): Promise<p.ProjectTrustResult> {
+		return this.conn.sendRequest(p.Requests.projectTrust, { trusted } satisfies p.ProjectTrustParams);
+	}
+}

@@ -1,0 +1,56 @@
+// What the status bar item says, from the sidecar's state and the servers'
+// summary. status.ts puts it on screen. Pure: no `vscode` import.
+
+import type { Summary } from './views/serversTree';
+
+/** SidecarState is the extension's view of its sidecar process. */
+export type SidecarState = 'starting' | 'running' | 'missing' | 'failed' | 'stopped';
+
+/** StatusText is the item's content; background is a theme color id, or none. */
+export interface StatusText {
+	text: string;
+	tooltip: string;
+	background?: 'statusBarItem.warningBackground' | 'statusBarItem.errorBackground';
+}
+
+function list(names: string[]): string {
+	return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
+}
+
+/** statusText says connected of enabled servers, in warning colours when one failed. */
+export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
+	switch (sidecar) {
+		case 'starting':
+			return { text: '$(loading~spin) MCP', tooltip: "FreeCode: starting the sidecar…" };
+		case 'missing':
+			return {
+				text: '$(error) MCP',
+				tooltip: 'FreeCode: the sidecar (freecode-serve) was not found. Click to see why.',
+				background: 'statusBarItem.errorBackground',
+			};
+		case 'failed':
+			return {
+				text: '$(error) MCP',
+				tooltip: 'FreeCode: the sidecar stopped and was not restarted. Click to see why.',
+				background: 'statusBarItem.errorBackground',
+			};
+		case 'stopped':
+			return { text: '$(debug-stop) MCP', tooltip: 'FreeCode: the sidecar is stopped.' };
+		case 'running':
+			break;
+	}
+	if (sum.total === 0) {
+		return { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click to add one.' };
+	}
+	const lines = [`FreeCode: ${sum.connected} of ${sum.enabled} enabled MCP servers connected`];
+	if (sum.failed.length > 0) lines.push(`failed: ${list(sum.failed)}`);
+	if (sum.awaitingApproval.length > 0) lines.push(`awaiting approval: ${list(sum.awaitingApproval)}`);
+	if (sum.needsAuth.length > 0) lines.push(`sign-in needed: ${list(sum.needsAuth)}`);
+	if (sum.busy > 0) lines.push(`${sum.busy} connecting`);
+	const icon = sum.failed.length > 0 ? '$(warning)' : sum.busy > 0 ? '$(sync~spin)' : '$(plug)';
+	return {
+		text: `${icon} MCP ${sum.connected}/${sum.enabled}`,
+		tooltip: lines.join('\n'),
+		background: sum.failed.length > 0 ? 'statusBarItem.warningBackground' : undefined,
+	};
+}

@@ -1,0 +1,89 @@
+// The MCP Servers view: serversTree.ts's nodes as VS Code TreeItems, redrawn
+// when the model changes (which only notifications make it do). It also
+// keeps the context keys the welcome views and menus read.
+
+import * as vscode from 'vscode';
+import type { Sidecar } from '../client';
+import type { SidecarState } from '../statusText';
+import type { Icon, Node, ServersModel } from './serversTree';
+
+class Provider implements vscode.TreeDataProvider<Node> {
+	private readonly emitter = new vscode.EventEmitter<Node | undefined>();
+	readonly onDidChangeTreeData = this.emitter.event;
+
+	constructor(private readonly model: ServersModel) {}
+
+	refresh(): void {
+		this.emitter.fire(undefined);
+	}
+
+	getChildren(node?: Node): Node[] {
+		if (!node) return this.model.serverNodes();
+		return node.kind === 'server' ? this.model.toolNodes(node.name) : [];
+	}
+
+	getTreeItem(node: Node): vscode.TreeItem {
+		const expand =
+			node.kind === 'server' && node.expandable
+				? vscode.TreeItemCollapsibleState.Expanded
+				: vscode.TreeItemCollapsibleState.None;
+		const item = new vscode.TreeItem(node.label, expand);
+		// Stable ids keep what the user expanded or collapsed across redraws.
+		// VS Code also keeps an id's first collapsible state, so a server
+		// listed before its tools arrived would stay a leaf, or show
+		// collapsed: its id changes once it has children.
+		item.id = node.kind === 'server' ? `server:${node.name}${node.expandable ? ':tools' : ''}` : `tool:${node.id}`;
+		item.description = node.description;
+		item.tooltip = node.tooltip;
+		item.iconPath = themeIcon(node.icon);
+		item.contextValue = node.contextValue;
+		return item;
+	}
+
+	dispose(): void {
+		this.emitter.dispose();
+	}
+}
+
+function themeIcon(i: Icon): vscode.ThemeIcon {
+	return new vscode.ThemeIcon(i.id, i.color ? new vscode.ThemeColor(i.color) : undefined);
+}
+
+function setContext(key: string, value: unknown): void {
+	void vscode.commands.executeCommand('setContext', key, value);
+}
+
+/** ServersView is the tree view and its context keys. */
+export class ServersView implements vscode.Disposable {
+	private readonly provider: Provider;
+	readonly view: vscode.TreeView<Node>;
+	private readonly subs: vscode.Disposable[] = [];
+
+	constructor(model: ServersModel, sidecar: Sidecar) {
+		this.provider = new Provider(model);
+		this.view = vscode.window.createTreeView('freecode.servers', {
+			treeDataProvider: this.provider,
+			showCollapseAll: true,
+		});
+		const off = model.onDidChange(() => {
+			this.provider.refresh();
+			setContext('freecode.serverCount', model.size);
+		});
+		this.subs.push({ dispose: off }, sidecar.onDidChangeState((s) => this.onState(s)));
+		setContext('freecode.serverCount', 0);
+		this.onState(sidecar.state);
+	}
+
+	private onState(s: SidecarState): void {
+		setContext('freecode.sidecar', s);
+		// Not view.message: a message hides the welcome view, whose buttons
+		// are the way out. The path it looked at is in the sidecar's log.
+		this.view.description = s === 'missing' ? 'sidecar not found' : s === 'failed' ? 'sidecar stopped' : undefined;
+	}
+
+	dispose(): void {
+		this.subs.forEach((s) => s.dispose());
+		this.view.dispose();
+		this.provider.dispose();
+	}
+}

@@ -1,0 +1,527 @@
+// The extension in a real VS Code: code-server on 127.0.0.1 with the .vsix
+// installed, driven by Playwright through Debian's headless Chromium, in a
+// throw-away HOME, XDG dirs, user data and extensions dir. Screenshots go to
+// --out; look at them.
+//
+//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--scenario NAME]... [--keep]
+//
+// Scenarios (all by default):
+//   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
+//   cli              no sidecar (as today's builds): Add MCP Server checks the name before writing and
+//                    writes through the freecode CLI; Import MCP Servers previews a Claude Desktop config,
+//                    then imports it.
+//   demo             the demo server connected with its tools; Run Tool… on the destructive delete_file
+//                    shows the permission dialog; Deny shows the denial; Allow Once runs it (the file is
+//                    really gone); editing the config in the editor adds a server to the tree, no reload.
+//
+// Run it with Node 24 (code-server's own); playwright-core comes from the
+// extension's node_modules. Waits have generous timeouts for the external
+// processes and nothing else; everything listens on loopback only.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extDir = path.resolve(here, '..', '..');
+const { chromium } = createRequire(path.join(extDir, 'package.json'))('playwright-core');
+
+// Timeouts for things outside this script: a cold code-server start on a
+// busy 2-core machine, the sidecar connecting a server, a UI element
+// appearing after a notification.
+const startTimeoutMs = 180_000;
+const uiTimeoutMs = 60_000;
+
+function parseArgs(argv) {
+	const a = { scenarios: [], keep: false, chromium: '/usr/bin/chromium' };
+	for (let i = 0; i < argv.length; i++) {
+		const k = argv[i];
+		const v = () => {
+			if (i + 1 >= argv.length) throw new Error(`${k} needs a value`);
+			return argv[++i];
+		};
+		if (k === '--vsix') a.vsix = path.resolve(v());
+		else if (k === '--bin') a.bin = path.resolve(v());
+		else if (k === '--out') a.out = path.resolve(v());
+		else if (k === '--code-server') a.codeServer = path.resolve(v());
+		else if (k === '--chromium') a.chromium = v();
+		else if (k === '--scenario') a.scenarios.push(v());
+		else if (k === '--keep') a.keep = true;
+		else throw new Error(`unknown argument ${k}`);
+	}
+	for (const need of ['vsix', 'out', 'codeServer']) {
+		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
+	}
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo'];
+	return a;
+}
+
+const args = parseArgs(process.argv.slice(2));
+
+// code-servers still running, by process group: a driver stopped from
+// outside (make's timeout, ^C) takes them, their extension hosts and the
+// sidecars with it.
+const running = new Set();
+for (const sig of ['SIGINT', 'SIGTERM']) {
+	process.on(sig, () => {
+		for (const pid of running) {
+			try {
+				process.kill(-pid, 'SIGKILL');
+			} catch {}
+		}
+		process.exit(1);
+	});
+}
+fs.mkdirSync(args.out, { recursive: true });
+const results = [];
+
+function log(msg) {
+	process.stdout.write(`e2e: ${msg}\n`);
+}
+
+async function freePort() {
+	const srv = net.createServer();
+	srv.listen(0, '127.0.0.1');
+	await once(srv, 'listening');
+	const { port } = srv.address();
+	srv.close();
+	await once(srv, 'close');
+	return port;
+}
+
+/**
+ * Sandbox is one scenario's throw-away world: HOME, XDG dirs, VS Code's dirs
+ * and a workspace folder. machineSettings go where code-server reads
+ * machine-scoped settings (the freecode.* paths are machine settings, so a
+ * workspace cannot choose the binary): its Machine folder, as VS Code's
+ * remote settings are.
+ */
+function sandbox(name, machineSettings) {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), `freecode-e2e-${name}-`));
+	const d = {
+		root,
+		home: path.join(root, 'home'),
+		userData: path.join(root, 'user-data'),
+		extensions: path.join(root, 'extensions'),
+		workspace: path.join(root, 'workspace'),
+	};
+	for (const p of Object.values(d)) fs.mkdirSync(p, { recursive: true });
+	for (const x of ['config', 'data', 'cache', 'state', 'runtime']) fs.mkdirSync(path.join(root, 'xdg', x), { recursive: true, mode: 0o700 });
+	fs.mkdirSync(path.join(d.userData, 'User'), { recursive: true });
+	fs.writeFileSync(
+		path.join(d.userData, 'User', 'settings.json'),
+		JSON.stringify(
+			{
+				'workbench.startupEditor': 'none',
+				'workbench.tips.enabled': false,
+				'workbench.colorTheme': 'Default Dark Modern',
+				'workbench.secondarySideBar.defaultVisibility': 'hidden',
+				'security.workspace.trust.enabled': false,
+				'telemetry.telemetryLevel': 'off',
+				'extensions.autoUpdate': false,
+				'extensions.autoCheckUpdates': false,
+				'extensions.ignoreRecommendations': true,
+				'update.mode': 'none',
+				'chat.disableAIFeatures': true,
+				// Text is put into editors as a person would type it; these
+				// would add brackets, quotes and indentation of their own.
+				'editor.autoClosingBrackets': 'never',
+				'editor.autoClosingQuotes': 'never',
+				'editor.autoSurround': 'never',
+				'editor.autoIndent': 'none',
+				'editor.formatOnType': false,
+				'editor.quickSuggestions': { other: false, comments: false, strings: false },
+				'editor.suggestOnTriggerCharacters': false,
+				'editor.acceptSuggestionOnEnter': 'off',
+			},
+			null,
+			2,
+		),
+	);
+	fs.mkdirSync(path.join(d.userData, 'Machine'), { recursive: true });
+	fs.writeFileSync(path.join(d.userData, 'Machine', 'settings.json'), JSON.stringify(machineSettings, null, 2));
+	d.env = {
+		PATH: process.env.PATH,
+		LANG: 'C.UTF-8',
+		HOME: d.home,
+		XDG_CONFIG_HOME: path.join(root, 'xdg', 'config'),
+		XDG_DATA_HOME: path.join(root, 'xdg', 'data'),
+		XDG_CACHE_HOME: path.join(root, 'xdg', 'cache'),
+		XDG_STATE_HOME: path.join(root, 'xdg', 'state'),
+		XDG_RUNTIME_DIR: path.join(root, 'xdg', 'runtime'),
+		TMPDIR: root,
+	};
+	return d;
+}
+
+function codeServerArgs(d) {
+	return [
+		path.join(args.codeServer, 'out', 'node', 'entry.js'),
+		'--auth',
+		'none',
+		'--disable-telemetry',
+		'--disable-update-check',
+		'--disable-workspace-trust',
+		'--disable-getting-started-override',
+		'--user-data-dir',
+		d.userData,
+		'--extensions-dir',
+		d.extensions,
+	];
+}
+
+function installVsix(d) {
+	const r = spawnSync(process.execPath, [...codeServerArgs(d), '--install-extension', args.vsix], {
+		env: d.env,
+		encoding: 'utf8',
+		timeout: startTimeoutMs,
+	});
+	fs.writeFileSync(path.join(args.out, `${d.name}-install.log`), `${r.stdout}\n${r.stderr}`);
+	if (r.status !== 0) throw new Error(`installing ${args.vsix} failed (exit ${r.status}): ${r.stderr || r.stdout}`);
+	const installed = fs.readdirSync(d.extensions).filter((x) => x.startsWith('freecode.freecode-'));
+	if (installed.length !== 1) throw new Error(`the extension is not in ${d.extensions}: ${fs.readdirSync(d.extensions)}`);
+	log(`installed ${installed[0]}`);
+}
+
+/** startCodeServer starts code-server and resolves its URL once it says it listens. */
+async function startCodeServer(d) {
+	const port = await freePort();
+	const logFile = fs.createWriteStream(path.join(args.out, `${d.name}-code-server.log`));
+	const child = spawn(process.execPath, [...codeServerArgs(d), '--bind-addr', `127.0.0.1:${port}`, d.workspace], {
+		env: d.env,
+		cwd: d.workspace,
+		detached: true, // its own process group: the extension host and the sidecar go with it
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	d.child = child;
+	running.add(child.pid);
+	child.once('exit', () => running.delete(child.pid));
+	child.stdout.pipe(logFile, { end: false });
+	child.stderr.pipe(logFile, { end: false });
+	await new Promise((resolve, reject) => {
+		let seen = '';
+		const timer = setTimeout(() => reject(new Error(`code-server did not listen within ${startTimeoutMs} ms`)), startTimeoutMs);
+		const onData = (b) => {
+			seen += b.toString();
+			if (/HTTP server listening on/.test(seen)) {
+				clearTimeout(timer);
+				child.stdout.off('data', onData);
+				resolve();
+			}
+		};
+		child.stdout.on('data', onData);
+		child.once('exit', (code) => {
+			clearTimeout(timer);
+			reject(new Error(`code-server exited (${code}) before listening; see ${d.name}-code-server.log`));
+		});
+	});
+	log(`code-server listening on 127.0.0.1:${port}`);
+	return `http://127.0.0.1:${port}/?folder=${encodeURIComponent(d.workspace)}`;
+}
+
+async function stopCodeServer(d) {
+	if (!d.child || d.child.exitCode !== null) return;
+	const exited = once(d.child, 'exit');
+	try {
+		process.kill(-d.child.pid, 'SIGTERM');
+	} catch {
+		return;
+	}
+	const timer = setTimeout(() => {
+		try {
+			process.kill(-d.child.pid, 'SIGKILL');
+		} catch {}
+	}, 10_000);
+	await exited;
+	clearTimeout(timer);
+}
+
+// Playwright gives each launch a fresh profile of its own (a temporary
+// --user-data-dir), removed when the browser closes.
+async function openBrowser() {
+	const browser = await chromium.launch({
+		executablePath: args.chromium,
+		headless: true,
+		args: [
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync',
+		],
+	});
+	const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+	page.setDefaultTimeout(uiTimeoutMs);
+	return { browser, page };
+}
+
+async function shot(page, name) {
+	const file = path.join(args.out, `${name}.png`);
+	await page.screenshot({ path: file });
+	log(`screenshot ${file}`);
+}
+
+/** step runs one check, recording it; a failing step takes a screenshot and ends the scenario. */
+async function step(page, name, fn) {
+	try {
+		await fn();
+		results.push({ name, ok: true });
+		log(`ok   ${name}`);
+	} catch (e) {
+		results.push({ name, ok: false, error: e });
+		log(`FAIL ${name}: ${e.message.split('\n')[0]}`);
+		await page
+			.screenshot({ path: path.join(args.out, `failed-${name.replace(/[^A-Za-z0-9]+/g, '-')}.png`) })
+			.catch(() => {});
+		throw e;
+	}
+}
+
+async function openWorkbench(page, url) {
+	await page.goto(url);
+	await page.locator('.monaco-workbench').waitFor({ timeout: startTimeoutMs });
+	await page.locator('.statusbar').waitFor({ timeout: startTimeoutMs });
+}
+
+async function runCommand(page, title) {
+	await page.keyboard.press('F1');
+	const input = page.locator('.quick-input-widget input');
+	await input.waitFor();
+	// The palette's filter does not match a typed "…"; the row still shows it.
+	await input.fill(`>${title.replace(/…$/, '')}`);
+	await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+	await page.keyboard.press('Enter');
+}
+
+async function openServersView(page) {
+	await page.locator('.activitybar [aria-label^="FreeCode"]').first().click();
+	// A container with one view shows the view's name in its own title.
+	await page.locator('.sidebar .composite.title', { hasText: 'MCP Servers' }).waitFor();
+}
+
+/** treeRow is the MCP Servers row whose label is label. */
+function treeRow(page, label) {
+	return page.locator('.pane-body .monaco-list-row').filter({
+		has: page.locator('.label-name', { hasText: new RegExp(`^${label}$`) }),
+	});
+}
+
+async function replaceEditorText(page, text) {
+	// The editor of the active group: the one the last command opened.
+	const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+	await editor.click();
+	await page.keyboard.press('Control+A');
+	await page.keyboard.press('Delete');
+	await page.keyboard.insertText(text);
+}
+
+/**
+ * inVSCode runs body against a fresh code-server with the .vsix installed:
+ * prepare writes what the scenario needs into the sandbox first; everything
+ * is stopped and removed afterwards (kept with --keep).
+ */
+async function inVSCode(name, machineSettings, prepare, body) {
+	const d = sandbox(name, machineSettings);
+	d.name = name;
+	let browser;
+	try {
+		await prepare(d);
+		installVsix(d);
+		const url = await startCodeServer(d);
+		const opened = await openBrowser();
+		browser = opened.browser;
+		await step(opened.page, 'workbench opens', () => openWorkbench(opened.page, url));
+		await body(opened.page, d);
+	} finally {
+		await browser?.close();
+		await stopCodeServer(d);
+		if (!args.keep) fs.rmSync(d.root, { recursive: true, force: true });
+	}
+}
+
+async function scenarioSidecarMissing() {
+	const settings = { 'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve' };
+	await inVSCode('sidecar-missing', settings, () => {}, async (page) => {
+		await step(page, 'MCP Servers view opens', () => openServersView(page));
+		await step(page, 'the view explains that the sidecar is missing', async () => {
+			await page.getByText('FreeCode could not find its sidecar').waitFor();
+			await page.getByRole('button', { name: 'Open Settings' }).waitFor();
+			await page.getByRole('button', { name: 'Show Sidecar Log' }).waitFor();
+		});
+		await step(page, 'the status bar shows the error', async () => {
+			await page.locator('.statusbar-item.error-kind', { hasText: 'MCP' }).waitFor();
+		});
+		await shot(page, 'sidecar-missing');
+		await step(page, 'Show Sidecar Log says where it looked', async () => {
+			await page.getByRole('button', { name: 'Show Sidecar Log' }).click();
+			await page.getByText('freecode.serverPath is /nonexistent/freecode-e2e/freecode-serve, and there is no file there.').waitFor();
+		});
+		await shot(page, 'sidecar-missing-log');
+	});
+}
+
+async function quickPick(page, text) {
+	const input = page.locator('.quick-input-widget input');
+	await input.waitFor();
+	await input.fill(text);
+	await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor();
+	await page.keyboard.press('Enter');
+}
+
+async function scenarioCli() {
+	if (!args.bin) throw new Error('the cli scenario needs --bin (the directory with the freecode CLI)');
+	const cli = path.join(args.bin, 'freecode');
+	if (!fs.existsSync(cli)) throw new Error(`no ${cli}: run make build`);
+	const settings = { 'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve', 'freecode.cliPath': cli };
+	let configPath;
+	const config = () => (fs.existsSync(configPath) ? fs.readFileSync(configPath, 'utf8') : '');
+	const prepare = (d) => {
+		configPath = path.join(d.home, '.freecode', 'config.json');
+		// Claude Desktop's file where the CLI looks for it: the XDG config dir.
+		const claude = path.join(d.env.XDG_CONFIG_HOME, 'Claude', 'claude_desktop_config.json');
+		fs.mkdirSync(path.dirname(claude), { recursive: true });
+		const servers = { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } };
+		fs.writeFileSync(claude, JSON.stringify({ mcpServers: servers }, null, 2));
+	};
+	await inVSCode('cli', settings, prepare, async (page) => {
+		// The palette lists what the extension contributes only once the
+		// extension host has read it; the status item shows it is active.
+		await step(page, 'the extension is active', () => page.locator('.statusbar-item', { hasText: 'MCP' }).first().waitFor());
+		await step(page, 'Add MCP Server refuses a bad name before writing', async () => {
+			await runCommand(page, 'FreeCode: Add MCP Server…');
+			await quickPick(page, 'Local');
+			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (2/3)' }).waitFor();
+			await page.locator('.quick-input-widget input').fill('bad__name');
+			await page.locator('.quick-input-message', { hasText: 'No "__"' }).waitFor();
+			await page.keyboard.press('Enter'); // refused: the box stays
+			await page.locator('.quick-input-message', { hasText: 'No "__"' }).waitFor();
+		});
+		await shot(page, 'add-server-name-check');
+		await step(page, 'Add MCP Server writes the entry through the CLI', async () => {
+			await page.locator('.quick-input-widget input').fill('fs');
+			await page.keyboard.press('Enter');
+			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (3/3)' }).waitFor();
+			await page.locator('.quick-input-widget input').fill('npx -y @modelcontextprotocol/server-filesystem /tmp');
+			await page.keyboard.press('Enter');
+			await page.locator('.notifications-toasts', { hasText: 'Added local server "fs"' }).waitFor();
+			const cfg = JSON.parse(config());
+			const fsEntry = cfg.mcp.servers.find((s) => s.name === 'fs');
+			if (!fsEntry || fsEntry.command.join(' ') !== 'npx -y @modelcontextprotocol/server-filesystem /tmp') {
+				throw new Error(`config.json does not hold the new entry: ${config()}`);
+			}
+		});
+		await shot(page, 'add-server-added');
+		await step(page, 'Import MCP Servers previews, then imports', async () => {
+			await runCommand(page, 'FreeCode: Import MCP Servers…');
+			await quickPick(page, 'Claude Desktop');
+			const dialog = page.locator('.monaco-dialog-box');
+			await dialog.getByText('Import MCP servers from Claude Desktop?').waitFor();
+			await dialog.getByText('+ memory (local)').waitFor();
+			if (config().includes('"memory"')) throw new Error('the preview already wrote the config');
+			await shot(page, 'import-preview');
+			await dialog.getByRole('button', { name: 'Import' }).click();
+			await page.locator('.notifications-toasts', { hasText: 'Added 1 server' }).waitFor();
+			if (!config().includes('"memory"')) throw new Error(`memory was not imported: ${config()}`);
+		});
+	});
+}
+
+function demoConfig(bin, workspace, second) {
+	const servers = [{ name: 'demo', type: 'local', command: [path.join(bin, 'demo-server'), '--root', workspace] }];
+	if (second) servers.push({ name: 'second', type: 'local', command: [path.join(bin, 'demo-server'), '--name', 'second'] });
+	return `${JSON.stringify({ mcp: { servers } }, null, 2)}\n`;
+}
+
+async function scenarioDemo() {
+	if (!args.bin) throw new Error('the demo scenario needs --bin (the directory with demo-server)');
+	const demo = path.join(args.bin, 'demo-server');
+	if (!fs.existsSync(demo)) throw new Error(`no ${demo}: run make build`);
+	let victim;
+	const prepare = (d) => {
+		fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
+		const configPath = path.join(d.home, '.freecode', 'config.json');
+		fs.writeFileSync(configPath, demoConfig(args.bin, d.workspace, false), { mode: 0o600 });
+		fs.writeFileSync(path.join(d.workspace, 'README.md'), '# e2e workspace\n');
+		victim = path.join(d.workspace, 'delete-me.txt');
+		fs.writeFileSync(victim, 'the destructive demo tool deletes this file once allowed\n');
+	};
+	await inVSCode('demo', {}, prepare, async (page, d) => {
+		await step(page, 'MCP Servers view opens', () => openServersView(page));
+		await step(page, 'the demo server is connected with its tools', async () => {
+			await treeRow(page, 'demo').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
+			await treeRow(page, 'delete_file').locator('.label-description', { hasText: 'destructive' }).waitFor();
+			await treeRow(page, 'read_file').locator('.label-description', { hasText: 'read-only' }).waitFor();
+			await page.locator('.statusbar-item', { hasText: 'MCP 1/1' }).first().waitFor();
+		});
+		await shot(page, 'servers-connected');
+
+		await step(page, 'Run Tool… on delete_file opens its arguments', async () => {
+			// The row's inline ▷ action, shown on hover.
+			const row = treeRow(page, 'delete_file');
+			await row.hover();
+			await row.locator('.actions .action-label[aria-label^="Run Tool"]').click();
+			await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__delete_file' }).waitFor();
+			await replaceEditorText(page, '{ "path": "delete-me.txt" }\n');
+		});
+		const run = () => page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
+		const dialog = page.locator('.monaco-dialog-box');
+		await step(page, 'running it asks for permission', async () => {
+			await run();
+			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
+			await dialog.getByText('This tool can change things (not read-only).').waitFor();
+			await dialog.getByText('"path": "delete-me.txt"').waitFor();
+		});
+		await shot(page, 'permission-prompt');
+		await step(page, 'Deny shows the denial and runs nothing', async () => {
+			await dialog.getByRole('button', { name: 'Deny' }).click();
+			await page.locator('.notifications-toasts', { hasText: 'mcp__demo__delete_file was denied' }).waitFor();
+			if (!fs.existsSync(victim)) throw new Error('the file is gone although the call was denied');
+		});
+		await shot(page, 'denied');
+		await step(page, 'Allow Once runs it', async () => {
+			await page.locator('.tab', { hasText: 'Untitled' }).first().click();
+			await run();
+			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
+			await dialog.getByRole('button', { name: 'Allow Once' }).click();
+			await page.locator('.notifications-toasts', { hasText: /mcp__demo__delete_file ran in/ }).waitFor();
+			// The result, in a read-only document beside the arguments.
+			await page.locator('.tab', { hasText: 'mcp__demo__delete_file.txt' }).waitFor();
+			await page.locator('.view-lines', { hasText: 'deleted delete-me.txt' }).waitFor();
+			if (fs.existsSync(victim)) throw new Error('the call was allowed but the file is still there');
+		});
+		await shot(page, 'allowed');
+
+		await step(page, 'editing the config adds a server without a reload', async () => {
+			await runCommand(page, 'FreeCode: Open MCP Config');
+			await page.locator('.tab', { hasText: 'config.json' }).waitFor();
+			await replaceEditorText(page, demoConfig(args.bin, d.workspace, true));
+			await page.keyboard.press('Control+S');
+			await treeRow(page, 'second').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
+			await page.locator('.statusbar-item', { hasText: 'MCP 2/2' }).first().waitFor();
+		});
+		await shot(page, 'config-edit');
+	});
+}
+
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo };
+for (const name of args.scenarios) {
+	const fn = scenarios[name];
+	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
+	log(`scenario ${name}`);
+	try {
+		await fn();
+	} catch (e) {
+		if (!results.some((r) => !r.ok)) results.push({ name: `${name} setup`, ok: false, error: e });
+		log(`scenario ${name} failed: ${e.stack ?? e}`);
+	}
+}
+const failed = results.filter((r) => !r.ok).length;
+process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+	ALLOW_EVERYWHERE,
+	ALLOW_ONCE,
+	ALLOW_PROJECT,
+	answerFor,
+	DENY,
+	permissionPrompt,
+	SHOW_FULL,
+} from '../src/permissionChoices';
+import type { PermissionRequest } from '../src/protocol';
+
+const req: PermissionRequest = {
+	callId: 'c1',
+	tool: 'mcp__demo__delete_file',
+	server: 'demo',
+	arguments: { path: 'README.md' },
+	readOnly: false,
+	reason: 'no rule; tool is not read-only',
+	projectTrusted: true,
+};
+
+test('prompt: the tool, its server, read-only or not, why, and the arguments', () => {
+	const p = permissionPrompt(req, 1200);
+	assert.equal(p.message, 'Allow FreeCode to run mcp__demo__delete_file?');
+	assert.equal(
+		p.detail,
+		[
+			'Server: demo',
+			'This tool can change things (not read-only).',
+			'Why you are asked: no rule; tool is not read-only',
+			'',
+			'Arguments:',
+			'{\n  "path": "README.md"\n}',
+		].join('\n'),
+	);
+	assert.equal(p.fullArguments, undefined);
+});
+
+const answers: { name: string; req: PermissionRequest; pick: string | undefined; want: unknown; buttons: string[] }[] = [
+	{
+		name: 'Allow Once',
+		req,
+		pick: ALLOW_ONCE,
+		want: { decision: 'allowOnce' },
+		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+	},
+	{
+		name: 'Always Allow in This Project writes a local rule',
+		req,
+		pick: ALLOW_PROJECT,
+		want: { decision: 'allowAlways', scope: 'local' },
+		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+	},
+	{
+		name: 'Always Allow Everywhere writes a user rule',
+		req,
+		pick: ALLOW_EVERYWHERE,
+		want: { decision: 'allowAlways', scope: 'user' },
+		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+	},
+	{ name: 'Deny', req, pick: DENY, want: { decision: 'deny' }, buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY] },
+	{
+		name: 'Escape (no pick) is deny',
+		req,
+		pick: undefined,
+		want: { decision: 'deny' },
+		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+	},
+	{
+		name: 'an untrusted project has no project button, and its title counts as deny',
+		req: { ...req, projectTrusted: false },
+		pick: ALLOW_PROJECT,
+		want: { decision: 'deny' },
+		buttons: [ALLOW_ONCE, ALLOW_EVERYWHERE, DENY],
+	},
+];
+
+for (const tc of answers) {
+	test(`prompt: ${tc.name}`, () => {
+		const p = permissionPrompt(tc.req, 1200);
+		assert.deepEqual(
+			p.choices.map((c) => c.title),
+			tc.buttons,
+		);
+		assert.deepEqual(answerFor(p, tc.pick), tc.want);
+		assert.deepEqual(
+			p.choices.filter((c) => c.isCloseAffordance).map((c) => c.title),
+			[DENY],
+			'Escape stands for Deny',
+		);
+	});
+}
+
+test('prompt: long arguments are cut, with the whole text one click away', () => {
+	const long = { content: 'x'.repeat(5000) };
+	const p = permissionPrompt({ ...req, arguments: long }, 300);
+	const full = JSON.stringify(long, null, 2);
+	assert.equal(p.fullArguments, full);
+	assert.ok(p.detail.includes(full.slice(0, 300)));
+	assert.ok(!p.detail.includes(full.slice(0, 301)));
+	assert.ok(p.detail.endsWith(`… ${full.length - 300} more characters: choose "${SHOW_FULL}" to read them all.`));
+	assert.deepEqual(
+		p.choices.map((c) => c.title),
+		[ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, SHOW_FULL, DENY],
+	);
+	assert.equal(answerFor(p, SHOW_FULL), 'showFull');
+});
+
+test('prompt: a read-only tool, a built-in, and control characters in what the project chose', () => {
+	const p = permissionPrompt(
+		{ ...req, server: undefined, tool: 'read', readOnly: true, reason: 'ask rule "read"\u001b[2K in /p/.freecode/settings.json', arguments: { a: '\u0007' } },
+		1200,
+	);
+	assert.equal(
+		p.detail,
+		[
+			'Built-in tool',
+			'This tool only reads (read-only).',
+			'Why you are asked: ask rule "read"\\x1b[2K in /p/.freecode/settings.json',
+			'',
+			'Arguments:',
+			'{\n  "a": "\\u0007"\n}',
+		].join('\n'),
+	);
+});

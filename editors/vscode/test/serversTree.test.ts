@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { ServerStatus, ToolInfo } from '../src/protocol';
+import { ServersModel, serverNode, toolNode } from '../src/views/serversTree';
+
+const fixtures = join(__dirname, '..', '..', 'test', 'fixtures');
+const statuses: ServerStatus[] = JSON.parse(readFileSync(join(fixtures, 'ServerStatus.json'), 'utf8'));
+const tools: ToolInfo[] = JSON.parse(readFileSync(join(fixtures, 'ToolInfo.json'), 'utf8'));
+
+const base: ServerStatus = { name: 'demo', scope: 'user', type: 'local', state: 'connecting', toolCount: 0 };
+
+function st(over: Partial<ServerStatus>): ServerStatus {
+	return { ...base, ...over };
+}
+
+/** view is what the tree shows, as lines: what a person reads, icons included. */
+function view(m: ServersModel): string[] {
+	const out: string[] = [];
+	for (const s of m.serverNodes()) {
+		out.push(`${s.icon.id} ${s.label} — ${s.description} [${s.contextValue}]`);
+		for (const t of m.toolNodes(s.name)) out.push(`  ${t.icon.id} ${t.label} — ${t.description}`);
+	}
+	return out;
+}
+
+const demoTools: ToolInfo[] = [
+	{ id: 'mcp__demo__read_file', server: 'demo', name: 'read_file', description: 'Read a file.', readOnly: true, inputSchema: {} },
+	{ id: 'mcp__demo__delete_file', server: 'demo', name: 'delete_file', description: 'Delete a file.', readOnly: false, destructive: true, inputSchema: {} },
+	{ id: 'mcp__demo__create_issue', server: 'demo', name: 'create_issue', description: 'File an issue.', readOnly: false, destructive: false, inputSchema: {} },
+];
+
+type Step = (m: ServersModel) => void;
+const cases: { name: string; steps: Step[]; want: string[] }[] = [
+	{
+		name: 'connecting, then connected with its tools',
+		steps: [
+			(m) => m.setServers([st({})]),
+			(m) => m.updateServer(st({ state: 'connected', toolCount: 3 })),
+			(m) => m.setTools(demoTools),
+		],
+		want: [
+			'pass-filled demo — connected · 3 tools [server state:connected scope:user]',
+			'  edit create_issue — writes',
+			'  warning delete_file — destructive',
+			'  eye read_file — read-only',
+		],
+	},
+	{
+		name: 'a crash: reconnecting keeps the tools, then failed shows the error',
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 3 })]),
+			(m) => m.setTools(demoTools),
+			(m) => m.updateServer(st({ state: 'reconnecting', toolCount: 3 })),
+		],
+		want: [
+			'sync~spin demo — reconnecting… · 3 tools [server state:reconnecting scope:user]',
+			'  edit create_issue — writes',
+			'  warning delete_file — destructive',
+			'  eye read_file — read-only',
+		],
+	},
+	{
+		name: 'failed with the first line of its error',
+		steps: [
+			(m) => m.setServers([st({})]),
+			(m) => m.updateServer(st({ state: 'failed', lastError: 'exit status 1\nTraceback (most recent call last):' })),
+		],
+		want: ['error demo — failed: exit status 1 Traceback (most recent call last): [server state:failed scope:user]'],
+	},
+	{
+		name: 'a project server awaiting approval, then approved and connected',
+		steps: [
+			(m) => m.setServers([st({ name: 'repo', scope: 'project', state: 'awaitingApproval' })]),
+			(m) => m.updateServer(st({ name: 'repo', scope: 'project', state: 'connected', toolCount: 1 })),
+		],
+		want: ['pass-filled repo — connected · 1 tool · project [server state:connected scope:project approved]'],
+	},
+	{
+		name: 'disabled, stopped and needsAuth, sorted by name',
+		steps: [
+			(m) =>
+				m.setServers([
+					st({ name: 'zeta', state: 'disabled' }),
+					st({ name: 'alpha', state: 'stopped' }),
+					st({ name: 'gh', type: 'remote', state: 'needsAuth' }),
+				]),
+		],
+		want: [
+			'debug-stop alpha — stopped [server state:stopped scope:user]',
+			'key gh — sign-in needed [server state:needsAuth scope:user]',
+			'circle-slash zeta — disabled [server state:disabled scope:user]',
+		],
+	},
+	{
+		name: 'a status for a server not listed yet adds it (a config edit)',
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 0 })]),
+			(m) => m.updateServer(st({ name: 'added', state: 'connecting' })),
+		],
+		want: [
+			'loading~spin added — connecting… [server state:connecting scope:user]',
+			'pass-filled demo — connected · 0 tools [server state:connected scope:user]',
+		],
+	},
+	{
+		name: 'a server missing from a new freecode/servers answer is gone, with its tools',
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'other', state: 'connected' })]),
+			(m) => m.setTools(demoTools),
+			(m) => m.setServers([st({ name: 'other', state: 'connected' })]),
+			(m) => m.updateServer(st({ state: 'connected', toolCount: 3 })),
+		],
+		want: [
+			'pass-filled demo — connected · 3 tools [server state:connected scope:user]',
+			'pass-filled other — connected · 0 tools [server state:connected scope:user]',
+		],
+	},
+	{
+		name: "one server's tool list replaces only that server's tools; built-ins are not shown",
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'b', state: 'connected', toolCount: 1 })]),
+			(m) =>
+				m.setTools([
+					...demoTools,
+					{ id: 'mcp__b__x', server: 'b', name: 'x', description: '', readOnly: true, inputSchema: {} },
+					{ id: 'read', name: 'read', description: 'built-in', readOnly: true, inputSchema: {} },
+				]),
+			(m) => m.setTools([demoTools[0]], 'demo'),
+		],
+		want: [
+			'pass-filled b — connected · 1 tool [server state:connected scope:user]',
+			'  eye x — read-only',
+			'pass-filled demo — connected · 3 tools [server state:connected scope:user]',
+			'  eye read_file — read-only',
+		],
+	},
+];
+
+for (const tc of cases) {
+	test(`tree: ${tc.name}`, () => {
+		const m = new ServersModel();
+		let changes = 0;
+		m.onDidChange(() => changes++);
+		for (const step of tc.steps) step(m);
+		assert.deepEqual(view(m), tc.want);
+		assert.equal(changes, tc.steps.length, 'every step redraws once');
+	});
+}
+
+test('tree: every fixture status makes a node with an icon and its state in the context value', () => {
+	for (const s of statuses) {
+		const n = serverNode(s, []);
+		assert.ok(n.icon.id, s.name);
+		assert.match(n.contextValue, new RegExp(`\\bstate:${s.state}\\b`));
+		assert.ok(n.tooltip.startsWith(s.name), n.tooltip);
+	}
+});
+
+test('tree: control characters from a server are escaped, not shown', () => {
+	const n = serverNode(st({ name: 'demo', state: 'failed', lastError: 'bad\u001b[2Jthing\r\u202eevil' }), []);
+	assert.equal(n.description, 'failed: bad\\x1b[2Jthing \\u202eevil');
+	assert.ok(!/[\u001b\r\u202e]/.test(n.tooltip));
+	const t = toolNode({ ...tools[1], description: 'Deletes.\u0007' });
+	assert.ok(t.tooltip.includes('Deletes.\\x07'), t.tooltip);
+});
+
+test('tree: the tooltip of a failed server has its error and stderr tail', () => {
+	const n = serverNode(statuses[1], []);
+	assert.equal(
+		n.tooltip,
+		[
+			'fs — failed',
+			'local (stdio), from your config',
+			'last error: starting fs: exec: "npx": executable file not found in $PATH',
+			'stderr:',
+			'  line one',
+			'  line two',
+		].join('\n'),
+	);
+});
+
+test('tree: summary counts connected of enabled and names the failed', () => {
+	const m = new ServersModel();
+	m.setServers(statuses);
+	assert.deepEqual(m.summary(), {
+		total: 8,
+		enabled: 7,
+		connected: 1,
+		failed: ['fs'],
+		awaitingApproval: ['repo-tools'],
+		needsAuth: ['gh'],
+		busy: 2,
+	});
+});

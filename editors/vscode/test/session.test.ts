@@ -1,0 +1,160 @@
+// Session's handling of message orders and malformed messages that the real
+// sidecar (test/integration) cannot be made to produce on purpose. The other
+// end is a vscode-jsonrpc connection over in-memory streams that the test
+// drives message by message.
+
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, test } from 'node:test';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import type { PermissionResponse, ServerStatus, ToolInfo } from '../src/protocol';
+import { Session } from '../src/session';
+import { ServersModel } from '../src/views/serversTree';
+
+let ext: MessageConnection;
+let peer: MessageConnection;
+let model: ServersModel;
+let warnings: string[];
+let answer: () => Promise<PermissionResponse>;
+let session: Session;
+
+beforeEach(() => {
+	const a = new PassThrough();
+	const b = new PassThrough();
+	ext = createMessageConnection(new StreamMessageReader(a), new StreamMessageWriter(b));
+	peer = createMessageConnection(new StreamMessageReader(b), new StreamMessageWriter(a));
+	model = new ServersModel();
+	warnings = [];
+	answer = async () => ({ decision: 'allowOnce' });
+	session = new Session(ext, model, { askPermission: () => answer(), warn: (m) => warnings.push(m) });
+	session.listen();
+	ext.listen();
+	peer.listen();
+});
+
+afterEach(() => {
+	ext.dispose();
+	peer.dispose();
+});
+
+const st = (name: string, state: ServerStatus['state'], toolCount = 0): ServerStatus => ({
+	name,
+	scope: 'user',
+	type: 'local',
+	state,
+	toolCount,
+});
+const tool = (server: string, name: string): ToolInfo => ({
+	id: `mcp__${server}__${name}`,
+	server,
+	name,
+	description: '',
+	readOnly: true,
+	inputSchema: {},
+});
+
+/** deferred is a promise the test settles when it chooses. */
+function deferred<T>() {
+	let resolve!: (v: T) => void;
+	const promise = new Promise<T>((r) => (resolve = r));
+	return { promise, resolve };
+}
+
+/** changed resolves at the model's next change. */
+function changed(): Promise<void> {
+	return new Promise((resolve) => {
+		const off = model.onDidChange(() => {
+			off();
+			resolve();
+		});
+	});
+}
+
+const request = {
+	callId: 'c1',
+	tool: 'mcp__demo__delete_file',
+	server: 'demo',
+	arguments: { path: 'x' },
+	readOnly: false,
+	reason: 'no rule; tool is not read-only',
+	projectTrusted: false,
+};
+
+test('session: the permission answer goes back as the user gave it', async () => {
+	answer = async () => ({ decision: 'allowAlways', scope: 'user' });
+	assert.deepEqual(await peer.sendRequest('freecode/permission/request', request), { decision: 'allowAlways', scope: 'user' });
+});
+
+const denials: { name: string; params: unknown; answer: () => Promise<PermissionResponse>; warning: RegExp }[] = [
+	{
+		name: 'a request missing a field',
+		params: { ...request, readOnly: undefined },
+		answer: async () => ({ decision: 'allowOnce' }),
+		warning: /^ignored a freecode\/permission\/request that does not fit the protocol: \$\.readOnly: missing/,
+	},
+	{
+		name: 'a prompt that fails',
+		params: request,
+		answer: async () => {
+			throw new Error('no window');
+		},
+		warning: /^permission prompt failed, answering deny: no window$/,
+	},
+	{
+		name: 'an answer that is not one of the protocol',
+		params: request,
+		answer: async () => ({ decision: 'allowForever' }) as unknown as PermissionResponse,
+		warning: /^the permission prompt answered \{"decision":"allowForever"\}, which is not in the protocol; answering deny$/,
+	},
+];
+
+for (const tc of denials) {
+	test(`session: ${tc.name} is a denial`, async () => {
+		answer = tc.answer;
+		assert.deepEqual(await peer.sendRequest('freecode/permission/request', tc.params), { decision: 'deny' });
+		assert.match(warnings.join('\n'), tc.warning);
+	});
+}
+
+test('session: a status that arrives while freecode/servers is answered is not lost', async () => {
+	const servers = deferred<{ servers: ServerStatus[] }>();
+	peer.onRequest('freecode/servers', () => servers.promise);
+	peer.onRequest('freecode/tools', () => ({ tools: [] }));
+	const refreshed = session.refresh();
+	// The sidecar sends "connected" after it computed the (older) list.
+	const seen = changed();
+	await peer.sendNotification('freecode/servers/status', st('demo', 'connected', 3));
+	await seen;
+	servers.resolve({ servers: [st('demo', 'connecting')] });
+	await refreshed;
+	assert.equal(model.server('demo')?.state, 'connected');
+});
+
+test('session: tools/changed during a refresh makes one more refresh, not one each', async () => {
+	let calls = 0;
+	const first = deferred<{ servers: ServerStatus[] }>();
+	peer.onRequest('freecode/servers', async () => (++calls === 1 ? first.promise : { servers: [st('a', 'connected', 1)] }));
+	peer.onRequest('freecode/tools', () => ({ tools: calls === 1 ? [] : [tool('a', 'x')] }));
+	const refreshed = session.refresh();
+	const hashes = { anthropic: 'h1', openai: 'h2' };
+	for (let i = 0; i < 3; i++) await peer.sendNotification('freecode/tools/changed', { hashes, reason: 'connected' });
+	// A round trip after the notifications: they have been handled once it answers.
+	peer.onRequest('ping', () => 'pong');
+	await ext.sendRequest('ping');
+	first.resolve({ servers: [] });
+	await refreshed;
+	assert.equal(calls, 2);
+	assert.deepEqual(
+		model.toolNodes('a').map((t) => t.id),
+		['mcp__a__x'],
+	);
+});
+
+test('session: a notification that does not fit the protocol is ignored and reported', async () => {
+	model.setServers([st('demo', 'connected', 1)]);
+	await peer.sendNotification('freecode/servers/status', { name: 'demo', state: 'asleep' });
+	peer.onRequest('ping', () => 'pong');
+	await ext.sendRequest('ping');
+	assert.equal(model.server('demo')?.state, 'connected');
+	assert.match(warnings[0], /^ignored a freecode\/servers\/status that does not fit the protocol: /);
+});

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ServerStatus } from '../src/protocol';
+import { statusText, type SidecarState } from '../src/statusText';
+import { ServersModel } from '../src/views/serversTree';
+
+function summary(states: ServerStatus['state'][]) {
+	const m = new ServersModel();
+	m.setServers(states.map((state, i) => ({ name: `s${i}`, scope: 'user', type: 'local', state, toolCount: 0 })));
+	return m.summary();
+}
+
+const cases: { name: string; sidecar: SidecarState; states: ServerStatus['state'][]; want: ReturnType<typeof statusText> }[] = [
+	{
+		name: 'all connected',
+		sidecar: 'running',
+		states: ['connected', 'connected'],
+		want: { text: '$(plug) MCP 2/2', tooltip: 'FreeCode: 2 of 2 enabled MCP servers connected', background: undefined },
+	},
+	{
+		name: 'a disabled server is not counted as enabled',
+		sidecar: 'running',
+		states: ['connected', 'disabled'],
+		want: { text: '$(plug) MCP 1/1', tooltip: 'FreeCode: 1 of 1 enabled MCP servers connected', background: undefined },
+	},
+	{
+		name: 'one failed: warning colour, named',
+		sidecar: 'running',
+		states: ['connected', 'failed', 'awaitingApproval'],
+		want: {
+			text: '$(warning) MCP 1/3',
+			tooltip: 'FreeCode: 1 of 3 enabled MCP servers connected\nfailed: s1\nawaiting approval: s2',
+			background: 'statusBarItem.warningBackground',
+		},
+	},
+	{
+		name: 'still connecting',
+		sidecar: 'running',
+		states: ['connected', 'connecting'],
+		want: { text: '$(sync~spin) MCP 1/2', tooltip: 'FreeCode: 1 of 2 enabled MCP servers connected\n1 connecting', background: undefined },
+	},
+	{
+		name: 'no server',
+		sidecar: 'running',
+		states: [],
+		want: { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click to add one.' },
+	},
+	{
+		name: 'sidecar missing',
+		sidecar: 'missing',
+		states: [],
+		want: {
+			text: '$(error) MCP',
+			tooltip: 'FreeCode: the sidecar (freecode-serve) was not found. Click to see why.',
+			background: 'statusBarItem.errorBackground',
+		},
+	},
+	{
+		name: 'sidecar gave up after crashes',
+		sidecar: 'failed',
+		states: [],
+		want: {
+			text: '$(error) MCP',
+			tooltip: 'FreeCode: the sidecar stopped and was not restarted. Click to see why.',
+			background: 'statusBarItem.errorBackground',
+		},
+	},
+];
+
+for (const tc of cases) {
+	test(`status: ${tc.name}`, () => {
+		assert.deepEqual(statusText(tc.sidecar, summary(tc.states)), tc.want);
+	});
+}

