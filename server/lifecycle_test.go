@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -323,4 +324,110 @@ func TestListen(t *testing.T) {
 		t.Fatalf("Listen on a dead sidecar's socket: %v", err)
 	}
 	ln.Close()
+}
+
+// A signal stops the sidecar that listens cleanly: every server stopped,
+// serve.json removed, exit status 0.
+func TestSignal(t *testing.T) {
+	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
+		pid := env.Editor.AwaitStatus("srv", protocol.StateConnected).PID
+		env.Signal(syscall.SIGTERM)
+		if code := env.AwaitExit(); code != 0 {
+			t.Errorf("exit status after SIGTERM: %d", code)
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("server process %d after SIGTERM: kill 0 = %v, want ESRCH", pid, err)
+		}
+		if _, err := os.Stat(env.Sandbox.ServeFile); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("serve.json after SIGTERM: %v", err)
+		}
+	}, servertest.Modes(servertest.Binary))
+}
+
+// freecode-serve on stdio, as the extension runs it: exit after shutdown
+// is status 0, without shutdown 1; a signal stops it while the editor
+// still holds stdin open.
+func TestBinaryStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(t *testing.T, c *frontend.Client, cmd *exec.Cmd)
+		want int
+	}{
+		{"shutdown and exit", func(t *testing.T, c *frontend.Client, _ *exec.Cmd) {
+			if err := c.Shutdown(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Exit(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
+		{"exit alone", func(t *testing.T, c *frontend.Client, _ *exec.Cmd) {
+			if err := c.Exit(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}, 1},
+		{"SIGTERM", func(t *testing.T, _ *frontend.Client, cmd *exec.Cmd) {
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "config.json")
+			if err := os.WriteFile(cfg, []byte(`{"mcp": {"servers": [`+servertest.Server("srv", nil)+`]}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(servertest.BinaryPath(t, "freecode-serve"), "--config", cfg)
+			cmd.Env = append(os.Environ(), "HOME="+dir)
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			connected := make(chan int, 4)
+			c := frontend.New(pipeConn{stdout, stdin}, &frontend.Options{
+				Folders: []string{dir},
+				OnNotification: func(n frontend.Notification) {
+					var st protocol.ServerStatus
+					if n.Method == protocol.NotifyServersStatus && n.Decode(&st) == nil && st.State == protocol.StateConnected {
+						connected <- st.PID
+					}
+				},
+			})
+			defer c.Close()
+			if _, err := c.Initialize(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var pid int
+			select {
+			case pid = <-connected:
+			case <-time.After(servertest.HangGuard):
+				t.Fatalf("srv did not connect; stderr:\n%s", stderr.String())
+			}
+			tc.end(t, c, cmd)
+			select {
+			case <-exited:
+			case <-time.After(servertest.HangGuard):
+				cmd.Process.Kill()
+				t.Fatalf("freecode-serve did not exit; stderr:\n%s", stderr.String())
+			}
+			if got := cmd.ProcessState.ExitCode(); got != tc.want {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", got, tc.want, stderr.String())
+			}
+			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("server process %d after the sidecar ended: kill 0 = %v, want ESRCH", pid, err)
+			}
+		})
+	}
 }

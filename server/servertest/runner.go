@@ -389,8 +389,16 @@ func (env *Env) AwaitExit() int {
 	return env.cmd.ProcessState.ExitCode()
 }
 
-// ServerDone is the in-process server's Done.
-func (env *Env) ServerDone() <-chan struct{} { return env.srv.Done() }
+// Signal sends sig to the binary.
+func (env *Env) Signal(sig os.Signal) {
+	env.T.Helper()
+	if env.Mode != Binary {
+		env.T.Fatal("Signal: only a binary takes signals")
+	}
+	if err := env.cmd.Process.Signal(sig); err != nil {
+		env.T.Fatal(err)
+	}
+}
 
 // binaries are the programs the tests run, by name: their packages.
 var binaries = map[string]string{
@@ -403,6 +411,10 @@ var (
 	binDir  string
 	binErr  error
 )
+
+// BinaryPath returns the path of freecode-serve or demo-server, built for
+// the tests.
+func BinaryPath(t *testing.T, name string) string { return binary(t, name) }
 
 // binary returns the path of one of binaries, all built once per test
 // process.
