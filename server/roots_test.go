@@ -96,25 +96,11 @@ func TestRootsOfFrontends(t *testing.T) {
 	}, servertest.Modes(servertest.MultiModes))
 }
 
-// npmDir returns $FREECODE_NPM, where `make npm` installs the npm MCP
-// servers; without it the interop tests skip, except under CI.
-func npmDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("FREECODE_NPM")
-	if dir == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FREECODE_NPM is not set (CI=true): run `make npm` and export FREECODE_NPM")
-		}
-		t.Skip("FREECODE_NPM not set; run through `make test` for the npm interop tests")
-	}
-	return dir
-}
-
 // server-everything, from npm, offers its roots tool only to a client that
 // declares roots: through the sidecar it has it, lists the project, and
 // logs (notifications/message) that it got the roots.
 func TestInteropEverythingRoots(t *testing.T) {
-	npm := npmDir(t)
+	npm := servertest.NPMDir(t)
 	everything := filepath.Join(npm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	servertest.Run(t, fmt.Sprintf(`
 -- config.json --

@@ -2,12 +2,16 @@
 // (docs/protocol.md; names and wire types in internal/protocol) over one
 // workspace.Workspace that every frontend of the sidecar shares.
 //
-// It is thin on purpose. Each file is one feature (lifecycle.go, servers.go,
-// tools.go, permissions.go, project.go, notify.go for the events a frontend
-// is told, approver.go for the permission prompts it answers): a handler
-// decodes and checks its params, calls the workspace, and maps the result
-// and the errors to the wire. The work is below, in workspace/ and the
-// packages it wires.
+// It is thin on purpose. Each file is one feature: lifecycle.go
+// (initialize, initialized, shutdown, exit, workspace folders), servers.go,
+// tools.go, permissions.go, project.go, notify.go (the events a frontend is
+// told), approver.go (the permission prompts it answers), roots.go (the
+// frontends' folders as MCP roots); conn.go is one frontend's connection,
+// wire.go the conversions to internal/protocol's types, listen.go and
+// run.go the socket, serve.json and the process. A handler decodes and
+// checks its params, calls the workspace, and maps the result and the
+// errors to the wire. The work is below, in workspace/ and the packages it
+// wires.
 //
 // A Server serves frontends with ServeConn, one connection each: the
 // editor's stdio, or the connections Serve accepts on a socket. With stdio

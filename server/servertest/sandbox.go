@@ -71,3 +71,18 @@ func Expand(t *testing.T, content string) string {
 	}
 	return b.String()
 }
+
+// NPMDir returns $FREECODE_NPM, where `make npm` installs the npm MCP
+// servers the interop tests run. Without it the test is skipped, but
+// under CI, where it must run.
+func NPMDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("FREECODE_NPM")
+	if dir == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("FREECODE_NPM is not set (CI=true): run `make npm` and export FREECODE_NPM")
+		}
+		t.Skip("FREECODE_NPM not set; run through `make test` for the npm interop tests")
+	}
+	return dir
+}
