@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
@@ -94,12 +95,28 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 	sess.conn.Go(ctx, sess.handle)
 	<-ctx.Done()
 	sess.out.close()
+	// Close waits for the requests in flight, which ctx has cancelled, to
+	// be answered, then closes the connection. A frontend that stopped
+	// reading would keep an answer, and so Close, waiting forever: after
+	// closeGrace its connection is cut.
+	closed := make(chan error, 1)
+	go func() { closed <- sess.conn.Close() }()
+	var err error
+	select {
+	case err = <-closed:
+	case <-time.After(closeGrace):
+		sess.logger.Warn("the frontend reads nothing; cutting its connection")
+		rwc.Close()
+		err = <-closed
+	}
 	sess.wg.Wait()
-	// Close waits for the requests in flight, which ctx has cancelled.
-	err := sess.conn.Close()
 	sess.logger.Debug("frontend gone")
 	return err
 }
+
+// closeGrace is how long a frontend's connection may take to close once
+// its requests are cancelled: what the answers to them take to be read.
+const closeGrace = 5 * time.Second
 
 // end ends the session from the server's side.
 func (sess *session) end() { sess.cancel() }

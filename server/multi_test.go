@@ -173,3 +173,20 @@ func TestDialServeFileNone(t *testing.T) {
 		t.Errorf("DialServeFile without a file: %v", err)
 	}
 }
+
+// A frontend that stops reading does not keep the sidecar from stopping,
+// though the answer to its request cannot be written: its connection is
+// cut.
+func TestStalledFrontend(t *testing.T) {
+	hold := make(chan struct{})
+	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
+		t.Cleanup(func() { close(hold) })
+		ed := env.Editor
+		ed.AwaitStatus("srv", protocol.StateConnected)
+		stalled := env.Connect("stalled", &servertest.EditorOptions{Hold: hold})
+		go stalled.Execute(context.Background(), call("s1", "mcp__srv__block", `{"text":"s1"}`))
+		ed.AwaitLog("srv", "blocking s1")
+		env.CloseSidecar()
+		env.AwaitSidecarLog("cutting its connection")
+	}, servertest.Modes(servertest.Shared))
+}

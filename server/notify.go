@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -53,6 +54,19 @@ func (o *outbox) putProgress(p protocol.ToolProgress) {
 	select {
 	case o.kick <- struct{}{}:
 	default:
+	}
+}
+
+// forget drops the progress not yet sent of calls that have their
+// results: it would come after them.
+func (o *outbox) forget(callIDs []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, id := range callIDs {
+		if _, queued := o.progress[id]; queued {
+			delete(o.progress, id)
+			o.order = slices.DeleteFunc(o.order, func(q string) bool { return q == id })
+		}
 	}
 }
 

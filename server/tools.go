@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"go.lsp.dev/jsonrpc2"
@@ -104,6 +105,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 			sess.logMessage(lsp.MessageTypeWarning, msg)
 		},
 	})
+	sess.out.forget(slices.Collect(maps.Keys(seen)))
 	out := &protocol.ExecuteResult{Results: make([]protocol.ToolResult, 0, len(results))}
 	for _, r := range results {
 		wr, err := resultToWire(r)

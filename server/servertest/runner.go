@@ -239,6 +239,25 @@ func (env *Env) stop() {
 	}
 }
 
+// CloseSidecar stops the sidecar in this process as a signal does, and
+// waits for it.
+func (env *Env) CloseSidecar() {
+	env.T.Helper()
+	if env.srv == nil {
+		env.T.Fatal("CloseSidecar: the sidecar is not in this process")
+	}
+	done := make(chan struct{})
+	go func() {
+		env.srv.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(HangGuard):
+		env.T.Fatalf("the sidecar did not close within %v", HangGuard)
+	}
+}
+
 // Connect connects and initializes another frontend. In Stdio mode only
 // the first one may: the editor's stdio is one connection.
 func (env *Env) Connect(name string, opts *EditorOptions) *Editor {
