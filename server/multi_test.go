@@ -175,8 +175,9 @@ func TestDialServeFileNone(t *testing.T) {
 }
 
 // A frontend that stops reading does not keep the sidecar from stopping,
-// though the answer to its request cannot be written: its connection is
-// cut.
+// though the answers to its requests cannot be written: an answer whose
+// write had begun when the sidecar began to stop would hold it forever,
+// but for the cut after a grace.
 func TestStalledFrontend(t *testing.T) {
 	hold := make(chan struct{})
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
@@ -184,9 +185,16 @@ func TestStalledFrontend(t *testing.T) {
 		ed := env.Editor
 		ed.AwaitStatus("srv", protocol.StateConnected)
 		stalled := env.Connect("stalled", &servertest.EditorOptions{Hold: hold})
+		// Log lines it does not read fill its connection, then answers.
+		if r := execute(t, ed, call("c1", "mcp__srv__say", `{"text":"fill","count":20}`)); r.IsError {
+			t.Fatalf("say: %+v", r)
+		}
+		ed.AwaitLog("srv", "fill")
+		for range 8 {
+			go stalled.Servers(context.Background())
+		}
 		go stalled.Execute(context.Background(), call("s1", "mcp__srv__block", `{"text":"s1"}`))
 		ed.AwaitLog("srv", "blocking s1")
 		env.CloseSidecar()
-		env.AwaitSidecarLog("cutting its connection")
 	}, servertest.Modes(servertest.Shared))
 }

@@ -110,7 +110,7 @@ type forwarder struct {
 // changed meanwhile follow, so the last status it gets of a server is its
 // current one.
 func (sess *session) forward(w *workspace.Workspace) {
-	sub := w.Subscribe(nil)
+	sub := w.Subscribe(&workspace.SubscribeOptions{Logs: true})
 	defer sub.Close()
 	f := &forwarder{sess: sess, w: w, problems: make(map[string]bool)}
 	f.hashes, _ = currentHashes(w)

@@ -69,7 +69,8 @@
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
 // (the rules in force changed), *ProjectEvent (the project's trust
 // changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded
-// per server; SubscribeOptions.NoLogs leaves them out) and *MissedEvent
+// per server; for the subscribers that ask, SubscribeOptions.Logs) and
+// *MissedEvent
 // (this subscriber fell behind and lost events).
 //
 // Publishing never waits for a subscriber: Conn goroutines and the file

@@ -107,7 +107,8 @@ type ProjectEvent struct {
 }
 
 // LogEvent is one line of a server's log: a line it wrote to stderr, or an
-// MCP notifications/message, its secrets masked (see mcp.Log). Each server
+// MCP notifications/message, its secrets masked (see mcp.Log). Only the
+// subscribers that ask get them (SubscribeOptions.Logs). Each server
 // may log up to 100 lines a second, 200 at once; Dropped counts the lines
 // of the server dropped beyond that since its last LogEvent. A LogEvent
 // with Dropped and no Message only tells of drops: the server fell silent

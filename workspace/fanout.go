@@ -21,9 +21,10 @@ type SubscribeOptions struct {
 	// ToolSet asks for *ToolSetEvent, which most subscribers, who follow
 	// the provider definitions' hashes, have no use for.
 	ToolSet bool
-	// NoLogs leaves out *LogEvent: for a subscriber that shows no server
-	// logs, whose queue they would only fill.
-	NoLogs bool
+	// Logs asks for *LogEvent: the servers' log lines, which only a
+	// subscriber that shows them has use for; the others' queues they
+	// would only fill.
+	Logs bool
 }
 
 // A Subscription receives the workspace's events in the order they
@@ -47,7 +48,7 @@ type Subscription struct {
 	capacity int
 	missed   int  // events dropped since the last *MissedEvent was taken
 	toolSet  bool // SubscribeOptions.ToolSet
-	noLogs   bool // SubscribeOptions.NoLogs
+	logs     bool // SubscribeOptions.Logs
 }
 
 func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
@@ -65,7 +66,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 	}
 	if opts != nil {
 		s.toolSet = opts.ToolSet
-		s.noLogs = opts.NoLogs
+		s.logs = opts.Logs
 	}
 	go s.pump()
 	return s
@@ -90,7 +91,7 @@ func (s *Subscription) push(ev Event) {
 	if _, ok := ev.(*ToolSetEvent); ok && !s.toolSet {
 		return
 	}
-	if _, ok := ev.(*LogEvent); ok && s.noLogs {
+	if _, ok := ev.(*LogEvent); ok && !s.logs {
 		return
 	}
 	s.mu.Lock()

@@ -8,16 +8,17 @@ import (
 	"github.com/freecode/freecode/mcp"
 )
 
-// A server's stderr reaches subscribers as log events, at most a burst of
-// them at once: the lines beyond are counted, and every line is either
-// published or counted. A subscriber with NoLogs gets none.
+// A server's stderr reaches the subscribers that ask as log events, at
+// most a burst of them at once: the lines beyond are counted, and every
+// line is either published or counted. A subscriber that did not ask gets
+// none.
 func TestLogEvents(t *testing.T) {
 	e := newEnv(t)
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{extraServer(t, "srv")}, nil))
 	w := e.open(t)
-	sub := w.Subscribe(nil)
+	sub := w.Subscribe(&SubscribeOptions{Logs: true})
 	defer sub.Close()
-	quiet := w.Subscribe(&SubscribeOptions{NoLogs: true})
+	quiet := w.Subscribe(nil)
 	defer quiet.Close()
 	settle(t, w)
 
@@ -61,7 +62,7 @@ func TestLogEvents(t *testing.T) {
 				}
 				continue // the server's tools at connect
 			}
-			t.Fatalf("a NoLogs subscriber got %s", describe(ev))
+			t.Fatalf("a subscriber that did not ask for logs got %s", describe(ev))
 		case <-timer.C:
 			t.Fatal("no tools change for the quiet subscriber")
 		}

@@ -14,7 +14,7 @@ func TestRoots(t *testing.T) {
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{extraServer(t, "srv")}, nil))
 	a, b := t.TempDir(), filepath.Join(t.TempDir(), "with space")
 	w := e.openWith(t, &Options{Roots: []string{a}})
-	sub := w.Subscribe(nil)
+	sub := w.Subscribe(&SubscribeOptions{Logs: true})
 	defer sub.Close()
 	settle(t, w)
 

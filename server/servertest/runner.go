@@ -207,6 +207,7 @@ func (env *Env) serverOptions(t *testing.T) *server.Options {
 	return &server.Options{
 		Version:   "test",
 		Logger:    slog.New(slog.NewTextHandler(env.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Trace:     env.log,
 		Workspace: workspaceOptions(t),
 	}
 }
