@@ -10,8 +10,8 @@ import (
 func (s *Server) roots() []string {
 	var out []string
 	s.mu.Lock()
-	if s.opts.Workspace.Root != "" && s.shared {
-		out = append(out, s.opts.Workspace.Root)
+	if s.project != "" {
+		out = append(out, s.project)
 	}
 	sessions := make([]*session, 0, len(s.sessions))
 	for sess := range s.sessions {

@@ -70,7 +70,7 @@ type Server struct {
 	// mu guards the fields below.
 	mu       sync.Mutex
 	ws       *workspace.Workspace
-	shared   bool // the workspace came from Open, not from a frontend's initialize
+	project  string // the workspace's project root, absolute; "" for none
 	state    serverState
 	openErr  error // why the workspace a frontend named did not open
 	sessions map[*session]struct{}
@@ -128,20 +128,21 @@ func (s *Server) Open(ctx context.Context) error {
 		return errors.New("opening the workspace: it is open already, or the server stopped")
 	}
 	s.mu.Unlock()
-	if s.opts.Workspace.Root != "" {
-		root, err := filepath.Abs(s.opts.Workspace.Root)
+	opts := s.opts.Workspace
+	if opts.Root != "" {
+		root, err := filepath.Abs(opts.Root)
 		if err != nil {
 			return err
 		}
-		s.opts.Workspace.Root = root
-		s.opts.Workspace.Roots = []string{root}
+		opts.Root = root
+		opts.Roots = []string{root}
 	}
-	w, err := workspace.New(ctx, &s.opts.Workspace)
+	w, err := workspace.New(ctx, &opts)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.ws, s.shared = w, true
+	s.ws, s.project = w, opts.Root
 	s.mu.Unlock()
 	return nil
 }
@@ -168,6 +169,16 @@ func (s *Server) openFor(ctx context.Context, root, configPath string) (*workspa
 	if configPath != "" {
 		opts.ConfigPath = configPath
 	}
+	if opts.Root != "" {
+		abs, err := filepath.Abs(opts.Root)
+		if err != nil {
+			return nil, err
+		}
+		opts.Root = abs
+	}
+	s.mu.Lock()
+	s.project = opts.Root
+	s.mu.Unlock()
 	opts.Roots = s.roots()
 	w, err := workspace.New(ctx, &opts)
 	if err != nil {
