@@ -94,8 +94,9 @@ func (c *Conn) Start(ctx context.Context) error {
 	st, _ = c.installLocked(s, tools)
 	c.wg.Go(func() { c.run(s, 0) })
 	c.mu.Unlock()
-	c.emitStatus(st)
+	// The tools first: whoever sees the server connected finds its tools.
 	c.emitTools("connected", tools.tools)
+	c.emitStatus(st)
 	return nil
 }
 

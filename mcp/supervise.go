@@ -61,13 +61,14 @@ func (c *Conn) run(s *session, tried int) {
 			first := !c.haveTools
 			st, changed := c.installLocked(s, tools)
 			c.mu.Unlock()
-			c.emitStatus(st)
+			// The tools first, as at the first connect.
 			switch {
 			case first:
 				c.emitTools("connected", tools.tools)
 			case changed:
 				c.emitTools("reconnected", tools.tools)
 			}
+			c.emitStatus(st)
 		}
 		upSince := time.Now()
 		lost := c.watch(s, ticker)

@@ -111,6 +111,12 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 	}
 	sess.wg.Wait()
 	sess.logger.Debug("frontend gone")
+	sess.mu.Lock()
+	shutDown := sess.state == sessionShutDown
+	sess.mu.Unlock()
+	if shutDown {
+		s.finish()
+	}
 	return err
 }
 

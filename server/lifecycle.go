@@ -162,8 +162,9 @@ func (sess *session) initialized() {
 }
 
 // shutdown stops every MCP server and reaps every process the sidecar
-// started. The sidecar takes no more requests; with stdio, exit ends it,
-// and a sidecar that listens ends once it has answered.
+// started. The sidecar takes no more requests; exit, or the frontend
+// closing its connection, ends it (with stdio, the process; listening,
+// the sidecar and every other frontend's connection).
 func (sess *session) shutdown(ctx context.Context, _ jsonrpc2.RawMessage) (any, error) {
 	sess.mu.Lock()
 	sess.state = sessionShutDown

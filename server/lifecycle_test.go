@@ -79,8 +79,8 @@ func TestInitialize(t *testing.T) {
 }
 
 // shutdown stops every server and leaves no process of the sidecar's;
-// after it, requests are refused. With stdio, exit then ends the
-// connection; a sidecar that listens ends on its own, removing serve.json.
+// after it, requests are refused. Exit then ends the connection, and a
+// sidecar that listens ends too, removing serve.json.
 func TestShutdown(t *testing.T) {
 	servertest.Run(t, `
 -- config.json --
@@ -109,15 +109,13 @@ func TestShutdown(t *testing.T) {
 				t.Errorf("processes of the sidecar left after shutdown: %v", kids)
 			}
 		}
-		switch env.Mode {
-		case servertest.Stdio:
-			_, err := ed.Servers(t.Context())
-			wantCode(t, "freecode/servers after shutdown", err, jsonrpc2.InvalidRequest, "shutdown")
-			if err := ed.Exit(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			awaitDone(t, "exit", ed.Done())
-		case servertest.Binary:
+		_, err := ed.Servers(t.Context())
+		wantCode(t, "freecode/servers after shutdown", err, jsonrpc2.InvalidRequest, "shutdown")
+		if err := ed.Exit(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		awaitDone(t, "exit", ed.Done())
+		if env.Mode == servertest.Binary {
 			if code := env.AwaitExit(); code != 0 {
 				t.Errorf("exit status after shutdown: %d", code)
 			}

@@ -20,9 +20,10 @@ import (
 )
 
 // Serve accepts frontends on ln and serves each with ServeConn, until ctx
-// is done, a frontend sends shutdown, or ln fails. Then it closes ln, ends
-// the connections it accepted and waits for them. Only the last frontend's
-// leaving does not stop it: a sidecar that listens outlives its frontends.
+// is done, Done is closed (a frontend sent shutdown, then exit), or ln
+// fails. Then it closes ln, ends the connections it accepted and waits for
+// them. The last frontend's leaving does not stop it: a sidecar that
+// listens outlives its frontends.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var conns sync.WaitGroup

@@ -40,7 +40,8 @@ type RunOptions struct {
 var ErrNoShutdown = errors.New("the editor ended the sidecar without shutdown")
 
 // Run runs a sidecar until it is done: with stdio, until the editor sends
-// exit or closes stdin; listening, until a frontend sends shutdown. When
+// exit or closes stdin; listening, until a frontend sends shutdown and
+// then exit (or closes its connection). When
 // ctx is done first (a signal), it stops the same way. Either way every
 // MCP server is stopped and every process it started reaped before Run
 // returns.

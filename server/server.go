@@ -60,7 +60,7 @@ type Options struct {
 type Server struct {
 	opts   Options
 	logger *slog.Logger
-	done   chan struct{} // closed by shutdown and by Close
+	done   chan struct{} // see Done
 	wg     sync.WaitGroup
 
 	// wsMu serializes opening and closing the workspace, which take a
@@ -228,11 +228,14 @@ func (s *Server) stopWorkspace(next serverState) {
 	if w != nil {
 		w.Close()
 	}
-	s.doneOnce.Do(func() { close(s.done) })
 }
 
-// Done is closed once a frontend has sent shutdown (or Close was called):
-// a sidecar that listens then ends.
+// finish closes Done.
+func (s *Server) finish() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// Done is closed once the frontend that sent shutdown has gone (it sent
+// exit, or closed its connection; the answer to its shutdown is written
+// first), or Close was called: a sidecar that listens then ends.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Close ends every frontend's connection (their requests cancelled, their
@@ -251,6 +254,7 @@ func (s *Server) Close() error {
 	}
 	s.wg.Wait()
 	s.stopWorkspace(serverClosed)
+	s.finish()
 	return nil
 }
 

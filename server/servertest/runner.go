@@ -227,7 +227,9 @@ func (env *Env) stop() {
 		env.srv.Close()
 		env.conns.Wait()
 	case Binary:
-		if env.cmd.ProcessState == nil {
+		select {
+		case <-env.exited:
+		default:
 			env.cmd.Process.Signal(syscall.SIGTERM)
 		}
 		select {
