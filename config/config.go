@@ -84,6 +84,7 @@ type Server struct {
 	CABundle   string            // "caBundle": PEM file of extra roots
 	ClientCert string            // "clientCert": PEM file, for mTLS
 	ClientKey  string            // "clientKey": PEM file, for mTLS
+	OAuth      *OAuth            // "oauth": how to sign in (see OAuth); nil if the key is absent
 
 	Timeout         time.Duration // connect + initialize + first tools/list
 	ToolTimeout     time.Duration // one tools/call, restarted by progress up to 4x

@@ -192,6 +192,7 @@ type fileServer struct {
 	CABundle        string            `json:"caBundle,omitempty"`
 	ClientCert      string            `json:"clientCert,omitempty"`
 	ClientKey       string            `json:"clientKey,omitempty"`
+	OAuth           *fileOAuth        `json:"oauth,omitempty"`
 	Enabled         *bool             `json:"enabled,omitempty"`
 	Timeout         int64             `json:"timeout,omitempty"`
 	ToolTimeout     int64             `json:"toolTimeout,omitempty"`
@@ -204,6 +205,7 @@ func toFile(s Server) fileServer {
 	f := fileServer{
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Headers: s.Headers, CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
+		OAuth:      toFileOAuth(s.OAuth),
 		DeferTools: s.DeferTools,
 	}
 	if s.Type == TypeRemote && s.Transport != TransportAuto {

@@ -295,6 +295,8 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			d.str(fk, s.Name, v, &s.ClientCert)
 		case "clientKey":
 			d.str(fk, s.Name, v, &s.ClientKey)
+		case "oauth":
+			s.OAuth = d.oauth(fk, s.Name, v)
 		case "deferTools":
 			var b bool
 			d.boolean(fk, s.Name, v, &b)

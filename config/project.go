@@ -53,13 +53,15 @@ type approvalEntry struct {
 	CABundle   string            `json:"caBundle"`
 	ClientCert string            `json:"clientCert"`
 	ClientKey  string            `json:"clientKey"`
+	// Left out when absent, so approvals given before the key existed hold.
+	OAuth *fileOAuth `json:"oauth,omitempty"`
 }
 
 // ApprovalKey returns the key under which the user's approval of the
 // project server s, from the project in projectDir, is stored: the
 // project's real path, ":", and the hex SHA-256 of a canonical encoding of
 // the entry (command, url, env, headers, cwd, type, transport, TLS files,
-// inheritEnv, name), so that any change to one of them asks again.
+// inheritEnv, name, oauth), so that any change to one of them asks again.
 func ApprovalKey(projectDir string, s Server) string {
 	dir, err := realPath(projectDir)
 	if err != nil {
@@ -69,6 +71,7 @@ func ApprovalKey(projectDir string, s Server) string {
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Transport: s.Transport, Headers: s.Headers,
 		CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
+		OAuth: toFileOAuth(s.OAuth),
 	}
 	// encoding/json writes struct fields in order and map keys sorted, and
 	// nil and empty encode alike here, so equal entries hash alike.

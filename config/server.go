@@ -161,6 +161,9 @@ func (s Server) Expanded(lookup func(string) (string, bool)) (Server, error) {
 		errs = append(errs, fmt.Errorf("url: %w", err))
 	}
 	out.URL = u
+	if out.OAuth, err = expandOAuth(out.OAuth, lookup); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		return Server{}, fmt.Errorf("server %s: %w", s.Name, errors.Join(errs...))
@@ -182,6 +185,7 @@ func (s Server) Redacted() Server {
 	if out.URL != "" {
 		out.URL = urlpolicy.RedactURL(out.URL)
 	}
+	redactOAuth(out.OAuth)
 	return out
 }
 
@@ -190,6 +194,7 @@ func (s Server) clone() Server {
 	s.Command = slices.Clone(s.Command)
 	s.Env = maps.Clone(s.Env)
 	s.Headers = maps.Clone(s.Headers)
+	s.OAuth = s.OAuth.clone()
 	return s
 }
 
@@ -202,7 +207,7 @@ func (s Server) Equal(o Server) bool {
 		slices.Equal(s.Command, o.Command) && maps.Equal(s.Env, o.Env) &&
 		s.Cwd == o.Cwd && s.InheritEnv == o.InheritEnv &&
 		s.URL == o.URL && s.Transport == o.Transport && maps.Equal(s.Headers, o.Headers) &&
-		s.CABundle == o.CABundle && s.ClientCert == o.ClientCert && s.ClientKey == o.ClientKey &&
+		s.CABundle == o.CABundle && s.ClientCert == o.ClientCert && s.ClientKey == o.ClientKey && s.OAuth.Equal(o.OAuth) &&
 		s.Timeout == o.Timeout && s.ToolTimeout == o.ToolTimeout &&
 		s.ProtocolVersion == o.ProtocolVersion && s.MaxMessageBytes == o.MaxMessageBytes &&
 		s.Scope == o.Scope

@@ -195,6 +195,8 @@ func TestEqual(t *testing.T) {
 			v.Set(reflect.ValueOf([]string{"x", "z"}))
 		case reflect.Map:
 			v.Set(reflect.ValueOf(map[string]string{"K": "other"}))
+		case reflect.Pointer: // nil in base
+			v.Set(reflect.New(v.Type().Elem()))
 		default:
 			t.Fatalf("field %s: kind %s not covered by this test", f.Name, v.Kind())
 		}

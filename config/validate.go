@@ -152,7 +152,7 @@ func checkServer(s Server) []Problem {
 	if s.ClientCert != "" && s.ClientKey == "" || s.ClientCert == "" && s.ClientKey != "" {
 		fail(".clientCert", "clientCert and clientKey go together (mTLS)")
 	}
-	return ps
+	return append(ps, checkOAuth(s)...)
 }
 
 // CheckURL reports whether raw is an acceptable remote server URL under

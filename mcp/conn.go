@@ -61,6 +61,10 @@ type ConnOptions struct {
 	// servers (internal/mcptest); so can code that serves MCP servers
 	// in-process.
 	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
+
+	// Auth configures the OAuth sign-in of a remote server (nil means
+	// defaults: tokens in DefaultTokenStore, no page opened unasked).
+	Auth *AuthOptions
 }
 
 // A Conn is one configured MCP server: it starts it (stdio) or dials it
@@ -124,6 +128,8 @@ type Conn struct {
 	// lastError, the stderr tail, logs, CallTool's errors.
 	redactor atomic.Pointer[urlpolicy.Redactor]
 
+	stepUps stepUpCounts // sign-ins for more access, across sessions
+
 	progressMu sync.Mutex
 	progress   map[string]*progressSub // by progress token
 	nextToken  atomic.Uint64
@@ -134,6 +140,7 @@ type session struct {
 	cs        *mcpsdk.ClientSession
 	proc      *process
 	transport string
+	auth      *oauthFlow    // a remote session's sign-in; nil for others
 	done      chan struct{} // closed when the session has ended
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when a call saw the transport fail

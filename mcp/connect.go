@@ -43,7 +43,10 @@ const maxToolListBytes = 64 << 20
 // A later call while the Conn connects or reconnects waits, within ctx, for
 // the next attempt to end (making it at once if the Conn is waiting out a
 // backoff) and returns its outcome; on a connected Conn it returns nil.
-func (c *Conn) Start(ctx context.Context) error {
+func (c *Conn) Start(ctx context.Context) error { return c.start(ctx, nil) }
+
+// start is Start, and Login when login is not nil.
+func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -51,6 +54,9 @@ func (c *Conn) Start(ctx context.Context) error {
 	}
 	if c.started {
 		c.mu.Unlock()
+		if login != nil {
+			return fmt.Errorf("signing in to %s: the server was started already; sign in on a new Conn", c.srv.Name)
+		}
 		return c.awaitAttempt(ctx)
 	}
 	c.started = true
@@ -65,7 +71,7 @@ func (c *Conn) Start(ctx context.Context) error {
 	c.mu.Unlock()
 	c.emitStatus(st)
 
-	s, tools, err := c.connect(ctx)
+	s, tools, err := c.connect(ctx, login)
 	c.mu.Lock()
 	if c.closed {
 		c.endAttemptLocked()
@@ -79,7 +85,7 @@ func (c *Conn) Start(ctx context.Context) error {
 		c.lastError = err.Error()
 		c.endAttemptLocked()
 		if c.opts.NoRetry || ctx.Err() != nil || !retryable(err) {
-			st := c.setStateLocked(StateFailed)
+			st := c.setStateLocked(failState(err))
 			c.mu.Unlock()
 			c.emitStatus(st)
 			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
@@ -144,10 +150,11 @@ func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
 
 // retryable reports whether another attempt may succeed where err failed:
-// not for a problem of the entry, nor for a URL the policy refuses.
+// not for a problem of the entry, nor for a URL the policy refuses, nor
+// while the user has to sign in.
 func retryable(err error) bool {
 	var cerr *configError
-	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused)
+	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, ErrNeedsAuth)
 }
 
 // endAttemptLocked records that a connect attempt ended, for awaitAttempt.
@@ -171,8 +178,8 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 
 // connect brings up one session: transport, initialize, initialized and
 // the full tools/list, all within the server's timeout. On error nothing
-// is left running.
-func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) {
+// is left running. login, for Login, is how a sign-in shows its page.
+func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (_ *session, _ toolList, err error) {
 	lookup := c.lookupEnv()
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
@@ -189,8 +196,16 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) 
 	}
 	red := urlpolicy.NewRedactor(secrets...)
 	c.redactor.Store(red)
-	defer func() { err = red.Error(err) }()
+	// The sign-in adds its tokens to the redactor as it learns them.
+	defer func() { err = c.redactor.Load().Error(err) }()
+	var flow *oauthFlow
+	if srv.Type == config.TypeRemote && c.opts.Dial == nil {
+		flow = c.newOAuthFlow(srv, secrets, login)
+	}
 	timeout := srv.Timeout
+	if flow != nil {
+		timeout = flow.connectTimeout(timeout)
+	}
 	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
@@ -213,9 +228,9 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) 
 		}
 		s.cs = cs
 	case srv.Type == config.TypeRemote:
-		cs, transport, err := dialRemote(ctx, c.client, srv, sopts, c.logger, urlSecrets...)
+		cs, transport, err := dialRemoteAuth(ctx, c.client, srv, sopts, c.logger, flow, urlSecrets...)
 		if err != nil {
-			return nil, toolList{}, c.connectError(ctx, timeout, err, nil, drops)
+			return nil, toolList{}, c.connectError(ctx, timeout, flow.explain(err), nil, drops)
 		}
 		s.cs, s.transport = cs, transport
 	default:
@@ -232,8 +247,13 @@ func (c *Conn) connect(ctx context.Context) (_ *session, _ toolList, err error) 
 	if err != nil {
 		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc, drops)
 		c.closeSession(s)
+		if flow != nil {
+			err = flow.explain(err)
+		}
 		return nil, toolList{}, err
 	}
+	s.auth = flow
+	flow.connected(s.markLost)
 	return s, tools, nil
 }
 

@@ -36,6 +36,8 @@ type ManagerOptions struct {
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
+	// Auth is every Conn's ConnOptions.Auth: OAuth sign-in.
+	Auth *AuthOptions
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -101,6 +103,7 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 		OnClient:      m.opts.OnClient,
 		OnLog:         m.opts.OnLog,
 		NoRetry:       m.opts.NoRetry,
+		Auth:          m.opts.Auth,
 	})
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {
@@ -251,22 +254,30 @@ func (m *Manager) startLocked(ctx context.Context, e *entry) (Status, error) {
 		return c.Status(), err
 	}
 	_ = c.Close()
+	c, err := m.freshConn(e)
+	if err != nil {
+		return c.Status(), err
+	}
+	err = c.Start(ctx)
+	return c.Status(), err
+}
+
+// freshConn puts a new Conn for e's entry, enabled (the user asked), in
+// place of the current one, which the caller closed, and returns it; or
+// the current one and why not. The caller holds e.opMu.
+func (m *Manager) freshConn(e *entry) (*Conn, error) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if e.removed {
-		m.mu.Unlock()
-		return c.Status(), fmt.Errorf("%w: %q was removed", ErrNoServer, e.cfg.Name)
+		return e.conn, fmt.Errorf("%w: %q was removed", ErrNoServer, e.cfg.Name)
 	}
 	if m.closed {
-		m.mu.Unlock()
-		return c.Status(), ErrNotConnected
+		return e.conn, ErrNotConnected
 	}
 	srv := e.cfg
 	srv.Enabled = true
-	c = m.newConn(srv)
-	e.conn = c
-	m.mu.Unlock()
-	err := c.Start(ctx)
-	return c.Status(), err
+	e.conn = m.newConn(srv)
+	return e.conn, nil
 }
 
 // Stop stops the named server and returns its status.

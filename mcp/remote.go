@@ -16,6 +16,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,6 +34,12 @@ import (
 // extraSecrets are more values to hide, such as the values ${env:NAME}
 // references put into the URL's path.
 func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, sopts *mcpsdk.ClientSessionOptions, logger *slog.Logger, extraSecrets ...string) (*mcpsdk.ClientSession, string, error) {
+	return dialRemoteAuth(ctx, client, srv, sopts, logger, nil, extraSecrets...)
+}
+
+// dialRemoteAuth is dialRemote with the OAuth sign-in of flow (nil for
+// none): the transport asks it for tokens and calls it on a 401 or 403.
+func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Server, sopts *mcpsdk.ClientSessionOptions, logger *slog.Logger, flow *oauthFlow, extraSecrets ...string) (*mcpsdk.ClientSession, string, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -40,7 +47,15 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 	if err != nil {
 		return nil, "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, rc.timeout)
+	timeout := rc.timeout
+	if flow != nil {
+		if err := flow.bind(rc); err != nil {
+			return nil, "", err
+		}
+		rc.auth = flow
+		timeout = flow.connectTimeout(timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	mode := srv.Transport
@@ -61,7 +76,7 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 		won = config.TransportHTTP
 		if err != nil && ctx.Err() == nil && probe.notStreamable() {
 			logger.Info("not a Streamable HTTP server, trying legacy SSE",
-				"url", rc.redactor.String(urlpolicy.RedactURL(srv.URL)), "status", probe.status, "contentType", probe.contentType)
+				"url", rc.red().String(urlpolicy.RedactURL(srv.URL)), "status", probe.status, "contentType", probe.contentType)
 			httpErr := err
 			cs, err = rc.connectSSE(ctx, client, sopts)
 			won = config.TransportSSE
@@ -74,17 +89,19 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 	}
 	if err != nil {
 		rc.transport.CloseIdleConnections()
+		flow.closeIdle()
 		if perr := rc.refused.Load(); perr != nil && !errors.Is(err, ErrURLRefused) {
 			err = &causedError{msg: err.Error(), cause: perr}
 		}
 		// A timeout is spelled out by the Conn, which set the deadline.
-		return nil, "", rc.redactor.Error(fmt.Errorf("connecting to %s (%s): %w", urlpolicy.RedactURL(srv.URL), mode, err))
+		return nil, "", rc.red().Error(fmt.Errorf("connecting to %s (%s): %w", urlpolicy.RedactURL(srv.URL), mode, err))
 	}
 	// The session owns the pool's keep-alive connections: close them when it
 	// ends, so no reader goroutine or socket outlives it.
 	go func() {
 		_ = cs.Wait()
 		rc.transport.CloseIdleConnections()
+		flow.closeIdle()
 	}()
 	return cs, won, nil
 }
@@ -105,6 +122,24 @@ type remoteClient struct {
 	// its own (a legacy endpoint event): the SDK reports it without its
 	// error chain, so dialRemote puts ErrURLRefused back.
 	refused atomic.Pointer[urlpolicy.Error]
+	auth    *oauthFlow // the sign-in, or nil
+}
+
+// red returns the redactor of the session's secrets, tokens included.
+func (rc *remoteClient) red() *urlpolicy.Redactor {
+	if rc.auth != nil {
+		return rc.auth.redactor()
+	}
+	return rc.redactor
+}
+
+// oauthHandler returns what the Streamable HTTP transport signs in with:
+// nil (not a nil *oauthFlow) when there is no sign-in.
+func (rc *remoteClient) oauthHandler() auth.OAuthHandler {
+	if rc.auth == nil {
+		return nil
+	}
+	return rc.auth
 }
 
 // Headers the transports own; a configured header may not replace them.
@@ -191,6 +226,7 @@ func (rc *remoteClient) connectHTTP(ctx context.Context, client *mcpsdk.Client, 
 		// the Conn reconnects with its own backoff.
 		MaxRetries:   3,
 		MaxEventSize: rc.maxBytes,
+		OAuthHandler: rc.oauthHandler(),
 	}
 	cs, err := client.Connect(ctx, t, sopts)
 	return cs, probe, err

@@ -76,10 +76,26 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		err     error
 		release context.CancelCauseFunc // ends a bound request once its body is closed
 	)
-	if bound {
-		resp, release, err = rt.roundTripBound(r)
-	} else {
-		resp, err = rc.transport.RoundTrip(r)
+	send := func(r *http.Request) (*http.Response, error) {
+		if bound {
+			if release != nil {
+				release(nil) // a first answer, refused: its body is closed
+			}
+			resp, release, err = rt.roundTripBound(r)
+			return resp, err
+		}
+		return rc.transport.RoundTrip(r)
+	}
+	switch {
+	case rc.auth == nil || r.URL.Scheme != rc.real.Scheme || r.URL.Host != rc.real.Host:
+		resp, err = send(r)
+	case rt.legacy:
+		resp, err = rt.legacyAuth(r, send)
+	default:
+		resp, err = send(r)
+		if err == nil {
+			rc.auth.observe(r, resp)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -135,7 +151,7 @@ func (rt *remoteRoundTripper) roundTripBound(r *http.Request) (*http.Response, c
 func (rt *remoteRoundTripper) redactBody(resp *http.Response) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
 	resp.Body.Close()
-	body = []byte(rt.rc.redactor.String(string(body)))
+	body = []byte(rt.rc.red().String(string(body)))
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 }

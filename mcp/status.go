@@ -26,6 +26,8 @@ const (
 	StateReconnecting
 	StateFailed
 	StateStopped
+	// StateNeedsAuth: the server needs an OAuth sign-in (see ErrNeedsAuth).
+	StateNeedsAuth
 )
 
 var stateNames = [...]string{
@@ -36,6 +38,7 @@ var stateNames = [...]string{
 	StateReconnecting:     "reconnecting",
 	StateFailed:           "failed",
 	StateStopped:          "stopped",
+	StateNeedsAuth:        "needsAuth",
 }
 
 // String returns the state's name as the sidecar protocol spells it.

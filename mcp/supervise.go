@@ -76,6 +76,9 @@ func (c *Conn) run(s *session, tried int) {
 		if lost == nil {
 			return
 		}
+		if err := s.auth.needsAuth(); err != nil {
+			lost = err // the session ended because the user must sign in
+		}
 		s = nil
 		if time.Since(upSince) >= c.stableFor {
 			tried = 0
@@ -92,7 +95,7 @@ func (c *Conn) run(s *session, tried int) {
 		if c.opts.NoRetry {
 			c.mu.Unlock()
 			c.logger.Warn("connection lost", "error", lost)
-			c.fail()
+			c.fail(lost)
 			return
 		}
 		c.ready = make(chan struct{})
@@ -121,7 +124,7 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		c.mu.Lock()
 		c.attempting = true
 		c.mu.Unlock()
-		s, tools, err := c.connect(context.Background())
+		s, tools, err := c.connect(context.Background(), nil)
 		if err == nil {
 			return s, tools, attempt + 1 // the caller ends the attempt
 		}
@@ -132,16 +135,18 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		st := c.statusLocked()
 		c.mu.Unlock()
 		if !retryable(err) {
-			break
+			c.fail(err)
+			return nil, toolList{}, c.tries
 		}
 		c.emitStatus(st)
 	}
-	c.fail()
+	c.fail(nil)
 	return nil, toolList{}, c.tries
 }
 
-// fail gives up on the server: its tools go, the state is failed.
-func (c *Conn) fail() {
+// fail gives up on the server: its tools go, the state is failed, or
+// needsAuth when err says the user must sign in.
+func (c *Conn) fail(err error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -149,7 +154,7 @@ func (c *Conn) fail() {
 	}
 	hadTools := c.haveTools
 	c.clearToolsLocked()
-	st := c.setStateLocked(StateFailed)
+	st := c.setStateLocked(failState(err))
 	c.mu.Unlock()
 	c.emitStatus(st)
 	if hadTools {

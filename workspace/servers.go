@@ -158,6 +158,24 @@ func (w *Workspace) RestartServer(ctx context.Context, name string) (mcp.Status,
 	return w.mgr.Restart(ctx, name)
 }
 
+// Login signs in to the named remote server (OAuth): the authorization URL
+// goes to open (nil: the system browser), and once the user has consented
+// the server connects. It returns the server's status then.
+func (w *Workspace) Login(ctx context.Context, name string, open mcp.OpenURLFunc) (mcp.Status, error) {
+	if st, err := w.awaiting(name); err != nil {
+		return st, err
+	}
+	return w.mgr.Login(ctx, name, open)
+}
+
+// Logout stops the named server and forgets its sign-in.
+func (w *Workspace) Logout(ctx context.Context, name string) (mcp.Status, error) {
+	if st, err := w.awaiting(name); err != nil {
+		return st, err
+	}
+	return w.mgr.Logout(ctx, name)
+}
+
 // Approve approves (or, with approve false, revokes) the project server
 // name: the approval of that exact entry is written to the user's config
 // and applied at once. An approved, enabled server starts; Approve returns

@@ -57,6 +57,10 @@ type Options struct {
 	// retried with backoff (see mcp.ConnOptions.NoRetry): for a one-shot
 	// command that reports what did not connect and exits.
 	NoRetry bool
+	// OpenURL opens an authorization URL for the user when a server asks
+	// for more access mid-session (OAuth step-up); the sidecar sends it to
+	// the editor. Nil means no one is asked: the server needs a sign-in.
+	OpenURL mcp.OpenURLFunc
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -241,6 +245,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		ClientOptions: w.clientOptions,
 		OnClient:      w.onClient,
 		OnLog:         w.onLog,
+		// Sign-ins are kept beside the config file the workspace runs,
+		// so --config and FREECODE_CONFIG keep theirs apart.
+		Auth: &mcp.AuthOptions{Tokens: mcp.TokenStoreFor(path), OpenURL: w.opts.OpenURL},
 	})
 	w.wg.Go(w.defsLoop)
 	w.apply(ctx, st)

@@ -41,6 +41,9 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPImportCmd(a),
 		newMCPApproveCmd(a),
 		newMCPServeCmd(a),
+		newMCPLoginCmd(a),
+		newMCPLogoutCmd(a),
+		newMCPConformanceClientCmd(a),
 	)
 	return cmd
 }
@@ -104,6 +107,7 @@ type mcpAddFlags struct {
 	disabled  bool
 	transport string
 	cwd       string
+	oauth     config.OAuth // --client-id, --client-secret, --client-metadata-url, --scope, --callback-port
 }
 
 func newMCPAddCmd(a *app) *cobra.Command {
@@ -152,6 +156,11 @@ Values of --env and --header may hold ${env:NAME}, expanded when connecting.`,
 	fl.BoolVar(&f.disabled, "disabled", false, "add the server disabled")
 	fl.StringVar(&f.transport, "transport", "", "remote transport: http, sse or auto (default auto)")
 	fl.StringVar(&f.cwd, "cwd", "", "working directory of a local server")
+	fl.StringVar(&f.oauth.ClientID, "client-id", "", "OAuth client id registered with the server's authorization server")
+	fl.StringVar(&f.oauth.ClientSecret, "client-secret", "", "that client's secret; write ${env:NAME} to keep it out of the file")
+	fl.StringVar(&f.oauth.ClientMetadataURL, "client-metadata-url", "", "https URL of a Client ID Metadata Document to use as the OAuth client id")
+	fl.StringArrayVar(&f.oauth.Scopes, "scope", nil, "OAuth scope to ask for instead of the server's (repeatable)")
+	fl.IntVar(&f.oauth.CallbackPort, "callback-port", 0, "fixed loopback port for the OAuth redirect (default any free port)")
 	return cmd
 }
 
@@ -186,6 +195,9 @@ func (f *mcpAddFlags) server(args []string, dash int) (config.Server, error) {
 		if len(f.headers) > 0 || f.transport != "" {
 			return srv, errors.New("--header and --transport are for remote servers")
 		}
+		if !f.oauth.Equal(&config.OAuth{}) {
+			return srv, errors.New("--client-id, --client-secret, --client-metadata-url, --scope and --callback-port are for remote servers")
+		}
 	case config.TypeRemote:
 		if dash >= 0 {
 			return srv, errors.New("a remote server takes a URL, not a command after --")
@@ -199,6 +211,9 @@ func (f *mcpAddFlags) server(args []string, dash int) (config.Server, error) {
 		}
 		if len(f.env) > 0 || f.cwd != "" {
 			return srv, errors.New("--env and --cwd are for local servers")
+		}
+		if !f.oauth.Equal(&config.OAuth{}) {
+			srv.OAuth = &f.oauth
 		}
 	default:
 		return srv, fmt.Errorf("server type %q: want local or remote", srv.Type)
@@ -276,6 +291,9 @@ func describe(w io.Writer, srv config.Server) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(w, "  header:    %s: %s\n", termtext.Escape(k), r.Headers[k])
+	}
+	if o := r.OAuth; o != nil {
+		describeOAuth(w, o)
 	}
 	if r.Timeout != config.DefaultTimeout {
 		fmt.Fprintf(w, "  timeout:   %s\n", r.Timeout)

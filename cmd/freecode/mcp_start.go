@@ -99,7 +99,7 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// A one-shot check: report the first failure now, without retrying.
-	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true})
+	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true, Auth: authOptions(path)})
 	startErr := conn.Start(ctx)
 	var tools []*mcpsdk.Tool
 	if startErr == nil {
@@ -114,6 +114,9 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 			reason = "interrupted"
 		}
 		fmt.Fprintf(stderr, "✗ Server %q failed: %s\n", srv.Name, termtext.EscapeLines(reason))
+		if hint := signInHint(startErr, srv.Name); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
 		printTail(stderr, st.StderrTail)
 		return exitError(1)
 	}
