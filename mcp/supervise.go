@@ -227,11 +227,11 @@ func (c *Conn) relistTools(s *session) error {
 	changed := c.setToolsLocked(tools)
 	st := c.statusLocked()
 	c.mu.Unlock()
-	if changed || tools.cut != cutBefore {
-		c.emitStatus(st)
-	}
 	if changed {
 		c.emitTools("listChanged", tools.tools)
+	}
+	if changed || tools.cut != cutBefore {
+		c.emitStatus(st) // after the tools, whose count it tells
 	}
 	return nil
 }
