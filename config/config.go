@@ -28,8 +28,13 @@ const (
 	DefaultPollInterval    = 5 * time.Second
 	DefaultMaxResultChars  = 50000
 	DefaultMaxMessageBytes = 16 << 20
+	// DefaultProtocolVersion is the version a server that pins none is
+	// spoken to when it does not take the newest (see mcp's negotiation).
 	DefaultProtocolVersion = "2025-11-25"
 	DefaultMaxParallel     = 8
+	// DefaultLogLevel is mcp.logLevel's default: the MCP log level servers
+	// are asked to log at.
+	DefaultLogLevel = "info"
 )
 
 // MaxParallelLimit is the largest mcp.maxParallel the config accepts.
@@ -62,7 +67,15 @@ type MCP struct {
 	// definitions of more estimated tokens than the other, defer.
 	AutoDeferTools  int
 	AutoDeferTokens int
+	// LogLevel is the MCP log level ("logLevel", one of LogLevels) servers
+	// that log are asked for: their notifications/message below it are not
+	// sent.
+	LogLevel string
 }
+
+// LogLevels are the MCP log levels (RFC 5424's severities), least severe
+// first.
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // Server is one entry of mcp.servers, with defaults applied.
 // Durations are milliseconds in the file.
@@ -88,7 +101,7 @@ type Server struct {
 
 	Timeout         time.Duration // connect + initialize + first tools/list
 	ToolTimeout     time.Duration // one tools/call, restarted by progress up to 4x
-	ProtocolVersion string        // "protocolVersion": pinned MCP version
+	ProtocolVersion string        // "protocolVersion": a pinned MCP version; "" negotiates
 	MaxMessageBytes int           // "maxMessageBytes": one message's cap: a local server's stdout line, a remote one's JSON answer or SSE event
 	// DeferTools is the entry's "deferTools": whether its tools are left
 	// out of the definitions sent to providers; nil follows

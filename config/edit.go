@@ -18,8 +18,8 @@ import (
 // AddServer adds s to mcp.servers in the config file at path. It is an error
 // if s breaks a rule or a server of that name exists. Only the fields that
 // differ from the defaults are written; durations are milliseconds and the
-// command is an argv array. Zero durations, protocol version and message
-// size mean the defaults; s.Enabled is taken as it is (false writes
+// command is an argv array. Zero durations and message size mean the
+// defaults, no protocol version negotiates one; s.Enabled is taken as it is (false writes
 // "enabled": false), so set it for an enabled server.
 func AddServer(path string, s Server) error {
 	s = s.WithDefaults()
@@ -165,9 +165,6 @@ func (s Server) WithDefaults() Server {
 	if s.ToolTimeout == 0 {
 		s.ToolTimeout = DefaultToolTimeout
 	}
-	if s.ProtocolVersion == "" {
-		s.ProtocolVersion = DefaultProtocolVersion
-	}
 	if s.MaxMessageBytes == 0 {
 		s.MaxMessageBytes = DefaultMaxMessageBytes
 	}
@@ -220,9 +217,7 @@ func toFile(s Server) fileServer {
 	if s.ToolTimeout != DefaultToolTimeout {
 		f.ToolTimeout = s.ToolTimeout.Milliseconds()
 	}
-	if s.ProtocolVersion != DefaultProtocolVersion {
-		f.ProtocolVersion = s.ProtocolVersion
-	}
+	f.ProtocolVersion = s.ProtocolVersion
 	if s.MaxMessageBytes != DefaultMaxMessageBytes {
 		f.MaxMessageBytes = s.MaxMessageBytes
 	}

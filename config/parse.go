@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,7 +70,7 @@ func Parse(path string, data []byte) (*Config, error) {
 
 func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
-		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens}}
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, LogLevel: DefaultLogLevel}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
@@ -170,6 +171,16 @@ func (d *decoder) between(key, server string, raw json.RawMessage, lo, hi int, d
 	*dst = int(f)
 }
 
+// logLevel decodes one of LogLevels.
+func (d *decoder) logLevel(key string, raw json.RawMessage, dst *string) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || !slices.Contains(LogLevels, s) {
+		d.fail(key, "", "want an MCP log level: %s", strings.Join(LogLevels, ", "))
+		return
+	}
+	*dst = s
+}
+
 func (d *decoder) strings(key, server string, raw json.RawMessage) []string {
 	var s []string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -222,6 +233,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.count(key, "", v, &cfg.MCP.AutoDeferTools)
 		case "autoDeferTokens":
 			d.count(key, "", v, &cfg.MCP.AutoDeferTokens)
+		case "logLevel":
+			d.logLevel(key, v, &cfg.MCP.LogLevel)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:

@@ -146,7 +146,7 @@ func checkServer(s Server) []Problem {
 	default:
 		fail(".type", "type %q must be \"local\" or \"remote\"", s.Type)
 	}
-	if !versionRe.MatchString(s.ProtocolVersion) {
+	if s.ProtocolVersion != "" && !versionRe.MatchString(s.ProtocolVersion) {
 		fail(".protocolVersion", "protocol version %q must be an MCP version date like %q", s.ProtocolVersion, DefaultProtocolVersion)
 	}
 	if s.ClientCert != "" && s.ClientKey == "" || s.ClientCert == "" && s.ClientKey != "" {

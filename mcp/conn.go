@@ -44,6 +44,20 @@ type ConnOptions struct {
 	// Conn's goroutines: it must not block.
 	OnLog func(Log)
 
+	// Elicitation and Sampling declare those client capabilities and
+	// route the servers' questions to the Caller of the request they come
+	// during (see Caller, WithCaller): without one an elicitation is
+	// declined and sampling refused.
+	Elicitation bool
+	Sampling    bool
+	// LogLevel is the MCP log level servers that declare logging are
+	// asked for (see SetLogLevel); "" leaves them at their own.
+	LogLevel string
+
+	// Versions remembers which entries do not take the newest protocol
+	// (see VersionMemo); nil remembers nothing beyond this Conn.
+	Versions *VersionMemo
+
 	// NoRetry makes the first failure final: a first connect that fails,
 	// or a session that is lost, leaves the Conn failed instead of trying
 	// again. For one-shot checks such as `freecode mcp start`, which report
@@ -91,6 +105,18 @@ type Conn struct {
 	// fails.
 	onTools func(reason string, tools []*mcpsdk.Tool)
 
+	versions *VersionMemo // ConnOptions.Versions
+
+	// onLists is the Manager's hook for ListChanged (lists.go).
+	onLists       func(ListChanged)
+	relistRes     chan struct{} // a resources/list_changed arrived; buffered 1
+	relistPrompts chan struct{} // a prompts/list_changed arrived; buffered 1
+
+	// inflightMu guards inflight: the requests in flight on each session,
+	// with their Caller (caller.go).
+	inflightMu sync.Mutex
+	inflight   map[*mcpsdk.ClientSession][]*inflight
+
 	relist chan struct{} // a tools/list_changed arrived; buffered 1
 	stopCh chan struct{} // closed by Close
 	wg     sync.WaitGroup
@@ -121,6 +147,11 @@ type Conn struct {
 	toolListCut string // why the held tool list was cut short, or ""
 	drops       int    // messages the stdio filter dropped, ever
 	lastDrop    string // why the last one was dropped
+	// skipDiscovery makes the next attempts offer the fallback version at
+	// once: a connect failed after a discovery that brought no answer.
+	skipDiscovery bool
+	lists         listState // resources and prompts (lists.go)
+	logLevel      string    // see SetLogLevel
 
 	// redactor hides the secrets of the current session (a local server's
 	// env values; a remote one's header values, URL userinfo, query and
@@ -144,6 +175,12 @@ type session struct {
 	done      chan struct{} // closed when the session has ended
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when a call saw the transport fail
+
+	// listed is closed once the supervisor first listed the session's
+	// resources and prompts; relisted counts its listings by kind (read
+	// and written by the supervisor alone). See lists.go.
+	listed   chan struct{}
+	relisted map[string]int
 }
 
 // markLost records that a call saw the transport fail, so the supervisor
@@ -192,6 +229,9 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		stopCh:     make(chan struct{}),
 		progress:   make(map[string]*progressSub),
 	}
+	// Resources, prompts, the requests in flight (lists.go, caller.go).
+	c.relistRes, c.relistPrompts = make(chan struct{}, 1), make(chan struct{}, 1)
+	c.inflight = make(map[*mcpsdk.ClientSession][]*inflight)
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -225,11 +265,16 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
 		LoggingMessageHandler:       c.onLogMessage,
+		ResourceListChangedHandler:  c.onResourcesChanged,
+		PromptListChangedHandler:    c.onPromptsChanged,
 	}
+	c.declareCallers(copts)
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(srv, copts)
 	}
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, copts)
+	c.client.AddSendingMiddleware(discoveryMiddleware, c.logLevelMiddleware) // negotiate.go, loglevel.go
+	c.versions, c.logLevel = c.opts.Versions, c.opts.LogLevel
 	if c.opts.OnClient != nil {
 		c.opts.OnClient(srv, c.client)
 	}
@@ -403,6 +448,7 @@ func (c *Conn) closeWith(reason string) error {
 	close(c.stopCh)
 	hadTools := c.haveTools
 	c.clearToolsLocked()
+	hadLists := c.clearListsLocked()
 	c.sess = nil
 	c.pid = 0
 	prev := c.state
@@ -416,6 +462,9 @@ func (c *Conn) closeWith(reason string) error {
 	c.emitStatus(st)
 	if hadTools {
 		c.emitTools(reason, nil)
+	}
+	for _, k := range hadLists {
+		c.emitList(k, reason)
 	}
 	return nil
 }

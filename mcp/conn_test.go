@@ -124,7 +124,7 @@ func TestConnStatusAndTools(t *testing.T) {
 	want := Status{
 		Name: "basic", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
 		ToolCount: 8, ServerInfo: &ServerInfo{Name: "testserver", Version: "1.2.3"},
-		ProtocolVersion: "2025-11-25", Command: srv.Command,
+		ProtocolVersion: LatestProtocolVersion, Command: srv.Command,
 	}
 	got := st
 	got.PID, got.ConnectedAt, got.StderrTail = 0, time.Time{}, nil

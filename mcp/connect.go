@@ -179,7 +179,7 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 // connect brings up one session: transport, initialize, initialized and
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running. login, for Login, is how a sign-in shows its page.
-func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (_ *session, _ toolList, err error) {
+func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ toolList, err error) {
 	lookup := c.lookupEnv()
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
@@ -211,11 +211,25 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (_ *session, _ to
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, timeout)
 	defer cancelT()
-	// A pinned version keeps the SDK from trying server/discover first,
-	// which servers older than 2026-07-28 never answer.
-	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: srv.ProtocolVersion}
+	// The newest version, its discovery bounded, or a pin (negotiate.go).
+	version, probe := c.sessionVersion(srv, login != nil)
+	if probe != nil {
+		if flow != nil {
+			var abort context.CancelCauseFunc
+			ctx, abort = context.WithCancelCause(ctx)
+			defer abort(nil)
+			probe.failed = func() {
+				if err := flow.needsAuth(); err != nil {
+					abort(err)
+				}
+			}
+		}
+		ctx = context.WithValue(ctx, probeKey{}, probe)
+	}
+	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: version}
+	defer func() { c.noteNegotiation(probe, version, s, err) }()
 
-	s := &session{done: make(chan struct{}), lost: make(chan struct{})}
+	s = &session{done: make(chan struct{}), lost: make(chan struct{}), listed: make(chan struct{}), relisted: map[string]int{}}
 	switch {
 	case c.opts.Dial != nil:
 		t, err := c.opts.Dial(ctx, srv)
@@ -254,6 +268,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (_ *session, _ to
 	}
 	s.auth = flow
 	flow.connected(s.markLost)
+	c.sendLogLevel(ctx, s) // loglevel.go
 	return s, tools, nil
 }
 
@@ -400,16 +415,25 @@ pages:
 		if err != nil {
 			return toolList{}, err
 		}
+		// Under the newest protocol the go-sdk keeps every page it
+		// returned (its list cache), so the page is rewritten to the
+		// compact tools kept: the cache then holds what the Conn holds.
+		compacted := res.Tools[:0]
 		for _, t := range res.Tools {
 			ct, canon, err := compactTool(t)
 			if err != nil {
+				clear(res.Tools)
+				res.Tools = nil
 				return toolList{}, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 			}
 			if size += len(canon); size > c.listBytes {
 				cut = fmt.Sprintf("the tool list was cut at %d tools: the definitions passed the bound of %s on one tool list", len(kept), formatBytes(c.listBytes))
+				clear(res.Tools[len(compacted):])
+				res.Tools = compacted
 				break pages
 			}
 			kept = append(kept, keptTool{ct, sha256.Sum256(canon)})
+			compacted = append(compacted, ct)
 		}
 		next := res.NextCursor
 		if next == "" {

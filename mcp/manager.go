@@ -33,6 +33,17 @@ type ManagerOptions struct {
 	OnClient      func(srv config.Server, c *mcpsdk.Client)
 	// OnLog is every Conn's ConnOptions.OnLog: every server's log lines.
 	OnLog func(Log)
+	// OnListChanged is called when a server's resources or prompts
+	// appear, change or go (see ListChanged).
+	OnListChanged func(ListChanged)
+	// Elicitation, Sampling and LogLevel are every Conn's (see
+	// ConnOptions); SetLogLevel changes the level.
+	Elicitation bool
+	Sampling    bool
+	LogLevel    string
+	// Versions is every Conn's ConnOptions.Versions; nil means one kept
+	// in memory for the Manager's life.
+	Versions *VersionMemo
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
@@ -65,6 +76,7 @@ type Manager struct {
 	// one's "removed" events never follow the new one's "connected".
 	stopping map[string]chan struct{}
 	closed   bool
+	level    string // the log level of new Conns (SetLogLevel)
 }
 
 // entry is one configured server.
@@ -89,9 +101,14 @@ func NewManager(opts *ManagerOptions) *Manager {
 		m.opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	m.logger = m.opts.Logger
+	m.level = m.opts.LogLevel
+	if m.opts.Versions == nil {
+		m.opts.Versions = NewVersionMemo("")
+	}
 	return m
 }
 
+// newConn makes the Conn of srv. The caller holds m.mu.
 func (m *Manager) newConn(srv config.Server) *Conn {
 	c := NewConn(srv, &ConnOptions{
 		Logger:        m.logger,
@@ -103,8 +120,13 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 		OnClient:      m.opts.OnClient,
 		OnLog:         m.opts.OnLog,
 		NoRetry:       m.opts.NoRetry,
+		Versions:      m.opts.Versions,
+		Elicitation:   m.opts.Elicitation,
+		Sampling:      m.opts.Sampling,
+		LogLevel:      m.level, // the caller holds m.mu
 		Auth:          m.opts.Auth,
 	})
+	c.onLists = m.opts.OnListChanged
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged != nil {
 			m.opts.OnToolsChanged(ToolsChanged{Server: srv.Name, Reason: reason, Tools: tools})
@@ -365,4 +387,19 @@ func (m *Manager) Close() error {
 	wg.Wait()
 	m.wg.Wait()
 	return nil
+}
+
+// SetLogLevel changes the MCP log level every server is asked for (see
+// Conn.SetLogLevel), the servers started later included.
+func (m *Manager) SetLogLevel(level string) {
+	m.mu.Lock()
+	m.level = level
+	conns := make([]*Conn, 0, len(m.entries))
+	for _, e := range m.entries {
+		conns = append(conns, e.conn)
+	}
+	m.mu.Unlock()
+	for _, c := range conns {
+		c.SetLogLevel(level)
+	}
 }

@@ -59,7 +59,7 @@ func TestMemStatus(t *testing.T) {
 	st.ConnectedAt = time.Time{}
 	want := Status{
 		Name: "m", Scope: "user", Type: "local", State: StateConnected, ToolCount: 2,
-		ServerInfo: &ServerInfo{Name: "mem", Version: "1.0.0"}, ProtocolVersion: config.DefaultProtocolVersion,
+		ServerInfo: &ServerInfo{Name: "mem", Version: "1.0.0"}, ProtocolVersion: LatestProtocolVersion,
 		Command: []string{"unused"},
 	}
 	if diff := cmp.Diff(want, st); diff != "" {
@@ -367,9 +367,16 @@ func TestMemFirstConnectBackoff(t *testing.T) {
 
 // The client hooks can declare a capability and serve it: roots, the way
 // the sidecar will serve the editor's workspace folders.
+//
+// The server asks outside of a request, which only the protocol before
+// 2026-07-28 allows (from then on roots come as a call's input request), so
+// the entry pins that protocol.
 func TestMemClientHooksServeRoots(t *testing.T) {
 	s := newMemServer(t, "mem")
-	c := memConn(t, s, "m", nil, &ConnOptions{
+	srv := memSrv("m")
+	srv.ProtocolVersion = config.DefaultProtocolVersion
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{
+		Dial: s.Dial,
 		ClientOptions: func(_ config.Server, o *mcpsdk.ClientOptions) {
 			o.Capabilities.RootsV2 = &mcpsdk.RootCapabilities{ListChanged: true}
 		},

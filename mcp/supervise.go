@@ -71,6 +71,9 @@ func (c *Conn) run(s *session, tried int) {
 			c.emitStatus(st)
 		}
 		upSince := time.Now()
+		// Beside the tools: resources and prompts (lists.go).
+		c.listFeatures(s, ListResources, ListPrompts)
+		close(s.listed)
 		lost := c.watch(s, ticker)
 		c.closeSession(s)
 		if lost == nil {
@@ -154,11 +157,15 @@ func (c *Conn) fail(err error) {
 	}
 	hadTools := c.haveTools
 	c.clearToolsLocked()
+	hadLists := c.clearListsLocked()
 	st := c.setStateLocked(failState(err))
 	c.mu.Unlock()
 	c.emitStatus(st)
 	if hadTools {
 		c.emitTools("failed", nil)
+	}
+	for _, k := range hadLists {
+		c.emitList(k, "failed")
 	}
 }
 
@@ -183,6 +190,10 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 			if err := c.relistTools(s); err != nil && !s.ended() {
 				c.logger.Warn("re-listing tools after list_changed", "error", c.hide(err))
 			}
+		case <-c.relistRes:
+			c.listFeatures(s, ListResources)
+		case <-c.relistPrompts:
+			c.listFeatures(s, ListPrompts)
 		case <-ticker.C:
 			if err := c.ping(s); err != nil {
 				if s.ended() {

@@ -37,6 +37,7 @@ import (
 //	schemapages    tools/list pages forever, each 500 tools with 20-property schemas
 //	deeptool       add a tool "deep" whose answer nests 10,001 levels deep
 //	child          (internal) the forked child: ignore SIGTERM, sleep
+//	legacy         a hand-written 2024-11-05 server (runLegacyServer)
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
 // lockedWriter makes the SDK's writes and our stray lines whole lines.
@@ -69,6 +70,9 @@ func runTestServer(args []string) int {
 	for _, a := range args {
 		k, v, _ := strings.Cut(a, "=")
 		flags[k] = v
+	}
+	if _, ok := flags["legacy"]; ok {
+		return runLegacyServer(os.Stdin, os.Stdout)
 	}
 	if _, ok := flags["child"]; ok {
 		signal.Ignore(syscall.SIGTERM)

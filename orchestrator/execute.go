@@ -119,6 +119,12 @@ type ExecOptions struct {
 	// this session only (its rule could not be saved, or went to an
 	// untrusted project's file). Warnings are logged too.
 	OnWarning func(callID, msg string)
+	// Caller answers what a server asks while it serves a call of the
+	// batch: an elicitation form or URL, a sampling request (see
+	// mcp.Caller). Nil: an elicitation is declined and sampling refused.
+	// Callers are told apart by pointer, so a frontend brings the same one
+	// to each of its batches.
+	Caller *mcp.Caller
 }
 
 // prepared is one call after lookup and validation.
@@ -323,6 +329,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
+	callCtx = mcp.WithCaller(callCtx, eo.Caller, p.call.CallID) // who answers the server's questions
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
 	// A notification can race the result, and a Caller may keep the

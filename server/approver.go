@@ -15,9 +15,10 @@ import (
 
 // caller is the frontend whose freecode/tools/execute a call belongs to,
 // given to the orchestrator with the batch. It is the only frontend asked
-// for permission for the call; the relays of a server's requests that a
-// call causes (elicitation, sampling) belong here too, so that they reach
-// the same frontend and no other.
+// for permission for the call. A server's requests that a call causes
+// (elicitation, sampling) are to reach the same frontend and no other:
+// their relays, as an *mcp.Caller in ExecOptions.Caller, belong here too,
+// one per session, since the orchestrator tells callers apart by pointer.
 type caller struct {
 	sess *session
 	w    *workspace.Workspace

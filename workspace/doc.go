@@ -55,6 +55,8 @@
 //	Rules() []permissions.Rule
 //	Project() ProjectInfo
 //	Problems() []ProblemsEvent
+//	Resources / Prompts(ctx, server) ([]ResourceInfo / []PromptInfo, error)
+//	ReadResource(ctx, server, uri) / GetPrompt(ctx, server, name, args)
 //	SetRoots(dirs []string), Roots() []string   the MCP roots every server is shown
 //
 // Each frontend brings its own orchestrator.ExecOptions to Execute: the
@@ -90,11 +92,10 @@
 // on SetRoots, sends notifications/roots/list_changed; a workspace without
 // roots declares no roots capability.
 //
-// # Where the sidecar's next needs go
+// # Elicitation and sampling
 //
-// The frontend that caused a server's elicitation or sampling request: a
-// field of orchestrator.ExecOptions naming the caller, carried in the
-// call's context down to the Conn, so that the workspace can route the
-// request to that frontend's handler, as Approver already is for
-// permission prompts.
+// The frontend that caused a server's elicitation or sampling request is
+// orchestrator.ExecOptions.Caller (an *mcp.Caller), carried in each call's
+// context down to the Conn, which asks it (see caps.go and mcp.Caller);
+// Options.Elicitation and Options.Sampling declare the capabilities.
 package workspace

@@ -135,6 +135,10 @@ func describe(ev Event) string {
 		return fmt.Sprintf("project %+v", ev.Project)
 	case *MissedEvent:
 		return fmt.Sprintf("missed %d", ev.Count)
+	case *ResourcesChangedEvent:
+		return fmt.Sprintf("resources changed server=%q reason=%q", ev.Server, ev.Reason)
+	case *PromptsChangedEvent:
+		return fmt.Sprintf("prompts changed server=%q reason=%q", ev.Server, ev.Reason)
 	}
 	return fmt.Sprintf("%T", ev)
 }

@@ -153,6 +153,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	}
 	w.orch.SetMaxResultChars(st.cfg.MCP.MaxResultChars)
 	w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel)
+	w.mgr.SetLogLevel(st.cfg.MCP.LogLevel)
 	w.watcher.SetPollInterval(st.cfg.MCP.PollInterval)
 
 	var evs []Event

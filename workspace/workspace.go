@@ -61,6 +61,12 @@ type Options struct {
 	// for more access mid-session (OAuth step-up); the sidecar sends it to
 	// the editor. Nil means no one is asked: the server needs a sign-in.
 	OpenURL mcp.OpenURLFunc
+	// Elicitation and Sampling declare those capabilities to the servers:
+	// set them when the frontends that bring an ExecOptions.Caller may
+	// answer elicitation or sampling (see mcp.Caller). A server's question
+	// then goes to the Caller of the call it came during.
+	Elicitation bool
+	Sampling    bool
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -234,6 +240,13 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	w.mgr = mcp.NewManager(&mcp.ManagerOptions{
 		Logger:   w.logger,
 		OnStatus: w.onStatus,
+		// Resources, prompts, elicitation, sampling, the log level and the
+		// memory of negotiated versions: caps.go.
+		OnListChanged: w.onListChanged,
+		Elicitation:   w.opts.Elicitation,
+		Sampling:      w.opts.Sampling,
+		LogLevel:      st.cfg.MCP.LogLevel,
+		Versions:      mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
 		OnToolsChanged: func(ev mcp.ToolsChanged) {
 			w.reg.HandleToolsChanged(ev, w.mgr)
 		},

@@ -44,6 +44,8 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPLoginCmd(a),
 		newMCPLogoutCmd(a),
 		newMCPConformanceClientCmd(a),
+		newMCPResourcesCmd(a), // mcp_resources.go
+		newMCPPromptsCmd(a),
 	)
 	return cmd
 }

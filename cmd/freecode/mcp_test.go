@@ -307,7 +307,7 @@ func TestStartDemo(t *testing.T) {
   - list_files [read-only]
   - read_file [read-only]
   - search [read-only]
-  freecode-demo 1.0.0, protocol 2025-11-25, over stdio, pid N
+  freecode-demo 1.0.0, protocol 2026-07-28, over stdio, pid N
 `
 	out = regexp.MustCompile(`pid \d+`).ReplaceAllString(out, "pid N")
 	if d := cmp.Diff(want, sortToolLines(out)); d != "" {

@@ -52,8 +52,9 @@ type toolsRun struct {
 // which want returns true (nil: every enabled one) to connect or fail,
 // each within its own timeout. A file that does not load fails the command:
 // unlike the sidecar, the CLI has no last good state to go on with. The
-// rule files count only if withRules. Close the run's workspace when done.
-func (a *app) openTools(ctx context.Context, project string, want func(string) bool, withRules bool) (*toolsRun, error) {
+// rule files count only if withRules; adjust, if given, sets more of the
+// workspace's options. Close the run's workspace when done.
+func (a *app) openTools(ctx context.Context, project string, want func(string) bool, withRules bool, adjust ...func(*workspace.Options)) (*toolsRun, error) {
 	path, err := a.path()
 	if err != nil {
 		return nil, err
@@ -66,7 +67,11 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 	if project, err = filepath.Abs(project); err != nil {
 		return nil, err
 	}
-	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Want: want, NoRetry: true})
+	opts := &workspace.Options{ConfigPath: path, Root: project, Want: want, NoRetry: true}
+	for _, f := range adjust {
+		f(opts)
+	}
+	w, err := workspace.New(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

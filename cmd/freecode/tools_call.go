@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/workspace"
 )
 
 func newToolsCallCmd(a *app, project *string) *cobra.Command {
@@ -33,7 +34,12 @@ the system lets a command line be.
 When a rule asks for permission, a terminal gets a y/N/always prompt; without a
 terminal the call is denied (the message names the rule to add) unless --yes
 allows it once. With --args - standard input holds the arguments, so there is
-no terminal to ask. Exit status 1 when the result is an error.`,
+no terminal to ask. Exit status 1 when the result is an error.
+
+A server that asks something during the call (an MCP elicitation: a form or a
+URL to open) is answered on the terminal, field by field, the form's defaults
+offered; without a terminal it is declined. A server's sampling request is
+refused: the command line has no model of its own.`,
 		Example: `  freecode tools call mcp__demo__read_file --args '{"path":"README.md"}'
   freecode tools call mcp__demo__delete_file --args '{"path":"old.txt"}' --yes
   freecode tools call mcp__demo__echo --args @big.json
@@ -47,7 +53,14 @@ no terminal to ask. Exit status 1 when the result is an error.`,
 			}
 			ctx, stop := signalContext(cmd)
 			defer stop()
-			r, err := a.openTools(ctx, *project, serverOf(id), true)
+			// A terminal answers the servers' questions (tools_elicit.go).
+			var in *bufio.Reader
+			if argsFlag != "-" && isTerminal(cmd.InOrStdin()) {
+				in = bufio.NewReader(cmd.InOrStdin())
+			}
+			r, err := a.openTools(ctx, *project, serverOf(id), true, func(o *workspace.Options) {
+				o.Elicitation = in != nil
+			})
 			if err != nil {
 				return err
 			}
@@ -66,8 +79,8 @@ no terminal to ask. Exit status 1 when the result is an error.`,
 				approver = orchestrator.ApproverFunc(func(context.Context, orchestrator.Request) (orchestrator.Answer, error) {
 					return orchestrator.Answer{Decision: orchestrator.AllowOnce}, nil
 				})
-			case argsFlag != "-" && isTerminal(cmd.InOrStdin()):
-				approver = &promptApprover{in: bufio.NewReader(cmd.InOrStdin()), out: stderr, projectTrusted: r.w.Project().Trusted}
+			case in != nil:
+				approver = &promptApprover{in: in, out: stderr, projectTrusted: r.w.Project().Trusted}
 			}
 			rs := r.w.Execute(ctx, []orchestrator.ToolCall{{CallID: "cli-1", Tool: id, Arguments: argsJSON}}, &orchestrator.ExecOptions{
 				Approver: approver,
@@ -77,6 +90,7 @@ no terminal to ask. Exit status 1 when the result is an error.`,
 				OnWarning: func(_ string, msg string) {
 					fmt.Fprintf(stderr, "warning: %s\n", termtext.Escape(msg))
 				},
+				Caller: cliCaller(in, stderr),
 			})
 			res := rs[0]
 			out := cmd.OutOrStdout()
