@@ -31,7 +31,8 @@ const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
 //	say      read-only: writes its text argument to stderr, count times
 //	         (default once), and returns "said"
 //	mcplog   read-only: sends notifications/message with its level and text
-//	progress read-only: sends progress 1/2 and 2/2, with messages, then returns "done"
+//	progress read-only: sends progress 1/2 and 2/2, with messages, then
+//	         waits until the call is cancelled
 //
 // It writes "roots changed" to stderr on notifications/roots/list_changed.
 // extra is merged into the entry (e.g. {"enabled": false}); its "env", a
@@ -68,6 +69,27 @@ func arg(req *mcpsdk.CallToolRequest, name string) string {
 	_ = json.Unmarshal(req.Params.Arguments, &args)
 	s, _ := args[name].(string)
 	return s
+}
+
+// rootsTool asks the client for its roots and returns their URIs, one per
+// line. It asks as a result (inputRequests, which the client answers and
+// retries the call with), the one way a server may ask while it serves a
+// call under 2026-07-28; under 2025-11-25 the go-sdk asks roots/list for
+// it. A client that said at initialize that it has no roots capability is
+// an error.
+func rootsTool(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+	if ip := req.Session.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
+		return nil, fmt.Errorf("the client has no roots capability")
+	}
+	resp, ok := req.Params.InputResponses["roots"].(*mcpsdk.ListRootsResult)
+	if !ok {
+		return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{"roots": &mcpsdk.ListRootsParams{}}}, nil
+	}
+	var uris []string
+	for _, r := range resp.Roots {
+		uris = append(uris, r.URI)
+	}
+	return text(strings.Join(uris, "\n")), nil
 }
 
 // lockedWriter keeps the SDK's messages and mcplog's whole on stdout.
@@ -132,20 +154,7 @@ func runMCPServer() int {
 			return nil, ctx.Err()
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj, Annotations: readOnly},
-		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			if caps := req.Session.InitializeParams().Capabilities; caps == nil || caps.RootsV2 == nil {
-				return nil, fmt.Errorf("the client has no roots capability")
-			}
-			res, err := req.Session.ListRoots(ctx, nil)
-			if err != nil {
-				return nil, err
-			}
-			var uris []string
-			for _, r := range res.Roots {
-				uris = append(uris, r.URI)
-			}
-			return text(strings.Join(uris, "\n")), nil
-		})
+		rootsTool)
 	sayArgs := map[string]any{"type": "object", "properties": map[string]any{
 		"text": map[string]any{"type": "string"}, "count": map[string]any{"type": "integer"},
 	}}
@@ -189,7 +198,8 @@ func runMCPServer() int {
 					})
 				}
 			}
-			return text("done"), nil
+			<-ctx.Done()
+			return nil, ctx.Err()
 		})
 	if err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "servertest server:", err)
