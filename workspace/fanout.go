@@ -21,6 +21,10 @@ type SubscribeOptions struct {
 	// ToolSet asks for *ToolSetEvent, which most subscribers, who follow
 	// the provider definitions' hashes, have no use for.
 	ToolSet bool
+	// Logs asks for *LogEvent: the servers' log lines, which only a
+	// subscriber that shows them has use for; the others' queues they
+	// would only fill.
+	Logs bool
 }
 
 // A Subscription receives the workspace's events in the order they
@@ -44,6 +48,7 @@ type Subscription struct {
 	capacity int
 	missed   int  // events dropped since the last *MissedEvent was taken
 	toolSet  bool // SubscribeOptions.ToolSet
+	logs     bool // SubscribeOptions.Logs
 }
 
 func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
@@ -61,6 +66,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 	}
 	if opts != nil {
 		s.toolSet = opts.ToolSet
+		s.logs = opts.Logs
 	}
 	go s.pump()
 	return s
@@ -83,6 +89,9 @@ func (s *Subscription) Close() {
 // push queues ev. It never blocks.
 func (s *Subscription) push(ev Event) {
 	if _, ok := ev.(*ToolSetEvent); ok && !s.toolSet {
+		return
+	}
+	if _, ok := ev.(*LogEvent); ok && !s.logs {
 		return
 	}
 	s.mu.Lock()

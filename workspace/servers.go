@@ -275,7 +275,8 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 			if names != nil && !slices.Contains(names, st.Name) {
 				continue
 			}
-			// A Conn reports connected just before it hands over its tools.
+			// A Conn hands over its tools, then reports connected; the
+			// statuses are read after the registry, so may be ahead of it.
 			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
 				st.State == mcp.StateConnected && !slices.Contains(registered, st.Name) {
 				busy = append(busy, st.Name)
