@@ -40,6 +40,10 @@ type ConnOptions struct {
 	// (roots: Client.AddRoots and RemoveRoots notify every session).
 	OnClient func(srv config.Server, c *mcpsdk.Client)
 
+	// OnLog, if set, is given the server's log lines (see Log), from the
+	// Conn's goroutines: it must not block.
+	OnLog func(Log)
+
 	// Elicitation and Sampling declare those client capabilities and
 	// route the servers' questions to the Caller of the request they come
 	// during (see Caller, WithCaller): without one an elicitation is
@@ -260,6 +264,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		Capabilities:                &mcpsdk.ClientCapabilities{},
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
+		LoggingMessageHandler:       c.onLogMessage,
 		ResourceListChangedHandler:  c.onResourcesChanged,
 		PromptListChangedHandler:    c.onPromptsChanged,
 	}

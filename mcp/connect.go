@@ -100,8 +100,9 @@ func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
 	st, _ = c.installLocked(s, tools)
 	c.wg.Go(func() { c.run(s, 0) })
 	c.mu.Unlock()
-	c.emitStatus(st)
+	// The tools first: whoever sees the server connected finds its tools.
 	c.emitTools("connected", tools.tools)
+	c.emitStatus(st)
 	return nil
 }
 
@@ -324,7 +325,7 @@ func (c *Conn) dropSince(before int) string {
 func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
 	drops := c.dropCount()
 	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
-	p, err := startProcess(srv, env, &c.tail, red, c.logger)
+	p, err := startProcess(srv, env, &c.tail, func(line string) { c.emitLog(LogStderr, "", line) }, red, c.logger)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}

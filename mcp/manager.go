@@ -30,6 +30,8 @@ type ManagerOptions struct {
 	// ConnOptions): client capabilities and their handlers.
 	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
 	OnClient      func(srv config.Server, c *mcpsdk.Client)
+	// OnLog is every Conn's ConnOptions.OnLog: every server's log lines.
+	OnLog func(Log)
 	// OnListChanged is called when a server's resources or prompts
 	// appear, change or go (see ListChanged).
 	OnListChanged func(ListChanged)
@@ -127,6 +129,7 @@ func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 		Dial:          m.opts.Dial,
 		ClientOptions: m.opts.ClientOptions,
 		OnClient:      m.opts.OnClient,
+		OnLog:         m.opts.OnLog,
 		NoRetry:       m.opts.NoRetry,
 		Versions:      m.opts.Versions,
 		Elicitation:   m.opts.Elicitation,

@@ -41,9 +41,9 @@ type process struct {
 	wg       sync.WaitGroup // the waiter and the stderr reader
 }
 
-// startProcess starts srv's command with env, stderr going into tail with
-// red's secrets masked.
-func startProcess(srv config.Server, env []string, tail *tailBuffer, red *urlpolicy.Redactor, logger *slog.Logger) (_ *process, err error) {
+// startProcess starts srv's command with env, stderr going into tail, and
+// to onLine if set, with red's secrets masked.
+func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func(string), red *urlpolicy.Redactor, logger *slog.Logger) (_ *process, err error) {
 	if len(srv.Command) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -96,13 +96,14 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, red *urlpol
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	})
-	p.wg.Go(func() { p.readStderr(tail, red) })
+	p.wg.Go(func() { p.readStderr(tail, onLine, red) })
 	return p, nil
 }
 
 // readStderr keeps the server's stderr flowing (a full pipe would block
-// the child) and its last lines, masked, in tail.
-func (p *process) readStderr(tail *tailBuffer, red *urlpolicy.Redactor) {
+// the child) and its last lines, masked, in tail; onLine, if set, gets
+// every line.
+func (p *process) readStderr(tail *tailBuffer, onLine func(string), red *urlpolicy.Redactor) {
 	br := bufio.NewReaderSize(p.stderr, 4096)
 	var line []byte
 	for {
@@ -115,6 +116,9 @@ func (p *process) readStderr(tail *tailBuffer, red *urlpolicy.Redactor) {
 		}
 		if s := red.String(trimLine(line)); s != "" {
 			tail.add(s)
+			if onLine != nil {
+				onLine(s)
+			}
 			p.logger.Debug("server stderr", "line", s)
 		}
 		line = line[:0]

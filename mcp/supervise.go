@@ -61,13 +61,14 @@ func (c *Conn) run(s *session, tried int) {
 			first := !c.haveTools
 			st, changed := c.installLocked(s, tools)
 			c.mu.Unlock()
-			c.emitStatus(st)
+			// The tools first, as at the first connect.
 			switch {
 			case first:
 				c.emitTools("connected", tools.tools)
 			case changed:
 				c.emitTools("reconnected", tools.tools)
 			}
+			c.emitStatus(st)
 		}
 		upSince := time.Now()
 		// Beside the tools: resources and prompts (lists.go).
@@ -237,11 +238,11 @@ func (c *Conn) relistTools(s *session) error {
 	changed := c.setToolsLocked(tools)
 	st := c.statusLocked()
 	c.mu.Unlock()
-	if changed || tools.cut != cutBefore {
-		c.emitStatus(st)
-	}
 	if changed {
 		c.emitTools("listChanged", tools.tools)
+	}
+	if changed || tools.cut != cutBefore {
+		c.emitStatus(st) // after the tools, whose count it tells
 	}
 	return nil
 }

@@ -72,6 +72,7 @@
 //	AcceptDefinition / RejectDefinition(ctx, server, tool, hash) ([]ToolReview, error)
 //	Resources / Prompts(ctx, server) ([]ResourceInfo / []PromptInfo, error)
 //	ReadResource(ctx, server, uri) / GetPrompt(ctx, server, name, args)
+//	SetRoots(dirs []string), Roots() []string   the MCP roots every server is shown
 //
 // Each frontend brings its own orchestrator.ExecOptions to Execute: the
 // Approver that asks its user, where progress goes. Nothing of one
@@ -84,8 +85,11 @@
 // *ToolSetEvent (the registry's tools changed, hashes or not; on request),
 // *ReviewEvent (a server's tools awaiting review changed; on request),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
-// (the rules in force changed), *ProjectEvent (the project's trust changed)
-// and *MissedEvent (this subscriber fell behind and lost events).
+// (the rules in force changed), *ProjectEvent (the project's trust
+// changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded
+// per server; for the subscribers that ask, SubscribeOptions.Logs) and
+// *MissedEvent
+// (this subscriber fell behind and lost events).
 //
 // Publishing never waits for a subscriber: Conn goroutines and the file
 // watcher publish, and a slow frontend must not stall a server or the
@@ -96,19 +100,18 @@
 // which it reads the state again (Statuses, Problems, Rules, Project,
 // Definitions).
 //
-// # Where the sidecar's next needs go
+// # MCP roots
 //
-//   - MCP roots (the editor's workspace folders, given to every server): an
-//     Options.Roots plus a SetRoots method that hands them to the Manager,
-//     which gives them to each Conn's client (declaring the roots
-//     capability, sending notifications/roots/list_changed on change).
-//   - Server log lines (stderr, MCP notifications/message): a *LogEvent
-//     published from a ManagerOptions.OnLog hook. Logs do not coalesce, so
-//     they take the bounded queue's path like *ToolsChangedEvent does, and
-//     a SubscribeOptions field lets a subscriber that shows no logs opt out.
-//   - The frontend that caused a server's elicitation or sampling request
-//     is orchestrator.ExecOptions.Caller (an *mcp.Caller), carried in each
-//     call's context down to the Conn, which asks it (see caps.go and
-//     mcp.Caller); Options.Elicitation and Options.Sampling declare the
-//     capabilities.
+// The roots (Options.Roots, SetRoots) are the directories every server is
+// told the user works in: an editor's workspace folders. Each server's
+// go-sdk client declares the roots capability, answers roots/list and,
+// on SetRoots, sends notifications/roots/list_changed; a workspace without
+// roots declares no roots capability.
+//
+// # Elicitation and sampling
+//
+// The frontend that caused a server's elicitation or sampling request is
+// orchestrator.ExecOptions.Caller (an *mcp.Caller), carried in each call's
+// context down to the Conn, which asks it (see caps.go and mcp.Caller);
+// Options.Elicitation and Options.Sampling declare the capabilities.
 package workspace

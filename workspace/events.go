@@ -8,8 +8,8 @@ import (
 
 // Event is one thing a subscriber is told: a *StatusEvent,
 // *ToolsChangedEvent, *ToolSetEvent, *ProblemsEvent, *RulesChangedEvent,
-// *ProjectEvent, *ReviewEvent or *MissedEvent. Events are shared by every
-// subscriber and must not be modified.
+// *ProjectEvent, *LogEvent, *ReviewEvent or *MissedEvent. Events are
+// shared by every subscriber and must not be modified.
 type Event interface {
 	event()
 }
@@ -106,6 +106,18 @@ type ProjectEvent struct {
 	Project ProjectInfo
 }
 
+// LogEvent is one line of a server's log: a line it wrote to stderr, or an
+// MCP notifications/message, its secrets masked (see mcp.Log). Only the
+// subscribers that ask get them (SubscribeOptions.Logs). Each server
+// may log up to 100 lines a second, 200 at once; Dropped counts the lines
+// of the server dropped beyond that since its last LogEvent. A LogEvent
+// with Dropped and no Message only tells of drops: the server fell silent
+// after them.
+type LogEvent struct {
+	Log     mcp.Log
+	Dropped int
+}
+
 // ReviewEvent carries the tools of one server whose definitions await the
 // user's review (changed since accepted, or new), after that list changed:
 // a tool's definition changed, a review was done, the server went. An
@@ -131,5 +143,6 @@ func (*ToolSetEvent) event()      {}
 func (*ProblemsEvent) event()     {}
 func (*RulesChangedEvent) event() {}
 func (*ProjectEvent) event()      {}
+func (*LogEvent) event()          {}
 func (*MissedEvent) event()       {}
 func (*ReviewEvent) event()       {}

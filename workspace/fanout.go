@@ -21,6 +21,10 @@ type SubscribeOptions struct {
 	// ToolSet asks for *ToolSetEvent, which most subscribers, who follow
 	// the provider definitions' hashes, have no use for.
 	ToolSet bool
+	// Logs asks for *LogEvent: the servers' log lines, which only a
+	// subscriber that shows them has use for; the others' queues they
+	// would only fill.
+	Logs bool
 	// Reviews asks for *ReviewEvent: for frontends that show the tools
 	// whose definitions await review.
 	Reviews bool
@@ -47,6 +51,7 @@ type Subscription struct {
 	capacity int
 	missed   int  // events dropped since the last *MissedEvent was taken
 	toolSet  bool // SubscribeOptions.ToolSet
+	logs     bool // SubscribeOptions.Logs
 	reviews  bool // SubscribeOptions.Reviews
 }
 
@@ -65,6 +70,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 	}
 	if opts != nil {
 		s.toolSet, s.reviews = opts.ToolSet, opts.Reviews
+		s.logs = opts.Logs
 	}
 	go s.pump()
 	return s
@@ -87,6 +93,9 @@ func (s *Subscription) Close() {
 // push queues ev. It never blocks.
 func (s *Subscription) push(ev Event) {
 	if _, ok := ev.(*ToolSetEvent); ok && !s.toolSet {
+		return
+	}
+	if _, ok := ev.(*LogEvent); ok && !s.logs {
 		return
 	}
 	if _, ok := ev.(*ReviewEvent); ok && !s.reviews {

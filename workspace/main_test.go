@@ -1,11 +1,13 @@
 package workspace
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +51,14 @@ func arg(req *mcpsdk.CallToolRequest, name string) string {
 //	addtool  adds a tool named by its name argument (tools/list_changed follows)
 //	crash    exits the process, as a crashing server does
 //
+// and, run with testServerEnv set to "extra" (extraServer),
+//
+//	say      writes its text argument to stderr, count times (default 1)
+//	roots    asks the client for its roots: their URIs, one per line; an
+//	         error if the client did not declare the roots capability
+//
+// and writes "roots changed" to stderr on notifications/roots/list_changed.
+//
 // If the file named by $FREECODE_WORKSPACE_TEST_CHANGES exists when the
 // server starts, its definitions change as a server's may between two
 // runs: write's description, addtool's input schema (a new optional
@@ -62,7 +72,11 @@ func runTestServer() int {
 			f.Close()
 		}
 	}
-	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "wstest", Version: "1.0.0"}, nil)
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "wstest", Version: "1.0.0"}, &mcpsdk.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcpsdk.RootsListChangedRequest) {
+			fmt.Fprintln(os.Stderr, "roots changed")
+		},
+	})
 	props := map[string]any{
 		"text": map[string]any{"type": "string"},
 		"name": map[string]any{"type": "string"},
@@ -102,9 +116,50 @@ func runTestServer() int {
 			os.Exit(3)
 			return nil, nil
 		})
+	if os.Getenv(testServerEnv) == "extra" {
+		addExtraTools(server)
+	}
 	if err := server.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		return 1
 	}
 	return 0
+}
+
+func addExtraTools(server *mcpsdk.Server) {
+	obj := map[string]any{"type": "object"}
+	server.AddTool(&mcpsdk.Tool{Name: "say", Description: "Write to stderr", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"}, "count": map[string]any{"type": "integer"},
+	}}, Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			var args struct {
+				Text  string `json:"text"`
+				Count int    `json:"count"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			w := bufio.NewWriter(os.Stderr)
+			for i := range max(args.Count, 1) {
+				fmt.Fprintf(w, "%s %d\n", args.Text, i)
+			}
+			w.Flush()
+			return text("said"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj,
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			// Asked as a result (inputRequests), the one way a server
+			// may ask while it serves a call under 2026-07-28.
+			if ip := req.Session.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
+				return nil, fmt.Errorf("the client has no roots capability")
+			}
+			resp, ok := req.Params.InputResponses["roots"].(*mcpsdk.ListRootsResult)
+			if !ok {
+				return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{"roots": &mcpsdk.ListRootsParams{}}}, nil
+			}
+			var uris []string
+			for _, r := range resp.Roots {
+				uris = append(uris, r.URI)
+			}
+			return text(strings.Join(uris, "\n")), nil
+		})
 }

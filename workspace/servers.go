@@ -279,8 +279,10 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 			if names != nil && !slices.Contains(names, st.Name) {
 				continue
 			}
-			// A Conn reports connected just before it hands over its tools,
-			// and a server on demand idle just before its manifest's.
+			// A Conn hands over its tools, then reports connected; the
+			// statuses are read after the registry, so may be ahead of it.
+			// A server on demand reports idle before its manifest's tools
+			// are handed over.
 			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
 				(st.State == mcp.StateConnected || st.State == mcp.StateIdle) && !slices.Contains(registered, st.Name) {
 				busy = append(busy, st.Name)

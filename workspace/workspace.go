@@ -50,6 +50,10 @@ type Options struct {
 	// ResultsDir receives the whole text of results that were cut (see
 	// orchestrator.Options).
 	ResultsDir string
+	// Roots are the MCP roots, directories, every server is shown at
+	// first (see SetRoots); none, and servers are told of no roots
+	// capability.
+	Roots []string
 	// NoRetry makes a server's failed first connect final instead of
 	// retried with backoff (see mcp.ConnOptions.NoRetry): for a one-shot
 	// command that reports what did not connect and exits.
@@ -128,6 +132,18 @@ type Workspace struct {
 	defsMu       sync.Mutex
 	defsPending  []orchestrator.ToolsChanged // registry changes not yet rebuilt
 	defsProblems map[defscache.Format][]orchestrator.DefsProblem
+
+	// rootsMu guards the fields below.
+	rootsMu      sync.Mutex
+	roots        []string                // the MCP roots, directories
+	rootsClients map[string]*rootsClient // by server: its current Conn's client
+	rootsClosed  bool                    // Close began: SetRoots starts no goroutine
+
+	// logMu guards the fields below. Log events are published under it,
+	// so that a server's lines and its drop counts keep their order.
+	logMu      sync.Mutex
+	logBuckets map[string]*logBucket // by server
+	logClosed  bool
 }
 
 // files are the paths of the files a workspace loads and watches.
@@ -154,10 +170,13 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		pending:      make(map[string]config.Server),
 		defsProblems: make(map[defscache.Format][]orchestrator.DefsProblem),
 		conv:         providerschema.New(nil),
+		rootsClients: make(map[string]*rootsClient),
+		logBuckets:   make(map[string]*logBucket),
 	}
 	if opts != nil {
 		w.opts = *opts
 	}
+	w.roots = slices.Clone(w.opts.Roots)
 	w.logger = w.opts.Logger
 	if w.logger == nil {
 		w.logger = slog.New(slog.DiscardHandler)
@@ -240,9 +259,12 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Manifest: w.listing,
 		// The health ping follows mcp.pollInterval as it is at start: the
 		// Manager takes its period once.
-		PingInterval: st.cfg.MCP.PollInterval,
-		Environ:      w.opts.Environ,
-		NoRetry:      w.opts.NoRetry,
+		PingInterval:  st.cfg.MCP.PollInterval,
+		Environ:       w.opts.Environ,
+		NoRetry:       w.opts.NoRetry,
+		ClientOptions: w.clientOptions,
+		OnClient:      w.onClient,
+		OnLog:         w.onLog,
 		// Sign-ins are kept beside the config file the workspace runs,
 		// so --config and FREECODE_CONFIG keep theirs apart.
 		Auth: &mcp.AuthOptions{Tokens: mcp.TokenStoreFor(path), OpenURL: w.opts.OpenURL},
@@ -272,8 +294,12 @@ func (w *Workspace) Close() error {
 		w.closed = true
 		w.reloadMu.Unlock()
 		w.mgr.Close()
+		w.closeLogs()
 		w.unsubscribe()
 		close(w.done)
+		w.rootsMu.Lock()
+		w.rootsClosed = true
+		w.rootsMu.Unlock()
 		w.wg.Wait()
 		w.events.close()
 	})

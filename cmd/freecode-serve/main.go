@@ -1,0 +1,88 @@
+// Command freecode-serve is FreeCode's sidecar: what an editor runs to use
+// the user's MCP servers through FreeCode. It speaks the frontend protocol
+// (JSON-RPC with LSP framing; see docs/protocol.md) on stdio, or, with
+// --listen, on a local socket for several frontends at once.
+//
+// Usage:
+//
+//	freecode-serve [--listen unix:PATH | --listen tcp:127.0.0.1:PORT]
+//	               [--project DIR] [--config PATH] [--trace] [--log-level LEVEL]
+//
+// Logs go to stderr; stdout is the protocol.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+
+	fcconfig "github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/server"
+)
+
+func main() {
+	var (
+		listen   = flag.String("listen", "", "listen on unix:PATH or tcp:127.0.0.1:PORT instead of stdio")
+		project  = flag.String("project", "", "project directory (listening: default the current directory; stdio: when the editor names none)")
+		config   = flag.String("config", "", "config file (default $FREECODE_CONFIG or ~/.freecode/config.json)")
+		trace    = flag.Bool("trace", false, "log every JSON-RPC message to stderr")
+		logLevel = flag.String("log-level", "info", "log level: debug, info, warn or error")
+	)
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "freecode-serve: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(os.Stderr, "freecode-serve: --log-level: %v\n", err)
+		os.Exit(2)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// Servers that a FreeCode process killed outright left behind are
+	// reaped before this one starts any; the ones it starts are recorded
+	// beside the config file, for the next one to reap if it is killed.
+	path := *config
+	if path == "" {
+		path, _ = fcconfig.DefaultPath()
+	}
+	if path != "" {
+		if err := mcp.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
+			logger.Warn("reaping servers left behind", "error", err)
+		}
+	}
+	opts := &server.RunOptions{Listen: *listen}
+	opts.Server.Version = version()
+	opts.Server.Logger = logger
+	opts.Server.Workspace.Root, opts.Server.Workspace.ConfigPath = *project, *config
+	if *trace {
+		opts.Server.Trace = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	err := server.Run(ctx, opts)
+	switch {
+	case errors.Is(err, server.ErrNoShutdown):
+		logger.Warn(err.Error())
+		os.Exit(1)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "freecode-serve:", err)
+		os.Exit(1)
+	}
+}
+
+// version is the module's version, "(devel)" in a build from a checkout.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

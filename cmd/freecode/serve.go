@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/server"
+)
+
+func init() { subcommands = append(subcommands, newServeCmd) }
+
+// newServeCmd is `freecode serve`: the sidecar, as freecode-serve runs it.
+func newServeCmd(a *app) *cobra.Command {
+	var (
+		stdio    bool
+		listen   string
+		project  string
+		trace    bool
+		logLevel string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [--stdio | --listen unix:PATH | --listen tcp:127.0.0.1:PORT]",
+		Short: "Run the sidecar: FreeCode's JSON-RPC protocol for editors and other frontends",
+		Long: `Run FreeCode's sidecar, the program an editor talks to: it connects the MCP
+servers of the config file (and the project's approved ones), keeps them in
+line with the files as they are edited, and runs tool calls through the
+orchestrator, asking the frontend that made a call for permission.
+
+With --stdio (the default) the protocol is on stdin and stdout, for the editor
+that started it. With --listen it serves several frontends at once on a local
+socket (loopback only) and records its address and a token in
+~/.freecode/serve.json (mode 0600), which every frontend presents; the file
+is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stdio && listen != "" {
+				return errors.New("--stdio and --listen exclude each other")
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			opts := &server.RunOptions{Listen: listen}
+			opts.Server.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			opts.Server.Workspace.Root, opts.Server.Workspace.ConfigPath = project, a.configPath
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				opts.Server.Version = bi.Main.Version
+			}
+			if trace {
+				opts.Server.Trace = cmd.ErrOrStderr()
+			}
+			// SIGHUP too: the terminal that started a listening sidecar
+			// went away.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			err := server.Run(ctx, opts)
+			if errors.Is(err, server.ErrNoShutdown) {
+				opts.Server.Logger.Warn(err.Error())
+				return exitError(1)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve on stdin and stdout (the default)")
+	cmd.Flags().StringVar(&listen, "listen", "", "serve on unix:PATH or tcp:127.0.0.1:PORT")
+	cmd.Flags().StringVar(&project, "project", "", "project directory (listening: default the current directory; stdio: when the editor names none)")
+	cmd.Flags().BoolVar(&trace, "trace", false, "log every JSON-RPC message to stderr")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
+}

@@ -1,0 +1,99 @@
+package frontend
+
+import (
+	"context"
+
+	"github.com/freecode/freecode/internal/protocol"
+)
+
+// Servers returns every server's status (freecode/servers).
+func (c *Client) Servers(ctx context.Context) ([]protocol.ServerStatus, error) {
+	var res protocol.ServersResult
+	err := c.Call(ctx, protocol.MethodServers, struct{}{}, &res)
+	return res.Servers, err
+}
+
+func (c *Client) serverOp(ctx context.Context, method, name string) (*protocol.ServerStatus, error) {
+	var st protocol.ServerStatus
+	if err := c.Call(ctx, method, &protocol.ServerParams{Name: name}, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// StartServer starts a server and returns its status once it is connected
+// or failed (freecode/servers/start).
+func (c *Client) StartServer(ctx context.Context, name string) (*protocol.ServerStatus, error) {
+	return c.serverOp(ctx, protocol.MethodServersStart, name)
+}
+
+// StopServer stops a server (freecode/servers/stop).
+func (c *Client) StopServer(ctx context.Context, name string) (*protocol.ServerStatus, error) {
+	return c.serverOp(ctx, protocol.MethodServersStop, name)
+}
+
+// RestartServer restarts a server (freecode/servers/restart).
+func (c *Client) RestartServer(ctx context.Context, name string) (*protocol.ServerStatus, error) {
+	return c.serverOp(ctx, protocol.MethodServersRestart, name)
+}
+
+// ApproveServer approves a project server, or revokes its approval
+// (freecode/servers/approve).
+func (c *Client) ApproveServer(ctx context.Context, name string, approve bool) (*protocol.ServerStatus, error) {
+	var st protocol.ServerStatus
+	if err := c.Call(ctx, protocol.MethodServersApprove, &protocol.ApproveParams{Name: name, Approve: approve}, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Tools returns the tools of server, or every tool with server ""
+// (freecode/tools).
+func (c *Client) Tools(ctx context.Context, server string) ([]protocol.ToolInfo, error) {
+	var res protocol.ToolsResult
+	err := c.Call(ctx, protocol.MethodTools, &protocol.ToolsParams{Server: server}, &res)
+	return res.Tools, err
+}
+
+// Definitions returns the tools array of a provider's format and its hash
+// (freecode/tools/definitions).
+func (c *Client) Definitions(ctx context.Context, format string) (*protocol.DefinitionsResult, error) {
+	var res protocol.DefinitionsResult
+	if err := c.Call(ctx, protocol.MethodToolsDefinitions, &protocol.DefinitionsParams{Format: format}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Execute runs a batch of calls and returns their results in order
+// (freecode/tools/execute). Cancelling ctx cancels the calls still
+// running.
+func (c *Client) Execute(ctx context.Context, calls ...protocol.ToolCall) ([]protocol.ToolResult, error) {
+	var res protocol.ExecuteResult
+	err := c.Call(ctx, protocol.MethodToolsExecute, &protocol.ExecuteParams{Calls: calls}, &res)
+	return res.Results, err
+}
+
+// Permissions returns the permission rules in force (freecode/permissions).
+func (c *Client) Permissions(ctx context.Context) ([]protocol.Rule, error) {
+	var res protocol.PermissionsResult
+	err := c.Call(ctx, protocol.MethodPermissions, struct{}{}, &res)
+	return res.Rules, err
+}
+
+// Project describes the sidecar's project and files (freecode/project).
+func (c *Client) Project(ctx context.Context) (*protocol.Project, error) {
+	var res protocol.Project
+	if err := c.Call(ctx, protocol.MethodProject, struct{}{}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// SetTrusted trusts the project, or no longer, and returns whether it is
+// trusted now (freecode/project/trust).
+func (c *Client) SetTrusted(ctx context.Context, trusted bool) (bool, error) {
+	var res protocol.TrustResult
+	err := c.Call(ctx, protocol.MethodProjectTrust, &protocol.TrustParams{Trusted: trusted}, &res)
+	return res.ProjectTrusted, err
+}

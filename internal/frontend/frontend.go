@@ -1,0 +1,264 @@
+// Package frontend is a Go client of freecode-serve's protocol: what the
+// sidecar's tests drive it with, what the CLI's live commands and the demo
+// frontend are built on. A Client speaks to one sidecar over a pipe (a
+// sidecar it started, or one in the same process) or a local socket (Dial,
+// or DialServeFile, which finds a listening sidecar by its serve.json and
+// presents its token). It offers a typed call per request of the
+// protocol, delivers the sidecar's notifications in order to a callback,
+// and answers its permission prompts with a handler.
+package frontend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/freecode/freecode/internal/protocol"
+)
+
+// Options configure a Client. A nil *Options means defaults.
+type Options struct {
+	// ClientName is what initialize reports as clientInfo.name (default
+	// "freecode-frontend").
+	ClientName string
+	// Folders are the workspace folders initialize sends, as paths. With
+	// stdio the first is the project; all are MCP roots.
+	Folders []string
+	// ConfigPath is initializationOptions.configPath.
+	ConfigPath string
+	// Token is initializationOptions.token; DialServeFile fills it in.
+	Token string
+	// OnPermission answers freecode/permission/request. Nil means the
+	// Client does not implement it, which the sidecar counts as deny.
+	// It runs on a goroutine of its own; ctx ends when the sidecar gives
+	// up on the answer (the call's deadline) or the connection ends.
+	OnPermission func(ctx context.Context, req *protocol.PermissionRequest) (*protocol.PermissionResponse, error)
+	// OnRequest answers any other request of the sidecar. Nil means
+	// method not found.
+	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// OnNotification is called for every notification of the sidecar, in
+	// the order they came, one at a time, on a goroutine of its own: it
+	// may block without holding up the connection. Nil drops them.
+	OnNotification func(Notification)
+	// Trace, if set, is given every message sent and received.
+	Trace func(dir protocol.Direction, body []byte)
+}
+
+// Notification is one notification of the sidecar.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Decode decodes the params into v: a type of internal/protocol, or of
+// go.lsp.dev/protocol for window/logMessage.
+func (n Notification) Decode(v any) error {
+	return protocol.Codec{}.Unmarshal(n.Params, v)
+}
+
+// Client is a connection to one sidecar. Its methods are safe for
+// concurrent use.
+type Client struct {
+	opts   Options
+	rwc    io.ReadWriteCloser
+	conn   jsonrpc2.Conn
+	cancel context.CancelFunc
+	queue  *queue
+	wg     sync.WaitGroup
+	reqs   protocol.Requests
+}
+
+// New returns a Client over rwc, reading already; call Initialize next.
+// Close it when done.
+func New(rwc io.ReadWriteCloser, opts *Options) *Client {
+	c := &Client{rwc: rwc, queue: newQueue()}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.ClientName == "" {
+		c.opts.ClientName = "freecode-frontend"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.conn = protocol.NewConn(rwc, &protocol.StreamOptions{Trace: c.opts.Trace})
+	c.conn.Go(ctx, c.handle)
+	c.wg.Go(c.deliver)
+	return c
+}
+
+// ErrNoSidecar means no sidecar listens: serve.json is missing, or names
+// a sidecar that does not answer.
+var ErrNoSidecar = errors.New("no sidecar is listening")
+
+// Dial connects to the sidecar listening on addr ("unix:PATH" or
+// "tcp:HOST:PORT", as --listen and serve.json spell it).
+func Dial(ctx context.Context, addr string, opts *Options) (*Client, error) {
+	network, address, ok := strings.Cut(addr, ":")
+	if !ok || network != "unix" && network != "tcp" {
+		return nil, fmt.Errorf("sidecar address %q: want unix:PATH or tcp:HOST:PORT", addr)
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoSidecar, addr, err)
+	}
+	return New(nc, opts), nil
+}
+
+// DialServeFile connects to the sidecar that path names, with its token
+// (path "" means ~/.freecode/serve.json).
+func DialServeFile(ctx context.Context, path string, opts *Options) (*Client, error) {
+	if path == "" {
+		var err error
+		if path, err = protocol.DefaultServeFilePath(); err != nil {
+			return nil, err
+		}
+	}
+	sf, err := protocol.ReadServeFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: there is no %s", ErrNoSidecar, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Token = sf.Token
+	return Dial(ctx, sf.Address, &o)
+}
+
+// Close ends the connection at once: what the sidecar still does for this
+// Client is cancelled, a prompt in progress is answered deny by the
+// sidecar. It waits for the Client's goroutines.
+func (c *Client) Close() error {
+	c.cancel()
+	c.rwc.Close()
+	err := c.conn.Close()
+	c.queue.close()
+	c.wg.Wait()
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+		err = nil
+	}
+	return err
+}
+
+// Done is closed when the connection has ended, on either side.
+func (c *Client) Done() <-chan struct{} { return c.conn.Done() }
+
+// handle answers the sidecar's requests and queues its notifications.
+func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if req.Method() == protocol.MethodCancelRequest {
+		c.reqs.Cancel(req.Params())
+		return nil, nil
+	}
+	if !req.IsCall() {
+		c.queue.push(Notification{Method: strings.Clone(req.Method()), Params: bytes.Clone(req.Params())})
+		return nil, nil
+	}
+	switch {
+	case req.Method() == protocol.MethodPermissionRequest && c.opts.OnPermission != nil:
+		// The user may take a while: the read loop goes on meanwhile.
+		ctx, done := c.reqs.Detach(ctx, req)
+		defer done()
+		var p protocol.PermissionRequest
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.NewError(protocol.CodeInvalidParams, err.Error())
+		}
+		return c.opts.OnPermission(ctx, &p)
+	case c.opts.OnRequest != nil:
+		ctx, done := c.reqs.Detach(ctx, req)
+		defer done()
+		return c.opts.OnRequest(ctx, req.Method(), bytes.Clone(req.Params()))
+	}
+	return nil, fmt.Errorf("%q: %w", req.Method(), jsonrpc2.ErrMethodNotFound)
+}
+
+// deliver hands the notifications to OnNotification, in order.
+func (c *Client) deliver() {
+	for {
+		n, ok := c.queue.pop()
+		if !ok {
+			return
+		}
+		if c.opts.OnNotification != nil {
+			c.opts.OnNotification(n)
+		}
+	}
+}
+
+// Call sends a request and decodes its result into result (nil: drop
+// it). When ctx ends first, the sidecar is sent $/cancelRequest. A
+// JSON-RPC error comes back as a *jsonrpc2.Error, with its code.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	return lsp.Call(ctx, c.conn, method, params, result)
+}
+
+// Notify sends a notification.
+func (c *Client) Notify(ctx context.Context, method string, params any) error {
+	return c.conn.Notify(ctx, method, params)
+}
+
+// Initialize sends initialize, with the Options' folders, config path and
+// token, then initialized.
+func (c *Client) Initialize(ctx context.Context) (*protocol.InitializeResult, error) {
+	opts, err := json.Marshal(protocol.InitializationOptions{ConfigPath: c.opts.ConfigPath, Token: c.opts.Token})
+	if err != nil {
+		return nil, err
+	}
+	pid := int32(os.Getpid())
+	p := &lsp.InitializeParams{
+		ProcessID:             &pid,
+		ClientInfo:            lsp.ClientInfo{Name: c.opts.ClientName},
+		InitializationOptions: opts,
+	}
+	p.WorkspaceFolders = lsp.NewNullable(folders(c.opts.Folders))
+	var res protocol.InitializeResult
+	if err := c.Call(ctx, protocol.MethodInitialize, p, &res); err != nil {
+		return nil, err
+	}
+	if err := c.Notify(ctx, protocol.MethodInitialized, &lsp.InitializedParams{}); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// folders returns paths as LSP workspace folders.
+func folders(paths []string) []lsp.WorkspaceFolder {
+	out := make([]lsp.WorkspaceFolder, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, lsp.WorkspaceFolder{URI: uri.File(p), Name: filepath.Base(p)})
+	}
+	return out
+}
+
+// ChangeFolders sends workspace/didChangeWorkspaceFolders.
+func (c *Client) ChangeFolders(ctx context.Context, added, removed []string) error {
+	return c.Notify(ctx, protocol.MethodDidChangeWorkspaceFolders, &lsp.DidChangeWorkspaceFoldersParams{
+		Event: lsp.WorkspaceFoldersChangeEvent{Added: folders(added), Removed: folders(removed)},
+	})
+}
+
+// Shutdown sends shutdown: the sidecar stops every MCP server.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.Call(ctx, protocol.MethodShutdown, nil, nil)
+}
+
+// Exit sends exit: a stdio sidecar ends.
+func (c *Client) Exit(ctx context.Context) error {
+	return c.Notify(ctx, protocol.MethodExit, nil)
+}

@@ -1,0 +1,313 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "write the fixtures from the Go types")
+
+// fixturesDir is where the VS Code extension's tests read the wire types'
+// examples, which they check against its TypeScript types.
+const fixturesDir = "../../editors/vscode/test/fixtures"
+
+func ptr[T any](v T) *T { return &v }
+
+// fixtures are the examples of each wire type, by file. Between them they
+// fill every field of the type (TestFixturesFillEveryField), so that a
+// field renamed on either side fails a test.
+var fixtures = map[string][]any{
+	"ServerStatus.json": {
+		ServerStatus{
+			Name: "demo", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
+			ToolCount: 7, PID: 4242, ServerInfo: &ServerInfo{Name: "freecode-demo", Version: "1.0.0"},
+			ProtocolVersion: "2025-11-25", ConnectedAt: time.Date(2026, 5, 1, 10, 0, 0, 123e6, time.UTC),
+			LastPingMs: 1.25, StderrTail: []string{"demo-server: serving the built-in project"},
+			Command: []string{"/usr/local/bin/demo-server", "--root", "${env:HOME}/src"},
+		},
+		ServerStatus{
+			Name: "fs", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,
+			LastError:  `starting fs: exec: "npx": executable file not found in $PATH`,
+			StderrTail: []string{"line one", "line two"}, Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem"},
+		},
+		ServerStatus{
+			Name: "repo-tools", Scope: "project", Type: "local", Transport: "stdio", State: StateAwaitingApproval,
+			Command: []string{"./scripts/mcp-server.sh"},
+		},
+		ServerStatus{Name: "gh", Scope: "user", Type: "remote", Transport: "http", State: StateNeedsAuth, URL: "https://api.example.com/mcp?key=***"},
+		ServerStatus{Name: "memory", Scope: "user", Type: "local", Transport: "stdio", State: StateDisabled, Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
+		ServerStatus{
+			Name: "everything", Scope: "user", Type: "remote", Transport: "sse", State: StateReconnecting,
+			ToolCount: 13, LastError: "connection reset by peer", URL: "http://127.0.0.1:3001/sse",
+		},
+		ServerStatus{Name: "search", Scope: "project", Type: "local", Transport: "stdio", State: StateStopped},
+		ServerStatus{Name: "slow", Scope: "user", Type: "local", Transport: "stdio", State: StateConnecting, PID: 4343},
+		ServerStatus{
+			Name: "huge", Scope: "user", Type: "remote", Transport: "http", State: StateConnected, ToolCount: 1000,
+			URL: "https://tools.example.com/mcp", ToolListCut: "the tool list was cut at 1000 tools after 10 pages",
+		},
+	},
+	"ToolInfo.json": {
+		ToolInfo{
+			ID: "mcp__demo__read_file", Server: "demo", Name: "read_file", Title: "Read file",
+			Description: "Read a file of the project, optionally a range of its lines.",
+			ReadOnly:    true, Destructive: ptr(false), OpenWorld: ptr(false),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1}},"required":["path"]}`),
+		},
+		ToolInfo{
+			ID: "mcp__demo__delete_file", Server: "demo", Name: "delete_file",
+			Description: "Delete a file of the project. Cannot be undone.", Destructive: ptr(true),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+		},
+		ToolInfo{
+			ID:     "mcp__a_server_with_a_rather_long_name__a_tool_with_an_even_longer_name_than_that",
+			Server: "a_server_with_a_rather_long_name", Name: "a_tool_with_an_even_longer_name_than_that",
+			InputSchema: json.RawMessage(`{"type":"object"}`),
+			Alias:       "mcp__a_server_with_a_rather_long_name__a_tool_with_an_e_1a2b3c4d",
+		},
+		ToolInfo{ID: "read", Name: "read", Description: "A built-in tool.", ReadOnly: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
+	},
+	"ToolCall.json": {
+		ToolCall{CallID: "c1", Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{"path":"README.md"}`)},
+		ToolCall{CallID: "c2", Tool: "mcp__a_server_with_a_rather_long_name__a_tool_with_an_e_1a2b3c4d", Arguments: json.RawMessage(`{}`)},
+	},
+	"ToolResult.json": {
+		ToolResult{
+			CallID: "c1", Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"Deleted README.md"}`)},
+			Decision: DecisionAsked, DurationMs: 3,
+		},
+		ToolResult{
+			CallID:  "c2",
+			Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"mcp__demo__delete_file was denied by the user"}`)},
+			IsError: true, Decision: DecisionDenied,
+		},
+		ToolResult{
+			CallID: "c3",
+			Content: []json.RawMessage{
+				json.RawMessage(`{"type":"text","text":"Created issue #1: hello"}`),
+				json.RawMessage(`{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}`),
+			},
+			StructuredContent: json.RawMessage(`{"number":1,"title":"hello"}`),
+			Decision:          DecisionAllowed, DurationMs: 12,
+			Truncated: &Truncated{ShownChars: 50000, TotalChars: 120000, SavedTo: "/home/me/.cache/freecode/results/c3.txt"},
+		},
+		ToolResult{
+			CallID:  "c4",
+			Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"invalid arguments for mcp__demo__read_file (1 error); the tool was not called:\n- /: missing property 'path'"}`)},
+			IsError: true, Decision: DecisionInvalid,
+		},
+	},
+	"PermissionRequest.json": {
+		PermissionRequest{
+			CallID: "c1", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"README.md"}`),
+			Reason: "no rule; tool is not read-only", ProjectTrusted: true,
+		},
+		PermissionRequest{
+			CallID: "c2", Tool: "mcp__demo__search", Server: "demo", Arguments: json.RawMessage(`{"query":"TODO"}`), ReadOnly: true,
+			Reason: `ask rule "mcp__demo__search" in /home/me/project/.freecode/settings.json`,
+		},
+	},
+	"PermissionResponse.json": {
+		PermissionResponse{Decision: AllowOnce},
+		PermissionResponse{Decision: AllowAlways, Scope: ScopeLocal},
+		PermissionResponse{Decision: AllowAlways, Scope: ScopeUser},
+		PermissionResponse{Decision: Deny},
+	},
+	"ToolsChanged.json": {
+		ToolsChanged{Hashes: Hashes{Anthropic: "9f2c…", OpenAI: "41d0…"}, Server: "demo", Reason: "connected"},
+		ToolsChanged{Hashes: Hashes{Anthropic: "07aa…", OpenAI: "c3e1…"}, Reason: "several"},
+	},
+	"ToolProgress.json": {
+		ToolProgress{CallID: "c5", Progress: 0, Message: "build started"},
+		ToolProgress{CallID: "c5", Progress: 2, Total: 5, Message: "step 2/5"},
+	},
+	"ServerLog.json": {
+		ServerLog{Name: "demo", Level: LevelInfo, Source: SourceStderr, Message: "serving", Time: time.Date(2026, 5, 1, 10, 0, 0, 123e6, time.UTC)},
+		ServerLog{Name: "demo", Level: LevelWarning, Source: SourceMCP, Message: "disk almost full", Time: time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)},
+		ServerLog{Name: "gh", Level: LevelError, Source: SourceMCP, Message: "token *** rejected", Time: time.Date(2026, 5, 1, 10, 0, 2, 0, time.UTC)},
+		ServerLog{Name: "gh", Level: LevelDebug, Source: SourceStderr, Message: "GET /mcp", Time: time.Date(2026, 5, 1, 10, 0, 3, 0, time.UTC)},
+	},
+	"ConfigProblems.json": {
+		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
+			{Message: "invalid character '}' looking for beginning of object key string", Line: 7, Column: 3},
+			{Message: `server "a__b": name must not contain "__"`, Key: "mcp.servers[1].name"},
+		}},
+		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{}},
+	},
+	"Project.json": {
+		Project{
+			Root: "/home/me/project", ConfigPath: "/home/me/.freecode/config.json",
+			SettingsPaths: SettingsPaths{
+				User:    "/home/me/.freecode/settings.json",
+				Project: "/home/me/project/.freecode/settings.json",
+				Local:   "/home/me/project/.freecode/settings.local.json",
+			},
+		},
+		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"}},
+	},
+}
+
+// encodeFixtures encodes examples as the file holds them: a JSON array,
+// one example per element, indented by two spaces.
+func encodeFixtures(t *testing.T, examples []any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(examples); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// The checked-in fixtures are what the Go types produce: run with -update
+// after changing a type, then the extension's tests say whether its types
+// still fit.
+func TestFixtures(t *testing.T) {
+	if *update {
+		if err := os.MkdirAll(fixturesDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for file, examples := range fixtures {
+		t.Run(file, func(t *testing.T) {
+			got := encodeFixtures(t, examples)
+			path := filepath.Join(fixturesDir, file)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/protocol -run TestFixtures -update)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("%s differs from what the Go types produce (-checked in +Go); run with -update:\n%s", path, diff)
+			}
+		})
+	}
+}
+
+// Every file in the fixtures directory is one the Go side writes: the
+// extension's tests must not check a type the Go side no longer has.
+func TestFixturesNoStrays(t *testing.T) {
+	entries, err := os.ReadDir(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") && fixtures[e.Name()] == nil {
+			t.Errorf("%s: no Go type writes this fixture", e.Name())
+		}
+	}
+}
+
+// Each wire type decodes what it encodes, field for field, and knows every
+// field it encodes.
+func TestFixturesRoundTrip(t *testing.T) {
+	for file, examples := range fixtures {
+		for i, ex := range examples {
+			b, err := json.Marshal(ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back := reflect.New(reflect.TypeOf(ex))
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(back.Interface()); err != nil {
+				t.Errorf("%s[%d]: %v", file, i, err)
+				continue
+			}
+			again, err := json.Marshal(back.Elem().Interface())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b, again) {
+				t.Errorf("%s[%d] does not survive a round trip:\n%s\n%s", file, i, b, again)
+			}
+		}
+	}
+}
+
+// The examples of each file fill every field of its type, nested ones
+// too, so that no field's name goes unchecked by the extension's tests.
+func TestFixturesFillEveryField(t *testing.T) {
+	for file, examples := range fixtures {
+		want := fieldPaths(reflect.TypeOf(examples[0]), "")
+		seen := map[string]bool{}
+		for _, ex := range examples {
+			b, err := json.Marshal(ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatal(err)
+			}
+			seenPaths(v, "", seen)
+		}
+		var missing []string
+		for _, p := range want {
+			if !seen[p] {
+				missing = append(missing, p)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("%s: no example fills %s", file, strings.Join(missing, ", "))
+		}
+	}
+}
+
+// fieldPaths lists the JSON paths of t's fields, nested structs' fields
+// included ("truncated.savedTo"); raw JSON and other values are leaves.
+func fieldPaths(t reflect.Type, prefix string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t == reflect.TypeFor[json.RawMessage]() {
+			return nil
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
+		return nil
+	}
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		p := prefix + name
+		out = append(out, p)
+		out = append(out, fieldPaths(f.Type, p+".")...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// seenPaths records the paths of the members present in a decoded value.
+func seenPaths(v any, prefix string, seen map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			seen[prefix+k] = true
+			seenPaths(x, prefix+k+".", seen)
+		}
+	case []any:
+		for _, x := range v {
+			seenPaths(x, prefix, seen)
+		}
+	}
+}

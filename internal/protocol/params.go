@@ -1,0 +1,116 @@
+package protocol
+
+import "encoding/json"
+
+// InitializationOptions is what a frontend puts in initialize's
+// initializationOptions.
+type InitializationOptions struct {
+	// ConfigPath is the config file (default $FREECODE_CONFIG or
+	// ~/.freecode/config.json). A sidecar that listens on a socket has
+	// its config already and ignores it.
+	ConfigPath string `json:"configPath,omitempty"`
+	// Token is the token of serve.json: every socket frontend must send
+	// it. The stdio sidecar needs none.
+	Token string `json:"token,omitempty"`
+}
+
+// InitializeResult is the result of initialize.
+type InitializeResult struct {
+	Capabilities ServerCapabilities `json:"capabilities"`
+	ServerInfo   Implementation     `json:"serverInfo"`
+}
+
+// ServerCapabilities are the sidecar's capabilities: LSP's, of which it
+// has none, and FreeCode's under experimental.
+type ServerCapabilities struct {
+	Experimental Experimental `json:"experimental"`
+}
+
+// Experimental holds FreeCode's capabilities.
+type Experimental struct {
+	FreeCode FreeCodeCapabilities `json:"freecode"`
+}
+
+// FreeCodeCapabilities says which version of this protocol the sidecar
+// speaks.
+type FreeCodeCapabilities struct {
+	ProtocolVersion int `json:"protocolVersion"`
+}
+
+// Implementation names a program and its version.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// ServersResult is the result of freecode/servers.
+type ServersResult struct {
+	Servers []ServerStatus `json:"servers"`
+}
+
+// ServerParams are the params of freecode/servers/start, stop and restart.
+type ServerParams struct {
+	Name string `json:"name"`
+}
+
+// ApproveParams are the params of freecode/servers/approve: approve, or
+// with Approve false revoke, a project server.
+type ApproveParams struct {
+	Name    string `json:"name"`
+	Approve bool   `json:"approve"`
+}
+
+// ToolsParams are the params of freecode/tools: one server's tools, or
+// with Server empty every tool.
+type ToolsParams struct {
+	Server string `json:"server,omitempty"`
+}
+
+// ToolsResult is the result of freecode/tools.
+type ToolsResult struct {
+	Tools []ToolInfo `json:"tools"`
+}
+
+// The formats of freecode/tools/definitions.
+const (
+	FormatAnthropic = "anthropic"
+	FormatOpenAI    = "openai"
+)
+
+// DefinitionsParams are the params of freecode/tools/definitions.
+type DefinitionsParams struct {
+	Format string `json:"format"` // FormatAnthropic or FormatOpenAI
+}
+
+// DefinitionsResult is the result of freecode/tools/definitions: the exact
+// tools array to send to the provider, and its hash.
+type DefinitionsResult struct {
+	Hash  string          `json:"hash"`
+	Tools json.RawMessage `json:"tools"`
+}
+
+// ExecuteParams are the params of freecode/tools/execute.
+type ExecuteParams struct {
+	Calls []ToolCall `json:"calls"`
+}
+
+// ExecuteResult is the result of freecode/tools/execute: one result per
+// call, in the order of the calls.
+type ExecuteResult struct {
+	Results []ToolResult `json:"results"`
+}
+
+// PermissionsResult is the result of freecode/permissions.
+type PermissionsResult struct {
+	Rules []Rule `json:"rules"`
+}
+
+// TrustParams are the params of freecode/project/trust.
+type TrustParams struct {
+	Trusted bool `json:"trusted"`
+}
+
+// TrustResult is the result of freecode/project/trust.
+type TrustResult struct {
+	ProjectTrusted bool `json:"projectTrusted"`
+}

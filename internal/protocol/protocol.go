@@ -1,0 +1,82 @@
+// Package protocol is the frontend protocol of freecode-serve in Go: the
+// method and notification names, the error codes, and a wire type for every
+// parameter, result and notification. The sidecar (server/) and every Go
+// frontend (internal/frontend: tests, the CLI's live commands, the demo
+// frontend) encode and decode with these types and nothing else, and the
+// VS Code extension's TypeScript types are checked against JSON written from
+// them (see the fixtures test), so a field renamed here fails a test on both
+// sides. docs/protocol.md describes the contract in prose.
+//
+// The wire is JSON-RPC 2.0 framed like LSP (Content-Length headers), on
+// go.lsp.dev/jsonrpc2. The lifecycle (initialize, initialized, shutdown,
+// exit, $/cancelRequest, workspace/didChangeWorkspaceFolders,
+// window/logMessage) is LSP's, with go.lsp.dev/protocol's types; Codec
+// encodes both kinds of payload.
+//
+// The types follow encoding/json's rules: field names are camelCase and
+// optional fields are omitted when empty.
+package protocol
+
+import "go.lsp.dev/jsonrpc2"
+
+// Version is the protocol's version, reported in initialize's result as
+// capabilities.experimental.freecode.protocolVersion.
+const Version = 1
+
+// ServerName is the name the sidecar reports in initialize's serverInfo.
+const ServerName = "freecode-serve"
+
+// Requests from a frontend to the sidecar.
+const (
+	MethodServers          = "freecode/servers"
+	MethodServersStart     = "freecode/servers/start"
+	MethodServersStop      = "freecode/servers/stop"
+	MethodServersRestart   = "freecode/servers/restart"
+	MethodServersApprove   = "freecode/servers/approve"
+	MethodTools            = "freecode/tools"
+	MethodToolsDefinitions = "freecode/tools/definitions"
+	MethodToolsExecute     = "freecode/tools/execute"
+	MethodPermissions      = "freecode/permissions"
+	MethodProject          = "freecode/project"
+	MethodProjectTrust     = "freecode/project/trust"
+)
+
+// Requests from the sidecar to a frontend.
+const (
+	MethodPermissionRequest = "freecode/permission/request"
+)
+
+// Notifications from the sidecar to its frontends.
+const (
+	NotifyServersStatus  = "freecode/servers/status"
+	NotifyToolsChanged   = "freecode/tools/changed"
+	NotifyToolsProgress  = "freecode/tools/progress"
+	NotifyServersLog     = "freecode/servers/log"
+	NotifyConfigProblems = "freecode/config/problems"
+)
+
+// The LSP methods the protocol uses, as go.lsp.dev/protocol names them
+// elsewhere; here so that both ends spell them once.
+const (
+	MethodInitialize                = "initialize"
+	MethodInitialized               = "initialized"
+	MethodShutdown                  = "shutdown"
+	MethodExit                      = "exit"
+	MethodCancelRequest             = "$/cancelRequest"
+	MethodDidChangeWorkspaceFolders = "workspace/didChangeWorkspaceFolders"
+	MethodLogMessage                = "window/logMessage"
+)
+
+// The error codes of the protocol besides JSON-RPC's own (-32600 invalid
+// request, -32601 method not found, -32603 internal error).
+const (
+	// CodeInvalidParams: the params do not decode or miss a required
+	// field; the message names the field.
+	CodeInvalidParams jsonrpc2.Code = jsonrpc2.InvalidParams // -32602
+	// CodeNotInitialized: the connection has not completed initialize.
+	CodeNotInitialized jsonrpc2.Code = jsonrpc2.ServerNotInitialized // -32002
+	// CodeRequestCancelled: the request was cancelled ($/cancelRequest).
+	CodeRequestCancelled jsonrpc2.Code = -32800
+	// CodeNoSuchServer: no MCP server, or no tool, of that name.
+	CodeNoSuchServer jsonrpc2.Code = -32001
+)

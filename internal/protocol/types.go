@@ -1,0 +1,268 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// ServerState is the state of an MCP server.
+type ServerState string
+
+// The states of a ServerStatus.
+const (
+	StateDisabled         ServerState = "disabled"
+	StateAwaitingApproval ServerState = "awaitingApproval"
+	StateNeedsAuth        ServerState = "needsAuth"
+	StateConnecting       ServerState = "connecting"
+	StateConnected        ServerState = "connected"
+	StateReconnecting     ServerState = "reconnecting"
+	StateFailed           ServerState = "failed"
+	StateStopped          ServerState = "stopped"
+)
+
+// ServerInfo is the name and version an MCP server reported in initialize.
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// ServerStatus is one MCP server as the sidecar runs it: the result of
+// freecode/servers (one per server) and of start, stop, restart and
+// approve, and the params of freecode/servers/status.
+type ServerStatus struct {
+	Name      string      `json:"name"`
+	Scope     string      `json:"scope"`               // "user" or "project"
+	Type      string      `json:"type"`                // "local" or "remote"
+	Transport string      `json:"transport,omitempty"` // "stdio", "http" or "sse"
+	State     ServerState `json:"state"`
+	ToolCount int         `json:"toolCount"`
+	PID       int         `json:"pid,omitempty"`
+	// ServerInfo and ProtocolVersion are what the server said in
+	// initialize.
+	ServerInfo      *ServerInfo `json:"serverInfo,omitempty"`
+	ProtocolVersion string      `json:"protocolVersion,omitempty"`
+	// ConnectedAt is when the live session came up (RFC 3339).
+	ConnectedAt time.Time `json:"connectedAt,omitzero"`
+	// LastPingMs is the last health ping's round trip.
+	LastPingMs float64  `json:"lastPingMs,omitempty"`
+	LastError  string   `json:"lastError,omitempty"`
+	StderrTail []string `json:"stderrTail,omitempty"`
+	// Command is a local server's argv as configured, ${env:NAME}
+	// unexpanded: what approving a project server would run.
+	Command []string `json:"command,omitempty"`
+	// URL is a remote server's URL, secrets shown as ***.
+	URL string `json:"url,omitempty"`
+	// ToolListCut, when set, says that the server's tool list was cut
+	// short, and why.
+	ToolListCut string `json:"toolListCut,omitempty"`
+}
+
+// ToolInfo is one tool of the registry (freecode/tools).
+type ToolInfo struct {
+	// ID is mcp__<server>__<tool>, or a built-in's name.
+	ID          string          `json:"id"`
+	Server      string          `json:"server,omitempty"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description"`
+	ReadOnly    bool            `json:"readOnly"`
+	Destructive *bool           `json:"destructive,omitempty"`
+	OpenWorld   *bool           `json:"openWorld,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// Alias is the name providers see when ID is over 64 characters.
+	Alias string `json:"alias,omitempty"`
+}
+
+// ToolCall is one call of a batch. Tool is an id or an alias.
+type ToolCall struct {
+	CallID    string          `json:"callId"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Decision says how a call got past, or did not get past, validation and
+// the permission rules.
+type Decision string
+
+// The decisions of a ToolResult.
+const (
+	DecisionAllowed Decision = "allowed" // a rule or the default allowed it
+	DecisionAsked   Decision = "asked"   // the user was asked and allowed it
+	DecisionDenied  Decision = "denied"  // a rule, the user, or nobody to ask
+	DecisionInvalid Decision = "invalid" // unknown tool or invalid arguments: never sent
+)
+
+// ToolResult is the outcome of one ToolCall. A call that failed in any way
+// (denied, invalid, timed out, server gone) is a result with IsError and a
+// text that says what happened.
+type ToolResult struct {
+	CallID string `json:"callId"`
+	// Content is the MCP content blocks, as the server sent them.
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError"`
+	Decision          Decision          `json:"decision"`
+	DurationMs        int64             `json:"durationMs"`
+	Truncated         *Truncated        `json:"truncated,omitempty"`
+}
+
+// Truncated says how much of a result was shown and where the whole of it
+// was saved.
+type Truncated struct {
+	ShownChars int    `json:"shownChars"`
+	TotalChars int    `json:"totalChars"`
+	SavedTo    string `json:"savedTo,omitempty"`
+}
+
+// Text returns the text content blocks of r, one per line.
+func (r *ToolResult) Text() string {
+	var parts []string
+	for _, c := range r.Content {
+		var block struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(c, &block) == nil && block.Type == "text" {
+			parts = append(parts, block.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Rule is one permission rule in force (freecode/permissions).
+type Rule struct {
+	Rule   string `json:"rule"`
+	Effect string `json:"effect"` // "allow", "ask" or "deny"
+	Source string `json:"source"` // "user", "project", "local" or "session"
+}
+
+// Project is the project and the files a sidecar uses (freecode/project).
+type Project struct {
+	Root           string        `json:"root,omitempty"`
+	ProjectTrusted bool          `json:"projectTrusted"`
+	ConfigPath     string        `json:"configPath"`
+	SettingsPaths  SettingsPaths `json:"settingsPaths"`
+}
+
+// SettingsPaths are the rule files: the user's, and the project's two.
+type SettingsPaths struct {
+	User    string `json:"user"`
+	Project string `json:"project,omitempty"`
+	Local   string `json:"local,omitempty"`
+}
+
+// PermissionRequest asks the frontend whose batch holds the call whether
+// it may run (freecode/permission/request).
+type PermissionRequest struct {
+	CallID string `json:"callId"`
+	// Tool is the tool's id, never its alias.
+	Tool      string          `json:"tool"`
+	Server    string          `json:"server,omitempty"`
+	Arguments json.RawMessage `json:"arguments"`
+	ReadOnly  bool            `json:"readOnly"`
+	// Reason says why the sidecar asks: no rule and the tool is not
+	// read-only, or which ask rule in which file.
+	Reason string `json:"reason"`
+	// ProjectTrusted says whether an allow rule in the project's local
+	// file would be honoured: a frontend offers ScopeLocal only then.
+	ProjectTrusted bool `json:"projectTrusted"`
+}
+
+// PermissionDecision is a user's answer to a PermissionRequest.
+type PermissionDecision string
+
+// The answers to a PermissionRequest.
+const (
+	AllowOnce   PermissionDecision = "allowOnce"
+	AllowAlways PermissionDecision = "allowAlways"
+	Deny        PermissionDecision = "deny"
+)
+
+// PermissionScope is the rule file an AllowAlways answer is written to.
+type PermissionScope string
+
+// The scopes of an AllowAlways answer.
+const (
+	ScopeLocal PermissionScope = "local" // the project's settings.local.json
+	ScopeUser  PermissionScope = "user"  // the user's settings.json
+)
+
+// PermissionResponse is the result of freecode/permission/request.
+type PermissionResponse struct {
+	Decision PermissionDecision `json:"decision"`
+	Scope    PermissionScope    `json:"scope,omitempty"`
+}
+
+// Hashes are the provider definitions' hashes, by format.
+type Hashes struct {
+	Anthropic string `json:"anthropic"`
+	OpenAI    string `json:"openai"`
+}
+
+// ToolsChanged is the params of freecode/tools/changed: the provider
+// definitions changed. It comes only when a hash changed.
+type ToolsChanged struct {
+	Hashes Hashes `json:"hashes"`
+	// Server and Reason are hints for a log line: read the definitions
+	// again whatever they say.
+	Server string `json:"server,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// ToolProgress is the params of freecode/tools/progress: an MCP server's
+// progress on a call, sent to the frontend that made it.
+type ToolProgress struct {
+	CallID   string  `json:"callId"`
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// LogLevel is the level of a ServerLog line.
+type LogLevel string
+
+// The levels of a ServerLog line.
+const (
+	LevelDebug   LogLevel = "debug"
+	LevelInfo    LogLevel = "info"
+	LevelWarning LogLevel = "warning"
+	LevelError   LogLevel = "error"
+)
+
+// LogSource says where a ServerLog line came from.
+type LogSource string
+
+// The sources of a ServerLog line.
+const (
+	SourceStderr LogSource = "stderr" // a line the server wrote to stderr
+	SourceMCP    LogSource = "mcp"    // an MCP notifications/message
+)
+
+// ServerLog is the params of freecode/servers/log: one line of an MCP
+// server's log, its secrets masked. The text is as the server wrote it: a
+// frontend that shows it on a terminal escapes it first.
+type ServerLog struct {
+	Name    string    `json:"name"`
+	Level   LogLevel  `json:"level"`
+	Source  LogSource `json:"source"`
+	Message string    `json:"message"`
+	Time    time.Time `json:"time"`
+}
+
+// ConfigProblems is the params of freecode/config/problems: the problems
+// of one watched file, an empty list once it is fixed. While a file does
+// not load, what it last held stays in force.
+type ConfigProblems struct {
+	Path     string    `json:"path"`
+	Problems []Problem `json:"problems"`
+}
+
+// Problem is one problem of a file. Line and Column are 1-based; Key names
+// the setting, as in "mcp.servers[2].url".
+type Problem struct {
+	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Key     string `json:"key,omitempty"`
+}

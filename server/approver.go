@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/workspace"
+)
+
+// caller is the frontend whose freecode/tools/execute a call belongs to,
+// given to the orchestrator with the batch. It is the only frontend asked
+// for permission for the call. A server's requests that a call causes
+// (elicitation, sampling) are to reach the same frontend and no other:
+// their relays, as an *mcp.Caller in ExecOptions.Caller, belong here too,
+// one per session, since the orchestrator tells callers apart by pointer.
+type caller struct {
+	sess *session
+	w    *workspace.Workspace
+}
+
+var _ orchestrator.Approver = (*caller)(nil)
+
+// Approve asks the frontend with freecode/permission/request. No answer
+// before ctx's deadline (the call's own timeout), an error, a frontend
+// that does not implement the request or goes away: each is an error,
+// which the orchestrator counts as a denial. When ctx ends first, the
+// frontend is sent $/cancelRequest, so that it can take its prompt down.
+func (c *caller) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
+	pr := &protocol.PermissionRequest{
+		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
+		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: c.w.Project().Trusted,
+	}
+	var resp protocol.PermissionResponse
+	if err := lsp.Call(ctx, c.sess.conn, protocol.MethodPermissionRequest, pr, &resp); err != nil {
+		if errors.Is(err, jsonrpc2.ErrMethodNotFound) {
+			return orchestrator.Answer{}, errors.New("the frontend does not answer permission requests")
+		}
+		return orchestrator.Answer{}, fmt.Errorf("asking the frontend: %w", err)
+	}
+	switch resp.Decision {
+	case protocol.AllowOnce, protocol.AllowAlways, protocol.Deny:
+	default:
+		return orchestrator.Answer{}, fmt.Errorf("the frontend answered decision %q", resp.Decision)
+	}
+	switch resp.Scope {
+	case "", protocol.ScopeLocal, protocol.ScopeUser:
+	default:
+		return orchestrator.Answer{}, fmt.Errorf("the frontend answered scope %q", resp.Scope)
+	}
+	c.sess.logger.Info("permission answered", "tool", req.Tool, "callId", req.CallID, "decision", resp.Decision, "scope", resp.Scope)
+	return orchestrator.Answer{Decision: orchestrator.AnswerDecision(resp.Decision), Scope: orchestrator.Scope(resp.Scope)}, nil
+}

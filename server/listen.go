@@ -1,0 +1,174 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/freecode/freecode/internal/protocol"
+)
+
+// Serve accepts frontends on ln and serves each with ServeConn, until ctx
+// is done, Done is closed (a frontend sent shutdown, then exit), or ln
+// fails. Then it closes ln, ends the connections it accepted and waits for
+// them. The last frontend's leaving does not stop it: a sidecar that
+// listens outlives its frontends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var conns sync.WaitGroup
+	defer func() {
+		cancel() // ends the connections
+		conns.Wait()
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-s.done:
+				return nil
+			default:
+			}
+			return fmt.Errorf("accepting frontends: %w", err)
+		}
+		conns.Go(func() {
+			if err := s.ServeConn(ctx, c); err != nil {
+				s.logger.Debug("frontend connection", "error", err)
+			}
+		})
+	}
+}
+
+// Listen listens on addr as --listen spells it: "unix:PATH", or
+// "tcp:HOST:PORT" with HOST a loopback address. Other hosts are refused:
+// the sidecar runs tools with the user's rights, and its token is the only
+// thing that keeps other users of the machine out. It returns the address
+// listened on as serve.json records it (a port 0 resolved). A unix socket
+// left behind by a sidecar that died is replaced; one that answers is not.
+func Listen(addr string) (net.Listener, string, error) {
+	network, rest, ok := strings.Cut(addr, ":")
+	if !ok || rest == "" {
+		return nil, "", fmt.Errorf("listen address %q: want unix:PATH or tcp:127.0.0.1:PORT", addr)
+	}
+	switch network {
+	case "unix":
+		path, err := filepath.Abs(rest)
+		if err != nil {
+			return nil, "", err
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, "", fmt.Errorf("listening on %s: a process answers on it already", path)
+		} else if fi, serr := os.Lstat(path); serr == nil && fi.Mode().Type() == fs.ModeSocket {
+			os.Remove(path) // nobody answers: a dead sidecar's socket
+		}
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, "", err
+		}
+		// The socket is the user's alone, as serve.json is.
+		if err := os.Chmod(path, 0o600); err != nil {
+			ln.Close()
+			return nil, "", err
+		}
+		return ln, "unix:" + path, nil
+	case "tcp":
+		host, port, err := net.SplitHostPort(rest)
+		if err != nil {
+			return nil, "", fmt.Errorf("listen address %q: %w", addr, err)
+		}
+		if host == "localhost" {
+			host = "127.0.0.1"
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil || !ip.IsLoopback() {
+			return nil, "", fmt.Errorf("refusing to listen on %q: only a loopback address (127.0.0.1, ::1, localhost) is allowed, since the sidecar runs tools with your rights", host)
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), port))
+		if err != nil {
+			return nil, "", err
+		}
+		return ln, "tcp:" + ln.Addr().String(), nil
+	}
+	return nil, "", fmt.Errorf("listen address %q: want unix:PATH or tcp:127.0.0.1:PORT", addr)
+}
+
+// NewToken returns a random token for serve.json: 32 bytes, hex.
+func NewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// CheckServeFile returns an error if path names a sidecar that still
+// runs: a second one would take its serve.json from it.
+func CheckServeFile(path string) error {
+	if old, err := protocol.ReadServeFile(path); err == nil && old.PID != os.Getpid() && processAlive(old.PID) {
+		return fmt.Errorf("another sidecar (pid %d) listens on %s, per %s", old.PID, old.Address, path)
+	}
+	return nil
+}
+
+// WriteServeFile writes sf to path atomically, readable by the user only.
+// It refuses to replace the file of a sidecar that still runs.
+func WriteServeFile(path string, sf protocol.ServeFile) error {
+	if err := CheckServeFile(path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(sf, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".serve-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// RemoveServeFile removes path if it is still the file of this sidecar
+// (token): a sidecar started since may have replaced it.
+func RemoveServeFile(path, token string) error {
+	sf, err := protocol.ReadServeFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil || sf.Token != token {
+		return err
+	}
+	return os.Remove(path)
+}

@@ -1,0 +1,293 @@
+// Package server is freecode-serve's JSON-RPC surface: the frontend protocol
+// (docs/protocol.md; names and wire types in internal/protocol) over one
+// workspace.Workspace that every frontend of the sidecar shares.
+//
+// It is thin on purpose. Each file is one feature: lifecycle.go
+// (initialize, initialized, shutdown, exit, workspace folders), servers.go,
+// tools.go, permissions.go, project.go, notify.go (the events a frontend is
+// told), approver.go (the permission prompts it answers), roots.go (the
+// frontends' folders as MCP roots); conn.go is one frontend's connection,
+// wire.go the conversions to internal/protocol's types, listen.go and
+// run.go the socket, serve.json and the process. A handler decodes and
+// checks its params, calls the workspace, and maps the result and the
+// errors to the wire. The work is below, in workspace/ and the packages it
+// wires.
+//
+// A Server serves frontends with ServeConn, one connection each: the
+// editor's stdio, or the connections Serve accepts on a socket. With stdio
+// the editor's initialize names the project and the config, and the
+// workspace opens at initialized; a sidecar that listens opens its
+// workspace first (Open) and its frontends must present its token. Every
+// request runs on its own goroutine, so a slow tool call never delays
+// another request; $/cancelRequest cancels one.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/freecode/freecode/workspace"
+)
+
+// Options configure a Server. A nil *Options means defaults.
+type Options struct {
+	// Version is reported in initialize's serverInfo.
+	Version string
+	// Logger receives the server's and the workspace's logs (never
+	// stdout: with stdio, stdout is the protocol). Nil means none.
+	Logger *slog.Logger
+	// Trace, if set, receives every JSON-RPC message of every frontend,
+	// one line each (--trace).
+	Trace io.Writer
+	// Workspace is the workspace's options. Open uses them as they are;
+	// without Open, the first frontend's initialize sets Root (its first
+	// workspace folder) and ConfigPath (its initializationOptions) where
+	// it names them.
+	Workspace workspace.Options
+	// Token, if set, must be presented by every frontend as
+	// initializationOptions.token in initialize; until one has, each of
+	// its requests is refused, and a wrong token closes its connection.
+	Token string
+}
+
+// Server is one sidecar: a workspace and the frontends connected to it.
+// Its methods are safe for concurrent use.
+type Server struct {
+	opts   Options
+	logger *slog.Logger
+	done   chan struct{} // see Done
+	wg     sync.WaitGroup
+
+	// wsMu serializes opening and closing the workspace, which take a
+	// while (files read, processes reaped), apart from mu.
+	wsMu sync.Mutex
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	ws       *workspace.Workspace
+	project  string // the workspace's project root, absolute; "" for none
+	state    serverState
+	openErr  error // why the workspace a frontend named did not open
+	sessions map[*session]struct{}
+	nextID   int
+	doneOnce sync.Once
+}
+
+// serverState is where the sidecar as a whole is in its life; each
+// frontend's connection has its own lifecycle state too (sessionState).
+type serverState int
+
+const (
+	serverRunning  serverState = iota
+	serverShutDown             // a frontend sent shutdown: every server stopped
+	serverClosed               // Close was called
+)
+
+func (s serverState) String() string {
+	switch s {
+	case serverRunning:
+		return "running"
+	case serverShutDown:
+		return "shut down"
+	case serverClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("serverState(%d)", int(s))
+}
+
+// New returns a Server with no workspace yet.
+func New(opts *Options) *Server {
+	s := &Server{done: make(chan struct{}), sessions: make(map[*session]struct{})}
+	if opts != nil {
+		s.opts = *opts
+	}
+	s.logger = s.opts.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.Workspace.Logger == nil {
+		s.opts.Workspace.Logger = s.logger
+	}
+	return s
+}
+
+// Open opens the workspace now, from Options.Workspace, for every frontend
+// to share: what a sidecar listening on a socket does at start. Its
+// frontends' initialize then names roots, not the project.
+func (s *Server) Open(ctx context.Context) error {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	s.mu.Lock()
+	if s.ws != nil || s.state != serverRunning {
+		s.mu.Unlock()
+		return errors.New("opening the workspace: it is open already, or the server stopped")
+	}
+	s.mu.Unlock()
+	opts := s.opts.Workspace
+	if opts.Root != "" {
+		root, err := filepath.Abs(opts.Root)
+		if err != nil {
+			return err
+		}
+		opts.Root = root
+		opts.Roots = []string{root}
+	}
+	w, err := workspace.New(ctx, &opts)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.ws, s.project = w, opts.Root
+	s.mu.Unlock()
+	return nil
+}
+
+// openFor opens the workspace for the project and config a frontend's
+// initialize named, unless one is open: the stdio sidecar's workspace.
+func (s *Server) openFor(ctx context.Context, root, configPath string) (*workspace.Workspace, error) {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	s.mu.Lock()
+	w, state := s.ws, s.state
+	s.mu.Unlock()
+	if state != serverRunning {
+		return nil, errShutDown
+	}
+	if w != nil {
+		return w, nil
+	}
+	// What the frontend named wins over the defaults of the command line.
+	opts := s.opts.Workspace
+	if root != "" {
+		opts.Root = root
+	}
+	if configPath != "" {
+		opts.ConfigPath = configPath
+	}
+	if opts.Root != "" {
+		abs, err := filepath.Abs(opts.Root)
+		if err != nil {
+			return nil, err
+		}
+		opts.Root = abs
+	}
+	s.mu.Lock()
+	s.project = opts.Root
+	s.mu.Unlock()
+	opts.Roots = s.roots()
+	w, err := workspace.New(ctx, &opts)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.ws = w
+	s.mu.Unlock()
+	return w, nil
+}
+
+// workspace returns the open workspace, or the error a request gets
+// without one.
+func (s *Server) workspace() (*workspace.Workspace, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.state != serverRunning:
+		return nil, errShutDown
+	case s.ws == nil && s.openErr != nil:
+		return nil, fmt.Errorf("the workspace did not open: %w", s.openErr)
+	case s.ws == nil:
+		return nil, errNoWorkspace
+	}
+	return s.ws, nil
+}
+
+// setOpenErr records why the workspace did not open.
+func (s *Server) setOpenErr(err error) {
+	s.mu.Lock()
+	s.openErr = err
+	s.mu.Unlock()
+}
+
+// stopWorkspace stops every MCP server and reaps every process: shutdown.
+// The server takes no more requests after it.
+func (s *Server) stopWorkspace(next serverState) {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	s.mu.Lock()
+	if s.state < next {
+		s.state = next
+	}
+	w := s.ws
+	s.ws = nil
+	s.mu.Unlock()
+	if w != nil {
+		w.Close()
+	}
+}
+
+// finish closes Done.
+func (s *Server) finish() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// Done is closed once the frontend that sent shutdown has gone (it sent
+// exit, or closed its connection; the answer to its shutdown is written
+// first), or Close was called: a sidecar that listens then ends.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Close ends every frontend's connection (their requests cancelled, their
+// prompts answered deny), stops every MCP server, reaps every process and
+// waits for all of it. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.state = serverClosed // no new frontend, no new request
+	sessions := make([]*session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		sess.end()
+	}
+	s.wg.Wait()
+	s.stopWorkspace(serverClosed)
+	s.finish()
+	return nil
+}
+
+// add registers a frontend; it fails once the server is closed.
+func (s *Server) add(sess *session) (id int, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == serverClosed {
+		return 0, false
+	}
+	s.nextID++
+	s.sessions[sess] = struct{}{}
+	s.wg.Add(1)
+	return s.nextID, true
+}
+
+// remove forgets a frontend whose connection ended; its folders are
+// roots no more.
+func (s *Server) remove(sess *session) {
+	s.mu.Lock()
+	delete(s.sessions, sess)
+	s.mu.Unlock()
+	s.rootsChanged()
+	s.wg.Done()
+}
+
+// sessionsNow returns the frontends connected now.
+func (s *Server) sessionsNow() []*session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		out = append(out, sess)
+	}
+	return out
+}

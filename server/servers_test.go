@@ -1,0 +1,258 @@
+package server_test
+
+import (
+	"encoding/json"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/server/servertest"
+)
+
+// call is a ToolCall of tool with args.
+func call(id, tool, args string) protocol.ToolCall {
+	return protocol.ToolCall{CallID: id, Tool: tool, Arguments: json.RawMessage(args)}
+}
+
+// execute runs one call and returns its result.
+func execute(t *testing.T, ed *servertest.Editor, c protocol.ToolCall) protocol.ToolResult {
+	t.Helper()
+	rs, err := ed.Execute(t.Context(), c)
+	if err != nil {
+		t.Fatalf("execute %s: %v", c.Tool, err)
+	}
+	if len(rs) != 1 || rs[0].CallID != c.CallID {
+		t.Fatalf("execute %s: results %+v", c.Tool, rs)
+	}
+	return rs[0]
+}
+
+// freecode/servers lists every server; stop, start and restart answer with
+// the status they reach and notify it; a disabled server is listed, and
+// started by hand.
+func TestServers(t *testing.T) {
+	servertest.Run(t, `
+-- config.json --
+{"mcp": {"servers": [{{server "a"}}, {"name": "off", "type": "local", "command": ["true"], "enabled": false}]}}
+`, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		first := ed.AwaitStatus("a", protocol.StateConnected)
+		if first.PID == 0 || first.ToolCount != 9 || first.ServerInfo == nil || first.ServerInfo.Name != "servertest" ||
+			first.ProtocolVersion == "" || first.ConnectedAt.IsZero() || first.Transport != "stdio" || len(first.Command) != 1 {
+			t.Errorf("connected status %+v", first)
+		}
+		sts, err := ed.Servers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, st := range sts {
+			got = append(got, st.Name+" "+string(st.State))
+		}
+		if diff := cmp.Diff([]string{"a connected", "off disabled"}, got); diff != "" {
+			t.Errorf("servers (-want +got):\n%s", diff)
+		}
+
+		st, err := ed.StopServer(t.Context(), "a")
+		if err != nil || st.State != protocol.StateStopped {
+			t.Fatalf("stop: %+v, %v", st, err)
+		}
+		ed.AwaitStatus("a", protocol.StateStopped)
+		st, err = ed.StartServer(t.Context(), "a")
+		if err != nil || st.State != protocol.StateConnected || st.PID == first.PID {
+			t.Fatalf("start: %+v, %v", st, err)
+		}
+		ed.AwaitStatus("a", protocol.StateConnected)
+		before := st.PID
+		st, err = ed.RestartServer(t.Context(), "a")
+		if err != nil || st.State != protocol.StateConnected || st.PID == before {
+			t.Fatalf("restart: %+v, %v", st, err)
+		}
+		ed.AwaitStatus("a", protocol.StateConnected)
+
+		// A server that fails to start is a status that says why: failed,
+		// or connecting again while its first connect is retried.
+		st, err = ed.StartServer(t.Context(), "off")
+		if err != nil || st.State != protocol.StateFailed && st.State != protocol.StateConnecting || st.LastError == "" {
+			t.Errorf("start of a server that exits at once: %+v, %v", st, err)
+		}
+	})
+}
+
+// Errors name what is wrong: a server or tool that does not exist is
+// -32001, params that do not fit are -32602 naming the field.
+func TestErrors(t *testing.T) {
+	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		ed.AwaitStatus("srv", protocol.StateConnected)
+		ctx := t.Context()
+		for _, tc := range []struct {
+			method string
+			params any
+			code   jsonrpc2.Code
+			text   string
+		}{
+			{protocol.MethodServersStart, map[string]any{"name": "nope"}, protocol.CodeNoSuchServer, `"nope"`},
+			{protocol.MethodServersStop, map[string]any{"name": "nope"}, protocol.CodeNoSuchServer, `"nope"`},
+			{protocol.MethodServersRestart, map[string]any{}, protocol.CodeInvalidParams, "name: required"},
+			{protocol.MethodServersStart, map[string]any{"name": 3}, protocol.CodeInvalidParams, "name: want string"},
+			{protocol.MethodServersApprove, map[string]any{"name": "srv"}, protocol.CodeInvalidParams, "approve: required"},
+			{protocol.MethodServersApprove, map[string]any{"name": "nope", "approve": true}, protocol.CodeNoSuchServer, `"nope"`},
+			{protocol.MethodTools, map[string]any{"server": "nope"}, protocol.CodeNoSuchServer, `"nope"`},
+			{protocol.MethodToolsDefinitions, map[string]any{}, protocol.CodeInvalidParams, "format: required"},
+			{protocol.MethodToolsDefinitions, map[string]any{"format": "gemini"}, protocol.CodeInvalidParams, "format: want"},
+			{protocol.MethodToolsExecute, map[string]any{}, protocol.CodeInvalidParams, "calls: required"},
+			{protocol.MethodToolsExecute, map[string]any{"calls": []any{map[string]any{"tool": "x"}}}, protocol.CodeInvalidParams, "calls[0].callId: required"},
+			{protocol.MethodToolsExecute, map[string]any{"calls": []any{map[string]any{"callId": "c"}}}, protocol.CodeInvalidParams, "calls[0].tool: required"},
+			{protocol.MethodToolsExecute, map[string]any{"calls": []any{
+				map[string]any{"callId": "c", "tool": "x"}, map[string]any{"callId": "c", "tool": "y"},
+			}}, protocol.CodeInvalidParams, "calls[1].callId"},
+			{protocol.MethodToolsExecute, map[string]any{"calls": "all"}, protocol.CodeInvalidParams, "calls: want"},
+			{protocol.MethodProjectTrust, map[string]any{}, protocol.CodeInvalidParams, "trusted: required"},
+			{"freecode/nothing", map[string]any{}, jsonrpc2.MethodNotFound, "freecode/nothing"},
+		} {
+			err := ed.Call(ctx, tc.method, tc.params, nil)
+			wantCode(t, tc.method, err, tc.code, tc.text)
+		}
+		// A tool that does not exist is a result, as a model's mistake.
+		r := execute(t, ed, call("c1", "mcp__srv__nope", `{}`))
+		if !r.IsError || r.Decision != protocol.DecisionInvalid {
+			t.Errorf("a call of no tool: %+v", r)
+		}
+	})
+}
+
+// A server that is killed reconnects: reconnecting, then connected, and
+// its tools stay what they were: no tools/changed, so a provider's prompt
+// cache survives. The first tools/changed after is a real change's.
+func TestServerReconnects(t *testing.T) {
+	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		first := ed.AwaitStatus("srv", protocol.StateConnected)
+		before, err := ed.Definitions(t.Context(), protocol.FormatAnthropic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := ed.Mark()
+		if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		ed.AwaitStatus("srv", protocol.StateReconnecting)
+		again := ed.AwaitStatus("srv", protocol.StateConnected)
+		if again.PID == first.PID || again.ToolCount != first.ToolCount {
+			t.Errorf("after the reconnect: %+v", again)
+		}
+		after, err := ed.Definitions(t.Context(), protocol.FormatAnthropic)
+		if err != nil || after.Hash != before.Hash {
+			t.Fatalf("definitions' hash after the reconnect: %s, was %s (%v)", after.Hash, before.Hash, err)
+		}
+		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
+		if r := execute(t, ed, call("c2", "mcp__srv__addtool", `{"name":"fresh"}`)); r.IsError {
+			t.Fatalf("addtool: %+v", r)
+		}
+		tc := ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Reason == "listChanged" })
+		if tc.Server != "srv" || tc.Hashes.Anthropic == before.Hash {
+			t.Errorf("the tools/changed of addtool: %+v", tc)
+		}
+		// Since the crash: that one, and perhaps the one of the first
+		// connect, which a frontend that connected late may get late.
+		for _, n := range ed.Since(mark, protocol.NotifyToolsChanged) {
+			var got protocol.ToolsChanged
+			if err := n.Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc && (got.Reason != "connected" || got.Hashes.Anthropic != before.Hash) {
+				t.Errorf("a tools/changed from the reconnect: %+v", got)
+			}
+		}
+	})
+}
+
+// A project's server awaits the user's approval, showing what it would
+// run; approve starts it, revoke stops it again.
+func TestApprove(t *testing.T) {
+	servertest.Run(t, `
+-- project/.freecode/settings.json --
+{"mcp": {"servers": [{{server "proj"}}]}}
+`, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		st := ed.AwaitStatus("proj", protocol.StateAwaitingApproval)
+		if st.Scope != "project" || len(st.Command) == 0 || st.PID != 0 {
+			t.Errorf("awaiting approval: %+v", st)
+		}
+		_, err := ed.StartServer(t.Context(), "proj")
+		wantCode(t, "start before approval", err, jsonrpc2.InvalidRequest, "approv")
+		got, err := ed.ApproveServer(t.Context(), "proj", true)
+		if err != nil || got.State != protocol.StateConnected {
+			t.Fatalf("approve: %+v, %v", got, err)
+		}
+		ed.AwaitStatus("proj", protocol.StateConnected)
+		got, err = ed.ApproveServer(t.Context(), "proj", false)
+		if err != nil || got.State != protocol.StateAwaitingApproval {
+			t.Fatalf("revoke: %+v, %v", got, err)
+		}
+		ed.AwaitStatus("proj", protocol.StateAwaitingApproval)
+	})
+}
+
+// freecode/project describes the project; trusting it is recorded and
+// reported, and the permission request says so.
+func TestProjectTrust(t *testing.T) {
+	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		ed.AwaitStatus("srv", protocol.StateConnected)
+		p, err := ed.Project(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &protocol.Project{
+			Root: env.Sandbox.Project, ConfigPath: env.Sandbox.ConfigPath,
+			SettingsPaths: protocol.SettingsPaths{
+				User:    env.Sandbox.Path("settings.json"),
+				Project: env.Sandbox.Path("project/.freecode/settings.json"),
+				Local:   env.Sandbox.Path("project/.freecode/settings.local.json"),
+			},
+		}
+		if diff := cmp.Diff(want, p); diff != "" {
+			t.Errorf("project (-want +got):\n%s", diff)
+		}
+		ed.SetAnswer(servertest.Reply(protocol.Deny))
+		execute(t, ed, call("c1", "mcp__srv__write", `{"text":"x"}`))
+		trusted, err := ed.SetTrusted(t.Context(), true)
+		if err != nil || !trusted {
+			t.Fatalf("trust: %v, %v", trusted, err)
+		}
+		execute(t, ed, call("c2", "mcp__srv__write", `{"text":"y"}`))
+		prompts := ed.AwaitPrompts(2)
+		if prompts[0].ProjectTrusted || !prompts[1].ProjectTrusted {
+			t.Errorf("projectTrusted of the prompts before and after trust: %v, %v", prompts[0].ProjectTrusted, prompts[1].ProjectTrusted)
+		}
+		if p, err := ed.Project(t.Context()); err != nil || !p.ProjectTrusted {
+			t.Errorf("project after trust: %+v, %v", p, err)
+		}
+		if trusted, err := ed.SetTrusted(t.Context(), false); err != nil || trusted {
+			t.Errorf("untrust: %v, %v", trusted, err)
+		}
+	})
+}
+
+// A frontend connected late is told where things stand at once.
+func TestLateFrontend(t *testing.T) {
+	servertest.Run(t, `
+-- config.json --
+{"mcp": {"servers": [{{server "a"}}]}}
+-- settings.json --
+{"permissions": {"allow": [oops]}}
+`, func(t *testing.T, env *servertest.Env) {
+		env.Editor.AwaitStatus("a", protocol.StateConnected)
+		late := env.Connect("late", nil)
+		late.AwaitStatus("a", protocol.StateConnected)
+		cp := late.AwaitProblems(env.Sandbox.Path("settings.json"))
+		if len(cp.Problems) != 1 || cp.Problems[0].Line != 1 {
+			t.Errorf("problems told to a late frontend: %+v", cp)
+		}
+	}, servertest.Modes(servertest.MultiModes))
+}

@@ -1,0 +1,209 @@
+package servertest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpServerEnv makes the test binary an MCP server on stdio (see Main), so
+// that the sidecar under test runs real subprocess servers.
+const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
+
+// Server returns the JSON of a config entry that runs the test binary as
+// the MCP server name, with these tools:
+//
+//	echo     read-only: returns its text argument
+//	write    destructive: writes "wrote <text>" to stderr, returns "wrote"
+//	addtool  adds the tool named by its name argument (tools/list_changed follows)
+//	crash    exits the process, as a crashing server does
+//	block    read-only: writes "blocking <text>" to stderr, waits until the
+//	         call is cancelled, then writes "cancelled <text>" to stderr
+//	roots    read-only: asks the client for its roots and returns their URIs,
+//	         one per line; an error if the client has no roots capability
+//	say      read-only: writes its text argument to stderr, count times
+//	         (default once), and returns "said"
+//	mcplog   read-only: sends notifications/message with its level and text
+//	progress read-only: sends progress 1/2 and 2/2, with messages, then
+//	         waits until the call is cancelled
+//
+// It writes "roots changed" to stderr on notifications/roots/list_changed.
+// extra is merged into the entry (e.g. {"enabled": false}); its "env", a
+// map[string]string, into the entry's env.
+func Server(name string, extra map[string]any) string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	env := map[string]string{mcpServerEnv: name}
+	entry := map[string]any{"name": name, "type": "local", "command": []string{exe}, "env": env}
+	for k, v := range extra {
+		if e, ok := v.(map[string]string); ok && k == "env" {
+			for ek, ev := range e {
+				env[ek] = ev
+			}
+			continue
+		}
+		entry[k] = v
+	}
+	b, err := json.Marshal(entry)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func text(s string) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
+}
+
+func arg(req *mcpsdk.CallToolRequest, name string) string {
+	var args map[string]any
+	_ = json.Unmarshal(req.Params.Arguments, &args)
+	s, _ := args[name].(string)
+	return s
+}
+
+// rootsTool asks the client for its roots and returns their URIs, one per
+// line. It asks as a result (inputRequests, which the client answers and
+// retries the call with), the one way a server may ask while it serves a
+// call under 2026-07-28; under 2025-11-25 the go-sdk asks roots/list for
+// it. A client that said at initialize that it has no roots capability is
+// an error.
+func rootsTool(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+	if ip := req.Session.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
+		return nil, fmt.Errorf("the client has no roots capability")
+	}
+	resp, ok := req.Params.InputResponses["roots"].(*mcpsdk.ListRootsResult)
+	if !ok {
+		return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{"roots": &mcpsdk.ListRootsParams{}}}, nil
+	}
+	var uris []string
+	for _, r := range resp.Roots {
+		uris = append(uris, r.URI)
+	}
+	return text(strings.Join(uris, "\n")), nil
+}
+
+// lockedWriter keeps the SDK's messages and mcplog's whole on stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return l.w.Close() }
+
+// runMCPServer serves the tools Server lists on stdio.
+func runMCPServer() int {
+	stdout := &lockedWriter{w: os.Stdout}
+	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "servertest", Version: "1.0.0"}, &mcpsdk.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcpsdk.RootsListChangedRequest) {
+			fmt.Fprintln(os.Stderr, "roots changed")
+		},
+	})
+	obj := map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"},
+		"name": map[string]any{"type": "string"},
+	}}
+	yes, no := true, false
+	readOnly := &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
+	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "Echo the text", InputSchema: obj, Annotations: readOnly},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text(arg(req, "text")), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "write", Description: "Pretend to write", InputSchema: obj,
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &yes}},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "wrote", arg(req, "text"))
+			return text("wrote"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "Add a tool", InputSchema: obj,
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &no}},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			name := arg(req, "name")
+			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+					return text(name), nil
+				})
+			return text("added " + name), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "crash", Description: "Exit at once", InputSchema: obj},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "block", Description: "Wait until cancelled", InputSchema: obj, Annotations: readOnly},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			fmt.Fprintln(os.Stderr, "blocking", arg(req, "text"))
+			<-ctx.Done()
+			// The go-sdk cancels a call's context on notifications/cancelled.
+			fmt.Fprintln(os.Stderr, "cancelled", arg(req, "text"))
+			return nil, ctx.Err()
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj, Annotations: readOnly},
+		rootsTool)
+	sayArgs := map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"}, "count": map[string]any{"type": "integer"},
+	}}
+	server.AddTool(&mcpsdk.Tool{Name: "say", Description: "Write the text to stderr", InputSchema: sayArgs, Annotations: readOnly},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			var args struct {
+				Text  string `json:"text"`
+				Count int    `json:"count"`
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			w := bufio.NewWriter(os.Stderr)
+			for range max(args.Count, 1) {
+				fmt.Fprintln(w, args.Text)
+			}
+			w.Flush()
+			return text("said"), nil
+		})
+	logArgs := map[string]any{"type": "object", "properties": map[string]any{
+		"text": map[string]any{"type": "string"}, "level": map[string]any{"type": "string"},
+	}}
+	server.AddTool(&mcpsdk.Tool{Name: "mcplog", Description: "Send an MCP log message", InputSchema: logArgs, Annotations: readOnly},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			// Written as it is: the go-sdk sends a server's log only once the
+			// client set a level, which FreeCode's client does not.
+			b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+				"params": map[string]any{"level": arg(req, "level"), "logger": "servertest", "data": arg(req, "text")}})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := stdout.Write(append(b, '\n')); err != nil {
+				return nil, err
+			}
+			return text("logged"), nil
+		})
+	server.AddTool(&mcpsdk.Tool{Name: "progress", Description: "Report progress", InputSchema: obj, Annotations: readOnly},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			if token := req.Params.GetProgressToken(); token != nil {
+				for i := 1; i <= 2; i++ {
+					req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d/2", i),
+					})
+				}
+			}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	if err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: stdout}); err != nil {
+		fmt.Fprintln(os.Stderr, "servertest server:", err)
+		return 1
+	}
+	return 0
+}
