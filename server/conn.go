@@ -159,6 +159,7 @@ var requests = map[string]handler{
 	protocol.MethodPermissions:      (*session).permissions,
 	protocol.MethodProject:          (*session).project,
 	protocol.MethodProjectTrust:     (*session).trust,
+	protocol.MethodToolsReview:      (*session).toolsReview,
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages

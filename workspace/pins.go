@@ -188,8 +188,9 @@ func (w *Workspace) registerLocked(server string, lt *liveTools, m *manifest.Man
 	reviewed, reviews := w.review(server, lt, m)
 	prev := w.pins.live[server]
 	w.pins.live[server] = lt
-	lt.reviews = reviews
 	w.reg.SetReviewedTools(server, reviewed, orchestrator.ConnCaller(server, w.mgr), lt.reason)
+	reviews = w.withIDs(reviews)
+	lt.reviews = reviews
 	if prev == nil && len(reviews) == 0 || prev != nil && sameReviews(prev.reviews, reviews) {
 		return
 	}
@@ -233,7 +234,7 @@ func (w *Workspace) review(server string, lt *liveTools, m *manifest.Manifest) (
 			Hidden: rv.Hidden, Hash: rv.Hash, Change: rv.Change, Diff: rv.Change.Text()})
 	}
 	// Tool ids are the registry's to assign (a name may need sanitizing):
-	// read them back once registered, in Reviews.
+	// they are read back once the tools are registered (withIDs).
 	return out, reviews
 }
 
@@ -248,14 +249,14 @@ func sameReviews(a, b []ToolReview) bool {
 // or of every server when server is "", by server and tool.
 func (w *Workspace) Reviews(server string) []ToolReview {
 	w.pins.mu.Lock()
-	var out []ToolReview
+	defer w.pins.mu.Unlock()
+	out := []ToolReview{}
 	for _, name := range slices.Sorted(maps.Keys(w.pins.live)) {
 		if server == "" || name == server {
 			out = append(out, w.pins.live[name].reviews...)
 		}
 	}
-	w.pins.mu.Unlock()
-	return w.withIDs(out)
+	return out
 }
 
 // withIDs fills in the tool ids of reviews from the registry.
@@ -323,7 +324,7 @@ func (w *Workspace) reviewAction(ctx context.Context, server, tool string, act f
 	w.registerLocked(server, &next, m)
 	reviews := next.reviews
 	p.mu.Unlock()
-	return w.withIDs(reviews), nil
+	return reviews, nil
 }
 
 func orAll(tool string) string {

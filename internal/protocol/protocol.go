@@ -39,6 +39,7 @@ const (
 	MethodPermissions      = "freecode/permissions"
 	MethodProject          = "freecode/project"
 	MethodProjectTrust     = "freecode/project/trust"
+	MethodToolsReview      = "freecode/tools/review"
 )
 
 // Requests from the sidecar to a frontend.
@@ -53,6 +54,7 @@ const (
 	NotifyToolsProgress  = "freecode/tools/progress"
 	NotifyServersLog     = "freecode/servers/log"
 	NotifyConfigProblems = "freecode/config/problems"
+	NotifyReviewNeeded   = "freecode/tools/reviewNeeded"
 )
 
 // The LSP methods the protocol uses, as go.lsp.dev/protocol names them
