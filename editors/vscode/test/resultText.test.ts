@@ -14,9 +14,9 @@ test('result: summaries say ran, denied, not run', () => {
 		results.map((r) => resultSummary('mcp__demo__x', r)),
 		[
 			'mcp__demo__x ran in 3 ms',
-			'mcp__demo__x was denied: denied: you answered deny to the prompt for mcp__demo__delete_file',
-			'mcp__demo__x ran in 12.5 ms',
-			"mcp__demo__x was not run: invalid arguments for mcp__demo__read_file: at '': missing property 'path'",
+			'mcp__demo__x was denied: mcp__demo__delete_file was denied by the user',
+			'mcp__demo__x ran in 12 ms',
+			"mcp__demo__x was not run: invalid arguments for mcp__demo__read_file (1 error); the tool was not called: - /: missing property 'path'",
 		],
 	);
 });
@@ -25,8 +25,8 @@ test('result: the document has every content block, structured content and the c
 	assert.equal(
 		resultDocument('mcp__demo__create_issue', results[2]),
 		[
-			'mcp__demo__create_issue — ok, allowed by the rules, 12.5 ms',
-			'='.repeat(59),
+			'mcp__demo__create_issue — ok, allowed by the rules, 12 ms',
+			'='.repeat(57),
 			'',
 			'Created issue #1: hello',
 			'',
@@ -35,7 +35,7 @@ test('result: the document has every content block, structured content and the c
 			'structuredContent:',
 			'{\n  "number": 1,\n  "title": "hello"\n}',
 			'',
-			'(cut: 50000 of 120000 characters shown; the whole result is in /tmp/freecode-results/c3.txt)',
+			'(cut: 50000 of 120000 characters shown; the whole result is in /home/me/.cache/freecode/results/c3.txt)',
 			'',
 		].join('\n'),
 	);
