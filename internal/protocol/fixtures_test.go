@@ -52,7 +52,7 @@ var fixtures = map[string][]any{
 		},
 		ServerStatus{Name: "search", Scope: "project", Type: "local", Transport: "stdio", State: StateStopped},
 		ServerStatus{
-			Name: "everything", Scope: "user", Type: "local", Transport: "stdio", State: StateIdle, ToolCount: 13,
+			Name: "ondemand", Scope: "user", Type: "local", Transport: "stdio", State: StateIdle, ToolCount: 13,
 			ServerInfo: &ServerInfo{Name: "mcp-servers/everything", Version: "2.0.0"}, ProtocolVersion: "2025-11-25",
 			Command: []string{"npx", "-y", "@modelcontextprotocol/server-everything"},
 		},

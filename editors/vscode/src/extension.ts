@@ -9,6 +9,7 @@ import { ConfigProblems } from './configProblems';
 import type { FreeCode } from './context';
 import { askPermission } from './permissionPrompt';
 import { ReadOnlyDocs } from './readOnlyDocs';
+import { ReviewNotices } from './reviewNotices';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
@@ -25,6 +26,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const toolRuns = new ToolRuns();
 	const docs = new ReadOnlyDocs();
 	const settings = () => readSettings(ext);
+	const reviews = new ReviewNotices(docs, () => sidecar?.session);
 	const sc = new Sidecar(
 		model,
 		{
@@ -32,6 +34,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 			serverLog: (l) => logs.append(l),
 			configProblems: (p) => problems.set(p),
 			toolProgress: (p) => toolRuns.onProgress(p),
+			reviewNeeded: (r) => reviews.notify(r),
 			warn: (m) => sc.output.warn(m),
 		},
 		settings,

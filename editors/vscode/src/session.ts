@@ -36,6 +36,8 @@ export interface Hooks {
 	configProblems?(problems: p.ConfigProblemsParams): void;
 	toolProgress?(progress: p.ToolProgressParams): void;
 	toolsChanged?(changed: p.ToolsChangedParams): void;
+	/** A server's tools awaiting review changed (the tool list is read again too). */
+	reviewNeeded?(reviews: p.ReviewNeededParams): void;
 	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
 	warn?(message: string): void;
 }
@@ -69,6 +71,7 @@ export class Session {
 			this.conn.onNotification(p.Notifications.toolsProgress, (params) => {
 				if (this.check('freecode/tools/progress', shapes.toolProgress, params)) this.hooks.toolProgress?.(params);
 			}),
+			this.conn.onNotification(p.Notifications.reviewNeeded, (params) => this.onReviewNeeded(params)),
 		];
 		return { dispose: () => subs.forEach((s) => s.dispose()) };
 	}
@@ -105,6 +108,15 @@ export class Session {
 		this.hooks.toolsChanged?.(params);
 		// The tool set changed: a server may have come or gone too (the
 		// protocol has no "removed" notification), so both lists are read again.
+		void this.refresh();
+	}
+
+	private onReviewNeeded(params: unknown): void {
+		if (!this.check('freecode/tools/reviewNeeded', shapes.reviewNeeded, params)) return;
+		this.hooks.reviewNeeded?.(params);
+		// The marks of the tools changed; the provider definitions' hashes
+		// may not have (models keep the accepted definition), so no
+		// tools/changed comes for it.
 		void this.refresh();
 	}
 
@@ -178,6 +190,13 @@ export class Session {
 	/** execute runs a batch; cancelling token sends $/cancelRequest, which cancels every call still running. */
 	execute(calls: p.ToolCall[], token?: CancellationToken): Promise<p.ExecuteResult> {
 		return this.conn.sendRequest(p.Requests.toolsExecute, { calls } satisfies p.ExecuteParams, token);
+	}
+
+	/** review lists a server's tools awaiting review, or accepts or rejects (freecode/tools/review). */
+	async review(params: p.ReviewParams): Promise<p.ToolReview[]> {
+		const res = await this.conn.sendRequest<p.ReviewResult>(p.Requests.toolsReview, params);
+		if (!this.check(p.Requests.toolsReview, shapes.reviewResult, res)) return [];
+		return res.reviews;
 	}
 
 	project(): Promise<p.ProjectResult> {

@@ -18,6 +18,7 @@ import { showToolDefinitions } from './showToolDefinitions';
 import { signIn } from './signIn';
 import { startServer } from './startServer';
 import { stopServer } from './stopServer';
+import { acceptToolDefinition, rejectToolDefinition, showToolDefinitionDiff } from './toolDefinition';
 import { trustProject } from './trustProject';
 import { untrustProject } from './untrustProject';
 import type { CommandFactory } from './util';
@@ -41,6 +42,9 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.server.approve': approveServer,
 	'freecode.server.revoke': revokeServer,
 	'freecode.server.signIn': signIn,
+	'freecode.tool.showDefinitionDiff': showToolDefinitionDiff,
+	'freecode.tool.acceptDefinition': acceptToolDefinition,
+	'freecode.tool.rejectDefinition': rejectToolDefinition,
 };
 
 /** registerCommands registers every command for the extension's lifetime. */
