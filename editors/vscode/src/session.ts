@@ -189,7 +189,11 @@ export class Session {
 
 	/** execute runs a batch; cancelling token sends $/cancelRequest, which cancels every call still running. */
 	execute(calls: p.ToolCall[], token?: CancellationToken): Promise<p.ExecuteResult> {
-		return this.conn.sendRequest(p.Requests.toolsExecute, { calls } satisfies p.ExecuteParams, token);
+		const params = { calls } satisfies p.ExecuteParams;
+		// vscode-jsonrpc takes an undefined last argument for a parameter,
+		// and would send [params, undefined]: pass the token only if there is one.
+		if (token) return this.conn.sendRequest(p.Requests.toolsExecute, params, token);
+		return this.conn.sendRequest(p.Requests.toolsExecute, params);
 	}
 
 	/** review lists a server's tools awaiting review, or accepts or rejects (freecode/tools/review). */
