@@ -186,12 +186,18 @@ func (w *Workspace) observe(ev mcp.ToolsChanged) *manifest.Manifest {
 // server's reviews changed. The caller holds pins.mu.
 func (w *Workspace) registerLocked(server string, lt *liveTools, m *manifest.Manifest) {
 	reviewed, reviews := w.review(server, lt, m)
-	prev := w.pins.live[server]
+	// prev may be lt itself (a recheck): its reviews are read before
+	// they are replaced.
+	prev, had := w.pins.live[server]
+	var before []ToolReview
+	if had {
+		before = prev.reviews
+	}
 	w.pins.live[server] = lt
 	w.reg.SetReviewedTools(server, reviewed, orchestrator.ConnCaller(server, w.mgr), lt.reason)
 	reviews = w.withIDs(reviews)
 	lt.reviews = reviews
-	if prev == nil && len(reviews) == 0 || prev != nil && sameReviews(prev.reviews, reviews) {
+	if !had && len(reviews) == 0 || had && sameReviews(before, reviews) {
 		return
 	}
 	w.events.publish(&ReviewEvent{Server: server, Reviews: reviews})
@@ -353,18 +359,8 @@ func (r definitionReviewer) CurrentReview(_ context.Context, t *orchestrator.Too
 	if lt == nil || lt.entry.PinningOff {
 		return t.Review
 	}
-	m, err := p.store.Load(w.entryKey(lt.entry))
-	if err != nil {
+	if !w.recheckLocked(t.Server, lt) {
 		return t.Review // nothing on disk to go by: the review stands
-	}
-	// The manifest on disk may be of an older list than the live one
-	// (this process could not write it): judge the live list by its pins.
-	if err := m.Observe(lt.tools, true); err != nil {
-		w.logger.Warn("pinning a server's tools", "server", t.Server, "error", err)
-	}
-	_, reviews := w.review(t.Server, lt, m)
-	if !sameReviews(lt.reviews, reviews) {
-		w.registerLocked(t.Server, lt, m)
 	}
 	for _, tr := range lt.reviews {
 		if tr.Tool == t.Name {
@@ -372,6 +368,27 @@ func (r definitionReviewer) CurrentReview(_ context.Context, t *orchestrator.Too
 		}
 	}
 	return nil
+}
+
+// recheckLocked judges server's live tools again against the pins of its
+// manifest on disk, and registers them anew if their reviews changed. It
+// reports whether there was a manifest to judge by. The caller holds
+// pins.mu.
+func (w *Workspace) recheckLocked(server string, lt *liveTools) bool {
+	m, err := w.pins.store.Load(w.entryKey(lt.entry))
+	if err != nil {
+		return false
+	}
+	// The manifest on disk may be of an older list than the live one
+	// (this process could not write it): judge the live list by its pins.
+	if err := m.Observe(lt.tools, true); err != nil {
+		w.logger.Warn("pinning a server's tools", "server", server, "error", err)
+	}
+	if _, reviews := w.review(server, lt, m); !sameReviews(lt.reviews, reviews) {
+		lt.reason = "reviewed"
+		w.registerLocked(server, lt, m)
+	}
+	return true
 }
 
 // AcceptDefinition accepts t's definition of hash, as the user did in

@@ -248,7 +248,7 @@ func TestPinningOff(t *testing.T) {
 }
 
 // A change accepted by another process (the CLI writes the manifest) is
-// in force at the next call.
+// in force at once: in the tools' marks, and at the next call.
 func TestPinningAcceptedElsewhere(t *testing.T) {
 	e := newEnv(t)
 	srv, flag := changingServer(t, "srv")
@@ -261,11 +261,17 @@ func TestPinningAcceptedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, w)
+	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
+	defer sub.Close()
 	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
 	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "srv"))
 	if _, err := store.Update(t.Context(), key, func(m *manifest.Manifest, _ error) error { return m.Accept("write", "") }); err != nil {
 		t.Fatal(err)
 	}
+	// The manifest is watched: the marks follow at once, no call needed.
+	await(t, sub, "the reviews left after the CLI's acceptance", func(ev *ReviewEvent) bool {
+		return ev.Server == "srv" && len(ev.Reviews) == 2
+	})
 	deny := &answering{answer: orchestrator.Answer{Decision: orchestrator.Deny}}
 	if r := call(t, w, "mcp__srv__write", `{}`, deny); r.Decision != orchestrator.DecisionAllowed || len(deny.requests()) != 0 {
 		t.Errorf("write accepted elsewhere: %s %q after %d prompts", r.Decision, r.Text(), len(deny.requests()))

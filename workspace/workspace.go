@@ -91,6 +91,7 @@ type Workspace struct {
 
 	search      *orchestrator.ToolSearch
 	pins        *pinner
+	mwatch      manifestWatch // guarded by reloadMu
 	unsubscribe func() // from the registry
 	defsKick    chan struct{}
 	done        chan struct{} // closed by Close
@@ -292,6 +293,7 @@ func (w *Workspace) Close() error {
 		w.watcher.Close()
 		w.reloadMu.Lock() // an Approve or SetTrusted in flight ends first
 		w.closed = true
+		w.closeManifestWatch()
 		w.reloadMu.Unlock()
 		w.mgr.Close()
 		w.closeLogs()
