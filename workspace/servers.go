@@ -70,7 +70,6 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	// Pinning turned on or off does not restart a server: its tools are
 	// registered anew.
 	w.applyPinning(running)
-	w.watchManifests(running)
 }
 
 // onStatus is the Manager's report of a server's new status, from a Conn

@@ -92,7 +92,7 @@ type Workspace struct {
 	search      *orchestrator.ToolSearch
 	pins        *pinner
 	mwatch      manifestWatch // guarded by reloadMu
-	unsubscribe func() // from the registry
+	unsubscribe func()        // from the registry
 	defsKick    chan struct{}
 	done        chan struct{} // closed by Close
 	wg          sync.WaitGroup
