@@ -172,3 +172,26 @@ func readOnly(tools []protocol.ToolInfo, name string) bool {
 	}
 	return false
 }
+
+// A frontend that connects while tools await review is told so at once.
+func TestReviewsOfLateFrontend(t *testing.T) {
+	servertest.Run(t, `
+-- config.json --
+{"mcp": {"servers": [{{server "a"}}]}}
+`, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		ed.AwaitStatus("a", protocol.StateConnected)
+		repin(t, env, "a", func(pins map[string]*manifest.Pin) {
+			pins["write"].Def.Description = "Pretend to write, politely."
+		})
+		if _, err := ed.RestartServer(t.Context(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		ed.AwaitReviews("a", func(rn protocol.ReviewNeeded) bool { return len(rn.Reviews) == 1 })
+		late := env.Connect("late", nil)
+		rn := late.AwaitReviews("a", nil)
+		if len(rn.Reviews) != 1 || rn.Reviews[0].Tool != "write" {
+			t.Errorf("the late frontend's reviews: %+v", rn)
+		}
+	}, servertest.Modes(servertest.MultiModes))
+}
