@@ -47,7 +47,8 @@ Without a flag, shows what awaits review: descriptions as word diffs
 ([-removed-]{+added+}), schemas by JSON pointer, annotations as old → new.
 --accept TOOL (or --all) makes the listed definition the accepted one;
 --reject TOOL keeps the accepted one and blocks the listed one until the server
-changes it again. A running sidecar applies the result at the next call.
+changes it again. A running sidecar applies the result at once: it watches the
+servers' manifests, where pins are kept.
 
 Servers with "pinning": "off" are never reviewed.`,
 		Example: `  freecode mcp review
