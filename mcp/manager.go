@@ -207,6 +207,7 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 		if !ok {
 			e = &entry{cfg: srv}
 			e.conn = m.newConn(e, srv)
+			m.idleAtFirst(e)
 			m.entries[name] = e
 			if srv.Enabled {
 				prev := m.stopping[name]
@@ -256,6 +257,7 @@ func (m *Manager) restartEntry(ctx context.Context, e *entry) error {
 	}
 	c := m.newConn(e, e.cfg)
 	e.conn = c
+	m.idleAtFirst(e)
 	m.mu.Unlock()
 	if !c.srv.Enabled {
 		return nil

@@ -76,13 +76,15 @@ func (m *Manager) launch(ctx context.Context, e *entry) {
 			// No tools is a list too; nil would say they went.
 			l.Tools = []*mcpsdk.Tool{}
 		}
-		st := c.markIdle(l)
-		if m.opts.OnStatus != nil {
-			m.opts.OnStatus(st)
-		}
+		// The tools first, as a Conn hands over its tools before it
+		// reports connected: whoever sees the status finds them.
 		if m.opts.OnToolsChanged != nil {
 			m.opts.OnToolsChanged(ToolsChanged{Server: srv.Name, Reason: reasonManifest, Tools: l.Tools,
 				Entry: c.srv, ServerInfo: l.ServerInfo, ProtocolVersion: l.ProtocolVersion})
+		}
+		st := c.markIdle(l)
+		if m.opts.OnStatus != nil {
+			m.opts.OnStatus(st)
 		}
 		return
 	}
@@ -103,6 +105,16 @@ func (m *Manager) launch(ctx context.Context, e *entry) {
 		}
 	}
 	m.mu.Unlock()
+}
+
+// idleAtFirst makes a new Conn of a server on demand idle, holding no
+// tools yet, so that it never looks as if it were connecting (launch
+// starts it only if it has no manifest); nothing is emitted. The caller
+// holds m.mu.
+func (m *Manager) idleAtFirst(e *entry) {
+	if e.cfg.OnDemand() && e.cfg.Enabled {
+		e.conn.markIdle(&Listing{})
+	}
 }
 
 // reasonManifest is the reason of the tools a server on demand is

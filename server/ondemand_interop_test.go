@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/server/servertest"
@@ -82,9 +84,16 @@ hello from the project
 			t.Fatal(err)
 		}
 		for _, name := range []string{"everything", "fs"} {
-			st := ed.AwaitStatus(name, protocol.StateIdle)
-			if st.PID != 0 || st.ToolCount == 0 {
-				t.Errorf("%s before any call: %+v", name, st)
+			// Idle with its tools counted: registered from its manifest (a
+			// resync may show it idle a moment before they are).
+			n := ed.Await("status "+name, name+" idle with its tools", func(n frontend.Notification) bool {
+				var st protocol.ServerStatus
+				return n.Method == protocol.NotifyServersStatus && json.Unmarshal(n.Params, &st) == nil &&
+					st.Name == name && st.State == protocol.StateIdle && st.ToolCount > 0
+			})
+			var st protocol.ServerStatus
+			if err := n.Decode(&st); err != nil || st.PID != 0 {
+				t.Errorf("%s before any call: %+v, %v", name, st, err)
 			}
 		}
 		if tools, err := ed.Tools(t.Context(), "everything"); err != nil || len(tools) == 0 {

@@ -279,10 +279,9 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 			if names != nil && !slices.Contains(names, st.Name) {
 				continue
 			}
-			// A Conn hands over its tools, then reports connected; the
-			// statuses are read after the registry, so may be ahead of it.
-			// A server on demand reports idle before its manifest's tools
-			// are handed over.
+			// A Conn hands over its tools, then reports connected (a
+			// server on demand its manifest's, then idle); the statuses
+			// are read after the registry, so may be ahead of it.
 			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
 				(st.State == mcp.StateConnected || st.State == mcp.StateIdle) && !slices.Contains(registered, st.Name) {
 				busy = append(busy, st.Name)
