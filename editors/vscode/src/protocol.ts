@@ -103,6 +103,12 @@ export interface ServerStatus {
 	lastPingMs?: number;
 	lastError?: string;
 	stderrTail?: string[];
+	/** A local server's argv as configured, ${env:NAME} unexpanded: what approving a project server would run. */
+	command?: string[];
+	/** A remote server's URL, its secrets shown as ***. */
+	url?: string;
+	/** Set when the server's tool list was cut short, and says why. */
+	toolListCut?: string;
 }
 
 /** ToolInfo is one tool of the registry (freecode/tools). */

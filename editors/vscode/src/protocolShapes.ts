@@ -169,6 +169,9 @@ export const serverStatus = obj<p.ServerStatus>({
 	lastPingMs: opt(num),
 	lastError: opt(str),
 	stderrTail: opt(arrayOf(str)),
+	command: opt(arrayOf(str)),
+	url: opt(str),
+	toolListCut: opt(str),
 });
 
 export const toolInfo = obj<p.ToolInfo>({

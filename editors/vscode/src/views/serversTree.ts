@@ -210,7 +210,9 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 		parts.push(stateWords[s.state]);
 	}
 	// A reconnecting server keeps its tools registered, so its count still matters.
-	if (s.state === 'connected' || s.state === 'reconnecting') parts.push(plural(s.toolCount, 'tool', 'tools'));
+	if (s.state === 'connected' || s.state === 'reconnecting') {
+		parts.push(plural(s.toolCount, 'tool', 'tools') + (s.toolListCut ? ' (list cut)' : ''));
+	}
 	if (s.scope === 'project') parts.push('project');
 	const words = [
 		'server',
@@ -236,9 +238,12 @@ export function serverTooltip(s: ServerStatus): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
 	const kind = s.type === 'local' ? 'local (stdio)' : `remote${s.transport ? ` (${s.transport})` : ''}`;
 	lines.push(`${kind}, ${s.scope === 'project' ? "from this project's settings" : 'from your config'}`);
+	if (s.command && s.command.length > 0) lines.push(`command: ${commandLine(s.command)}`);
+	if (s.url) lines.push(`url: ${printable(s.url)}`);
 	if (s.serverInfo) lines.push(`server: ${printable(s.serverInfo.name)} ${printable(s.serverInfo.version)}`);
 	if (s.protocolVersion) lines.push(`protocol: ${printable(s.protocolVersion)}`);
 	if (s.state === 'connected' || s.state === 'reconnecting') lines.push(`tools: ${s.toolCount}`);
+	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
 	if (s.connectedAt) lines.push(`connected since: ${printable(s.connectedAt)}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
@@ -250,6 +255,19 @@ export function serverTooltip(s: ServerStatus): string {
 		for (const l of s.stderrTail.slice(-5)) lines.push(`  ${printable(l)}`);
 	}
 	return lines.join('\n');
+}
+
+/**
+ * commandLine shows an argv as one line a person can read back: an argument
+ * that is empty or holds whitespace, a quote or a backslash is
+ * single-quoted, so the words stay apart. ${env:NAME} is FreeCode's, not a
+ * shell's, and is shown as configured.
+ */
+export function commandLine(argv: readonly string[]): string {
+	return argv
+		.map((a) => (a === '' || /[\s'"\\]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a))
+		.map(printable)
+		.join(' ');
 }
 
 /** toolKind says what a tool may do: read-only only when it says so (MCP's hints default to destructive). */
