@@ -111,8 +111,8 @@ export class Session {
 	private onToolsChanged(params: unknown): void {
 		if (!this.check('freecode/tools/changed', shapes.toolsChanged, params)) return;
 		this.hooks.toolsChanged?.(params);
-		// The tool set changed: a server may have come or gone too (the
-		// protocol has no "removed" notification), so both lists are read again.
+		// The tool set changed. The servers are read with the tools, so the
+		// tree's counts and its tool nodes come from one moment.
 		void this.refresh();
 	}
 

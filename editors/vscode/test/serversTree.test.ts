@@ -118,6 +118,18 @@ const cases: { name: string; steps: Step[]; want: string[] }[] = [
 		],
 	},
 	{
+		name: 'a removed server leaves the tree with its tools, whatever its state was',
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'off', state: 'stopped' }), st({ name: 'p', scope: 'project', state: 'awaitingApproval' })]),
+			(m) => m.setTools(demoTools),
+			(m) => m.updateServer(st({ state: 'removed' })),
+			(m) => m.updateServer(st({ name: 'off', state: 'removed' })),
+			(m) => m.updateServer(st({ name: 'p', scope: 'project', state: 'removed' })),
+			(m) => m.updateServer(st({ name: 'demo', state: 'connecting' })),
+		],
+		want: ['loading~spin demo — connecting… [server state:connecting scope:user]'],
+	},
+	{
 		name: "one server's tool list replaces only that server's tools; built-ins are not shown",
 		steps: [
 			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'b', state: 'connected', toolCount: 1 })]),

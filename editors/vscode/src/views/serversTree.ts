@@ -63,6 +63,8 @@ const stateIcons: Record<ServerState, Icon> = {
 	needsAuth: { id: 'key', color: 'editorWarning.foreground' },
 	disabled: { id: 'circle-slash', color: 'disabledForeground' },
 	stopped: { id: 'debug-stop' },
+	// Never on a node: a removed server leaves the tree.
+	removed: { id: 'trash', color: 'disabledForeground' },
 };
 
 const stateWords: Record<ServerState, string> = {
@@ -74,6 +76,7 @@ const stateWords: Record<ServerState, string> = {
 	needsAuth: 'sign-in needed',
 	disabled: 'disabled',
 	stopped: 'stopped',
+	removed: 'removed',
 };
 
 /** The longest error text a description shows; the tooltip has all of it. */
@@ -105,9 +108,14 @@ export class ServersModel {
 		this.changed();
 	}
 
-	/** updateServer applies one freecode/servers/status notification. */
+	/** updateServer applies one freecode/servers/status notification; a removed server leaves, with its tools. */
 	updateServer(s: ServerStatus): void {
-		this.servers.set(s.name, s);
+		if (s.state === 'removed') {
+			this.servers.delete(s.name);
+			this.tools.delete(s.name);
+		} else {
+			this.servers.set(s.name, s);
+		}
 		this.changed();
 	}
 

@@ -208,3 +208,16 @@ test('stop and start a server', { skip }, async () => {
 	assert.equal(started.state, 'connected');
 	await until('second connected again', () => connected('second', 7));
 });
+
+test('a stopped server removed from the config leaves the tree, from notifications alone', { skip }, async () => {
+	// Stopped, it has no tools whose change would make the tree read the
+	// servers again: only its removed status can take it out.
+	assert.equal((await session.stop('second')).state, 'stopped');
+	await until('second stopped', () => model.server('second')?.state === 'stopped');
+	fs.writeFileSync(configPath, config(false));
+	await until('second gone', () => model.server('second') === undefined);
+	assert.deepEqual(
+		model.serverNodes().map((n) => n.name),
+		['demo'],
+	);
+});
