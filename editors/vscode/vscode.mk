@@ -5,7 +5,7 @@
 #   make vscode       npm ci (once per lockfile change) + esbuild bundle
 #   make vscode-test  type-check, then the headless unit tests (node --test)
 #   make vscode-integration  the session logic against the real freecode-serve and demo server
-#   make vsix         the .vsix for this host, with bin/freecode-serve and bin/freecode inside
+#   make vsix         the .vsix for this host, with the sidecar and the CLI inside
 #   make e2e          the extension in a real VS Code (code-server + headless Chromium)
 
 VSCODE_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -48,18 +48,14 @@ vscode-integration: build $(VSCODE_STAMP)
 	fi
 	cd $(VSCODE_DIR) && FREECODE_BIN=$(BIN) npm run --silent test:integration
 
-# The sidecar and the CLI come from `build` (go build -o $(BIN)/ ./cmd/...);
-# the .vsix is for this host's platform only, since it carries native binaries.
-vsix: build vscode
-	@for b in freecode-serve freecode; do \
-		if [ ! -x "$(BIN)/$$b" ]; then \
-			echo "vsix: $(BIN)/$$b is missing: the extension ships the sidecar and the CLI built by 'make build' (go build -o $(BIN)/ ./cmd/...)" >&2; \
-			exit 1; \
-		fi; \
-	done
+# The .vsix carries the sidecar and the CLI for this host's platform only,
+# built here without the symbol table and DWARF (-s -w: half the size; a
+# panic's stack trace keeps its function names and lines).
+vsix: vscode
 	rm -rf $(VSCODE_DIR)/bin && mkdir -p $(VSCODE_DIR)/bin $(VSCODE_DIR)/dist
-	cp $(BIN)/freecode-serve $(BIN)/freecode $(VSCODE_DIR)/bin/
+	$(GO) build -trimpath -ldflags='-s -w' -o $(VSCODE_DIR)/bin/ ./cmd/freecode-serve ./cmd/freecode
 	cd $(VSCODE_DIR) && npx --no-install vsce package --no-dependencies --allow-missing-repository --skip-license --target $(VSCODE_TARGET) --out $(VSIX)
+	cd $(VSCODE_DIR) && node vsixCheck.mjs $(VSIX)
 
 # apt-get only for what is missing, so a machine that has them needs no root.
 e2e-apt:
@@ -85,6 +81,6 @@ $(CODE_SERVER_STAMP): $(VSCODE_E2E_DEPS)/code-server/package.json $(VSCODE_E2E_D
 
 e2e-deps: e2e-apt $(NODE24_STAMP) $(CODE_SERVER_STAMP) $(VSCODE_STAMP)
 
-e2e: vsix e2e-deps
+e2e: build vsix e2e-deps
 	$(NODE24_BIN)/node $(VSCODE_DIR)/test/e2e/run.mjs --vsix $(VSIX) --bin $(BIN) --out $(VSCODE_E2E_OUT) \
 		--code-server $(CODE_SERVER_DIR)/node_modules/code-server

@@ -28,6 +28,11 @@ const summaries: { name: string; r: ToolResult; want: string }[] = [
 		want: 'mcp__demo__x was denied: denied: you said no',
 	},
 	{
+		name: 'denied, in words that name the tool already',
+		r: result({ decision: 'denied', isError: true, content: [text('mcp__demo__x was denied by the user')] }),
+		want: 'mcp__demo__x was denied by the user',
+	},
+	{
 		name: 'invalid arguments',
 		r: result({ decision: 'invalid', isError: true, content: [text("missing property 'path'")] }),
 		want: "mcp__demo__x was not run: missing property 'path'",
