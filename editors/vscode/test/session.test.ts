@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, test } from 'node:test';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+	CancellationTokenSource,
+	createMessageConnection,
+	StreamMessageReader,
+	StreamMessageWriter,
+	type MessageConnection,
+} from 'vscode-jsonrpc/node';
 import type { PermissionResponse, ServerStatus, ToolInfo } from '../src/protocol';
 import { Session } from '../src/session';
 import { ServersModel } from '../src/views/serversTree';
@@ -168,7 +174,6 @@ test('session: execute sends its params by name, with a token or without', async
 	});
 	const calls = [{ callId: 'c1', tool: 'mcp__demo__read_file', arguments: { path: 'x' } }];
 	await session.execute(calls);
-	const { CancellationTokenSource } = await import('vscode-jsonrpc/node');
 	await session.execute(calls, new CancellationTokenSource().token);
 	assert.deepEqual(got, [{ calls }, { calls }]);
 });
