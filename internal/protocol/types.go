@@ -19,6 +19,9 @@ const (
 	StateReconnecting     ServerState = "reconnecting"
 	StateFailed           ServerState = "failed"
 	StateStopped          ServerState = "stopped"
+	// StateRemoved is the last status of a server whose entry left the
+	// config or the project's settings; freecode/servers never lists it.
+	StateRemoved ServerState = "removed"
 	// StateIdle is a server started on demand that is not running: its
 	// tools are registered from its manifest, and a call starts it.
 	StateIdle ServerState = "idle"

@@ -70,6 +70,8 @@ export type ServerState =
 	| 'reconnecting'
 	| 'failed'
 	| 'stopped'
+	/** A server's last freecode/servers/status once its entry left the config; never in freecode/servers. */
+	| 'removed'
 	/** Started on demand and not running: its tools are registered, a call starts it. */
 	| 'idle';
 
@@ -83,6 +85,7 @@ export const ServerStates: readonly ServerState[] = [
 	'reconnecting',
 	'failed',
 	'stopped',
+	'removed',
 	'idle',
 ];
 
@@ -108,11 +111,11 @@ export interface ServerStatus {
 	lastPingMs?: number;
 	lastError?: string;
 	stderrTail?: string[];
-	/** A local server's argv as configured, ${env:NAME} unexpanded. */
+	/** A local server's argv as configured, ${env:NAME} unexpanded: what approving a project server would run. */
 	command?: string[];
-	/** A remote server's URL, secrets shown as ***. */
+	/** A remote server's URL, its secrets shown as ***. */
 	url?: string;
-	/** Set when the server's tool list was cut short, and why. */
+	/** Set when the server's tool list was cut short, and says why. */
 	toolListCut?: string;
 }
 

@@ -153,6 +153,7 @@ export const serverState = enumOf<p.ServerState>({
 	reconnecting: true,
 	failed: true,
 	stopped: true,
+	removed: true,
 	idle: true,
 });
 

@@ -67,6 +67,8 @@ const stateIcons: Record<ServerState, Icon> = {
 	needsAuth: { id: 'key', color: 'editorWarning.foreground' },
 	disabled: { id: 'circle-slash', color: 'disabledForeground' },
 	stopped: { id: 'debug-stop' },
+	// Never on a node: a removed server leaves the tree.
+	removed: { id: 'trash', color: 'disabledForeground' },
 	idle: { id: 'circle-large-outline' },
 };
 
@@ -79,6 +81,7 @@ const stateWords: Record<ServerState, string> = {
 	needsAuth: 'sign-in needed',
 	disabled: 'disabled',
 	stopped: 'stopped',
+	removed: 'removed',
 	idle: 'idle',
 };
 
@@ -111,9 +114,14 @@ export class ServersModel {
 		this.changed();
 	}
 
-	/** updateServer applies one freecode/servers/status notification. */
+	/** updateServer applies one freecode/servers/status notification; a removed server leaves, with its tools. */
 	updateServer(s: ServerStatus): void {
-		this.servers.set(s.name, s);
+		if (s.state === 'removed') {
+			this.servers.delete(s.name);
+			this.tools.delete(s.name);
+		} else {
+			this.servers.set(s.name, s);
+		}
 		this.changed();
 	}
 
@@ -220,7 +228,9 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 	}
 	// A reconnecting server keeps its tools registered, and so does an idle
 	// one (from its manifest), so their count still matters.
-	if (hasTools(s.state)) parts.push(plural(s.toolCount, 'tool', 'tools'));
+	if (hasTools(s.state)) {
+		parts.push(plural(s.toolCount, 'tool', 'tools') + (s.toolListCut ? ' (list cut)' : ''));
+	}
 	const review = tools.filter((t) => t.definitionChanged || t.new).length;
 	if (review > 0) parts.push(`${review} to review`);
 	if (s.scope === 'project') parts.push('project');
@@ -248,9 +258,12 @@ export function serverTooltip(s: ServerStatus): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
 	const kind = s.type === 'local' ? 'local (stdio)' : `remote${s.transport ? ` (${s.transport})` : ''}`;
 	lines.push(`${kind}, ${s.scope === 'project' ? "from this project's settings" : 'from your config'}`);
+	if (s.command && s.command.length > 0) lines.push(`command: ${commandLine(s.command)}`);
+	if (s.url) lines.push(`url: ${printable(s.url)}`);
 	if (s.serverInfo) lines.push(`server: ${printable(s.serverInfo.name)} ${printable(s.serverInfo.version)}`);
 	if (s.protocolVersion) lines.push(`protocol: ${printable(s.protocolVersion)}`);
 	if (hasTools(s.state)) lines.push(`tools: ${s.toolCount}`);
+	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
 	if (s.connectedAt) lines.push(`connected since: ${printable(s.connectedAt)}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
@@ -268,6 +281,19 @@ export function serverTooltip(s: ServerStatus): string {
 /** hasTools says whether a server in state has its tools registered. */
 function hasTools(state: ServerState): boolean {
 	return state === 'connected' || state === 'reconnecting' || state === 'idle';
+}
+
+/**
+ * commandLine shows an argv as one line a person can read back: an argument
+ * that is empty or holds whitespace, a quote or a backslash is
+ * single-quoted, so the words stay apart. ${env:NAME} is FreeCode's, not a
+ * shell's, and is shown as configured.
+ */
+export function commandLine(argv: readonly string[]): string {
+	return argv
+		.map((a) => (a === '' || /[\s'"\\]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a))
+		.map(printable)
+		.join(' ');
 }
 
 /** toolKind says what a tool may do: read-only only when it says so (MCP's hints default to destructive). */
