@@ -76,13 +76,15 @@ func (m *Manager) launch(ctx context.Context, e *entry) {
 			// No tools is a list too; nil would say they went.
 			l.Tools = []*mcpsdk.Tool{}
 		}
-		// The tools first, as a Conn hands over its tools before it
-		// reports connected: whoever sees the status finds them.
+		// The Conn holds the tools first (so its status counts them),
+		// hands them over, then reports: as a Conn hands over its tools
+		// before it reports connected, whoever is told of the status
+		// finds them registered.
+		st := c.markIdle(l)
 		if m.opts.OnToolsChanged != nil {
 			m.opts.OnToolsChanged(ToolsChanged{Server: srv.Name, Reason: reasonManifest, Tools: l.Tools,
 				Entry: c.srv, ServerInfo: l.ServerInfo, ProtocolVersion: l.ProtocolVersion})
 		}
-		st := c.markIdle(l)
 		if m.opts.OnStatus != nil {
 			m.opts.OnStatus(st)
 		}

@@ -96,8 +96,17 @@ hello from the project
 				t.Errorf("%s before any call: %+v, %v", name, st, err)
 			}
 		}
-		if tools, err := ed.Tools(t.Context(), "everything"); err != nil || len(tools) == 0 {
-			t.Fatalf("everything's tools from its manifest: %d, %v", len(tools), err)
+		// A status read at connect time may come a moment before the
+		// tools are registered; their registration is a tools change.
+		for {
+			tools, err := ed.Tools(t.Context(), "everything")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools) > 0 {
+				break
+			}
+			ed.AwaitToolsChanged(nil)
 		}
 		if kids := children(t); len(kids) != 0 {
 			t.Fatalf("processes running before any call: %v", kids)
