@@ -197,13 +197,25 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	case req.Method() == protocol.MethodSamplingRequest && c.opts.OnSampling != nil:
 		return answer(c, ctx, req, c.opts.OnSampling)
 	case req.Method() == protocol.MethodShowDocument && c.opts.OnShowDocument != nil:
-		return answer(c, ctx, req, c.opts.OnShowDocument)
+		return answer(c, ctx, req, func(ctx context.Context, p *rawShowDocument) (*lsp.ShowDocumentResult, error) {
+			return c.opts.OnShowDocument(ctx, &lsp.ShowDocumentParams{URI: uri.URI(p.URI), External: p.External, TakeFocus: p.TakeFocus})
+		})
 	case c.opts.OnRequest != nil:
 		ctx, done := c.reqs.Detach(ctx, req)
 		defer done()
 		return c.opts.OnRequest(ctx, req.Method(), bytes.Clone(req.Params()))
 	}
 	return nil, fmt.Errorf("%q: %w", req.Method(), jsonrpc2.ErrMethodNotFound)
+}
+
+// rawShowDocument is window/showDocument's params with the URI as sent:
+// go.lsp.dev's decoder would rewrite it to vscode-uri's canonical form,
+// which percent-encodes the = and & of a query, and a sign-in URL is all
+// query.
+type rawShowDocument struct {
+	URI       string `json:"uri"`
+	External  *bool  `json:"external,omitempty"`
+	TakeFocus *bool  `json:"takeFocus,omitempty"`
 }
 
 // answer decodes a request of the sidecar's into P and has h answer it.

@@ -269,7 +269,8 @@ func (ed *Editor) AwaitProblems(path string) protocol.ConfigProblems {
 func (ed *Editor) AwaitLogMessage(text string) lsp.LogMessageParams {
 	ed.t.Helper()
 	n := ed.Await("logMessage", "window/logMessage with "+text, func(n frontend.Notification) bool {
-		return n.Method == protocol.MethodLogMessage && strings.Contains(string(n.Params), text)
+		var lm lsp.LogMessageParams
+		return n.Method == protocol.MethodLogMessage && n.Decode(&lm) == nil && strings.Contains(lm.Message, text)
 	})
 	return decodeAs[lsp.LogMessageParams](ed.t, n)
 }
