@@ -95,6 +95,14 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 	sopts := &protocol.StreamOptions{
 		// The frontend went away: nothing it asked for is worth finishing.
 		OnReadEnd: func(error) { cancel() },
+		// A refused frontend's connection ends once the answer to its
+		// initialize, which says why, is out: jsonrpc2 writes nothing more
+		// once Close began.
+		AfterWrite: func(error) {
+			if sess.refused() {
+				cancel()
+			}
+		},
 	}
 	if s.opts.Trace != nil {
 		sopts.Trace = traceTo(s.opts.Trace, id, s.opts.Token)
@@ -132,6 +140,13 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 // closeGrace is how long a frontend's connection may take to close once
 // its requests are cancelled: what the answers to them take to be read.
 const closeGrace = 5 * time.Second
+
+// refused says whether the frontend's initialize was refused.
+func (sess *session) refused() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.state == sessionRefused
+}
 
 // mcpCaller returns the session's Caller (see relay.go).
 func (sess *session) mcpCaller() *mcp.Caller {

@@ -42,9 +42,7 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 			sess.state = sessionRefused
 			sess.mu.Unlock()
 			sess.logger.Warn("refused a frontend", "error", err)
-			// The answer goes out first: ServeConn closes the connection
-			// once the requests in flight, this one, are answered.
-			sess.cancel()
+			// The connection ends once this answer is written (ServeConn).
 			return nil, err
 		}
 	}
