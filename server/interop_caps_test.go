@@ -13,6 +13,17 @@ import (
 	"github.com/freecode/freecode/server/servertest"
 )
 
+// everythingConfig is a config archive with server-everything, from npm, as
+// the server everything; the test is skipped without $FREECODE_NPM.
+func everythingConfig(t *testing.T) string {
+	t.Helper()
+	script := filepath.Join(servertest.NPMDir(t), "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	return fmt.Sprintf(`
+-- config.json --
+{"mcp": {"servers": [{"name": "everything", "type": "local", "command": ["node", %q, "stdio"], "timeout": 30000}]}}
+`, script)
+}
+
 // server-everything, from npm, through the sidecar, answered by a scripted
 // frontend: it offers its elicitation and sampling tools (the frontend
 // declared both), whose questions reach the frontend and whose answers
@@ -20,17 +31,13 @@ import (
 // are listed, read and got; a resource it adds is told; its MCP log
 // messages arrive as freecode/servers/log.
 func TestInteropEverythingThroughTheSidecar(t *testing.T) {
-	npm := servertest.NPMDir(t)
-	everything := filepath.Join(npm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	files := everythingConfig(t)
 	var a asked
 	editor := servertest.EditorOptions{
 		Elicit: a.elicit(protocol.ElicitAccept, map[string]any{"name": "Ada Lovelace", "check": true}),
 		Sample: a.sample("scripted-model", "forty-two"),
 	}
-	servertest.Run(t, fmt.Sprintf(`
--- config.json --
-{"mcp": {"servers": [{"name": "everything", "type": "local", "command": ["node", %q, "stdio"], "timeout": 30000}]}}
-`, everything), func(t *testing.T, env *servertest.Env) {
+	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
 		ed.AwaitStatus("everything", protocol.StateConnected)
 		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))

@@ -38,24 +38,15 @@ import (
 // the server connected, or once the sign-in failed (the status says
 // needsAuth, with why in lastError). A local server has no sign-in.
 func (sess *session) login(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	name, err := serverName(params)
-	if err != nil {
-		return nil, err
-	}
-	w, err := sess.srv.workspace()
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range w.Statuses() {
-		if st.Name == name && st.Type != "remote" {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("signing in to %q: a local server has no sign-in", name))
-		}
-	}
-	open := func(ctx context.Context, url string) error {
-		return sess.openURL(ctx, url, fmt.Sprintf("Sign in to the MCP server %q", name))
-	}
 	return sess.serverOp(ctx, params, "signing in", func(w *workspace.Workspace, ctx context.Context, name string) (mcp.Status, error) {
-		return w.Login(ctx, name, open)
+		for _, st := range w.Statuses() {
+			if st.Name == name && st.Type != "remote" {
+				return st, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("signing in to %q: a local server has no sign-in", name))
+			}
+		}
+		return w.Login(ctx, name, func(ctx context.Context, url string) error {
+			return sess.openURL(ctx, url, fmt.Sprintf("Sign in to the MCP server %q", name))
+		})
 	})
 }
 
