@@ -9,20 +9,17 @@
 // npm` installs server-everything); `make test` sets both.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { pathToFileURL } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { content, parseForm, parseInput, prefill } from '../../src/elicitationForm';
 import { promptDoc, resourceDoc } from '../../src/extrasText';
 import type { ElicitationRequest, SamplingRequest } from '../../src/protocol';
 import { chatMessages, consent, readParams } from '../../src/samplingConsent';
-import { Session } from '../../src/session';
+import type { Session } from '../../src/session';
 import { ServersModel } from '../../src/views/serversTree';
+import { startSidecar, until as waitFor, writeConfig, type Sidecar } from './harness';
 
 const bin = process.env.FREECODE_BIN;
 const npm = process.env.FREECODE_NPM;
@@ -36,36 +33,17 @@ function why(): string | false {
 }
 const skip = process.env.CI === 'true' ? false : why();
 
-/** Generous: node starting server-everything on a busy machine, not a performance goal. */
-const waitMs = 60_000;
-
 let tmp: string;
-let child: ChildProcess;
-let conn: MessageConnection;
+let sidecar: Sidecar;
 let session: Session;
-let listening: { dispose(): void };
 const model = new ServersModel();
 const forms: ElicitationRequest[] = [];
 const samples: SamplingRequest[] = [];
 const consents: string[] = [];
 const warnings: string[] = [];
-let stderr = '';
-let exited: Promise<never>;
 
 function until(what: string, ok: () => boolean): Promise<void> {
-	if (ok()) return Promise.resolve();
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => {
-			off();
-			reject(new Error(`waited ${waitMs} ms for ${what}; servers: ${JSON.stringify(model.serverNodes())}; sidecar stderr:\n${stderr}`));
-		}, waitMs);
-		const off = model.onDidChange(() => {
-			if (!ok()) return;
-			clearTimeout(timer);
-			off();
-			resolve();
-		});
-	});
+	return waitFor(model, what, ok, () => sidecar.stderr());
 }
 
 /** user fills a form as a person at the quick inputs: a name typed where one is asked, every other field left at its default. */
@@ -104,50 +82,27 @@ before(async () => {
 	const workspace = path.join(tmp, 'workspace');
 	fs.mkdirSync(workspace);
 	const configPath = path.join(tmp, 'home', '.freecode', 'config.json');
-	fs.mkdirSync(path.dirname(configPath), { recursive: true });
-	const servers = [{ name: 'everything', type: 'local', command: [process.execPath, everything, 'stdio'], timeout: 30000 }];
-	fs.writeFileSync(configPath, `${JSON.stringify({ mcp: { servers } }, null, 2)}\n`, { mode: 0o600 });
-	child = spawn(path.join(bin!, 'freecode-serve'), [], {
-		env: { PATH: process.env.PATH, HOME: path.join(tmp, 'home'), TMPDIR: tmp },
-		stdio: ['pipe', 'pipe', 'pipe'],
+	writeConfig(configPath, [{ name: 'everything', type: 'local', command: [process.execPath, everything, 'stdio'], timeout: 30000 }]);
+	sidecar = await startSidecar({
+		bin: bin!,
+		tmp,
+		workspace,
+		configPath,
+		model,
+		capabilities: { elicitation: true, sampling: true },
+		hooks: {
+			askPermission: async () => ({ decision: 'allowOnce' }),
+			askElicitation: (req) => user(req),
+			askSampling: (req) => scriptedModel(req),
+			warn: (m) => warnings.push(m),
+		},
 	});
-	child.stderr!.on('data', (b) => (stderr += b.toString()));
-	exited = new Promise<never>((_, reject) => {
-		child.once('exit', (code, signal) => reject(new Error(`freecode-serve exited (${code ?? signal}); stderr:\n${stderr}`)));
-	});
-	exited.catch(() => {});
-	conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-	session = new Session(conn, model, {
-		askPermission: async () => ({ decision: 'allowOnce' }),
-		askElicitation: (req) => user(req),
-		askSampling: (req) => scriptedModel(req),
-		warn: (m) => warnings.push(m),
-	});
-	listening = session.listen();
-	conn.listen();
-	await Promise.race([
-		exited,
-		conn.sendRequest('initialize', {
-			processId: process.pid,
-			clientInfo: { name: 'freecode-vscode-integration-test' },
-			rootUri: pathToFileURL(workspace).toString(),
-			workspaceFolders: [{ uri: pathToFileURL(workspace).toString(), name: 'workspace' }],
-			capabilities: {},
-			initializationOptions: { configPath, capabilities: { elicitation: true, sampling: true } },
-		}),
-	]);
-	await conn.sendNotification('initialized', {});
-	await Promise.race([exited, session.refresh()]);
+	session = sidecar.session;
 });
 
 after(async () => {
 	if (skip) return;
-	const gone = once(child, 'exit');
-	listening.dispose();
-	await conn.sendRequest('shutdown');
-	await conn.sendNotification('exit');
-	await gone;
-	conn.dispose();
+	await sidecar.stop();
 	fs.rmSync(tmp, { recursive: true, force: true });
 	assert.deepEqual(warnings, [], 'the sidecar sent something that does not fit the protocol');
 });
