@@ -39,10 +39,8 @@ import (
 // needsAuth, with why in lastError). A local server has no sign-in.
 func (sess *session) login(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
 	return sess.serverOp(ctx, params, "signing in", func(w *workspace.Workspace, ctx context.Context, name string) (mcp.Status, error) {
-		for _, st := range w.Statuses() {
-			if st.Name == name && st.Type != "remote" {
-				return st, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("signing in to %q: a local server has no sign-in", name))
-			}
+		if st, err := remoteOnly(w, name, "signing in to"); err != nil {
+			return st, err
 		}
 		return w.Login(ctx, name, func(ctx context.Context, url string) error {
 			return sess.openURL(ctx, url, fmt.Sprintf("Sign in to the MCP server %q", name))
@@ -53,7 +51,23 @@ func (sess *session) login(ctx context.Context, params jsonrpc2.RawMessage) (any
 // logout is freecode/servers/logout: the server stops and its stored
 // sign-in is deleted.
 func (sess *session) logout(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	return sess.serverOp(ctx, params, "signing out", (*workspace.Workspace).Logout)
+	return sess.serverOp(ctx, params, "signing out", func(w *workspace.Workspace, ctx context.Context, name string) (mcp.Status, error) {
+		if st, err := remoteOnly(w, name, "signing out of"); err != nil {
+			return st, err
+		}
+		return w.Logout(ctx, name)
+	})
+}
+
+// remoteOnly refuses a sign-in or sign-out of a local server, which has
+// none.
+func remoteOnly(w *workspace.Workspace, name, verb string) (mcp.Status, error) {
+	for _, st := range w.Statuses() {
+		if st.Name == name && st.Type != "remote" {
+			return st, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s %q: a local server has no sign-in", verb, name))
+		}
+	}
+	return mcp.Status{}, nil
 }
 
 // openURL shows the user url, a sign-in page, for the reason why: the URL

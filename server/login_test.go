@@ -155,7 +155,8 @@ func TestLoginFallsBackToTheBrowser(t *testing.T) {
 }
 
 // A denied consent leaves the server in needsAuth, with a status that says
-// so and no error; a local server has no sign-in; an unknown one is -32001.
+// so and no error; a local server has no sign-in (nor sign-out: it is left
+// running); an unknown one is -32001.
 func TestLoginRefused(t *testing.T) {
 	as, files := protected(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
 	sh := &shows{browser: oauthtest.NewBrowser(t), success: true}
@@ -171,6 +172,18 @@ func TestLoginRefused(t *testing.T) {
 		ed.AwaitStatus("srv", protocol.StateConnected)
 		if _, err := ed.Login(t.Context(), "srv"); codeOf(err) != jsonrpc2.InvalidRequest {
 			t.Errorf("login to a local server: %v, want -32600", err)
+		}
+		if _, err := ed.Logout(t.Context(), "srv"); codeOf(err) != jsonrpc2.InvalidRequest {
+			t.Errorf("logout of a local server: %v, want -32600", err)
+		}
+		sts, err := ed.Servers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range sts {
+			if st.Name == "srv" && st.State != protocol.StateConnected {
+				t.Errorf("srv after the refused logout: %+v", st)
+			}
 		}
 		if _, err := ed.Login(t.Context(), "nope"); codeOf(err) != protocol.CodeNoSuchServer {
 			t.Errorf("login to an unknown server: %v, want -32001", err)
