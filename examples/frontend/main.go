@@ -87,17 +87,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	err = s.run(ctx, c, proc != nil)
-	c.Close()
 	if proc != nil {
-		// After shutdown and exit the sidecar ends by itself; it is
-		// stopped only if the script broke off before that.
+		// After shutdown and exit the sidecar ends by itself, and the
+		// Client reads what it writes until then: closing its stdout
+		// first would kill it with SIGPIPE. It is stopped only if the
+		// script broke off, or it does not end.
 		if err != nil {
 			proc.Process.Signal(syscall.SIGTERM)
 		}
-		if werr := proc.Wait(); werr != nil && err == nil {
+		if werr := waitFor(proc); werr != nil && err == nil {
 			err = fmt.Errorf("freecode-serve: %w", werr)
 		}
 	}
+	c.Close()
 	if err != nil {
 		fmt.Fprintln(stderr, "frontend:", err)
 		return 1
@@ -154,6 +156,21 @@ type pipes struct {
 // Close closes both ends: the sidecar reads EOF, and reading ends.
 func (p pipes) Close() error {
 	return errors.Join(p.WriteCloser.Close(), p.ReadCloser.Close())
+}
+
+// waitFor waits for the sidecar to exit, at most waitGuard before it is
+// sent SIGTERM.
+func waitFor(proc *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() { done <- proc.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(waitGuard):
+		proc.Process.Signal(syscall.SIGTERM)
+		<-done
+		return fmt.Errorf("it did not exit within %v of exit", waitGuard)
+	}
 }
 
 func fileExists(path string) bool {
