@@ -92,13 +92,16 @@ func TestSlowSubscriber(t *testing.T) {
 	fast := w.Subscribe(nil)
 	defer fast.Close()
 	settle(t, w)
-	// The tools of both servers are published before the slow one comes.
-	for range 2 {
-		await[*ToolsChangedEvent](t, fast, "initial tools", nil)
-	}
-	if entry, _, err := w.Definitions(t.Context(), defscache.FormatAnthropic); err != nil || entry.Count != 8 {
+	// The tools of both servers are published before the slow one comes:
+	// read up to the event that carries the hash of all eight (one
+	// rebuild may cover both servers, so the number of events varies).
+	entry, _, err := w.Definitions(t.Context(), defscache.FormatAnthropic)
+	if err != nil || entry.Count != 8 {
 		t.Fatalf("definitions before the slow subscriber: %v, %v", entry, err)
 	}
+	await(t, fast, "the initial tools' hash", func(ev *ToolsChangedEvent) bool {
+		return ev.Hashes[defscache.FormatAnthropic] == entry.Hash
+	})
 	const capacity = 3
 	slow := w.Subscribe(&SubscribeOptions{Capacity: capacity})
 	defer slow.Close()
@@ -113,9 +116,25 @@ func TestSlowSubscriber(t *testing.T) {
 		if r.IsError {
 			t.Fatalf("round %d: %+v", i, r)
 		}
-		last = await(t, fast, fmt.Sprintf("round %d's tools changed", i), func(ev *ToolsChangedEvent) bool { return ev.Server == srv })
+		// The round is over once both its tools change and the status
+		// with the server's new tool count are out, in either order.
+		want := 4 + i/2 + 1
+		var sawStatus bool
+		last = nil
+		for last == nil || !sawStatus {
+			switch ev := await[Event](t, fast, fmt.Sprintf("round %d's tools change and status", i), nil).(type) {
+			case *ToolsChangedEvent:
+				if ev.Server == srv {
+					last = ev
+				}
+			case *StatusEvent:
+				if ev.Status.Name == srv && ev.Status.ToolCount == want {
+					sawStatus = true
+				}
+			}
+		}
 	}
-	entry, _, err := w.Definitions(t.Context(), defscache.FormatAnthropic)
+	entry, _, err = w.Definitions(t.Context(), defscache.FormatAnthropic)
 	if err != nil || entry.Count != 8+rounds || entry.Hash != last.Hashes[defscache.FormatAnthropic] {
 		t.Fatalf("definitions after the rounds: %v, %v; last event %+v", entry, err, last)
 	}

@@ -40,7 +40,11 @@ func TestLoginKeepsTokensBesideConfig(t *testing.T) {
 	w := e.open(t)
 	sub := w.Subscribe(nil)
 	defer sub.Close()
-	await(t, sub, "gh needing a sign-in", statusIs("gh", "needsAuth"))
+	// The server may be needsAuth before the subscription: look, then
+	// wait for it if not.
+	if st, _ := w.status("gh"); st.State.String() != "needsAuth" {
+		await(t, sub, "gh needing a sign-in", statusIs("gh", "needsAuth"))
+	}
 
 	browser := oauthtest.NewBrowser(t)
 	st, err := w.Login(t.Context(), "gh", browser.Open)
