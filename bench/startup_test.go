@@ -9,7 +9,7 @@ import (
 
 // startupTrials is how many sidecars each configuration starts, in
 // alternation.
-const startupTrials = 8
+const startupTrials = 16
 
 // BenchmarkSidecarStartup measures how long after freecode-serve starts
 // (process start, initialize, initialized) nine stdio servers report
