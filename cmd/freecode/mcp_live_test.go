@@ -230,6 +230,9 @@ func TestLiveProbe(t *testing.T) {
 	if strings.Contains(out, "noisy") || code != 1 {
 		t.Errorf("probe of demo and bad: exit %d\n%s", code, out)
 	}
+	if _, errOut, code := e.run(t, "mcp", "status", "--probe", "nosuch", "--project", e.project); code != 1 || !strings.Contains(errOut, `no server named "nosuch"`) {
+		t.Errorf("probe of an unknown server: exit %d\n%s", code, errOut)
+	}
 }
 
 // The live commands against a running sidecar: what they print is what

@@ -53,8 +53,8 @@ sidecar runs (without --probe).`,
 			defer stop()
 			out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			var (
-				sts  []protocol.ServerStatus
-				head string
+				sts         []protocol.ServerStatus
+				head, where string
 			)
 			if probe {
 				var err error
@@ -62,6 +62,7 @@ sidecar runs (without --probe).`,
 					return err
 				}
 				head = "Probed from this process (no sidecar asked): each server connected once, then stopped."
+				where = "the config or the project's approved servers"
 			} else {
 				sc, err := a.connectSidecar(ctx, nil)
 				var none *noSidecarError
@@ -81,9 +82,9 @@ sidecar runs (without --probe).`,
 				if sts, err = sc.Servers(ctx); err != nil {
 					return sc.error(ctx, err)
 				}
-				head = sc.describe()
+				head, where = sc.describe(), "the sidecar"
 			}
-			sts, err := selectStatuses(sts, names)
+			sts, err := selectStatuses(sts, names, where, probe)
 			if err != nil {
 				return err
 			}
@@ -125,14 +126,18 @@ func notUp(st protocol.ServerStatus) bool {
 }
 
 // selectStatuses returns the statuses of names, in the order named, or
-// every status without names.
-func selectStatuses(sts []protocol.ServerStatus, names []string) ([]protocol.ServerStatus, error) {
+// every status without names. where says where an unknown name was looked
+// for; a probe, which ran only the servers named, has no others to list.
+func selectStatuses(sts []protocol.ServerStatus, names []string, where string, probed bool) ([]protocol.ServerStatus, error) {
 	if len(names) == 0 {
 		return sts, nil
 	}
 	out := make([]protocol.ServerStatus, 0, len(names))
 	for _, name := range names {
-		st, err := findStatus(sts, name, "the servers")
+		st, err := findStatus(sts, name, where)
+		if err != nil && probed {
+			err = fmt.Errorf("no server named %q in %s", name, where)
+		}
 		if err != nil {
 			return nil, err
 		}
