@@ -46,6 +46,7 @@ const callWarmUp, callN, callRounds = 2000, 2000, 5
 // freecode/servers, which the sidecar answers from memory.
 func BenchmarkSidecarExecute(b *testing.B) {
 	npm := npmDir(b)
+	_, demoBin := binaries(b)
 	for _, srv := range []struct {
 		name    string
 		command []string

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,27 +24,39 @@ import (
 // (reads its stdin and never answers, as a server stuck at start does).
 const mcpServerEnv = "FREECODE_BENCH_MCP"
 
-// sidecarBin and demoBin are freecode-serve and the demo server, built once
-// by TestMain.
-var sidecarBin, demoBin string
+// binDir holds freecode-serve and the demo server, built by the first
+// benchmark that needs them (see binaries): `go test` without -bench
+// builds nothing.
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// binaries returns the paths of freecode-serve and the demo server.
+func binaries(b *testing.B) (sidecar, demo string) {
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "freecode-bench"); binErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "../cmd/freecode-serve", "../examples/demo-server").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building freecode-serve and demo-server: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		b.Fatal(binErr)
+	}
+	return filepath.Join(binDir, "freecode-serve"), filepath.Join(binDir, "demo-server")
+}
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(mcpServerEnv); mode != "" {
 		os.Exit(serveMCP(mode))
 	}
-	dir, err := os.MkdirTemp("", "freecode-bench")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sidecarBin, demoBin = filepath.Join(dir, "freecode-serve"), filepath.Join(dir, "demo-server")
-	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "../cmd/freecode-serve", "../examples/demo-server").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building freecode-serve and demo-server: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

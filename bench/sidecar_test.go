@@ -75,6 +75,7 @@ func startSidecar(b *testing.B, cfg string) *sidecar {
 	b.Helper()
 	s := &sidecar{connected: make(map[string]time.Time)}
 	s.cond = sync.NewCond(&s.mu)
+	sidecarBin, _ := binaries(b)
 	s.cmd = exec.Command(sidecarBin, "--log-level", "error")
 	s.cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(cfg))
 	s.cmd.Stderr = os.Stderr
