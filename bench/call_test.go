@@ -118,13 +118,7 @@ func BenchmarkSidecarExecute(b *testing.B) {
 					viaConn = append(viaConn, call())
 				}
 			}
-			for _, m := range []struct {
-				name    string
-				samples []time.Duration
-			}{{"sidecar", viaSidecar}, {"ts", viaTS}, {"conn", viaConn}, {"servers-request", hop}} {
-				b.ReportMetric(us(percentile(m.samples, 50)), m.name+"-p50-µs")
-				b.ReportMetric(us(percentile(m.samples, 99)), m.name+"-p99-µs")
-			}
+			report(b, "µs", samples{"sidecar", viaSidecar}, samples{"ts", viaTS}, samples{"conn", viaConn}, samples{"servers-request", hop})
 			p50 := us(percentile(viaSidecar, 50))
 			b.ReportMetric(100*(p50/us(percentile(viaTS, 50))-1), "added-vs-ts-p50-%")
 			b.ReportMetric(100*(p50/us(percentile(viaConn, 50))-1), "added-vs-conn-p50-%")

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -20,13 +19,7 @@ const scaleCalls = 100
 // server (100 tools), in the same run, alternating. The timed loop is
 // freecode/tools with 5,000 tools.
 func BenchmarkSidecarScale(b *testing.B) {
-	var fifty []entry
-	var names []string
-	for i := range 50 {
-		name := fmt.Sprintf("s%02d", i)
-		fifty = append(fifty, selfServer(b, name, "tools100"))
-		names = append(names, name)
-	}
+	fifty, names := selfServers(b, 50, "s", "tools100")
 	big := startSidecar(b, writeConfig(b, fifty))
 	defer big.stop(b)
 	big.awaitConnected(b, names)
@@ -74,13 +67,7 @@ func BenchmarkSidecarScale(b *testing.B) {
 		bigDefs = append(bigDefs, defs(big))
 		oneDefs = append(oneDefs, defs(one))
 	}
-	for _, m := range []struct {
-		name    string
-		samples []time.Duration
-	}{{"tools-5000", bigTools}, {"tools-100", oneTools}, {"defs-5000", bigDefs}, {"defs-100", oneDefs}} {
-		b.ReportMetric(ms(percentile(m.samples, 50)), m.name+"-p50-ms")
-		b.ReportMetric(ms(percentile(m.samples, 99)), m.name+"-p99-ms")
-	}
+	report(b, "ms", samples{"tools-5000", bigTools}, samples{"tools-100", oneTools}, samples{"defs-5000", bigDefs}, samples{"defs-100", oneDefs})
 	b.ReportMetric(ms(percentile(bigTools, 50))/ms(percentile(oneTools, 50)), "tools-50x-ratio")
 	b.ReportMetric(ms(percentile(bigDefs, 50))/ms(percentile(oneDefs, 50)), "defs-50x-ratio")
 

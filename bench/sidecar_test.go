@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -40,6 +41,38 @@ func selfServer(b *testing.B, name, mode string) entry {
 		b.Fatal(err)
 	}
 	return entry{Name: name, Type: "local", Command: []string{exe}, Env: map[string]string{mcpServerEnv: mode}}
+}
+
+// selfServers returns n entries of this test binary in mode, named
+// prefix0, prefix1, …, and their names.
+func selfServers(b *testing.B, n int, prefix, mode string) ([]entry, []string) {
+	var entries []entry
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("%s%02d", prefix, i)
+		entries = append(entries, selfServer(b, name, mode))
+		names = append(names, name)
+	}
+	return entries, names
+}
+
+// samples are named latencies, for report.
+type samples struct {
+	name string
+	ds   []time.Duration
+}
+
+// report reports the p50 and p99 of each set of samples, in the unit
+// ("µs" or "ms") given.
+func report(b *testing.B, unit string, sets ...samples) {
+	conv := ms
+	if unit == "µs" {
+		conv = us
+	}
+	for _, s := range sets {
+		b.ReportMetric(conv(percentile(s.ds, 50)), s.name+"-p50-"+unit)
+		b.ReportMetric(conv(percentile(s.ds, 99)), s.name+"-p99-"+unit)
+	}
 }
 
 // writeConfig writes a config of servers in a new directory, which also

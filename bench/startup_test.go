@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -20,13 +19,7 @@ const startupTrials = 16
 // both ways, and their ratio: the goal is that the server that hangs
 // delays none of the nine (a ratio of 1).
 func BenchmarkSidecarStartup(b *testing.B) {
-	var nine []entry
-	var names []string
-	for i := range 9 {
-		name := fmt.Sprintf("s%d", i)
-		nine = append(nine, selfServer(b, name, "echo"))
-		names = append(names, name)
-	}
+	nine, names := selfServers(b, 9, "s", "echo")
 	withHang := writeConfig(b, append(slices.Clone(nine), selfServer(b, "stuck", "hang")))
 	alone := writeConfig(b, nine)
 	trial := func(cfg string) (first, last time.Duration) {

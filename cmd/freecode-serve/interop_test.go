@@ -14,37 +14,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/server/servertest"
 )
 
-// sidecarBin and demoBin are freecode-serve and the demo server, built
-// once by TestMain.
-var sidecarBin, demoBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "freecode-serve-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sidecarBin, demoBin = filepath.Join(dir, "freecode-serve"), filepath.Join(dir, "demo-server")
-	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../../examples/demo-server").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building freecode-serve and demo-server: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 // npmWith returns $FREECODE_NPM if it holds pkg, and skips the test if
 // not (failing it under CI=true, where it must run).
@@ -110,13 +85,14 @@ func TestInteropVSCodeJSONRPC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := config.AddServer(cfg, config.Server{Name: "demo", Type: config.TypeLocal, Enabled: true, Command: []string{demoBin}}.WithDefaults()); err != nil {
+	demo := config.Server{Name: "demo", Type: config.TypeLocal, Enabled: true, Command: []string{servertest.BinaryPath(t, "demo-server")}}
+	if err := config.AddServer(cfg, demo.WithDefaults()); err != nil {
 		t.Fatal(err)
 	}
 	// A hang guard only; the script has its own.
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("..", "..", "interop", "sidecar-client.cjs"), sidecarBin, cfg, project)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("..", "..", "interop", "sidecar-client.cjs"), servertest.BinaryPath(t, "freecode-serve"), cfg, project)
 	cmd.Env = append(os.Environ(), "FREECODE_NPM="+npm, "HOME="+home)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,42 +14,17 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/server/servertest"
 )
 
-// sidecarBin and demoBin are freecode-serve and the demo server, built
-// once by TestMain.
-var sidecarBin, demoBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "frontend-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sidecarBin, demoBin = filepath.Join(dir, "freecode-serve"), filepath.Join(dir, "demo-server")
-	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "../../cmd/freecode-serve", "../demo-server").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building freecode-serve and demo-server: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 // demoConfig writes a config holding the demo server as "demo" and
 // returns its path and a project directory.
 func demoConfig(t *testing.T) (cfg, project string) {
 	t.Helper()
+	demoBin := servertest.BinaryPath(t, "demo-server")
 	dir := t.TempDir()
 	cfg, project = filepath.Join(dir, "config.json"), filepath.Join(dir, "project")
 	if err := os.Mkdir(project, 0o700); err != nil {
@@ -104,7 +78,7 @@ func checkSession(t *testing.T, out string) {
 func TestSessionStdio(t *testing.T) {
 	cfg, project := demoConfig(t)
 	var out, errOut bytes.Buffer
-	if code := run(t.Context(), []string{"--sidecar", sidecarBin, "--config", cfg, "--project", project}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"--sidecar", servertest.BinaryPath(t, "freecode-serve"), "--config", cfg, "--project", project}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s\nstdout:\n%s", code, errOut.String(), out.String())
 	}
 	checkSession(t, out.String())
@@ -115,7 +89,7 @@ func TestSessionStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, ok := c.Server("demo2"); !ok || !slices.Equal(s.Command, []string{demoBin, "--name", "freecode-demo2"}) {
+	if s, ok := c.Server("demo2"); !ok || !slices.Equal(s.Command, []string{servertest.BinaryPath(t, "demo-server"), "--name", "freecode-demo2"}) {
 		t.Errorf("the config's demo2 = %+v, %v", s, ok)
 	}
 	if errOut.Len() > 0 {
@@ -133,7 +107,7 @@ func TestSessionConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(sockDir)
-	cmd := exec.Command(sidecarBin, "--listen", "unix:"+filepath.Join(sockDir, "s"), "--config", cfg, "--project", project)
+	cmd := exec.Command(servertest.BinaryPath(t, "freecode-serve"), "--listen", "unix:"+filepath.Join(sockDir, "s"), "--config", cfg, "--project", project)
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -194,7 +168,7 @@ func TestSessionNoDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), []string{"--sidecar", sidecarBin, "--config", cfg, "--project", dir}, &out, &errOut)
+	code := run(t.Context(), []string{"--sidecar", servertest.BinaryPath(t, "freecode-serve"), "--config", cfg, "--project", dir}, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), `the config has no local server "demo"`) {
 		t.Errorf("exit %d\nstderr:\n%s", code, errOut.String())
 	}
