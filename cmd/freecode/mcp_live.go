@@ -142,20 +142,16 @@ func startHint() string {
 	return "Start one with `freecode serve --listen " + sock + "` (an editor runs its own over stdio, which the CLI cannot reach)."
 }
 
-// sidecarError makes an error of the sidecar's read as the CLI's: an
+// explain makes an error of the sidecar's read as the CLI's: an
 // unknown server lists the ones there are.
-func (sc *sidecar) error(ctx context.Context, err error) error {
+func (sc *sidecar) explain(ctx context.Context, err error) error {
 	var je *jsonrpc2.Error
 	if errors.As(err, &je) && je.Code == protocol.CodeNoSuchServer {
 		if sts, lerr := sc.Servers(ctx); lerr == nil {
-			names := make([]string, len(sts))
-			for i, st := range sts {
-				names[i] = st.Name
-			}
-			if len(names) == 0 {
+			if len(sts) == 0 {
 				return fmt.Errorf("%s; the sidecar runs no server", termtext.Escape(je.Message))
 			}
-			return fmt.Errorf("%s; the sidecar has: %s", termtext.Escape(je.Message), termtext.Escape(strings.Join(names, ", ")))
+			return fmt.Errorf("%s; the sidecar has: %s", termtext.Escape(je.Message), listNames(sts))
 		}
 	}
 	if errors.As(err, &je) {
@@ -175,7 +171,7 @@ func (a *app) sidecarOp(cmd *cobra.Command, sc *sidecar, verb, name string, asJS
 	}[verb]
 	st, err := op(ctx, name)
 	if err != nil {
-		return sc.error(ctx, err)
+		return sc.explain(ctx, err)
 	}
 	out := cmd.OutOrStdout()
 	up := verb == "stop" || st.State == protocol.StateConnected
@@ -268,12 +264,17 @@ func findStatus(sts []protocol.ServerStatus, name, where string) (*protocol.Serv
 	if i >= 0 {
 		return &sts[i], nil
 	}
+	if len(sts) == 0 {
+		return nil, fmt.Errorf("no server named %q: %s has none", name, where)
+	}
+	return nil, fmt.Errorf("no server named %q in %s; it has: %s", name, where, listNames(sts))
+}
+
+// listNames lists the servers' names, escaped, for an error.
+func listNames(sts []protocol.ServerStatus) string {
 	names := make([]string, len(sts))
 	for i, st := range sts {
 		names[i] = st.Name
 	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("no server named %q: %s has none", name, where)
-	}
-	return nil, fmt.Errorf("no server named %q in %s; it has: %s", name, where, termtext.Escape(strings.Join(names, ", ")))
+	return termtext.Escape(strings.Join(names, ", "))
 }

@@ -50,7 +50,7 @@ A server's stderr is kept only while something runs it: without a sidecar,
 			defer close(f.stop)
 			sts, err := sc.Servers(ctx)
 			if err != nil {
-				return sc.error(ctx, err)
+				return sc.explain(ctx, err)
 			}
 			st, err := findStatus(sts, name, "the sidecar")
 			if err != nil {

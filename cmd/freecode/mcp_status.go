@@ -80,7 +80,7 @@ sidecar runs (without --probe).`,
 				}
 				defer sc.Close()
 				if sts, err = sc.Servers(ctx); err != nil {
-					return sc.error(ctx, err)
+					return sc.explain(ctx, err)
 				}
 				head, where = sc.describe(), "the sidecar"
 			}
