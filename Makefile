@@ -38,7 +38,7 @@ conformance: $(CONFORMANCE_STAMP)
 demo: build
 	@./scripts/demo.sh $(BIN)
 
-test: npm conformance vscode-test
+test: npm conformance vscode-test vscode-integration e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...

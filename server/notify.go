@@ -136,7 +136,11 @@ func (sess *session) forward(w *workspace.Workspace) {
 func (f *forwarder) event(ev workspace.Event) {
 	switch ev := ev.(type) {
 	case *workspace.StatusEvent:
-		f.sess.notify(protocol.NotifyServersStatus, statusToWire(ev.Status))
+		st := statusToWire(ev.Status)
+		if ev.Removed {
+			st.State = protocol.StateRemoved
+		}
+		f.sess.notify(protocol.NotifyServersStatus, st)
 	case *workspace.ToolsChangedEvent:
 		h := hashesToWire(ev.Hashes)
 		if h == f.hashes {

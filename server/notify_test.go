@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -42,11 +43,32 @@ func TestConfigEdit(t *testing.T) {
 			t.Errorf("servers while the config is broken: %+v, %v", sts, err)
 		}
 
+		mark := ed.Mark()
 		env.Sandbox.WriteFile(t, "config.json", servertest.Expand(t, `{"mcp": {"servers": [{{server "srv"}}]}}`))
 		if cp := ed.AwaitProblems(cfg); len(cp.Problems) != 0 || cp.Problems == nil {
 			t.Errorf("problems after the fix: %+v", cp)
 		}
-		ed.AwaitStatus("added", protocol.StateStopped)
+		// The removed server's last status says so, whatever state it was
+		// in, and freecode/servers lists it no more.
+		ed.AwaitStatus("added", protocol.StateRemoved)
+		ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == "added" && tc.Reason == "removed" })
+		var states []protocol.ServerState
+		for _, n := range ed.Since(mark, protocol.NotifyServersStatus) {
+			var st protocol.ServerStatus
+			if err := json.Unmarshal(n.Params, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Name == "added" {
+				states = append(states, st.State)
+			}
+		}
+		if diff := cmp.Diff([]protocol.ServerState{protocol.StateRemoved}, states); diff != "" {
+			t.Errorf("statuses of the removed server (-want +got):\n%s", diff)
+		}
+		sts, err = ed.Servers(t.Context())
+		if err != nil || len(sts) != 1 || sts[0].Name != "srv" {
+			t.Errorf("servers after the removal: %+v, %v", sts, err)
+		}
 	})
 }
 

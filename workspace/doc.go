@@ -66,7 +66,7 @@
 // # Events
 //
 // One stream, fanned out to every Subscription: *StatusEvent (a server's
-// status changed), *ToolsChangedEvent (the definitions' hashes changed),
+// status changed, or its entry was removed), *ToolsChangedEvent (the definitions' hashes changed),
 // *ToolSetEvent (the registry's tools changed, hashes or not; on request),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
 // (the rules in force changed), *ProjectEvent (the project's trust

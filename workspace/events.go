@@ -19,6 +19,11 @@ type Event interface {
 // latest status of each server.
 type StatusEvent struct {
 	Status mcp.Status
+	// Removed says that the server's entry left the config (or the
+	// project's settings): Status is what the entry said, in state
+	// stopped, and it is the server's last status unless an entry of that
+	// name comes back. Statuses no longer lists it.
+	Removed bool
 }
 
 // ToolsChangedEvent says that the provider definitions changed: it comes

@@ -53,11 +53,18 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateAwaitingApproval)})
 		}
 	}
-	for name, s := range w.pending {
-		if _, still := pending[name]; !still && !managed[name] {
-			// Gone from the project's file: its last word.
-			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateStopped)})
+	// A server in neither list now is gone: its removal is its last word,
+	// and onStatus drops what its Conn says as it stops.
+	gone := func(s config.Server) {
+		if _, still := pending[s.Name]; !still && !managed[s.Name] {
+			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateStopped), Removed: true})
 		}
+	}
+	for _, s := range w.pending {
+		gone(s)
+	}
+	for _, s := range w.running {
+		gone(s)
 	}
 	w.pending, w.managed, w.running = pending, managed, running
 	w.events.publish(evs...)
@@ -73,13 +80,19 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 func (w *Workspace) onStatus(st mcp.Status) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if s, ok := w.pending[st.Name]; ok && !w.managed[st.Name] {
+	defer w.wake()
+	if !w.managed[st.Name] {
+		s, ok := w.pending[st.Name]
+		if !ok {
+			// Its entry was removed, which applyServers published: what
+			// its Conn says while it stops would bring it back.
+			return
+		}
 		// A server stopped because its approval went (revoked, or its
 		// entry changed): what the user must do next is approve it.
 		st = mcp.StatusOf(s, mcp.StateAwaitingApproval)
 	}
 	w.events.publish(&StatusEvent{Status: st})
-	w.wake()
 }
 
 // wake wakes the waiters of WaitSettled: a status or the registry changed.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -128,11 +129,22 @@ func TestConfigEdit(t *testing.T) {
 		t.Errorf("with maxResultChars 1000: %+v", r)
 	}
 
-	// a removed: stopped, its tools gone, its process reaped.
+	// a removed: its last status says so, its tools gone, its process
+	// reaped. What its Conn said as it stopped came before its tools
+	// went, so it would be among the statuses read by then.
 	pid := st.Status.PID
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "b")}, nil))
-	await(t, sub, "a stopped", statusIs("a", "stopped"))
-	await(t, sub, "a's tools removed", func(ev *ToolsChangedEvent) bool { return ev.Server == "a" && ev.Reason == "removed" })
+	var last []string
+	await(t, sub, "a's tools removed", func(ev Event) bool {
+		if st, ok := ev.(*StatusEvent); ok && st.Status.Name == "a" {
+			last = append(last, fmt.Sprintf("%v removed=%v", st.Status.State, st.Removed))
+		}
+		tc, ok := ev.(*ToolsChangedEvent)
+		return ok && tc.Server == "a" && tc.Reason == "removed"
+	})
+	if diff := cmp.Diff([]string{"stopped removed=true"}, last); diff != "" {
+		t.Errorf("a's statuses after its removal (-want +got):\n%s", diff)
+	}
 	if got := names(w.Statuses()); !cmp.Equal(got, []string{"b"}) {
 		t.Errorf("statuses after removing a: %v", got)
 	}
@@ -141,6 +153,39 @@ func TestConfigEdit(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("a's process %d after its removal: kill 0 = %v, want ESRCH", pid, err)
+	}
+}
+
+// A server removed from the config or the project's file is told as
+// removed whatever its state: a stopped server's Conn has nothing more to
+// say, and a pending project server has no Conn.
+func TestServerRemoved(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "a"), server(t, "b")}, nil))
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
+	w := e.open(t)
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	settle(t, w)
+	if _, err := w.StopServer(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "b")}, nil))
+	got := await(t, sub, "a removed", func(ev *StatusEvent) bool { return ev.Status.Name == "a" && ev.Removed })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mcp.Status{Name: "a", Scope: config.ScopeUser, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateStopped, Command: []string{exe}}
+	if diff := cmp.Diff(want, got.Status); diff != "" {
+		t.Errorf("a's last status (-want +got):\n%s", diff)
+	}
+
+	writeJSON(t, e.projectFile(), mcpSection(nil, nil))
+	await(t, sub, "p removed", func(ev *StatusEvent) bool { return ev.Status.Name == "p" && ev.Removed })
+	if got := names(w.Statuses()); !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("statuses after the removals: %v", got)
 	}
 }
 

@@ -56,6 +56,7 @@ var fixtures = map[string][]any{
 			Name: "huge", Scope: "user", Type: "remote", Transport: "http", State: StateConnected, ToolCount: 1000,
 			URL: "https://tools.example.com/mcp", ToolListCut: "the tool list was cut at 1000 tools after 10 pages",
 		},
+		ServerStatus{Name: "old", Scope: "user", Type: "local", Transport: "stdio", State: StateRemoved, Command: []string{"old-server"}},
 	},
 	"ToolInfo.json": {
 		ToolInfo{

@@ -19,6 +19,9 @@ const (
 	StateReconnecting     ServerState = "reconnecting"
 	StateFailed           ServerState = "failed"
 	StateStopped          ServerState = "stopped"
+	// StateRemoved is the last status of a server whose entry left the
+	// config or the project's settings; freecode/servers never lists it.
+	StateRemoved ServerState = "removed"
 )
 
 // ServerInfo is the name and version an MCP server reported in initialize.

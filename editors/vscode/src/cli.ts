@@ -27,3 +27,8 @@ export function runCli(s: Settings, args: readonly string[]): Promise<CliResult>
 		});
 	});
 }
+
+/** message is one line of the CLI's output for a notification: without the ✓ or ✗ a terminal reader gets. */
+export function message(line: string): string {
+	return line.trim().replace(/^[✓✗]\s*/u, '');
+}

@@ -12,7 +12,6 @@ import {
 	LanguageClient,
 	RevealOutputChannelOn,
 	State,
-	TransportKind,
 	type LanguageClientOptions,
 	type ServerOptions,
 	type StateChangeEvent,
@@ -108,10 +107,10 @@ export class Sidecar implements vscode.Disposable {
 	}
 
 	private build(s: Settings): LanguageClient {
-		const serverOptions: ServerOptions = {
-			command: s.serverPath,
-			transport: TransportKind.stdio,
-		};
+		// No transport: that is stdio too, without the --stdio argument
+		// TransportKind.stdio appends, which freecode-serve (stdio unless
+		// told --listen) does not take.
+		const serverOptions: ServerOptions = { command: s.serverPath };
 		const init: InitializationOptions = s.configPath ? { configPath: s.configPath } : {};
 		const clientOptions: LanguageClientOptions = {
 			// No documents: the sidecar serves FreeCode's own methods, not a language.

@@ -12,7 +12,7 @@ import { ReadOnlyDocs } from './readOnlyDocs';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
-import { ServersModel } from './views/serversTree';
+import { ServersModel, toolKind } from './views/serversTree';
 import { ServersView } from './views/serversView';
 import { watchSidecar } from './watch';
 
@@ -28,7 +28,10 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const sc = new Sidecar(
 		model,
 		{
-			askPermission: (req, token) => askPermission(req, settings().argumentChars, token, docs),
+			askPermission: (req, token) => {
+				const tool = model.tool(req.tool);
+				return askPermission(req, settings().argumentChars, token, docs, tool && toolKind(tool) === 'destructive');
+			},
 			serverLog: (l) => logs.append(l),
 			configProblems: (p) => problems.set(p),
 			toolProgress: (p) => toolRuns.onProgress(p),

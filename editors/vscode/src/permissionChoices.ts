@@ -43,20 +43,26 @@ export function prettyArguments(args: unknown): string {
 }
 
 /**
- * permissionPrompt builds the modal for one request. Arguments longer than
+ * permissionPrompt builds the modal for one request. destructive is the
+ * tool's own hint (ToolInfo.destructive), which the request does not carry;
+ * undefined when the tool is not known. Arguments longer than
  * maxArgumentChars are cut, and a Show Full Arguments button appears.
  * "Always Allow in This Project" is offered only when the sidecar says the
  * project is trusted: an untrusted project's allow rules are ignored, so the
  * button would promise something that does not happen.
  */
-export function permissionPrompt(req: PermissionRequest, maxArgumentChars: number): Prompt {
+export function permissionPrompt(req: PermissionRequest, maxArgumentChars: number, destructive?: boolean): Prompt {
 	const pretty = printable(prettyArguments(req.arguments));
 	const cut = pretty.length > maxArgumentChars;
 	const shown = cut ? pretty.slice(0, maxArgumentChars) : pretty;
 	const tool = oneLine(req.tool, 120);
 	const lines = [
 		req.server !== undefined ? `Server: ${oneLine(req.server, 80)}` : 'Built-in tool',
-		req.readOnly ? 'This tool only reads (read-only).' : 'This tool can change things (not read-only).',
+		req.readOnly
+			? 'This tool only reads (read-only).'
+			: destructive
+				? 'This tool can change things, maybe for good (destructive, as its server describes it).'
+				: 'This tool can change things (not read-only).',
 		`Why you are asked: ${oneLine(req.reason, 300)}`,
 		'',
 		'Arguments:',

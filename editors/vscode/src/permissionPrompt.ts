@@ -14,8 +14,9 @@ export async function askPermission(
 	argumentChars: number,
 	token: CancellationToken,
 	docs: ReadOnlyDocs,
+	destructive?: boolean,
 ): Promise<PermissionResponse> {
-	const prompt = permissionPrompt(req, argumentChars);
+	const prompt = permissionPrompt(req, argumentChars, destructive);
 	const cancelled = new Promise<undefined>((resolve) => {
 		if (token.isCancellationRequested) resolve(undefined);
 		token.onCancellationRequested(() => resolve(undefined));

@@ -67,7 +67,9 @@ export type ServerState =
 	| 'connected'
 	| 'reconnecting'
 	| 'failed'
-	| 'stopped';
+	| 'stopped'
+	/** A server's last freecode/servers/status once its entry left the config; never in freecode/servers. */
+	| 'removed';
 
 /** ServerStates lists ServerState's values, for code that needs them at run time. */
 export const ServerStates: readonly ServerState[] = [
@@ -79,6 +81,7 @@ export const ServerStates: readonly ServerState[] = [
 	'reconnecting',
 	'failed',
 	'stopped',
+	'removed',
 ];
 
 /** The name and version a server reports in initialize. */
@@ -103,6 +106,12 @@ export interface ServerStatus {
 	lastPingMs?: number;
 	lastError?: string;
 	stderrTail?: string[];
+	/** A local server's argv as configured, ${env:NAME} unexpanded: what approving a project server would run. */
+	command?: string[];
+	/** A remote server's URL, its secrets shown as ***. */
+	url?: string;
+	/** Set when the server's tool list was cut short, and says why. */
+	toolListCut?: string;
 }
 
 /** ToolInfo is one tool of the registry (freecode/tools). */

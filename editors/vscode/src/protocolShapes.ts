@@ -153,6 +153,7 @@ export const serverState = enumOf<p.ServerState>({
 	reconnecting: true,
 	failed: true,
 	stopped: true,
+	removed: true,
 });
 
 export const serverStatus = obj<p.ServerStatus>({
@@ -169,6 +170,9 @@ export const serverStatus = obj<p.ServerStatus>({
 	lastPingMs: opt(num),
 	lastError: opt(str),
 	stderrTail: opt(arrayOf(str)),
+	command: opt(arrayOf(str)),
+	url: opt(str),
+	toolListCut: opt(str),
 });
 
 export const toolInfo = obj<p.ToolInfo>({

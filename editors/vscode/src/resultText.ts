@@ -51,7 +51,10 @@ export function resultDocument(tool: string, r: ToolResult): string {
 /** resultSummary is one line for a notification. */
 export function resultSummary(tool: string, r: ToolResult): string {
 	const first = r.content.find((c) => c.type === 'text' && typeof c.text === 'string')?.text as string | undefined;
-	const what = first ? `: ${oneLine(first, 160)}` : '';
+	const text = first ? oneLine(first, 160) : '';
+	// The sidecar's own texts name the tool already ("… was denied by the user").
+	if (text.startsWith(`${tool} `)) return text;
+	const what = text ? `: ${text}` : '';
 	if (r.decision === 'denied') return `${tool} was denied${what}`;
 	if (r.decision === 'invalid') return `${tool} was not run${what}`;
 	if (r.isError) return `${tool} failed${what}`;

@@ -42,6 +42,9 @@ export interface Hooks {
 
 /** Session is one live connection to the sidecar. */
 export class Session {
+	// Set once listen's registration is disposed: the connection is being
+	// shut down, and what it answers from then on is no news.
+	private closed = false;
 	private refreshing?: Promise<void>;
 	private refreshAgain = false;
 	// Statuses that arrived while freecode/servers was in flight: its answer
@@ -70,7 +73,12 @@ export class Session {
 				if (this.check('freecode/tools/progress', shapes.toolProgress, params)) this.hooks.toolProgress?.(params);
 			}),
 		];
-		return { dispose: () => subs.forEach((s) => s.dispose()) };
+		return {
+			dispose: () => {
+				this.closed = true;
+				subs.forEach((s) => s.dispose());
+			},
+		};
 	}
 
 	private check<V>(what: string, shape: shapes.Check<V>, v: unknown): v is V {
@@ -103,8 +111,8 @@ export class Session {
 	private onToolsChanged(params: unknown): void {
 		if (!this.check('freecode/tools/changed', shapes.toolsChanged, params)) return;
 		this.hooks.toolsChanged?.(params);
-		// The tool set changed: a server may have come or gone too (the
-		// protocol has no "removed" notification), so both lists are read again.
+		// The tool set changed. The servers are read with the tools, so the
+		// tree's counts and its tool nodes come from one moment.
 		void this.refresh();
 	}
 
@@ -113,6 +121,7 @@ export class Session {
 	 * that arrive while one runs make one more run after it, not one each.
 	 */
 	refresh(): Promise<void> {
+		if (this.closed) return Promise.resolve();
 		if (this.refreshing) {
 			this.refreshAgain = true;
 			return this.refreshing;
@@ -122,7 +131,7 @@ export class Session {
 				do {
 					this.refreshAgain = false;
 					await this.readOnce();
-				} while (this.refreshAgain);
+				} while (this.refreshAgain && !this.closed);
 			} finally {
 				this.refreshing = undefined;
 			}
@@ -137,13 +146,14 @@ export class Session {
 				this.conn.sendRequest<p.ServersResult>(p.Requests.servers, {}),
 				this.conn.sendRequest<p.ToolsResult>(p.Requests.tools, {}),
 			]);
+			if (this.closed) return;
 			const statuses = (servers?.servers ?? []).filter((s) => this.check('ServerStatus', shapes.serverStatus, s));
 			const later = this.pendingStatuses;
 			this.model.setServers(statuses);
 			for (const s of later) this.model.updateServer(s);
 			this.model.setTools((tools?.tools ?? []).filter((t) => this.check('ToolInfo', shapes.toolInfo, t)));
 		} catch (e) {
-			this.hooks.warn?.(`reading the servers from the sidecar failed: ${(e as Error).message}`);
+			if (!this.closed) this.hooks.warn?.(`reading the servers from the sidecar failed: ${(e as Error).message}`);
 		} finally {
 			this.pendingStatuses = undefined;
 		}
@@ -177,7 +187,12 @@ export class Session {
 
 	/** execute runs a batch; cancelling token sends $/cancelRequest, which cancels every call still running. */
 	execute(calls: p.ToolCall[], token?: CancellationToken): Promise<p.ExecuteResult> {
-		return this.conn.sendRequest(p.Requests.toolsExecute, { calls } satisfies p.ExecuteParams, token);
+		const params = { calls } satisfies p.ExecuteParams;
+		// vscode-jsonrpc takes a trailing argument for a token only when it
+		// is one: an undefined one would make the params positional, [params,
+		// null], which the sidecar rightly refuses.
+		if (token) return this.conn.sendRequest(p.Requests.toolsExecute, params, token);
+		return this.conn.sendRequest(p.Requests.toolsExecute, params);
 	}
 
 	project(): Promise<p.ProjectResult> {

@@ -38,6 +38,19 @@ test('prompt: the tool, its server, read-only or not, why, and the arguments', (
 	assert.equal(p.fullArguments, undefined);
 });
 
+test('prompt: a tool its server calls destructive says so', () => {
+	const lines = (destructive?: boolean) => permissionPrompt(req, 1200, destructive).detail.split('\n')[1];
+	assert.deepEqual(
+		[lines(true), lines(false), lines(undefined), permissionPrompt({ ...req, readOnly: true }, 1200, true).detail.split('\n')[1]],
+		[
+			'This tool can change things, maybe for good (destructive, as its server describes it).',
+			'This tool can change things (not read-only).',
+			'This tool can change things (not read-only).',
+			'This tool only reads (read-only).',
+		],
+	);
+});
+
 const answers: { name: string; req: PermissionRequest; pick: string | undefined; want: unknown; buttons: string[] }[] = [
 	{
 		name: 'Allow Once',

@@ -5,25 +5,60 @@ import { test } from 'node:test';
 import type { ToolResult } from '../src/protocol';
 import { resultDocument, resultSummary } from '../src/resultText';
 
-const results: ToolResult[] = JSON.parse(
+const fixtures: ToolResult[] = JSON.parse(
 	readFileSync(join(__dirname, '..', '..', 'test', 'fixtures', 'ToolResult.json'), 'utf8'),
 );
 
-test('result: summaries say ran, denied, not run', () => {
-	assert.deepEqual(
-		results.map((r) => resultSummary('mcp__demo__x', r)),
-		[
-			'mcp__demo__x ran in 3 ms',
-			'mcp__demo__x was denied: denied: you answered deny to the prompt for mcp__demo__delete_file',
-			'mcp__demo__x ran in 12.5 ms',
-			"mcp__demo__x was not run: invalid arguments for mcp__demo__read_file: at '': missing property 'path'",
-		],
-	);
+const text = (t: string) => ({ type: 'text', text: t });
+const result = (over: Partial<ToolResult>): ToolResult => ({
+	callId: 'c',
+	content: [],
+	isError: false,
+	decision: 'allowed',
+	durationMs: 0,
+	...over,
 });
 
+const summaries: { name: string; r: ToolResult; want: string }[] = [
+	{ name: 'allowed', r: result({ content: [text('ok')], durationMs: 12.5 }), want: 'mcp__demo__x ran in 12.5 ms' },
+	{ name: 'asked and allowed', r: result({ decision: 'asked', durationMs: 3 }), want: 'mcp__demo__x ran in 3 ms' },
+	{
+		name: 'denied, with the first text block on one line',
+		r: result({ decision: 'denied', isError: true, content: [{ type: 'image', data: '' }, text('denied:\nyou said no')] }),
+		want: 'mcp__demo__x was denied: denied: you said no',
+	},
+	{
+		name: 'denied, in words that name the tool already',
+		r: result({ decision: 'denied', isError: true, content: [text('mcp__demo__x was denied by the user')] }),
+		want: 'mcp__demo__x was denied by the user',
+	},
+	{
+		name: 'invalid arguments',
+		r: result({ decision: 'invalid', isError: true, content: [text("missing property 'path'")] }),
+		want: "mcp__demo__x was not run: missing property 'path'",
+	},
+	{
+		name: 'a tool error',
+		r: result({ isError: true, content: [text('no such file')] }),
+		want: 'mcp__demo__x failed: no such file',
+	},
+];
+
+for (const tc of summaries) {
+	test(`result: summary of ${tc.name}`, () => {
+		assert.equal(resultSummary('mcp__demo__x', tc.r), tc.want);
+	});
+}
+
 test('result: the document has every content block, structured content and the cut', () => {
+	const r = result({
+		content: [text('Created issue #1: hello'), { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' }],
+		structuredContent: { number: 1, title: 'hello' },
+		durationMs: 12.5,
+		truncated: { shownChars: 50000, totalChars: 120000, savedTo: '/tmp/freecode-results/c3.txt' },
+	});
 	assert.equal(
-		resultDocument('mcp__demo__create_issue', results[2]),
+		resultDocument('mcp__demo__create_issue', r),
 		[
 			'mcp__demo__create_issue — ok, allowed by the rules, 12.5 ms',
 			'='.repeat(59),
@@ -39,4 +74,13 @@ test('result: the document has every content block, structured content and the c
 			'',
 		].join('\n'),
 	);
+});
+
+test('result: every fixture result shows each of its text blocks and where a cut result was saved', () => {
+	for (const r of fixtures) {
+		const doc = resultDocument('t', r);
+		for (const c of r.content) if (c.type === 'text') assert.ok(doc.includes(String(c.text)), doc);
+		if (r.truncated) assert.ok(doc.includes(r.truncated.savedTo), doc);
+		assert.ok(resultSummary('t', r).startsWith('t '));
+	}
 });

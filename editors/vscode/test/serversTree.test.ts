@@ -118,6 +118,18 @@ const cases: { name: string; steps: Step[]; want: string[] }[] = [
 		],
 	},
 	{
+		name: 'a removed server leaves the tree with its tools, whatever its state was',
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'off', state: 'stopped' }), st({ name: 'p', scope: 'project', state: 'awaitingApproval' })]),
+			(m) => m.setTools(demoTools),
+			(m) => m.updateServer(st({ state: 'removed' })),
+			(m) => m.updateServer(st({ name: 'off', state: 'removed' })),
+			(m) => m.updateServer(st({ name: 'p', scope: 'project', state: 'removed' })),
+			(m) => m.updateServer(st({ name: 'demo', state: 'connecting' })),
+		],
+		want: ['loading~spin demo — connecting… [server state:connecting scope:user]'],
+	},
+	{
 		name: "one server's tool list replaces only that server's tools; built-ins are not shown",
 		steps: [
 			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'b', state: 'connected', toolCount: 1 })]),
@@ -155,6 +167,10 @@ test('tree: every fixture status makes a node with an icon and its state in the 
 		assert.ok(n.icon.id, s.name);
 		assert.match(n.contextValue, new RegExp(`\\bstate:${s.state}\\b`));
 		assert.ok(n.tooltip.startsWith(s.name), n.tooltip);
+		// What a server runs or reaches is on its node, whatever its state.
+		if (s.command) assert.ok(n.tooltip.includes(`command: ${s.command[0]}`), n.tooltip);
+		if (s.url) assert.ok(n.tooltip.includes(`url: ${s.url}`), n.tooltip);
+		if (s.toolListCut) assert.ok(n.tooltip.includes(s.toolListCut), n.tooltip);
 	}
 });
 
@@ -166,13 +182,24 @@ test('tree: control characters from a server are escaped, not shown', () => {
 	assert.ok(t.tooltip.includes('Deletes.\\x07'), t.tooltip);
 });
 
-test('tree: the tooltip of a failed server has its error and stderr tail', () => {
-	const n = serverNode(statuses[1], []);
+test('tree: the tooltip of a failed server has its command, error and stderr tail', () => {
+	const n = serverNode(
+		st({
+			name: 'fs',
+			transport: 'stdio',
+			state: 'failed',
+			command: ['npx', '-y', '@modelcontextprotocol/server-filesystem', '/home/me/My Files', "it's", ''],
+			lastError: 'starting fs: exec: "npx": executable file not found in $PATH',
+			stderrTail: ['line one', 'line two'],
+		}),
+		[],
+	);
 	assert.equal(
 		n.tooltip,
 		[
 			'fs — failed',
 			'local (stdio), from your config',
+			"command: npx -y @modelcontextprotocol/server-filesystem '/home/me/My Files' 'it'\\''s' ''",
 			'last error: starting fs: exec: "npx": executable file not found in $PATH',
 			'stderr:',
 			'  line one',
@@ -181,16 +208,67 @@ test('tree: the tooltip of a failed server has its error and stderr tail', () =>
 	);
 });
 
+test('tree: a project server awaiting approval shows what it would run', () => {
+	const n = serverNode(st({ name: 'repo-tools', scope: 'project', state: 'awaitingApproval', command: ['./scripts/mcp.sh', '${env:HOME}/src'] }), []);
+	assert.equal(n.description, 'awaiting approval · project');
+	assert.equal(
+		n.tooltip,
+		[
+			'repo-tools — awaiting approval',
+			"local (stdio), from this project's settings",
+			'command: ./scripts/mcp.sh ${env:HOME}/src',
+			'This project ships this server; it runs once you approve it.',
+		].join('\n'),
+	);
+});
+
+test('tree: a remote server shows its URL, and a cut tool list says so', () => {
+	const n = serverNode(
+		st({
+			name: 'huge',
+			type: 'remote',
+			transport: 'http',
+			state: 'connected',
+			toolCount: 1000,
+			url: 'https://tools.example.com/mcp?key=***',
+			toolListCut: 'the tool list was cut at 1000 tools after 10 pages',
+		}),
+		[],
+	);
+	assert.equal(n.description, 'connected · 1000 tools (list cut)');
+	assert.equal(
+		n.tooltip,
+		[
+			'huge — connected',
+			'remote (http), from your config',
+			'url: https://tools.example.com/mcp?key=***',
+			'tools: 1000',
+			'tool list cut: the tool list was cut at 1000 tools after 10 pages',
+		].join('\n'),
+	);
+});
+
 test('tree: summary counts connected of enabled and names the failed', () => {
 	const m = new ServersModel();
-	m.setServers(statuses);
+	m.setServers([
+		st({ name: 'a', state: 'connected', toolCount: 2 }),
+		st({ name: 'b', state: 'connected' }),
+		st({ name: 'c', state: 'failed' }),
+		st({ name: 'd', state: 'failed' }),
+		st({ name: 'e', scope: 'project', state: 'awaitingApproval' }),
+		st({ name: 'f', type: 'remote', state: 'needsAuth' }),
+		st({ name: 'g', state: 'disabled' }),
+		st({ name: 'h', state: 'connecting' }),
+		st({ name: 'i', state: 'reconnecting', toolCount: 4 }),
+		st({ name: 'j', state: 'stopped' }),
+	]);
 	assert.deepEqual(m.summary(), {
-		total: 8,
-		enabled: 7,
-		connected: 1,
-		failed: ['fs'],
-		awaitingApproval: ['repo-tools'],
-		needsAuth: ['gh'],
+		total: 10,
+		enabled: 9,
+		connected: 2,
+		failed: ['c', 'd'],
+		awaitingApproval: ['e'],
+		needsAuth: ['f'],
 		busy: 2,
 	});
 });

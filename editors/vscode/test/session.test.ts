@@ -6,7 +6,13 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, test } from 'node:test';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+	CancellationTokenSource,
+	createMessageConnection,
+	StreamMessageReader,
+	StreamMessageWriter,
+	type MessageConnection,
+} from 'vscode-jsonrpc/node';
 import type { PermissionResponse, ServerStatus, ToolInfo } from '../src/protocol';
 import { Session } from '../src/session';
 import { ServersModel } from '../src/views/serversTree';
@@ -17,6 +23,7 @@ let model: ServersModel;
 let warnings: string[];
 let answer: () => Promise<PermissionResponse>;
 let session: Session;
+let listening: { dispose(): void };
 
 beforeEach(() => {
 	const a = new PassThrough();
@@ -27,7 +34,7 @@ beforeEach(() => {
 	warnings = [];
 	answer = async () => ({ decision: 'allowOnce' });
 	session = new Session(ext, model, { askPermission: () => answer(), warn: (m) => warnings.push(m) });
-	session.listen();
+	listening = session.listen();
 	ext.listen();
 	peer.listen();
 });
@@ -157,4 +164,39 @@ test('session: a notification that does not fit the protocol is ignored and repo
 	await ext.sendRequest('ping');
 	assert.equal(model.server('demo')?.state, 'connected');
 	assert.match(warnings[0], /^ignored a freecode\/servers\/status that does not fit the protocol: /);
+});
+
+test('session: execute sends its params by name, with a token or without', async () => {
+	const got: unknown[] = [];
+	peer.onRequest('freecode/tools/execute', (params: unknown) => {
+		got.push(params);
+		return { results: [] };
+	});
+	const calls = [{ callId: 'c1', tool: 'mcp__demo__read_file', arguments: { path: 'x' } }];
+	await session.execute(calls);
+	await session.execute(calls, new CancellationTokenSource().token);
+	assert.deepEqual(got, [{ calls }, { calls }]);
+});
+
+test('session: once it stops listening, a read in flight is not repeated, nor its failure reported', async () => {
+	let reads = 0;
+	const gate = deferred<void>();
+	peer.onRequest('freecode/servers', async () => {
+		reads++;
+		await gate.promise;
+		throw new Error('the frontend sent shutdown; only exit is taken');
+	});
+	peer.onRequest('freecode/tools', () => ({ tools: [] }));
+	const refreshed = session.refresh();
+	// The servers stopping change the tools while the read is out: without
+	// the stop, that would make one more read.
+	await peer.sendNotification('freecode/tools/changed', { hashes: { anthropic: 'a', openai: 'o' }, reason: 'stopped' });
+	peer.onRequest('ping', () => 'pong');
+	await ext.sendRequest('ping');
+	listening.dispose();
+	gate.resolve();
+	await refreshed;
+	await session.refresh();
+	assert.equal(reads, 1);
+	assert.deepEqual(warnings, []);
 });

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { runCli } from '../cli';
+import { message, runCli } from '../cli';
 import { checkRemoteUrl, checkServerName } from '../serverName';
 import type { CommandFactory } from './util';
 import { showError } from './util';
@@ -42,7 +42,7 @@ export const addServer: CommandFactory = (fc) => async () => {
 			void vscode.window.showErrorMessage(`Adding ${name.trim()} failed: ${(r.stderr || r.stdout).trim()}`);
 			return;
 		}
-		const pick = await vscode.window.showInformationMessage(r.stdout.split('\n')[0].trim(), 'Open MCP Config');
+		const pick = await vscode.window.showInformationMessage(message(r.stdout.split('\n')[0]), 'Open MCP Config');
 		if (pick) await vscode.commands.executeCommand('freecode.openConfig');
 	} catch (e) {
 		showError('Adding the server', e);

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { printable } from '../text';
+import { printable, truncate } from '../text';
+import { commandLine } from '../views/serversTree';
 import type { CommandFactory } from './util';
 import { serverAction } from './serverAction';
 import { serverName } from './util';
@@ -12,14 +13,19 @@ import { serverName } from './util';
 export const approveServer: CommandFactory = (fc) => async (node?: unknown) => {
 	const name = await serverName(fc, node, 'Project server to approve');
 	if (!name) return;
+	const st = fc.model.server(name);
+	// What approving runs, as the sidecar reports it: the entry itself, not
+	// what the project's file might say by the time the user reads it.
+	const what = st?.command?.length
+		? `It runs this command, chosen by the project's authors, with your user's rights:\n\n${truncate(commandLine(st.command), 2000)}\n\n`
+		: st?.url
+			? `It reaches this URL, chosen by the project's authors:\n\n${truncate(printable(st.url), 2000)}\n\n`
+			: "It runs a command (or reaches a URL) chosen by the project's authors, with your user's rights. ";
 	const ok = await vscode.window.showWarningMessage(
 		`Run the MCP server "${printable(name)}" that this project ships?`,
 		{
 			modal: true,
-			detail:
-				"It runs a command (or reaches a URL) chosen by the project's authors, with your user's rights. " +
-				'Approve only servers of projects you trust; any change to the entry asks again. ' +
-				'Open MCP Config or the project\'s .freecode/settings.json to read the entry first.',
+			detail: what + 'Approve only servers of projects you trust; any change to the entry asks again.',
 		},
 		'Approve',
 	);

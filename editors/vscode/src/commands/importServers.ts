@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { runCli, type CliResult } from '../cli';
+import { message, runCli, type CliResult } from '../cli';
 import { truncate } from '../text';
 import type { CommandFactory } from './util';
 import { showError } from './util';
@@ -55,7 +55,7 @@ export const importServers: CommandFactory = (fc) => async () => {
 		const r = await runCli(fc.settings(), args);
 		const out = `${r.stdout}${r.stderr}`.trim();
 		if (r.code !== 0) void vscode.window.showErrorMessage(truncate(out, 1000));
-		else void vscode.window.showInformationMessage(out.split('\n').pop() ?? 'Imported.');
+		else void vscode.window.showInformationMessage(message(out.split('\n').pop() ?? 'Imported.'));
 	} catch (e) {
 		showError(`Importing from ${pick.label}`, e);
 	}

@@ -63,6 +63,8 @@ const stateIcons: Record<ServerState, Icon> = {
 	needsAuth: { id: 'key', color: 'editorWarning.foreground' },
 	disabled: { id: 'circle-slash', color: 'disabledForeground' },
 	stopped: { id: 'debug-stop' },
+	// Never on a node: a removed server leaves the tree.
+	removed: { id: 'trash', color: 'disabledForeground' },
 };
 
 const stateWords: Record<ServerState, string> = {
@@ -74,6 +76,7 @@ const stateWords: Record<ServerState, string> = {
 	needsAuth: 'sign-in needed',
 	disabled: 'disabled',
 	stopped: 'stopped',
+	removed: 'removed',
 };
 
 /** The longest error text a description shows; the tooltip has all of it. */
@@ -105,9 +108,14 @@ export class ServersModel {
 		this.changed();
 	}
 
-	/** updateServer applies one freecode/servers/status notification. */
+	/** updateServer applies one freecode/servers/status notification; a removed server leaves, with its tools. */
 	updateServer(s: ServerStatus): void {
-		this.servers.set(s.name, s);
+		if (s.state === 'removed') {
+			this.servers.delete(s.name);
+			this.tools.delete(s.name);
+		} else {
+			this.servers.set(s.name, s);
+		}
 		this.changed();
 	}
 
@@ -210,7 +218,9 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 		parts.push(stateWords[s.state]);
 	}
 	// A reconnecting server keeps its tools registered, so its count still matters.
-	if (s.state === 'connected' || s.state === 'reconnecting') parts.push(plural(s.toolCount, 'tool', 'tools'));
+	if (s.state === 'connected' || s.state === 'reconnecting') {
+		parts.push(plural(s.toolCount, 'tool', 'tools') + (s.toolListCut ? ' (list cut)' : ''));
+	}
 	if (s.scope === 'project') parts.push('project');
 	const words = [
 		'server',
@@ -236,9 +246,12 @@ export function serverTooltip(s: ServerStatus): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
 	const kind = s.type === 'local' ? 'local (stdio)' : `remote${s.transport ? ` (${s.transport})` : ''}`;
 	lines.push(`${kind}, ${s.scope === 'project' ? "from this project's settings" : 'from your config'}`);
+	if (s.command && s.command.length > 0) lines.push(`command: ${commandLine(s.command)}`);
+	if (s.url) lines.push(`url: ${printable(s.url)}`);
 	if (s.serverInfo) lines.push(`server: ${printable(s.serverInfo.name)} ${printable(s.serverInfo.version)}`);
 	if (s.protocolVersion) lines.push(`protocol: ${printable(s.protocolVersion)}`);
 	if (s.state === 'connected' || s.state === 'reconnecting') lines.push(`tools: ${s.toolCount}`);
+	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
 	if (s.connectedAt) lines.push(`connected since: ${printable(s.connectedAt)}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
@@ -250,6 +263,19 @@ export function serverTooltip(s: ServerStatus): string {
 		for (const l of s.stderrTail.slice(-5)) lines.push(`  ${printable(l)}`);
 	}
 	return lines.join('\n');
+}
+
+/**
+ * commandLine shows an argv as one line a person can read back: an argument
+ * that is empty or holds whitespace, a quote or a backslash is
+ * single-quoted, so the words stay apart. ${env:NAME} is FreeCode's, not a
+ * shell's, and is shown as configured.
+ */
+export function commandLine(argv: readonly string[]): string {
+	return argv
+		.map((a) => (a === '' || /[\s'"\\]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a))
+		.map(printable)
+		.join(' ');
 }
 
 /** toolKind says what a tool may do: read-only only when it says so (MCP's hints default to destructive). */

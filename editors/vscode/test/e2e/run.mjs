@@ -7,12 +7,13 @@
 //
 // Scenarios (all by default):
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
-//   cli              no sidecar (as today's builds): Add MCP Server checks the name before writing and
-//                    writes through the freecode CLI; Import MCP Servers previews a Claude Desktop config,
-//                    then imports it.
+//   cli              no server configured: the welcome view offers Add and Import; Add MCP Server checks
+//                    the name before writing, writes through the bundled freecode CLI, and the server
+//                    connects; Import MCP Servers previews a Claude Desktop config, then imports it.
 //   demo             the demo server connected with its tools; Run Tool… on the destructive delete_file
 //                    shows the permission dialog; Deny shows the denial; Allow Once runs it (the file is
-//                    really gone); editing the config in the editor adds a server to the tree, no reload.
+//                    really gone); editing the config in the editor adds a server to the tree, no reload;
+//                    stopped, then removed from the config, it leaves the tree.
 //
 // Run it with Node 24 (code-server's own); playwright-core comes from the
 // extension's node_modules. Waits have generous timeouts for the external
@@ -376,10 +377,10 @@ async function quickPick(page, text) {
 }
 
 async function scenarioCli() {
-	if (!args.bin) throw new Error('the cli scenario needs --bin (the directory with the freecode CLI)');
-	const cli = path.join(args.bin, 'freecode');
-	if (!fs.existsSync(cli)) throw new Error(`no ${cli}: run make build`);
-	const settings = { 'freecode.serverPath': '/nonexistent/freecode-e2e/freecode-serve', 'freecode.cliPath': cli };
+	if (!args.bin) throw new Error('the cli scenario needs --bin (the directory with demo-server)');
+	const demo = path.join(args.bin, 'demo-server');
+	if (!fs.existsSync(demo)) throw new Error(`no ${demo}: run make build`);
+	// No freecode.* setting: the sidecar and the CLI are the ones in the .vsix.
 	let configPath;
 	const config = () => (fs.existsSync(configPath) ? fs.readFileSync(configPath, 'utf8') : '');
 	const prepare = (d) => {
@@ -387,15 +388,20 @@ async function scenarioCli() {
 		// Claude Desktop's file where the CLI looks for it: the XDG config dir.
 		const claude = path.join(d.env.XDG_CONFIG_HOME, 'Claude', 'claude_desktop_config.json');
 		fs.mkdirSync(path.dirname(claude), { recursive: true });
-		const servers = { memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } };
+		const servers = { imported: { command: demo, args: ['--name', 'imported'] } };
 		fs.writeFileSync(claude, JSON.stringify({ mcpServers: servers }, null, 2));
 	};
-	await inVSCode('cli', settings, prepare, async (page) => {
-		// The palette lists what the extension contributes only once the
-		// extension host has read it; the status item shows it is active.
-		await step(page, 'the extension is active', () => page.locator('.statusbar-item', { hasText: 'MCP' }).first().waitFor());
+	await inVSCode('cli', {}, prepare, async (page) => {
+		await step(page, 'with no server configured, the view offers Add and Import', async () => {
+			await openServersView(page);
+			await page.getByText('No MCP server is configured yet.').waitFor();
+			await page.getByRole('button', { name: 'Add MCP Server', exact: true }).waitFor();
+			await page.getByRole('button', { name: 'Import MCP Servers', exact: true }).waitFor();
+			await page.locator('.statusbar-item', { hasText: 'MCP' }).first().waitFor();
+		});
+		await shot(page, 'welcome');
 		await step(page, 'Add MCP Server refuses a bad name before writing', async () => {
-			await runCommand(page, 'FreeCode: Add MCP Server…');
+			await page.getByRole('button', { name: 'Add MCP Server', exact: true }).click();
 			await quickPick(page, 'Local');
 			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (2/3)' }).waitFor();
 			await page.locator('.quick-input-widget input').fill('bad__name');
@@ -404,32 +410,35 @@ async function scenarioCli() {
 			await page.locator('.quick-input-message', { hasText: 'No "__"' }).waitFor();
 		});
 		await shot(page, 'add-server-name-check');
-		await step(page, 'Add MCP Server writes the entry through the CLI', async () => {
-			await page.locator('.quick-input-widget input').fill('fs');
+		await step(page, 'Add MCP Server writes the entry through the bundled CLI, and the server connects', async () => {
+			await page.locator('.quick-input-widget input').fill('added');
 			await page.keyboard.press('Enter');
 			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (3/3)' }).waitFor();
-			await page.locator('.quick-input-widget input').fill('npx -y @modelcontextprotocol/server-filesystem /tmp');
+			await page.locator('.quick-input-widget input').fill(`${demo} --name added`);
 			await page.keyboard.press('Enter');
-			await page.locator('.notifications-toasts', { hasText: 'Added local server "fs"' }).waitFor();
-			const cfg = JSON.parse(config());
-			const fsEntry = cfg.mcp.servers.find((s) => s.name === 'fs');
-			if (!fsEntry || fsEntry.command.join(' ') !== 'npx -y @modelcontextprotocol/server-filesystem /tmp') {
+			await page.locator('.notifications-toasts', { hasText: 'Added local server "added"' }).waitFor();
+			const entry = JSON.parse(config()).mcp.servers.find((s) => s.name === 'added');
+			if (!entry || entry.command.join(' ') !== `${demo} --name added`) {
 				throw new Error(`config.json does not hold the new entry: ${config()}`);
 			}
+			await treeRow(page, 'added').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
 		});
 		await shot(page, 'add-server-added');
-		await step(page, 'Import MCP Servers previews, then imports', async () => {
+		await step(page, 'Import MCP Servers previews, then imports, and the server connects', async () => {
 			await runCommand(page, 'FreeCode: Import MCP Servers…');
 			await quickPick(page, 'Claude Desktop');
 			const dialog = page.locator('.monaco-dialog-box');
 			await dialog.getByText('Import MCP servers from Claude Desktop?').waitFor();
-			await dialog.getByText('+ memory (local)').waitFor();
-			if (config().includes('"memory"')) throw new Error('the preview already wrote the config');
+			await dialog.getByText('+ imported (local)').waitFor();
+			if (config().includes('"imported"')) throw new Error('the preview already wrote the config');
 			await shot(page, 'import-preview');
 			await dialog.getByRole('button', { name: 'Import' }).click();
 			await page.locator('.notifications-toasts', { hasText: 'Added 1 server' }).waitFor();
-			if (!config().includes('"memory"')) throw new Error(`memory was not imported: ${config()}`);
+			if (!config().includes('"imported"')) throw new Error(`imported was not imported: ${config()}`);
+			await treeRow(page, 'imported').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
+			await page.locator('.statusbar-item', { hasText: 'MCP 2/2' }).first().waitFor();
 		});
+		await shot(page, 'imported');
 	});
 }
 
@@ -468,14 +477,21 @@ async function scenarioDemo() {
 			await row.hover();
 			await row.locator('.actions .action-label[aria-label^="Run Tool"]').click();
 			await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__delete_file' }).waitFor();
-			await replaceEditorText(page, '{ "path": "delete-me.txt" }\n');
+			// As a person fills in the prefilled document: into the quotes of
+			// "path": "", the line before the closing brace.
+			await page.locator('.view-lines', { hasText: '"path": ""' }).waitFor();
+			const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+			await editor.click();
+			for (const key of ['Control+End', 'ArrowUp', 'ArrowUp', 'End', 'ArrowLeft']) await page.keyboard.press(key);
+			await page.keyboard.insertText('delete-me.txt');
+			await page.locator('.view-lines', { hasText: '"path": "delete-me.txt"' }).waitFor();
 		});
 		const run = () => page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
 		const dialog = page.locator('.monaco-dialog-box');
 		await step(page, 'running it asks for permission', async () => {
 			await run();
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
-			await dialog.getByText('This tool can change things (not read-only).').waitFor();
+			await dialog.getByText('This tool can change things, maybe for good (destructive, as its server describes it).').waitFor();
 			await dialog.getByText('"path": "delete-me.txt"').waitFor();
 		});
 		await shot(page, 'permission-prompt');
@@ -507,6 +523,20 @@ async function scenarioDemo() {
 			await page.locator('.statusbar-item', { hasText: 'MCP 2/2' }).first().waitFor();
 		});
 		await shot(page, 'config-edit');
+
+		await step(page, 'a stopped server removed from the config leaves the tree', async () => {
+			const row = treeRow(page, 'second');
+			await row.hover();
+			await row.locator('.actions .action-label[aria-label^="Stop"]').click();
+			await row.locator('.label-description', { hasText: /^stopped$/ }).waitFor();
+			await page.locator('.tab', { hasText: 'config.json' }).click();
+			await replaceEditorText(page, demoConfig(args.bin, d.workspace, false));
+			await page.keyboard.press('Control+S');
+			await treeRow(page, 'second').waitFor({ state: 'detached' });
+			await treeRow(page, 'demo').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
+			await page.locator('.statusbar-item', { hasText: 'MCP 1/1' }).first().waitFor();
+		});
+		await shot(page, 'config-removed');
 	});
 }
 

@@ -39,6 +39,7 @@ let workspace: string;
 let child: ChildProcess;
 let conn: MessageConnection;
 let session: Session;
+let listening: { dispose(): void };
 const model = new ServersModel();
 const asked: PermissionRequest[] = [];
 const buttons: string[] = [];
@@ -105,7 +106,7 @@ before(async () => {
 		},
 		warn: (m) => warnings.push(m),
 	});
-	session.listen();
+	listening = session.listen();
 	conn.listen();
 	const init = await Promise.race([exited, conn.sendRequest<{ capabilities: { experimental?: { freecode?: { protocolVersion: number } } }; serverInfo?: { name: string } }>(
 		'initialize',
@@ -128,6 +129,9 @@ after(async () => {
 	if (skip) return;
 	const pids = ['demo', 'second'].map((n) => model.server(n)?.pid).filter((p): p is number => p !== undefined);
 	const gone = once(child, 'exit');
+	// As the extension's Sidecar.stop does: the session stops listening
+	// first, so the notifications of the servers stopping start no reads.
+	listening.dispose();
 	await conn.sendRequest('shutdown');
 	await conn.sendNotification('exit');
 	await gone;
@@ -203,4 +207,17 @@ test('stop and start a server', { skip }, async () => {
 	const started = await session.start('second');
 	assert.equal(started.state, 'connected');
 	await until('second connected again', () => connected('second', 7));
+});
+
+test('a stopped server removed from the config leaves the tree, from notifications alone', { skip }, async () => {
+	// Stopped, it has no tools whose change would make the tree read the
+	// servers again: only its removed status can take it out.
+	assert.equal((await session.stop('second')).state, 'stopped');
+	await until('second stopped', () => model.server('second')?.state === 'stopped');
+	fs.writeFileSync(configPath, config(false));
+	await until('second gone', () => model.server('second') === undefined);
+	assert.deepEqual(
+		model.serverNodes().map((n) => n.name),
+		['demo'],
+	);
 });
