@@ -186,6 +186,7 @@ var stateMarks = map[protocol.ServerState]string{
 	protocol.StateAwaitingApproval: "!",
 	protocol.StateDisabled:         "-",
 	protocol.StateStopped:          "-",
+	protocol.StateRemoved:          "-",
 }
 
 // printStatus prints one server's status for a person, with the last
