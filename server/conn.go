@@ -90,7 +90,6 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return errShutDown
 	}
 	defer s.remove(sess)
-	sess.id = id
 	sess.logger = s.logger.With("frontend", id)
 	sopts := &protocol.StreamOptions{
 		// The frontend went away: nothing it asked for is worth finishing.

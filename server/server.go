@@ -288,6 +288,9 @@ func (s *Server) add(sess *session) (id int, ok bool) {
 		return 0, false
 	}
 	s.nextID++
+	// Under mu, before the session is in sessions: roots reads the ids
+	// of the sessions it finds there.
+	sess.id = s.nextID
 	s.sessions[sess] = struct{}{}
 	s.wg.Add(1)
 	return s.nextID, true
