@@ -32,8 +32,9 @@ $(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package
 
 conformance: $(CONFORMANCE_STAMP)
 
-# The demo runs the CLI on the repo's own demo MCP server, with a temporary
-# config: never the user's own ~/.freecode/config.json.
+# The demo runs the CLI on the repo's own demo MCP server, then a scripted
+# frontend session through the sidecar (examples/frontend), with a temporary
+# config and HOME: never the user's own ~/.freecode.
 demo: build
 	@./scripts/demo.sh $(BIN)
 

@@ -16,9 +16,8 @@ import (
 // caller is the frontend whose freecode/tools/execute a call belongs to,
 // given to the orchestrator with the batch. It is the only frontend asked
 // for permission for the call. A server's requests that a call causes
-// (elicitation, sampling) are to reach the same frontend and no other:
-// their relays, as an *mcp.Caller in ExecOptions.Caller, belong here too,
-// one per session, since the orchestrator tells callers apart by pointer.
+// (elicitation, sampling) reach the same frontend and no other, through
+// the session's *mcp.Caller (relay.go).
 type caller struct {
 	sess *session
 	w    *workspace.Workspace

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -32,13 +33,21 @@ type session struct {
 	wg     sync.WaitGroup // the notification forwarder
 	out    *outbox        // the notifications waiting for the forwarder
 	reqs   protocol.Requests
+	// active is when it last sent a request, on the server's clock: who
+	// is asked to open a page when no request says (see login.go).
+	active atomic.Int64
 
 	// mu guards the fields below.
 	mu      sync.Mutex
 	state   sessionState
-	folders []string // its workspace folders, as paths: its share of the MCP roots
-	root    string   // from initialize: the project root, if it opens the workspace
-	config  string   // from initialize: the config file, likewise
+	folders []string                    // its workspace folders, as paths: its share of the MCP roots
+	root    string                      // from initialize: the project root, if it opens the workspace
+	config  string                      // from initialize: the config file, likewise
+	caps    protocol.ClientCapabilities // from initialize: what it answers
+	showDoc bool                        // from initialize: it takes window/showDocument
+	// caller relays what MCP servers ask during its requests (relay.go);
+	// set at initialize, the same pointer for all of them.
+	caller *mcp.Caller
 }
 
 // sessionState is where a frontend's connection is in the LSP lifecycle.
@@ -81,11 +90,18 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return errShutDown
 	}
 	defer s.remove(sess)
-	sess.id = id
 	sess.logger = s.logger.With("frontend", id)
 	sopts := &protocol.StreamOptions{
 		// The frontend went away: nothing it asked for is worth finishing.
 		OnReadEnd: func(error) { cancel() },
+		// A refused frontend's connection ends once the answer to its
+		// initialize, which says why, is out: jsonrpc2 writes nothing more
+		// once Close began.
+		AfterWrite: func(error) {
+			if sess.refused() {
+				cancel()
+			}
+		},
 	}
 	if s.opts.Trace != nil {
 		sopts.Trace = traceTo(s.opts.Trace, id, s.opts.Token)
@@ -124,6 +140,27 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 // its requests are cancelled: what the answers to them take to be read.
 const closeGrace = 5 * time.Second
 
+// refused says whether the frontend's initialize was refused.
+func (sess *session) refused() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.state == sessionRefused
+}
+
+// mcpCaller returns the session's Caller (see relay.go).
+func (sess *session) mcpCaller() *mcp.Caller {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.caller
+}
+
+// takesShowDocument says whether the frontend declared window/showDocument.
+func (sess *session) takesShowDocument() bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.showDoc
+}
+
 // end ends the session from the server's side.
 func (sess *session) end() { sess.cancel() }
 
@@ -159,6 +196,12 @@ var requests = map[string]handler{
 	protocol.MethodPermissions:      (*session).permissions,
 	protocol.MethodProject:          (*session).project,
 	protocol.MethodProjectTrust:     (*session).trust,
+	protocol.MethodServersLogin:     (*session).login,
+	protocol.MethodServersLogout:    (*session).logout,
+	protocol.MethodResources:        (*session).resources,
+	protocol.MethodResourcesRead:    (*session).readResource,
+	protocol.MethodPrompts:          (*session).prompts,
+	protocol.MethodPromptsGet:       (*session).getPrompt,
 	protocol.MethodToolsReview:      (*session).toolsReview,
 }
 
@@ -196,9 +239,10 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	if err := sess.accepts(req.Method()); err != nil {
 		return nil, err
 	}
+	sess.active.Store(sess.srv.clock.Add(1))
 	ctx, done := sess.reqs.Detach(ctx, req)
 	defer done()
-	res, err := h(sess, ctx, req.Params())
+	res, err := h(sess, withSession(ctx, sess), req.Params())
 	if ctx.Err() != nil {
 		// $/cancelRequest, or the frontend went away.
 		return nil, jsonrpc2.NewError(protocol.CodeRequestCancelled, req.Method()+" was cancelled")

@@ -42,9 +42,7 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 			sess.state = sessionRefused
 			sess.mu.Unlock()
 			sess.logger.Warn("refused a frontend", "error", err)
-			// The answer goes out first: ServeConn closes the connection
-			// once the requests in flight, this one, are answered.
-			sess.cancel()
+			// The connection ends once this answer is written (ServeConn).
 			return nil, err
 		}
 	}
@@ -57,6 +55,12 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 			return nil, invalidParams("workspaceFolders[0].uri", "%s is not a directory", folders[0])
 		}
 	}
+	var caps protocol.ClientCapabilities
+	if opts.Capabilities != nil {
+		caps = *opts.Capabilities
+	}
+	w := p.Capabilities.Window
+	showDoc := w != nil && w.ShowDocument != nil && w.ShowDocument.Support
 	sess.mu.Lock()
 	sess.state = sessionInitializing
 	sess.folders = folders
@@ -64,8 +68,10 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 		sess.root = folders[0]
 	}
 	sess.config = opts.ConfigPath
+	sess.caps, sess.showDoc, sess.caller = caps, showDoc, sess.newCaller(caps)
 	sess.mu.Unlock()
-	sess.logger.Info("initialize", "client", p.ClientInfo.Name, "folders", folders)
+	sess.logger.Info("initialize", "client", p.ClientInfo.Name, "folders", folders,
+		"elicitation", caps.Elicitation, "sampling", caps.Sampling, "showDocument", showDoc)
 	return &protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
 			Experimental: protocol.Experimental{FreeCode: protocol.FreeCodeCapabilities{ProtocolVersion: protocol.Version}},
@@ -140,14 +146,14 @@ func (sess *session) initialized() {
 		return
 	}
 	sess.state = sessionInitialized
-	root, config := sess.root, sess.config
+	root, config, caps := sess.root, sess.config, sess.caps
 	sess.mu.Unlock()
 
 	w, err := sess.srv.workspace()
 	if err == errNoWorkspace {
 		// Not the notification's ctx: the workspace keeps what it is
 		// given, and jsonrpc2 recycles that ctx.
-		w, err = sess.srv.openFor(context.Background(), root, config)
+		w, err = sess.srv.openFor(context.Background(), root, config, caps)
 		if err != nil {
 			sess.srv.setOpenErr(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -427,5 +428,79 @@ func TestBinaryStdio(t *testing.T) {
 				t.Errorf("server process %d after the sidecar ended: kill 0 = %v, want ESRCH", pid, err)
 			}
 		})
+	}
+}
+
+// An editor that closes the sidecar's stdout while it still has an answer
+// to write (it sent exit and went away) must not kill the sidecar with
+// SIGPIPE before its servers are stopped: the write fails, the connection
+// ends, the servers are reaped and the status is 1 (no shutdown came).
+func TestBinaryStdoutClosed(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcp": {"servers": [`+servertest.Server("srv", nil)+`]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(servertest.BinaryPath(t, "freecode-serve"), "--config", cfg)
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	send := func(body string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, "Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)
+	send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	// Read the raw stream until srv is connected, and note its pid.
+	pidRe := regexp.MustCompile(`"state":"connected"[^}]*?"pid":(\d+)|"pid":(\d+)[^}]*?"state":"connected"`)
+	var seen []byte
+	buf := make([]byte, 4096)
+	pid := 0
+	deadline := time.AfterFunc(servertest.HangGuard, func() { cmd.Process.Kill() })
+	for pid == 0 {
+		n, err := stdout.Read(buf)
+		if err != nil {
+			t.Fatalf("reading the sidecar: %v; stderr:\n%s", err, stderr.String())
+		}
+		seen = append(seen, buf[:n]...)
+		if m := pidRe.FindSubmatch(seen); m != nil {
+			pid, _ = strconv.Atoi(string(m[1]) + string(m[2]))
+		}
+	}
+	deadline.Stop()
+	// The editor goes away: its end of stdout closes, then it asks.
+	stdout.Close()
+	send(`{"jsonrpc":"2.0","id":2,"method":"freecode/servers","params":{}}`)
+	select {
+	case <-exited:
+	case <-time.After(servertest.HangGuard):
+		stdin.Close()
+		cmd.Process.Kill()
+		t.Fatalf("freecode-serve did not end after its stdout closed; stderr:\n%s", stderr.String())
+	}
+	stdin.Close()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("freecode-serve was killed by %v; stderr:\n%s", ws.Signal(), stderr.String())
+	}
+	if got := cmd.ProcessState.ExitCode(); got != 1 {
+		t.Errorf("exit status %d, want 1 (no shutdown); stderr:\n%s", got, stderr.String())
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server process %d after the sidecar ended: kill 0 = %v, want ESRCH", pid, err)
 	}
 }

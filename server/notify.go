@@ -157,9 +157,19 @@ func (f *forwarder) event(ev workspace.Event) {
 		f.sendLog(ev)
 	case *workspace.ReviewEvent:
 		f.sendReviews(ev.Server, ev.Reviews)
+	case *workspace.ResourcesChangedEvent:
+		f.sess.notify(protocol.NotifyResourcesChanged, &protocol.ListChanged{Server: ev.Server, Reason: ev.Reason})
+	case *workspace.PromptsChangedEvent:
+		f.sess.notify(protocol.NotifyPromptsChanged, &protocol.ListChanged{Server: ev.Server, Reason: ev.Reason})
 	case *workspace.MissedEvent:
 		f.sess.logger.Warn("the frontend fell behind; resyncing it", "missed", ev.Count)
 		f.resync()
+		// A change of a server's resources or prompts may be among what
+		// was missed: the frontend reads every server's again.
+		for _, st := range f.w.Statuses() {
+			f.sess.notify(protocol.NotifyResourcesChanged, &protocol.ListChanged{Server: st.Name, Reason: "resync"})
+			f.sess.notify(protocol.NotifyPromptsChanged, &protocol.ListChanged{Server: st.Name, Reason: "resync"})
+		}
 		if h, err := currentHashes(f.w); err == nil && h != f.hashes {
 			f.hashes = h
 			f.sess.notify(protocol.NotifyToolsChanged, &protocol.ToolsChanged{Hashes: h, Reason: "resync"})

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,12 +99,7 @@ func TestRootsOfFrontends(t *testing.T) {
 // declares roots: through the sidecar it has it, lists the project, and
 // logs (notifications/message) that it got the roots.
 func TestInteropEverythingRoots(t *testing.T) {
-	npm := servertest.NPMDir(t)
-	everything := filepath.Join(npm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	servertest.Run(t, fmt.Sprintf(`
--- config.json --
-{"mcp": {"servers": [{"name": "everything", "type": "local", "command": ["node", %q, "stdio"], "timeout": 30000}]}}
-`, everything), func(t *testing.T, env *servertest.Env) {
+	servertest.Run(t, everythingConfig(t), func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
 		ed.AwaitStatus("everything", protocol.StateConnected)
 		l := ed.AwaitLog("everything", "root(s) received from client")

@@ -6,7 +6,10 @@
 // (initialize, initialized, shutdown, exit, workspace folders), servers.go,
 // tools.go, permissions.go, project.go, notify.go (the events a frontend is
 // told), approver.go (the permission prompts it answers), roots.go (the
-// frontends' folders as MCP roots); conn.go is one frontend's connection,
+// frontends' folders as MCP roots), login.go (OAuth sign-in, the page
+// opened by a frontend), relay.go (servers' elicitation and sampling, asked
+// of the frontend whose request caused them), resources.go (resources and
+// prompts); conn.go is one frontend's connection,
 // wire.go the conversions to internal/protocol's types, listen.go and
 // run.go the socket, serve.json and the process. A handler decodes and
 // checks its params, calls the workspace, and maps the result and the
@@ -30,7 +33,9 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
+	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -76,6 +81,9 @@ type Server struct {
 	sessions map[*session]struct{}
 	nextID   int
 	doneOnce sync.Once
+
+	// clock orders the frontends' requests (session.active).
+	clock atomic.Int64
 }
 
 // serverState is where the sidecar as a whole is in its life; each
@@ -129,6 +137,13 @@ func (s *Server) Open(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	opts := s.opts.Workspace
+	// The frontends that will answer elicitation and sampling come and go
+	// after this: both are declared, and a question whose frontend did not
+	// declare it is declined or refused without being sent (relay.go).
+	opts.Elicitation, opts.Sampling = true, true
+	if opts.OpenURL == nil {
+		opts.OpenURL = s.openURL
+	}
 	if opts.Root != "" {
 		root, err := filepath.Abs(opts.Root)
 		if err != nil {
@@ -148,8 +163,10 @@ func (s *Server) Open(ctx context.Context) error {
 }
 
 // openFor opens the workspace for the project and config a frontend's
-// initialize named, unless one is open: the stdio sidecar's workspace.
-func (s *Server) openFor(ctx context.Context, root, configPath string) (*workspace.Workspace, error) {
+// initialize named, unless one is open: the stdio sidecar's workspace. The
+// servers are told of elicitation and sampling as far as caps, what that
+// frontend answers, says.
+func (s *Server) openFor(ctx context.Context, root, configPath string, caps protocol.ClientCapabilities) (*workspace.Workspace, error) {
 	s.wsMu.Lock()
 	defer s.wsMu.Unlock()
 	s.mu.Lock()
@@ -168,6 +185,11 @@ func (s *Server) openFor(ctx context.Context, root, configPath string) (*workspa
 	}
 	if configPath != "" {
 		opts.ConfigPath = configPath
+	}
+	opts.Elicitation = opts.Elicitation || caps.Elicitation
+	opts.Sampling = opts.Sampling || caps.Sampling
+	if opts.OpenURL == nil {
+		opts.OpenURL = s.openURL
 	}
 	if opts.Root != "" {
 		abs, err := filepath.Abs(opts.Root)
@@ -266,6 +288,9 @@ func (s *Server) add(sess *session) (id int, ok bool) {
 		return 0, false
 	}
 	s.nextID++
+	// Under mu, before the session is in sessions: roots reads the ids
+	// of the sessions it finds there.
+	sess.id = s.nextID
 	s.sessions[sess] = struct{}{}
 	s.wg.Add(1)
 	return s.nextID, true

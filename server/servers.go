@@ -54,6 +54,10 @@ func (sess *session) serverOp(ctx context.Context, params jsonrpc2.RawMessage, v
 	}
 	sess.logger.Info(verb, "server", name)
 	st, err := op(w, ctx, name)
+	var werr *jsonrpc2.Error
+	if errors.As(err, &werr) {
+		return nil, err // the op's own refusal
+	}
 	if err != nil && (errors.Is(err, mcp.ErrNoServer) || errors.Is(err, workspace.ErrAwaitingApproval) || ctx.Err() != nil) {
 		return nil, fmt.Errorf("%s %q: %w", verb, name, err)
 	}

@@ -40,7 +40,7 @@ func TestServers(t *testing.T) {
 `, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
 		first := ed.AwaitStatus("a", protocol.StateConnected)
-		if first.PID == 0 || first.ToolCount != 9 || first.ServerInfo == nil || first.ServerInfo.Name != "servertest" ||
+		if first.PID == 0 || first.ToolCount != 15 || first.ServerInfo == nil || first.ServerInfo.Name != "servertest" ||
 			first.ProtocolVersion == "" || first.ConnectedAt.IsZero() || first.Transport != "stdio" || len(first.Command) != 1 {
 			t.Errorf("connected status %+v", first)
 		}

@@ -37,8 +37,9 @@ func TestTools(t *testing.T) {
 		for _, ti := range a {
 			ids = append(ids, ti.ID)
 		}
-		want := []string{"mcp__a__addtool", "mcp__a__block", "mcp__a__crash", "mcp__a__echo", "mcp__a__mcplog",
-			"mcp__a__progress", "mcp__a__roots", "mcp__a__say", "mcp__a__write"}
+		want := []string{"mcp__a__addprompt", "mcp__a__addresource", "mcp__a__addtool", "mcp__a__block", "mcp__a__caps",
+			"mcp__a__crash", "mcp__a__echo", "mcp__a__elicit", "mcp__a__elicit_url", "mcp__a__mcplog",
+			"mcp__a__progress", "mcp__a__roots", "mcp__a__sample", "mcp__a__say", "mcp__a__write"}
 		if diff := cmp.Diff(want, ids); diff != "" {
 			t.Errorf("tools of a (-want +got):\n%s", diff)
 		}

@@ -66,6 +66,11 @@ func main() {
 	if *trace {
 		opts.Server.Trace = os.Stderr
 	}
+	// An editor may close our stdout as soon as it has sent exit, while
+	// the last answers are still being written: a broken pipe must be a
+	// write error the connection ends on, not a signal that kills the
+	// sidecar before it has stopped its servers.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err := server.Run(ctx, opts)

@@ -28,7 +28,10 @@ func newMCPCmd(a *app) *cobra.Command {
 		Long: `Manage the MCP servers in FreeCode's config file and try them out.
 
 The config file is --config, else $FREECODE_CONFIG, else ~/.freecode/config.json.
-Only the "mcp" section is ever edited; other keys and comments are kept as they are.`,
+Only the "mcp" section is ever edited; other keys and comments are kept as they are.
+
+status, start, stop, restart and logs talk to the running sidecar (freecode serve
+--listen) that serves the same config file, when there is one.`,
 	}
 	cmd.AddCommand(
 		newMCPAddCmd(a),
@@ -48,6 +51,7 @@ Only the "mcp" section is ever edited; other keys and comments are kept as they 
 		newMCPPromptsCmd(a),
 		newMCPReviewCmd(a),
 	)
+	cmd.AddCommand(newMCPLiveCmds(a)...) // mcp_live.go: status, stop, restart, logs
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,13 +21,29 @@ import (
 )
 
 func newMCPStartCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var local, asJSON bool
+	cmd := &cobra.Command{
 		Use:   "start <name>",
-		Short: "Connect to an MCP server once, list its tools and stop it",
-		Long: `Connect to an MCP server the way FreeCode will (initialize, then tools/list),
-print its tools and stop it again. A quick check that a server entry works.`,
+		Short: "Start a server in the running sidecar; without one, connect to it once as a check",
+		Long: `With a sidecar running for this config file (freecode serve --listen, found
+through ~/.freecode/serve.json), start the server there: it stays running in
+the sidecar, and its status is printed once it is connected or failed
+(freecode mcp stop stops it).
+
+With no sidecar, or with --local, connect to the server the way FreeCode will
+(initialize, then tools/list), print its tools and stop it again: a quick
+check that a server entry works, whatever runs elsewhere.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// mcp_live.go: a running sidecar takes the start.
+			if !local {
+				if started, err := a.startInSidecar(cmd, args[0], asJSON); started {
+					return err
+				}
+			}
+			if asJSON {
+				return errors.New("--json is the status a sidecar answers, and no sidecar runs (or --local): `freecode mcp tools <name> --json` prints a server's tools")
+			}
 			return a.withConn(cmd, args[0], func(srv config.Server, st mcp.Status, tools []*mcpsdk.Tool) error {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "✓ Server %q started with %d %s\n", srv.Name, len(tools), plural(len(tools), "tool", "tools"))
@@ -41,6 +58,9 @@ print its tools and stop it again. A quick check that a server entry works.`,
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&local, "local", false, "connect once from this process as a check, even when a sidecar runs")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with a sidecar: print the server's status as a ServerStatus JSON object")
+	return cmd
 }
 
 func newMCPToolsCmd(a *app) *cobra.Command {

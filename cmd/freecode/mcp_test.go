@@ -19,7 +19,8 @@ import (
 )
 
 // demoServer and freecodeBin are the examples/demo-server and freecode
-// binaries, built once by TestMain into one directory (as `make build` does).
+// binaries, built once by TestMain into one directory (as `make build` does,
+// with examples/frontend, which the demo script runs too).
 var demoServer, freecodeBin string
 
 func TestMain(m *testing.M) {
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 	}
 	demoServer = filepath.Join(dir, "demo-server")
 	freecodeBin = filepath.Join(dir, "freecode")
-	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../../examples/demo-server").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), ".", "../../examples/demo-server", "../../examples/frontend").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building freecode and demo-server: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -85,6 +85,12 @@ func TestDemoScript(t *testing.T) {
 		"$ freecode mcp list",
 		`✓ Server "demo" started with 7 tools`,
 		"$ freecode mcp tools demo",
+		"No sidecar is running for ",
+		`Started "demo" in the sidecar`,
+		"$ frontend --connect",
+		"→ answer  allowOnce",
+		"← freecode/tools/changed  server demo2",
+		"✓ demo2: connected",
 		"Demo finished: every step passed.",
 	} {
 		if !strings.Contains(string(out), want) {

@@ -58,6 +58,9 @@ is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
 			}
 			// SIGHUP too: the terminal that started a listening sidecar
 			// went away.
+			// A frontend closing our stdout right after exit is a write
+			// error, not a SIGPIPE that kills us before the servers stop.
+			signal.Ignore(syscall.SIGPIPE)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			err := server.Run(ctx, opts)

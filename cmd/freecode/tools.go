@@ -30,7 +30,10 @@ func newToolsCmd(a *app) *cobra.Command {
 		Long: `Connect the enabled MCP servers of the config file (and the project's approved
 ones), then list their tools under FreeCode's tool ids, print the definitions a
 provider receives, or run one call through the orchestrator: argument
-validation, permission rules, timeout and result cap, as the sidecar does.`,
+validation, permission rules, timeout and result cap, as the sidecar does.
+
+The project directory (--project, default the current directory) is the MCP
+root the servers are shown, as an editor's workspace folder is the sidecar's.`,
 	}
 	var project string
 	cmd.PersistentFlags().StringVar(&project, "project", "", "project directory for project servers and rules (default: the current directory)")
@@ -67,7 +70,11 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 	if project, err = filepath.Abs(project); err != nil {
 		return nil, err
 	}
-	opts := &workspace.Options{ConfigPath: path, Root: project, Want: want, NoRetry: true}
+	// The project directory is the one MCP root the servers are shown, as
+	// an editor's workspace folder is the sidecar's: a server that works on
+	// the user's files (server-filesystem, server-everything's
+	// get-roots-list) sees where the command runs.
+	opts := &workspace.Options{ConfigPath: path, Root: project, Roots: []string{project}, Want: want, NoRetry: true}
 	for _, f := range adjust {
 		f(opts)
 	}

@@ -98,6 +98,55 @@ func (c *Client) SetTrusted(ctx context.Context, trusted bool) (bool, error) {
 	return res.ProjectTrusted, err
 }
 
+// Login signs in to a remote server and returns its status once signed in
+// and connected, or once the sign-in failed (freecode/servers/login). The
+// sidecar has the sign-in page opened with window/showDocument
+// (OnShowDocument), else in the browser of its machine.
+func (c *Client) Login(ctx context.Context, name string) (*protocol.ServerStatus, error) {
+	return c.serverOp(ctx, protocol.MethodServersLogin, name)
+}
+
+// Logout stops a remote server and forgets its sign-in
+// (freecode/servers/logout).
+func (c *Client) Logout(ctx context.Context, name string) (*protocol.ServerStatus, error) {
+	return c.serverOp(ctx, protocol.MethodServersLogout, name)
+}
+
+// Resources returns the resources of server, or of every connected server
+// with server "" (freecode/resources).
+func (c *Client) Resources(ctx context.Context, server string) ([]protocol.ResourceInfo, error) {
+	var res protocol.ResourcesResult
+	err := c.Call(ctx, protocol.MethodResources, &protocol.ResourcesParams{Server: server}, &res)
+	return res.Resources, err
+}
+
+// ReadResource reads the resource uri of server (freecode/resources/read).
+func (c *Client) ReadResource(ctx context.Context, server, uri string) (*protocol.ReadResourceResult, error) {
+	var res protocol.ReadResourceResult
+	if err := c.Call(ctx, protocol.MethodResourcesRead, &protocol.ReadResourceParams{Server: server, URI: uri}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Prompts returns the prompts of server, or of every connected server with
+// server "" (freecode/prompts).
+func (c *Client) Prompts(ctx context.Context, server string) ([]protocol.PromptInfo, error) {
+	var res protocol.PromptsResult
+	err := c.Call(ctx, protocol.MethodPrompts, &protocol.PromptsParams{Server: server}, &res)
+	return res.Prompts, err
+}
+
+// GetPrompt gets the prompt name of server with args
+// (freecode/prompts/get).
+func (c *Client) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*protocol.GetPromptResult, error) {
+	var res protocol.GetPromptResult
+	if err := c.Call(ctx, protocol.MethodPromptsGet, &protocol.GetPromptParams{Server: server, Name: name, Arguments: args}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // ReviewTools lists a server's tools whose definitions await review, or
 // accepts or rejects them, as p.Action says (freecode/tools/review). It
 // returns the reviews asked for (diff) or left (accept, reject).

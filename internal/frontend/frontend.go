@@ -5,7 +5,8 @@
 // or DialServeFile, which finds a listening sidecar by its serve.json and
 // presents its token). It offers a typed call per request of the
 // protocol, delivers the sidecar's notifications in order to a callback,
-// and answers its permission prompts with a handler.
+// and answers its requests (permission prompts, elicitation, sampling,
+// window/showDocument) with handlers.
 package frontend
 
 import (
@@ -46,6 +47,24 @@ type Options struct {
 	// It runs on a goroutine of its own; ctx ends when the sidecar gives
 	// up on the answer (the call's deadline) or the connection ends.
 	OnPermission func(ctx context.Context, req *protocol.PermissionRequest) (*protocol.PermissionResponse, error)
+	// OnElicitation answers freecode/elicitation/request: an MCP server
+	// asks the user, during one of this Client's calls, to fill in a form
+	// or open a URL. OnSampling answers freecode/sampling/request: an MCP
+	// server asks for a completion of the Client's model; an error refuses
+	// it (a *jsonrpc2.Error reaches the server with its code and message).
+	// Each runs on a goroutine of its own, like OnPermission. Setting one
+	// declares it in initialize (initializationOptions.capabilities),
+	// unless Capabilities says otherwise; the sidecar asks nothing the
+	// Client did not declare.
+	OnElicitation func(ctx context.Context, req *protocol.ElicitationRequest) (*protocol.ElicitationResponse, error)
+	OnSampling    func(ctx context.Context, req *protocol.SamplingRequest) (*protocol.SamplingResult, error)
+	// OnShowDocument answers LSP's window/showDocument, which the sidecar
+	// sends to have a sign-in page opened in the user's browser. Setting
+	// it declares window.showDocument support in initialize.
+	OnShowDocument func(ctx context.Context, p *lsp.ShowDocumentParams) (*lsp.ShowDocumentResult, error)
+	// Capabilities, if set, is sent as initializationOptions.capabilities
+	// in place of what the handlers set declare.
+	Capabilities *protocol.ClientCapabilities
 	// OnRequest answers any other request of the sidecar. Nil means
 	// method not found.
 	OnRequest func(ctx context.Context, method string, params json.RawMessage) (any, error)
@@ -172,20 +191,44 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	}
 	switch {
 	case req.Method() == protocol.MethodPermissionRequest && c.opts.OnPermission != nil:
-		// The user may take a while: the read loop goes on meanwhile.
-		ctx, done := c.reqs.Detach(ctx, req)
-		defer done()
-		var p protocol.PermissionRequest
-		if err := json.Unmarshal(req.Params(), &p); err != nil {
-			return nil, jsonrpc2.NewError(protocol.CodeInvalidParams, err.Error())
-		}
-		return c.opts.OnPermission(ctx, &p)
+		return answer(c, ctx, req, c.opts.OnPermission)
+	case req.Method() == protocol.MethodElicitationRequest && c.opts.OnElicitation != nil:
+		return answer(c, ctx, req, c.opts.OnElicitation)
+	case req.Method() == protocol.MethodSamplingRequest && c.opts.OnSampling != nil:
+		return answer(c, ctx, req, c.opts.OnSampling)
+	case req.Method() == protocol.MethodShowDocument && c.opts.OnShowDocument != nil:
+		return answer(c, ctx, req, func(ctx context.Context, p *rawShowDocument) (*lsp.ShowDocumentResult, error) {
+			return c.opts.OnShowDocument(ctx, &lsp.ShowDocumentParams{URI: uri.URI(p.URI), External: p.External, TakeFocus: p.TakeFocus})
+		})
 	case c.opts.OnRequest != nil:
 		ctx, done := c.reqs.Detach(ctx, req)
 		defer done()
 		return c.opts.OnRequest(ctx, req.Method(), bytes.Clone(req.Params()))
 	}
 	return nil, fmt.Errorf("%q: %w", req.Method(), jsonrpc2.ErrMethodNotFound)
+}
+
+// rawShowDocument is window/showDocument's params with the URI as sent:
+// go.lsp.dev's decoder would rewrite it to vscode-uri's canonical form,
+// which percent-encodes the = and & of a query, and a sign-in URL is all
+// query.
+type rawShowDocument struct {
+	URI       string `json:"uri"`
+	External  *bool  `json:"external,omitempty"`
+	TakeFocus *bool  `json:"takeFocus,omitempty"`
+}
+
+// answer decodes a request of the sidecar's into P and has h answer it.
+// The user may take a while: the read loop goes on meanwhile, and ctx ends
+// when the sidecar sends $/cancelRequest for it.
+func answer[P, R any](c *Client, ctx context.Context, req *jsonrpc2.Request, h func(context.Context, *P) (R, error)) (any, error) {
+	ctx, done := c.reqs.Detach(ctx, req)
+	defer done()
+	var p P
+	if err := (protocol.Codec{}).Unmarshal(req.Params(), &p); err != nil {
+		return nil, jsonrpc2.NewError(protocol.CodeInvalidParams, err.Error())
+	}
+	return h(ctx, &p)
 }
 
 // deliver hands the notifications to OnNotification, in order.
@@ -216,7 +259,11 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 // Initialize sends initialize, with the Options' folders, config path and
 // token, then initialized.
 func (c *Client) Initialize(ctx context.Context) (*protocol.InitializeResult, error) {
-	opts, err := json.Marshal(protocol.InitializationOptions{ConfigPath: c.opts.ConfigPath, Token: c.opts.Token})
+	caps := c.opts.Capabilities
+	if caps == nil {
+		caps = &protocol.ClientCapabilities{Elicitation: c.opts.OnElicitation != nil, Sampling: c.opts.OnSampling != nil}
+	}
+	opts, err := json.Marshal(protocol.InitializationOptions{ConfigPath: c.opts.ConfigPath, Token: c.opts.Token, Capabilities: caps})
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +272,9 @@ func (c *Client) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		ProcessID:             &pid,
 		ClientInfo:            lsp.ClientInfo{Name: c.opts.ClientName},
 		InitializationOptions: opts,
+	}
+	if c.opts.OnShowDocument != nil {
+		p.Capabilities.Window = &lsp.WindowClientCapabilities{ShowDocument: &lsp.ShowDocumentClientCapabilities{Support: true}}
 	}
 	p.WorkspaceFolders = lsp.NewNullable(folders(c.opts.Folders))
 	var res protocol.InitializeResult

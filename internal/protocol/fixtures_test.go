@@ -186,6 +186,57 @@ var fixtures = map[string][]any{
 		}},
 		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{}},
 	},
+	"InitializationOptions.json": {
+		InitializationOptions{ConfigPath: "/home/me/.freecode/config.json", Capabilities: &ClientCapabilities{Elicitation: true, Sampling: true}},
+		InitializationOptions{Token: "5f0c…", Capabilities: &ClientCapabilities{}},
+	},
+	"ElicitationRequest.json": {
+		ElicitationRequest{
+			Server: "gh", CallID: "c7", Mode: ElicitForm, Message: "Which repository?",
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"repo":{"type":"string","title":"Repository"},"private":{"type":"boolean","default":false},"count":{"type":"integer","minimum":1,"default":3},"kind":{"type":"string","enum":["bug","feature"]}},"required":["repo"]}`),
+		},
+		ElicitationRequest{Server: "billing", Mode: ElicitURL, Message: "Confirm the payment on the provider's page", URL: "https://pay.example.com/confirm/abc"},
+	},
+	"ElicitationResponse.json": {
+		ElicitationResponse{Action: ElicitAccept, Content: map[string]any{"repo": "freecode/freecode", "private": true, "count": 3}},
+		ElicitationResponse{Action: ElicitDecline},
+		ElicitationResponse{Action: ElicitCancel},
+	},
+	"SamplingRequest.json": {
+		SamplingRequest{
+			Server: "everything", CallID: "c8",
+			Params: json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"Summarize the issue"}}],"systemPrompt":"You are a helpful test server.","modelPreferences":{"hints":[{"name":"claude"}],"speedPriority":0.5},"maxTokens":100,"temperature":0.7}`),
+		},
+	},
+	"SamplingResult.json": {
+		SamplingResult{Role: "assistant", Content: json.RawMessage(`{"type":"text","text":"The issue asks for sign-in."}`), Model: "claude-sonnet", StopReason: "endTurn"},
+		SamplingResult{Role: "assistant", Content: json.RawMessage(`{"type":"text","text":"…"}`), Model: "gpt"},
+	},
+	"ResourceInfo.json": {
+		ResourceInfo{Server: "everything", URI: "demo://resource/static/document/architecture.md", Name: "architecture.md", Title: "Architecture", MIMEType: "text/markdown", Description: "How the server is built"},
+		ResourceInfo{Server: "fs", URI: "file:///home/me/project/README.md", Name: "README.md"},
+	},
+	"ReadResourceResult.json": {
+		ReadResourceResult{Contents: []ResourceContents{{URI: "demo://resource/static/document/architecture.md", MIMEType: "text/markdown", Text: "# Architecture"}}},
+		ReadResourceResult{Contents: []ResourceContents{{URI: "demo://resource/dynamic/blob/1", MIMEType: "application/octet-stream", Blob: "aGVsbG8="}}},
+	},
+	"PromptInfo.json": {
+		PromptInfo{Server: "everything", Name: "args-prompt", Title: "Arguments prompt", Description: "A prompt with arguments", Arguments: []PromptArgument{
+			{Name: "city", Title: "City", Description: "Name of the city", Required: true},
+			{Name: "state", Description: "Name of the state"},
+		}},
+		PromptInfo{Server: "everything", Name: "simple-prompt"},
+	},
+	"GetPromptResult.json": {
+		GetPromptResult{Description: "Weather in Paris", Messages: []PromptMessage{
+			{Role: "user", Content: json.RawMessage(`{"type":"text","text":"What's weather in Paris?"}`)},
+		}},
+		GetPromptResult{Messages: []PromptMessage{}},
+	},
+	"ListChanged.json": {
+		ListChanged{Server: "everything", Reason: "listChanged"},
+		ListChanged{Server: "fs", Reason: "stopped"},
+	},
 	"Project.json": {
 		Project{
 			Root: "/home/me/project", ConfigPath: "/home/me/.freecode/config.json",

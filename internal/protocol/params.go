@@ -12,6 +12,18 @@ type InitializationOptions struct {
 	// Token is the token of serve.json: every socket frontend must send
 	// it. The stdio sidecar needs none.
 	Token string `json:"token,omitempty"`
+	// Capabilities says which of the sidecar's requests about MCP
+	// servers' questions the frontend answers. Nil: none.
+	Capabilities *ClientCapabilities `json:"capabilities,omitempty"`
+}
+
+// ClientCapabilities are what a frontend answers beyond permission
+// prompts: an MCP server's elicitation (freecode/elicitation/request) and
+// sampling (freecode/sampling/request). The sidecar sends neither request
+// to a frontend that did not say it answers it.
+type ClientCapabilities struct {
+	Elicitation bool `json:"elicitation,omitempty"`
+	Sampling    bool `json:"sampling,omitempty"`
 }
 
 // InitializeResult is the result of initialize.

@@ -39,22 +39,32 @@ const (
 	MethodPermissions      = "freecode/permissions"
 	MethodProject          = "freecode/project"
 	MethodProjectTrust     = "freecode/project/trust"
+	MethodServersLogin     = "freecode/servers/login"
+	MethodServersLogout    = "freecode/servers/logout"
+	MethodResources        = "freecode/resources"
+	MethodResourcesRead    = "freecode/resources/read"
+	MethodPrompts          = "freecode/prompts"
+	MethodPromptsGet       = "freecode/prompts/get"
 	MethodToolsReview      = "freecode/tools/review"
 )
 
 // Requests from the sidecar to a frontend.
 const (
-	MethodPermissionRequest = "freecode/permission/request"
+	MethodPermissionRequest  = "freecode/permission/request"
+	MethodElicitationRequest = "freecode/elicitation/request"
+	MethodSamplingRequest    = "freecode/sampling/request"
 )
 
 // Notifications from the sidecar to its frontends.
 const (
-	NotifyServersStatus  = "freecode/servers/status"
-	NotifyToolsChanged   = "freecode/tools/changed"
-	NotifyToolsProgress  = "freecode/tools/progress"
-	NotifyServersLog     = "freecode/servers/log"
-	NotifyConfigProblems = "freecode/config/problems"
-	NotifyReviewNeeded   = "freecode/tools/reviewNeeded"
+	NotifyServersStatus    = "freecode/servers/status"
+	NotifyToolsChanged     = "freecode/tools/changed"
+	NotifyToolsProgress    = "freecode/tools/progress"
+	NotifyServersLog       = "freecode/servers/log"
+	NotifyConfigProblems   = "freecode/config/problems"
+	NotifyResourcesChanged = "freecode/resources/changed"
+	NotifyPromptsChanged   = "freecode/prompts/changed"
+	NotifyReviewNeeded     = "freecode/tools/reviewNeeded"
 )
 
 // The LSP methods the protocol uses, as go.lsp.dev/protocol names them
@@ -67,6 +77,7 @@ const (
 	MethodCancelRequest             = "$/cancelRequest"
 	MethodDidChangeWorkspaceFolders = "workspace/didChangeWorkspaceFolders"
 	MethodLogMessage                = "window/logMessage"
+	MethodShowDocument              = "window/showDocument"
 )
 
 // The error codes of the protocol besides JSON-RPC's own (-32600 invalid

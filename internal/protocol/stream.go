@@ -22,6 +22,10 @@ type StreamOptions struct {
 	// Trace, if set, is given the JSON of every message read or written
 	// (--trace, a test's log). The body is valid only during the call.
 	Trace func(dir Direction, body []byte)
+	// AfterWrite, if set, is called after each message is written, with
+	// the error of the write: what a connection that must end once its
+	// answer is out waits for.
+	AfterWrite func(err error)
 	// OnReadEnd, if set, is called once, with the error, when reading
 	// ends: the peer closed its end or went away. A jsonrpc2.Conn goes on
 	// running the requests it had read; the owner of the connection
@@ -88,7 +92,11 @@ func (s *stream) WriteFrame(ctx context.Context, data []byte) (int64, error) {
 	if s.opts.Trace != nil {
 		s.opts.Trace(Sent, data)
 	}
-	return s.frames.WriteFrame(context.WithoutCancel(ctx), data)
+	n, err := s.frames.WriteFrame(context.WithoutCancel(ctx), data)
+	if s.opts.AfterWrite != nil {
+		s.opts.AfterWrite(err)
+	}
+	return n, err
 }
 
 // Read reads and decodes the next message.
@@ -108,7 +116,11 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 			s.opts.Trace(Sent, body)
 		}
 	}
-	return s.inner.Write(context.WithoutCancel(ctx), msg)
+	n, err := s.inner.Write(context.WithoutCancel(ctx), msg)
+	if s.opts.AfterWrite != nil {
+		s.opts.AfterWrite(err)
+	}
+	return n, err
 }
 
 // Close closes the underlying connection.

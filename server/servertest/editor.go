@@ -31,6 +31,15 @@ type EditorOptions struct {
 	// Hold, if set, makes a frontend that falls behind: at the first
 	// notification it gets, it stops reading until Hold is closed.
 	Hold <-chan struct{}
+	// Elicit, Sample and ShowDocument, if set, answer the sidecar's
+	// freecode/elicitation/request, freecode/sampling/request and
+	// window/showDocument, and are declared in initialize; Capabilities,
+	// if set, is declared in place of what they say (see
+	// frontend.Options).
+	Elicit       func(ctx context.Context, req *protocol.ElicitationRequest) (*protocol.ElicitationResponse, error)
+	Sample       func(ctx context.Context, req *protocol.SamplingRequest) (*protocol.SamplingResult, error)
+	ShowDocument func(ctx context.Context, p *lsp.ShowDocumentParams) (*lsp.ShowDocumentResult, error)
+	Capabilities *protocol.ClientCapabilities
 }
 
 // Answer is a fake editor's answer to a permission prompt. It may block,
@@ -79,6 +88,8 @@ func newEditor(t *testing.T, name string, rwc io.ReadWriteCloser, fopts *fronten
 	if !o.NoPermission {
 		fopts.OnPermission = ed.prompt
 	}
+	fopts.OnElicitation, fopts.OnSampling, fopts.OnShowDocument = o.Elicit, o.Sample, o.ShowDocument
+	fopts.Capabilities = o.Capabilities
 	ed.Client = frontend.New(rwc, fopts)
 	return ed
 }
@@ -258,7 +269,8 @@ func (ed *Editor) AwaitProblems(path string) protocol.ConfigProblems {
 func (ed *Editor) AwaitLogMessage(text string) lsp.LogMessageParams {
 	ed.t.Helper()
 	n := ed.Await("logMessage", "window/logMessage with "+text, func(n frontend.Notification) bool {
-		return n.Method == protocol.MethodLogMessage && strings.Contains(string(n.Params), text)
+		var lm lsp.LogMessageParams
+		return n.Method == protocol.MethodLogMessage && n.Decode(&lm) == nil && strings.Contains(lm.Message, text)
 	})
 	return decodeAs[lsp.LogMessageParams](ed.t, n)
 }

@@ -34,7 +34,10 @@ const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
 //	progress read-only: sends progress 1/2 and 2/2, with messages, then
 //	         waits until the call is cancelled
 //
-// It writes "roots changed" to stderr on notifications/roots/list_changed.
+// and those that ask the client, with a resource and a prompt (see
+// addAskTools). It writes "roots changed" to stderr on
+// notifications/roots/list_changed.
+//
 // extra is merged into the entry (e.g. {"enabled": false}); its "env", a
 // map[string]string, into the entry's env.
 func Server(name string, extra map[string]any) string {
@@ -201,6 +204,7 @@ func runMCPServer() int {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
+	addAskTools(server)
 	if err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "servertest server:", err)
 		return 1

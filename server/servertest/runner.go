@@ -88,6 +88,9 @@ func Main(m *testing.M) {
 	if os.Getenv(mcpServerEnv) != "" {
 		os.Exit(runMCPServer())
 	}
+	if os.Getenv(browserEnv) != "" && len(os.Args) > 1 && !strings.HasPrefix(os.Args[len(os.Args)-1], "-test.") {
+		os.Exit(runBrowser())
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

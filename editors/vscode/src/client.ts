@@ -23,6 +23,25 @@ import type { Settings } from './settings';
 import type { SidecarState } from './statusText';
 import type { ServersModel } from './views/serversTree';
 
+/**
+ * openSignInPage answers window/showDocument for a web page to open
+ * outside VS Code (the sidecar's sign-in pages) with the URL as the sidecar
+ * sent it: the client's own handler goes through vscode.Uri, which decodes
+ * the query's escapes and could change a sign-in URL's parameters. Anything
+ * else goes to the client's handler.
+ */
+const openSignInPage: NonNullable<NonNullable<LanguageClientOptions['middleware']>['window']>['showDocument'] = async (params, token, next) => {
+	if (params.external === true && /^https?:\/\//i.test(params.uri)) {
+		try {
+			// openExternal takes the string as it is, though it is typed for a Uri.
+			return { success: await vscode.env.openExternal(params.uri as unknown as vscode.Uri) };
+		} catch {
+			return { success: false };
+		}
+	}
+	return next(params, token);
+};
+
 /** How long stop waits for shutdown/exit before the client kills the sidecar. */
 const stopTimeoutMs = 5000;
 
@@ -111,7 +130,12 @@ export class Sidecar implements vscode.Disposable {
 		// TransportKind.stdio appends, which freecode-serve (stdio unless
 		// told --listen) does not take.
 		const serverOptions: ServerOptions = { command: s.serverPath };
-		const init: InitializationOptions = s.configPath ? { configPath: s.configPath } : {};
+		const init: InitializationOptions = {
+			...(s.configPath ? { configPath: s.configPath } : {}),
+			// Forms and URLs are asked with VS Code's own inputs; completions
+			// need VS Code's language model API (samplingPrompt.ts).
+			capabilities: { elicitation: true, sampling: typeof vscode.lm?.selectChatModels === 'function' },
+		};
 		const clientOptions: LanguageClientOptions = {
 			// No documents: the sidecar serves FreeCode's own methods, not a language.
 			documentSelector: [],
@@ -123,6 +147,7 @@ export class Sidecar implements vscode.Disposable {
 				error: () => ({ action: ErrorAction.Continue, handled: true }),
 				closed: () => this.closed(),
 			},
+			middleware: { window: { showDocument: openSignInPage } },
 		};
 		// The id makes the client read freecode.trace.server itself.
 		return new LanguageClient('freecode', 'FreeCode Sidecar', serverOptions, clientOptions);

@@ -7,7 +7,9 @@ import { registerCommands } from './commands';
 import { machine, readSettings } from './config';
 import { ConfigProblems } from './configProblems';
 import type { FreeCode } from './context';
+import { askElicitation } from './elicitationPrompt';
 import { askPermission } from './permissionPrompt';
+import { askSampling } from './samplingPrompt';
 import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
 import { ServerLogs } from './serverLogs';
@@ -37,6 +39,8 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 			serverLog: (l) => logs.append(l),
 			configProblems: (p) => problems.set(p),
 			toolProgress: (p) => toolRuns.onProgress(p),
+			askElicitation: (req, token) => askElicitation(req, token, (m) => sc.output.warn(m)),
+			askSampling: (req, token) => askSampling(req, token, docs, Math.min(settings().argumentChars, 500)),
 			reviewNeeded: (r) => reviews.notify(r),
 			warn: (m) => sc.output.warn(m),
 		},

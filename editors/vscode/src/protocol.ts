@@ -54,6 +54,8 @@ export const Notifications = {
 	serversLog: 'freecode/servers/log',
 	toolsProgress: 'freecode/tools/progress',
 	configProblems: 'freecode/config/problems',
+	resourcesChanged: 'freecode/resources/changed',
+	promptsChanged: 'freecode/prompts/changed',
 	reviewNeeded: 'freecode/tools/reviewNeeded',
 } as const;
 
@@ -182,6 +184,12 @@ export interface InitializationOptions {
 	configPath?: string;
 	/** Only socket frontends send it; the stdio sidecar needs none. */
 	token?: string;
+	/** Which of the sidecar's questions the frontend answers; it is sent no other. */
+	capabilities?: ClientCapabilities;
+}
+export interface ClientCapabilities {
+	elicitation?: boolean;
+	sampling?: boolean;
 }
 
 /** capabilities.experimental.freecode in initialize's result. */
@@ -290,23 +298,37 @@ export interface PermissionResponse {
 	acceptDefinition?: boolean;
 }
 
+export type ElicitationMode = 'form' | 'url';
+export type ElicitationAction = 'accept' | 'decline' | 'cancel';
+/** freecode/elicitation/request: a server asks the user, during one of our calls, to fill in a form or open a URL. */
 export interface ElicitationRequest {
 	server: string;
 	callId?: string;
-	mode: 'form' | 'url';
+	mode: ElicitationMode;
 	message: string;
+	/** Form mode: a flat JSON Schema object (see elicitationForm.ts). */
 	requestedSchema?: unknown;
+	/** URL mode: the page to open, once the user agrees. */
 	url?: string;
 }
 export interface ElicitationResponse {
-	action: 'accept' | 'decline' | 'cancel';
-	content?: unknown;
+	action: ElicitationAction;
+	/** An accepted form's fields by name; the sidecar fills in the schema's defaults for those left out. */
+	content?: Record<string, unknown>;
 }
+/** freecode/sampling/request: a server asks for a completion of the frontend's model. */
 export interface SamplingRequest {
 	server: string;
 	callId?: string;
-	/** MCP CreateMessageRequest params. */
+	/** MCP sampling/createMessage params, as the server sent them (see samplingConsent.ts). */
 	params: unknown;
+}
+/** The answer to freecode/sampling/request: MCP's CreateMessageResult. A refusal is a JSON-RPC error instead. */
+export interface SamplingResult {
+	role: 'user' | 'assistant';
+	content: McpContent;
+	model: string;
+	stopReason?: string;
 }
 
 export interface ResourceInfo {
@@ -317,6 +339,10 @@ export interface ResourceInfo {
 	mimeType?: string;
 	description?: string;
 }
+/** Params of freecode/resources and freecode/prompts: one server's, or every connected server's. */
+export interface ListParams {
+	server?: string;
+}
 export interface ResourcesResult {
 	resources: ResourceInfo[];
 }
@@ -324,12 +350,28 @@ export interface ResourceReadParams {
 	server: string;
 	uri: string;
 }
+/** One part of a resource: text, or base64 bytes. */
+export interface ResourceContents {
+	uri: string;
+	mimeType?: string;
+	text?: string;
+	blob?: string;
+}
+export interface ReadResourceResult {
+	contents: ResourceContents[];
+}
+export interface PromptArgument {
+	name: string;
+	title?: string;
+	description?: string;
+	required?: boolean;
+}
 export interface PromptInfo {
 	server: string;
 	name: string;
 	title?: string;
 	description?: string;
-	arguments?: unknown[];
+	arguments?: PromptArgument[];
 }
 export interface PromptsResult {
 	prompts: PromptInfo[];
@@ -338,6 +380,14 @@ export interface PromptGetParams {
 	server: string;
 	name: string;
 	arguments?: Record<string, string>;
+}
+export interface PromptMessage {
+	role: 'user' | 'assistant';
+	content: McpContent;
+}
+export interface GetPromptResult {
+	description?: string;
+	messages: PromptMessage[];
 }
 
 // Notifications.
@@ -374,6 +424,12 @@ export interface ConfigProblem {
 	column?: number;
 	key?: string;
 }
+/** freecode/resources/changed and freecode/prompts/changed: read that server's list again. */
+export interface ListChangedParams {
+	server: string;
+	reason: string;
+}
+
 export interface ConfigProblemsParams {
 	path: string;
 	problems: ConfigProblem[];

@@ -341,6 +341,78 @@ export const definitionsResult = obj<p.DefinitionsResult>({
 	tools: req(arrayOf(anyValue)),
 });
 
+const role = enumOf<'user' | 'assistant'>({ user: true, assistant: true });
+
+export const initializationOptions = obj<p.InitializationOptions>({
+	configPath: opt(str),
+	token: opt(str),
+	capabilities: opt(obj<p.ClientCapabilities>({ elicitation: opt(bool), sampling: opt(bool) })),
+});
+
+export const elicitationRequest = obj<p.ElicitationRequest>({
+	server: req(str),
+	callId: opt(str),
+	mode: req(enumOf<p.ElicitationMode>({ form: true, url: true })),
+	message: req(str),
+	requestedSchema: opt(anyValue),
+	url: opt(str),
+});
+
+const record = typed<Record<string, unknown>>((v, path, errs) => {
+	if (typeof v !== 'object' || v === null || Array.isArray(v)) errs.push(`${path}: want an object, got ${kind(v)}`);
+});
+
+export const elicitationResponse = obj<p.ElicitationResponse>({
+	action: req(enumOf<p.ElicitationAction>({ accept: true, decline: true, cancel: true })),
+	content: opt(record),
+});
+
+export const samplingRequest = obj<p.SamplingRequest>({
+	server: req(str),
+	callId: opt(str),
+	params: req(anyValue),
+});
+
+export const samplingResult = obj<p.SamplingResult>({
+	role: req(role),
+	content: req(mcpContent),
+	model: req(str),
+	stopReason: opt(str),
+});
+
+export const resourceInfo = obj<p.ResourceInfo>({
+	server: req(str),
+	uri: req(str),
+	name: req(str),
+	title: opt(str),
+	mimeType: opt(str),
+	description: opt(str),
+});
+
+export const readResourceResult = obj<p.ReadResourceResult>({
+	contents: req(arrayOf(obj<p.ResourceContents>({ uri: req(str), mimeType: opt(str), text: opt(str), blob: opt(str) }))),
+});
+
+export const promptInfo = obj<p.PromptInfo>({
+	server: req(str),
+	name: req(str),
+	title: opt(str),
+	description: opt(str),
+	arguments: opt(
+		arrayOf(obj<p.PromptArgument>({ name: req(str), title: opt(str), description: opt(str), required: opt(bool) })),
+	),
+});
+
+export const getPromptResult = obj<p.GetPromptResult>({
+	description: opt(str),
+	messages: req(arrayOf(obj<p.PromptMessage>({ role: req(role), content: req(mcpContent) }))),
+});
+
+export const listChanged = obj<p.ListChangedParams>({
+	server: req(str),
+	reason: req(str),
+});
+
 /**
  * Fixtures maps the file names under test/fixtures (the JSON the Go side
  * writes from its own types, one array of examples per file) to the shape
@@ -358,6 +430,16 @@ export const fixtureShapes: Record<string, Check<unknown>> = {
 	'ToolProgress.json': toolProgress as Check<unknown>,
 	'ConfigProblems.json': configProblems as Check<unknown>,
 	'Project.json': projectResult as Check<unknown>,
+	'InitializationOptions.json': initializationOptions as Check<unknown>,
+	'ElicitationRequest.json': elicitationRequest as Check<unknown>,
+	'ElicitationResponse.json': elicitationResponse as Check<unknown>,
+	'SamplingRequest.json': samplingRequest as Check<unknown>,
+	'SamplingResult.json': samplingResult as Check<unknown>,
+	'ResourceInfo.json': resourceInfo as Check<unknown>,
+	'ReadResourceResult.json': readResourceResult as Check<unknown>,
+	'PromptInfo.json': promptInfo as Check<unknown>,
+	'GetPromptResult.json': getPromptResult as Check<unknown>,
+	'ListChanged.json': listChanged as Check<unknown>,
 	'ReviewParams.json': reviewParams as Check<unknown>,
 	'ReviewResult.json': reviewResult as Check<unknown>,
 	'ReviewNeeded.json': reviewNeeded as Check<unknown>,

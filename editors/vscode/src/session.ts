@@ -5,10 +5,14 @@
 // notifications only; a request goes out when a notification says something
 // changed, never on a timer. Pure: no `vscode` import.
 
+import { ResponseError } from 'vscode-jsonrpc';
 import * as p from './protocol';
 import * as shapes from './protocolShapes';
 import { DENIED } from './permissionChoices';
 import type { ServersModel } from './views/serversTree';
+
+/** MCP's code for a sampling request that is refused. */
+const SAMPLING_REFUSED = -1;
 
 /** Disposable is what a registration returns. */
 export interface Disposable {
@@ -36,6 +40,10 @@ export interface Hooks {
 	configProblems?(problems: p.ConfigProblemsParams): void;
 	toolProgress?(progress: p.ToolProgressParams): void;
 	toolsChanged?(changed: p.ToolsChangedParams): void;
+	/** Ask the user an MCP server's form or URL; a rejection or a bad answer counts as decline. Without it, every one is declined. */
+	askElicitation?(req: p.ElicitationRequest, token: CancellationToken): Promise<p.ElicitationResponse>;
+	/** Show an MCP server's sampling request and run it if the user allows; reject (a ResponseError passes as it is) to refuse. */
+	askSampling?(req: p.SamplingRequest, token: CancellationToken): Promise<p.SamplingResult>;
 	/** A server's tools awaiting review changed (the tool list is read again too). */
 	reviewNeeded?(reviews: p.ReviewNeededParams): void;
 	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
@@ -52,6 +60,10 @@ export class Session {
 	// Statuses that arrived while freecode/servers was in flight: its answer
 	// may predate them, so they are applied again on top of it.
 	private pendingStatuses: p.ServerStatus[] | undefined;
+	// The last read of each server's resources and prompts, by "kind
+	// server": an answer that is not the last read's is stale.
+	private readonly listReads = new Map<string, number>();
+	private reads = 0;
 
 	constructor(
 		private readonly conn: Connection,
@@ -73,6 +85,14 @@ export class Session {
 			}),
 			this.conn.onNotification(p.Notifications.toolsProgress, (params) => {
 				if (this.check('freecode/tools/progress', shapes.toolProgress, params)) this.hooks.toolProgress?.(params);
+			}),
+			this.conn.onRequest(p.ServerRequests.elicitationRequest, (params, token) => this.onElicitation(params, token)),
+			this.conn.onRequest(p.ServerRequests.samplingRequest, (params, token) => this.onSampling(params, token)),
+			this.conn.onNotification(p.Notifications.resourcesChanged, (params) => {
+				if (this.check('freecode/resources/changed', shapes.listChanged, params)) void this.readList('resources', params.server);
+			}),
+			this.conn.onNotification(p.Notifications.promptsChanged, (params) => {
+				if (this.check('freecode/prompts/changed', shapes.listChanged, params)) void this.readList('prompts', params.server);
 			}),
 			this.conn.onNotification(p.Notifications.reviewNeeded, (params) => this.onReviewNeeded(params)),
 		];
@@ -102,6 +122,72 @@ export class Session {
 		} catch (e) {
 			this.hooks.warn?.(`permission prompt failed, answering deny: ${(e as Error).message}`);
 			return DENIED;
+		}
+	}
+
+	private async onElicitation(params: unknown, token: CancellationToken): Promise<p.ElicitationResponse> {
+		const decline: p.ElicitationResponse = { action: 'decline' };
+		if (!this.check('freecode/elicitation/request', shapes.elicitationRequest, params) || !this.hooks.askElicitation) return decline;
+		try {
+			const answer = await this.hooks.askElicitation(params, token);
+			if (shapes.is(shapes.elicitationResponse, answer)) return answer;
+			this.hooks.warn?.(`the form answered ${JSON.stringify(answer)}, which is not in the protocol; declining`);
+		} catch (e) {
+			this.hooks.warn?.(`the form failed, declining: ${(e as Error).message}`);
+		}
+		return decline;
+	}
+
+	private async onSampling(params: unknown, token: CancellationToken): Promise<p.SamplingResult> {
+		if (!this.check('freecode/sampling/request', shapes.samplingRequest, params)) {
+			throw new ResponseError(SAMPLING_REFUSED, 'sampling refused: the request does not fit the protocol');
+		}
+		if (!this.hooks.askSampling) throw new ResponseError(SAMPLING_REFUSED, 'sampling refused: this frontend has no model');
+		let result: p.SamplingResult;
+		try {
+			result = await this.hooks.askSampling(params, token);
+		} catch (e) {
+			if (e instanceof ResponseError) throw e;
+			throw new ResponseError(SAMPLING_REFUSED, `sampling refused: ${(e as Error).message}`);
+		}
+		if (!this.check('the sampling answer', shapes.samplingResult, result)) {
+			throw new ResponseError(SAMPLING_REFUSED, 'sampling refused: the answer does not fit the protocol');
+		}
+		return result;
+	}
+
+	/**
+	 * readList reads one server's resources or prompts into the model, after
+	 * a change notification. A server that is not connected has none; the
+	 * answer of a read that a later one overtook is dropped.
+	 */
+	private async readList(kind: 'resources' | 'prompts', server: string): Promise<void> {
+		const key = `${kind} ${server}`;
+		const n = ++this.reads;
+		this.listReads.set(key, n);
+		const set = (list: (p.ResourceInfo | p.PromptInfo)[]) => {
+			if (this.closed || this.listReads.get(key) !== n) return;
+			if (kind === 'resources') this.model.setResources(server, list as p.ResourceInfo[]);
+			else this.model.setPrompts(server, list as p.PromptInfo[]);
+		};
+		if (this.model.server(server)?.state !== 'connected') {
+			set([]);
+			return;
+		}
+		try {
+			if (kind === 'resources') {
+				const r = await this.resources(server);
+				set(r.filter((x) => this.check('ResourceInfo', shapes.resourceInfo, x)));
+			} else {
+				const r = await this.prompts(server);
+				set(r.filter((x) => this.check('PromptInfo', shapes.promptInfo, x)));
+			}
+		} catch (e) {
+			set([]);
+			// A server that stopped meanwhile has none, and nothing is wrong.
+			if (!this.closed && this.model.server(server)?.state === 'connected') {
+				this.hooks.warn?.(`reading the ${kind} of ${server} failed: ${(e as Error).message}`);
+			}
 		}
 	}
 
@@ -191,6 +277,24 @@ export class Session {
 	}
 	login(name: string): Promise<p.ServerStatus> {
 		return this.serverRequest(p.Requests.serversLogin, { name } satisfies p.ServerNameParams);
+	}
+	logout(name: string): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversLogout, { name } satisfies p.ServerNameParams);
+	}
+
+	async resources(server?: string): Promise<p.ResourceInfo[]> {
+		const r = await this.conn.sendRequest<p.ResourcesResult>(p.Requests.resources, { server } satisfies p.ListParams);
+		return r?.resources ?? [];
+	}
+	readResource(server: string, uri: string): Promise<p.ReadResourceResult> {
+		return this.conn.sendRequest(p.Requests.resourcesRead, { server, uri } satisfies p.ResourceReadParams);
+	}
+	async prompts(server?: string): Promise<p.PromptInfo[]> {
+		const r = await this.conn.sendRequest<p.PromptsResult>(p.Requests.prompts, { server } satisfies p.ListParams);
+		return r?.prompts ?? [];
+	}
+	getPrompt(server: string, name: string, args?: Record<string, string>): Promise<p.GetPromptResult> {
+		return this.conn.sendRequest(p.Requests.promptsGet, { server, name, arguments: args } satisfies p.PromptGetParams);
 	}
 
 	definitions(format: p.DefinitionsFormat): Promise<p.DefinitionsResult> {

@@ -89,7 +89,7 @@ const cases: { name: string; steps: Step[]; want: string[] }[] = [
 		],
 		want: [
 			'debug-stop alpha — stopped [server state:stopped scope:user]',
-			'key gh — sign-in needed [server state:needsAuth scope:user]',
+			'key gh — sign-in needed [server state:needsAuth scope:user remote]',
 			'circle-slash zeta — disabled [server state:disabled scope:user]',
 		],
 	},

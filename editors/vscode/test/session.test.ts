@@ -13,7 +13,16 @@ import {
 	StreamMessageWriter,
 	type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import type { PermissionResponse, ServerStatus, ToolInfo } from '../src/protocol';
+import { ResponseError } from 'vscode-jsonrpc';
+import type {
+	ElicitationRequest,
+	ElicitationResponse,
+	PermissionResponse,
+	SamplingRequest,
+	SamplingResult,
+	ServerStatus,
+	ToolInfo,
+} from '../src/protocol';
 import { Session } from '../src/session';
 import { ServersModel } from '../src/views/serversTree';
 
@@ -22,6 +31,8 @@ let peer: MessageConnection;
 let model: ServersModel;
 let warnings: string[];
 let answer: () => Promise<PermissionResponse>;
+let elicit: (req: ElicitationRequest) => Promise<ElicitationResponse>;
+let sample: (req: SamplingRequest) => Promise<SamplingResult>;
 let session: Session;
 let reviews: unknown[];
 let listening: { dispose(): void };
@@ -35,8 +46,14 @@ beforeEach(() => {
 	warnings = [];
 	answer = async () => ({ decision: 'allowOnce' });
 	reviews = [];
+	elicit = async () => ({ action: 'decline' });
+	sample = async () => {
+		throw new Error('no model');
+	};
 	session = new Session(ext, model, {
 		askPermission: () => answer(),
+		askElicitation: (req) => elicit(req),
+		askSampling: (req) => sample(req),
 		warn: (m) => warnings.push(m),
 		reviewNeeded: (r) => reviews.push(r),
 	});
@@ -251,4 +268,100 @@ test('session: once it stops listening, a read in flight is not repeated, nor it
 	await session.refresh();
 	assert.equal(reads, 1);
 	assert.deepEqual(warnings, []);
+});
+
+const form: ElicitationRequest = { server: 'gh', callId: 'c1', mode: 'form', message: 'who?', requestedSchema: { type: 'object' } };
+
+test('session: an elicitation goes to the form and its answer back; a bad answer or request is a decline', async () => {
+	const asked: ElicitationRequest[] = [];
+	elicit = async (req) => {
+		asked.push(req);
+		return { action: 'accept', content: { name: 'Ada' } };
+	};
+	assert.deepEqual(await peer.sendRequest('freecode/elicitation/request', form), { action: 'accept', content: { name: 'Ada' } });
+	assert.deepEqual(asked, [form]);
+
+	elicit = async () => ({ action: 'maybe' }) as unknown as ElicitationResponse;
+	assert.deepEqual(await peer.sendRequest('freecode/elicitation/request', form), { action: 'decline' });
+	assert.match(warnings.join('\n'), /the form answered \{"action":"maybe"\}, which is not in the protocol; declining/);
+	assert.deepEqual(await peer.sendRequest('freecode/elicitation/request', { ...form, mode: 'sms' }), { action: 'decline' });
+	assert.equal(asked.length, 1);
+});
+
+const sampling: SamplingRequest = { server: 'gh', callId: 'c2', params: { messages: [], maxTokens: 5 } };
+
+/** refusal returns the JSON-RPC error the peer gets for a sampling request. */
+async function refusal(params: unknown): Promise<{ code: number; message: string }> {
+	try {
+		await peer.sendRequest('freecode/sampling/request', params);
+	} catch (e) {
+		const re = e as ResponseError<unknown>;
+		return { code: re.code, message: re.message };
+	}
+	assert.fail('the sampling request was answered');
+}
+
+test('session: a sampling result goes back as it is; every refusal is a JSON-RPC error with code -1', async () => {
+	const result: SamplingResult = { role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm', stopReason: 'endTurn' };
+	sample = async () => result;
+	assert.deepEqual(await peer.sendRequest('freecode/sampling/request', sampling), result);
+
+	sample = async () => {
+		throw new ResponseError(-1, 'sampling refused: the user denied it');
+	};
+	assert.deepEqual(await refusal(sampling), { code: -1, message: 'sampling refused: the user denied it' });
+	sample = async () => {
+		throw new Error('no model');
+	};
+	assert.deepEqual(await refusal(sampling), { code: -1, message: 'sampling refused: no model' });
+	sample = async () => ({ role: 'assistant', model: 'm' }) as unknown as SamplingResult;
+	assert.deepEqual(await refusal(sampling), { code: -1, message: 'sampling refused: the answer does not fit the protocol' });
+	assert.deepEqual(await refusal({ server: 'gh' }), { code: -1, message: 'sampling refused: the request does not fit the protocol' });
+});
+
+test("session: a change of a server's resources or prompts reads that server's list; a stopped server has none", async () => {
+	model.setServers([st('everything', 'connected'), st('off', 'stopped')]);
+	const asked: unknown[] = [];
+	peer.onRequest('freecode/resources', (params: unknown) => {
+		asked.push(params);
+		return { resources: [{ server: 'everything', uri: 'demo://a', name: 'a' }] };
+	});
+	peer.onRequest('freecode/prompts', (params: unknown) => {
+		asked.push(params);
+		return { prompts: [{ server: 'everything', name: 'greet' }] };
+	});
+	let seen = changed();
+	await peer.sendNotification('freecode/resources/changed', { server: 'everything', reason: 'connected' });
+	await seen;
+	seen = changed();
+	await peer.sendNotification('freecode/prompts/changed', { server: 'everything', reason: 'listChanged' });
+	await seen;
+	assert.deepEqual(asked, [{ server: 'everything' }, { server: 'everything' }]);
+	assert.deepEqual(
+		model.childNodes('everything').map((n) => `${n.kind} ${n.label}`),
+		['group Resources', 'group Prompts'],
+	);
+
+	seen = changed();
+	await peer.sendNotification('freecode/resources/changed', { server: 'off', reason: 'stopped' });
+	await seen;
+	assert.equal(asked.length, 2);
+});
+
+test('session: a list read overtaken by a later one is dropped', async () => {
+	model.setServers([st('everything', 'connected')]);
+	const first = deferred<unknown>();
+	let n = 0;
+	peer.onRequest('freecode/resources', async () => {
+		if (++n === 1) return first.promise;
+		return { resources: [] };
+	});
+	await peer.sendNotification('freecode/resources/changed', { server: 'everything', reason: 'connected' });
+	const seen = changed();
+	await peer.sendNotification('freecode/resources/changed', { server: 'everything', reason: 'listChanged' });
+	await seen;
+	first.resolve({ resources: [{ server: 'everything', uri: 'demo://old', name: 'old' }] });
+	peer.onRequest('ping', () => 'pong');
+	await ext.sendRequest('ping');
+	assert.deepEqual(model.childNodes('everything'), []);
 });

@@ -5,8 +5,10 @@ import * as vscode from 'vscode';
 import type { FreeCode } from '../context';
 import { addServer } from './addServer';
 import { approveServer } from './approveServer';
+import { getPrompt } from './getPrompt';
 import { importServers } from './importServers';
 import { openConfig } from './openConfig';
+import { openResource } from './openResource';
 import { restartServer } from './restartServer';
 import { restartSidecar } from './restartSidecar';
 import { revokeServer } from './revokeServer';
@@ -16,6 +18,7 @@ import { showServerLog } from './showServerLog';
 import { showSidecarLog } from './showSidecarLog';
 import { showToolDefinitions } from './showToolDefinitions';
 import { signIn } from './signIn';
+import { signOut } from './signOut';
 import { startServer } from './startServer';
 import { stopServer } from './stopServer';
 import { acceptToolDefinition, rejectToolDefinition, showToolDefinitionDiff } from './toolDefinition';
@@ -42,6 +45,9 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.server.approve': approveServer,
 	'freecode.server.revoke': revokeServer,
 	'freecode.server.signIn': signIn,
+	'freecode.server.signOut': signOut,
+	'freecode.resource.open': openResource,
+	'freecode.prompt.get': getPrompt,
 	'freecode.tool.showDefinitionDiff': showToolDefinitionDiff,
 	'freecode.tool.acceptDefinition': acceptToolDefinition,
 	'freecode.tool.rejectDefinition': rejectToolDefinition,

@@ -5,8 +5,9 @@
 // lives here, free of `vscode`, so the headless tests drive it with plain
 // sequences of ServerStatus and ToolInfo.
 
-import type { ServerState, ServerStatus, ToolInfo } from '../protocol';
+import type { PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from '../protocol';
 import { oneLine, printable } from '../text';
+import { groupNode, promptNode, resourceNode, type GroupKind, type GroupNode, type PromptNode, type ResourceNode } from './extrasTree';
 
 /** Icon names a codicon; color is a theme color id. */
 export interface Icon {
@@ -42,7 +43,7 @@ export interface ToolNode {
 	contextValue: string;
 }
 
-export type Node = ServerNode | ToolNode;
+export type Node = ServerNode | ToolNode | GroupNode | ResourceNode | PromptNode;
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {
@@ -92,6 +93,8 @@ const descriptionErrorChars = 80;
 export class ServersModel {
 	private readonly servers = new Map<string, ServerStatus>();
 	private readonly tools = new Map<string, ToolInfo[]>();
+	private readonly resources = new Map<string, ResourceInfo[]>();
+	private readonly prompts = new Map<string, PromptInfo[]>();
 	private readonly listeners = new Set<() => void>();
 
 	/** onDidChange registers fn to run after every change; the result unregisters it. */
@@ -108,8 +111,8 @@ export class ServersModel {
 	setServers(list: readonly ServerStatus[]): void {
 		this.servers.clear();
 		for (const s of list) this.servers.set(s.name, s);
-		for (const name of [...this.tools.keys()]) {
-			if (!this.servers.has(name)) this.tools.delete(name);
+		for (const m of [this.tools, this.resources, this.prompts]) {
+			for (const name of [...m.keys()]) if (!this.servers.has(name)) m.delete(name);
 		}
 		this.changed();
 	}
@@ -119,6 +122,8 @@ export class ServersModel {
 		if (s.state === 'removed') {
 			this.servers.delete(s.name);
 			this.tools.delete(s.name);
+			this.resources.delete(s.name);
+			this.prompts.delete(s.name);
 		} else {
 			this.servers.set(s.name, s);
 		}
@@ -144,10 +149,26 @@ export class ServersModel {
 		this.changed();
 	}
 
+	/** setResources applies a freecode/resources answer for one server (empty: it has none, or is not connected). */
+	setResources(server: string, list: readonly ResourceInfo[]): void {
+		if (list.length === 0) this.resources.delete(server);
+		else this.resources.set(server, [...list]);
+		this.changed();
+	}
+
+	/** setPrompts applies a freecode/prompts answer for one server, as setResources. */
+	setPrompts(server: string, list: readonly PromptInfo[]): void {
+		if (list.length === 0) this.prompts.delete(server);
+		else this.prompts.set(server, [...list].sort((a, b) => a.name.localeCompare(b.name)));
+		this.changed();
+	}
+
 	/** clear forgets everything (the sidecar went away). */
 	clear(): void {
 		this.servers.clear();
 		this.tools.clear();
+		this.resources.clear();
+		this.prompts.clear();
 		this.changed();
 	}
 
@@ -174,7 +195,29 @@ export class ServersModel {
 
 	/** serverNodes is the view's top level, by name. */
 	serverNodes(): ServerNode[] {
-		return this.serverNames().map((n) => serverNode(this.servers.get(n)!, this.tools.get(n) ?? []));
+		return this.serverNames().map((n) => {
+			const node = serverNode(this.servers.get(n)!, this.tools.get(n) ?? []);
+			// Resources and prompts make a server expandable too.
+			node.expandable ||= this.resources.has(n) || this.prompts.has(n);
+			return node;
+		});
+	}
+
+	/** childNodes is what a server's node holds: its tools, then its Resources and Prompts groups when it has any. */
+	childNodes(server: string): Node[] {
+		const out: Node[] = this.toolNodes(server);
+		const r = this.resources.get(server);
+		if (r) out.push(groupNode(server, 'resources', r.length));
+		const pr = this.prompts.get(server);
+		if (pr) out.push(groupNode(server, 'prompts', pr.length));
+		return out;
+	}
+
+	/** groupNodes is the children of a server's Resources or Prompts group. */
+	groupNodes(server: string, group: GroupKind): (ResourceNode | PromptNode)[] {
+		return group === 'resources'
+			? (this.resources.get(server) ?? []).map(resourceNode)
+			: (this.prompts.get(server) ?? []).map(promptNode);
 	}
 
 	/** toolNodes is the children of a server's node. */
@@ -238,6 +281,8 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 		'server',
 		`state:${s.state}`,
 		`scope:${s.scope}`,
+		// A remote server may hold a sign-in: it can sign out.
+		...(s.type === 'remote' ? ['remote'] : []),
 		// A project server that runs, or ran, was approved: it can be revoked.
 		...(s.scope === 'project' && s.state !== 'awaitingApproval' ? ['approved'] : []),
 	];

@@ -19,29 +19,49 @@ class Provider implements vscode.TreeDataProvider<Node> {
 
 	getChildren(node?: Node): Node[] {
 		if (!node) return this.model.serverNodes();
-		return node.kind === 'server' ? this.model.toolNodes(node.name) : [];
+		if (node.kind === 'server') return this.model.childNodes(node.name);
+		if (node.kind === 'group') return this.model.groupNodes(node.server, node.group);
+		return [];
 	}
 
 	getTreeItem(node: Node): vscode.TreeItem {
 		const expand =
 			node.kind === 'server' && node.expandable
 				? vscode.TreeItemCollapsibleState.Expanded
-				: vscode.TreeItemCollapsibleState.None;
+				: node.kind === 'group'
+					? vscode.TreeItemCollapsibleState.Collapsed
+					: vscode.TreeItemCollapsibleState.None;
 		const item = new vscode.TreeItem(node.label, expand);
 		// Stable ids keep what the user expanded or collapsed across redraws.
 		// VS Code also keeps an id's first collapsible state, so a server
 		// listed before its tools arrived would stay a leaf, or show
 		// collapsed: its id changes once it has children.
-		item.id = node.kind === 'server' ? `server:${node.name}${node.expandable ? ':tools' : ''}` : `tool:${node.id}`;
+		item.id = nodeId(node);
 		item.description = node.description;
 		item.tooltip = node.tooltip;
 		item.iconPath = themeIcon(node.icon);
 		item.contextValue = node.contextValue;
+		if (node.kind === 'resource') item.command = { command: 'freecode.resource.open', title: 'Open Resource', arguments: [node] };
 		return item;
 	}
 
 	dispose(): void {
 		this.emitter.dispose();
+	}
+}
+
+function nodeId(node: Node): string {
+	switch (node.kind) {
+		case 'server':
+			return `server:${node.name}${node.expandable ? ':tools' : ''}`;
+		case 'tool':
+			return `tool:${node.id}`;
+		case 'group':
+			return `${node.group}:${node.server}`;
+		case 'resource':
+			return `resource:${node.server}:${node.uri}`;
+		case 'prompt':
+			return `prompt:${node.server}:${node.name}`;
 	}
 }
 

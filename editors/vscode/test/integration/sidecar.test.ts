@@ -9,65 +9,37 @@
 // it was skipped and why.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { pathToFileURL } from 'node:url';
-import {
-	createMessageConnection,
-	StreamMessageReader,
-	StreamMessageWriter,
-	type MessageConnection,
-} from 'vscode-jsonrpc/node';
 import { ALLOW_ONCE, answerFor, DENY, permissionPrompt } from '../../src/permissionChoices';
 import type { PermissionRequest, ServerStatus } from '../../src/protocol';
-import { Session } from '../../src/session';
+import type { Session } from '../../src/session';
 import { ServersModel } from '../../src/views/serversTree';
+import { startSidecar, until as waitFor, writeConfig, type Sidecar } from './harness';
 
 const bin = process.env.FREECODE_BIN;
 const skip = bin ? false : 'FREECODE_BIN is not set (make vscode-integration sets it to the built binaries)';
 
-/** Generous: a cold demo-server start on a busy machine, not a performance goal. */
-const waitMs = 60_000;
-
 let tmp: string;
 let configPath: string;
 let workspace: string;
-let child: ChildProcess;
-let conn: MessageConnection;
+let sidecar: Sidecar;
 let session: Session;
-let listening: { dispose(): void };
 const model = new ServersModel();
 const asked: PermissionRequest[] = [];
 const buttons: string[] = [];
 const warnings: string[] = [];
-let stderr = '';
-let exited: Promise<never>;
 
-function config(second: boolean): string {
-	const servers: unknown[] = [{ name: 'demo', type: 'local', command: [path.join(bin!, 'demo-server'), '--root', workspace] }];
-	if (second) servers.push({ name: 'second', type: 'local', command: [path.join(bin!, 'demo-server'), '--name', 'second'] });
-	return `${JSON.stringify({ mcp: { servers } }, null, 2)}\n`;
+function servers(second: boolean): unknown[] {
+	const list: unknown[] = [{ name: 'demo', type: 'local', command: [path.join(bin!, 'demo-server'), '--root', workspace] }];
+	if (second) list.push({ name: 'second', type: 'local', command: [path.join(bin!, 'demo-server'), '--name', 'second'] });
+	return list;
 }
 
-/** until resolves once the model satisfies ok, checked on every change the sidecar's messages make. */
 function until(what: string, ok: () => boolean): Promise<void> {
-	if (ok()) return Promise.resolve();
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => {
-			off();
-			reject(new Error(`waited ${waitMs} ms for ${what}; servers: ${JSON.stringify(model.serverNodes())}; sidecar stderr:\n${stderr}`));
-		}, waitMs);
-		const off = model.onDidChange(() => {
-			if (!ok()) return;
-			clearTimeout(timer);
-			off();
-			resolve();
-		});
-	});
+	return waitFor(model, what, ok, () => sidecar.stderr());
 }
 
 function connected(name: string, tools: number): boolean {
@@ -83,59 +55,31 @@ before(async () => {
 	fs.writeFileSync(path.join(workspace, 'README.md'), '# integration\n');
 	fs.writeFileSync(path.join(workspace, 'delete-me.txt'), 'x\n');
 	configPath = path.join(tmp, 'home', '.freecode', 'config.json');
-	fs.mkdirSync(path.dirname(configPath), { recursive: true });
-	fs.writeFileSync(configPath, config(false), { mode: 0o600 });
-	child = spawn(path.join(bin!, 'freecode-serve'), [], {
-		env: { PATH: process.env.PATH, HOME: path.join(tmp, 'home'), TMPDIR: tmp },
-		stdio: ['pipe', 'pipe', 'pipe'],
-	});
-	child.stderr!.on('data', (b) => (stderr += b.toString()));
-	// A sidecar that dies leaves requests pending forever: fail with its stderr instead.
-	exited = new Promise<never>((_, reject) => {
-		child.once('exit', (code, signal) => reject(new Error(`freecode-serve exited (${code ?? signal}); stderr:\n${stderr}`)));
-	});
-	exited.catch(() => {});
-	conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
-	session = new Session(conn, model, {
-		askPermission: async (req) => {
-			asked.push(req);
-			const prompt = permissionPrompt(req, 1200);
-			const press = buttons.shift();
-			const a = answerFor(prompt, press);
-			return a === 'showFull' ? { decision: 'deny' } : a;
+	writeConfig(configPath, servers(false));
+	sidecar = await startSidecar({
+		bin: bin!,
+		tmp,
+		workspace,
+		configPath,
+		model,
+		hooks: {
+			askPermission: async (req) => {
+				asked.push(req);
+				const prompt = permissionPrompt(req, 1200);
+				const press = buttons.shift();
+				const a = answerFor(prompt, press);
+				return a === 'showFull' ? { decision: 'deny' } : a;
+			},
+			warn: (m) => warnings.push(m),
 		},
-		warn: (m) => warnings.push(m),
 	});
-	listening = session.listen();
-	conn.listen();
-	const init = await Promise.race([exited, conn.sendRequest<{ capabilities: { experimental?: { freecode?: { protocolVersion: number } } }; serverInfo?: { name: string } }>(
-		'initialize',
-		{
-			processId: process.pid,
-			clientInfo: { name: 'freecode-vscode-integration-test' },
-			rootUri: pathToFileURL(workspace).toString(),
-			workspaceFolders: [{ uri: pathToFileURL(workspace).toString(), name: 'workspace' }],
-			capabilities: {},
-			initializationOptions: { configPath },
-		},
-	)]);
-	assert.equal(init.capabilities.experimental?.freecode?.protocolVersion, 1);
-	assert.equal(init.serverInfo?.name, 'freecode-serve');
-	await conn.sendNotification('initialized', {});
-	await Promise.race([exited, session.refresh()]);
+	session = sidecar.session;
 });
 
 after(async () => {
 	if (skip) return;
 	const pids = ['demo', 'second'].map((n) => model.server(n)?.pid).filter((p): p is number => p !== undefined);
-	const gone = once(child, 'exit');
-	// As the extension's Sidecar.stop does: the session stops listening
-	// first, so the notifications of the servers stopping start no reads.
-	listening.dispose();
-	await conn.sendRequest('shutdown');
-	await conn.sendNotification('exit');
-	await gone;
-	conn.dispose();
+	await sidecar.stop();
 	for (const pid of pids) {
 		assert.throws(() => process.kill(pid, 0), /ESRCH/, `MCP server pid ${pid} outlived shutdown`);
 	}
@@ -196,7 +140,7 @@ test('definitions come with a hash', { skip }, async () => {
 });
 
 test('a config edit adds a server to the tree, from notifications alone', { skip }, async () => {
-	fs.writeFileSync(configPath, config(true));
+	writeConfig(configPath, servers(true));
 	await until('second connected with 7 tools', () => connected('second', 7));
 	assert.ok(connected('demo', 7), 'the demo server stays connected');
 });
@@ -214,7 +158,7 @@ test('a stopped server removed from the config leaves the tree, from notificatio
 	// servers again: only its removed status can take it out.
 	assert.equal((await session.stop('second')).state, 'stopped');
 	await until('second stopped', () => model.server('second')?.state === 'stopped');
-	fs.writeFileSync(configPath, config(false));
+	writeConfig(configPath, servers(false));
 	await until('second gone', () => model.server('second') === undefined);
 	assert.deepEqual(
 		model.serverNodes().map((n) => n.name),

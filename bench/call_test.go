@@ -1,0 +1,150 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp"
+)
+
+// npmDir returns $FREECODE_NPM, skipping the benchmark without it
+// (failing it under CI=true).
+func npmDir(b *testing.B) string {
+	dir := os.Getenv("FREECODE_NPM")
+	if dir == "" {
+		if os.Getenv("CI") == "true" {
+			b.Fatal("FREECODE_NPM is not set")
+		}
+		b.Skip("FREECODE_NPM is not set (make bench sets it)")
+	}
+	return dir
+}
+
+// callWarmUp and callN are the untimed and timed calls of each client in
+// a round; callRounds rounds alternate the clients, so that a burst of load
+// elsewhere on the shared machine hits all of them alike.
+const callWarmUp, callN, callRounds = 2000, 2000, 5
+
+// BenchmarkSidecarExecute measures one freecode/tools/execute of one echo
+// call, frontend → freecode-serve (over stdio) → MCP server (over stdio) →
+// back, against the same call made straight to the same server by the
+// TypeScript SDK's client (the peer) and by FreeCode's own MCP
+// client in the benchmark's process (what the sidecar uses inside: the
+// difference is the hop itself). Servers: the repo's demo server (a go-sdk
+// server) and server-everything (TypeScript). The timed loop is the
+// sidecar's; the metrics are each path's p50 and p99 over every round, and
+// what the sidecar adds at p50 in percent of each peer's p50; and, to
+// tell the protocol's round trip from the rest, the p50 and p99 of
+// freecode/servers, which the sidecar answers from memory.
+func BenchmarkSidecarExecute(b *testing.B) {
+	npm := npmDir(b)
+	_, demoBin := binaries(b)
+	for _, srv := range []struct {
+		name    string
+		command []string
+	}{
+		{"demo", []string{demoBin}},
+		{"everything", []string{"node", filepath.Join(npm, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"}},
+	} {
+		b.Run(srv.name, func(b *testing.B) {
+			args := map[string]any{"message": "hello"}
+			rawArgs, _ := json.Marshal(args)
+			cfg := writeConfig(b, []entry{{Name: "s", Type: "local", Command: srv.command, InheritEnv: true, Timeout: 30000}})
+			sc := startSidecar(b, cfg)
+			defer sc.stop(b)
+			sc.awaitConnected(b, []string{"s"})
+			execute := func() time.Duration {
+				start := time.Now()
+				res, err := sc.Execute(b.Context(), protocol.ToolCall{CallID: "c", Tool: "mcp__s__echo", Arguments: rawArgs})
+				d := time.Since(start)
+				if err != nil || len(res) != 1 || res[0].IsError {
+					b.Fatalf("execute: %v %+v", err, res)
+				}
+				return d
+			}
+			direct := mcp.NewConn(config.Server{Name: "s", Type: config.TypeLocal, Enabled: true, Command: srv.command, InheritEnv: true, Timeout: 30 * time.Second}, nil)
+			defer direct.Close()
+			if err := direct.Start(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			call := func() time.Duration {
+				start := time.Now()
+				res, err := direct.CallTool(b.Context(), "echo", args, nil)
+				d := time.Since(start)
+				if err != nil || res.IsError {
+					b.Fatalf("echo: %v %+v", err, res)
+				}
+				return d
+			}
+			// The protocol's round trip alone: a request the sidecar
+			// answers from memory.
+			servers := func() time.Duration {
+				start := time.Now()
+				if _, err := sc.Servers(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(start)
+			}
+			for range callWarmUp {
+				execute()
+				call()
+				servers()
+			}
+
+			b.ResetTimer()
+			for b.Loop() {
+				execute()
+			}
+			b.StopTimer()
+
+			var viaSidecar, viaTS, viaConn, hop []time.Duration
+			for range callRounds {
+				for range callN {
+					viaSidecar = append(viaSidecar, execute())
+				}
+				for range callN {
+					hop = append(hop, servers())
+				}
+				viaTS = append(viaTS, tsLatencies(b, npm, srv.command, "echo", rawArgs)...)
+				for range callN {
+					viaConn = append(viaConn, call())
+				}
+			}
+			report(b, "µs", samples{"sidecar", viaSidecar}, samples{"ts", viaTS}, samples{"conn", viaConn}, samples{"servers-request", hop})
+			p50 := us(percentile(viaSidecar, 50))
+			b.ReportMetric(100*(p50/us(percentile(viaTS, 50))-1), "added-vs-ts-p50-%")
+			b.ReportMetric(100*(p50/us(percentile(viaConn, 50))-1), "added-vs-conn-p50-%")
+		})
+	}
+}
+
+// tsLatencies runs bench/ts-stdio-latency.mjs: callN timed calls of tool
+// with the TypeScript SDK's client, on a server process of its own, after
+// callWarmUp untimed ones.
+func tsLatencies(b *testing.B, npm string, command []string, tool string, args []byte) []time.Duration {
+	script := "ts-stdio-latency.mjs" // the test runs in bench/
+	cmd := exec.Command("node", append([]string{script, strconv.Itoa(callWarmUp), strconv.Itoa(callN), tool, string(args)}, command...)...)
+	cmd.Env = append(os.Environ(), "FREECODE_NPM="+npm)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("ts client: %v", err)
+	}
+	var r struct{ LatenciesUs []float64 }
+	if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || len(r.LatenciesUs) != callN {
+		b.Fatalf("ts client output %q: %v", out, err)
+	}
+	ds := make([]time.Duration, len(r.LatenciesUs))
+	for i, v := range r.LatenciesUs {
+		ds[i] = time.Duration(v * 1e3)
+	}
+	return ds
+}

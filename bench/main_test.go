@@ -1,0 +1,104 @@
+// Package bench holds the sidecar's end-to-end benchmarks: the built
+// freecode-serve driven over stdio by a Go frontend, each figure measured
+// against a peer in the same run (`make bench`). The MCP servers they run
+// are this test binary re-executed (mcpServerEnv), the repo's demo server,
+// or server-everything from npm.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+)
+
+// mcpServerEnv makes the test binary an MCP server over stdio: "echo"
+// (one read-only echo tool), "tools100" (100 read-only tools) or "hang"
+// (reads its stdin and never answers, as a server stuck at start does).
+const mcpServerEnv = "FREECODE_BENCH_MCP"
+
+// binDir holds freecode-serve and the demo server, built by the first
+// benchmark that needs them (see binaries): `go test` without -bench
+// builds nothing.
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// binaries returns the paths of freecode-serve and the demo server.
+func binaries(b *testing.B) (sidecar, demo string) {
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "freecode-bench"); binErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "../cmd/freecode-serve", "../examples/demo-server").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building freecode-serve and demo-server: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		b.Fatal(binErr)
+	}
+	return filepath.Join(binDir, "freecode-serve"), filepath.Join(binDir, "demo-server")
+}
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(mcpServerEnv); mode != "" {
+		os.Exit(serveMCP(mode))
+	}
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// serveMCP is the test binary as an MCP server.
+func serveMCP(mode string) int {
+	if mode == "hang" {
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	}
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "bench-" + mode, Version: "1"}, nil)
+	ro := &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"text":  map[string]any{"type": "string", "description": "what to echo"},
+		"count": map[string]any{"type": "integer", "minimum": 1, "description": "how many times"},
+	}}
+	echo := func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(req.Params.Arguments)}}}, nil
+	}
+	switch mode {
+	case "echo":
+		s.AddTool(&mcpsdk.Tool{Name: "echo", Description: "Echo the arguments", InputSchema: schema, Annotations: ro}, echo)
+	case "tools100":
+		for i := range 100 {
+			s.AddTool(&mcpsdk.Tool{
+				Name:        fmt.Sprintf("tool_%03d", i),
+				Description: fmt.Sprintf("Tool number %d of a server with many: echoes its arguments, as a stand-in for a real tool's description of about this length.", i),
+				InputSchema: schema, Annotations: ro,
+			}, echo)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "bench: unknown %s %q\n", mcpServerEnv, mode)
+		return 2
+	}
+	if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "bench server:", err)
+		return 1
+	}
+	return 0
+}

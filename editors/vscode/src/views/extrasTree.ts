@@ -1,0 +1,103 @@
+// The nodes of a server's resources and prompts in the MCP Servers tree:
+// after its tools, a Resources group and a Prompts group (each only when the
+// server has some), whose children open a resource or get a prompt.
+// Pure: no `vscode` import.
+
+import type { PromptInfo, ResourceInfo } from '../protocol';
+import { oneLine, printable } from '../text';
+import type { Icon } from './serversTree';
+
+export type GroupKind = 'resources' | 'prompts';
+
+/** GroupNode is the Resources or the Prompts of a server. */
+export interface GroupNode {
+	kind: 'group';
+	group: GroupKind;
+	server: string;
+	label: string;
+	description: string;
+	tooltip: string;
+	icon: Icon;
+	contextValue: string;
+}
+
+/** ResourceNode is one resource of a server. */
+export interface ResourceNode {
+	kind: 'resource';
+	server: string;
+	uri: string;
+	label: string;
+	description: string;
+	tooltip: string;
+	icon: Icon;
+	contextValue: string;
+}
+
+/** PromptNode is one prompt of a server. */
+export interface PromptNode {
+	kind: 'prompt';
+	server: string;
+	name: string;
+	label: string;
+	description: string;
+	tooltip: string;
+	icon: Icon;
+	contextValue: string;
+}
+
+const groupWords: Record<GroupKind, { label: string; icon: string; one: string; many: string }> = {
+	resources: { label: 'Resources', icon: 'files', one: 'resource', many: 'resources' },
+	prompts: { label: 'Prompts', icon: 'comment-discussion', one: 'prompt', many: 'prompts' },
+};
+
+/** groupNode is a server's Resources or Prompts, with how many it holds. */
+export function groupNode(server: string, group: GroupKind, count: number): GroupNode {
+	const w = groupWords[group];
+	return {
+		kind: 'group',
+		group,
+		server,
+		label: w.label,
+		description: String(count),
+		tooltip: `${printable(server)} offers ${count} ${count === 1 ? w.one : w.many}`,
+		icon: { id: w.icon },
+		contextValue: `group ${group}`,
+	};
+}
+
+/** resourceNode describes a resource: its title or name, its type, and its URI in the tooltip. */
+export function resourceNode(r: ResourceInfo): ResourceNode {
+	const tip = [printable(r.title ?? r.name), printable(r.uri)];
+	if (r.mimeType) tip.push(printable(r.mimeType));
+	if (r.description) tip.push('', printable(r.description));
+	return {
+		kind: 'resource',
+		server: r.server,
+		uri: r.uri,
+		label: printable(r.title ?? r.name),
+		description: r.mimeType ? printable(r.mimeType) : oneLine(r.uri, 60),
+		tooltip: tip.join('\n'),
+		icon: { id: 'file' },
+		contextValue: 'resource',
+	};
+}
+
+/** promptNode describes a prompt: its title or name, and its arguments (required ones marked). */
+export function promptNode(pr: PromptInfo): PromptNode {
+	const args = (pr.arguments ?? []).map((a) => (a.required ? `${a.name}*` : a.name));
+	const tip = [printable(pr.title ?? pr.name)];
+	if (pr.description) tip.push('', printable(pr.description));
+	for (const a of pr.arguments ?? []) {
+		tip.push(`${printable(a.name)}${a.required ? ' (required)' : ''}${a.description ? `: ${printable(a.description)}` : ''}`);
+	}
+	return {
+		kind: 'prompt',
+		server: pr.server,
+		name: pr.name,
+		label: printable(pr.title ?? pr.name),
+		description: args.length > 0 ? oneLine(args.join(', '), 60) : '',
+		tooltip: tip.join('\n'),
+		icon: { id: 'comment' },
+		contextValue: 'prompt',
+	};
+}
