@@ -34,6 +34,20 @@ func demandManager(t *testing.T, s *mcptest.Server, rec *mcptest.Recorder, manif
 	return m
 }
 
+// idleServer returns an in-memory server with tool a, and a Manager that
+// runs it on demand as "d", idle from its manifest. The server closes with
+// the test.
+func idleServer(t *testing.T, noRetry bool) (*mcptest.Server, *mcptest.Recorder, *Manager) {
+	t.Helper()
+	s := mcptest.NewServer("mem", mcptest.Tool("a"))
+	t.Cleanup(s.Close)
+	rec := mcptest.NewRecorder()
+	m := demandManager(t, s, rec, map[string]*Listing{"d": {Tools: []*mcpsdk.Tool{mcptest.Tool("a")}}}, noRetry)
+	m.Apply(t.Context(), []config.Server{onDemandSrv("d")})
+	rec.MustAwait(t, mcptest.InState("d", StateIdle))
+	return s, rec, m
+}
+
 // callVia makes one call through Acquire, as the orchestrator does.
 func callVia(t *testing.T, m *Manager, name, tool string) string {
 	t.Helper()
@@ -111,12 +125,7 @@ func TestOnDemandFromManifest(t *testing.T) {
 // A call in flight is never cut by the idle timeout.
 func TestOnDemandIdleWaitsForCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := mcptest.NewServer("mem", mcptest.Tool("a"))
-		defer s.Close()
-		rec := mcptest.NewRecorder()
-		m := demandManager(t, s, rec, map[string]*Listing{"d": {Tools: []*mcpsdk.Tool{mcptest.Tool("a")}}}, false)
-		m.Apply(t.Context(), []config.Server{onDemandSrv("d")})
-		rec.MustAwait(t, mcptest.InState("d", StateIdle))
+		_, _, m := idleServer(t, false)
 		c, release, err := m.Acquire(t.Context(), "d")
 		if err != nil {
 			t.Fatal(err)
@@ -162,12 +171,7 @@ func TestOnDemandLearnsTools(t *testing.T) {
 // and the next call tries again.
 func TestOnDemandFailedStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := mcptest.NewServer("mem", mcptest.Tool("a"))
-		defer s.Close()
-		rec := mcptest.NewRecorder()
-		m := demandManager(t, s, rec, map[string]*Listing{"d": {Tools: []*mcpsdk.Tool{mcptest.Tool("a")}}}, true)
-		m.Apply(t.Context(), []config.Server{onDemandSrv("d")})
-		rec.MustAwait(t, mcptest.InState("d", StateIdle))
+		s, rec, m := idleServer(t, true)
 		s.FailConnects(1)
 		if _, release, err := m.Acquire(t.Context(), "d"); err == nil {
 			release()
@@ -213,12 +217,7 @@ func TestOnDemandWarm(t *testing.T) {
 // start it. Start brings it back, and it idles out again.
 func TestOnDemandStopAndStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := mcptest.NewServer("mem", mcptest.Tool("a"))
-		defer s.Close()
-		rec := mcptest.NewRecorder()
-		m := demandManager(t, s, rec, map[string]*Listing{"d": {Tools: []*mcpsdk.Tool{mcptest.Tool("a")}}}, false)
-		m.Apply(t.Context(), []config.Server{onDemandSrv("d")})
-		rec.MustAwait(t, mcptest.InState("d", StateIdle))
+		s, _, m := idleServer(t, false)
 		if _, err := m.Stop(t.Context(), "d"); err != nil {
 			t.Fatal(err)
 		}
