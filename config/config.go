@@ -67,6 +67,10 @@ type MCP struct {
 	// definitions of more estimated tokens than the other, defer.
 	AutoDeferTools  int
 	AutoDeferTokens int
+	// IdleTimeout is "idleTimeout" (ms, default DefaultIdleTimeout): how
+	// long a server started on demand runs without a call before it is
+	// stopped, unless its own entry says otherwise.
+	IdleTimeout time.Duration
 	// LogLevel is the MCP log level ("logLevel", one of LogLevels) servers
 	// that log are asked for: their notifications/message below it are not
 	// sent.
@@ -107,6 +111,16 @@ type Server struct {
 	// out of the definitions sent to providers; nil follows
 	// mcp.deferTools. It changes nothing about the connection.
 	DeferTools *bool
+	// Start is the entry's "start": StartEager (the default: started with
+	// FreeCode) or StartOnDemand (registered from its manifest and started
+	// at its first call; see ondemand.go).
+	Start string
+	// IdleTimeout is the entry's "idleTimeout" (ms): how long it runs
+	// without a call once started on demand; 0 follows mcp.idleTimeout.
+	IdleTimeout time.Duration
+	// PinningOff is the entry's "pinning": "off": its tool definitions are
+	// not pinned, for servers whose descriptions change by design.
+	PinningOff bool
 
 	// Scope is "user" for servers from config.json, "project" for servers
 	// from a project's .freecode/settings.json. Not read from the file.

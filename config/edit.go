@@ -196,6 +196,9 @@ type fileServer struct {
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
 	MaxMessageBytes int               `json:"maxMessageBytes,omitempty"`
 	DeferTools      *bool             `json:"deferTools,omitempty"`
+	Start           string            `json:"start,omitempty"`
+	IdleTimeout     int64             `json:"idleTimeout,omitempty"`
+	Pinning         string            `json:"pinning,omitempty"`
 }
 
 func toFile(s Server) fileServer {
@@ -220,6 +223,13 @@ func toFile(s Server) fileServer {
 	f.ProtocolVersion = s.ProtocolVersion
 	if s.MaxMessageBytes != DefaultMaxMessageBytes {
 		f.MaxMessageBytes = s.MaxMessageBytes
+	}
+	if s.Start == StartOnDemand {
+		f.Start = s.Start
+	}
+	f.IdleTimeout = s.IdleTimeout.Milliseconds()
+	if s.PinningOff {
+		f.Pinning = pinningOff
 	}
 	return f
 }

@@ -70,7 +70,7 @@ func Parse(path string, data []byte) (*Config, error) {
 
 func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
-		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, LogLevel: DefaultLogLevel}}
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
@@ -233,6 +233,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.count(key, "", v, &cfg.MCP.AutoDeferTools)
 		case "autoDeferTokens":
 			d.count(key, "", v, &cfg.MCP.AutoDeferTokens)
+		case "idleTimeout":
+			d.millis(key, "", v, &cfg.MCP.IdleTimeout)
 		case "logLevel":
 			d.logLevel(key, v, &cfg.MCP.LogLevel)
 		case keyTrusted:
@@ -314,6 +316,12 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			var b bool
 			d.boolean(fk, s.Name, v, &b)
 			s.DeferTools = &b
+		case "start":
+			d.start(fk, s.Name, v, &s.Start)
+		case "idleTimeout":
+			d.millis(fk, s.Name, v, &s.IdleTimeout)
+		case "pinning":
+			d.pinning(fk, s.Name, v, &s.PinningOff)
 		}
 	}
 	if s.Type == "" {

@@ -41,7 +41,7 @@ func remote(name, url string) Server {
 
 func defaults() *Config {
 	return &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
-		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, LogLevel: DefaultLogLevel}}
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}}
 }
 
 func TestParse(t *testing.T) {
@@ -87,7 +87,7 @@ func TestParse(t *testing.T) {
 				gh.CABundle, gh.ClientCert, gh.ClientKey = "/etc/fc/ca.pem", "/abs/c.pem", "/etc/fc/keys/k.pem"
 				gh.Enabled = false
 				c.MCP = MCP{Servers: []Server{fs, gh}, PollInterval: 2500 * time.Millisecond, MaxResultChars: 1000, MaxParallel: 4,
-					AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, LogLevel: DefaultLogLevel}
+					AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}
 				c.Trusted = []string{"/src/a"}
 				c.Approvals = []string{"/src/a:abc"}
 			},

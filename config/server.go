@@ -201,7 +201,10 @@ func (s Server) clone() Server {
 // Equal reports whether s and o are the same entry: the Manager restarts a
 // server whose entry is not Equal to the running one. A nil and an empty
 // map or command are equal. DeferTools is left out: it decides what
-// providers are sent, not how the server runs.
+// providers are sent, not how the server runs. So are Start and
+// IdleTimeout, which decide when the Manager runs the server and which it
+// applies to the running one in place, and PinningOff, which decides how
+// its tools are registered.
 func (s Server) Equal(o Server) bool {
 	return s.Name == o.Name && s.Type == o.Type && s.Enabled == o.Enabled &&
 		slices.Equal(s.Command, o.Command) && maps.Equal(s.Env, o.Env) &&

@@ -170,18 +170,32 @@ func TestEqual(t *testing.T) {
 	typ := reflect.TypeFor[Server]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		if f.Name == "DeferTools" {
+		changed := base.clone()
+		v := reflect.ValueOf(&changed).Elem().Field(i)
+		switch f.Name {
+		case "DeferTools":
 			// How providers are sent the tools, not how the server runs:
 			// changing it must not restart the server.
-			changed := base.clone()
 			changed.DeferTools = new(true)
 			if !base.Equal(changed) {
 				t.Errorf("changing DeferTools: Equal false, which would restart the server")
 			}
 			continue
+		case "Start", "IdleTimeout", "PinningOff":
+			// When the server runs, which the Manager changes in place,
+			// and how its tools are registered: no restart either.
+			if v.Kind() == reflect.Bool {
+				v.SetBool(!v.Bool())
+			} else if v.Kind() == reflect.String {
+				v.SetString(StartOnDemand)
+			} else {
+				v.SetInt(v.Int() + int64(time.Millisecond))
+			}
+			if !base.Equal(changed) {
+				t.Errorf("changing %s: Equal false, which would restart the server", f.Name)
+			}
+			continue
 		}
-		changed := base.clone()
-		v := reflect.ValueOf(&changed).Elem().Field(i)
 		switch v.Kind() {
 		case reflect.String:
 			v.SetString(v.String() + "-changed")

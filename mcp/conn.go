@@ -446,13 +446,23 @@ func (c *Conn) closeWith(reason string) error {
 	}
 	c.closed = true
 	close(c.stopCh)
-	hadTools := c.haveTools
-	c.clearToolsLocked()
+	// A server started on demand that goes idle keeps its tools: they
+	// stay registered, and its status counts them. Its resources and
+	// prompts go, as they do when any server stops.
+	idle := reason == reasonIdle
+	hadTools := c.haveTools && !idle
+	if !idle {
+		c.clearToolsLocked()
+	}
 	hadLists := c.clearListsLocked()
 	c.sess = nil
 	c.pid = 0
 	prev := c.state
-	st := c.setStateLocked(StateStopped)
+	next := StateStopped
+	if idle {
+		next = StateIdle
+	}
+	st := c.setStateLocked(next)
 	if prev == StateDisabled {
 		c.state = StateDisabled
 		st.State = StateDisabled
@@ -467,4 +477,19 @@ func (c *Conn) closeWith(reason string) error {
 		c.emitList(k, reason)
 	}
 	return nil
+}
+
+// reasonIdle is the close reason of a server started on demand that
+// stops for want of calls: its state is idle, its tools stay.
+const reasonIdle = "idle"
+
+// markIdle makes a Conn that was never started idle, holding the tools,
+// server info and protocol version its manifest lists, for its status.
+// It returns the status to emit.
+func (c *Conn) markIdle(l *Listing) Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tools = l.Tools
+	c.serverInfo, c.protoVer = l.ServerInfo, l.ProtocolVersion
+	return c.setStateLocked(StateIdle)
 }

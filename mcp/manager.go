@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -47,6 +46,10 @@ type ManagerOptions struct {
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
 	// fails is final. For one-shot commands that report and exit.
 	NoRetry bool
+	// Manifest, if set, returns what the manifest of a server on demand
+	// holds, or nil when it has none: the server is then registered from
+	// it without starting (see ondemand.go).
+	Manifest func(srv config.Server) *Listing
 	// Auth is every Conn's ConnOptions.Auth: OAuth sign-in.
 	Auth *AuthOptions
 }
@@ -55,10 +58,17 @@ type ManagerOptions struct {
 type ToolsChanged struct {
 	Server string
 	// Reason is "connected", "listChanged", "reconnected" (a reconnect
-	// brought different tools), "failed", "stopped", "changed" (its config
-	// entry changed), "disabled" or "removed".
+	// brought different tools), "manifest" (a server on demand, idle,
+	// registered from its manifest), "failed", "stopped", "changed" (its
+	// config entry changed), "disabled" or "removed".
 	Reason string
 	Tools  []*mcpsdk.Tool // nil when the server's tools are gone
+	// Entry is the server's entry as the Conn runs it (defaults applied):
+	// what the tools are of, since a config change may be in flight.
+	Entry config.Server
+	// ServerInfo and ProtocolVersion are the server's, when Tools is set.
+	ServerInfo      *ServerInfo
+	ProtocolVersion string
 }
 
 // A Manager keeps one Conn per configured server in line with the config.
@@ -89,6 +99,7 @@ type entry struct {
 	cfg     config.Server
 	conn    *Conn
 	removed bool // Apply dropped it: nothing may start it again
+	demand  demand
 }
 
 // NewManager returns a Manager with no servers.
@@ -108,8 +119,8 @@ func NewManager(opts *ManagerOptions) *Manager {
 	return m
 }
 
-// newConn makes the Conn of srv. The caller holds m.mu.
-func (m *Manager) newConn(srv config.Server) *Conn {
+// newConn makes the Conn of e's entry srv. The caller holds m.mu.
+func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 	c := NewConn(srv, &ConnOptions{
 		Logger:        m.logger,
 		OnStatus:      m.opts.OnStatus,
@@ -128,9 +139,23 @@ func (m *Manager) newConn(srv config.Server) *Conn {
 	})
 	c.onLists = m.opts.OnListChanged
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
-		if m.opts.OnToolsChanged != nil {
-			m.opts.OnToolsChanged(ToolsChanged{Server: srv.Name, Reason: reason, Tools: tools})
+		if m.opts.OnToolsChanged == nil {
+			return
 		}
+		m.mu.Lock()
+		onDemand := e.cfg.OnDemand()
+		m.mu.Unlock()
+		if tools == nil && reason == "failed" && onDemand {
+			// Its tools came from its manifest or its last list, not from
+			// a session: they stay, and the next call starts it again.
+			return
+		}
+		ev := ToolsChanged{Server: srv.Name, Reason: reason, Tools: tools, Entry: c.srv}
+		if tools != nil {
+			st := c.Status()
+			ev.ServerInfo, ev.ProtocolVersion = st.ServerInfo, st.ProtocolVersion
+		}
+		m.opts.OnToolsChanged(ev)
 	}
 	return c
 }
@@ -174,10 +199,15 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 	for name, srv := range want {
 		e, ok := m.entries[name]
 		if ok && e.cfg.Equal(srv) {
+			if e.cfg.Start != srv.Start || e.cfg.IdleTimeout != srv.IdleTimeout {
+				m.applyStartLocked(ctx, e, srv)
+			}
 			continue
 		}
 		if !ok {
-			e = &entry{cfg: srv, conn: m.newConn(srv)}
+			e = &entry{cfg: srv}
+			e.conn = m.newConn(e, srv)
+			m.idleAtFirst(e)
 			m.entries[name] = e
 			if srv.Enabled {
 				prev := m.stopping[name]
@@ -187,13 +217,7 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 					if prev != nil {
 						<-prev // the server removed under this name is gone
 					}
-					m.mu.Lock()
-					c := e.conn
-					m.mu.Unlock()
-					// A failure that is being retried is the Conn's to log.
-					if err := c.Start(ctx); err != nil && !errors.Is(err, ErrRetrying) {
-						m.logger.Warn("MCP server failed to start", "server", name, "error", err)
-					}
+					m.launch(ctx, e)
 				})
 			}
 			continue
@@ -231,13 +255,15 @@ func (m *Manager) restartEntry(ctx context.Context, e *entry) error {
 		m.mu.Unlock()
 		return ErrNotConnected
 	}
-	c := m.newConn(e.cfg)
+	c := m.newConn(e, e.cfg)
 	e.conn = c
+	m.idleAtFirst(e)
 	m.mu.Unlock()
 	if !c.srv.Enabled {
 		return nil
 	}
-	return c.Start(ctx)
+	m.launch(ctx, e)
+	return nil
 }
 
 func (m *Manager) entry(name string) (*entry, error) {
@@ -281,6 +307,12 @@ func (m *Manager) startLocked(ctx context.Context, e *entry) (Status, error) {
 		return c.Status(), err
 	}
 	err = c.Start(ctx)
+	m.mu.Lock()
+	if e.cfg.OnDemand() && e.demand.inflight == 0 {
+		// Started by hand, it still stops once idle.
+		m.armLocked(e, idleTimeoutOf(e.cfg))
+	}
+	m.mu.Unlock()
 	return c.Status(), err
 }
 
@@ -298,7 +330,7 @@ func (m *Manager) freshConn(e *entry) (*Conn, error) {
 	}
 	srv := e.cfg
 	srv.Enabled = true
-	e.conn = m.newConn(srv)
+	e.conn = m.newConn(e, srv)
 	return e.conn, nil
 }
 

@@ -28,6 +28,9 @@ const (
 	StateStopped
 	// StateNeedsAuth: the server needs an OAuth sign-in (see ErrNeedsAuth).
 	StateNeedsAuth
+	// StateIdle is a server started on demand that is not running: its
+	// tools are registered from its manifest, and a call starts it.
+	StateIdle
 )
 
 var stateNames = [...]string{
@@ -39,6 +42,7 @@ var stateNames = [...]string{
 	StateFailed:           "failed",
 	StateStopped:          "stopped",
 	StateNeedsAuth:        "needsAuth",
+	StateIdle:             "idle",
 }
 
 // String returns the state's name as the sidecar protocol spells it.

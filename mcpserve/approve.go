@@ -99,5 +99,11 @@ func approvalMessage(req orchestrator.Request) string {
 		args = string(cut) + fmt.Sprintf("… (%d characters in all)", utf8.RuneCountInString(args))
 	}
 	fmt.Fprintf(&b, "\nArguments: %s", args)
+	if req.Review != nil {
+		// The tool's definition changed since it was accepted, or is new:
+		// the change is what the user judges the call by. Allowing here
+		// does not accept it (this form has no such choice).
+		fmt.Fprintf(&b, "\nThe tool's definition awaits your review:\n%s", termtext.EscapeLines(req.Review.Diff))
+	}
 	return b.String()
 }

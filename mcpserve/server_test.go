@@ -292,9 +292,11 @@ func TestProjectServerNeedsApproval(t *testing.T) {
 }
 
 // A server's new tool is listed, and the client told, without a restart.
+// New on a server whose tools are pinned, its readOnlyHint waits for the
+// user's review: it runs by an allow rule.
 func TestListChanged(t *testing.T) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
-	e.rules(t, map[string][]string{"allow": {"mcp__srv__addtool"}})
+	e.rules(t, map[string][]string{"allow": {"mcp__srv__addtool", "mcp__srv__fresh"}})
 	e.open(t)
 	changed := make(chan struct{}, 16)
 	cs := e.connect(t, &mcpsdk.ClientOptions{ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) {

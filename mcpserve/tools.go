@@ -29,6 +29,9 @@ func (s *Server) syncTools() {
 	infos := s.ws.Tools("")
 	want := make(map[string]orchestrator.ToolInfo, len(infos))
 	for _, info := range infos {
+		if info.Hidden {
+			continue // its changed definition awaits the user's review
+		}
 		want[listedName(info)] = info
 	}
 	s.toolsMu.Lock()

@@ -70,6 +70,9 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			if t.Hidden() {
+				continue // its definition awaits review, and no model may see it
+			}
 			// The registry keeps provider names unique; should two ever
 			// meet, one tool is left out and reported rather than the
 			// whole array failing to build.

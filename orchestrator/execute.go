@@ -45,6 +45,9 @@ type Options struct {
 	// os.UserCacheDir()/freecode/results).
 	ResultsDir string
 	Logger     *slog.Logger
+	// Reviewer, if set, is asked about the tools whose definition awaits
+	// review, and told when the user accepts one in answer to a prompt.
+	Reviewer DefinitionReviewer
 }
 
 // Orchestrator runs batches of tool calls against a Registry.

@@ -33,6 +33,10 @@ type Request struct {
 	Arguments json.RawMessage `json:"arguments"`
 	ReadOnly  bool            `json:"readOnly"`
 	Reason    string          `json:"reason"`
+	// Review is set for a tool whose definition changed since the user
+	// accepted it, or that is new: the change to look at before
+	// answering, which an Answer may accept (AcceptDefinition).
+	Review *RequestReview `json:"review,omitempty"`
 }
 
 // AnswerDecision is what the user answered.
@@ -58,12 +62,19 @@ const (
 type Answer struct {
 	Decision AnswerDecision `json:"decision"`
 	Scope    Scope          `json:"scope,omitempty"`
+	// AcceptDefinition, with an allow decision on a Request that carries
+	// a Review, accepts the definition shown: it becomes the tool's pin,
+	// and the tool is asked about by the rules alone from then on.
+	AcceptDefinition bool `json:"acceptDefinition,omitempty"`
 }
 
 // gate applies the permission rules to one call. It returns the decision
 // and, for a denial, the text of the error result.
 func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (Decision, string) {
 	t := p.tool
+	if dec, text, ok := o.gateReview(ctx, p, eo); ok {
+		return dec, text
+	}
 	// A nil set means no rules: read-only tools are allowed, others ask.
 	d := o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly)
 	switch d.Effect {
@@ -75,6 +86,13 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	if eo.Approver == nil {
 		return DecisionDenied, o.noApproverText(t, d)
 	}
+	return o.ask(ctx, p, eo, d.Reason, t.Review)
+}
+
+// ask asks the batch's approver whether the call may run, for reason,
+// showing rv's change if there is one.
+func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, reason string, rv *Review) (Decision, string) {
+	t := p.tool
 	// The user is shown the arguments the server will get, re-encoded from
 	// what was validated, not the model's raw text: in raw JSON a repeated
 	// key ({"path":"notes.txt", …, "path":"/home/me/.ssh/id_ed25519"})
@@ -95,7 +113,8 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 		Server:    t.Server,
 		Arguments: args,
 		ReadOnly:  t.ReadOnly,
-		Reason:    d.Reason,
+		Reason:    reason,
+		Review:    requestReview(rv),
 	})
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: asking for permission failed (%v), which counts as a denial", t.ID, err)
@@ -106,15 +125,22 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 		// turn a denial into an allow.
 		return DecisionDenied, fmt.Sprintf("%s was not run: the permission answer came too late (%v), which counts as a denial", t.ID, context.Cause(actx))
 	}
+	warn := func(warning string) {
+		if warning == "" {
+			return
+		}
+		o.log.Warn(warning, "tool", t.ID, "callId", p.call.CallID)
+		if eo.OnWarning != nil {
+			eo.OnWarning(p.call.CallID, warning)
+		}
+	}
 	switch ans.Decision {
-	case AllowOnce:
-		return DecisionAsked, ""
-	case AllowAlways:
-		if warning := o.allowAlways(t.ID, ans.Scope); warning != "" {
-			o.log.Warn(warning, "tool", t.ID, "callId", p.call.CallID)
-			if eo.OnWarning != nil {
-				eo.OnWarning(p.call.CallID, warning)
-			}
+	case AllowOnce, AllowAlways:
+		if ans.AcceptDefinition {
+			warn(o.acceptAnswered(ctx, t, requestReview(rv)))
+		}
+		if ans.Decision == AllowAlways {
+			warn(o.allowAlways(t.ID, ans.Scope))
 		}
 		return DecisionAsked, ""
 	}

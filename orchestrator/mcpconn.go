@@ -15,7 +15,17 @@ type ConnSource interface {
 	Conn(name string) (*mcp.Conn, bool)
 }
 
-var _ ConnSource = (*mcp.Manager)(nil)
+// Acquirer is a ConnSource that hands out a server's connection for one
+// call, starting a server that runs on demand first; *mcp.Manager is one.
+// release is called when the call is over.
+type Acquirer interface {
+	Acquire(ctx context.Context, name string) (c *mcp.Conn, release func(), err error)
+}
+
+var (
+	_ ConnSource = (*mcp.Manager)(nil)
+	_ Acquirer   = (*mcp.Manager)(nil)
+)
 
 // connCaller calls the tools of one server through whatever Conn the
 // source holds for it at call time, so a restarted server's new Conn is
@@ -37,9 +47,21 @@ func ConnCaller(server string, conns ConnSource) Caller {
 }
 
 func (c *connCaller) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
-	conn, ok := c.conns.Conn(c.server)
-	if !ok {
-		return nil, fmt.Errorf("calling %s on %s: %w", name, c.server, mcp.ErrNotConnected)
+	var conn *mcp.Conn
+	if a, ok := c.conns.(Acquirer); ok {
+		// A server on demand starts here, within the call's deadline.
+		cn, release, err := a.Acquire(ctx, c.server)
+		if err != nil {
+			return nil, fmt.Errorf("starting %s for %s: %w", c.server, name, err)
+		}
+		defer release()
+		conn = cn
+	} else {
+		cn, ok := c.conns.Conn(c.server)
+		if !ok {
+			return nil, fmt.Errorf("calling %s on %s: %w", name, c.server, mcp.ErrNotConnected)
+		}
+		conn = cn
 	}
 	var relay func(mcp.Progress)
 	if onProgress != nil {
@@ -65,5 +87,5 @@ func (r *Registry) HandleToolsChanged(ev mcp.ToolsChanged, conns ConnSource) {
 		r.removeServer(ev.Server, ev.Reason)
 		return
 	}
-	r.setServerTools(ev.Server, ev.Tools, ConnCaller(ev.Server, conns), ev.Reason)
+	r.setServerTools(ev.Server, ev.Tools, ConnCaller(ev.Server, conns), ev.Reason, nil)
 }

@@ -132,10 +132,12 @@ func (r *Registry) RegisterBuiltin(t *Tool) error {
 // reconnect with the same tools swaps the caller silently, so the provider
 // definitions, and the prompt cache, stay put).
 func (r *Registry) SetServerTools(server string, tools []*mcpsdk.Tool, c Caller) {
-	r.setServerTools(server, tools, c, "")
+	r.setServerTools(server, tools, c, "", nil)
 }
 
-func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller, reason string) {
+// setServerTools registers tools, each with its review from reviews (by
+// tool name), if any.
+func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller, reason string, reviews map[string]*Review) {
 	names := make([]string, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -161,6 +163,7 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 			r.logger.Warn("skipping MCP tool whose input schema does not encode", "server", server, "tool", st.Name, "err", err)
 			continue
 		}
+		t.Review = reviews[st.Name]
 		next[id] = t
 	}
 	for id, alias := range toolid.Aliases(slices.Collect(maps.Keys(next))) {
@@ -213,7 +216,8 @@ func sameTools(a, b map[string]*Tool) bool {
 		y, ok := b[id]
 		if !ok || x.Name != y.Name || x.Title != y.Title || x.Description != y.Description ||
 			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld || x.Idempotent != y.Idempotent ||
-			!bytes.Equal(x.InputSchema, y.InputSchema) || !bytes.Equal(x.OutputSchema, y.OutputSchema) {
+			!bytes.Equal(x.InputSchema, y.InputSchema) || !bytes.Equal(x.OutputSchema, y.OutputSchema) ||
+			!x.Review.equal(y.Review) {
 			return false
 		}
 	}

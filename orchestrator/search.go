@@ -42,8 +42,13 @@ const toolSearchDescription = "Find tools that are available but not listed here
 type ToolSearchOptions struct {
 	// Searchable reports whether a tool is searched: the workspace
 	// searches the deferred tools, whose definitions the model has not
-	// been sent. Nil means every tool. tool_search never finds itself.
+	// been sent. Nil means every tool. tool_search never finds itself,
+	// nor a tool kept from models (Tool.Hidden).
 	Searchable func(*Tool) bool
+	// OnFound, if set, is told the tools each search returns, before it
+	// returns them: the workspace starts the idle servers on demand they
+	// belong to, so that the call likely to follow finds them up.
+	OnFound func([]*Tool)
 }
 
 // ToolSearch is the tool_search built-in: a BM25F ranking of the
@@ -105,7 +110,11 @@ func (s *ToolSearch) Search(query string, limit int) []*Tool {
 	if limit <= 0 {
 		limit = DefaultSearchLimit
 	}
-	return s.current().search(query, limit)
+	found := s.current().search(query, limit)
+	if s.opts.OnFound != nil && len(found) > 0 {
+		s.opts.OnFound(found)
+	}
+	return found
 }
 
 // current returns an index of the registry as it is now.
@@ -121,7 +130,7 @@ func (s *ToolSearch) current() *searchIndex {
 	gen := s.gen.Load()
 	var tools []*Tool
 	for _, t := range s.reg.Tools("") {
-		if t.ID != ToolSearchName && (s.opts.Searchable == nil || s.opts.Searchable(t)) {
+		if t.ID != ToolSearchName && !t.Hidden() && (s.opts.Searchable == nil || s.opts.Searchable(t)) {
 			tools = append(tools, t)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/manifest"
 )
 
 // Caller runs one tool of one server (or one built-in): what the orchestrator
@@ -51,6 +53,9 @@ type Tool struct {
 	// server lists it.
 	OutputSchema json.RawMessage
 	Caller       Caller
+	// Review is set when the tool's definition awaits the user's review
+	// (see Review); nil for built-ins and for tools as they were accepted.
+	Review *Review
 
 	// Builtin and Order place built-ins first, in their fixed order, in the
 	// provider-facing definitions.
@@ -93,6 +98,11 @@ func (t *Tool) Info() ToolInfo {
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 		Alias:        t.alias,
+	}
+	if rv := t.Review; rv != nil {
+		info.DefinitionChanged = rv.Kind == manifest.KindChanged || rv.Rejected
+		info.New = rv.Kind == manifest.KindNew
+		info.Hidden = rv.Hidden
 	}
 	if !t.ReadOnly {
 		d := t.Destructive

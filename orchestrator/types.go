@@ -25,6 +25,18 @@ type ToolInfo struct {
 	OutputSchema json.RawMessage `json:"-"`
 	// Alias is the provider-facing name when ID is longer than 64 characters.
 	Alias string `json:"alias,omitempty"`
+	// DefinitionChanged says that the tool's server lists another
+	// definition than the one the user accepted (pinned): what is shown
+	// here, and to models, is the accepted one, and a call asks with the
+	// change shown. New says that the tool is new on a server whose tools
+	// were pinned already, and not yet accepted.
+	DefinitionChanged bool `json:"definitionChanged,omitempty"`
+	New               bool `json:"new,omitempty"`
+	// Hidden says that the tool is kept from models (its changed
+	// definition cannot be stood for by the accepted one, or was
+	// rejected): not in the provider definitions, tool_search or the list
+	// of FreeCode's MCP server. Frontends list it, marked changed.
+	Hidden bool `json:"-"`
 }
 
 // ToolCall is one call a model asked for. Tool is an id or an alias.

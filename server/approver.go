@@ -34,6 +34,7 @@ func (c *caller) Approve(ctx context.Context, req orchestrator.Request) (orchest
 	pr := &protocol.PermissionRequest{
 		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
 		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: c.w.Project().Trusted,
+		Review: permissionReviewToWire(req.Review),
 	}
 	var resp protocol.PermissionResponse
 	if err := lsp.Call(ctx, c.sess.conn, protocol.MethodPermissionRequest, pr, &resp); err != nil {
@@ -52,6 +53,8 @@ func (c *caller) Approve(ctx context.Context, req orchestrator.Request) (orchest
 	default:
 		return orchestrator.Answer{}, fmt.Errorf("the frontend answered scope %q", resp.Scope)
 	}
-	c.sess.logger.Info("permission answered", "tool", req.Tool, "callId", req.CallID, "decision", resp.Decision, "scope", resp.Scope)
-	return orchestrator.Answer{Decision: orchestrator.AnswerDecision(resp.Decision), Scope: orchestrator.Scope(resp.Scope)}, nil
+	c.sess.logger.Info("permission answered", "tool", req.Tool, "callId", req.CallID, "decision", resp.Decision, "scope", resp.Scope,
+		"acceptDefinition", resp.AcceptDefinition)
+	return orchestrator.Answer{Decision: orchestrator.AnswerDecision(resp.Decision), Scope: orchestrator.Scope(resp.Scope),
+		AcceptDefinition: resp.AcceptDefinition && req.Review != nil}, nil
 }

@@ -202,6 +202,7 @@ var requests = map[string]handler{
 	protocol.MethodResourcesRead:    (*session).readResource,
 	protocol.MethodPrompts:          (*session).prompts,
 	protocol.MethodPromptsGet:       (*session).getPrompt,
+	protocol.MethodToolsReview:      (*session).toolsReview,
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages

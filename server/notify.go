@@ -102,6 +102,9 @@ type forwarder struct {
 	hashes protocol.Hashes
 	// problems are the files the frontend was told have problems.
 	problems map[string]bool
+	// reviews are the servers the frontend was told have tools awaiting
+	// review (review.go).
+	reviews map[string]bool
 }
 
 // forward writes the session's notifications until the session or the
@@ -110,9 +113,9 @@ type forwarder struct {
 // changed meanwhile follow, so the last status it gets of a server is its
 // current one.
 func (sess *session) forward(w *workspace.Workspace) {
-	sub := w.Subscribe(&workspace.SubscribeOptions{Logs: true})
+	sub := w.Subscribe(&workspace.SubscribeOptions{Logs: true, Reviews: true})
 	defer sub.Close()
-	f := &forwarder{sess: sess, w: w, problems: make(map[string]bool)}
+	f := &forwarder{sess: sess, w: w, problems: make(map[string]bool), reviews: make(map[string]bool)}
 	f.hashes, _ = currentHashes(w)
 	f.resync()
 	for {
@@ -152,6 +155,8 @@ func (f *forwarder) event(ev workspace.Event) {
 		f.sendProblems(ev.Path, ev.Problems)
 	case *workspace.LogEvent:
 		f.sendLog(ev)
+	case *workspace.ReviewEvent:
+		f.sendReviews(ev.Server, ev.Reviews)
 	case *workspace.ResourcesChangedEvent:
 		f.sess.notify(protocol.NotifyResourcesChanged, &protocol.ListChanged{Server: ev.Server, Reason: ev.Reason})
 	case *workspace.PromptsChangedEvent:
@@ -191,6 +196,7 @@ func (f *forwarder) resync() {
 			f.sendProblems(path, nil)
 		}
 	}
+	f.resyncReviews()
 }
 
 // sendProblems sends a file's problems as freecode/config/problems, and

@@ -76,7 +76,7 @@ func toolToWire(t orchestrator.ToolInfo) protocol.ToolInfo {
 	return protocol.ToolInfo{
 		ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
 		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
-		InputSchema: t.InputSchema, Alias: t.Alias,
+		InputSchema: t.InputSchema, Alias: t.Alias, DefinitionChanged: t.DefinitionChanged, New: t.New,
 	}
 }
 

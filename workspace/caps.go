@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"context"
-	"fmt"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -69,23 +68,26 @@ func (w *Workspace) onListChanged(ev mcp.ListChanged) {
 	}
 }
 
-// conn returns the named server's Conn, or why there is none to ask.
-func (w *Workspace) conn(name string) (*mcp.Conn, error) {
+// conn returns the named server's Conn, or why there is none to ask. A
+// server on demand that is idle is started, within ctx: asking it is a
+// use like a call (its idle timeout runs from here).
+func (w *Workspace) conn(ctx context.Context, name string) (*mcp.Conn, error) {
 	if _, err := w.awaiting(name); err != nil {
 		return nil, err
 	}
-	c, ok := w.mgr.Conn(name)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", mcp.ErrNoServer, name)
+	c, release, err := w.mgr.Acquire(ctx, name)
+	if err != nil {
+		return nil, err
 	}
+	release()
 	return c, nil
 }
 
 // connected returns the Conns of server, or of every connected server for
 // "", by name.
-func (w *Workspace) connected(server string) ([]*mcp.Conn, error) {
+func (w *Workspace) connected(ctx context.Context, server string) ([]*mcp.Conn, error) {
 	if server != "" {
-		c, err := w.conn(server)
+		c, err := w.conn(ctx, server)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +110,7 @@ func (w *Workspace) connected(server string) ([]*mcp.Conn, error) {
 // connecting is waited for, within ctx; one that declares no resources
 // has none.
 func (w *Workspace) Resources(ctx context.Context, server string) ([]ResourceInfo, error) {
-	conns, err := w.connected(server)
+	conns, err := w.connected(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +135,7 @@ func (w *Workspace) Resources(ctx context.Context, server string) ([]ResourceInf
 // Prompts returns the prompts of server, or of every connected server for
 // "", as Resources returns resources.
 func (w *Workspace) Prompts(ctx context.Context, server string) ([]PromptInfo, error) {
-	conns, err := w.connected(server)
+	conns, err := w.connected(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +160,7 @@ func (w *Workspace) Prompts(ctx context.Context, server string) ([]PromptInfo, e
 // ReadResource reads the resource uri of server. What the server asks
 // meanwhile goes to ctx's Caller (mcp.WithCaller).
 func (w *Workspace) ReadResource(ctx context.Context, server, uri string) (*mcpsdk.ReadResourceResult, error) {
-	c, err := w.conn(server)
+	c, err := w.conn(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func (w *Workspace) ReadResource(ctx context.Context, server, uri string) (*mcps
 // GetPrompt gets the prompt name of server with args. What the server asks
 // meanwhile goes to ctx's Caller (mcp.WithCaller).
 func (w *Workspace) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcpsdk.GetPromptResult, error) {
-	c, err := w.conn(server)
+	c, err := w.conn(ctx, server)
 	if err != nil {
 		return nil, err
 	}

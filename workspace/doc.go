@@ -35,6 +35,19 @@
 //     settings change, so that servers coming and going do not move the
 //     definitions back and forth. A deferred tool is called by its id
 //     like any other: finding it only shows the model its definition.
+//   - Pinning (pins.go): every list a server brings is compared with the
+//     definitions the user accepted, kept in the server's manifest
+//     (internal/manifest, in manifests/ beside the config file, one file
+//     per entry: config.EntryKey), which it is written to. The tools are
+//     registered as the user accepted them, with an orchestrator.Review
+//     for those changed or new, and *ReviewEvent says when that list
+//     changes. A call to a tool under review reads the manifest again, so
+//     a review made elsewhere (`freecode mcp review`) counts at once.
+//   - Servers on demand (ondemand.go): the Manager registers them idle
+//     from their manifests (Options to the Manager: Manifest), starts one
+//     at a call of its tools (orchestrator.ConnCaller acquires it) or when
+//     tool_search finds one (warm), and idles it out; with mcp.deferTools
+//     "auto" a deferred server with a manifest runs on demand too.
 //   - The orchestrator, whose rules are the workspace's permissions.Set
 //     (reloaded in place, so the next decision uses the new rules) and whose
 //     result cap follows the config.
@@ -45,7 +58,7 @@
 //	(*Workspace).Close() error                  stop everything and wait
 //	Subscribe(*SubscribeOptions) *Subscription  events: Events(), Close()
 //	Statuses() []mcp.Status                     every server, awaiting approval included
-//	WaitSettled(ctx) error                      until every started server connected or failed
+//	WaitSettled(ctx) error                      until every started server connected, failed or idle
 //	StartServer / StopServer / RestartServer(ctx, name) (mcp.Status, error)
 //	Approve(ctx, name, approve bool) (mcp.Status, error)
 //	SetTrusted(ctx, trusted bool) error
@@ -55,6 +68,8 @@
 //	Rules() []permissions.Rule
 //	Project() ProjectInfo
 //	Problems() []ProblemsEvent
+//	Reviews(server) []ToolReview                tool definitions awaiting review
+//	AcceptDefinition / RejectDefinition(ctx, server, tool, hash) ([]ToolReview, error)
 //	Resources / Prompts(ctx, server) ([]ResourceInfo / []PromptInfo, error)
 //	ReadResource(ctx, server, uri) / GetPrompt(ctx, server, name, args)
 //	SetRoots(dirs []string), Roots() []string   the MCP roots every server is shown
@@ -68,6 +83,7 @@
 // One stream, fanned out to every Subscription: *StatusEvent (a server's
 // status changed, or its entry was removed), *ToolsChangedEvent (the definitions' hashes changed),
 // *ToolSetEvent (the registry's tools changed, hashes or not; on request),
+// *ReviewEvent (a server's tools awaiting review changed; on request),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
 // (the rules in force changed), *ProjectEvent (the project's trust
 // changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded

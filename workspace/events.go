@@ -6,10 +6,10 @@ import (
 	"github.com/freecode/freecode/permissions"
 )
 
-// Event is one thing a subscriber is told: a *StatusEvent, *ToolsChangedEvent,
-// *ToolSetEvent, *ProblemsEvent, *RulesChangedEvent, *ProjectEvent,
-// *LogEvent or *MissedEvent. Events are shared by every subscriber and must not be
-// modified.
+// Event is one thing a subscriber is told: a *StatusEvent,
+// *ToolsChangedEvent, *ToolSetEvent, *ProblemsEvent, *RulesChangedEvent,
+// *ProjectEvent, *LogEvent, *ReviewEvent or *MissedEvent. Events are
+// shared by every subscriber and must not be modified.
 type Event interface {
 	event()
 }
@@ -123,6 +123,16 @@ type LogEvent struct {
 	Dropped int
 }
 
+// ReviewEvent carries the tools of one server whose definitions await the
+// user's review (changed since accepted, or new), after that list changed:
+// a tool's definition changed, a review was done, the server went. An
+// empty list means nothing is left to review. Only subscribers that ask
+// for it (SubscribeOptions.Reviews) get it.
+type ReviewEvent struct {
+	Server  string
+	Reviews []ToolReview
+}
+
 // MissedEvent tells a subscriber that fell further behind than its queue
 // holds that Count events were dropped for it. It comes before the events
 // that were kept. Statuses are never dropped (each server's latest is
@@ -140,3 +150,4 @@ func (*RulesChangedEvent) event() {}
 func (*ProjectEvent) event()      {}
 func (*LogEvent) event()          {}
 func (*MissedEvent) event()       {}
+func (*ReviewEvent) event()       {}

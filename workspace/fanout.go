@@ -25,6 +25,9 @@ type SubscribeOptions struct {
 	// subscriber that shows them has use for; the others' queues they
 	// would only fill.
 	Logs bool
+	// Reviews asks for *ReviewEvent: for frontends that show the tools
+	// whose definitions await review.
+	Reviews bool
 }
 
 // A Subscription receives the workspace's events in the order they
@@ -49,6 +52,7 @@ type Subscription struct {
 	missed   int  // events dropped since the last *MissedEvent was taken
 	toolSet  bool // SubscribeOptions.ToolSet
 	logs     bool // SubscribeOptions.Logs
+	reviews  bool // SubscribeOptions.Reviews
 }
 
 func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
@@ -65,7 +69,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 		s.capacity = opts.Capacity
 	}
 	if opts != nil {
-		s.toolSet = opts.ToolSet
+		s.toolSet, s.reviews = opts.ToolSet, opts.Reviews
 		s.logs = opts.Logs
 	}
 	go s.pump()
@@ -92,6 +96,9 @@ func (s *Subscription) push(ev Event) {
 		return
 	}
 	if _, ok := ev.(*LogEvent); ok && !s.logs {
+		return
+	}
+	if _, ok := ev.(*ReviewEvent); ok && !s.reviews {
 		return
 	}
 	s.mu.Lock()

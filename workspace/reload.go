@@ -155,6 +155,13 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel)
 	w.mgr.SetLogLevel(st.cfg.MCP.LogLevel)
 	w.watcher.SetPollInterval(st.cfg.MCP.PollInterval)
+	if st.kinds&(kindConfig|kindProject) != 0 {
+		// After the knobs: a new watcher takes a moment to set up.
+		w.mu.Lock()
+		running := w.running
+		w.mu.Unlock()
+		w.watchManifests(running)
+	}
 
 	var evs []Event
 	for _, path := range w.files.list() {

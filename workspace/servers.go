@@ -45,6 +45,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 			managed[s.Name] = true
 		}
 	}
+	running = w.startModes(cfg, running)
 
 	w.mu.Lock()
 	var evs []Event
@@ -73,6 +74,9 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	// After the maps above: a server the Manager now stops reports its
 	// last status as awaiting approval, if that is what it is.
 	w.mgr.Apply(ctx, running)
+	// Pinning turned on or off does not restart a server: its tools are
+	// registered anew.
+	w.applyPinning(running)
 }
 
 // onStatus is the Manager's report of a server's new status, from a Conn
@@ -288,10 +292,11 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 			if names != nil && !slices.Contains(names, st.Name) {
 				continue
 			}
-			// A Conn hands over its tools, then reports connected; the
-			// statuses are read after the registry, so may be ahead of it.
+			// A Conn hands over its tools, then reports connected (a
+			// server on demand its manifest's, then idle); the statuses
+			// are read after the registry, so may be ahead of it.
 			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
-				st.State == mcp.StateConnected && !slices.Contains(registered, st.Name) {
+				(st.State == mcp.StateConnected || st.State == mcp.StateIdle) && !slices.Contains(registered, st.Name) {
 				busy = append(busy, st.Name)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
@@ -89,7 +90,9 @@ type Workspace struct {
 	events fanout
 
 	search      *orchestrator.ToolSearch
-	unsubscribe func() // from the registry
+	pins        *pinner
+	mwatch      manifestWatch // guarded by reloadMu
+	unsubscribe func()        // from the registry
 	defsKick    chan struct{}
 	done        chan struct{} // closed by Close
 	wg          sync.WaitGroup
@@ -205,7 +208,11 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{Searchable: w.deferred})
+	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{Searchable: w.deferred, OnFound: w.warm})
+	w.pins = &pinner{
+		store: manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
+		live:  make(map[string]*liveTools),
+	}
 	w.perms = &permissions.Set{}
 	w.orch = orchestrator.New(w.reg, &orchestrator.Options{
 		Permissions: w.perms,
@@ -213,6 +220,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		ProjectDir:  w.root,
 		ResultsDir:  w.opts.ResultsDir,
 		Logger:      w.logger,
+		Reviewer:    definitionReviewer{w},
 	})
 	w.defs = defscache.New(w.defsSource(), nil)
 	// The hashes of the built-ins alone: what the first change is
@@ -242,14 +250,14 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		OnStatus: w.onStatus,
 		// Resources, prompts, elicitation, sampling, the log level and the
 		// memory of negotiated versions: caps.go.
-		OnListChanged: w.onListChanged,
-		Elicitation:   w.opts.Elicitation,
-		Sampling:      w.opts.Sampling,
-		LogLevel:      st.cfg.MCP.LogLevel,
-		Versions:      mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
-		OnToolsChanged: func(ev mcp.ToolsChanged) {
-			w.reg.HandleToolsChanged(ev, w.mgr)
-		},
+		OnListChanged:  w.onListChanged,
+		Elicitation:    w.opts.Elicitation,
+		Sampling:       w.opts.Sampling,
+		LogLevel:       st.cfg.MCP.LogLevel,
+		Versions:       mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
+		OnToolsChanged: w.onTools,
+		// Servers on demand: ondemand.go and pins.go.
+		Manifest: w.listing,
 		// The health ping follows mcp.pollInterval as it is at start: the
 		// Manager takes its period once.
 		PingInterval:  st.cfg.MCP.PollInterval,
@@ -285,6 +293,7 @@ func (w *Workspace) Close() error {
 		w.watcher.Close()
 		w.reloadMu.Lock() // an Approve or SetTrusted in flight ends first
 		w.closed = true
+		w.closeManifestWatch()
 		w.reloadMu.Unlock()
 		w.mgr.Close()
 		w.closeLogs()

@@ -105,11 +105,26 @@ func TestConfigEdit(t *testing.T) {
 
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "a")}, map[string]any{"maxResultChars": 5}))
 	await(t, sub, "a connecting", statusIs("a", "connecting"))
-	st := await(t, sub, "a connected", statusIs("a", "connected"))
+	// A Conn hands over its tools, then reports connected, and the
+	// definitions are rebuilt meanwhile: the two events come in either
+	// order.
+	var st *StatusEvent
+	var tc *ToolsChangedEvent
+	for st == nil || tc == nil {
+		switch ev := await[Event](t, sub, "a connected and its tools", nil).(type) {
+		case *StatusEvent:
+			if ev.Status.Name == "a" && ev.Status.State.String() == "connected" {
+				st = ev
+			}
+		case *ToolsChangedEvent:
+			if ev.Server == "a" {
+				tc = ev
+			}
+		}
+	}
 	if st.Status.ToolCount != 4 || st.Status.PID == 0 {
 		t.Errorf("a connected: %+v", st.Status)
 	}
-	tc := await(t, sub, "a's tools", func(ev *ToolsChangedEvent) bool { return ev.Server == "a" })
 	entry, _, err := w.Definitions(t.Context(), defscache.FormatAnthropic)
 	if err != nil {
 		t.Fatal(err)

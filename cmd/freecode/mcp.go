@@ -49,6 +49,7 @@ status, start, stop, restart and logs talk to the running sidecar (freecode serv
 		newMCPConformanceClientCmd(a),
 		newMCPResourcesCmd(a), // mcp_resources.go
 		newMCPPromptsCmd(a),
+		newMCPReviewCmd(a),
 	)
 	cmd.AddCommand(newMCPLiveCmds(a)...) // mcp_live.go: status, stop, restart, logs
 	return cmd

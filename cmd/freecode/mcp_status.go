@@ -176,9 +176,11 @@ func (a *app) probe(ctx context.Context, project string, names []string) ([]prot
 }
 
 // stateMarks are the marks before a server's name: ✓ it works, ✗ it does
-// not, … it is getting there, ! it needs the user.
+// not, … it is getting there, ! it needs the user. An idle server (started
+// on demand) works: its first call starts it.
 var stateMarks = map[protocol.ServerState]string{
 	protocol.StateConnected:        "✓",
+	protocol.StateIdle:             "✓",
 	protocol.StateFailed:           "✗",
 	protocol.StateConnecting:       "…",
 	protocol.StateReconnecting:     "…",

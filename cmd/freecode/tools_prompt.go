@@ -22,7 +22,9 @@ var isTerminal = func(r io.Reader) bool {
 
 // promptApprover asks on the terminal: y allows once, "always" (or a)
 // writes an allow rule to ~/.freecode/settings.json, "local" (or l) to the
-// project's settings.local.json; anything else denies. "local" is offered
+// project's settings.local.json, and for a tool whose definition changed
+// or is new, "accept" (or c) accepts the definition shown and allows
+// once; anything else denies. "local" is offered
 // only in a trusted project: an untrusted project's allow rules are
 // ignored, so the rule would not hold beyond this call.
 type promptApprover struct {
@@ -39,6 +41,14 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 		kind = "read-only"
 	}
 	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, kind, termtext.JSON(req.Arguments), termtext.Escape(req.Reason))
+	if req.Review != nil {
+		// What changed is what the user judges the call by; it is the
+		// server's text.
+		for line := range strings.Lines(req.Review.Diff) {
+			fmt.Fprintf(p.out, "  | %s\n", termtext.Escape(strings.TrimSuffix(line, "\n")))
+		}
+		fmt.Fprint(p.out, "  ([c] accepts this definition and runs the call once)\n")
+	}
 	if p.projectTrusted {
 		fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings) / always for this project ([l]ocal): ")
 	} else {
@@ -64,6 +74,10 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 		return orchestrator.Answer{}, l.err
 	}
 	switch strings.ToLower(strings.TrimSpace(l.s)) {
+	case "c", "accept":
+		if req.Review != nil {
+			return orchestrator.Answer{Decision: orchestrator.AllowOnce, AcceptDefinition: true}, nil
+		}
 	case "y", "yes":
 		return orchestrator.Answer{Decision: orchestrator.AllowOnce}, nil
 	case "a", "always":

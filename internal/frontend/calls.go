@@ -146,3 +146,12 @@ func (c *Client) GetPrompt(ctx context.Context, server, name string, args map[st
 	}
 	return &res, nil
 }
+
+// ReviewTools lists a server's tools whose definitions await review, or
+// accepts or rejects them, as p.Action says (freecode/tools/review). It
+// returns the reviews asked for (diff) or left (accept, reject).
+func (c *Client) ReviewTools(ctx context.Context, p protocol.ReviewParams) ([]protocol.ToolReview, error) {
+	var res protocol.ReviewResult
+	err := c.Call(ctx, protocol.MethodToolsReview, &p, &res)
+	return res.Reviews, err
+}

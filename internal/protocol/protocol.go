@@ -45,6 +45,7 @@ const (
 	MethodResourcesRead    = "freecode/resources/read"
 	MethodPrompts          = "freecode/prompts"
 	MethodPromptsGet       = "freecode/prompts/get"
+	MethodToolsReview      = "freecode/tools/review"
 )
 
 // Requests from the sidecar to a frontend.
@@ -63,6 +64,7 @@ const (
 	NotifyConfigProblems   = "freecode/config/problems"
 	NotifyResourcesChanged = "freecode/resources/changed"
 	NotifyPromptsChanged   = "freecode/prompts/changed"
+	NotifyReviewNeeded     = "freecode/tools/reviewNeeded"
 )
 
 // The LSP methods the protocol uses, as go.lsp.dev/protocol names them

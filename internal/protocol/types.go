@@ -22,6 +22,9 @@ const (
 	// StateRemoved is the last status of a server whose entry left the
 	// config or the project's settings; freecode/servers never lists it.
 	StateRemoved ServerState = "removed"
+	// StateIdle is a server started on demand that is not running: its
+	// tools are registered from its manifest, and a call starts it.
+	StateIdle ServerState = "idle"
 )
 
 // ServerInfo is the name and version an MCP server reported in initialize.
@@ -75,6 +78,14 @@ type ToolInfo struct {
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Alias is the name providers see when ID is over 64 characters.
 	Alias string `json:"alias,omitempty"`
+	// DefinitionChanged says that the tool's server lists another
+	// definition than the one the user accepted: what is listed here, and
+	// shown to models, is the accepted one, and each call asks with the
+	// change shown, until the user accepts it (freecode/tools/review).
+	DefinitionChanged bool `json:"definitionChanged,omitempty"`
+	// New says that the tool appeared on a server whose tools were
+	// pinned already, and the user has not accepted it yet.
+	New bool `json:"new,omitempty"`
 }
 
 // ToolCall is one call of a batch. Tool is an id or an alias.
@@ -170,6 +181,20 @@ type PermissionRequest struct {
 	// ProjectTrusted says whether an allow rule in the project's local
 	// file would be honoured: a frontend offers ScopeLocal only then.
 	ProjectTrusted bool `json:"projectTrusted"`
+	// Review is set when the tool's definition changed since the user
+	// accepted it, or the tool is new: the change to show with the
+	// question, which the answer may accept (AcceptDefinition).
+	Review *PermissionReview `json:"review,omitempty"`
+}
+
+// PermissionReview is the change a PermissionRequest shows.
+type PermissionReview struct {
+	Kind ReviewKind `json:"kind"`
+	// Hash names the definition shown: accepting it accepts that one
+	// only, not one the server has listed since.
+	Hash   string           `json:"hash"`
+	Diff   string           `json:"diff"`
+	Change DefinitionChange `json:"change"`
 }
 
 // PermissionDecision is a user's answer to a PermissionRequest.
@@ -195,6 +220,10 @@ const (
 type PermissionResponse struct {
 	Decision PermissionDecision `json:"decision"`
 	Scope    PermissionScope    `json:"scope,omitempty"`
+	// AcceptDefinition, with an allow decision on a request that has a
+	// Review, accepts the definition shown, as freecode/tools/review's
+	// accept would.
+	AcceptDefinition bool `json:"acceptDefinition,omitempty"`
 }
 
 // Hashes are the provider definitions' hashes, by format.

@@ -284,3 +284,14 @@ func (ed *Editor) AwaitLog(server, text string) protocol.ServerLog {
 	})
 	return decodeAs[protocol.ServerLog](ed.t, n)
 }
+
+// AwaitReviews waits for a freecode/tools/reviewNeeded of server for which
+// match (nil: any) is true.
+func (ed *Editor) AwaitReviews(server string, match func(protocol.ReviewNeeded) bool) protocol.ReviewNeeded {
+	ed.t.Helper()
+	n := ed.Await("reviews "+server, "reviews of "+server, func(n frontend.Notification) bool {
+		var rn protocol.ReviewNeeded
+		return n.Method == protocol.NotifyReviewNeeded && json.Unmarshal(n.Params, &rn) == nil && rn.Server == server && (match == nil || match(rn))
+	})
+	return decodeAs[protocol.ReviewNeeded](ed.t, n)
+}

@@ -11,6 +11,7 @@ import { askElicitation } from './elicitationPrompt';
 import { askPermission } from './permissionPrompt';
 import { askSampling } from './samplingPrompt';
 import { ReadOnlyDocs } from './readOnlyDocs';
+import { ReviewNotices } from './reviewNotices';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
@@ -27,6 +28,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const toolRuns = new ToolRuns();
 	const docs = new ReadOnlyDocs();
 	const settings = () => readSettings(ext);
+	const reviews = new ReviewNotices(docs, () => sidecar?.session);
 	const sc = new Sidecar(
 		model,
 		{
@@ -39,6 +41,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 			toolProgress: (p) => toolRuns.onProgress(p),
 			askElicitation: (req, token) => askElicitation(req, token, (m) => sc.output.warn(m)),
 			askSampling: (req, token) => askSampling(req, token, docs, Math.min(settings().argumentChars, 500)),
+			reviewNeeded: (r) => reviews.notify(r),
 			warn: (m) => sc.output.warn(m),
 		},
 		settings,

@@ -3,7 +3,7 @@
 // in a modal; this module decides them. Pure: no `vscode` import.
 
 import type { PermissionRequest, PermissionResponse } from './protocol';
-import { oneLine, printable } from './text';
+import { oneLine, printable, truncate } from './text';
 
 /** Choice is one button: an answer for the sidecar, or the request to see the whole arguments first. */
 export interface Choice {
@@ -27,6 +27,8 @@ export const ALLOW_ONCE = 'Allow Once';
 export const ALLOW_PROJECT = 'Always Allow in This Project';
 export const ALLOW_EVERYWHERE = 'Always Allow Everywhere';
 export const SHOW_FULL = 'Show Full Arguments';
+export const ACCEPT_CHANGE = 'Accept Change and Allow Once';
+export const ACCEPT_NEW = 'Accept Tool and Allow Once';
 export const DENY = 'Deny';
 
 /** DENIED is the answer to anything but an explicit allow: Escape, closing the dialog, an error. */
@@ -42,11 +44,16 @@ export function prettyArguments(args: unknown): string {
 	}
 }
 
+/** The most of a definition's change the prompt shows; the rest is a command away. */
+const maxReviewChars = 1500;
+
 /**
  * permissionPrompt builds the modal for one request. destructive is the
  * tool's own hint (ToolInfo.destructive), which the request does not carry;
  * undefined when the tool is not known. Arguments longer than
- * maxArgumentChars are cut, and a Show Full Arguments button appears.
+ * maxArgumentChars are cut, and a Show Full Arguments button appears. A
+ * request for a tool whose definition changed since the user accepted it
+ * (or that is new) shows the change, and offers to accept it with the call.
  * "Always Allow in This Project" is offered only when the sidecar says the
  * project is trusted: an untrusted project's allow rules are ignored, so the
  * button would promise something that does not happen.
@@ -71,7 +78,20 @@ export function permissionPrompt(req: PermissionRequest, maxArgumentChars: numbe
 	if (cut) {
 		lines.push(`… ${pretty.length - maxArgumentChars} more characters: choose "${SHOW_FULL}" to read them all.`);
 	}
+	const rv = req.review;
+	if (rv) {
+		lines.push(
+			'',
+			rv.kind === 'new'
+				? 'This tool is new on the server, since you accepted its tools:'
+				: "This tool's definition changed since you accepted it ([-removed-] {+added+}):",
+			truncate(printable(rv.diff.trimEnd()), maxReviewChars),
+		);
+	}
 	const choices: Choice[] = [{ title: ALLOW_ONCE, answer: { decision: 'allowOnce' } }];
+	if (rv) {
+		choices.push({ title: rv.kind === 'new' ? ACCEPT_NEW : ACCEPT_CHANGE, answer: { decision: 'allowOnce', acceptDefinition: true } });
+	}
 	if (req.projectTrusted) {
 		choices.push({ title: ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' } });
 	}

@@ -37,6 +37,7 @@ export const Requests = {
 	resourcesRead: 'freecode/resources/read',
 	prompts: 'freecode/prompts',
 	promptsGet: 'freecode/prompts/get',
+	toolsReview: 'freecode/tools/review',
 } as const;
 
 /** Requests the sidecar sends to the extension. */
@@ -55,6 +56,7 @@ export const Notifications = {
 	configProblems: 'freecode/config/problems',
 	resourcesChanged: 'freecode/resources/changed',
 	promptsChanged: 'freecode/prompts/changed',
+	reviewNeeded: 'freecode/tools/reviewNeeded',
 } as const;
 
 /** Where a server's entry comes from: the user's config or a project's settings. */
@@ -71,7 +73,9 @@ export type ServerState =
 	| 'failed'
 	| 'stopped'
 	/** A server's last freecode/servers/status once its entry left the config; never in freecode/servers. */
-	| 'removed';
+	| 'removed'
+	/** Started on demand and not running: its tools are registered, a call starts it. */
+	| 'idle';
 
 /** ServerStates lists ServerState's values, for code that needs them at run time. */
 export const ServerStates: readonly ServerState[] = [
@@ -84,6 +88,7 @@ export const ServerStates: readonly ServerState[] = [
 	'failed',
 	'stopped',
 	'removed',
+	'idle',
 ];
 
 /** The name and version a server reports in initialize. */
@@ -130,6 +135,13 @@ export interface ToolInfo {
 	inputSchema: unknown;
 	/** The provider-facing name when the id is over 64 characters. */
 	alias?: string;
+	/**
+	 * The server lists another definition than the one the user accepted:
+	 * this is the accepted one, and calls ask until the change is accepted.
+	 */
+	definitionChanged?: boolean;
+	/** New on a server whose tools were pinned already, not accepted yet. */
+	new?: boolean;
 }
 
 /** ToolCall is one call of a batch; tool is an id or an alias. */
@@ -261,6 +273,18 @@ export interface PermissionRequest {
 	reason: string;
 	/** Whether "always allow in this project" (scope local) would be honoured. */
 	projectTrusted: boolean;
+	/** Set when the tool's definition changed since the user accepted it, or it is new. */
+	review?: PermissionReview;
+}
+
+/** PermissionReview is the change a permission request shows; an answer may accept it. */
+export interface PermissionReview {
+	kind: ReviewKind;
+	/** Names the definition shown: accepting accepts this one only. */
+	hash: string;
+	/** The change as lines to read: the server's text. */
+	diff: string;
+	change: DefinitionChange;
 }
 
 export type PermissionDecision = 'allowOnce' | 'allowAlways' | 'deny';
@@ -270,6 +294,8 @@ export type RuleScope = 'local' | 'user';
 export interface PermissionResponse {
 	decision: PermissionDecision;
 	scope?: RuleScope;
+	/** With an allow decision on a request with a review: accept the definition shown. */
+	acceptDefinition?: boolean;
 }
 
 export type ElicitationMode = 'form' | 'url';
@@ -407,4 +433,73 @@ export interface ListChangedParams {
 export interface ConfigProblemsParams {
 	path: string;
 	problems: ConfigProblem[];
+}
+
+// Pinned tool definitions (freecode/tools/review, freecode/tools/reviewNeeded).
+
+/** What a review is about: a changed definition, a new tool; a change may also be a removal. */
+export type ReviewKind = 'changed' | 'new' | 'removed';
+export type ReviewAction = 'diff' | 'accept' | 'reject';
+
+export interface ReviewParams {
+	server: string;
+	/** The server's name for the tool; absent means every tool of the server that awaits review. */
+	tool?: string;
+	action: ReviewAction;
+	/** For accept and reject: the ToolReview.hash shown; a newer definition is not touched. */
+	hash?: string;
+}
+export interface ReviewResult {
+	reviews: ToolReview[];
+}
+/** ReviewNeededParams is a server's tools awaiting review, after that list changed; empty when none is left. */
+export interface ReviewNeededParams {
+	server: string;
+	reviews: ToolReview[];
+}
+
+/** ToolReview is one tool whose definition awaits the user's review. */
+export interface ToolReview {
+	server: string;
+	/** The server's name for the tool. */
+	tool: string;
+	id: string;
+	kind: ReviewKind;
+	/** The user rejected the listed definition: calls of it are denied. */
+	rejected?: boolean;
+	/** Models are not shown the tool meanwhile. */
+	hidden?: boolean;
+	hash: string;
+	/** The change as lines to read: the server's text. */
+	diff: string;
+	change: DefinitionChange;
+}
+
+/** DefinitionChange is what differs from the accepted definition. */
+export interface DefinitionChange {
+	tool: string;
+	kind: ReviewKind;
+	title?: TextChange;
+	description?: TextChange;
+	inputSchema?: PointerChange[];
+	outputSchema?: PointerChange[];
+	annotations?: HintChange[];
+}
+/** TextChange is a changed text; diff has removed words in [-…-], added ones in {+…+}. */
+export interface TextChange {
+	old: string;
+	new: string;
+	diff: string;
+}
+/** PointerChange is one difference of a schema, at an RFC 6901 pointer ("more": how many were left out). */
+export interface PointerChange {
+	pointer: string;
+	op: 'add' | 'remove' | 'replace' | 'more';
+	old?: unknown;
+	new?: unknown;
+}
+export interface HintChange {
+	hint: 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint' | 'title';
+	old: boolean | string;
+	new: boolean | string;
 }

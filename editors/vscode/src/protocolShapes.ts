@@ -154,6 +154,7 @@ export const serverState = enumOf<p.ServerState>({
 	failed: true,
 	stopped: true,
 	removed: true,
+	idle: true,
 });
 
 export const serverStatus = obj<p.ServerStatus>({
@@ -186,7 +187,76 @@ export const toolInfo = obj<p.ToolInfo>({
 	openWorld: opt(bool),
 	inputSchema: req(anyValue),
 	alias: opt(str),
+	definitionChanged: opt(bool),
+	new: opt(bool),
 });
+
+// Pinned tool definitions.
+
+const reviewKind = enumOf<p.ReviewKind>({ changed: true, new: true, removed: true });
+
+/** boolOrStr accepts a hint's value: a boolean, or a string for the title. */
+const boolOrStr = typed<boolean | string>((v, path, errs) => {
+	if (typeof v !== 'boolean' && typeof v !== 'string') errs.push(`${path}: want a boolean or a string, got ${kind(v)}`);
+});
+
+const textChange = obj<p.TextChange>({ old: req(str), new: req(str), diff: req(str) });
+
+const pointerChange = obj<p.PointerChange>({
+	pointer: req(str),
+	op: req(enumOf<p.PointerChange['op']>({ add: true, remove: true, replace: true, more: true })),
+	old: opt(anyValue),
+	new: opt(anyValue),
+});
+
+export const definitionChange = obj<p.DefinitionChange>({
+	tool: req(str),
+	kind: req(reviewKind),
+	title: opt(textChange),
+	description: opt(textChange),
+	inputSchema: opt(arrayOf(pointerChange)),
+	outputSchema: opt(arrayOf(pointerChange)),
+	annotations: opt(
+		arrayOf(
+			obj<p.HintChange>({
+				hint: req(
+					enumOf<p.HintChange['hint']>({
+						readOnlyHint: true,
+						destructiveHint: true,
+						idempotentHint: true,
+						openWorldHint: true,
+						title: true,
+					}),
+				),
+				old: req(boolOrStr),
+				new: req(boolOrStr),
+			}),
+		),
+	),
+});
+
+export const toolReview = obj<p.ToolReview>({
+	server: req(str),
+	tool: req(str),
+	id: req(str),
+	kind: req(reviewKind),
+	rejected: opt(bool),
+	hidden: opt(bool),
+	hash: req(str),
+	diff: req(str),
+	change: req(definitionChange),
+});
+
+export const reviewParams = obj<p.ReviewParams>({
+	server: req(str),
+	tool: opt(str),
+	action: req(enumOf<p.ReviewAction>({ diff: true, accept: true, reject: true })),
+	hash: opt(str),
+});
+
+export const reviewResult = obj<p.ReviewResult>({ reviews: req(arrayOf(toolReview)) });
+
+export const reviewNeeded = obj<p.ReviewNeededParams>({ server: req(str), reviews: req(arrayOf(toolReview)) });
 
 // McpContent is open (each content type has its own fields): only its
 // discriminator is checked.
@@ -222,11 +292,13 @@ export const permissionRequest = obj<p.PermissionRequest>({
 	readOnly: req(bool),
 	reason: req(str),
 	projectTrusted: req(bool),
+	review: opt(obj<p.PermissionReview>({ kind: req(reviewKind), hash: req(str), diff: req(str), change: req(definitionChange) })),
 });
 
 export const permissionResponse = obj<p.PermissionResponse>({
 	decision: req(enumOf<p.PermissionDecision>({ allowOnce: true, allowAlways: true, deny: true })),
 	scope: opt(enumOf<p.RuleScope>({ local: true, user: true })),
+	acceptDefinition: opt(bool),
 });
 
 export const toolsChanged = obj<p.ToolsChangedParams>({
@@ -368,4 +440,7 @@ export const fixtureShapes: Record<string, Check<unknown>> = {
 	'PromptInfo.json': promptInfo as Check<unknown>,
 	'GetPromptResult.json': getPromptResult as Check<unknown>,
 	'ListChanged.json': listChanged as Check<unknown>,
+	'ReviewParams.json': reviewParams as Check<unknown>,
+	'ReviewResult.json': reviewResult as Check<unknown>,
+	'ReviewNeeded.json': reviewNeeded as Check<unknown>,
 };

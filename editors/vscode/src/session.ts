@@ -44,6 +44,8 @@ export interface Hooks {
 	askElicitation?(req: p.ElicitationRequest, token: CancellationToken): Promise<p.ElicitationResponse>;
 	/** Show an MCP server's sampling request and run it if the user allows; reject (a ResponseError passes as it is) to refuse. */
 	askSampling?(req: p.SamplingRequest, token: CancellationToken): Promise<p.SamplingResult>;
+	/** A server's tools awaiting review changed (the tool list is read again too). */
+	reviewNeeded?(reviews: p.ReviewNeededParams): void;
 	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
 	warn?(message: string): void;
 }
@@ -92,6 +94,7 @@ export class Session {
 			this.conn.onNotification(p.Notifications.promptsChanged, (params) => {
 				if (this.check('freecode/prompts/changed', shapes.listChanged, params)) void this.readList('prompts', params.server);
 			}),
+			this.conn.onNotification(p.Notifications.reviewNeeded, (params) => this.onReviewNeeded(params)),
 		];
 		return {
 			dispose: () => {
@@ -202,6 +205,15 @@ export class Session {
 		void this.refresh();
 	}
 
+	private onReviewNeeded(params: unknown): void {
+		if (!this.check('freecode/tools/reviewNeeded', shapes.reviewNeeded, params)) return;
+		this.hooks.reviewNeeded?.(params);
+		// The marks of the tools changed; the provider definitions' hashes
+		// may not have (models keep the accepted definition), so no
+		// tools/changed comes for it.
+		void this.refresh();
+	}
+
 	/**
 	 * refresh reads freecode/servers and freecode/tools into the model. Calls
 	 * that arrive while one runs make one more run after it, not one each.
@@ -297,6 +309,13 @@ export class Session {
 		// null], which the sidecar rightly refuses.
 		if (token) return this.conn.sendRequest(p.Requests.toolsExecute, params, token);
 		return this.conn.sendRequest(p.Requests.toolsExecute, params);
+	}
+
+	/** review lists a server's tools awaiting review, or accepts or rejects (freecode/tools/review). */
+	async review(params: p.ReviewParams): Promise<p.ToolReview[]> {
+		const res = await this.conn.sendRequest<p.ReviewResult>(p.Requests.toolsReview, params);
+		if (!this.check(p.Requests.toolsReview, shapes.reviewResult, res)) return [];
+		return res.reviews;
 	}
 
 	project(): Promise<p.ProjectResult> {

@@ -42,14 +42,18 @@ export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 	if (sum.total === 0) {
 		return { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click to add one.' };
 	}
+	// An idle server (started on demand) is as ready as a connected one:
+	// its tools are registered and its first call starts it.
+	const ready = sum.connected + sum.idle;
 	const lines = [`FreeCode: ${sum.connected} of ${sum.enabled} enabled MCP servers connected`];
+	if (sum.idle > 0) lines.push(`${sum.idle} idle: started on demand, at their first call`);
 	if (sum.failed.length > 0) lines.push(`failed: ${list(sum.failed)}`);
 	if (sum.awaitingApproval.length > 0) lines.push(`awaiting approval: ${list(sum.awaitingApproval)}`);
 	if (sum.needsAuth.length > 0) lines.push(`sign-in needed: ${list(sum.needsAuth)}`);
 	if (sum.busy > 0) lines.push(`${sum.busy} connecting`);
 	const icon = sum.failed.length > 0 ? '$(warning)' : sum.busy > 0 ? '$(sync~spin)' : '$(plug)';
 	return {
-		text: `${icon} MCP ${sum.connected}/${sum.enabled}`,
+		text: `${icon} MCP ${ready}/${sum.enabled}`,
 		tooltip: lines.join('\n'),
 		background: sum.failed.length > 0 ? 'statusBarItem.warningBackground' : undefined,
 	};

@@ -60,7 +60,7 @@ const drift: { name: string; check: Check<unknown>; value: unknown; want: string
 		check: serverStatus as Check<unknown>,
 		value: { name: 'a', scope: 'user', type: 'local', state: 'sleeping', toolCount: 0 },
 		want: [
-			'$.state: want one of disabled, awaitingApproval, needsAuth, connecting, connected, reconnecting, failed, stopped, removed, got "sleeping"',
+			'$.state: want one of disabled, awaitingApproval, needsAuth, connecting, connected, reconnecting, failed, stopped, removed, idle, got "sleeping"',
 		],
 	},
 	{

@@ -148,6 +148,37 @@ const cases: { name: string; steps: Step[]; want: string[] }[] = [
 			'  eye read_file — read-only',
 		],
 	},
+	{
+		name: 'idle (started on demand) with its tools from its manifest',
+		steps: [
+			(m) => m.setServers([st({ state: 'idle', toolCount: 3 })]),
+			(m) => m.setTools(demoTools),
+		],
+		want: [
+			'circle-large-outline demo — idle · 3 tools [server state:idle scope:user]',
+			'  edit create_issue — writes',
+			'  warning delete_file — destructive',
+			'  eye read_file — read-only',
+		],
+	},
+	{
+		name: 'tools whose definitions await review are marked, and counted on their server',
+		steps: [
+			(m) => m.setServers([st({ state: 'connected', toolCount: 3 })]),
+			(m) =>
+				m.setTools([
+					{ ...demoTools[0], definitionChanged: true },
+					demoTools[1],
+					{ ...demoTools[2], new: true },
+				]),
+		],
+		want: [
+			'pass-filled demo — connected · 3 tools · 2 to review [server state:connected scope:user]',
+			'  diff create_issue — writes · new',
+			'  warning delete_file — destructive',
+			'  diff read_file — read-only · definition changed',
+		],
+	},
 ];
 
 for (const tc of cases) {
@@ -261,14 +292,33 @@ test('tree: summary counts connected of enabled and names the failed', () => {
 		st({ name: 'h', state: 'connecting' }),
 		st({ name: 'i', state: 'reconnecting', toolCount: 4 }),
 		st({ name: 'j', state: 'stopped' }),
+		st({ name: 'k', state: 'idle', toolCount: 13 }),
 	]);
 	assert.deepEqual(m.summary(), {
-		total: 10,
-		enabled: 9,
+		total: 11,
+		enabled: 10,
 		connected: 2,
 		failed: ['c', 'd'],
 		awaitingApproval: ['e'],
 		needsAuth: ['f'],
 		busy: 2,
+		idle: 1,
 	});
+});
+
+test('tree: a tool under review carries its mark for the menus, and says why in its tooltip', () => {
+	const changed = toolNode({ ...tools[0], definitionChanged: true });
+	assert.equal(changed.contextValue, 'tool read-only review:changed');
+	assert.equal(changed.name, tools[0].name);
+	assert.ok(changed.tooltip.includes('every call asks until you accept the change'), changed.tooltip);
+	const fresh = toolNode({ ...tools[1], new: true });
+	assert.equal(fresh.contextValue, 'tool destructive review:new');
+	assert.ok(fresh.tooltip.includes('not treated as read-only until you accept it'), fresh.tooltip);
+	assert.equal(toolNode(tools[0]).contextValue, 'tool read-only');
+});
+
+test('tree: the tooltip of an idle server says how it starts', () => {
+	const n = serverNode(st({ state: 'idle', toolCount: 13 }), []);
+	assert.ok(n.tooltip.includes('tools: 13\n'), n.tooltip);
+	assert.ok(n.tooltip.endsWith('Started on demand: the first call of one of its tools starts it.'), n.tooltip);
 });

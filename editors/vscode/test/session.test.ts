@@ -34,6 +34,7 @@ let answer: () => Promise<PermissionResponse>;
 let elicit: (req: ElicitationRequest) => Promise<ElicitationResponse>;
 let sample: (req: SamplingRequest) => Promise<SamplingResult>;
 let session: Session;
+let reviews: unknown[];
 let listening: { dispose(): void };
 
 beforeEach(() => {
@@ -44,6 +45,7 @@ beforeEach(() => {
 	model = new ServersModel();
 	warnings = [];
 	answer = async () => ({ decision: 'allowOnce' });
+	reviews = [];
 	elicit = async () => ({ action: 'decline' });
 	sample = async () => {
 		throw new Error('no model');
@@ -53,6 +55,7 @@ beforeEach(() => {
 		askElicitation: (req) => elicit(req),
 		askSampling: (req) => sample(req),
 		warn: (m) => warnings.push(m),
+		reviewNeeded: (r) => reviews.push(r),
 	});
 	listening = session.listen();
 	ext.listen();
@@ -184,6 +187,52 @@ test('session: a notification that does not fit the protocol is ignored and repo
 	await ext.sendRequest('ping');
 	assert.equal(model.server('demo')?.state, 'connected');
 	assert.match(warnings[0], /^ignored a freecode\/servers\/status that does not fit the protocol: /);
+});
+
+test('session: reviewNeeded is told to the extension and reads the tools again, with their marks', async () => {
+	peer.onRequest('freecode/servers', () => ({ servers: [st('a', 'connected', 1)] }));
+	peer.onRequest('freecode/tools', () => ({ tools: [{ ...tool('a', 'x'), readOnly: false, definitionChanged: true }] }));
+	const seen = changed();
+	const params = {
+		server: 'a',
+		reviews: [
+			{
+				server: 'a',
+				tool: 'x',
+				id: 'mcp__a__x',
+				kind: 'changed',
+				hash: 'h',
+				diff: 'x: definition changed\n',
+				change: { tool: 'x', kind: 'changed', annotations: [{ hint: 'readOnlyHint', old: false, new: true }] },
+			},
+		],
+	};
+	await peer.sendNotification('freecode/tools/reviewNeeded', params);
+	await seen;
+	await session.refresh();
+	assert.deepEqual(reviews, [params]);
+	assert.deepEqual(
+		model.toolNodes('a').map((t) => [t.id, t.description, t.contextValue]),
+		[['mcp__a__x', 'destructive · definition changed', 'tool destructive review:changed']],
+	);
+});
+
+test('session: a reviewNeeded that does not fit the protocol is ignored and reported', async () => {
+	await peer.sendNotification('freecode/tools/reviewNeeded', { server: 'a', reviews: [{ tool: 'x' }] });
+	peer.onRequest('ping', () => 'pong');
+	await ext.sendRequest('ping');
+	assert.deepEqual(reviews, []);
+	assert.match(warnings[0], /^ignored a freecode\/tools\/reviewNeeded that does not fit the protocol: /);
+});
+
+test('session: review sends freecode/tools/review and returns its reviews', async () => {
+	let got: unknown;
+	peer.onRequest('freecode/tools/review', (p) => {
+		got = p;
+		return { reviews: [] };
+	});
+	assert.deepEqual(await session.review({ server: 'a', tool: 'x', action: 'accept', hash: 'h' }), []);
+	assert.deepEqual(got, { server: 'a', tool: 'x', action: 'accept', hash: 'h' });
 });
 
 test('session: execute sends its params by name, with a token or without', async () => {

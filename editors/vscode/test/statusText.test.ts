@@ -34,6 +34,16 @@ const cases: { name: string; sidecar: SidecarState; states: ServerStatus['state'
 		},
 	},
 	{
+		name: 'idle servers (started on demand) are ready, and said to be idle',
+		sidecar: 'running',
+		states: ['connected', 'idle', 'idle'],
+		want: {
+			text: '$(plug) MCP 3/3',
+			tooltip: 'FreeCode: 1 of 3 enabled MCP servers connected\n2 idle: started on demand, at their first call',
+			background: undefined,
+		},
+	},
+	{
 		name: 'still connecting',
 		sidecar: 'running',
 		states: ['connected', 'connecting'],

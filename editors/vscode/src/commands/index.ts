@@ -21,6 +21,7 @@ import { signIn } from './signIn';
 import { signOut } from './signOut';
 import { startServer } from './startServer';
 import { stopServer } from './stopServer';
+import { acceptToolDefinition, rejectToolDefinition, showToolDefinitionDiff } from './toolDefinition';
 import { trustProject } from './trustProject';
 import { untrustProject } from './untrustProject';
 import type { CommandFactory } from './util';
@@ -47,6 +48,9 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.server.signOut': signOut,
 	'freecode.resource.open': openResource,
 	'freecode.prompt.get': getPrompt,
+	'freecode.tool.showDefinitionDiff': showToolDefinitionDiff,
+	'freecode.tool.acceptDefinition': acceptToolDefinition,
+	'freecode.tool.rejectDefinition': rejectToolDefinition,
 };
 
 /** registerCommands registers every command for the extension's lifetime. */

@@ -34,6 +34,8 @@ export interface ToolNode {
 	kind: 'tool';
 	id: string;
 	server: string;
+	/** The server's name for the tool, as it sent it (label is the printable form). */
+	name: string;
 	label: string;
 	description: string;
 	tooltip: string;
@@ -53,6 +55,8 @@ export interface Summary {
 	awaitingApproval: string[];
 	needsAuth: string[];
 	busy: number;
+	/** Servers started on demand that are not running: ready, their first call starts them. */
+	idle: number;
 }
 
 const stateIcons: Record<ServerState, Icon> = {
@@ -66,6 +70,7 @@ const stateIcons: Record<ServerState, Icon> = {
 	stopped: { id: 'debug-stop' },
 	// Never on a node: a removed server leaves the tree.
 	removed: { id: 'trash', color: 'disabledForeground' },
+	idle: { id: 'circle-large-outline' },
 };
 
 const stateWords: Record<ServerState, string> = {
@@ -78,6 +83,7 @@ const stateWords: Record<ServerState, string> = {
 	disabled: 'disabled',
 	stopped: 'stopped',
 	removed: 'removed',
+	idle: 'idle',
 };
 
 /** The longest error text a description shows; the tooltip has all of it. */
@@ -220,7 +226,7 @@ export class ServersModel {
 	}
 
 	summary(): Summary {
-		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0 };
+		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0 };
 		for (const name of this.serverNames()) {
 			const s = this.servers.get(name)!;
 			sum.total++;
@@ -242,6 +248,9 @@ export class ServersModel {
 				case 'reconnecting':
 					sum.busy++;
 					break;
+				case 'idle':
+					sum.idle++;
+					break;
 			}
 		}
 		return sum;
@@ -260,10 +269,13 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 	} else {
 		parts.push(stateWords[s.state]);
 	}
-	// A reconnecting server keeps its tools registered, so its count still matters.
-	if (s.state === 'connected' || s.state === 'reconnecting') {
+	// A reconnecting server keeps its tools registered, and so does an idle
+	// one (from its manifest), so their count still matters.
+	if (hasTools(s.state)) {
 		parts.push(plural(s.toolCount, 'tool', 'tools') + (s.toolListCut ? ' (list cut)' : ''));
 	}
+	const review = tools.filter((t) => t.definitionChanged || t.new).length;
+	if (review > 0) parts.push(`${review} to review`);
 	if (s.scope === 'project') parts.push('project');
 	const words = [
 		'server',
@@ -295,19 +307,25 @@ export function serverTooltip(s: ServerStatus): string {
 	if (s.url) lines.push(`url: ${printable(s.url)}`);
 	if (s.serverInfo) lines.push(`server: ${printable(s.serverInfo.name)} ${printable(s.serverInfo.version)}`);
 	if (s.protocolVersion) lines.push(`protocol: ${printable(s.protocolVersion)}`);
-	if (s.state === 'connected' || s.state === 'reconnecting') lines.push(`tools: ${s.toolCount}`);
+	if (hasTools(s.state)) lines.push(`tools: ${s.toolCount}`);
 	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
 	if (s.connectedAt) lines.push(`connected since: ${printable(s.connectedAt)}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
 	if (s.state === 'awaitingApproval') lines.push('This project ships this server; it runs once you approve it.');
 	if (s.state === 'needsAuth') lines.push('The server needs you to sign in.');
+	if (s.state === 'idle') lines.push('Started on demand: the first call of one of its tools starts it.');
 	if (s.lastError) lines.push(`last error: ${printable(s.lastError)}`);
 	if (s.stderrTail && s.stderrTail.length > 0) {
 		lines.push('stderr:');
 		for (const l of s.stderrTail.slice(-5)) lines.push(`  ${printable(l)}`);
 	}
 	return lines.join('\n');
+}
+
+/** hasTools says whether a server in state has its tools registered. */
+function hasTools(state: ServerState): boolean {
+	return state === 'connected' || state === 'reconnecting' || state === 'idle';
 }
 
 /**
@@ -335,21 +353,38 @@ const toolIcons: Record<ReturnType<typeof toolKind>, Icon> = {
 	destructive: { id: 'warning', color: 'editorWarning.foreground' },
 };
 
-/** toolNode describes one tool: its name, read-only or destructive, and its description as tooltip. */
+const reviewIcon: Icon = { id: 'diff', color: 'editorWarning.foreground' };
+
+/**
+ * toolNode describes one tool: its name, read-only or destructive, and its
+ * description as tooltip; a tool whose definition awaits review says so,
+ * and its context value carries review:changed or review:new for the
+ * Accept and Show Diff commands.
+ */
 export function toolNode(t: ToolInfo): ToolNode {
 	const k = toolKind(t);
 	const tip = [`${printable(t.id)} — ${k}`];
 	if (t.title) tip.push(printable(t.title));
 	if (t.description) tip.push('', printable(t.description));
 	if (t.alias) tip.push('', `sent to providers as ${printable(t.alias)}`);
+	const review = t.definitionChanged ? 'changed' : t.new ? 'new' : undefined;
+	if (review === 'changed') {
+		tip.push(
+			'',
+			'Its server now lists another definition than the one you accepted. This is the accepted one; every call asks until you accept the change (Show Definition Diff).',
+		);
+	} else if (review === 'new') {
+		tip.push('', 'New since you accepted this server\'s tools: not treated as read-only until you accept it.');
+	}
 	return {
 		kind: 'tool',
 		id: t.id,
 		server: t.server ?? '',
+		name: t.name,
 		label: printable(t.name),
-		description: k,
+		description: review === 'changed' ? `${k} · definition changed` : review === 'new' ? `${k} · new` : k,
 		tooltip: tip.join('\n'),
-		icon: toolIcons[k],
-		contextValue: `tool ${k}`,
+		icon: review ? reviewIcon : toolIcons[k],
+		contextValue: review ? `tool ${k} review:${review}` : `tool ${k}`,
 	};
 }

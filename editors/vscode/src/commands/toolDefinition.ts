@@ -1,0 +1,89 @@
+// The commands on a tool whose definition awaits review (its node says
+// "definition changed" or "new"): Show Definition Diff, Accept Definition and
+// Reject Definition, through freecode/tools/review. Accepting or rejecting
+// names the definition the user was shown (its hash): a server that changed
+// the tool again since gets nothing accepted.
+
+import * as vscode from 'vscode';
+import type { FreeCode } from '../context';
+import type { ToolReview } from '../protocol';
+import { reviewDocument } from '../reviewText';
+import { printable, truncate } from '../text';
+import type { Node, ToolNode } from '../views/serversTree';
+import type { CommandFactory } from './util';
+import { session, showError } from './util';
+
+/** The most of a change a confirmation shows; Show Definition Diff has all of it. */
+const confirmChars = 1200;
+
+/** reviewOf asks the sidecar for the review of a tool node, or tells the user there is none. */
+async function reviewOf(fc: FreeCode, node: unknown): Promise<{ t: ToolNode; r: ToolReview } | undefined> {
+	const n = node as Node | undefined;
+	if (!n || n.kind !== 'tool') {
+		void vscode.window.showInformationMessage('Pick a tool marked "definition changed" or "new" in the MCP Servers view.');
+		return undefined;
+	}
+	const s = session(fc);
+	if (!s) return undefined;
+	try {
+		const rs = await s.review({ server: n.server, tool: n.name, action: 'diff' });
+		if (rs.length === 0) {
+			void vscode.window.showInformationMessage(`${printable(n.id)} has nothing to review: it is as you accepted it.`);
+			return undefined;
+		}
+		return { t: n, r: rs[0] };
+	} catch (e) {
+		showError(`Reading the change of ${printable(n.id)}`, e);
+		return undefined;
+	}
+}
+
+/** decide accepts or rejects the definition r, as shown. */
+async function decide(fc: FreeCode, r: ToolReview, action: 'accept' | 'reject'): Promise<void> {
+	const s = session(fc);
+	if (!s) return;
+	try {
+		await s.review({ server: r.server, tool: r.tool, action, hash: r.hash });
+	} catch (e) {
+		showError(`${action === 'accept' ? 'Accepting' : 'Rejecting'} the definition of ${printable(r.id)}`, e);
+	}
+}
+
+/** showToolDefinitionDiff opens a tool's change as a read-only document, with Accept and Reject at hand. */
+export const showToolDefinitionDiff: CommandFactory = (fc) => async (node?: unknown) => {
+	const got = await reviewOf(fc, node);
+	if (!got) return;
+	const { r } = got;
+	await fc.docs.show(`reviews/${r.server}/${r.tool}.diff`, reviewDocument(r));
+	const pick = await vscode.window.showInformationMessage(
+		`Accept the new definition of ${printable(r.id)}?`,
+		'Accept',
+		'Reject',
+	);
+	if (pick === 'Accept') await decide(fc, r, 'accept');
+	if (pick === 'Reject') await decide(fc, r, 'reject');
+};
+
+/** acceptToolDefinition accepts the definition a tool's server lists, after showing the change. */
+export const acceptToolDefinition: CommandFactory = (fc) => async (node?: unknown) => {
+	const got = await reviewOf(fc, node);
+	if (!got) return;
+	const { r } = got;
+	const ok = await vscode.window.showWarningMessage(
+		`Accept the new definition of ${printable(r.id)}?`,
+		{
+			modal: true,
+			detail:
+				`${truncate(printable(r.diff.trimEnd()), confirmChars)}\n\n` +
+				'Models will be shown it, its annotations take effect, and calls no longer ask because of it.',
+		},
+		'Accept',
+	);
+	if (ok === 'Accept') await decide(fc, r, 'accept');
+};
+
+/** rejectToolDefinition keeps the accepted definition and denies calls of the listed one. */
+export const rejectToolDefinition: CommandFactory = (fc) => async (node?: unknown) => {
+	const got = await reviewOf(fc, node);
+	if (got) await decide(fc, got.r, 'reject');
+};

@@ -1,0 +1,144 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/manifest"
+	"github.com/freecode/freecode/permissions"
+)
+
+// Review marks a tool whose definition awaits the user's review: the
+// workspace pins each server's tool definitions and registers a tool
+// whose server lists another definition than the one accepted as it was
+// accepted (see internal/manifest.Shown), with a Review.
+//
+// A changed tool asks before every call, even under an allow rule (a deny
+// rule still denies), with the change shown, until the user accepts it; a
+// rejected one is denied; a hidden one is in no provider definitions, no
+// tool_search result and no list of FreeCode's MCP server. A new tool
+// follows the rules, but its readOnlyHint is not honoured until accepted,
+// and a prompt for it shows its whole definition.
+type Review struct {
+	// Kind is manifest.KindChanged or manifest.KindNew.
+	Kind string
+	// Rejected: the user rejected the definition the server lists.
+	Rejected bool
+	// Hidden: the tool is not offered to a model.
+	Hidden bool
+	// Hash is the listed definition's hash: what accepting in answer to a
+	// prompt accepts, and nothing the server changed since.
+	Hash string
+	// Change is what differs from the accepted definition (the whole
+	// definition for a new tool).
+	Change *manifest.Change
+}
+
+// equal reports whether two reviews register alike.
+func (r *Review) equal(o *Review) bool {
+	if r == nil || o == nil {
+		return r == o
+	}
+	return r.Kind == o.Kind && r.Rejected == o.Rejected && r.Hidden == o.Hidden && r.Hash == o.Hash
+}
+
+// RequestReview is the review a permission Request carries for a tool
+// whose definition changed or is new: what the user is asked to look at.
+type RequestReview struct {
+	Kind string `json:"kind"` // "changed" or "new"
+	// Hash is the definition shown; an Answer with AcceptDefinition
+	// accepts this one only.
+	Hash string `json:"hash"`
+	// Diff is Change as lines to read (the server's text: escape it
+	// before it reaches a terminal).
+	Diff   string           `json:"diff"`
+	Change *manifest.Change `json:"change"`
+}
+
+// ReviewedTool is one tool of a server as the workspace registers it: its
+// definition as a model is to be shown it, and its review, if any.
+type ReviewedTool struct {
+	Tool   *mcpsdk.Tool
+	Review *Review
+}
+
+// DefinitionReviewer is what the gate needs from whoever pins tool
+// definitions (the workspace).
+type DefinitionReviewer interface {
+	// CurrentReview returns the tool's review as it stands now, nil if
+	// there is none any more: another process (`freecode mcp review`)
+	// may have accepted the change since the tool was registered.
+	CurrentReview(ctx context.Context, t *Tool) *Review
+	// AcceptDefinition accepts the definition of hash for the tool, as
+	// the user did in answer to a permission prompt.
+	AcceptDefinition(ctx context.Context, t *Tool, hash string) error
+}
+
+// Hidden reports whether the tool is kept from models: its definition
+// changed in a way its accepted one cannot stand for, or was rejected.
+func (t *Tool) Hidden() bool { return t.Review != nil && t.Review.Hidden }
+
+// SetReviewedTools is SetServerTools for tools the workspace reviewed
+// against their pins: each is registered as Tool says, with its Review.
+func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, c Caller, reason string) {
+	defs := make([]*mcpsdk.Tool, len(tools))
+	reviews := make(map[string]*Review, len(tools))
+	for i, rt := range tools {
+		defs[i] = rt.Tool
+		if rt.Review != nil && rt.Tool != nil {
+			reviews[rt.Tool.Name] = rt.Review
+		}
+	}
+	r.setServerTools(server, defs, c, reason, reviews)
+}
+
+// gateReview applies a tool's review before the rules are asked: a
+// rejected definition is denied, a changed one asked about whatever the
+// rules say (deny still wins). It reports whether it decided; otherwise
+// the rules decide as for any tool.
+func (o *Orchestrator) gateReview(ctx context.Context, p *prepared, eo *ExecOptions) (Decision, string, bool) {
+	t := p.tool
+	rv := t.Review
+	if rv == nil || rv.Kind != manifest.KindChanged && !rv.Rejected {
+		return "", "", false
+	}
+	d := o.perms.Load().Decide(t.ID, t.alias, false)
+	if d.Effect == permissions.Deny {
+		return DecisionDenied, fmt.Sprintf("%s was denied: %s", t.ID, d.Reason), true
+	}
+	if o.opts.Reviewer != nil {
+		if rv = o.opts.Reviewer.CurrentReview(ctx, t); rv == nil || rv.Kind != manifest.KindChanged && !rv.Rejected {
+			return "", "", false // accepted meanwhile: the rules decide
+		}
+	}
+	if rv.Rejected {
+		return DecisionDenied, fmt.Sprintf("%s was not run: you rejected the definition its server now lists; `freecode mcp review %s` shows it", t.ID, t.Server), true
+	}
+	if eo.Approver == nil {
+		return DecisionDenied, fmt.Sprintf("%s was not run: its definition changed since you accepted it, and there is no one to ask; review the change with `freecode mcp review %s`", t.ID, t.Server), true
+	}
+	dec, text := o.ask(ctx, p, eo, "its definition changed since you accepted it; the change is shown", rv)
+	return dec, text, true
+}
+
+// requestReview is the Request's form of rv.
+func requestReview(rv *Review) *RequestReview {
+	if rv == nil || rv.Change == nil {
+		return nil
+	}
+	return &RequestReview{Kind: rv.Kind, Hash: rv.Hash, Diff: rv.Change.Text(), Change: rv.Change}
+}
+
+// acceptAnswered accepts the definition the user accepted in answer to a
+// prompt, and says what went wrong, if anything, for a warning.
+func (o *Orchestrator) acceptAnswered(ctx context.Context, t *Tool, req *RequestReview) string {
+	if o.opts.Reviewer == nil || req == nil {
+		return ""
+	}
+	if err := o.opts.Reviewer.AcceptDefinition(ctx, t, req.Hash); err != nil {
+		return fmt.Sprintf("the new definition of %s was not accepted: %v", t.ID, err)
+	}
+	return ""
+}

@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/freecode/freecode/internal/manifest"
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/workspace"
+)
+
+// toolsReview is freecode/tools/review: what of a server awaits review
+// (diff), or the user's verdict on it (accept, reject).
+func (sess *session) toolsReview(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
+	var p protocol.ReviewParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Server == "":
+		return nil, required("server")
+	case p.Action == "":
+		return nil, required("action")
+	}
+	w, err := sess.srv.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(w.Statuses(), func(st mcp.Status) bool { return st.Name == p.Server }) {
+		return nil, fmt.Errorf("reviewing %q: %w", p.Server, mcp.ErrNoServer)
+	}
+	var reviews []workspace.ToolReview
+	switch p.Action {
+	case protocol.ReviewDiff:
+		for _, r := range w.Reviews(p.Server) {
+			if p.Tool == "" || r.Tool == p.Tool {
+				reviews = append(reviews, r)
+			}
+		}
+	case protocol.ReviewAccept, protocol.ReviewReject:
+		op := w.AcceptDefinition
+		if p.Action == protocol.ReviewReject {
+			op = w.RejectDefinition
+		}
+		sess.logger.Info("tool definition review", "server", p.Server, "tool", p.Tool, "action", p.Action)
+		reviews, err = op(ctx, p.Server, p.Tool, p.Hash)
+		if err != nil {
+			return nil, reviewError(err)
+		}
+	default:
+		return nil, invalidParams("action", "want %q, %q or %q, got %q", protocol.ReviewDiff, protocol.ReviewAccept, protocol.ReviewReject, p.Action)
+	}
+	out := &protocol.ReviewResult{Reviews: make([]protocol.ToolReview, 0, len(reviews))}
+	for _, r := range reviews {
+		out.Reviews = append(out.Reviews, reviewToWire(r))
+	}
+	return out, nil
+}
+
+// reviewError maps a review's failure to the protocol's errors.
+func reviewError(err error) error {
+	switch {
+	case errors.Is(err, manifest.ErrNoTool):
+		return jsonrpc2.NewError(protocol.CodeNoSuchServer, err.Error())
+	case errors.Is(err, manifest.ErrStale):
+		return invalidParams("hash", "%v; ask for the diff again", err)
+	case errors.Is(err, manifest.ErrNothingToReview):
+		return invalidParams("tool", "%v", err)
+	case errors.Is(err, workspace.ErrNoReview):
+		return invalidParams("server", "%v", err)
+	}
+	return err
+}
+
+// reviewToWire is a tool's review as the protocol has it.
+func reviewToWire(r workspace.ToolReview) protocol.ToolReview {
+	return protocol.ToolReview{
+		Server: r.Server, Tool: r.Tool, ID: r.ID, Kind: protocol.ReviewKind(r.Kind), Rejected: r.Rejected,
+		Hidden: r.Hidden, Hash: r.Hash, Diff: r.Diff, Change: changeToWire(r.Change),
+	}
+}
+
+// permissionReviewToWire is the change a permission request shows.
+func permissionReviewToWire(r *orchestrator.RequestReview) *protocol.PermissionReview {
+	if r == nil {
+		return nil
+	}
+	return &protocol.PermissionReview{Kind: protocol.ReviewKind(r.Kind), Hash: r.Hash, Diff: r.Diff, Change: changeToWire(r.Change)}
+}
+
+// changeToWire is a definition's change as the protocol has it.
+func changeToWire(c *manifest.Change) protocol.DefinitionChange {
+	if c == nil {
+		return protocol.DefinitionChange{}
+	}
+	out := protocol.DefinitionChange{Tool: c.Tool, Kind: protocol.ReviewKind(c.Kind),
+		InputSchema: pointersToWire(c.InputSchema), OutputSchema: pointersToWire(c.OutputSchema)}
+	text := func(t *manifest.TextChange) *protocol.TextChange {
+		if t == nil {
+			return nil
+		}
+		return &protocol.TextChange{Old: t.Old, New: t.New, Diff: t.Diff}
+	}
+	out.Title, out.Description = text(c.Title), text(c.Description)
+	for _, h := range c.Annotations {
+		old, _ := json.Marshal(h.Old)
+		nw, _ := json.Marshal(h.New)
+		out.Annotations = append(out.Annotations, protocol.HintChange{Hint: h.Hint, Old: old, New: nw})
+	}
+	return out
+}
+
+func pointersToWire(ps []manifest.PointerChange) []protocol.PointerChange {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]protocol.PointerChange, len(ps))
+	for i, p := range ps {
+		out[i] = protocol.PointerChange{Pointer: p.Pointer, Op: p.Op, Old: p.Old, New: p.New}
+	}
+	return out
+}
+
+// sendReviews tells the frontend a server's tools that await review, and
+// records whether it has any, for a resync to clear.
+func (f *forwarder) sendReviews(server string, reviews []workspace.ToolReview) {
+	rn := &protocol.ReviewNeeded{Server: server, Reviews: make([]protocol.ToolReview, 0, len(reviews))}
+	for _, r := range reviews {
+		rn.Reviews = append(rn.Reviews, reviewToWire(r))
+	}
+	f.reviews[server] = len(reviews) > 0
+	f.sess.notify(protocol.NotifyReviewNeeded, rn)
+}
+
+// resyncReviews sends every server's reviews as they are now, and an
+// empty list for each server the frontend was told had some and has none.
+func (f *forwarder) resyncReviews() {
+	byServer := map[string][]workspace.ToolReview{}
+	for _, r := range f.w.Reviews("") {
+		byServer[r.Server] = append(byServer[r.Server], r)
+	}
+	for server, rs := range byServer {
+		f.sendReviews(server, rs)
+	}
+	for server, had := range f.reviews {
+		if had && byServer[server] == nil {
+			f.sendReviews(server, nil)
+		}
+	}
+}
