@@ -257,7 +257,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 		_ = s.cs.Wait()
 		close(s.done)
 	})
-	tools, err := c.listTools(ctx, s.cs)
+	tools, err := c.listTools(ctx, s.cs, true) // the session is not published yet
 	if err != nil {
 		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc, drops)
 		c.closeSession(s)
@@ -393,7 +393,14 @@ type toolList struct {
 // definitions, gets the tools read so far, and the list says it was cut.
 // Each page's decoded form is dropped once its tools are kept compact, so
 // what stays is bounded by c.listBytes, not by what the server sent.
-func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession) (toolList, error) {
+//
+// Under the newest protocol the go-sdk keeps the pages it returned (its
+// list cache), and CallTool reads them under the SDK's own lock. Only
+// while the session is not yet published (ownPages: the connect's first
+// list) can no call be reading them, so only then are the cached pages
+// rewritten to the compact tools; a re-list leaves them as the SDK holds
+// them: one list's worth per session, replaced on the next re-list.
+func (c *Conn) listTools(ctx context.Context, cs *mcpsdk.ClientSession, ownPages bool) (toolList, error) {
 	type keptTool struct {
 		tool *mcpsdk.Tool
 		sum  [sha256.Size]byte
@@ -415,25 +422,34 @@ pages:
 		if err != nil {
 			return toolList{}, err
 		}
-		// Under the newest protocol the go-sdk keeps every page it
-		// returned (its list cache), so the page is rewritten to the
-		// compact tools kept: the cache then holds what the Conn holds.
-		compacted := res.Tools[:0]
+		// The page the SDK cached is rewritten to the compact tools kept
+		// when no call can be reading it (see above): the cache then
+		// holds what the Conn holds.
+		var compacted []*mcpsdk.Tool
+		if ownPages {
+			compacted = res.Tools[:0]
+		}
 		for _, t := range res.Tools {
 			ct, canon, err := compactTool(t)
 			if err != nil {
-				clear(res.Tools)
-				res.Tools = nil
+				if ownPages {
+					clear(res.Tools)
+					res.Tools = nil
+				}
 				return toolList{}, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
 			}
 			if size += len(canon); size > c.listBytes {
 				cut = fmt.Sprintf("the tool list was cut at %d tools: the definitions passed the bound of %s on one tool list", len(kept), formatBytes(c.listBytes))
-				clear(res.Tools[len(compacted):])
-				res.Tools = compacted
+				if ownPages {
+					clear(res.Tools[len(compacted):])
+					res.Tools = compacted
+				}
 				break pages
 			}
 			kept = append(kept, keptTool{ct, sha256.Sum256(canon)})
-			compacted = append(compacted, ct)
+			if ownPages {
+				compacted = append(compacted, ct)
+			}
 		}
 		next := res.NextCursor
 		if next == "" {

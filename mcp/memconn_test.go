@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -198,6 +200,43 @@ func TestMemToolsListChanged(t *testing.T) {
 	if diff := cmp.Diff(want, rec.ToolChanges("m")); diff != "" {
 		t.Errorf("tool events (-want +got):\n%s", diff)
 	}
+}
+
+// Calls run while the tool list is re-listed after list_changed: under the
+// newest protocol the SDK's CallTool reads the pages it cached while the
+// re-list lists them again, and nothing of ours may write them then (the
+// race detector is the assertion).
+func TestMemCallsDuringRelist(t *testing.T) {
+	s := newMemServer(t, "mem")
+	rec := mcptest.NewRecorder()
+	c := memConn(t, s, "m", rec, &ConnOptions{PingInterval: time.Hour})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Status().ProtocolVersion; v != LatestProtocolVersion {
+		t.Fatalf("negotiated %s; this test needs %s, whose SDK caches list pages", v, LatestProtocolVersion)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := c.CallTool(t.Context(), "a", nil, nil); err != nil {
+				t.Errorf("CallTool a: %v", err)
+				return
+			}
+		}
+	})
+	for i := range 20 {
+		s.AddTools(mcptest.Tool(fmt.Sprintf("t%d", i)))
+		rec.MustAwait(t, mcptest.ToolsChangedFor("m", "listChanged", 3+i))
+	}
+	close(done)
+	wg.Wait()
 }
 
 // The health ping records its latency.

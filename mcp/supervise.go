@@ -225,7 +225,7 @@ func (c *Conn) relistTools(s *session) error {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancelT()
-	tools, err := c.listTools(ctx, s.cs)
+	tools, err := c.listTools(ctx, s.cs, false) // calls may be reading the SDK's cached pages
 	if err != nil {
 		return err
 	}
