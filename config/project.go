@@ -59,14 +59,23 @@ type approvalEntry struct {
 
 // ApprovalKey returns the key under which the user's approval of the
 // project server s, from the project in projectDir, is stored: the
-// project's real path, ":", and the hex SHA-256 of a canonical encoding of
-// the entry (command, url, env, headers, cwd, type, transport, TLS files,
-// inheritEnv, name, oauth), so that any change to one of them asks again.
+// project's real path, ":", and EntryHash(s), so that any change to what
+// the entry runs or is given asks again.
 func ApprovalKey(projectDir string, s Server) string {
 	dir, err := realPath(projectDir)
 	if err != nil {
 		dir = filepath.Clean(projectDir)
 	}
+	return dir + ":" + EntryHash(s)
+}
+
+// EntryHash returns the hex SHA-256 of a canonical encoding of what
+// approving the project server s covers (command, url, env, headers, cwd,
+// type, transport, TLS files, inheritEnv, name, oauth): the part of its
+// ApprovalKey that names the entry. A frontend is shown it with the entry
+// and approves by it, so that an entry the project rewrote in between is
+// not approved unseen.
+func EntryHash(s Server) string {
 	e := approvalEntry{
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Transport: s.Transport, Headers: s.Headers,
@@ -89,7 +98,7 @@ func ApprovalKey(projectDir string, s Server) string {
 	// the user to approve every project server again.
 	b, _ := json.Marshal(e) // cannot fail: strings, bools and string maps only
 	sum := sha256.Sum256(b)
-	return dir + ":" + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 // Approved reports whether the user approved the project server entry

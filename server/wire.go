@@ -34,6 +34,19 @@ func statusToWire(st mcp.Status) *protocol.ServerStatus {
 	if st.LastPing > 0 {
 		out.LastPingMs = float64(st.LastPing.Microseconds()) / 1000
 	}
+	if a := st.Approval; a != nil {
+		out.Approval = &protocol.ServerApproval{
+			EntryHash: a.EntryHash, Command: a.Command, Cwd: a.Cwd, Env: a.Env, InheritEnv: a.InheritEnv,
+			URL: a.URL, Transport: a.Transport, Headers: a.Headers,
+			CABundle: a.CABundle, ClientCert: a.ClientCert, ClientKey: a.ClientKey,
+		}
+		if o := a.OAuth; o != nil {
+			out.Approval.OAuth = &protocol.ApprovalOAuth{
+				ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL,
+				Scopes: o.Scopes, CallbackPort: o.CallbackPort,
+			}
+		}
+	}
 	return out
 }
 

@@ -227,10 +227,21 @@ func TestProjectServerApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The status shows what approving would run.
-	want := []mcp.Status{{Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe}}}
-	if diff := cmp.Diff(want, w.Statuses()); diff != "" {
+	// The status shows what approving would run, and with what.
+	project, err := config.LoadProject(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mcp.Status{{
+		Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe},
+		Approval: &mcp.Approval{EntryHash: config.EntryHash(project[0]), Command: []string{exe}, Env: map[string]string{testServerEnv: "1"}},
+	}}
+	sts := w.Statuses()
+	if diff := cmp.Diff(want, sts); diff != "" {
 		t.Errorf("statuses before approval (-want +got):\n%s", diff)
+	}
+	if _, err := w.Approve(t.Context(), "p", true, ""); err == nil {
+		t.Errorf("approving without the entry's hash succeeded")
 	}
 	if _, err := w.StartServer(t.Context(), "p"); !errors.Is(err, ErrAwaitingApproval) {
 		t.Errorf("StartServer before approval: %v, want ErrAwaitingApproval", err)
@@ -239,16 +250,12 @@ func TestProjectServerApproval(t *testing.T) {
 		t.Errorf("tools before approval: %v", tools)
 	}
 
-	st, err := w.Approve(t.Context(), "p", true)
+	st, err := w.Approve(t.Context(), "p", true, sts[0].Approval.EntryHash)
 	if err != nil || st.State != mcp.StateConnected || st.ToolCount != 4 || st.Scope != config.ScopeProject {
 		t.Fatalf("Approve: %+v, %v", st, err)
 	}
 	await(t, sub, "p connected", statusIs("p", "connected"))
 	cfg, err := config.Load(e.cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	project, err := config.LoadProject(e.root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,13 +280,13 @@ func TestProjectServerApproval(t *testing.T) {
 	// Back to the approved entry, then revoked.
 	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
 	await(t, sub, "p connected again", statusIs("p", "connected"))
-	st, err = w.Approve(t.Context(), "p", false)
+	st, err = w.Approve(t.Context(), "p", false, "")
 	if err != nil || st.State != mcp.StateAwaitingApproval {
 		t.Errorf("revoking: %+v, %v", st, err)
 	}
 	await(t, sub, "p awaiting approval after revoking", statusIs("p", "awaitingApproval"))
 
-	if _, err := w.Approve(t.Context(), "nope", true); !errors.Is(err, mcp.ErrNoServer) {
+	if _, err := w.Approve(t.Context(), "nope", true, "0"); !errors.Is(err, mcp.ErrNoServer) {
 		t.Errorf("approving an unknown server: %v", err)
 	}
 }
