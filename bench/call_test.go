@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 )
@@ -44,6 +45,11 @@ const callWarmUp, callN, callRounds = 2000, 2000, 5
 // what the sidecar adds at p50 in percent of each peer's p50; and, to
 // tell the protocol's round trip from the rest, the p50 and p99 of
 // freecode/servers, which the sidecar answers from memory.
+//
+// The floor of any process in the middle is measured too: the TypeScript
+// client through a relay (mcptest.RunRelayIfAsked), which only forwards
+// lines (ts-relay), or decodes and encodes each message on the way
+// (ts-relay-decode); floor-added-vs-ts-p50-% is what the second adds.
 func BenchmarkSidecarExecute(b *testing.B) {
 	npm := npmDir(b)
 	_, demoBin := binaries(b)
@@ -105,7 +111,12 @@ func BenchmarkSidecarExecute(b *testing.B) {
 			}
 			b.StopTimer()
 
-			var viaSidecar, viaTS, viaConn, hop []time.Duration
+			exe, err := os.Executable()
+			if err != nil {
+				b.Fatal(err)
+			}
+			relayed := []string{exe}
+			var viaSidecar, viaTS, viaConn, hop, viaRelay, viaRelayDecode []time.Duration
 			for range callRounds {
 				for range callN {
 					viaSidecar = append(viaSidecar, execute())
@@ -113,33 +124,38 @@ func BenchmarkSidecarExecute(b *testing.B) {
 				for range callN {
 					hop = append(hop, servers())
 				}
-				viaTS = append(viaTS, tsLatencies(b, npm, srv.command, "echo", rawArgs)...)
+				viaTS = append(viaTS, tsLatencies(b, npm, srv.command, nil, "echo", rawArgs, callWarmUp, callN)...)
+				viaRelay = append(viaRelay, tsLatencies(b, npm, relayed, mcptest.RelayEnv(srv.command, false), "echo", rawArgs, callWarmUp, callN)...)
+				viaRelayDecode = append(viaRelayDecode, tsLatencies(b, npm, relayed, mcptest.RelayEnv(srv.command, true), "echo", rawArgs, callWarmUp, callN)...)
 				for range callN {
 					viaConn = append(viaConn, call())
 				}
 			}
-			report(b, "µs", samples{"sidecar", viaSidecar}, samples{"ts", viaTS}, samples{"conn", viaConn}, samples{"servers-request", hop})
-			p50 := us(percentile(viaSidecar, 50))
-			b.ReportMetric(100*(p50/us(percentile(viaTS, 50))-1), "added-vs-ts-p50-%")
+			report(b, "µs", samples{"sidecar", viaSidecar}, samples{"ts", viaTS}, samples{"conn", viaConn}, samples{"servers-request", hop},
+				samples{"ts-relay", viaRelay}, samples{"ts-relay-decode", viaRelayDecode})
+			p50, ts50 := us(percentile(viaSidecar, 50)), us(percentile(viaTS, 50))
+			b.ReportMetric(100*(p50/ts50-1), "added-vs-ts-p50-%")
 			b.ReportMetric(100*(p50/us(percentile(viaConn, 50))-1), "added-vs-conn-p50-%")
+			b.ReportMetric(100*(us(percentile(viaRelayDecode, 50))/ts50-1), "floor-added-vs-ts-p50-%")
 		})
 	}
 }
 
-// tsLatencies runs bench/ts-stdio-latency.mjs: callN timed calls of tool
-// with the TypeScript SDK's client, on a server process of its own, after
-// callWarmUp untimed ones.
-func tsLatencies(b *testing.B, npm string, command []string, tool string, args []byte) []time.Duration {
+// tsLatencies runs bench/ts-stdio-latency.mjs: n timed calls of tool
+// with the TypeScript SDK's client, on a server process of its own
+// (command, with env added to this process's environment), after warm
+// untimed ones.
+func tsLatencies(b *testing.B, npm string, command, env []string, tool string, args []byte, warm, n int) []time.Duration {
 	script := "ts-stdio-latency.mjs" // the test runs in bench/
-	cmd := exec.Command("node", append([]string{script, strconv.Itoa(callWarmUp), strconv.Itoa(callN), tool, string(args)}, command...)...)
-	cmd.Env = append(os.Environ(), "FREECODE_NPM="+npm)
+	cmd := exec.Command("node", append([]string{script, strconv.Itoa(warm), strconv.Itoa(n), tool, string(args)}, command...)...)
+	cmd.Env = append(append(os.Environ(), "FREECODE_NPM="+npm), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("ts client: %v", err)
 	}
 	var r struct{ LatenciesUs []float64 }
-	if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || len(r.LatenciesUs) != callN {
+	if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil || len(r.LatenciesUs) != n {
 		b.Fatalf("ts client output %q: %v", out, err)
 	}
 	ds := make([]time.Duration, len(r.LatenciesUs))
@@ -147,4 +163,57 @@ func tsLatencies(b *testing.B, npm string, command []string, tool string, args [
 		ds[i] = time.Duration(v * 1e3)
 	}
 	return ds
+}
+
+// BenchmarkSidecarExecuteSlow is BenchmarkSidecarExecute's comparison for
+// tools that take a while, as most real tools do: one freecode/tools/execute
+// of a call that answers after 5 or 50 ms (the sleep tool of this test
+// binary as a go-sdk server), against the same call straight from the
+// TypeScript SDK's client, alternating in rounds. The hop costs the same
+// as for an echo; the metric is what it adds at p50 in percent of the
+// direct call's p50.
+func BenchmarkSidecarExecuteSlow(b *testing.B) {
+	npm := npmDir(b)
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := selfServer(b, "s", "echo")
+	srv.Timeout = 30000
+	sc := startSidecar(b, writeConfig(b, []entry{srv}))
+	defer sc.stop(b)
+	sc.awaitConnected(b, []string{"s"})
+	for _, ms := range []int{5, 50} {
+		b.Run(strconv.Itoa(ms)+"ms", func(b *testing.B) {
+			rawArgs, _ := json.Marshal(map[string]any{"ms": ms})
+			execute := func() time.Duration {
+				start := time.Now()
+				res, err := sc.Execute(b.Context(), protocol.ToolCall{CallID: "c", Tool: "mcp__s__sleep", Arguments: rawArgs})
+				d := time.Since(start)
+				if err != nil || len(res) != 1 || res[0].IsError {
+					b.Fatalf("execute: %v %+v", err, res)
+				}
+				return d
+			}
+			// Rounds of about a second each.
+			n := max(1000/ms, 20)
+			for range n {
+				execute()
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				execute()
+			}
+			b.StopTimer()
+			var viaSidecar, viaTS []time.Duration
+			for range 3 {
+				for range n {
+					viaSidecar = append(viaSidecar, execute())
+				}
+				viaTS = append(viaTS, tsLatencies(b, npm, []string{exe}, []string{mcpServerEnv + "=echo"}, "sleep", rawArgs, n/4, n)...)
+			}
+			report(b, "µs", samples{"sidecar", viaSidecar}, samples{"ts", viaTS})
+			b.ReportMetric(100*(us(percentile(viaSidecar, 50))/us(percentile(viaTS, 50))-1), "added-vs-ts-p50-%")
+		})
+	}
 }

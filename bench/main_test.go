@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,14 +15,19 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // mcpServerEnv makes the test binary an MCP server over stdio: "echo"
-// (one read-only echo tool), "tools100" (100 read-only tools) or "hang"
-// (reads its stdin and never answers, as a server stuck at start does).
+// (a read-only echo tool, and "sleep", which answers after its "ms"
+// milliseconds), "tools100" (100 read-only tools) or "hang" (reads its
+// stdin and never answers, as a server stuck at start does). With
+// mcptest.RelayEnv it is a relay instead.
 const mcpServerEnv = "FREECODE_BENCH_MCP"
 
 // binDir holds freecode-serve and the demo server, built by the first
@@ -50,6 +56,7 @@ func binaries(b *testing.B) (sidecar, demo string) {
 }
 
 func TestMain(m *testing.M) {
+	mcptest.RunRelayIfAsked()
 	if mode := os.Getenv(mcpServerEnv); mode != "" {
 		os.Exit(serveMCP(mode))
 	}
@@ -84,6 +91,20 @@ func serveMCP(mode string) int {
 	switch mode {
 	case "echo":
 		s.AddTool(&mcpsdk.Tool{Name: "echo", Description: "Echo the arguments", InputSchema: schema, Annotations: ro}, echo)
+		sleepSchema := map[string]any{"type": "object", "properties": map[string]any{"ms": map[string]any{"type": "integer", "minimum": 0}}}
+		s.AddTool(&mcpsdk.Tool{Name: "sleep", Description: "Answer after ms milliseconds", InputSchema: sleepSchema, Annotations: ro},
+			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				var args struct{ MS int }
+				if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+					return nil, err
+				}
+				select {
+				case <-time.After(time.Duration(args.MS) * time.Millisecond):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "slept"}}}, nil
+			})
 	case "tools100":
 		for i := range 100 {
 			s.AddTool(&mcpsdk.Tool{

@@ -2,11 +2,14 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // benchRounds and benchCalls shape the alternating rounds of a benchmark
@@ -20,7 +23,10 @@ const benchRounds, benchCalls = 6, 1000
 // stdio (the peer), through `freecode mcp serve` over stdio, and through
 // `freecode mcp serve --http`. The timed loop is the stdio gateway's; the
 // metrics are each path's best round of calls/s and the time the gateway
-// adds to a call, in percent of the direct call's.
+// adds to a call, in percent of the direct call's. The floor of any
+// process in the middle is measured too: the same client through a relay
+// that decodes and encodes each message and does nothing else
+// (mcptest.RunRelayIfAsked); floor-added-% is what it adds.
 func BenchmarkServeCall(b *testing.B) {
 	cfgPath, project := serveConfig(b)
 	direct := benchSession(b, &mcpsdk.CommandTransport{Command: exec.Command(demoServer)})
@@ -32,12 +38,21 @@ func BenchmarkServeCall(b *testing.B) {
 	viaHTTP := benchSession(b, &mcpsdk.StreamableClientTransport{Endpoint: hs.url,
 		HTTPClient: &http.Client{Transport: bearerRoundTripper{hs.token}}})
 	defer viaHTTP.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := exec.Command(exe)
+	rc.Env = append(os.Environ(), mcptest.RelayEnv([]string{demoServer}, true)...)
+	viaRelay := benchSession(b, &mcpsdk.CommandTransport{Command: rc})
+	defer viaRelay.Close()
 
 	// Warm every path up first: the first calls pay for connections,
 	// schema compilation and the like.
 	echoCalls(b, direct, "echo", 200)
 	echoCalls(b, viaStdio, "mcp__demo__echo", 200)
 	echoCalls(b, viaHTTP, "mcp__demo__echo", 200)
+	echoCalls(b, viaRelay, "echo", 200)
 
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -46,15 +61,18 @@ func BenchmarkServeCall(b *testing.B) {
 	}
 	b.StopTimer()
 
-	var d, s, h float64
+	var d, s, h, r float64
 	for range benchRounds {
 		d = max(d, echoCalls(b, direct, "echo", benchCalls))
 		s = max(s, echoCalls(b, viaStdio, "mcp__demo__echo", benchCalls))
 		h = max(h, echoCalls(b, viaHTTP, "mcp__demo__echo", benchCalls))
+		r = max(r, echoCalls(b, viaRelay, "echo", benchCalls))
 	}
 	b.ReportMetric(d, "direct-calls/s")
 	b.ReportMetric(s, "stdio-gateway-calls/s")
 	b.ReportMetric(h, "http-gateway-calls/s")
+	b.ReportMetric(r, "relay-calls/s")
+	b.ReportMetric(100*(d/r-1), "floor-added-%")
 	// Per call: 1/s - 1/d is what the gateway adds.
 	b.ReportMetric(100*(d/s-1), "stdio-added-%")
 	b.ReportMetric(100*(d/h-1), "http-added-%")

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
@@ -24,6 +25,7 @@ import (
 var demoServer, freecodeBin string
 
 func TestMain(m *testing.M) {
+	mcptest.RunRelayIfAsked()
 	dir, err := os.MkdirTemp("", "freecode-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
