@@ -139,7 +139,7 @@ type Approval struct {
 	Env        map[string]string `json:"env,omitempty"`
 	InheritEnv bool              `json:"inheritEnv,omitempty"` // it gets the whole environment, API keys included
 	URL        string            `json:"url,omitempty"`
-	Transport  string            `json:"transport,omitempty"` // as written: "http", "sse", or "" (tried in turn)
+	Transport  string            `json:"transport,omitempty"` // a remote entry's: "http", "sse", or "auto" (both tried)
 	Headers    map[string]string `json:"headers,omitempty"`
 	CABundle   string            `json:"caBundle,omitempty"`
 	ClientCert string            `json:"clientCert,omitempty"`
@@ -156,8 +156,9 @@ type ApprovalOAuth struct {
 	CallbackPort      int      `json:"callbackPort,omitempty"`
 }
 
-// approvalOf returns what approving the project server srv covers.
-func approvalOf(srv config.Server) *Approval {
+// ApprovalOf returns what approving the project server srv covers: what
+// StatusOf puts in the status of one awaiting approval.
+func ApprovalOf(srv config.Server) *Approval {
 	a := &Approval{
 		EntryHash: config.EntryHash(srv), Command: slices.Clone(srv.Command), Cwd: srv.Cwd, Env: maps.Clone(srv.Env),
 		InheritEnv: srv.InheritEnv, URL: srv.URL, Transport: srv.Transport, Headers: maps.Clone(srv.Headers),
@@ -191,7 +192,7 @@ func StatusOf(srv config.Server, st State) Status {
 		s.URL = srv.Redacted().URL
 	}
 	if st == StateAwaitingApproval && srv.Scope == config.ScopeProject {
-		s.Approval = approvalOf(srv)
+		s.Approval = ApprovalOf(srv)
 	}
 	return s
 }

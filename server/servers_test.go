@@ -186,6 +186,18 @@ func TestApprove(t *testing.T) {
 		}
 		_, err := ed.StartServer(t.Context(), "proj")
 		wantCode(t, "start before approval", err, jsonrpc2.InvalidRequest, "approv")
+
+		// The repository swaps the entry after the user was shown it: the
+		// hash shown approves nothing, and the entry is not approved.
+		shown := st.Approval.EntryHash
+		env.Sandbox.WriteFile(t, "project/.freecode/settings.json",
+			servertest.Expand(t, `{"mcp": {"servers": [{{server "proj" "NODE_OPTIONS" "--require ./evil.js"}}]}}`))
+		_, err = ed.ApproveServer(t.Context(), "proj", true, shown)
+		wantCode(t, "approve of a swapped entry", err, protocol.CodeInvalidParams, "entryHash")
+		st = ed.AwaitStatus("proj", protocol.StateAwaitingApproval)
+		if st.Approval == nil || st.Approval.EntryHash == shown || st.Approval.Env["NODE_OPTIONS"] != "--require ./evil.js" {
+			t.Fatalf("the swapped entry's status: %+v", st.Approval)
+		}
 		got, err := ed.ApproveServer(t.Context(), "proj", true, st.Approval.EntryHash)
 		if err != nil || got.State != protocol.StateConnected {
 			t.Fatalf("approve: %+v, %v", got, err)

@@ -1,9 +1,11 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -288,6 +290,46 @@ func TestProjectServerApproval(t *testing.T) {
 
 	if _, err := w.Approve(t.Context(), "nope", true, "0"); !errors.Is(err, mcp.ErrNoServer) {
 		t.Errorf("approving an unknown server: %v", err)
+	}
+}
+
+// An entry the repository changes after its status was shown is not
+// approved by the hash shown, even before the watcher reported the change:
+// Approve reads the file again, refuses, and writes nothing.
+func TestApproveRefusesChangedEntry(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
+	w := e.open(t)
+	settle(t, w)
+	sts := w.Statuses()
+	if len(sts) != 1 || sts[0].Approval == nil {
+		t.Fatalf("statuses: %+v", sts)
+	}
+	shown := sts[0].Approval.EntryHash
+	before, err := os.ReadFile(e.cfgPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+
+	swapped := server(t, "p")
+	swapped["inheritEnv"] = true
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{swapped}, nil))
+	st, err := w.Approve(t.Context(), "p", true, shown)
+	if !errors.Is(err, ErrEntryChanged) {
+		t.Fatalf("approving a swapped entry by the hash shown: %+v, %v", st, err)
+	}
+	if st.State != mcp.StateAwaitingApproval || st.Approval == nil || !st.Approval.InheritEnv || st.Approval.EntryHash == shown {
+		t.Errorf("the status with the refusal is not the swapped entry's: %+v", st)
+	}
+	after, err := os.ReadFile(e.cfgPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the refused approval changed the config file:\n%s", after)
+	}
+	if _, err := w.Approve(t.Context(), "p", false, shown); !errors.Is(err, ErrEntryChanged) {
+		t.Errorf("revoking by the old hash: %v", err)
 	}
 }
 

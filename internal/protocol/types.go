@@ -85,7 +85,7 @@ type ServerApproval struct {
 	// keys included.
 	InheritEnv bool   `json:"inheritEnv,omitempty"`
 	URL        string `json:"url,omitempty"`
-	// Transport is the entry's: "http", "sse", or absent (both tried).
+	// Transport is a remote entry's: "http", "sse", or "auto" (both tried).
 	Transport  string            `json:"transport,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	CABundle   string            `json:"caBundle,omitempty"`
