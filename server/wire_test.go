@@ -64,7 +64,7 @@ func TestWireMatchesPackages(t *testing.T) {
 		{"ToolResult", result, wireResult},
 		{"ToolInfo", info, toolToWire(info)},
 		{"Rule", rule, ruleToWire(rule)},
-		{"Project", project, projectToWire(project)},
+		{"Project", project, projectToWire(project, nil)},
 	} {
 		pkg, err := json.Marshal(tc.pkg)
 		if err != nil {

@@ -266,7 +266,8 @@ var fixtures = map[string][]any{
 				Local:   "/home/me/project/.freecode/settings.local.json",
 			},
 		},
-		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"}},
+		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"},
+			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url"}}}}},
 	},
 }
 

@@ -196,6 +196,10 @@ type Project struct {
 	ProjectTrusted bool          `json:"projectTrusted"`
 	ConfigPath     string        `json:"configPath"`
 	SettingsPaths  SettingsPaths `json:"settingsPaths"`
+	// Problems are the watched files that have problems now, as
+	// freecode/config/problems last told them: what a frontend that asks
+	// once (the CLI) shows without waiting for notifications.
+	Problems []ConfigProblems `json:"problems,omitempty"`
 }
 
 // SettingsPaths are the rule files: the user's, and the project's two.

@@ -296,6 +296,8 @@ export interface ProjectResult {
 	projectTrusted: boolean;
 	configPath: string;
 	settingsPaths: SettingsPaths;
+	/** The watched files that have problems now, as freecode/config/problems last told them. */
+	problems?: ConfigProblemsParams[];
 }
 
 // Requests from the sidecar.

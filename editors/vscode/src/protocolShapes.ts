@@ -368,6 +368,7 @@ export const projectResult = obj<p.ProjectResult>({
 	projectTrusted: req(bool),
 	configPath: req(str),
 	settingsPaths: req(obj<p.SettingsPaths>({ user: req(str), project: opt(str), local: opt(str) })),
+	problems: opt(arrayOf(configProblems)),
 });
 
 export const definitionsResult = obj<p.DefinitionsResult>({
