@@ -104,7 +104,7 @@ func (w *Workspace) load(kinds kind) *state {
 	if st.cfg == nil { // the first load, of a file that does not load
 		st.cfg, _ = config.Parse(w.files.config, nil)
 	}
-	if kinds&kindProject != 0 && w.root != "" {
+	if kinds&kindProject != 0 && w.files.project != "" {
 		servers, err := config.LoadProject(w.root)
 		errsOf(w.files.project).servers = err
 		if err == nil {
@@ -190,10 +190,13 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 
 // ruleFiles returns the paths of the rule files.
 func (w *Workspace) ruleFiles() []string {
-	if w.root == "" {
-		return []string{w.files.userRules}
+	out := []string{w.files.userRules}
+	for _, p := range []string{w.files.project, w.files.local} {
+		if p != "" {
+			out = append(out, p)
+		}
 	}
-	return []string{w.files.userRules, w.files.project, w.files.local}
+	return out
 }
 
 // ruleFileOf finds the rule file an error of the permissions loader is

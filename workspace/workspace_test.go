@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -330,6 +331,47 @@ func TestApproveRefusesChangedEntry(t *testing.T) {
 	}
 	if _, err := w.Approve(t.Context(), "p", false, shown); !errors.Is(err, ErrEntryChanged) {
 		t.Errorf("revoking by the old hash: %v", err)
+	}
+}
+
+// A workspace whose project is the user's home: the project's
+// .freecode/settings.json is the user's settings.json, read once, as the
+// user's. Its rules are not counted twice, nor held to the project's trust;
+// servers in it do not run a second time as a project's awaiting approval.
+func TestProjectAtHome(t *testing.T) {
+	e := newEnv(t)
+	home := e.root
+	e.cfgPath = filepath.Join(home, ".freecode", "config.json")
+	e.dir = filepath.Dir(e.cfgPath)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	shared := mcpSection([]map[string]any{server(t, "p")}, nil)
+	shared["permissions"] = map[string]any{"allow": []string{"mcp__srv__write"}, "deny": []string{"mcp__srv__crash"}}
+	writeJSON(t, e.userRules(), shared)
+	if e.userRules() != e.projectFile() {
+		t.Fatalf("the test's home is not the project: %s, %s", e.userRules(), e.projectFile())
+	}
+	w := e.open(t)
+	settle(t, w)
+
+	if got := names(w.Statuses()); !cmp.Equal(got, []string{"srv"}) {
+		t.Errorf("servers: %v, want the config's srv only", got)
+	}
+	var rules []string
+	for _, r := range w.Rules() {
+		rules = append(rules, fmt.Sprintf("%s %s %s", r.Source, r.Effect, r.Pattern))
+	}
+	if diff := cmp.Diff([]string{"user deny mcp__srv__crash", "user allow mcp__srv__write"}, rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if p := w.Project(); p.Root != home || p.SettingsPaths.User != e.userRules() || p.SettingsPaths.Project != "" || p.SettingsPaths.Local != e.localRules() {
+		t.Errorf("project: %+v", p)
+	}
+	if probs := w.Problems(); len(probs) != 0 {
+		t.Errorf("problems: %+v", probs)
+	}
+	// The user's allow rule holds in an untrusted project: it is the user's.
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.IsError {
+		t.Errorf("a call the user's rule allows: %+v", r)
 	}
 }
 

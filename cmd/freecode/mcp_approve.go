@@ -55,11 +55,19 @@ approved only if it still has that hash.`,
 			if dir, err = filepath.Abs(dir); err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			if config.ProjectSettingsAreUsers(dir, path) {
+				fmt.Fprintf(out, "%s is your own settings file (the project is your home directory): not a project's: nothing in it awaits approval.\n",
+					termtext.Escape(config.ProjectSettingsPath(dir)))
+				if len(args) > 0 {
+					return exitError(1)
+				}
+				return nil
+			}
 			servers, err := config.LoadProject(dir)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			if len(args) == 0 {
 				if len(servers) == 0 {
 					fmt.Fprintf(out, "%s ships no MCP servers.\n", termtext.Escape(config.ProjectSettingsPath(dir)))

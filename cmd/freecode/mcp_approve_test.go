@@ -289,3 +289,19 @@ func TestStartEscapesServerText(t *testing.T) {
 		t.Errorf("mcp start of a failing server: exit %d, stderr tail not escaped:\n%q", code, errOut)
 	}
 }
+
+// At the home directory, the project's .freecode/settings.json is the
+// user's own settings.json: nothing in it is listed or approved as a
+// project's.
+func TestApproveAtHome(t *testing.T) {
+	home := t.TempDir()
+	cfgPath := filepath.Join(home, ".freecode", "config.json")
+	writeProjectServers(t, home, map[string]any{"name": "mine", "type": "local", "command": []string{demoServer}})
+	out := mustRun(t, "--config", cfgPath, "mcp", "approve", "--project", home)
+	if !strings.Contains(out, "is your own settings file") || strings.Contains(out, "mine (") {
+		t.Errorf("approve at home lists:\n%s", out)
+	}
+	if _, _, code := run(t, "--config", cfgPath, "mcp", "approve", "mine", "--project", home); code != 1 {
+		t.Errorf("approve of a server of the user's settings.json: exit %d", code)
+	}
+}
