@@ -101,6 +101,21 @@ func (e *liveEnv) startSidecar(t *testing.T) string {
 	return ""
 }
 
+// dial connects a frontend to the sidecar startSidecar runs, through
+// serve.json as the CLI finds it; the test's end closes it.
+func (e *liveEnv) dial(t *testing.T) *frontend.Client {
+	t.Helper()
+	c, err := frontend.DialServeFile(t.Context(), filepath.Join(e.home, ".freecode", "serve.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // liveRun runs the CLI with --config; see run.
 func (e *liveEnv) run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
@@ -257,14 +272,7 @@ func TestLiveSidecar(t *testing.T) {
 	e.mustRun(t, "mcp", "start", "noisy")
 
 	// What status prints is what the sidecar answers any frontend.
-	c, err := frontend.DialServeFile(t.Context(), filepath.Join(e.home, ".freecode", "serve.json"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	c := e.dial(t)
 	want, err := c.Servers(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -344,14 +352,7 @@ func TestLiveStatusShowsConfigProblems(t *testing.T) {
 	}
 	log.await(t, "config problem")
 
-	c, err := frontend.DialServeFile(t.Context(), filepath.Join(e.home, ".freecode", "serve.json"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	c := e.dial(t)
 	p, err := c.Project(t.Context())
 	if err != nil {
 		t.Fatal(err)
