@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 )
@@ -14,6 +15,52 @@ import (
 // project in dir: <dir>/.freecode/settings.json.
 func ProjectSettingsPath(dir string) string {
 	return filepath.Join(dir, ".freecode", "settings.json")
+}
+
+// ProjectSettingsAreUsers reports whether the project settings file of
+// the project in dir is one of the user's own files: the config file at
+// configPath, or the user's settings.json beside it. So it is when the
+// project is the user's home directory, and then it is read once, as the
+// user's: not for project servers awaiting approval, nor for project rules.
+func ProjectSettingsAreUsers(dir, configPath string) bool {
+	p := ProjectSettingsPath(dir)
+	return SameFile(p, configPath) || SameFile(p, filepath.Join(filepath.Dir(configPath), filepath.Base(p)))
+}
+
+// SameFile reports whether the paths a and b name one file: the same
+// cleaned absolute path, the same path once the symbolic links of the part
+// of it that exists are resolved, or, both existing, one file to
+// os.SameFile (a hard link, a bind mount). A project whose root is the
+// user's home has the user's ~/.freecode/settings.json as its
+// .freecode/settings.json: what reads both asks this, to read it once.
+func SameFile(a, b string) bool {
+	ra, errA := resolvePath(a)
+	rb, errB := resolvePath(b)
+	if errA == nil && errB == nil && ra == rb {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// resolvePath is p absolute, cleaned, the symbolic links of the part of it
+// that exists resolved.
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if filepath.Dir(dir) == dir {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // LoadProject reads the MCP servers a project ships in
@@ -59,14 +106,23 @@ type approvalEntry struct {
 
 // ApprovalKey returns the key under which the user's approval of the
 // project server s, from the project in projectDir, is stored: the
-// project's real path, ":", and the hex SHA-256 of a canonical encoding of
-// the entry (command, url, env, headers, cwd, type, transport, TLS files,
-// inheritEnv, name, oauth), so that any change to one of them asks again.
+// project's real path, ":", and EntryHash(s), so that any change to what
+// the entry runs or is given asks again.
 func ApprovalKey(projectDir string, s Server) string {
 	dir, err := realPath(projectDir)
 	if err != nil {
 		dir = filepath.Clean(projectDir)
 	}
+	return dir + ":" + EntryHash(s)
+}
+
+// EntryHash returns the hex SHA-256 of a canonical encoding of what
+// approving the project server s covers (command, url, env, headers, cwd,
+// type, transport, TLS files, inheritEnv, name, oauth): the part of its
+// ApprovalKey that names the entry. A frontend is shown it with the entry
+// and approves by it, so that an entry the project rewrote in between is
+// not approved unseen.
+func EntryHash(s Server) string {
 	e := approvalEntry{
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Transport: s.Transport, Headers: s.Headers,
@@ -89,7 +145,7 @@ func ApprovalKey(projectDir string, s Server) string {
 	// the user to approve every project server again.
 	b, _ := json.Marshal(e) // cannot fail: strings, bools and string maps only
 	sum := sha256.Sum256(b)
-	return dir + ":" + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 // Approved reports whether the user approved the project server entry

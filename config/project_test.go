@@ -113,3 +113,48 @@ func TestApprovalKey(t *testing.T) {
 		t.Errorf("Approved: got %v for the approved key", cfg.Approved(key))
 	}
 }
+
+// A project at the user's home shares the user's files, named by any path:
+// the same, unclean, through a symbolic link, a hard link; before the
+// files exist too.
+func TestProjectSettingsAreUsers(t *testing.T) {
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".freecode", "config.json")
+	link := filepath.Join(t.TempDir(), "home-link")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	for _, tc := range []struct {
+		name, dir, cfg string
+		want           bool
+	}{
+		{"home, files not yet written", home, cfg, true},
+		{"home, unclean", home + "/./x/..", cfg, true},
+		{"home through a symbolic link, files not yet written", link, cfg, true},
+		{"another project", other, cfg, false},
+		{"the config is the project's file", other, ProjectSettingsPath(other), true},
+	} {
+		if got := ProjectSettingsAreUsers(tc.dir, tc.cfg); got != tc.want {
+			t.Errorf("%s: ProjectSettingsAreUsers(%s, %s) = %v, want %v", tc.name, tc.dir, tc.cfg, got, tc.want)
+		}
+	}
+	writeProject(t, home, `{}`)
+	if !ProjectSettingsAreUsers(link, cfg) {
+		t.Error("home through a symbolic link, files written: not the user's")
+	}
+	// A hard link of the user's settings.json as the project's: one file.
+	writeProject(t, other, `{}`)
+	if err := os.Remove(ProjectSettingsPath(other)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(ProjectSettingsPath(home), ProjectSettingsPath(other)); err != nil {
+		t.Fatal(err)
+	}
+	if !ProjectSettingsAreUsers(other, cfg) {
+		t.Error("a hard link of the user's settings.json: not the user's")
+	}
+	if SameFile(ProjectSettingsPath(home), cfg) {
+		t.Error("settings.json and config.json are one file")
+	}
+}

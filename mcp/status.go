@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -88,9 +89,11 @@ type ServerInfo struct {
 }
 
 // Status is a snapshot of one configured server. Its JSON form (see
-// MarshalJSON) is the sidecar protocol's ServerStatus. It never holds a
-// secret: env and header values are not part of it, the URL is redacted, and
-// the server's stderr and errors are masked (see Conn).
+// MarshalJSON) is the sidecar protocol's ServerStatus. It holds none of the
+// user's secrets: the URL is redacted, the server's stderr and errors are
+// masked (see Conn), and env and header values are left out, but for the
+// repository's own text in the Approval of a project server awaiting
+// approval, where a ${env:NAME} is shown as written, never expanded.
 type Status struct {
 	Name            string
 	Scope           string // "user" or "project"
@@ -115,11 +118,64 @@ type Status struct {
 	// ToolListCut, when not empty, says that the server's tool list was cut
 	// short and why (too many pages, too many bytes, a repeated cursor).
 	ToolListCut string
+	// Approval is set for a project server awaiting approval: the whole
+	// entry the user would approve, and its hash to approve it by.
+	Approval *Approval
+}
+
+// Approval is what approving a project server lets the project do: every
+// field config.EntryHash covers, as the project's file has it (${env:NAME}
+// unexpanded, so the user sees which of their variables would be sent, and
+// relative paths resolved against the project). Values are the
+// repository's text, shown unredacted and unescaped: whoever prints them to
+// a terminal escapes them.
+type Approval struct {
+	// EntryHash is config.EntryHash of the entry: approving it approves
+	// this entry and no other (the sidecar's freecode/servers/approve
+	// refuses a hash the entry no longer has).
+	EntryHash  string            `json:"entryHash"`
+	Command    []string          `json:"command,omitempty"`
+	Cwd        string            `json:"cwd,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	InheritEnv bool              `json:"inheritEnv,omitempty"` // it gets the whole environment, API keys included
+	URL        string            `json:"url,omitempty"`
+	Transport  string            `json:"transport,omitempty"` // a remote entry's: "http", "sse", or "auto" (both tried)
+	Headers    map[string]string `json:"headers,omitempty"`
+	CABundle   string            `json:"caBundle,omitempty"`
+	ClientCert string            `json:"clientCert,omitempty"`
+	ClientKey  string            `json:"clientKey,omitempty"`
+	OAuth      *ApprovalOAuth    `json:"oauth,omitempty"`
+}
+
+// ApprovalOAuth is the "oauth" key of a project server's entry, as written.
+type ApprovalOAuth struct {
+	ClientID          string   `json:"clientId,omitempty"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	CallbackPort      int      `json:"callbackPort,omitempty"`
+}
+
+// ApprovalOf returns what approving the project server srv covers: what
+// StatusOf puts in the status of one awaiting approval.
+func ApprovalOf(srv config.Server) *Approval {
+	a := &Approval{
+		EntryHash: config.EntryHash(srv), Command: slices.Clone(srv.Command), Cwd: srv.Cwd, Env: maps.Clone(srv.Env),
+		InheritEnv: srv.InheritEnv, URL: srv.URL, Transport: srv.Transport, Headers: maps.Clone(srv.Headers),
+		CABundle: srv.CABundle, ClientCert: srv.ClientCert, ClientKey: srv.ClientKey,
+	}
+	if o := srv.OAuth; o != nil && !o.Equal(&config.OAuth{}) {
+		a.OAuth = &ApprovalOAuth{
+			ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL,
+			Scopes: slices.Clone(o.Scopes), CallbackPort: o.CallbackPort,
+		}
+	}
+	return a
 }
 
 // StatusOf returns the status of srv in state st as far as the entry alone
 // tells: for servers that have no Conn, such as a project server awaiting
-// approval or a disabled one.
+// approval (with its Approval) or a disabled one.
 func StatusOf(srv config.Server, st State) Status {
 	s := Status{Name: srv.Name, Scope: srv.Scope, Type: srv.Type, State: st}
 	if s.Type == "" {
@@ -134,6 +190,9 @@ func StatusOf(srv config.Server, st State) Status {
 			s.Transport = srv.Transport
 		}
 		s.URL = srv.Redacted().URL
+	}
+	if st == StateAwaitingApproval && srv.Scope == config.ScopeProject {
+		s.Approval = ApprovalOf(srv)
 	}
 	return s
 }
@@ -156,6 +215,7 @@ type wireStatus struct {
 	Command         []string    `json:"command,omitempty"`
 	URL             string      `json:"url,omitempty"`
 	ToolListCut     string      `json:"toolListCut,omitempty"`
+	Approval        *Approval   `json:"approval,omitempty"`
 }
 
 // connectedAtLayout is RFC 3339 with milliseconds, in UTC.
@@ -169,6 +229,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		Name: s.Name, Scope: s.Scope, Type: s.Type, Transport: s.Transport, State: s.State,
 		ToolCount: s.ToolCount, PID: s.PID, ServerInfo: s.ServerInfo, ProtocolVersion: s.ProtocolVersion,
 		LastError: s.LastError, StderrTail: s.StderrTail, Command: s.Command, URL: s.URL, ToolListCut: s.ToolListCut,
+		Approval: s.Approval,
 	}
 	if !s.ConnectedAt.IsZero() {
 		w.ConnectedAt = s.ConnectedAt.UTC().Format(connectedAtLayout)
@@ -190,6 +251,7 @@ func (s *Status) UnmarshalJSON(data []byte) error {
 		Name: w.Name, Scope: w.Scope, Type: w.Type, Transport: w.Transport, State: w.State,
 		ToolCount: w.ToolCount, PID: w.PID, ServerInfo: w.ServerInfo, ProtocolVersion: w.ProtocolVersion,
 		LastError: w.LastError, StderrTail: w.StderrTail, Command: w.Command, URL: w.URL, ToolListCut: w.ToolListCut,
+		Approval: w.Approval,
 	}
 	if w.ConnectedAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, w.ConnectedAt)

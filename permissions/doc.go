@@ -18,6 +18,9 @@
 //	  }
 //	}
 //
+// In a project at the home directory the project's settings.json is the
+// user's: it is read once, as the user's.
+//
 // A file that does not parse, or whose lists are not lists of strings, is an
 // error that names the file, line and column; until it is fixed the rules it
 // last had stay in force. A rule that is not valid (see Patterns) is skipped

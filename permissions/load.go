@@ -27,6 +27,9 @@ type LoadOptions struct {
 	UserFile string
 	// ProjectDir is the project root: its .freecode/settings.json (project)
 	// and .freecode/settings.local.json (local) are loaded; "" loads none.
+	// A project whose settings.json is UserFile (the project is the home
+	// directory) has it loaded once, as the user's: its rules are not
+	// counted twice, nor held to the project's trust.
 	ProjectDir string
 	// Trusted says the user trusts the project. Until then its two files
 	// can only restrict: their deny and ask rules apply, their allow rules
@@ -91,9 +94,10 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 	}
 	if opts.ProjectDir != "" {
 		dir := filepath.Join(opts.ProjectDir, projectDirName)
-		files = append(files,
-			file{filepath.Join(dir, SettingsFile), SourceProject, opts.Trusted},
-			file{filepath.Join(dir, LocalSettingsFile), SourceLocal, opts.Trusted})
+		if project := filepath.Join(dir, SettingsFile); opts.UserFile == "" || !config.SameFile(project, opts.UserFile) {
+			files = append(files, file{project, SourceProject, opts.Trusted})
+		}
+		files = append(files, file{filepath.Join(dir, LocalSettingsFile), SourceLocal, opts.Trusted})
 	}
 	var out []fileRules
 	var warnings []Warning

@@ -342,6 +342,40 @@ func TestRulesOrder(t *testing.T) {
 	}
 }
 
+// A project at the user's home has the user's settings.json as its own: it
+// is read once, as the user's, whether the home is named as it is or
+// through a symbolic link. The local file beside it is the project's.
+func TestLoadProjectAtHome(t *testing.T) {
+	opts := files(t, rules(`"u1"`, ``, `"u2"`), ``, rules(`"l1"`, ``, ``), false)
+	home := filepath.Dir(filepath.Dir(opts.UserFile))
+	link := filepath.Join(t.TempDir(), "home-link")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".freecode", LocalSettingsFile), []byte(rules(`"l1"`, ``, ``)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{home, home + "/.", link} {
+		opts.ProjectDir = dir
+		s, warnings, err := Load(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range s.Rules() {
+			got = append(got, fmt.Sprintf("%s %s %s", r.Source, r.Effect, r.Pattern))
+		}
+		// Untrusted, the local allow rule is a warning: the user's is not.
+		want := []string{"user deny u2", "user allow u1"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("project %s: rules (-want +got):\n%s", dir, diff)
+		}
+		if len(warnings) != 1 || warnings[0].Pattern != "l1" {
+			t.Errorf("project %s: warnings %+v, want the local file's l1 only", dir, warnings)
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	tests := []struct {
 		name, user string

@@ -202,13 +202,12 @@ func (f *forwarder) resync() {
 // sendProblems sends a file's problems as freecode/config/problems, and
 // as window/logMessage for an editor that shows only those.
 func (f *forwarder) sendProblems(path string, probs []workspace.Problem) {
-	cp := &protocol.ConfigProblems{Path: path, Problems: make([]protocol.Problem, 0, len(probs))}
+	cp := problemsToWire(path, probs)
 	typ, lines := lsp.MessageTypeInfo, []string{path + ": no problems"}
 	if len(probs) > 0 {
 		typ, lines = lsp.MessageTypeWarning, lines[:0]
 	}
 	for _, p := range probs {
-		cp.Problems = append(cp.Problems, protocol.Problem{Message: p.Message, Line: p.Line, Column: p.Column, Key: p.Key})
 		if p.Severity == workspace.SeverityError {
 			typ = lsp.MessageTypeError
 		}

@@ -20,7 +20,7 @@ func (sess *session) project(ctx context.Context, _ jsonrpc2.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return projectToWire(w.Project()), nil
+	return projectToWire(w.Project(), w.Problems()), nil
 }
 
 // trust is freecode/project/trust: the user trusts the project (its allow

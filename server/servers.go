@@ -84,7 +84,8 @@ func (sess *session) restartServer(ctx context.Context, params jsonrpc2.RawMessa
 }
 
 // approveServer is freecode/servers/approve: the user approves a project
-// server's entry (it starts) or revokes the approval (it stops).
+// server's entry, the one whose hash they were shown (it starts), or
+// revokes the approval (it stops).
 func (sess *session) approveServer(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
 	var p protocol.ApproveParams
 	if err := decode(params, &p); err != nil {
@@ -95,6 +96,8 @@ func (sess *session) approveServer(ctx context.Context, params jsonrpc2.RawMessa
 		return nil, required("name")
 	case !has(params, "approve"):
 		return nil, required("approve")
+	case p.Approve && p.EntryHash == "":
+		return nil, invalidParams("entryHash", "required to approve: the approval.entryHash of the status the user was shown")
 	}
 	w, err := sess.srv.workspace()
 	if err != nil {
@@ -104,13 +107,15 @@ func (sess *session) approveServer(ctx context.Context, params jsonrpc2.RawMessa
 		return nil, errNoProject
 	}
 	sess.logger.Info("approving", "server", p.Name, "approve", p.Approve)
-	st, err := w.Approve(ctx, p.Name, p.Approve)
+	st, err := w.Approve(ctx, p.Name, p.Approve, p.EntryHash)
 	var unsettled *workspace.NotSettledError
-	if err != nil && !errors.As(err, &unsettled) {
-		if errors.Is(err, mcp.ErrNoServer) || ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
+	switch {
+	case err == nil, errors.As(err, &unsettled):
+		return statusToWire(st), nil
+	case errors.Is(err, workspace.ErrEntryChanged):
+		return nil, invalidParams("entryHash", "%v", err)
+	case errors.Is(err, mcp.ErrNoServer) || ctx.Err() != nil:
+		return nil, err
 	}
-	return statusToWire(st), nil
+	return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
 }

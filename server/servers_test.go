@@ -100,7 +100,8 @@ func TestErrors(t *testing.T) {
 			{protocol.MethodServersRestart, map[string]any{}, protocol.CodeInvalidParams, "name: required"},
 			{protocol.MethodServersStart, map[string]any{"name": 3}, protocol.CodeInvalidParams, "name: want string"},
 			{protocol.MethodServersApprove, map[string]any{"name": "srv"}, protocol.CodeInvalidParams, "approve: required"},
-			{protocol.MethodServersApprove, map[string]any{"name": "nope", "approve": true}, protocol.CodeNoSuchServer, `"nope"`},
+			{protocol.MethodServersApprove, map[string]any{"name": "srv", "approve": true}, protocol.CodeInvalidParams, "entryHash: required"},
+			{protocol.MethodServersApprove, map[string]any{"name": "nope", "approve": true, "entryHash": "00"}, protocol.CodeNoSuchServer, `"nope"`},
 			{protocol.MethodTools, map[string]any{"server": "nope"}, protocol.CodeNoSuchServer, `"nope"`},
 			{protocol.MethodToolsDefinitions, map[string]any{}, protocol.CodeInvalidParams, "format: required"},
 			{protocol.MethodToolsDefinitions, map[string]any{"format": "gemini"}, protocol.CodeInvalidParams, "format: want"},
@@ -180,17 +181,29 @@ func TestApprove(t *testing.T) {
 `, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
 		st := ed.AwaitStatus("proj", protocol.StateAwaitingApproval)
-		if st.Scope != "project" || len(st.Command) == 0 || st.PID != 0 {
-			t.Errorf("awaiting approval: %+v", st)
+		if st.Scope != "project" || len(st.Command) == 0 || st.PID != 0 || st.Approval == nil || st.Approval.EntryHash == "" {
+			t.Fatalf("awaiting approval: %+v", st)
 		}
 		_, err := ed.StartServer(t.Context(), "proj")
 		wantCode(t, "start before approval", err, jsonrpc2.InvalidRequest, "approv")
-		got, err := ed.ApproveServer(t.Context(), "proj", true)
+
+		// The repository swaps the entry after the user was shown it: the
+		// hash shown approves nothing, and the entry is not approved.
+		shown := st.Approval.EntryHash
+		env.Sandbox.WriteFile(t, "project/.freecode/settings.json",
+			servertest.Expand(t, `{"mcp": {"servers": [{{server "proj" "NODE_OPTIONS" "--require ./evil.js"}}]}}`))
+		_, err = ed.ApproveServer(t.Context(), "proj", true, shown)
+		wantCode(t, "approve of a swapped entry", err, protocol.CodeInvalidParams, "entryHash")
+		st = ed.AwaitStatus("proj", protocol.StateAwaitingApproval)
+		if st.Approval == nil || st.Approval.EntryHash == shown || st.Approval.Env["NODE_OPTIONS"] != "--require ./evil.js" {
+			t.Fatalf("the swapped entry's status: %+v", st.Approval)
+		}
+		got, err := ed.ApproveServer(t.Context(), "proj", true, st.Approval.EntryHash)
 		if err != nil || got.State != protocol.StateConnected {
 			t.Fatalf("approve: %+v, %v", got, err)
 		}
 		ed.AwaitStatus("proj", protocol.StateConnected)
-		got, err = ed.ApproveServer(t.Context(), "proj", false)
+		got, err = ed.ApproveServer(t.Context(), "proj", false, "")
 		if err != nil || got.State != protocol.StateAwaitingApproval {
 			t.Fatalf("revoke: %+v, %v", got, err)
 		}

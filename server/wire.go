@@ -34,15 +34,42 @@ func statusToWire(st mcp.Status) *protocol.ServerStatus {
 	if st.LastPing > 0 {
 		out.LastPingMs = float64(st.LastPing.Microseconds()) / 1000
 	}
+	if a := st.Approval; a != nil {
+		out.Approval = &protocol.ServerApproval{
+			EntryHash: a.EntryHash, Command: a.Command, Cwd: a.Cwd, Env: a.Env, InheritEnv: a.InheritEnv,
+			URL: a.URL, Transport: a.Transport, Headers: a.Headers,
+			CABundle: a.CABundle, ClientCert: a.ClientCert, ClientKey: a.ClientKey,
+		}
+		if o := a.OAuth; o != nil {
+			out.Approval.OAuth = &protocol.ApprovalOAuth{
+				ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL,
+				Scopes: o.Scopes, CallbackPort: o.CallbackPort,
+			}
+		}
+	}
 	return out
 }
 
-// projectToWire is the project as freecode/project answers it.
-func projectToWire(p workspace.ProjectInfo) *protocol.Project {
-	return &protocol.Project{
+// projectToWire is the project as freecode/project answers it, with the
+// files that have problems.
+func projectToWire(p workspace.ProjectInfo, problems []workspace.ProblemsEvent) *protocol.Project {
+	out := &protocol.Project{
 		Root: p.Root, ProjectTrusted: p.Trusted, ConfigPath: p.ConfigPath,
 		SettingsPaths: protocol.SettingsPaths{User: p.SettingsPaths.User, Project: p.SettingsPaths.Project, Local: p.SettingsPaths.Local},
 	}
+	for _, pe := range problems {
+		out.Problems = append(out.Problems, *problemsToWire(pe.Path, pe.Problems))
+	}
+	return out
+}
+
+// problemsToWire is a file's problems as freecode/config/problems has them.
+func problemsToWire(path string, probs []workspace.Problem) *protocol.ConfigProblems {
+	cp := &protocol.ConfigProblems{Path: path, Problems: make([]protocol.Problem, 0, len(probs))}
+	for _, p := range probs {
+		cp.Problems = append(cp.Problems, protocol.Problem{Message: p.Message, Line: p.Line, Column: p.Column, Key: p.Key})
+	}
+	return cp
 }
 
 // resultToWire is a call's result as the protocol has it.

@@ -29,7 +29,13 @@ func TestWireMatchesPackages(t *testing.T) {
 		ToolListCut: "cut at 1000 tools",
 	}
 	remote := mcp.StatusOf(config.Server{Name: "r", Scope: "project", Type: config.TypeRemote, Transport: config.TransportHTTP,
-		URL: "https://user:pw@example.com/mcp?key=secret-value"}, mcp.StateAwaitingApproval)
+		URL: "https://user:pw@example.com/mcp?key=${env:KEY}", Headers: map[string]string{"Authorization": "Bearer ${env:TOKEN}"},
+		CABundle: "/p/ca.pem", ClientCert: "/p/c.pem", ClientKey: "/p/k.pem",
+		OAuth: &config.OAuth{ClientID: "id", ClientSecret: "${env:SECRET}", ClientMetadataURL: "https://example.com/c.json", Scopes: []string{"a", "b"}, CallbackPort: 8765},
+	}, mcp.StateAwaitingApproval)
+	local := mcp.StatusOf(config.Server{Name: "l", Scope: "project", Type: config.TypeLocal, Command: []string{"node", "s.js"},
+		Cwd: "/p/tools", Env: map[string]string{"NODE_OPTIONS": "--require ./evil.js", "KEY": "${env:OPENAI_API_KEY}"}, InheritEnv: true,
+	}, mcp.StateAwaitingApproval)
 	result := orchestrator.ToolResult{
 		CallID: "c1",
 		Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "<b>hi</b> & bye"},
@@ -54,10 +60,11 @@ func TestWireMatchesPackages(t *testing.T) {
 	}{
 		{"ServerStatus", status, statusToWire(status)},
 		{"ServerStatus of a remote server awaiting approval", remote, statusToWire(remote)},
+		{"ServerStatus of a local server awaiting approval", local, statusToWire(local)},
 		{"ToolResult", result, wireResult},
 		{"ToolInfo", info, toolToWire(info)},
 		{"Rule", rule, ruleToWire(rule)},
-		{"Project", project, projectToWire(project)},
+		{"Project", project, projectToWire(project, nil)},
 	} {
 		pkg, err := json.Marshal(tc.pkg)
 		if err != nil {

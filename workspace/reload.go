@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/freecode/freecode/config"
@@ -102,7 +104,7 @@ func (w *Workspace) load(kinds kind) *state {
 	if st.cfg == nil { // the first load, of a file that does not load
 		st.cfg, _ = config.Parse(w.files.config, nil)
 	}
-	if kinds&kindProject != 0 && w.root != "" {
+	if kinds&kindProject != 0 && w.files.project != "" {
 		servers, err := config.LoadProject(w.root)
 		errsOf(w.files.project).servers = err
 		if err == nil {
@@ -170,8 +172,10 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 		if slices.Equal(probs, w.published[path]) {
 			continue
 		}
+		fixed := len(probs) == 0 && len(w.published[path]) > 0
 		w.published[path] = probs
 		evs = append(evs, &ProblemsEvent{Path: path, Problems: probs, Err: err})
+		w.logProblems(path, probs, fixed)
 	}
 	if st.rulesBefore != nil {
 		if rules := w.perms.Rules(); !slices.Equal(rules, st.rulesBefore) {
@@ -186,10 +190,13 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 
 // ruleFiles returns the paths of the rule files.
 func (w *Workspace) ruleFiles() []string {
-	if w.root == "" {
-		return []string{w.files.userRules}
+	out := []string{w.files.userRules}
+	for _, p := range []string{w.files.project, w.files.local} {
+		if p != "" {
+			out = append(out, p)
+		}
 	}
-	return []string{w.files.userRules, w.files.project, w.files.local}
+	return out
 }
 
 // ruleFileOf finds the rule file an error of the permissions loader is
@@ -263,6 +270,38 @@ func (fe *fileErrs) problems() []Problem {
 		add(Problem{Message: msg, Line: wn.Line, Column: wn.Col, Severity: SeverityWarning})
 	}
 	return out
+}
+
+// logProblems logs a file's problems once, when they change, whoever
+// listens: a sidecar run from a terminal, or one whose frontend shows none,
+// still says why its config did not load.
+func (w *Workspace) logProblems(path string, probs []Problem, fixed bool) {
+	if fixed {
+		w.logger.Info("config file fixed", "file", path)
+	}
+	for _, p := range probs {
+		level := slog.LevelError
+		if p.Severity == SeverityWarning {
+			level = slog.LevelWarn
+		}
+		w.logger.Log(context.Background(), level, "config problem", "at", p.at(path), "problem", p.Message)
+	}
+}
+
+// at is where the problem is, as a compiler says it: path:line:column,
+// then the key.
+func (p Problem) at(path string) string {
+	s := path
+	if p.Line > 0 {
+		s += ":" + strconv.Itoa(p.Line)
+		if p.Column > 0 {
+			s += ":" + strconv.Itoa(p.Column)
+		}
+	}
+	if p.Key != "" {
+		s += " " + p.Key
+	}
+	return s
 }
 
 // errorProblems turns a load error into problems, with line and column or

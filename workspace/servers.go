@@ -193,15 +193,30 @@ func (w *Workspace) Logout(ctx context.Context, name string) (mcp.Status, error)
 	return w.mgr.Logout(ctx, name)
 }
 
+// ErrEntryChanged means Approve was given the hash of an entry that the
+// project's file no longer holds: the project changed the server after the
+// user was shown it. Nothing was approved.
+var ErrEntryChanged = errors.New("the project server's entry changed since it was shown")
+
 // Approve approves (or, with approve false, revokes) the project server
 // name: the approval of that exact entry is written to the user's config
-// and applied at once. An approved, enabled server starts; Approve returns
-// its status once it is connected or failed. A revoked one stops and
-// awaits approval again.
-func (w *Workspace) Approve(ctx context.Context, name string, approve bool) (mcp.Status, error) {
+// and applied at once. entryHash is the hash of the entry the user was
+// shown (mcp.Approval.EntryHash): required to approve, and checked when
+// given to revoke. The entry is read from the file first, and one that
+// hashes otherwise now is ErrEntryChanged, with nothing written, so that a
+// project cannot swap the entry while the user reads it. An approved,
+// enabled server starts; Approve returns its status once it is connected
+// or failed. A revoked one stops and awaits approval again.
+func (w *Workspace) Approve(ctx context.Context, name string, approve bool, entryHash string) (mcp.Status, error) {
 	if w.root == "" {
 		return mcp.Status{}, errors.New("approving a project server: the workspace has no project")
 	}
+	if approve && entryHash == "" {
+		return mcp.Status{}, fmt.Errorf("approving project server %q: the hash of the entry the user was shown is required", name)
+	}
+	// The file as it is now, not as the watcher last reported it: a
+	// change it has not reported yet must not pass for what was shown.
+	w.reload(ctx, kindProject)
 	w.mu.Lock()
 	cfg := w.cfg
 	i := slices.IndexFunc(w.project, func(s config.Server) bool { return s.Name == name })
@@ -211,11 +226,18 @@ func (w *Workspace) Approve(ctx context.Context, name string, approve bool) (mcp
 	}
 	w.mu.Unlock()
 	if i < 0 {
-		return mcp.Status{}, fmt.Errorf("%w: %s has no server %q", mcp.ErrNoServer, w.files.project, name)
+		return mcp.Status{}, fmt.Errorf("%w: %s has no server %q", mcp.ErrNoServer, config.ProjectSettingsPath(w.root), name)
 	}
 	if _, shadowed := cfg.Server(name); shadowed {
 		return mcp.Status{}, fmt.Errorf("project server %q is shadowed by the server of that name in %s", name, w.files.config)
 	}
+	if entryHash != "" && config.EntryHash(srv) != entryHash {
+		st, _ := w.status(name)
+		return st, fmt.Errorf("%w: %q in %s (read it again and approve what it says now)", ErrEntryChanged, name, config.ProjectSettingsPath(w.root))
+	}
+	// The key of the entry just read, whose hash is the one shown: a
+	// change from here on makes another entry, which this does not
+	// approve.
 	key := config.ApprovalKey(w.root, srv)
 	edit, verb := config.Approve, "approving"
 	if !approve {

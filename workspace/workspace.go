@@ -151,8 +151,10 @@ type Workspace struct {
 type files struct {
 	config    string
 	userRules string
-	project   string // "" without a project
-	local     string // "" without a project
+	// project is "" without a project, and in a project whose
+	// settings.json is one of the user's files (see New).
+	project string
+	local   string // "" without a project
 }
 
 // New loads the config, the project's servers and the rule files, starts
@@ -200,6 +202,13 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		}
 		w.files.project = config.ProjectSettingsPath(w.root)
 		w.files.local = filepath.Join(filepath.Dir(w.files.project), permissions.LocalSettingsFile)
+		// A project at the user's home: its settings.json is the user's
+		// own file (or the config), read once as that, so that its rules
+		// do not count twice nor its servers run twice, the second time
+		// as a project's awaiting approval.
+		if config.ProjectSettingsAreUsers(w.root, w.files.config) {
+			w.files.project = ""
+		}
 	}
 
 	w.reg = orchestrator.NewRegistry(&orchestrator.RegistryOptions{Logger: w.logger})
@@ -278,8 +287,10 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 // list returns the paths to watch.
 func (f files) list() []string {
 	out := []string{f.config, f.userRules}
-	if f.project != "" {
-		out = append(out, f.project, f.local)
+	for _, p := range []string{f.project, f.local} {
+		if p != "" {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -1,10 +1,13 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -227,10 +230,21 @@ func TestProjectServerApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The status shows what approving would run.
-	want := []mcp.Status{{Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe}}}
-	if diff := cmp.Diff(want, w.Statuses()); diff != "" {
+	// The status shows what approving would run, and with what.
+	project, err := config.LoadProject(e.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mcp.Status{{
+		Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe},
+		Approval: &mcp.Approval{EntryHash: config.EntryHash(project[0]), Command: []string{exe}, Env: map[string]string{testServerEnv: "1"}},
+	}}
+	sts := w.Statuses()
+	if diff := cmp.Diff(want, sts); diff != "" {
 		t.Errorf("statuses before approval (-want +got):\n%s", diff)
+	}
+	if _, err := w.Approve(t.Context(), "p", true, ""); err == nil {
+		t.Errorf("approving without the entry's hash succeeded")
 	}
 	if _, err := w.StartServer(t.Context(), "p"); !errors.Is(err, ErrAwaitingApproval) {
 		t.Errorf("StartServer before approval: %v, want ErrAwaitingApproval", err)
@@ -239,16 +253,12 @@ func TestProjectServerApproval(t *testing.T) {
 		t.Errorf("tools before approval: %v", tools)
 	}
 
-	st, err := w.Approve(t.Context(), "p", true)
+	st, err := w.Approve(t.Context(), "p", true, sts[0].Approval.EntryHash)
 	if err != nil || st.State != mcp.StateConnected || st.ToolCount != 4 || st.Scope != config.ScopeProject {
 		t.Fatalf("Approve: %+v, %v", st, err)
 	}
 	await(t, sub, "p connected", statusIs("p", "connected"))
 	cfg, err := config.Load(e.cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	project, err := config.LoadProject(e.root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +283,95 @@ func TestProjectServerApproval(t *testing.T) {
 	// Back to the approved entry, then revoked.
 	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
 	await(t, sub, "p connected again", statusIs("p", "connected"))
-	st, err = w.Approve(t.Context(), "p", false)
+	st, err = w.Approve(t.Context(), "p", false, "")
 	if err != nil || st.State != mcp.StateAwaitingApproval {
 		t.Errorf("revoking: %+v, %v", st, err)
 	}
 	await(t, sub, "p awaiting approval after revoking", statusIs("p", "awaitingApproval"))
 
-	if _, err := w.Approve(t.Context(), "nope", true); !errors.Is(err, mcp.ErrNoServer) {
+	if _, err := w.Approve(t.Context(), "nope", true, "0"); !errors.Is(err, mcp.ErrNoServer) {
 		t.Errorf("approving an unknown server: %v", err)
+	}
+}
+
+// An entry the repository changes after its status was shown is not
+// approved by the hash shown, even before the watcher reported the change:
+// Approve reads the file again, refuses, and writes nothing.
+func TestApproveRefusesChangedEntry(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{server(t, "p")}, nil))
+	w := e.open(t)
+	settle(t, w)
+	sts := w.Statuses()
+	if len(sts) != 1 || sts[0].Approval == nil {
+		t.Fatalf("statuses: %+v", sts)
+	}
+	shown := sts[0].Approval.EntryHash
+	before, err := os.ReadFile(e.cfgPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+
+	swapped := server(t, "p")
+	swapped["inheritEnv"] = true
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{swapped}, nil))
+	st, err := w.Approve(t.Context(), "p", true, shown)
+	if !errors.Is(err, ErrEntryChanged) {
+		t.Fatalf("approving a swapped entry by the hash shown: %+v, %v", st, err)
+	}
+	if st.State != mcp.StateAwaitingApproval || st.Approval == nil || !st.Approval.InheritEnv || st.Approval.EntryHash == shown {
+		t.Errorf("the status with the refusal is not the swapped entry's: %+v", st)
+	}
+	after, err := os.ReadFile(e.cfgPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the refused approval changed the config file:\n%s", after)
+	}
+	if _, err := w.Approve(t.Context(), "p", false, shown); !errors.Is(err, ErrEntryChanged) {
+		t.Errorf("revoking by the old hash: %v", err)
+	}
+}
+
+// A workspace whose project is the user's home: the project's
+// .freecode/settings.json is the user's settings.json, read once, as the
+// user's. Its rules are not counted twice, nor held to the project's trust;
+// servers in it do not run a second time as a project's awaiting approval.
+func TestProjectAtHome(t *testing.T) {
+	e := newEnv(t)
+	home := e.root
+	e.cfgPath = filepath.Join(home, ".freecode", "config.json")
+	e.dir = filepath.Dir(e.cfgPath)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	shared := mcpSection([]map[string]any{server(t, "p")}, nil)
+	shared["permissions"] = map[string]any{"allow": []string{"mcp__srv__write"}, "deny": []string{"mcp__srv__crash"}}
+	writeJSON(t, e.userRules(), shared)
+	if e.userRules() != e.projectFile() {
+		t.Fatalf("the test's home is not the project: %s, %s", e.userRules(), e.projectFile())
+	}
+	w := e.open(t)
+	settle(t, w)
+
+	if got := names(w.Statuses()); !cmp.Equal(got, []string{"srv"}) {
+		t.Errorf("servers: %v, want the config's srv only", got)
+	}
+	var rules []string
+	for _, r := range w.Rules() {
+		rules = append(rules, fmt.Sprintf("%s %s %s", r.Source, r.Effect, r.Pattern))
+	}
+	if diff := cmp.Diff([]string{"user deny mcp__srv__crash", "user allow mcp__srv__write"}, rules); diff != "" {
+		t.Errorf("rules (-want +got):\n%s", diff)
+	}
+	if p := w.Project(); p.Root != home || p.SettingsPaths.User != e.userRules() || p.SettingsPaths.Project != "" || p.SettingsPaths.Local != e.localRules() {
+		t.Errorf("project: %+v", p)
+	}
+	if probs := w.Problems(); len(probs) != 0 {
+		t.Errorf("problems: %+v", probs)
+	}
+	// The user's allow rule holds in an untrusted project: it is the user's.
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.IsError {
+		t.Errorf("a call the user's rule allows: %+v", r)
 	}
 }
 

@@ -1,25 +1,32 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
 	"github.com/spf13/cobra"
 )
 
 // newMCPApproveCmd approves (or revokes) a server that a project ships in
 // its .freecode/settings.json. Such a server never starts before the user
 // approved that exact entry: a cloned repository is untrusted input, and an
-// entry could run any command or send ${env:…} secrets anywhere.
+// entry could run any command or send ${env:…} secrets anywhere. The user
+// approves what they were shown: the entry read once, shown whole, and
+// confirmed on the terminal, or named by the hash the listing printed, so
+// that a repository that rewrites the entry in between gets nothing.
 func newMCPApproveCmd(a *app) *cobra.Command {
-	var project string
+	var project, hash string
 	var revoke bool
 	cmd := &cobra.Command{
 		Use:   "approve [name]",
@@ -27,9 +34,12 @@ func newMCPApproveCmd(a *app) *cobra.Command {
 		Long: `A project may ship MCP servers in .freecode/settings.json. None of them starts
 until you approve that exact entry: the approval is stored in your config file
 under the project's path and a hash of the entry, so any later change to its
-command, URL, env or headers needs approval again.
+command, URL, env, headers, cwd, TLS files or OAuth settings needs approval again.
 
-Without a name, lists the project's servers and whether each is approved.`,
+Without a name, lists the project's servers, each with everything approving it
+would allow and its hash. With a name, shows the entry and asks on the terminal;
+without a terminal, give the hash the listing printed with --hash: the entry is
+approved only if it still has that hash.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, path, err := a.load()
@@ -45,11 +55,19 @@ Without a name, lists the project's servers and whether each is approved.`,
 			if dir, err = filepath.Abs(dir); err != nil {
 				return err
 			}
+			out := cmd.OutOrStdout()
+			if config.ProjectSettingsAreUsers(dir, path) {
+				fmt.Fprintf(out, "%s is your own settings file (the project is your home directory): not a project's: nothing in it awaits approval.\n",
+					termtext.Escape(config.ProjectSettingsPath(dir)))
+				if len(args) > 0 {
+					return exitError(1)
+				}
+				return nil
+			}
 			servers, err := config.LoadProject(dir)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			if len(args) == 0 {
 				if len(servers) == 0 {
 					fmt.Fprintf(out, "%s ships no MCP servers.\n", termtext.Escape(config.ProjectSettingsPath(dir)))
@@ -76,6 +94,8 @@ Without a name, lists the project's servers and whether each is approved.`,
 				}
 				return fmt.Errorf("%s has no server named %q (it has: %s)", config.ProjectSettingsPath(dir), args[0], strings.Join(names, ", "))
 			}
+			// Read once: what is shown, checked and approved is this
+			// entry, whatever the file says by the time the user answers.
 			srv := servers[i]
 			key := config.ApprovalKey(dir, srv)
 			if revoke {
@@ -84,6 +104,27 @@ Without a name, lists the project's servers and whether each is approved.`,
 				}
 				fmt.Fprintf(out, "Revoked approval of project server %q from %s.\n", srv.Name, termtext.Escape(dir))
 				return nil
+			}
+			switch got := config.EntryHash(srv); {
+			case hash != "" && hash != got:
+				describeProjectServer(out, srv)
+				return fmt.Errorf("project server %q in %s changed since it was shown: its hash is now %s, not %s; nothing was approved (read the entry above, then approve it by its new hash)",
+					srv.Name, config.ProjectSettingsPath(dir), got, hash)
+			case hash == "" && !isTerminal(cmd.InOrStdin()):
+				describeProjectServer(out, srv)
+				return fmt.Errorf("nothing was approved: read the entry above, then approve it by its hash with --hash %s", got)
+			case hash == "":
+				fmt.Fprintf(out, "Project server %q from %s would be allowed to:\n", srv.Name, termtext.Escape(dir))
+				describeProjectServer(out, srv)
+				fmt.Fprint(out, "Approve this entry? [y/N] ")
+				answer, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+				if err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+					fmt.Fprintln(out, "Not approved.")
+					return exitError(1)
+				}
 			}
 			if err := config.Approve(path, key); err != nil {
 				return unchanged(err)
@@ -95,34 +136,55 @@ Without a name, lists the project's servers and whether each is approved.`,
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "project directory (default: the current directory)")
+	cmd.Flags().StringVar(&hash, "hash", "", "approve the entry only if it still has this hash (as the listing printed it)")
 	cmd.Flags().BoolVar(&revoke, "revoke", false, "take the approval back")
 	return cmd
 }
 
-// describeProjectServer prints what approving s lets the project do. Unlike
-// the user's own entries, env and header values are shown as written: they
-// are the repository's text, and a ${env:NAME} there is exactly what the
-// user must see (the project asks for that variable of theirs). Being the
-// repository's text, they are shown escaped (internal/termtext): an escape
-// sequence, a carriage return or a bidirectional control in a command
-// could otherwise hide what it really runs from the very listing the user
-// approves it by.
+// describeProjectServer prints what approving s lets the project do: all
+// that its approval covers (mcp.ApprovalOf), and the hash that names it.
+// Unlike the user's own entries, env and header values are shown as
+// written: they are the repository's text, and a ${env:NAME} there is
+// exactly what the user must see (the project asks for that variable of
+// theirs). Being the repository's text, they are shown escaped
+// (internal/termtext): an escape sequence, a carriage return or a
+// bidirectional control in a command could otherwise hide what it really
+// runs from the very listing the user approves it by.
 func describeProjectServer(w io.Writer, s config.Server) {
-	if s.Type == config.TypeLocal {
-		fmt.Fprintf(w, "  command:   %s\n", termtext.Escape(quoteArgv(s.Command)))
-		if s.Cwd != "" {
-			fmt.Fprintf(w, "  cwd:       %s\n", termtext.Escape(s.Cwd))
+	a := mcp.ApprovalOf(s)
+	line := func(label, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "  %-11s%s\n", label+":", termtext.Escape(v))
 		}
-		if s.InheritEnv {
+	}
+	if s.Type == config.TypeLocal {
+		line("command", quoteArgv(a.Command))
+		line("cwd", a.Cwd)
+		if a.InheritEnv {
 			fmt.Fprintln(w, "  inheritEnv: true (it gets your whole environment, API keys included)")
 		}
 	} else {
-		fmt.Fprintf(w, "  url:       %s\n", termtext.Escape(s.URL))
+		line("url", a.URL)
+		line("transport", a.Transport)
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		fmt.Fprintf(w, "  env:       %s=%s\n", termtext.Escape(k), termtext.Escape(s.Env[k]))
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+		line("env", k+"="+a.Env[k])
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		fmt.Fprintf(w, "  header:    %s: %s\n", termtext.Escape(k), termtext.Escape(s.Headers[k]))
+	for _, k := range slices.Sorted(maps.Keys(a.Headers)) {
+		line("header", k+": "+a.Headers[k])
 	}
+	line("caBundle", a.CABundle)
+	line("clientCert", a.ClientCert)
+	line("clientKey", a.ClientKey)
+	if o := a.OAuth; o != nil {
+		for _, f := range [][2]string{
+			{"clientId", o.ClientID}, {"clientSecret", o.ClientSecret}, {"clientMetadataUrl", o.ClientMetadataURL},
+			{"scopes", strings.Join(o.Scopes, " ")}, {"callbackPort", strconv.Itoa(o.CallbackPort)},
+		} {
+			if f[1] != "" && f[1] != "0" {
+				line("oauth", f[0]+"="+f[1])
+			}
+		}
+	}
+	fmt.Fprintf(w, "  hash:      %s\n", a.EntryHash)
 }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/freecode/freecode/config"
 )
 
 // A project's server runs only once the user approved that exact entry;
@@ -37,7 +40,8 @@ func TestApproveProjectServer(t *testing.T) {
 	if !strings.Contains(out, "shipped (awaiting approval)") || !strings.Contains(out, "TOKEN=${env:GITHUB_TOKEN}") {
 		t.Errorf("approve list does not show the entry as written:\n%s", out)
 	}
-	out = mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj)
+	hash := hashIn(t, out)
+	out = mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj, "--hash", hash)
 	if !strings.Contains(out, `Approved project server "shipped"`) {
 		t.Errorf("approve printed:\n%s", out)
 	}
@@ -54,7 +58,25 @@ func TestApproveProjectServer(t *testing.T) {
 		t.Errorf("a changed entry is not awaiting approval:\n%s", out)
 	}
 
-	mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj)
+	// Approving by the hash shown before the change approves nothing.
+	out, errOut, code = run(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj, "--hash", hash)
+	if code != 1 || !strings.Contains(errOut, "changed since it was shown") || !strings.Contains(out, "--root=..") {
+		t.Errorf("approve by a stale hash: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out := toolIDs(); strings.Contains(out, "mcp__shipped__") {
+		t.Fatalf("a stale hash approved the changed entry:\n%s", out)
+	}
+	// Without a terminal or a hash, it shows the entry and its hash and
+	// approves nothing.
+	out, errOut, code = run(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj)
+	if code != 1 || !strings.Contains(errOut, "--hash "+hashIn(t, out)) {
+		t.Errorf("approve with neither terminal nor hash: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if out := toolIDs(); strings.Contains(out, "mcp__shipped__") {
+		t.Fatalf("approve with neither terminal nor hash approved:\n%s", out)
+	}
+
+	mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj, "--hash", hashIn(t, out))
 	mustRun(t, "--config", cfgPath, "mcp", "approve", "shipped", "--project", proj, "--revoke")
 	if out := toolIDs(); strings.Contains(out, "mcp__shipped__") {
 		t.Fatalf("a revoked project server ran:\n%s", out)
@@ -62,6 +84,89 @@ func TestApproveProjectServer(t *testing.T) {
 
 	if _, errOut, code := run(t, "--config", cfgPath, "mcp", "approve", "nosuch", "--project", proj); code != 1 || !strings.Contains(errOut, "it has: shipped") {
 		t.Errorf("approve of an unknown name: exit %d, %s", code, errOut)
+	}
+}
+
+// hashIn returns the hash a listing of one project server printed.
+func hashIn(t *testing.T, out string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, "  hash:      ")
+	hash, _, _ := strings.Cut(rest, "\n")
+	if !ok || len(hash) != 64 {
+		t.Fatalf("no hash in:\n%s", out)
+	}
+	return hash
+}
+
+// On a terminal, approve shows everything the entry would be allowed
+// (env values as written, inheritEnv, cwd, headers, TLS files, OAuth) and
+// approves only on yes.
+func TestApproveOnTerminalShowsWholeEntry(t *testing.T) {
+	old := isTerminal
+	isTerminal = func(io.Reader) bool { return true }
+	t.Cleanup(func() { isTerminal = old })
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	proj := t.TempDir()
+	writeProjectServers(t, proj,
+		map[string]any{"name": "local", "type": "local", "command": []string{demoServer}, "cwd": "tools", "inheritEnv": true,
+			"env": map[string]string{"NODE_OPTIONS": "--require ./evil.js", "TOKEN": "${env:GITHUB_TOKEN}"}},
+		map[string]any{"name": "remote", "type": "remote", "url": "https://api.example.com/mcp", "transport": "http",
+			"headers": map[string]string{"X-Api-Key": "${env:API_TOKEN}"}, "caBundle": "certs/ca.pem",
+			"oauth": map[string]any{"clientId": "fc", "clientSecret": "${env:CLIENT_SECRET}", "scopes": []string{"repo", "read:org"}}})
+	answer := func(name, in string) (string, int) {
+		t.Helper()
+		cmd := newRootCmd()
+		var o, e strings.Builder
+		cmd.SetOut(&o)
+		cmd.SetErr(&e)
+		cmd.SetIn(strings.NewReader(in))
+		cmd.SetArgs([]string{"--config", cfgPath, "mcp", "approve", name, "--project", proj})
+		code := 0
+		if err := cmd.Execute(); err != nil {
+			code = 1
+		}
+		return o.String() + e.String(), code
+	}
+	out, code := answer("local", "n\n")
+	for _, want := range []string{
+		"Approve this entry? [y/N]", "Not approved.",
+		"  cwd:       " + filepath.Join(proj, "tools"),
+		"  inheritEnv: true (it gets your whole environment, API keys included)",
+		"  env:       NODE_OPTIONS=--require ./evil.js",
+		"  env:       TOKEN=${env:GITHUB_TOKEN}",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approve of the local entry does not show %q:\n%s", want, out)
+		}
+	}
+	if code != 1 || strings.Contains(out, "Approved") {
+		t.Errorf("answering no approved (exit %d):\n%s", code, out)
+	}
+	if cfg, err := config.Load(cfgPath); err != nil || len(cfg.Approvals) != 0 {
+		t.Errorf("approvals after answering no: %v, %v", cfg, err)
+	}
+
+	out, code = answer("remote", "y\n")
+	for _, want := range []string{
+		"  url:       https://api.example.com/mcp", "  transport: http",
+		"  header:    X-Api-Key: ${env:API_TOKEN}",
+		"  caBundle:  " + filepath.Join(proj, "certs", "ca.pem"),
+		"  oauth:     clientId=fc", "  oauth:     clientSecret=${env:CLIENT_SECRET}", "  oauth:     scopes=repo read:org",
+		`Approved project server "remote"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approve of the remote entry does not show %q:\n%s", want, out)
+		}
+	}
+	if code != 0 {
+		t.Errorf("answering yes: exit %d", code)
+	}
+	servers, err := config.LoadProject(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := config.Load(cfgPath); err != nil || !cfg.Approved(config.ApprovalKey(proj, servers[1])) {
+		t.Errorf("the remote entry is not approved: %v, %v", cfg, err)
 	}
 }
 
@@ -128,9 +233,9 @@ func TestApproveShowsTrojanSourceCommand(t *testing.T) {
 		"env": map[string]string{"NOTE\u202e": "v\U000e0041"}})
 	for _, args := range [][]string{
 		{"mcp", "approve", "--project", proj},
-		{"mcp", "approve", "trojan", "--project", proj},
+		{"mcp", "approve", "trojan", "--project", proj}, // no terminal: shows it, approves nothing
 	} {
-		out := mustRun(t, append([]string{"--config", cfgPath}, args...)...)
+		out, _, _ := run(t, append([]string{"--config", cfgPath}, args...)...)
 		if hasInvisible(out) {
 			t.Errorf("freecode %s printed invisible characters raw:\n%q", strings.Join(args, " "), out)
 		}
@@ -182,5 +287,21 @@ func TestStartEscapesServerText(t *testing.T) {
 	out, errOut, code := run(t, "--config", path, "mcp", "start", "failing")
 	if code != 1 || hasInvisible(out+errOut) || !strings.Contains(errOut, `bad \u202enews`) {
 		t.Errorf("mcp start of a failing server: exit %d, stderr tail not escaped:\n%q", code, errOut)
+	}
+}
+
+// At the home directory, the project's .freecode/settings.json is the
+// user's own settings.json: nothing in it is listed or approved as a
+// project's.
+func TestApproveAtHome(t *testing.T) {
+	home := t.TempDir()
+	cfgPath := filepath.Join(home, ".freecode", "config.json")
+	writeProjectServers(t, home, map[string]any{"name": "mine", "type": "local", "command": []string{demoServer}})
+	out := mustRun(t, "--config", cfgPath, "mcp", "approve", "--project", home)
+	if !strings.Contains(out, "is your own settings file") || strings.Contains(out, "mine (") {
+		t.Errorf("approve at home lists:\n%s", out)
+	}
+	if _, _, code := run(t, "--config", cfgPath, "mcp", "approve", "mine", "--project", home); code != 1 {
+		t.Errorf("approve of a server of the user's settings.json: exit %d", code)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,6 +33,9 @@ const hangGuard = 60 * time.Second
 // project.
 type liveEnv struct {
 	cfg, home, project string
+	// sidecarLog, when set, gets the log of the sidecar startSidecar
+	// runs.
+	sidecarLog io.Writer
 }
 
 // newLiveEnv writes a config holding demo (the demo server) and noisy (the
@@ -68,11 +72,15 @@ func (e *liveEnv) startSidecar(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	listening := make(chan string, 1)
 	done := make(chan error, 1)
+	sopts := server.Options{Workspace: workspace.Options{ConfigPath: e.cfg, Root: e.project, ResultsDir: t.TempDir()}}
+	if e.sidecarLog != nil {
+		sopts.Logger = slog.New(slog.NewTextHandler(e.sidecarLog, nil))
+	}
 	go func() {
 		done <- server.Run(ctx, &server.RunOptions{
 			Listen:      "unix:" + filepath.Join(sockDir, "s"),
 			ServeFile:   filepath.Join(e.home, ".freecode", "serve.json"),
-			Server:      server.Options{Workspace: workspace.Options{ConfigPath: e.cfg, Root: e.project, ResultsDir: t.TempDir()}},
+			Server:      sopts,
 			OnListening: func(addr string) { listening <- addr },
 		})
 	}()
@@ -91,6 +99,21 @@ func (e *liveEnv) startSidecar(t *testing.T) string {
 		t.Fatal("the sidecar did not listen")
 	}
 	return ""
+}
+
+// dial connects a frontend to the sidecar startSidecar runs, through
+// serve.json as the CLI finds it; the test's end closes it.
+func (e *liveEnv) dial(t *testing.T) *frontend.Client {
+	t.Helper()
+	c, err := frontend.DialServeFile(t.Context(), filepath.Join(e.home, ".freecode", "serve.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // liveRun runs the CLI with --config; see run.
@@ -249,14 +272,7 @@ func TestLiveSidecar(t *testing.T) {
 	e.mustRun(t, "mcp", "start", "noisy")
 
 	// What status prints is what the sidecar answers any frontend.
-	c, err := frontend.DialServeFile(t.Context(), filepath.Join(e.home, ".freecode", "serve.json"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	c := e.dial(t)
 	want, err := c.Servers(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -316,6 +332,65 @@ func TestLiveSidecar(t *testing.T) {
 	out, _, code := run(t, "--config", other, "mcp", "status")
 	if code != exitNoSidecar || !strings.Contains(out, "serves "+e.cfg) {
 		t.Errorf("status with another config: exit %d\n%s", code, out)
+	}
+}
+
+// A config file that stops loading while the sidecar runs: status says
+// where and why, as a compiler would, and the sidecar logs it once, however
+// often it is asked; fixed, both say so.
+func TestLiveStatusShowsConfigProblems(t *testing.T) {
+	e := newLiveEnv(t)
+	var log notifyBuffer
+	e.sidecarLog = &log
+	e.startSidecar(t)
+	good, err := os.ReadFile(e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.cfg, []byte("{\"mcp\": {\"servers\": [\n  oops\n]}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log.await(t, "config problem")
+
+	c := e.dial(t)
+	p, err := c.Project(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Problems) != 1 || p.Problems[0].Path != e.cfg || len(p.Problems[0].Problems) != 1 {
+		t.Fatalf("freecode/project's problems: %+v", p.Problems)
+	}
+	prob := p.Problems[0].Problems[0]
+	if prob.Line != 2 || prob.Column != 3 {
+		t.Errorf("the problem is not placed at line 2, column 3: %+v", prob)
+	}
+	line := fmt.Sprintf("  %s:2:3: %s\n", e.cfg, prob.Message)
+
+	out := e.mustRun(t, "mcp", "status")
+	if !strings.Contains(out, "Config problems") || !strings.Contains(out, line) {
+		t.Errorf("status does not show the problem %q:\n%s", line, out)
+	}
+	// The servers the file held before go on.
+	if !regexp.MustCompile(`(?m)^. demo: `).MatchString(out) {
+		t.Errorf("status lost the servers the file last held:\n%s", out)
+	}
+	stdout, stderr, code := e.run(t, "mcp", "status", "--json")
+	if code != 0 || !strings.Contains(stderr, line) || len(statuses(t, stdout)) != 2 {
+		t.Errorf("status --json: exit %d, stderr:\n%s", code, stderr)
+	}
+	if n := strings.Count(log.String(), "config problem"); n != 1 {
+		t.Errorf("the sidecar logged the problem %d times, want once:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "level=ERROR msg=\"config problem\" at="+e.cfg+":2:3") {
+		t.Errorf("the sidecar's log does not place the problem:\n%s", log.String())
+	}
+
+	if err := os.WriteFile(e.cfg, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log.await(t, "config file fixed")
+	if out := e.mustRun(t, "mcp", "status"); strings.Contains(out, "Config problems") {
+		t.Errorf("status still shows problems once the file is fixed:\n%s", out)
 	}
 }
 

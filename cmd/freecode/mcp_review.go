@@ -112,7 +112,8 @@ func (a *app) reviewServers(project string) ([]config.Server, string, *manifest.
 		return nil, "", nil, err
 	}
 	servers := slices.Clone(cfg.MCP.Servers)
-	if ps, err := config.LoadProject(project); err == nil {
+	// At the home directory, the project's file is the user's own.
+	if ps, err := config.LoadProject(project); err == nil && !config.ProjectSettingsAreUsers(project, path) {
 		for _, s := range ps {
 			if _, shadowed := cfg.Server(s.Name); !shadowed && cfg.Approved(config.ApprovalKey(project, s)) {
 				servers = append(servers, s)

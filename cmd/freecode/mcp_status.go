@@ -37,7 +37,8 @@ func newMCPStatusCmd(a *app) *cobra.Command {
 		Long: `Show each MCP server as the running sidecar has it (freecode serve --listen,
 found through ~/.freecode/serve.json, serving the same config file): state, pid,
 tools, transport, protocol version, when it connected, the last health ping, the
-last error and the end of its stderr.
+last error and the end of its stderr; and the problems of the config files it
+watches (path:line:column: message), which leave it running what they last held.
 
 With no sidecar it says so and how to start one. --probe connects each
 configured server from this process instead (the project's approved ones too),
@@ -55,6 +56,7 @@ sidecar runs (without --probe).`,
 			var (
 				sts         []protocol.ServerStatus
 				head, where string
+				problems    []protocol.ConfigProblems
 			)
 			if probe {
 				var err error
@@ -83,17 +85,22 @@ sidecar runs (without --probe).`,
 					return sc.explain(ctx, err)
 				}
 				head, where = sc.describe(), "the sidecar"
+				problems = sc.project.Problems
 			}
 			sts, err := selectStatuses(sts, names, where, probe)
 			if err != nil {
 				return err
 			}
 			if asJSON {
+				// The array stays the protocol's type; the problems go
+				// where a person reads them.
+				printProblems(stderr, problems)
 				if err := writeJSON(out, sts); err != nil {
 					return err
 				}
 			} else {
 				fmt.Fprintln(out, head)
+				printProblems(out, problems)
 				if len(sts) == 0 {
 					fmt.Fprintln(out, "No MCP servers. Add one with `freecode mcp add <name> local <command>`.")
 				}
@@ -113,6 +120,32 @@ sidecar runs (without --probe).`,
 	cmd.Flags().BoolVar(&probe, "probe", false, "connect each server from this process instead of asking a sidecar")
 	cmd.Flags().StringVar(&project, "project", "", "with --probe: the project directory whose approved servers count too (default: the current directory)")
 	return cmd
+}
+
+// printProblems prints the problems of the sidecar's files as a compiler
+// prints errors (path:line:column: key: message), which terminals and
+// editors turn into links. The message may quote the file: it is escaped.
+func printProblems(w io.Writer, files []protocol.ConfigProblems) {
+	if len(files) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Config problems (meanwhile the sidecar runs the last version of each file that loaded):")
+	for _, f := range files {
+		for _, p := range f.Problems {
+			at := f.Path
+			if p.Line > 0 {
+				at += ":" + strconv.Itoa(p.Line)
+				if p.Column > 0 {
+					at += ":" + strconv.Itoa(p.Column)
+				}
+			}
+			msg := p.Message
+			if p.Key != "" {
+				msg = p.Key + ": " + msg
+			}
+			fmt.Fprintf(w, "  %s: %s\n", termtext.Escape(at), termtext.Escape(msg))
+		}
+	}
 }
 
 // notUp reports whether a probed server that should have connected did

@@ -38,10 +38,11 @@ func (c *Client) RestartServer(ctx context.Context, name string) (*protocol.Serv
 }
 
 // ApproveServer approves a project server, or revokes its approval
-// (freecode/servers/approve).
-func (c *Client) ApproveServer(ctx context.Context, name string, approve bool) (*protocol.ServerStatus, error) {
+// (freecode/servers/approve). entryHash is the approval.entryHash of the
+// status the user was shown: required to approve, optional to revoke.
+func (c *Client) ApproveServer(ctx context.Context, name string, approve bool, entryHash string) (*protocol.ServerStatus, error) {
 	var st protocol.ServerStatus
-	if err := c.Call(ctx, protocol.MethodServersApprove, &protocol.ApproveParams{Name: name, Approve: approve}, &st); err != nil {
+	if err := c.Call(ctx, protocol.MethodServersApprove, &protocol.ApproveParams{Name: name, Approve: approve, EntryHash: entryHash}, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil

@@ -43,6 +43,22 @@ var fixtures = map[string][]any{
 		ServerStatus{
 			Name: "repo-tools", Scope: "project", Type: "local", Transport: "stdio", State: StateAwaitingApproval,
 			Command: []string{"./scripts/mcp-server.sh"},
+			Approval: &ServerApproval{
+				EntryHash: fixtureHash, Command: []string{"./scripts/mcp-server.sh"}, Cwd: "/home/me/project/tools",
+				Env: map[string]string{"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "NODE_OPTIONS": "--require ./evil.js"}, InheritEnv: true,
+			},
+		},
+		ServerStatus{
+			Name: "repo-api", Scope: "project", Type: "remote", State: StateAwaitingApproval, URL: "https://api.example.com/mcp?key=***",
+			Approval: &ServerApproval{
+				EntryHash: fixtureHash, URL: "https://api.example.com/mcp?key=${env:API_KEY}", Transport: "http",
+				Headers:  map[string]string{"Authorization": "Bearer ${env:API_TOKEN}"},
+				CABundle: "/home/me/project/certs/ca.pem", ClientCert: "/home/me/project/certs/client.pem", ClientKey: "/home/me/project/certs/client.key",
+				OAuth: &ApprovalOAuth{
+					ClientID: "freecode", ClientSecret: "${env:CLIENT_SECRET}", ClientMetadataURL: "https://example.com/freecode-client.json",
+					Scopes: []string{"repo", "read:org"}, CallbackPort: 8765,
+				},
+			},
 		},
 		ServerStatus{Name: "gh", Scope: "user", Type: "remote", Transport: "http", State: StateNeedsAuth, URL: "https://api.example.com/mcp?key=***"},
 		ServerStatus{Name: "memory", Scope: "user", Type: "local", Transport: "stdio", State: StateDisabled, Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
@@ -143,6 +159,10 @@ var fixtures = map[string][]any{
 		PermissionResponse{Decision: AllowAlways, Scope: ScopeUser},
 		PermissionResponse{Decision: Deny},
 		PermissionResponse{Decision: AllowOnce, AcceptDefinition: true},
+	},
+	"ApproveParams.json": {
+		ApproveParams{Name: "repo-tools", Approve: true, EntryHash: fixtureHash},
+		ApproveParams{Name: "repo-tools", Approve: false},
 	},
 	"ReviewParams.json": {
 		ReviewParams{Server: "demo", Action: ReviewDiff},
@@ -246,7 +266,8 @@ var fixtures = map[string][]any{
 				Local:   "/home/me/project/.freecode/settings.local.json",
 			},
 		},
-		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"}},
+		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"},
+			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url"}}}}},
 	},
 }
 

@@ -70,6 +70,10 @@ type ServerParams struct {
 type ApproveParams struct {
 	Name    string `json:"name"`
 	Approve bool   `json:"approve"`
+	// EntryHash is the ServerApproval.EntryHash the user was shown:
+	// required to approve, optional to revoke. When the entry changed
+	// since, nothing is done and the error is -32602 naming entryHash.
+	EntryHash string `json:"entryHash,omitempty"`
 }
 
 // ToolsParams are the params of freecode/tools: one server's tools, or

@@ -62,6 +62,45 @@ type ServerStatus struct {
 	// ToolListCut, when set, says that the server's tool list was cut
 	// short, and why.
 	ToolListCut string `json:"toolListCut,omitempty"`
+	// Approval is set while a project server awaits approval: everything
+	// approving it covers, and the hash to approve it by.
+	Approval *ServerApproval `json:"approval,omitempty"`
+}
+
+// ServerApproval is what approving a project server lets the project do,
+// as its .freecode/settings.json has it: ${env:NAME} unexpanded (the user
+// sees which of their variables would be sent), relative paths resolved
+// against the project, nothing redacted (it is the repository's text, not
+// the user's). A frontend shows all of it before the user approves, and
+// escapes it first where a terminal would act on it.
+type ServerApproval struct {
+	// EntryHash names the entry: freecode/servers/approve takes it back
+	// and refuses it once the entry says something else.
+	EntryHash string   `json:"entryHash"`
+	Command   []string `json:"command,omitempty"`
+	Cwd       string   `json:"cwd,omitempty"`
+	// Env is the variables the server is given, values as written.
+	Env map[string]string `json:"env,omitempty"`
+	// InheritEnv gives the server the sidecar's whole environment, API
+	// keys included.
+	InheritEnv bool   `json:"inheritEnv,omitempty"`
+	URL        string `json:"url,omitempty"`
+	// Transport is a remote entry's: "http", "sse", or "auto" (both tried).
+	Transport  string            `json:"transport,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	CABundle   string            `json:"caBundle,omitempty"`
+	ClientCert string            `json:"clientCert,omitempty"`
+	ClientKey  string            `json:"clientKey,omitempty"`
+	OAuth      *ApprovalOAuth    `json:"oauth,omitempty"`
+}
+
+// ApprovalOAuth is a project server's "oauth" key, as written.
+type ApprovalOAuth struct {
+	ClientID          string   `json:"clientId,omitempty"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	CallbackPort      int      `json:"callbackPort,omitempty"`
 }
 
 // ToolInfo is one tool of the registry (freecode/tools).
@@ -157,6 +196,10 @@ type Project struct {
 	ProjectTrusted bool          `json:"projectTrusted"`
 	ConfigPath     string        `json:"configPath"`
 	SettingsPaths  SettingsPaths `json:"settingsPaths"`
+	// Problems are the watched files that have problems now, as
+	// freecode/config/problems last told them: what a frontend that asks
+	// once (the CLI) shows without waiting for notifications.
+	Problems []ConfigProblems `json:"problems,omitempty"`
 }
 
 // SettingsPaths are the rule files: the user's, and the project's two.

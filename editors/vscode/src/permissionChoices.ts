@@ -5,12 +5,23 @@
 import type { PermissionRequest, PermissionResponse } from './protocol';
 import { oneLine, printable, truncate } from './text';
 
-/** Choice is one button: an answer for the sidecar, or the request to see the whole arguments first. */
+/**
+ * Choice is one button: an answer for the sidecar, or the request to see the
+ * whole arguments first.
+ *
+ * VS Code's modal (window.showWarningMessage with modal: true) makes the
+ * first item that is not a close affordance its default button, the one
+ * Enter picks, and the close affordance (or, when there is none, a Cancel of
+ * its own that answers undefined) what Escape and closing the dialog pick.
+ * A close affordance is taken out of the row to become that Cancel, so Deny
+ * cannot be both: Deny comes first, and no choice is a close affordance.
+ * Enter, Escape and closing the dialog all deny.
+ */
 export interface Choice {
 	title: string;
 	/** The answer; absent for "Show Full Arguments", which answers nothing. */
 	answer?: PermissionResponse;
-	/** The button Escape stands for (Deny). */
+	/** Never set here: see above. */
 	isCloseAffordance?: boolean;
 }
 
@@ -31,7 +42,7 @@ export const ACCEPT_CHANGE = 'Accept Change and Allow Once';
 export const ACCEPT_NEW = 'Accept Tool and Allow Once';
 export const DENY = 'Deny';
 
-/** DENIED is the answer to anything but an explicit allow: Escape, closing the dialog, an error. */
+/** DENIED is the answer to anything but an explicit allow: Deny, Enter, Escape, closing the dialog, an error. */
 export const DENIED: PermissionResponse = { decision: 'deny' };
 
 /** prettyArguments is the arguments as indented JSON. */
@@ -88,7 +99,11 @@ export function permissionPrompt(req: PermissionRequest, maxArgumentChars: numbe
 			truncate(printable(rv.diff.trimEnd()), maxReviewChars),
 		);
 	}
-	const choices: Choice[] = [{ title: ALLOW_ONCE, answer: { decision: 'allowOnce' } }];
+	// Deny first: the default button, which Enter picks.
+	const choices: Choice[] = [
+		{ title: DENY, answer: DENIED },
+		{ title: ALLOW_ONCE, answer: { decision: 'allowOnce' } },
+	];
 	if (rv) {
 		choices.push({ title: rv.kind === 'new' ? ACCEPT_NEW : ACCEPT_CHANGE, answer: { decision: 'allowOnce', acceptDefinition: true } });
 	}
@@ -97,7 +112,6 @@ export function permissionPrompt(req: PermissionRequest, maxArgumentChars: numbe
 	}
 	choices.push({ title: ALLOW_EVERYWHERE, answer: { decision: 'allowAlways', scope: 'user' } });
 	if (cut) choices.push({ title: SHOW_FULL });
-	choices.push({ title: DENY, answer: DENIED, isCloseAffordance: true });
 	return {
 		message: `Allow FreeCode to run ${tool}?`,
 		detail: lines.join('\n'),

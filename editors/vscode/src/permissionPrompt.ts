@@ -1,6 +1,7 @@
 // The modal for freecode/permission/request. permissionChoices.ts decides the
-// words and the answer of each button; Escape, closing the dialog and the
-// sidecar giving up on the call all answer deny.
+// words and the answer of each button; Enter (the default button, Deny),
+// Escape, closing the dialog and the sidecar giving up on the call all answer
+// deny.
 
 import * as vscode from 'vscode';
 import { answerFor, DENIED, permissionPrompt } from './permissionChoices';

@@ -119,6 +119,42 @@ export interface ServerStatus {
 	url?: string;
 	/** Set when the server's tool list was cut short, and says why. */
 	toolListCut?: string;
+	/** Set while a project server awaits approval: everything approving it allows, and the hash to approve it by. */
+	approval?: ServerApproval;
+}
+
+/**
+ * ServerApproval is what approving a project server lets the project do, as
+ * its .freecode/settings.json has it: ${env:NAME} unexpanded, relative paths
+ * resolved against the project, nothing redacted (it is the repository's
+ * text). Show all of it before the user approves.
+ */
+export interface ServerApproval {
+	/** Names the entry: freecode/servers/approve takes it back and refuses it once the entry says something else. */
+	entryHash: string;
+	command?: string[];
+	cwd?: string;
+	/** The variables the server is given, values as written. */
+	env?: Record<string, string>;
+	/** The server gets the sidecar's whole environment, API keys included. */
+	inheritEnv?: boolean;
+	url?: string;
+	/** A remote entry's; auto tries both. */
+	transport?: 'auto' | 'http' | 'sse';
+	headers?: Record<string, string>;
+	caBundle?: string;
+	clientCert?: string;
+	clientKey?: string;
+	oauth?: ApprovalOAuth;
+}
+
+/** ApprovalOAuth is a project server's "oauth" key, as written. */
+export interface ApprovalOAuth {
+	clientId?: string;
+	clientSecret?: string;
+	clientMetadataUrl?: string;
+	scopes?: string[];
+	callbackPort?: number;
 }
 
 /** ToolInfo is one tool of the registry (freecode/tools). */
@@ -210,6 +246,8 @@ export interface ServerNameParams {
 export interface ApproveParams {
 	name: string;
 	approve: boolean;
+	/** The approval.entryHash the user was shown: required to approve; a changed entry is refused (-32602, entryHash). */
+	entryHash?: string;
 }
 export interface ToolsParams {
 	server?: string;
@@ -258,6 +296,8 @@ export interface ProjectResult {
 	projectTrusted: boolean;
 	configPath: string;
 	settingsPaths: SettingsPaths;
+	/** The watched files that have problems now, as freecode/config/problems last told them. */
+	problems?: ConfigProblemsParams[];
 }
 
 // Requests from the sidecar.

@@ -45,6 +45,14 @@ export const num = typed<number>((v, path, errs) => {
 export const bool = typed<boolean>((v, path, errs) => {
 	if (typeof v !== 'boolean') errs.push(`${path}: want a boolean, got ${kind(v)}`);
 });
+/** strMap accepts an object whose values are all strings (env, headers). */
+export const strMap = typed<Record<string, string>>((v, path, errs) => {
+	if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+		errs.push(`${path}: want an object, got ${kind(v)}`);
+		return;
+	}
+	for (const [k, x] of Object.entries(v)) str(x, `${path}.${k}`, errs);
+});
 /** anyValue accepts any JSON value, for fields the protocol leaves open (schemas, MCP payloads). */
 export const anyValue = typed<unknown>(() => {});
 
@@ -174,7 +182,33 @@ export const serverStatus = obj<p.ServerStatus>({
 	command: opt(arrayOf(str)),
 	url: opt(str),
 	toolListCut: opt(str),
+	approval: opt(
+		obj<p.ServerApproval>({
+			entryHash: req(str),
+			command: opt(arrayOf(str)),
+			cwd: opt(str),
+			env: opt(strMap),
+			inheritEnv: opt(bool),
+			url: opt(str),
+			transport: opt(enumOf<'auto' | 'http' | 'sse'>({ auto: true, http: true, sse: true })),
+			headers: opt(strMap),
+			caBundle: opt(str),
+			clientCert: opt(str),
+			clientKey: opt(str),
+			oauth: opt(
+				obj<p.ApprovalOAuth>({
+					clientId: opt(str),
+					clientSecret: opt(str),
+					clientMetadataUrl: opt(str),
+					scopes: opt(arrayOf(str)),
+					callbackPort: opt(num),
+				}),
+			),
+		}),
+	),
 });
+
+export const approveParams = obj<p.ApproveParams>({ name: req(str), approve: req(bool), entryHash: opt(str) });
 
 export const toolInfo = obj<p.ToolInfo>({
 	id: req(str),
@@ -334,6 +368,7 @@ export const projectResult = obj<p.ProjectResult>({
 	projectTrusted: req(bool),
 	configPath: req(str),
 	settingsPaths: req(obj<p.SettingsPaths>({ user: req(str), project: opt(str), local: opt(str) })),
+	problems: opt(arrayOf(configProblems)),
 });
 
 export const definitionsResult = obj<p.DefinitionsResult>({
@@ -441,6 +476,7 @@ export const fixtureShapes: Record<string, Check<unknown>> = {
 	'GetPromptResult.json': getPromptResult as Check<unknown>,
 	'ListChanged.json': listChanged as Check<unknown>,
 	'ReviewParams.json': reviewParams as Check<unknown>,
+	'ApproveParams.json': approveParams as Check<unknown>,
 	'ReviewResult.json': reviewResult as Check<unknown>,
 	'ReviewNeeded.json': reviewNeeded as Check<unknown>,
 };

@@ -272,8 +272,9 @@ export class Session {
 	restart(name: string): Promise<p.ServerStatus> {
 		return this.serverRequest(p.Requests.serversRestart, { name } satisfies p.ServerNameParams);
 	}
-	approve(name: string, approve: boolean): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversApprove, { name, approve } satisfies p.ApproveParams);
+	/** approve approves the entry whose hash the user was shown (required to approve), or revokes the approval. */
+	approve(name: string, approve: boolean, entryHash?: string): Promise<p.ServerStatus> {
+		return this.serverRequest(p.Requests.serversApprove, { name, approve, entryHash } satisfies p.ApproveParams);
 	}
 	login(name: string): Promise<p.ServerStatus> {
 		return this.serverRequest(p.Requests.serversLogin, { name } satisfies p.ServerNameParams);

@@ -7,6 +7,8 @@ import {
 	ALLOW_ONCE,
 	ALLOW_PROJECT,
 	answerFor,
+	type Choice,
+	DENIED,
 	DENY,
 	permissionPrompt,
 	SHOW_FULL,
@@ -59,36 +61,36 @@ const answers: { name: string; req: PermissionRequest; pick: string | undefined;
 		req,
 		pick: ALLOW_ONCE,
 		want: { decision: 'allowOnce' },
-		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+		buttons: [DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE],
 	},
 	{
 		name: 'Always Allow in This Project writes a local rule',
 		req,
 		pick: ALLOW_PROJECT,
 		want: { decision: 'allowAlways', scope: 'local' },
-		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+		buttons: [DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE],
 	},
 	{
 		name: 'Always Allow Everywhere writes a user rule',
 		req,
 		pick: ALLOW_EVERYWHERE,
 		want: { decision: 'allowAlways', scope: 'user' },
-		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+		buttons: [DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE],
 	},
-	{ name: 'Deny', req, pick: DENY, want: { decision: 'deny' }, buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY] },
+	{ name: 'Deny', req, pick: DENY, want: { decision: 'deny' }, buttons: [DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE] },
 	{
 		name: 'Escape (no pick) is deny',
 		req,
 		pick: undefined,
 		want: { decision: 'deny' },
-		buttons: [ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+		buttons: [DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE],
 	},
 	{
 		name: 'an untrusted project has no project button, and its title counts as deny',
 		req: { ...req, projectTrusted: false },
 		pick: ALLOW_PROJECT,
 		want: { decision: 'deny' },
-		buttons: [ALLOW_ONCE, ALLOW_EVERYWHERE, DENY],
+		buttons: [DENY, ALLOW_ONCE, ALLOW_EVERYWHERE],
 	},
 ];
 
@@ -100,13 +102,54 @@ for (const tc of answers) {
 			tc.buttons,
 		);
 		assert.deepEqual(answerFor(p, tc.pick), tc.want);
-		assert.deepEqual(
-			p.choices.filter((c) => c.isCloseAffordance).map((c) => c.title),
-			[DENY],
-			'Escape stands for Deny',
-		);
+		const keys = modalKeys(p.choices);
+		assert.deepEqual(answerFor(p, keys.enter), DENIED, 'Enter denies');
+		assert.deepEqual(answerFor(p, keys.escape), DENIED, 'Escape denies');
 	});
 }
+
+/**
+ * modalKeys is what Enter and Escape pick in VS Code's modal for these
+ * items: a close affordance leaves the row to become the cancel button
+ * (Escape, closing the dialog), VS Code adding a Cancel that answers
+ * undefined when no item is one; the default button (Enter) is the first of
+ * the row.
+ */
+function modalKeys(items: readonly Choice[]): { enter?: string; escape?: string } {
+	const row = items.filter((c) => !c.isCloseAffordance);
+	const close = items.filter((c) => c.isCloseAffordance);
+	return { enter: row[0]?.title, escape: close[close.length - 1]?.title };
+}
+
+test('prompt: whatever the buttons, Enter and Escape deny', () => {
+	const variants: PermissionRequest[] = [
+		req,
+		{ ...req, projectTrusted: false },
+		{ ...req, arguments: { content: 'x'.repeat(5000) } },
+		{ ...req, review: { kind: 'new', hash: 'h', diff: 'd', change: { tool: 't', kind: 'new' } } },
+	];
+	for (const r of variants) {
+		const p = permissionPrompt(r, 300);
+		assert.equal(p.choices[0].title, DENY);
+		assert.deepEqual(
+			p.choices.filter((c) => c.isCloseAffordance),
+			[],
+			'a close affordance would leave the row and make an allow the default',
+		);
+		const keys = modalKeys(p.choices);
+		assert.deepEqual(answerFor(p, keys.enter), DENIED);
+		assert.deepEqual(answerFor(p, keys.escape), DENIED);
+	}
+	// The model of VS Code's rule, on the order this module used to give:
+	// Deny as the close affordance, last, made Allow Once the default.
+	assert.deepEqual(
+		modalKeys([
+			{ title: ALLOW_ONCE, answer: { decision: 'allowOnce' } },
+			{ title: DENY, answer: DENIED, isCloseAffordance: true },
+		]),
+		{ enter: ALLOW_ONCE, escape: DENY },
+	);
+});
 
 test('prompt: long arguments are cut, with the whole text one click away', () => {
 	const long = { content: 'x'.repeat(5000) };
@@ -118,7 +161,7 @@ test('prompt: long arguments are cut, with the whole text one click away', () =>
 	assert.ok(p.detail.endsWith(`… ${full.length - 300} more characters: choose "${SHOW_FULL}" to read them all.`));
 	assert.deepEqual(
 		p.choices.map((c) => c.title),
-		[ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, SHOW_FULL, DENY],
+		[DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE, SHOW_FULL],
 	);
 	assert.equal(answerFor(p, SHOW_FULL), 'showFull');
 });
@@ -161,7 +204,7 @@ test('prompt: a changed definition is shown, and can be accepted with the call',
 	);
 	assert.deepEqual(
 		p.choices.map((c) => c.title),
-		[ALLOW_ONCE, ACCEPT_CHANGE, ALLOW_PROJECT, ALLOW_EVERYWHERE, DENY],
+		[DENY, ALLOW_ONCE, ACCEPT_CHANGE, ALLOW_PROJECT, ALLOW_EVERYWHERE],
 	);
 	assert.deepEqual(answerFor(p, ACCEPT_CHANGE), { decision: 'allowOnce', acceptDefinition: true });
 	assert.deepEqual(answerFor(p, ALLOW_ONCE), { decision: 'allowOnce' });

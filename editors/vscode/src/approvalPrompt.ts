@@ -1,0 +1,122 @@
+// The confirmation a user approves a project server by: everything the
+// entry would be allowed (command or URL, cwd, env and headers as the
+// repository wrote them, inheritEnv, TLS files, OAuth), and the buttons.
+// commands/approveServer.ts shows it in a modal. Pure: no `vscode` import.
+
+import type { ServerApproval, ServerStatus } from './protocol';
+import { oneLine, printable, truncate } from './text';
+import { commandLine } from './views/serversTree';
+
+export const NOT_NOW = 'Do Not Run';
+export const APPROVE = 'Approve and Run';
+
+/** ApprovalChoice is one button of the confirmation. */
+export interface ApprovalChoice {
+	title: string;
+	approve: boolean;
+}
+
+/** ApprovalPrompt is what the modal shows, and the hash approving sends. */
+export interface ApprovalPrompt {
+	message: string;
+	detail: string;
+	/**
+	 * In the order VS Code gets them: the first is what Enter picks, so it
+	 * approves nothing; none is a close affordance, so Escape is VS Code's
+	 * own Cancel, which approves nothing either.
+	 */
+	choices: ApprovalChoice[];
+	entryHash: string;
+}
+
+/** The most of one value the modal shows; a longer one is cut, and says so. */
+const maxValueChars = 1000;
+
+function value(s: string): string {
+	const p = printable(s);
+	if (p.length <= maxValueChars) return p;
+	return `${truncate(p, maxValueChars)} (${p.length - maxValueChars + 1} more characters, see .freecode/settings.json)`;
+}
+
+/** envRefs lists the NAMEs of the ${env:NAME} in values, sorted and once each. */
+export function envRefs(values: readonly string[]): string[] {
+	const names = new Set<string>();
+	for (const v of values) for (const m of v.matchAll(/\$\{env:([^}]+)\}/g)) names.add(m[1]);
+	return [...names].sort();
+}
+
+/**
+ * approvalPrompt builds the confirmation for the project server st, or says
+ * why there is none: a status without approval (a sidecar too old to send
+ * it, or a server no longer awaiting approval) cannot be approved by hash.
+ */
+export function approvalPrompt(st: ServerStatus): ApprovalPrompt | { error: string } {
+	const a = st.approval;
+	if (st.state !== 'awaitingApproval') {
+		return { error: `${oneLine(st.name, 80)} is not awaiting approval (it is ${st.state}).` };
+	}
+	if (!a) {
+		return { error: `The sidecar did not say what approving ${oneLine(st.name, 80)} would allow, so it cannot be approved here; update FreeCode.` };
+	}
+	const lines = approvalLines(a);
+	return {
+		message: `Run the MCP server "${oneLine(st.name, 80)}" that this project ships?`,
+		detail: [
+			"This project's .freecode/settings.json, written by its authors, asks for this, with your user's rights:",
+			'',
+			...lines,
+			'',
+			'Approve only servers of projects you trust. This approves exactly this entry: any change to it asks again.',
+		].join('\n'),
+		choices: [
+			{ title: NOT_NOW, approve: false },
+			{ title: APPROVE, approve: true },
+		],
+		entryHash: a.entryHash,
+	};
+}
+
+/** approvalLines is every field of the entry, one line each, as written. */
+export function approvalLines(a: ServerApproval): string[] {
+	const out: string[] = [];
+	if (a.command?.length) out.push(`Command: ${value(commandLine(a.command))}`);
+	if (a.cwd) out.push(`Working directory: ${value(a.cwd)}`);
+	if (a.url) out.push(`URL: ${value(a.url)}`);
+	if (a.transport) out.push(`Transport: ${value(a.transport)}`);
+	if (a.inheritEnv) {
+		out.push('⚠ inheritEnv: the server gets your whole environment, API keys and tokens included.');
+	}
+	const env = Object.entries(a.env ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+	if (env.length) {
+		out.push('Environment variables, as written:');
+		for (const [k, v] of env) out.push(`  ${value(k)}=${value(v)}`);
+	}
+	const headers = Object.entries(a.headers ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
+	if (headers.length) {
+		out.push('HTTP headers, as written:');
+		for (const [k, v] of headers) out.push(`  ${value(k)}: ${value(v)}`);
+	}
+	if (a.caBundle) out.push(`CA bundle: ${value(a.caBundle)}`);
+	if (a.clientCert) out.push(`Client certificate: ${value(a.clientCert)}`);
+	if (a.clientKey) out.push(`Client key: ${value(a.clientKey)}`);
+	const o = a.oauth;
+	if (o) {
+		out.push('OAuth:');
+		if (o.clientId) out.push(`  clientId: ${value(o.clientId)}`);
+		if (o.clientSecret) out.push(`  clientSecret: ${value(o.clientSecret)}`);
+		if (o.clientMetadataUrl) out.push(`  clientMetadataUrl: ${value(o.clientMetadataUrl)}`);
+		if (o.scopes?.length) out.push(`  scopes: ${value(o.scopes.join(' '))}`);
+		if (o.callbackPort) out.push(`  callbackPort: ${o.callbackPort}`);
+	}
+	// Where the sidecar expands ${env:NAME}: the variables it would send.
+	const refs = envRefs([a.url ?? '', ...Object.values(a.env ?? {}), ...Object.values(a.headers ?? {}), o?.clientSecret ?? '']);
+	if (refs.length) out.push(`It reads these variables of yours: ${refs.map(value).join(', ')}.`);
+	out.push(`Entry hash: ${value(a.entryHash)}`);
+	return out;
+}
+
+/** approvedHash maps the button picked (undefined: Escape or the dialog closed) to the hash to approve, if any. */
+export function approvedHash(prompt: ApprovalPrompt, picked: string | undefined): string | undefined {
+	const c = prompt.choices.find((x) => x.title === picked);
+	return c?.approve ? prompt.entryHash : undefined;
+}

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { APPROVE, approvalPrompt, approvedHash, envRefs, NOT_NOW, type ApprovalPrompt } from '../src/approvalPrompt';
+import type { ServerStatus } from '../src/protocol';
+
+const hash = '5d41402abc4b2a76b9719d911017c592ae1b6f6c0a4b3f1a2d6e0c8b9a7f3e21';
+
+const local: ServerStatus = {
+	name: 'repo-tools',
+	scope: 'project',
+	type: 'local',
+	transport: 'stdio',
+	state: 'awaitingApproval',
+	toolCount: 0,
+	command: ['node', 'server.js'],
+	approval: {
+		entryHash: hash,
+		command: ['node', 'server.js', '--root', 'my dir'],
+		cwd: '/home/me/project/tools',
+		env: { NODE_OPTIONS: '--require ./evil.js', GITHUB_TOKEN: '${env:GITHUB_TOKEN}' },
+		inheritEnv: true,
+	},
+};
+
+const remote: ServerStatus = {
+	name: 'repo-api',
+	scope: 'project',
+	type: 'remote',
+	state: 'awaitingApproval',
+	toolCount: 0,
+	url: 'https://api.example.com/mcp?key=***',
+	approval: {
+		entryHash: hash,
+		url: 'https://api.example.com/mcp?key=${env:API_KEY}',
+		transport: 'http',
+		headers: { 'X-Token': '${env:API_TOKEN}\u001b[2K' },
+		caBundle: '/home/me/project/certs/ca.pem',
+		clientCert: '/home/me/project/certs/client.pem',
+		clientKey: '/home/me/project/certs/client.key',
+		oauth: { clientId: 'freecode', clientSecret: '${env:CLIENT_SECRET}', scopes: ['repo', 'read:org'], callbackPort: 8765 },
+	},
+};
+
+function prompt(st: ServerStatus): ApprovalPrompt {
+	const p = approvalPrompt(st);
+	assert.ok(!('error' in p), JSON.stringify(p));
+	return p;
+}
+
+test('approval: a local entry shows its command, cwd, env as written, and warns of inheritEnv', () => {
+	const p = prompt(local);
+	assert.equal(p.message, 'Run the MCP server "repo-tools" that this project ships?');
+	assert.equal(
+		p.detail,
+		[
+			"This project's .freecode/settings.json, written by its authors, asks for this, with your user's rights:",
+			'',
+			"Command: node server.js --root 'my dir'",
+			'Working directory: /home/me/project/tools',
+			'⚠ inheritEnv: the server gets your whole environment, API keys and tokens included.',
+			'Environment variables, as written:',
+			'  GITHUB_TOKEN=${env:GITHUB_TOKEN}',
+			'  NODE_OPTIONS=--require ./evil.js',
+			'It reads these variables of yours: GITHUB_TOKEN.',
+			`Entry hash: ${hash}`,
+			'',
+			'Approve only servers of projects you trust. This approves exactly this entry: any change to it asks again.',
+		].join('\n'),
+	);
+	assert.equal(p.entryHash, hash);
+});
+
+test('approval: a remote entry shows its URL, headers, TLS files and OAuth, control characters escaped', () => {
+	const p = prompt(remote);
+	assert.equal(
+		p.detail.split('\n').slice(2, -2).join('\n'),
+		[
+			'URL: https://api.example.com/mcp?key=${env:API_KEY}',
+			'Transport: http',
+			'HTTP headers, as written:',
+			'  X-Token: ${env:API_TOKEN}\\x1b[2K',
+			'CA bundle: /home/me/project/certs/ca.pem',
+			'Client certificate: /home/me/project/certs/client.pem',
+			'Client key: /home/me/project/certs/client.key',
+			'OAuth:',
+			'  clientId: freecode',
+			'  clientSecret: ${env:CLIENT_SECRET}',
+			'  scopes: repo read:org',
+			'  callbackPort: 8765',
+			'It reads these variables of yours: API_KEY, API_TOKEN, CLIENT_SECRET.',
+			`Entry hash: ${hash}`,
+		].join('\n'),
+	);
+});
+
+test('approval: a very long value is cut, and says so', () => {
+	const p = prompt({ ...local, approval: { entryHash: hash, env: { X: 'a'.repeat(3000) } } });
+	const line = p.detail.split('\n').find((l) => l.startsWith('  X='));
+	assert.ok(line);
+	assert.ok(line.endsWith('… (2001 more characters, see .freecode/settings.json)'), line);
+});
+
+test('approval: Enter picks a button that approves nothing; only Approve and Run sends the hash', () => {
+	const p = prompt(local);
+	// VS Code's modal: Enter is the first item that is not a close
+	// affordance; Escape is the close affordance, or its own Cancel
+	// (undefined) when there is none.
+	assert.deepEqual(
+		p.choices.map((c) => c.title),
+		[NOT_NOW, APPROVE],
+	);
+	assert.equal(approvedHash(p, p.choices[0].title), undefined, 'Enter approves nothing');
+	assert.equal(approvedHash(p, undefined), undefined, 'Escape approves nothing');
+	assert.equal(approvedHash(p, APPROVE), hash);
+});
+
+test('approval: a status without approval, or not awaiting it, cannot be approved', () => {
+	assert.deepEqual(approvalPrompt({ ...local, approval: undefined }), {
+		error: 'The sidecar did not say what approving repo-tools would allow, so it cannot be approved here; update FreeCode.',
+	});
+	assert.deepEqual(approvalPrompt({ ...local, state: 'connected' }), { error: 'repo-tools is not awaiting approval (it is connected).' });
+});
+
+test('approval: envRefs lists each variable once, sorted', () => {
+	assert.deepEqual(envRefs(['${env:B}${env:A}', 'x ${env:B}', '$env:C', '${env:}']), ['A', 'B']);
+});
