@@ -301,6 +301,16 @@ export interface URLConsent {
 	refuse?: string;
 }
 
+/**
+ * urlButtons are the URL consent's buttons, in order: Decline first, as
+ * VS Code's modal makes the first button its default (Enter), so Enter opens
+ * nothing; Escape is VS Code's own Cancel.
+ */
+export const urlButtons: readonly { title: string; choice: 'decline' | 'open' }[] = [
+	{ title: 'Decline', choice: 'decline' },
+	{ title: 'Open', choice: 'open' },
+];
+
 /** urlConsent words the question for a URL elicitation: who asks, why, and exactly where the page is. */
 export function urlConsent(req: ElicitationRequest): URLConsent {
 	const raw = req.url ?? '';

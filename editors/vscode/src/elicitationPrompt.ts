@@ -15,6 +15,7 @@ import {
 	parseInput,
 	pickItems,
 	prefill,
+	urlButtons,
 	urlConsent,
 	type FormField,
 	type Parsed,
@@ -41,14 +42,12 @@ async function askURL(req: ElicitationRequest, token: CancellationToken, warn: (
 		return DECLINE;
 	}
 	const cancelled = whenCancelled(token);
-	const open: vscode.MessageItem = { title: 'Open' };
-	const decline: vscode.MessageItem = { title: 'Decline' };
 	const picked = await Promise.race([
-		vscode.window.showInformationMessage(c.message, { modal: true, detail: c.detail }, open, decline),
+		vscode.window.showInformationMessage(c.message, { modal: true, detail: c.detail }, ...urlButtons.map((b) => ({ ...b }))),
 		cancelled,
 	]);
 	if (token.isCancellationRequested || picked === undefined) return CANCEL;
-	if (picked === decline) return DECLINE;
+	if (picked.choice !== 'open') return DECLINE;
 	// The URL string as the server sent it: a Uri would re-encode its query.
 	const opened = await vscode.env.openExternal(req.url as unknown as vscode.Uri);
 	return opened ? { action: 'accept' } : CANCEL;

@@ -179,3 +179,18 @@ export function consent(req: SamplingRequest, p: SamplingParams, model: ModelInf
 	full.push('## Limits', '', ...tail, '');
 	return { message, detail: detail.join('\n'), full: full.join('\n') };
 }
+
+/** The answers of the sampling consent. */
+export type SamplingChoice = 'deny' | 'showFull' | 'allow';
+
+/**
+ * samplingButtons are the consent's buttons, in order. VS Code's modal makes
+ * the first button that is not a close affordance its default (Enter), so
+ * Deny comes first and none is a close affordance: Enter sends nothing to a
+ * model, and Escape is VS Code's own Cancel, which denies too.
+ */
+export const samplingButtons: readonly { title: string; choice: SamplingChoice }[] = [
+	{ title: 'Deny', choice: 'deny' },
+	{ title: 'Show Full Request', choice: 'showFull' },
+	{ title: 'Allow', choice: 'allow' },
+];

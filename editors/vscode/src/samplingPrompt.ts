@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { ResponseError } from 'vscode-languageclient/node';
 import type { SamplingRequest, SamplingResult } from './protocol';
 import type { ReadOnlyDocs } from './readOnlyDocs';
-import { chatMessages, consent, pickModel, readParams } from './samplingConsent';
+import { chatMessages, consent, pickModel, readParams, samplingButtons } from './samplingConsent';
 import type { CancellationToken } from './session';
 
 /** MCP's code for a sampling request the user rejected. */
@@ -47,20 +47,17 @@ export async function askSampling(
 		if (token.isCancellationRequested) resolve(undefined);
 		token.onCancellationRequested(() => resolve(undefined));
 	});
-	const allow: vscode.MessageItem = { title: 'Allow' };
-	const full: vscode.MessageItem = { title: 'Show Full Request' };
-	const deny: vscode.MessageItem = { title: 'Deny', isCloseAffordance: true };
 	for (;;) {
 		const picked = await Promise.race([
-			vscode.window.showWarningMessage(c.message, { modal: true, detail: c.detail }, allow, full, deny),
+			vscode.window.showWarningMessage(c.message, { modal: true, detail: c.detail }, ...samplingButtons.map((b) => ({ ...b }))),
 			cancelled,
 		]);
 		if (token.isCancellationRequested) throw refuse('the call that asked ended');
-		if (picked === full) {
+		if (picked?.choice === 'showFull') {
 			await docs.show(`sampling/${req.callId ?? req.server}.md`, c.full, { preview: true });
 			continue;
 		}
-		if (picked !== allow) throw refuse('the user denied it');
+		if (picked?.choice !== 'allow') throw refuse('the user denied it');
 		break;
 	}
 

@@ -9,6 +9,7 @@ import {
 	parseInput,
 	pickItems,
 	prefill,
+	urlButtons,
 	urlConsent,
 	type FormField,
 } from '../src/elicitationForm';
@@ -191,4 +192,11 @@ test('url: the consent names the host and the whole URL; only web pages are offe
 	assert.equal(urlConsent({ server: 's', mode: 'url', message: 'm', url: 'javascript:alert(1)' }).refuse, 'it is a javascript: URL, not a web page');
 	assert.equal(urlConsent({ server: 's', mode: 'url', message: 'm', url: 'not a url' }).refuse, 'it is not a URL');
 	assert.equal(urlConsent({ server: 's', mode: 'url', message: 'm' }).refuse, 'it is not a URL');
+});
+
+test('url: Enter and Escape open no page', () => {
+	// VS Code's modal: Enter is the first button that is not a close
+	// affordance; Escape is VS Code's Cancel when none is one.
+	assert.equal(urlButtons[0].choice, 'decline');
+	assert.ok(urlButtons.every((b) => !('isCloseAffordance' in b)));
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SamplingRequest } from '../src/protocol';
-import { chatMessages, consent, pickModel, readParams, type ModelInfo, type SamplingParams } from '../src/samplingConsent';
+import { chatMessages, consent, pickModel, readParams, samplingButtons, type ModelInfo, type SamplingParams } from '../src/samplingConsent';
 
 const params = {
 	messages: [
@@ -94,4 +94,12 @@ test('sampling: a long message is cut in the dialog and whole in the full reques
 	assert.equal(line, `  user: ${'x'.repeat(49)}…`);
 	assert.ok(c.full.includes(`${long}\\u202e`));
 	assert.ok(!c.detail.includes('During call'));
+});
+
+test('sampling: Enter and Escape send nothing to a model', () => {
+	// VS Code's modal: Enter is the first button that is not a close
+	// affordance; Escape is the close affordance, else VS Code's Cancel.
+	assert.equal(samplingButtons[0].choice, 'deny');
+	assert.ok(samplingButtons.every((b) => !('isCloseAffordance' in b)));
+	assert.equal(samplingButtons.filter((b) => b.choice === 'allow').length, 1);
 });
