@@ -228,6 +228,7 @@ func (r *runRecorder) write() {
 // procInfo is what the reaper reads of a running process.
 type procInfo struct {
 	id      procID
+	ppid    int
 	pgrp    int
 	session int
 	zombie  bool

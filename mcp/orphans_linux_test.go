@@ -140,7 +140,7 @@ func stopRecording() {
 
 func TestParseStat(t *testing.T) {
 	st, ok := parseStat(42, "42 (a (b) c) S 1 40 41 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0")
-	if !ok || st.pgrp != 40 || st.session != 41 || st.id != (procID{42, 12345}) || st.zombie {
+	if !ok || st.ppid != 1 || st.pgrp != 40 || st.session != 41 || st.id != (procID{42, 12345}) || st.zombie {
 		t.Errorf("parseStat = %+v, %v", st, ok)
 	}
 }
