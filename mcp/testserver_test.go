@@ -37,6 +37,10 @@ import (
 //	schemapages    tools/list pages forever, each 500 tools with 20-property schemas
 //	deeptool       add a tool "deep" whose answer nests 10,001 levels deep
 //	child          (internal) the forked child: ignore SIGTERM, sleep
+//	escape=F       start a daemon by double fork (detach=F) and wait for
+//	               its parent to exit before serving
+//	detach=F       (internal) start a child in a session of its own (setsid),
+//	               write its pid to file F, exit
 //	legacy         a hand-written 2024-11-05 server (runLegacyServer)
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
@@ -78,6 +82,28 @@ func runTestServer(args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Hour)
 		return 0
+	}
+	if f, ok := flags["detach"]; ok {
+		cmd := exec.Command(os.Args[0], "child")
+		cmd.Env = os.Environ()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "detach:", err)
+			return 1
+		}
+		if err := os.WriteFile(f, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+			return 1
+		}
+		return 0
+	}
+	if f, ok := flags["escape"]; ok {
+		cmd := exec.Command(os.Args[0], "detach="+f)
+		cmd.Env = os.Environ()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "escape:", err)
+			return 1
+		}
 	}
 	if f, ok := flags["crashafter"]; ok {
 		file, nStr, _ := strings.Cut(f, ":")
