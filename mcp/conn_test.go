@@ -615,8 +615,9 @@ func (r *readyFIFO) abandon() {
 }
 
 // TestServerEnvValuesMasked: a server that prints its environment shows
-// none of its own env values, literal or ${env:} expanded, in its stderr
-// tail, its errors or the logs; values under 4 bytes are left as they are.
+// none of its own secret env values, literal or ${env:} expanded, in its
+// stderr tail, its errors or the logs; plain settings (see secretValue)
+// are left as they are.
 func TestServerEnvValuesMasked(t *testing.T) {
 	const literal = "literal-Secret-1"
 	const expanded = "tok-123" // FS_TOKEN in testEnviron
@@ -626,6 +627,8 @@ func TestServerEnvValuesMasked(t *testing.T) {
 			srv.Env["LIT"] = literal
 			srv.Env["TOKEN"] = "${env:FS_TOKEN}"
 			srv.Env["LVL"] = "dbg"
+			srv.Env["MODE"] = "deep"
+			srv.Env["DEBUG"] = "1"
 			var logs lockedBuffer
 			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			rec := mcptest.NewRecorder()
@@ -651,8 +654,10 @@ func TestServerEnvValuesMasked(t *testing.T) {
 					t.Errorf("env value %q shown:\n%s", secret, all)
 				}
 			}
-			if !slices.Contains(st.StderrTail, "LIT=***") || !slices.Contains(st.StderrTail, "LVL=dbg") {
-				t.Errorf("stderr tail = %q, want LIT=*** and the short LVL=dbg as it is", st.StderrTail)
+			for _, want := range []string{"LIT=***", "TOKEN=***", "LVL=dbg", "MODE=deep", "DEBUG=1"} {
+				if !slices.Contains(st.StderrTail, want) {
+					t.Errorf("stderr tail = %q, want %q: secrets masked, plain settings as they are", st.StderrTail, want)
+				}
 			}
 			// A server that exits fails the connect at once, and what it
 			// wrote on stdout after the first lines may never be read; one

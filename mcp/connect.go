@@ -195,7 +195,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	// What this session must never show: a local server's env values, a
 	// remote one's header values and URL secrets. Errors, the stderr tail
 	// and the Conn's logs all go through red.
-	secrets := envSecrets(srv)
+	secrets := envSecrets(c.srv, srv, lookup)
 	var urlSecrets []string
 	if srv.Type == config.TypeRemote {
 		urlSecrets = urlEnvValues(c.srv.URL, lookup)
