@@ -173,6 +173,76 @@ func TestBannerAndLogLinesOnStdout(t *testing.T) {
 	}
 }
 
+// TestJSONNoiseOnStdout: JSON lines that are no JSON-RPC message (a
+// structured log line, an array, a message with a bad method, an empty
+// batch) around a server's answers are skipped: every call completes and
+// the session is never lost. They are logged at debug level, masked and
+// cut short.
+func TestJSONNoiseOnStdout(t *testing.T) {
+	const token = "noise-Token-0123456789"
+	srv := testSrv(t, "noisy", "jsonnoise", "banner")
+	srv.Env["NOISE_TOKEN"] = token
+	var logs lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, Logger: logger})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		text := fmt.Sprint("call ", i)
+		if got := callText(t, c, "echo", map[string]any{"text": text}); got != text {
+			t.Errorf("echo = %q, want %q", got, text)
+		}
+	}
+	c.Close()
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected, StateStopped), rec.States("noisy")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	out := logs.String()
+	if strings.Contains(out, token) {
+		t.Errorf("a skipped line showed the server's token:\n%s", out)
+	}
+	var skipped int
+	for line := range strings.Lines(out) {
+		var rec struct {
+			Level, Msg, Line string
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || !strings.HasPrefix(rec.Msg, "skipped server stdout") {
+			continue
+		}
+		skipped++
+		if rec.Level != "DEBUG" || len(rec.Line) > 210 {
+			t.Errorf("skipped line logged at %s, %d bytes: %q", rec.Level, len(rec.Line), rec.Line)
+		}
+	}
+	// Per call: the log line, the array, the bad method, the padding, the
+	// empty batch; the banner's lines are noise too.
+	if skipped < 3*5 {
+		t.Errorf("%d skipped lines logged, want at least 15:\n%s", skipped, out)
+	}
+}
+
+// TestInvalidAnswerFailsItsCall: an answer that is JSON but no valid
+// JSON-RPC response fails the call it answers at once, saying what is
+// wrong; the session goes on.
+func TestInvalidAnswerFailsItsCall(t *testing.T) {
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, testSrv(t, "bad", "badanswer"), rec)
+	_, err := c.CallTool(t.Context(), "badanswer", nil, nil)
+	if err == nil || errors.Is(err, ErrConnectionLost) || errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "not a valid JSON-RPC response") || !strings.Contains(err.Error(), `"1.0"`) {
+		t.Fatalf("CallTool(badanswer) = %v; want an error saying the answer is invalid and why", err)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
+		t.Errorf("echo after an invalid answer = %q", got)
+	}
+	c.Close()
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected, StateStopped), rec.States("bad")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
 func TestOversizedLineIsDropped(t *testing.T) {
 	srv := testSrv(t, "huge")
 	srv.MaxMessageBytes = 1 << 20

@@ -171,7 +171,8 @@ func TestDecodeMessageMatchesSDK(t *testing.T) {
 			t.Errorf("%s (-sdk +ours):\n%s", line, diff)
 		}
 	}
-	for _, bad := range []string{`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":true,"result":{}}`} {
+	for _, bad := range []string{`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":true,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`} {
 		if _, err := decodeMessage([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
