@@ -339,6 +339,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
 	f.onProgress = c.noteProgress
 	f.onDrop = c.noteDrop
+	f.redact = func(s string) string { return c.redactor.Load().String(s) }
 	t := &stdioTransport{filter: f, stdin: p.stdin}
 	// Watch the process while initialize runs: a server that exits at once
 	// must fail the connect now, not at the timeout.

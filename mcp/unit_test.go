@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -55,6 +56,25 @@ func TestLineFilter(t *testing.T) {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLineFilterNoiseExcerpt: a skipped line is logged at debug level, cut
+// short, and masked before the cut, so a secret across it shows no part.
+func TestLineFilterNoiseExcerpt(t *testing.T) {
+	const secret = "SECRET-abcdefghijklmnopqrstuvwxyz"
+	in := strings.Repeat("x", 190) + secret + strings.Repeat("y", 5000) + "\n"
+	var logs strings.Builder
+	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20,
+		slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	f.redact = urlpolicy.NewRedactor(secret).String
+	if _, err := readLines(f); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=DEBUG") || !strings.Contains(out, strings.Repeat("x", 190)+"***") ||
+		strings.Contains(out, "SECRET") || strings.Contains(out, strings.Repeat("y", 20)) {
+		t.Errorf("skipped line logged as %q; want at debug level, masked, cut short", out)
 	}
 }
 
