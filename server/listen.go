@@ -81,11 +81,12 @@ func Listen(addr string) (net.Listener, string, error) {
 		} else if fi, serr := os.Lstat(path); serr == nil && fi.Mode().Type() == fs.ModeSocket {
 			os.Remove(path) // nobody answers: a dead sidecar's socket
 		}
-		ln, err := net.Listen("unix", path)
+		ln, err := listenUnix(path)
 		if err != nil {
 			return nil, "", err
 		}
-		// The socket is the user's alone, as serve.json is.
+		// The socket is the user's alone, as serve.json is: born so
+		// (listenUnix), and read-write only.
 		if err := os.Chmod(path, 0o600); err != nil {
 			ln.Close()
 			return nil, "", err
