@@ -35,7 +35,9 @@ import (
 // They get SIGTERM, SIGKILL after the stop's grace, and are reaped. A
 // process is known by its pid and start time, and is signalled through a
 // pidfd opened and then checked against that start time, so a pid reused
-// meanwhile is never hit.
+// meanwhile is never hit. Escapees are not in the run record: if this
+// process is killed outright they go to init, and ReapOrphans, which
+// reaps process groups, does not find them.
 //
 // Only adopted children are reaped, never one this process started itself
 // (exec.Cmd's Wait would then fail): a zombie child is reaped when it is a

@@ -216,8 +216,10 @@ func (p *process) waitGone(d time.Duration) bool {
 	// The leader is gone; children it left in the group may still run, or
 	// be zombies reparented to this process (a subreaper) for it to reap.
 	for {
-		reapAdopted()
 		if !groupAlive(p) {
+			return true
+		}
+		if reapAdopted(); !groupAlive(p) {
 			return true
 		}
 		if !time.Now().Before(deadline) {
