@@ -320,11 +320,19 @@ const browserGrace = 2 * time.Second
 
 func startBrowser(ctx context.Context, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// What the launch leaves running is the user's browser, never a
+	// server's escapee to end.
+	launched := claimLaunch()
 	if err := cmd.Start(); err != nil {
+		launched()
 		return fmt.Errorf("%s: %w", argv[0], err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		launched()
+		exited <- err
+	}()
 	t := time.NewTimer(browserGrace)
 	defer t.Stop()
 	select {

@@ -173,6 +173,76 @@ func TestBannerAndLogLinesOnStdout(t *testing.T) {
 	}
 }
 
+// TestJSONNoiseOnStdout: JSON lines that are no JSON-RPC message (a
+// structured log line, an array, a message with a bad method, an empty
+// batch) around a server's answers are skipped: every call completes and
+// the session is never lost. They are logged at debug level, masked and
+// cut short.
+func TestJSONNoiseOnStdout(t *testing.T) {
+	const token = "noise-Token-0123456789"
+	srv := testSrv(t, "noisy", "jsonnoise", "banner")
+	srv.Env["NOISE_TOKEN"] = token
+	var logs lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, Logger: logger})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		text := fmt.Sprint("call ", i)
+		if got := callText(t, c, "echo", map[string]any{"text": text}); got != text {
+			t.Errorf("echo = %q, want %q", got, text)
+		}
+	}
+	c.Close()
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected, StateStopped), rec.States("noisy")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	out := logs.String()
+	if strings.Contains(out, token) {
+		t.Errorf("a skipped line showed the server's token:\n%s", out)
+	}
+	var skipped int
+	for line := range strings.Lines(out) {
+		var rec struct {
+			Level, Msg, Line string
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || !strings.HasPrefix(rec.Msg, "skipped server stdout") {
+			continue
+		}
+		skipped++
+		if rec.Level != "DEBUG" || len(rec.Line) > 210 {
+			t.Errorf("skipped line logged at %s, %d bytes: %q", rec.Level, len(rec.Line), rec.Line)
+		}
+	}
+	// Per call: the log line, the array, the bad method, the padding, the
+	// empty batch; the banner's lines are noise too.
+	if skipped < 3*5 {
+		t.Errorf("%d skipped lines logged, want at least 15:\n%s", skipped, out)
+	}
+}
+
+// TestInvalidAnswerFailsItsCall: an answer that is JSON but no valid
+// JSON-RPC response fails the call it answers at once, saying what is
+// wrong; the session goes on.
+func TestInvalidAnswerFailsItsCall(t *testing.T) {
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, testSrv(t, "bad", "badanswer"), rec)
+	_, err := c.CallTool(t.Context(), "badanswer", nil, nil)
+	if err == nil || errors.Is(err, ErrConnectionLost) || errors.Is(err, context.DeadlineExceeded) ||
+		!strings.Contains(err.Error(), "not a valid JSON-RPC response") || !strings.Contains(err.Error(), `"1.0"`) {
+		t.Fatalf("CallTool(badanswer) = %v; want an error saying the answer is invalid and why", err)
+	}
+	if got := callText(t, c, "echo", map[string]any{"text": "after"}); got != "after" {
+		t.Errorf("echo after an invalid answer = %q", got)
+	}
+	c.Close()
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected, StateStopped), rec.States("bad")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
 func TestOversizedLineIsDropped(t *testing.T) {
 	srv := testSrv(t, "huge")
 	srv.MaxMessageBytes = 1 << 20
@@ -615,8 +685,9 @@ func (r *readyFIFO) abandon() {
 }
 
 // TestServerEnvValuesMasked: a server that prints its environment shows
-// none of its own env values, literal or ${env:} expanded, in its stderr
-// tail, its errors or the logs; values under 4 bytes are left as they are.
+// none of its own secret env values, literal or ${env:} expanded, in its
+// stderr tail, its errors or the logs; plain settings (see secretValue)
+// are left as they are.
 func TestServerEnvValuesMasked(t *testing.T) {
 	const literal = "literal-Secret-1"
 	const expanded = "tok-123" // FS_TOKEN in testEnviron
@@ -626,6 +697,8 @@ func TestServerEnvValuesMasked(t *testing.T) {
 			srv.Env["LIT"] = literal
 			srv.Env["TOKEN"] = "${env:FS_TOKEN}"
 			srv.Env["LVL"] = "dbg"
+			srv.Env["MODE"] = "deep"
+			srv.Env["DEBUG"] = "1"
 			var logs lockedBuffer
 			logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			rec := mcptest.NewRecorder()
@@ -651,8 +724,10 @@ func TestServerEnvValuesMasked(t *testing.T) {
 					t.Errorf("env value %q shown:\n%s", secret, all)
 				}
 			}
-			if !slices.Contains(st.StderrTail, "LIT=***") || !slices.Contains(st.StderrTail, "LVL=dbg") {
-				t.Errorf("stderr tail = %q, want LIT=*** and the short LVL=dbg as it is", st.StderrTail)
+			for _, want := range []string{"LIT=***", "TOKEN=***", "LVL=dbg", "MODE=deep", "DEBUG=1"} {
+				if !slices.Contains(st.StderrTail, want) {
+					t.Errorf("stderr tail = %q, want %q: secrets masked, plain settings as they are", st.StderrTail, want)
+				}
 			}
 			// A server that exits fails the connect at once, and what it
 			// wrote on stdout after the first lines may never be read; one

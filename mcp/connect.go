@@ -195,7 +195,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	// What this session must never show: a local server's env values, a
 	// remote one's header values and URL secrets. Errors, the stderr tail
 	// and the Conn's logs all go through red.
-	secrets := envSecrets(srv)
+	secrets := envSecrets(c.srv, srv, lookup)
 	var urlSecrets []string
 	if srv.Type == config.TypeRemote {
 		urlSecrets = urlEnvValues(c.srv.URL, lookup)
@@ -339,6 +339,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
 	f.onProgress = c.noteProgress
 	f.onDrop = c.noteDrop
+	f.redact = func(s string) string { return c.redactor.Load().String(s) }
 	t := &stdioTransport{filter: f, stdin: p.stdin}
 	// Watch the process while initialize runs: a server that exits at once
 	// must fail the connect now, not at the timeout.

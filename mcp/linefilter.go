@@ -3,17 +3,20 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 )
 
 // lineFilter reads a stdio server's stdout for stdioConn. A JSON-RPC
 // decoder treats any non-JSON byte as fatal, and real servers print banners
 // and log lines to stdout and sometimes send huge results. The filter hands
-// on only complete, valid JSON lines, skips (and logs) the rest, and drains
+// on only complete, valid JSON lines, skips (and logs) the rest (stdioConn
+// skips JSON that is no JSON-RPC message the same way), and drains
 // a line longer than max without ever holding more than max bytes of it, so
 // the session survives both.
 //
@@ -37,6 +40,9 @@ type lineFilter struct {
 	// onDrop, if set, is told of every message the filter drops (over max,
 	// or nested too deep), in a sentence that says why.
 	onDrop func(msg string)
+	// redact, if set, masks the session's secrets in a skipped line's
+	// excerpt.
+	redact func(string) string
 }
 
 var progressMethod = []byte(`"notifications/progress"`)
@@ -149,8 +155,9 @@ func (f *lineFilter) drop(why string) {
 	}
 }
 
-// codeDropped is the JSON-RPC error code of an answer the filter dropped:
-// the SDK's internal error, since the server did answer.
+// codeDropped is the JSON-RPC error code of an answer the filter dropped,
+// or that stdioConn could not read: the SDK's internal error, since the
+// server did answer.
 const codeDropped = -32603
 
 // envelopeHead reads the first top-level keys of a JSON-RPC message from
@@ -234,9 +241,24 @@ func (f *lineFilter) accept(line []byte, noNewline bool) {
 			return
 		}
 	}
-	const show = 200
-	if len(body) > show {
-		body = body[:show]
+	f.noise(body, "not JSON")
+}
+
+// noise logs, at debug level, a line of the server's stdout that is no
+// JSON-RPC message and is skipped: servers print banners and logs there,
+// and that must never cost the session. Only an excerpt is shown, masked
+// before it is cut so a secret across the cut cannot show in part.
+func (f *lineFilter) noise(line []byte, why string) {
+	if !f.logger.Enabled(context.Background(), slog.LevelDebug) {
+		return
 	}
-	f.logger.Info("server stdout (not a JSON-RPC message)", "line", string(body))
+	const show, secretRoom = 200, 4096
+	s := string(bytes.TrimSpace(line[:min(len(line), show+secretRoom)]))
+	if f.redact != nil {
+		s = f.redact(s)
+	}
+	if len(s) > show {
+		s = strings.ToValidUTF8(s[:show], "") + "…"
+	}
+	f.logger.Debug("skipped server stdout: not a JSON-RPC message", "why", why, "line", s)
 }

@@ -225,9 +225,13 @@ func (r *runRecorder) write() {
 	}
 }
 
+// procSet is a set of processes, by pid.
+type procSet map[int]procID
+
 // procInfo is what the reaper reads of a running process.
 type procInfo struct {
 	id      procID
+	ppid    int
 	pgrp    int
 	session int
 	zombie  bool

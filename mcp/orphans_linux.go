@@ -30,28 +30,41 @@ func parseStat(pid int, stat string) (procInfo, bool) {
 	if len(f) < 20 {
 		return procInfo{}, false
 	}
+	ppid, err0 := strconv.Atoi(f[1])
 	pgrp, err1 := strconv.Atoi(f[2])
 	session, err2 := strconv.Atoi(f[3])
 	start, err3 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	if err0 != nil || err1 != nil || err2 != nil || err3 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{id: procID{PID: pid, Start: start}, pgrp: pgrp, session: session, zombie: f[0] == "Z"}, true
+	return procInfo{id: procID{PID: pid, Start: start}, ppid: ppid, pgrp: pgrp, session: session, zombie: f[0] == "Z"}, true
 }
 
 // groupProcs lists the live (not zombie) processes of process group pgid.
 func groupProcs(pgid int) []procInfo {
+	var out []procInfo
+	for _, st := range procTable() {
+		if st.pgrp == pgid && !st.zombie {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// procTable reads the stat of every process, zombies included. It is not
+// one instant's picture: processes come and go while it reads.
+func procTable() []procInfo {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var out []procInfo
+	out := make([]procInfo, 0, len(entries))
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if st, ok := procStat(pid); ok && st.pgrp == pgid && !st.zombie {
+		if st, ok := procStat(pid); ok {
 			out = append(out, st)
 		}
 	}

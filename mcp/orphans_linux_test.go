@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -131,6 +132,111 @@ func TestReapOrphansAfterKill9(t *testing.T) {
 	}
 }
 
+// TestCloseEndsSetsidEscapee: a server that starts a daemon by double
+// fork and setsid() leaves its process group and session, and the
+// daemon's parent is gone; Close ends and reaps it all the same.
+func TestCloseEndsSetsidEscapee(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "daemon")
+	c := startTestConn(t, testSrv(t, "escaper", "escape="+file), nil)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	daemon, ok := procStat(pid)
+	if !ok {
+		t.Fatalf("the daemon %d is not running", pid)
+	}
+	if daemon.session != pid || daemon.pgrp == c.Status().PID {
+		t.Fatalf("the daemon %+v did not leave the server's group and session", daemon)
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := procStat(pid); ok && st.id == daemon.id {
+		syscall.Kill(pid, syscall.SIGKILL)
+		awaitExit(t, pidfd)
+		t.Fatalf("the setsid daemon of a closed server is still there (zombie: %v)", st.zombie)
+	}
+}
+
+// TestServerStopLeavesOwnChildren: the zombies a server's stop reaps are
+// adopted ones only; a child this process started itself, in a group of
+// its own, is still there for its exec.Cmd to Wait for.
+func TestServerStopLeavesOwnChildren(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "daemon")
+	c := startTestConn(t, testSrv(t, "escaper", "escape="+file), nil)
+	own := exec.Command("sh", "-c", "exit 7")
+	own.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := own.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidfd, err := unix.PidfdOpen(own.Process.Pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	awaitExit(t, pidfd) // a zombie now, unwaited
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := own.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 7 {
+		t.Errorf("Wait of our own child after a server's stop = %v, want exit status 7", err)
+	}
+}
+
+func TestSoleClaimant(t *testing.T) {
+	tests := []struct {
+		name     string
+		leaders  map[int]procID
+		launches []launchWindow
+		start    uint64
+		want     int
+	}{
+		{"the only server", map[int]procID{10: {10, 100}}, nil, 150, 10},
+		{"before every server", map[int]procID{10: {10, 100}}, nil, 50, 0},
+		{"two servers before it", map[int]procID{10: {10, 100}, 20: {20, 120}}, nil, 150, 0},
+		{"one of two before it", map[int]procID{10: {10, 100}, 20: {20, 120}}, nil, 110, 10},
+		{"same tick as a server", map[int]procID{10: {10, 100}, 20: {20, 150}}, nil, 150, 0},
+		{"in a browser launch", map[int]procID{10: {10, 100}}, []launchWindow{{140, 160}}, 150, 0},
+		{"after a browser launch", map[int]procID{10: {10, 100}}, []launchWindow{{140, 160}}, 170, 10},
+		{"during a running launch", map[int]procID{10: {10, 100}}, []launchWindow{{140, 0}}, 900, 0},
+		{"no server", nil, nil, 150, 0},
+	}
+	adoptMu.Lock()
+	defer adoptMu.Unlock()
+	savedLeaders, savedLaunches := leaders, launches
+	defer func() { leaders, launches = savedLeaders, savedLaunches }()
+	for _, tt := range tests {
+		leaders, launches = tt.leaders, tt.launches
+		if got := soleClaimantLocked(tt.start); got != tt.want {
+			t.Errorf("%s: soleClaimant(%d) = %d, want %d", tt.name, tt.start, got, tt.want)
+		}
+	}
+}
+
+// TestNowTicks: the clock the launch windows use is the one of process
+// start times.
+func TestNowTicks(t *testing.T) {
+	before := nowTicks()
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	st, ok := procStat(cmd.Process.Pid)
+	after := nowTicks() + 1
+	if !ok || st.id.Start < before || st.id.Start > after {
+		t.Errorf("a process started between ticks %d and %d has start time %d", before, after, st.id.Start)
+	}
+}
+
 // stopRecording undoes what ReapOrphans set up, for the tests that follow.
 func stopRecording() {
 	recorderMu.Lock()
@@ -140,7 +246,7 @@ func stopRecording() {
 
 func TestParseStat(t *testing.T) {
 	st, ok := parseStat(42, "42 (a (b) c) S 1 40 41 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0")
-	if !ok || st.pgrp != 40 || st.session != 41 || st.id != (procID{42, 12345}) || st.zombie {
+	if !ok || st.ppid != 1 || st.pgrp != 40 || st.session != 41 || st.id != (procID{42, 12345}) || st.zombie {
 		t.Errorf("parseStat = %+v, %v", st, ok)
 	}
 }

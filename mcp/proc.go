@@ -79,7 +79,7 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func
 	cmd.Dir = srv.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err := startServerCmd(cmd); err != nil {
 		return nil, err
 	}
 	// The child has its ends; ours would keep the pipes open after it exits.
@@ -149,11 +149,13 @@ func (p *process) exitError() error {
 }
 
 // stop ends the process and everything it started: close stdin, wait
-// closeGrace, SIGTERM the group, wait termGrace, SIGKILL the group. It
-// returns once the leader is reaped and the group is gone, and is safe to
-// call more than once.
+// closeGrace, SIGTERM the group, wait termGrace, SIGKILL the group; then
+// the same for what left the group (escapees, see orphans_escape_linux.go).
+// It returns once the leader is reaped and the group is gone, and is safe
+// to call more than once.
 func (p *process) stop(closeGrace, termGrace time.Duration) {
 	p.stopOnce.Do(func() {
+		escapees := escapeSnapshot(p.pid)
 		gone := true
 		p.stdin.Close()
 		if !p.waitGone(closeGrace) {
@@ -167,6 +169,7 @@ func (p *process) stop(closeGrace, termGrace time.Duration) {
 				}
 			}
 		}
+		stopEscapees(p.pid, escapees, termGrace, p.logger)
 		if gone {
 			forgetGroup(p.pid) // else the next start reaps what is left
 		}
@@ -210,9 +213,13 @@ func (p *process) waitGone(d time.Duration) bool {
 	case <-timer.C:
 		return false
 	}
-	// The leader is gone; children it left in the group may still run.
+	// The leader is gone; children it left in the group may still run, or
+	// be zombies reparented to this process (a subreaper) for it to reap.
 	for {
 		if !groupAlive(p) {
+			return true
+		}
+		if reapAdopted(); !groupAlive(p) {
 			return true
 		}
 		if !time.Now().Before(deadline) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/urlpolicy"
@@ -50,15 +52,129 @@ type causedError struct {
 func (e *causedError) Error() string { return e.msg }
 func (e *causedError) Unwrap() error { return e.cause }
 
-// envSecrets returns a local server's own env values, ${env:NAME}
-// expanded: a server that prints its environment (to stderr, or stdout
-// around its messages) must not show them in its stderr tail, its errors
-// or the logs. Like every secret, a value under urlpolicy.MinSecretLen
-// bytes is not hidden.
-func envSecrets(expanded config.Server) []string {
-	out := make([]string, 0, len(expanded.Env))
-	for _, v := range expanded.Env {
-		out = append(out, v)
+// envSecrets returns what of a local server's own env must never be
+// shown (a server that prints its environment, to stderr or stdout around
+// its messages, must not show it in its stderr tail, its errors or the
+// logs), and no more: masking a plain value such as MODE=deep or DEBUG=1
+// everywhere it occurs would garble unrelated text. raw is the entry as
+// written, expanded with its ${env:NAME} references resolved by lookup.
+//
+// For each env entry NAME=value (value expanded):
+//   - the whole value, if NAME looks secret (secretName) and the value is
+//     not a boolean word, or the value looks generated (tokenLike) and is
+//     not a path;
+//   - else, for each ${env:VAR} reference in the entry as written, the
+//     value it put in, by the same test with VAR as the name;
+//   - else, if the value is a URL, its password and those query values
+//     whose parameter name looks secret or that look generated.
+//
+// As for every secret, a part under urlpolicy.MinSecretLen bytes is not
+// hidden.
+func envSecrets(raw, expanded config.Server, lookup func(string) (string, bool)) []string {
+	var out []string
+	for name, v := range expanded.Env {
+		if secretValue(name, v) {
+			out = append(out, v)
+			continue
+		}
+		_, _ = config.Expand(raw.Env[name], func(ref string) (string, bool) {
+			rv, ok := lookup(ref)
+			if ok && secretValue(ref, rv) {
+				out = append(out, rv)
+			}
+			return rv, ok
+		})
+		out = append(out, urlValueSecrets(v)...)
+	}
+	return out
+}
+
+// secretValue reports whether the value v of the variable name is
+// masked: the name looks secret and v is not a boolean word (AUTH=true),
+// or v looks generated and is not a path.
+func secretValue(name, v string) bool {
+	return secretName(name) && !isBoolWord(v) || tokenLike(v) && !isPath(v)
+}
+
+// secretNameParts are the words of a variable name that say its value is
+// a credential: API_KEY, GITHUB_TOKEN, DB_PASSWORD, CLIENT_SECRET,
+// AUTH_HEADER, AWS_CREDENTIALS, PRIVATE_KEY, SESSION_COOKIE.
+var secretNameParts = []string{"TOKEN", "KEY", "SECRET", "PASS", "AUTH", "CRED", "PRIVATE", "COOKIE"}
+
+// secretName reports whether a variable (or query parameter) name holds,
+// ignoring case, one of secretNameParts.
+func secretName(name string) bool {
+	up := strings.ToUpper(name)
+	for _, p := range secretNameParts {
+		if strings.Contains(up, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenLike reports whether v looks like a generated credential: 16
+// bytes or more, no whitespace, letters and digits both, and not a URL
+// (whose secrets urlValueSecrets picks).
+func tokenLike(v string) bool {
+	if len(v) < 16 || strings.Contains(v, "://") {
+		return false
+	}
+	var letter, digit bool
+	for _, r := range v {
+		switch {
+		case unicode.IsSpace(r):
+			return false
+		case unicode.IsLetter(r):
+			letter = true
+		case unicode.IsDigit(r):
+			digit = true
+		}
+	}
+	return letter && digit
+}
+
+// isBoolWord reports whether v is a switch's value, never a secret.
+func isBoolWord(v string) bool {
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off", "none", "null":
+		return true
+	}
+	return false
+}
+
+// isPath reports whether v is a file path: a long one mixes letters and
+// digits without being generated.
+func isPath(v string) bool {
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") {
+		return !strings.ContainsFunc(v, unicode.IsSpace)
+	}
+	// C:\ or C:/
+	return len(v) > 3 && v[1] == ':' && (v[2] == '\\' || v[2] == '/') && unicode.IsLetter(rune(v[0]))
+}
+
+// urlValueSecrets returns, for a URL value, its password and the query
+// values that secretValue would mask under their parameter's name.
+func urlValueSecrets(v string) []string {
+	if !strings.Contains(v, "://") {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	for k, vs := range u.Query() {
+		for _, qv := range vs {
+			if secretValue(k, qv) {
+				out = append(out, qv)
+			}
+		}
 	}
 	return out
 }

@@ -53,39 +53,81 @@ func (c *stdioConn) SessionID() string { return "" }
 
 // Read returns the next message. Close unblocks it: closing the stdout
 // pipe fails the pending read.
+//
+// A JSON line that is no JSON-RPC message (a structured log line, a bare
+// value) is skipped like any other stdout noise: a read error would end the
+// session and every call in flight. A line that is an answer, by its id, but
+// not a valid one becomes an error answer for that id, so the call it
+// answers fails at once saying what was wrong, not at its timeout.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(c.queue) > 0 {
-		msg := c.queue[0]
-		c.queue = c.queue[1:]
-		return msg, nil
-	}
-	line, err := c.filter.nextLine()
-	if err != nil {
-		return nil, err
-	}
-	if line[0] != '[' {
-		return decodeMessage(line)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(line, &raws); err != nil {
-		return nil, fmt.Errorf("reading batch: %w", err)
-	}
-	if len(raws) == 0 {
-		return nil, errors.New("empty batch")
-	}
-	msgs := make([]jsonrpc.Message, 0, len(raws))
-	for _, raw := range raws {
-		msg, err := decodeMessage(raw)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(c.queue) > 0 {
+			msg := c.queue[0]
+			c.queue = c.queue[1:]
+			return msg, nil
+		}
+		line, err := c.filter.nextLine()
 		if err != nil {
 			return nil, err
 		}
-		msgs = append(msgs, msg)
+		c.queue = c.decodeLine(line)
 	}
-	c.queue = msgs[1:]
-	return msgs[0], nil
+}
+
+// decodeLine returns the messages of one line: one, or a batch's; none
+// for noise.
+func (c *stdioConn) decodeLine(line []byte) []jsonrpc.Message {
+	if line[skipSpace(line, 0)] != '[' {
+		if msg := c.decodeOne(line); msg != nil {
+			return []jsonrpc.Message{msg}
+		}
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+		c.filter.noise(line, "an array, not a batch of messages")
+		return nil
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		if msg := c.decodeOne(raw); msg != nil {
+			msgs = append(msgs, msg)
+		}
+	}
+	return msgs
+}
+
+// decodeOne decodes one message; an invalid answer becomes an error
+// answer for its id, anything else invalid is noise (nil).
+func (c *stdioConn) decodeOne(raw []byte) jsonrpc.Message {
+	msg, err := decodeMessage(raw)
+	if err == nil {
+		return msg
+	}
+	if id, ok := answerID(raw); ok {
+		why := fmt.Sprintf("the server's answer is not a valid JSON-RPC response: %v", err)
+		c.filter.logger.Warn("invalid answer on server stdout", "why", err)
+		return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: codeDropped, Message: why}}
+	}
+	c.filter.noise(raw, err.Error())
+	return nil
+}
+
+// answerID returns the id of raw if it is a JSON object that looks like an
+// answer: a valid, non-null id and no method.
+func answerID(raw []byte) (jsonrpc.ID, bool) {
+	var env struct {
+		ID     any              `json:"id"`
+		Method *json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(raw, &env) != nil || env.ID == nil || env.Method != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(env.ID)
+	return id, err == nil && id.IsValid()
 }
 
 // Write sends msg as one line, in one write.
@@ -231,6 +273,9 @@ func decodeMessageStd(line []byte) (jsonrpc.Message, error) {
 	if !id.IsValid() {
 		return nil, fmt.Errorf("invalid message: a response without an id")
 	}
+	if (w.Result == nil) == (w.Error == nil) {
+		return nil, fmt.Errorf("invalid message: a response needs a result or an error, one of them")
+	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		resp.Error = w.Error
@@ -339,7 +384,7 @@ func decodeEnvelope(line []byte) jsonrpc.Message {
 	if seen&seenMethod != 0 {
 		return &jsonrpc.Request{ID: id, Method: method, Params: cloneRaw(params)}
 	}
-	if !id.IsValid() {
+	if !id.IsValid() || seen&seenResult == 0 {
 		return nil
 	}
 	return &jsonrpc.Response{ID: id, Result: cloneRaw(result)}

@@ -37,6 +37,12 @@ import (
 //	schemapages    tools/list pages forever, each 500 tools with 20-property schemas
 //	deeptool       add a tool "deep" whose answer nests 10,001 levels deep
 //	child          (internal) the forked child: ignore SIGTERM, sleep
+//	jsonnoise      print JSON that is no JSON-RPC message around answers
+//	badanswer      add a tool "badanswer" whose answer has a wrong version tag
+//	escape=F       start a daemon by double fork (detach=F) and wait for
+//	               its parent to exit before serving
+//	detach=F       (internal) start a child in a session of its own (setsid),
+//	               write its pid to file F, exit
 //	legacy         a hand-written 2024-11-05 server (runLegacyServer)
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
@@ -50,9 +56,23 @@ type lockedWriter struct {
 // deepMarker is what the deep tool answers, for the writer to replace.
 const deepMarker = "DEEP-MARKER"
 
+// badMarker is what the badanswer tool answers: the writer sends, for the
+// answer that holds it, one with a wrong version tag.
+const badMarker = "BAD-ANSWER-MARKER"
+
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if bytes.Contains(p, []byte(`"`+badMarker+`"`)) {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(p, &msg)
+		if _, err := fmt.Fprintf(l.w, "{\"jsonrpc\":\"1.0\",\"id\":%s,\"result\":{\"content\":[]}}\n", msg.ID); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	if l.deep && bytes.Contains(p, []byte(`"`+deepMarker+`"`)) {
 		deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
 		if _, err := l.w.Write(bytes.ReplaceAll(p, []byte(`"`+deepMarker+`"`), []byte(deep))); err != nil {
@@ -78,6 +98,28 @@ func runTestServer(args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 		time.Sleep(time.Hour)
 		return 0
+	}
+	if f, ok := flags["detach"]; ok {
+		cmd := exec.Command(os.Args[0], "child")
+		cmd.Env = os.Environ()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "detach:", err)
+			return 1
+		}
+		if err := os.WriteFile(f, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600); err != nil {
+			return 1
+		}
+		return 0
+	}
+	if f, ok := flags["escape"]; ok {
+		cmd := exec.Command(os.Args[0], "detach="+f)
+		cmd.Env = os.Environ()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "escape:", err)
+			return 1
+		}
 	}
 	if f, ok := flags["crashafter"]; ok {
 		file, nStr, _ := strings.Cut(f, ":")
@@ -137,6 +179,32 @@ func runTestServer(args []string) int {
 		fmt.Fprintln(out, "{not json, just braces}")
 	}
 	server := newTestServer(out, banner)
+	if _, ok := flags["badanswer"]; ok {
+		server.AddTool(&mcpsdk.Tool{Name: "badanswer", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				return textResult(badMarker), nil
+			})
+	}
+	if _, ok := flags["jsonnoise"]; ok {
+		// Around every call's answer: JSON that is no JSON-RPC message
+		// (one line showing $NOISE_TOKEN, one 8 KB long), and plain text.
+		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+				if method == "tools/call" {
+					fmt.Fprintf(out, "{\"level\":30,\"msg\":\"tool called\",\"token\":%q}\n", os.Getenv("NOISE_TOKEN"))
+					fmt.Fprintln(out, `[1,2,3]`)
+					fmt.Fprintln(out, `{"jsonrpc":"2.0","method":42}`)
+					fmt.Fprintln(out, `{"pad":"`+strings.Repeat("p", 8000)+`"}`)
+				}
+				res, err := next(ctx, method, req)
+				if method == "tools/call" {
+					fmt.Fprintln(out, `[]`)
+					fmt.Fprintln(out, "plain text after the answer")
+				}
+				return res, err
+			}
+		})
+	}
 	if _, ok := flags["pages"]; ok {
 		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -55,6 +56,25 @@ func TestLineFilter(t *testing.T) {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLineFilterNoiseExcerpt: a skipped line is logged at debug level, cut
+// short, and masked before the cut, so a secret across it shows no part.
+func TestLineFilterNoiseExcerpt(t *testing.T) {
+	const secret = "SECRET-abcdefghijklmnopqrstuvwxyz"
+	in := strings.Repeat("x", 190) + secret + strings.Repeat("y", 5000) + "\n"
+	var logs strings.Builder
+	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20,
+		slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	f.redact = urlpolicy.NewRedactor(secret).String
+	if _, err := readLines(f); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=DEBUG") || !strings.Contains(out, strings.Repeat("x", 190)+"***") ||
+		strings.Contains(out, "SECRET") || strings.Contains(out, strings.Repeat("y", 20)) {
+		t.Errorf("skipped line logged as %q; want at debug level, masked, cut short", out)
 	}
 }
 
@@ -171,7 +191,8 @@ func TestDecodeMessageMatchesSDK(t *testing.T) {
 			t.Errorf("%s (-sdk +ours):\n%s", line, diff)
 		}
 	}
-	for _, bad := range []string{`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":true,"result":{}}`} {
+	for _, bad := range []string{`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":true,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`} {
 		if _, err := decodeMessage([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

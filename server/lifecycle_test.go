@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -323,6 +324,41 @@ func TestListen(t *testing.T) {
 		t.Fatalf("Listen on a dead sidecar's socket: %v", err)
 	}
 	ln.Close()
+}
+
+// A serve.json left by a sidecar that died, whose pid now runs another
+// process, names no sidecar: nothing answers at its address with its
+// token. It keeps no new sidecar from starting, and is removed.
+func TestStaleServeFileWithReusedPID(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "serve.json")
+	unrelated := exec.Command("sleep", "60")
+	if err := unrelated.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { unrelated.Process.Kill(); unrelated.Wait() }()
+	// The dead sidecar's socket file is left too: nobody listens on it.
+	sock := filepath.Join(dir, "serve.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	stale := protocol.ServeFile{Address: "unix:" + sock, PID: unrelated.Process.Pid, Token: server.NewToken()}
+	b, _ := json.Marshal(stale)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.CheckServeFile(path); err != nil {
+		t.Errorf("CheckServeFile with a stale serve.json naming a live, unrelated pid: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale serve.json is still there: %v", err)
+	}
+	if err := syscall.Kill(unrelated.Process.Pid, 0); err != nil {
+		t.Errorf("the unrelated process was signalled: %v", err)
+	}
 }
 
 // A signal stops the sidecar that listens cleanly: every server stopped,

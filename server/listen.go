@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
 )
 
@@ -81,11 +82,12 @@ func Listen(addr string) (net.Listener, string, error) {
 		} else if fi, serr := os.Lstat(path); serr == nil && fi.Mode().Type() == fs.ModeSocket {
 			os.Remove(path) // nobody answers: a dead sidecar's socket
 		}
-		ln, err := net.Listen("unix", path)
+		ln, err := listenUnix(path)
 		if err != nil {
 			return nil, "", err
 		}
-		// The socket is the user's alone, as serve.json is.
+		// The socket is the user's alone, as serve.json is: born so
+		// (listenUnix), and read-write only.
 		if err := os.Chmod(path, 0o600); err != nil {
 			ln.Close()
 			return nil, "", err
@@ -120,12 +122,59 @@ func NewToken() string {
 }
 
 // CheckServeFile returns an error if path names a sidecar that still
-// runs: a second one would take its serve.json from it.
+// runs: a second one would take its serve.json from it. A sidecar runs
+// if one answers at the file's address and takes the file's token; its
+// pid alone proves nothing, since after a crash the pid may be reused by
+// any process. A file that names no running sidecar is stale: it is
+// ignored, and removed if it is the user's.
 func CheckServeFile(path string) error {
-	if old, err := protocol.ReadServeFile(path); err == nil && old.PID != os.Getpid() && processAlive(old.PID) {
-		return fmt.Errorf("another sidecar (pid %d) listens on %s, per %s", old.PID, old.Address, path)
+	old, err := protocol.ReadServeFile(path)
+	if err != nil || old.PID == os.Getpid() {
+		return nil
+	}
+	if processAlive(old.PID) {
+		switch probeSidecar(old) {
+		case sidecarAnswers:
+			return fmt.Errorf("another sidecar (pid %d) listens on %s, per %s", old.PID, old.Address, path)
+		case sidecarSilent:
+			return fmt.Errorf("another sidecar (pid %d) may listen on %s, per %s: it takes connections but did not answer within %v", old.PID, old.Address, path, serveFileProbe)
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && ownedByUser(fi) {
+		RemoveServeFile(path, old.Token) // unless a sidecar started meanwhile replaced it
 	}
 	return nil
+}
+
+// serveFileProbe bounds CheckServeFile's probe of a recorded sidecar.
+const serveFileProbe = 5 * time.Second
+
+type probeResult int
+
+const (
+	sidecarGone    probeResult = iota // nothing listens, or it refuses the token
+	sidecarAnswers                    // a sidecar took the token
+	sidecarSilent                     // something took the connection and never answered
+)
+
+// probeSidecar connects to the sidecar sf names, as a frontend with its
+// token, and leaves again without shutdown: the sidecar goes on.
+func probeSidecar(sf protocol.ServeFile) probeResult {
+	ctx, cancel := context.WithTimeout(context.Background(), serveFileProbe)
+	defer cancel()
+	c, err := frontend.Dial(ctx, sf.Address, &frontend.Options{ClientName: "freecode-serve-probe", Token: sf.Token})
+	if err != nil {
+		return sidecarGone
+	}
+	defer c.Close()
+	_, err = c.Initialize(ctx)
+	switch {
+	case err == nil:
+		return sidecarAnswers
+	case ctx.Err() != nil:
+		return sidecarSilent
+	}
+	return sidecarGone
 }
 
 // WriteServeFile writes sf to path atomically, readable by the user only.

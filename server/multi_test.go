@@ -10,6 +10,7 @@ import (
 
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/server"
 	"github.com/freecode/freecode/server/servertest"
 )
 
@@ -162,6 +163,14 @@ func TestServeFile(t *testing.T) {
 		}
 		if masked != 2 {
 			t.Errorf("%d initializes with the token masked in the sidecar's trace, want 2", masked)
+		}
+		// A second sidecar would be refused, and serve.json kept: this one answers with the
+		// file's token.
+		if err := server.CheckServeFile(env.Sandbox.ServeFile); err == nil || !strings.Contains(err.Error(), "another sidecar") {
+			t.Errorf("CheckServeFile with a sidecar running: %v, want it refused", err)
+		}
+		if _, err := os.Stat(env.Sandbox.ServeFile); err != nil {
+			t.Errorf("serve.json of a running sidecar: %v", err)
 		}
 	}, servertest.Modes(servertest.Binary))
 }

@@ -18,6 +18,12 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// ownedByUser reports whether the file belongs to this process's user.
+func ownedByUser(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
+
 // closableReader returns f as a reader whose Close interrupts a Read in
 // progress: a signal must end the stdio sidecar while the editor keeps
 // stdin open, and a blocking read of a pipe ignores Close. Made

@@ -56,9 +56,10 @@ add. The tools list follows the servers: clients get tools/list_changed.
 --stdio (the default) serves one client on standard input and output: the
 command an MCP client's config starts. --http serves Streamable HTTP at
 http://HOST:PORT/mcp on a loopback address (port 0 picks one). Every request
-must then send "Authorization: Bearer <token>": the token is printed once on
-standard error and kept, with the URL, in mcp-serve.json beside the config file
-(mode 0600), and the next start keeps it unless --new-token. --no-auth serves
+must then send "Authorization: Bearer <token>": the token is printed on standard
+error when it is made and kept, with the URL, in mcp-serve.json beside the
+config file (mode 0600); the next start keeps it unless --new-token, and says
+where it is instead of printing it. --no-auth serves
 without a token, on loopback only. A non-loopback address needs --allow-remote
 and a token. Requests whose Host is not the server's address or whose Origin
 is not a loopback page are refused (DNS rebinding).`,
@@ -149,7 +150,8 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, ln net.Listener, configPath string, f *serveFlags) error {
 	file := mcpserve.ServeFilePath(configPath)
 	kept, ok := mcpserve.LoadToken(file)
-	if !ok || f.newToken {
+	made := !ok || f.newToken
+	if made {
 		kept = mcpserve.NewToken()
 	}
 	token := kept
@@ -166,9 +168,14 @@ func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, ln net
 		return err
 	}
 	fmt.Fprintf(stderr, "freecode mcp serve: listening on %s\n", url)
-	if token != "" {
-		fmt.Fprintf(stderr, "freecode mcp serve: token %s (kept in %s; send it as \"Authorization: Bearer <token>\")\n", token, file)
-	} else {
+	// The token is shown once, when it is made: a terminal's scrollback
+	// or a captured log of every later start need not hold it.
+	switch {
+	case token != "" && made:
+		fmt.Fprintf(stderr, "freecode mcp serve: new token %s (kept in %s, mode 0600; send it as \"Authorization: Bearer <token>\")\n", token, file)
+	case token != "":
+		fmt.Fprintf(stderr, "freecode mcp serve: token kept in %s (mode 0600; send it as \"Authorization: Bearer <token>\")\n", file)
+	default:
 		fmt.Fprintln(stderr, "freecode mcp serve: no token (--no-auth): any program on this machine can call your tools")
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}

@@ -44,7 +44,8 @@ type httpServe struct {
 
 var (
 	listeningRe = regexp.MustCompile(`listening on (http://\S+)`)
-	tokenRe     = regexp.MustCompile(`token (\S+) \(kept in`)
+	tokenRe     = regexp.MustCompile(`new token (\S+) \(kept in`)
+	keptRe      = regexp.MustCompile(`token kept in (\S+) \(`)
 )
 
 // startHTTPServe runs `freecode mcp serve --http 127.0.0.1:0` with extra
@@ -76,6 +77,13 @@ func startHTTPServe(t testing.TB, cfgPath, project string, extra ...string) *htt
 			}
 			if m := tokenRe.FindStringSubmatch(line); m != nil {
 				s.token = m[1]
+			}
+			// A kept token is not printed: a client reads it from the file.
+			if m := keptRe.FindStringSubmatch(line); m != nil {
+				var sf struct{ Token string }
+				if b, err := os.ReadFile(m[1]); err == nil && json.Unmarshal(b, &sf) == nil {
+					s.token = sf.Token
+				}
 			}
 			// The token line (or the no-token line) follows the URL's.
 			done := s.url != "" && (s.token != "" || strings.Contains(line, "no token"))

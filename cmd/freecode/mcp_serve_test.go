@@ -35,7 +35,8 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-// The token is kept, 0600, across restarts, until --new-token.
+// The token is kept, 0600, across restarts, until --new-token. It is
+// printed when it is made, never again: a later start says where it is.
 func TestServeTokenKept(t *testing.T) {
 	cfgPath, project := serveConfig(t)
 	first := startHTTPServe(t, cfgPath, project)
@@ -67,11 +68,17 @@ func TestServeTokenKept(t *testing.T) {
 	if second.token != first.token {
 		t.Errorf("a restart made a new token")
 	}
+	if errText := second.stderrText(); strings.Contains(errText, first.token) || !strings.Contains(errText, "token kept in "+file) {
+		t.Errorf("a restart's stderr:\n%s\nwant where the token is kept, not the token", errText)
+	}
+	if !strings.Contains(first.stderrText(), "new token "+first.token) {
+		t.Errorf("the first start's stderr:\n%s\nwant the new token", first.stderrText())
+	}
 	second.cmd.Process.Signal(os.Interrupt)
 	second.cmd.Wait()
 
 	third := startHTTPServe(t, cfgPath, project, "--new-token")
-	if third.token == first.token || third.token == "" {
-		t.Errorf("--new-token kept the token")
+	if third.token == first.token || third.token == "" || !strings.Contains(third.stderrText(), "new token "+third.token) {
+		t.Errorf("--new-token kept the token, or did not print the new one:\n%s", third.stderrText())
 	}
 }
