@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/filelock"
 )
 
 // runLegacyServer is a server written to 2024-11-05, the way hand-written
@@ -218,6 +221,67 @@ func TestNegotiateDiscoveryWaitIsBounded(t *testing.T) {
 	})
 }
 
+// A memo whose file another process keeps locked (its directory, on Unix:
+// ~/.freecode, locked by any writer of a file there) holds up a connect by
+// memoLockWait at most, on a fake clock; the fallback is then not
+// remembered, and the log says so. Meanwhile the memo's mutex, which every
+// connect's fellBack takes, is free.
+func TestNegotiateMemoLockHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), VersionMemoFile)
+		held, err := filelock.Acquire(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Unlock()
+		memo := NewVersionMemo(path)
+		var logs lockedBuffer
+		var stops []func()
+		srv := memSrv("old")
+		srv.Timeout = 3 * time.Second
+		c := NewConn(srv, &ConnOptions{NoRetry: true, Versions: memo,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			Dial: func(context.Context, config.Server) (mcpsdk.Transport, error) {
+				tr, stop := legacyTransport()
+				stops = append(stops, stop)
+				return tr, nil
+			}})
+		start := time.Now()
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if took, want := time.Since(start), discoveryWait(srv.Timeout)+memoLockWait; took != want {
+			t.Errorf("connect took %v, want the discovery wait and memoLockWait, %v", took, want)
+		}
+		if got := c.Status().ProtocolVersion; got != "2024-11-05" {
+			t.Errorf("negotiated %q", got)
+		}
+		if memo.fellBack(srv) || NewVersionMemo(path).fellBack(srv) {
+			t.Error("a fallback whose memo could not be written is remembered")
+		}
+		if got := logs.String(); !strings.Contains(got, "not remembered") {
+			t.Errorf("the log does not say the fallback was not remembered:\n%s", got)
+		}
+		c.Close()
+		for _, stop := range stops {
+			stop()
+		}
+
+		// While remember waits for the file, fellBack is not held up.
+		done := make(chan error, 1)
+		go func() { done <- memo.remember(t.Context(), srv, "2024-11-05", "why") }()
+		synctest.Wait()
+		if !memo.mu.TryLock() {
+			t.Error("remember holds the memo's mutex while it waits for the file lock")
+		} else {
+			memo.mu.Unlock()
+		}
+		if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("remember with the file locked: %v, want a deadline exceeded", err)
+		}
+	})
+}
+
 func TestDiscoveryWait(t *testing.T) {
 	for _, tc := range []struct{ timeout, want time.Duration }{
 		{time.Second, 500 * time.Millisecond},
@@ -239,12 +303,12 @@ func TestVersionMemo(t *testing.T) {
 	m.now = func() time.Time { return now }
 	a := config.Server{Name: "a", Type: config.TypeLocal, Command: []string{"old-server"}}
 	b := config.Server{Name: "b", Type: config.TypeRemote, URL: "https://old.example/mcp", Transport: config.TransportAuto}
-	if err := m.remember(a, "2024-11-05", "why a"); err != nil {
+	if err := m.remember(t.Context(), a, "2024-11-05", "why a"); err != nil {
 		t.Fatal(err)
 	}
 	other := NewVersionMemo(path) // another process
 	other.now = m.now
-	if err := other.remember(b, "2025-03-26", "why b"); err != nil {
+	if err := other.remember(t.Context(), b, "2025-03-26", "why b"); err != nil {
 		t.Fatal(err)
 	}
 	renamed := a
@@ -267,7 +331,7 @@ func TestVersionMemo(t *testing.T) {
 	}
 	// Nothing kept in memory alone and nil remembers nothing.
 	var none *VersionMemo
-	if none.fellBack(a) || none.remember(a, "x", "y") != nil {
+	if none.fellBack(a) || none.remember(t.Context(), a, "x", "y") != nil {
 		t.Error("a nil memo remembered")
 	}
 }
