@@ -98,11 +98,18 @@ func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
 		return fmt.Errorf("starting %s: %w (%w)", c.srv.Name, err, ErrRetrying)
 	}
 	st, _ = c.installLocked(s, tools)
-	c.wg.Go(func() { c.run(s, 0) })
+	// The supervisor lists the resources and prompts once the server was
+	// reported connected, so that their changes are told after it.
+	announced := make(chan struct{})
+	c.wg.Go(func() {
+		<-announced
+		c.run(s, 0)
+	})
 	c.mu.Unlock()
 	// The tools first: whoever sees the server connected finds its tools.
 	c.emitTools("connected", tools.tools)
 	c.emitStatus(st)
+	close(announced)
 	return nil
 }
 

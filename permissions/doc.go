@@ -28,7 +28,9 @@
 // Rules match tool ids. Built-in tools are named by their bare name: read,
 // write, bash. An MCP tool's id is mcp__<server>__<tool>: the server's name
 // from the config, then the tool's name with every character other than
-// A-Z a-z 0-9 _ - replaced. Server names never contain "__"; tool names may.
+// A-Z a-z 0-9 _ - replaced and runs of "_" collapsed, so neither part of an
+// id FreeCode makes contains "__". The matcher does not rely on that for
+// the tool part (see Patterns), since a rule may be written for any id.
 // The grammar lives in internal/toolid. A rule may also name a tool by its
 // alias (see Aliases).
 //
@@ -60,7 +62,8 @@
 // in: the server part of mcp__<server>__<tool> or its tool part, or the
 // name of a built-in. It never reaches across the "__" after the server, so
 // mcp__*__read does not cover mcp__a__b__read (tool "b__read" of "a"); in
-// the tool part it does match "__", since tool names may contain it. A
+// the tool part it does match "__", which no id FreeCode makes has there
+// but the matcher does not assume. A
 // pattern without "__" names built-in tools only (except "*" and "mcp").
 //
 // These are invalid, and skipped with a warning: an empty pattern; a

@@ -95,7 +95,9 @@
 // watcher publish, and a slow frontend must not stall a server or the
 // watcher. Each subscription has its own queue. Statuses coalesce per
 // server: one that is behind gets each server's latest status, not every
-// step. Other events queue up to SubscribeOptions.Capacity; beyond it the
+// step, but never ahead of an event that happened after it (a server's
+// resources changed after it connected reach the subscriber after its
+// "connected"). Other events queue up to SubscribeOptions.Capacity; beyond it the
 // oldest are dropped and the subscriber's next event is a *MissedEvent, on
 // which it reads the state again (Statuses, Problems, Rules, Project,
 // Definitions).

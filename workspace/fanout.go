@@ -13,8 +13,9 @@ const DefaultCapacity = 256
 // defaults.
 type SubscribeOptions struct {
 	// Capacity bounds the events queued for a subscriber that does not keep
-	// up, statuses aside (those are bounded by the number of servers: only
-	// each server's latest is kept). Beyond it the oldest queued event is
+	// up, statuses aside (a server's status that only statuses followed is
+	// replaced by its next, so statuses are bounded by the servers plus
+	// the other events). Beyond it the oldest queued event is
 	// dropped and the subscriber gets a *MissedEvent. Default
 	// DefaultCapacity.
 	Capacity int
@@ -45,14 +46,28 @@ type Subscription struct {
 
 	// mu guards the queue.
 	mu       sync.Mutex
-	queue    list.List                // of Event, in publish order
-	statuses map[string]*list.Element // server → its queued *StatusEvent
-	others   int                      // queued events that are not statuses
+	queue    list.List               // of Event, in publish order
+	statuses map[string]queuedStatus // server → its latest queued *StatusEvent
+	others   int                     // queued events that are not statuses
+	pushed   int                     // events that are not statuses ever queued
 	capacity int
-	missed   int  // events dropped since the last *MissedEvent was taken
-	toolSet  bool // SubscribeOptions.ToolSet
-	logs     bool // SubscribeOptions.Logs
-	reviews  bool // SubscribeOptions.Reviews
+	missed   int // events dropped since the last *MissedEvent was taken
+	// behind is set from a drop until its *MissedEvent was delivered:
+	// the subscriber will read the state again, so the order of the
+	// statuses is moot. (missed is 0 while the pump holds the event.)
+	behind  bool
+	toolSet bool // SubscribeOptions.ToolSet
+	logs    bool // SubscribeOptions.Logs
+	reviews bool // SubscribeOptions.Reviews
+}
+
+// queuedStatus is a server's latest queued status, and the count of other
+// events queued before it (Subscription.pushed then): while that count has
+// not moved, nothing but statuses came after it, and a newer status of the
+// server can take its place.
+type queuedStatus struct {
+	el     *list.Element
+	pushed int
 }
 
 func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
@@ -62,7 +77,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 		done:     make(chan struct{}),
 		pumped:   make(chan struct{}),
 		unsub:    unsub,
-		statuses: make(map[string]*list.Element),
+		statuses: make(map[string]queuedStatus),
 		capacity: DefaultCapacity,
 	}
 	if opts != nil && opts.Capacity > 0 {
@@ -103,18 +118,33 @@ func (s *Subscription) push(ev Event) {
 	}
 	s.mu.Lock()
 	if st, ok := ev.(*StatusEvent); ok {
-		// Only the latest status of a server is worth delivering; it goes
-		// where it happened, after the events published before it.
-		if el := s.statuses[st.Status.Name]; el != nil {
-			s.queue.Remove(el)
+		// Only the latest status of a server is worth delivering, and it
+		// goes where it happened, after the events published before it. A
+		// queued status that only statuses followed takes the newer one's
+		// value in its place; one that other events followed stays, so
+		// that those events reach the subscriber after the state they
+		// happened in (a server's resources changed after it was
+		// connected, not before), and the newer one queues behind them.
+		// Once events were dropped the order is moot (the subscriber reads
+		// the state again on its *MissedEvent): the older one goes.
+		name := st.Status.Name
+		q, ok := s.statuses[name]
+		switch {
+		case ok && q.pushed == s.pushed:
+			q.el.Value = ev
+		case ok && s.behind:
+			s.queue.Remove(q.el)
+			s.statuses[name] = queuedStatus{el: s.queue.PushBack(ev), pushed: s.pushed}
+		default:
+			s.statuses[name] = queuedStatus{el: s.queue.PushBack(ev), pushed: s.pushed}
 		}
-		s.statuses[st.Status.Name] = s.queue.PushBack(ev)
 	} else {
 		if s.others >= s.capacity {
 			s.dropOldest()
 		}
 		s.queue.PushBack(ev)
 		s.others++
+		s.pushed++
 	}
 	s.mu.Unlock()
 	select {
@@ -124,8 +154,21 @@ func (s *Subscription) push(ev Event) {
 }
 
 // dropOldest drops the oldest queued event that is not a status. The
-// caller holds mu.
+// first drop also drops every status a newer one of its server follows:
+// the subscriber reads the state again on its *MissedEvent, so only each
+// server's latest is worth keeping, and the statuses stay bounded by the
+// servers plus the other events. The caller holds mu.
 func (s *Subscription) dropOldest() {
+	if !s.behind {
+		s.behind = true
+		for el := s.queue.Front(); el != nil; {
+			next := el.Next()
+			if st, ok := el.Value.(*StatusEvent); ok && s.statuses[st.Status.Name].el != el {
+				s.queue.Remove(el)
+			}
+			el = next
+		}
+	}
 	for el := s.queue.Front(); el != nil; el = el.Next() {
 		if _, ok := el.Value.(*StatusEvent); !ok {
 			s.queue.Remove(el)
@@ -153,7 +196,9 @@ func (s *Subscription) pop() (Event, bool) {
 	s.queue.Remove(el)
 	ev := el.Value.(Event)
 	if st, ok := ev.(*StatusEvent); ok {
-		delete(s.statuses, st.Status.Name)
+		if s.statuses[st.Status.Name].el == el {
+			delete(s.statuses, st.Status.Name)
+		}
 	} else {
 		s.others--
 	}
@@ -169,9 +214,21 @@ func (s *Subscription) unpop(ev Event) {
 	case *MissedEvent:
 		s.missed += ev.Count
 	case *StatusEvent:
-		if s.statuses[ev.Status.Name] == nil { // else a newer status supersedes it
-			s.statuses[ev.Status.Name] = s.queue.PushFront(ev)
+		if _, ok := s.statuses[ev.Status.Name]; ok && s.behind {
+			return // a newer one is queued, and the order is moot (push)
 		}
+		el := s.queue.PushFront(ev)
+		if _, ok := s.statuses[ev.Status.Name]; !ok {
+			// It is the server's latest again; a newer status may take
+			// its place only while no other event is queued behind it.
+			pushed := -1
+			if s.others == 0 {
+				pushed = s.pushed
+			}
+			s.statuses[ev.Status.Name] = queuedStatus{el: el, pushed: pushed}
+		}
+		// Else a newer status is queued: this one still goes first, as
+		// the events queued between them happened in its state.
 	default:
 		s.queue.PushFront(ev)
 		s.others++
@@ -207,6 +264,11 @@ func (s *Subscription) pump() {
 		}
 		select {
 		case s.ch <- ev:
+			if _, ok := ev.(*MissedEvent); ok {
+				s.mu.Lock()
+				s.behind = s.missed > 0
+				s.mu.Unlock()
+			}
 		case <-s.kick:
 			s.unpop(ev)
 		case <-s.done:

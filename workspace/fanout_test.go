@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -28,12 +29,39 @@ func TestSubscriptionQueue(t *testing.T) {
 			want:    []string{"status a connecting", "tools added", "status b connecting"},
 		},
 		{
-			name: "statuses coalesce per server, at the place of the latest",
+			// The latest takes the place of one only statuses followed;
+			// one that other events followed stays, so that they come
+			// after the state they happened in, and the latest follows
+			// them.
+			name: "statuses coalesce per server, never across other events",
 			publish: []Event{
 				status("a", mcp.StateConnecting), status("b", mcp.StateConnecting), tools("added"),
 				status("a", mcp.StateConnected), status("a", mcp.StateReconnecting), tools("removed"),
+				status("b", mcp.StateConnected), status("b", mcp.StateFailed),
 			},
-			want: []string{"status b connecting", "tools added", "status a reconnecting", "tools removed"},
+			want: []string{
+				"status a connecting", "status b connecting", "tools added",
+				"status a reconnecting", "tools removed", "status b failed",
+			},
+		},
+		{
+			// A server connects, then its resources change: a subscriber
+			// that reads late still sees them after "connected".
+			name: "a status does not move behind what happened after it",
+			publish: []Event{
+				status("a", mcp.StateConnecting), status("a", mcp.StateConnected), tools("resources"),
+				status("a", mcp.StateConnected),
+			},
+			want: []string{"status a connected", "tools resources", "status a connected"},
+		},
+		{
+			name:     "once events are dropped, only each server's latest status is kept",
+			capacity: 2,
+			publish: []Event{
+				status("a", mcp.StateConnecting), tools("1"), status("a", mcp.StateConnected), tools("2"),
+				status("a", mcp.StateReconnecting), tools("3"), status("a", mcp.StateFailed),
+			},
+			want: []string{"missed 1", "tools 2", "tools 3", "status a failed"},
 		},
 		{
 			name:     "beyond capacity the oldest go, and the subscriber is told first",
@@ -167,6 +195,15 @@ func TestSlowSubscriber(t *testing.T) {
 		t.Errorf("latest statuses for the slow subscriber (-want +got):\n%s", diff)
 	}
 	if t.Failed() {
+		for {
+			select {
+			case ev := <-slow.Events():
+				t.Logf("then: %s", describe(ev))
+				continue
+			case <-time.After(time.Second):
+			}
+			break
+		}
 		var all []string
 		for _, st := range w.Statuses() {
 			all = append(all, fmt.Sprintf("%s %v %d", st.Name, st.State, st.ToolCount))
