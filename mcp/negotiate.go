@@ -114,11 +114,22 @@ func (p *discoveryProbe) record(res mcpsdk.Result, err, cause error) {
 // server/discover by the wait of the attempt's probe and records what it
 // got. A discovery that times out returns the context's error, on which the
 // go-sdk falls back to initialize (which the attempt's own deadline
-// bounds).
+// bounds). Once the attempt's context is done it lets nothing more out.
 func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		p, _ := ctx.Value(probeKey{}).(*discoveryProbe)
-		if method != methodDiscover || p == nil {
+		if p == nil {
+			return next(ctx, method, req)
+		}
+		if method != methodDiscover {
+			if ctx.Err() != nil {
+				// The attempt was given up (a discovery that found a
+				// sign-in missing aborts it), yet the go-sdk falls back
+				// to initialize: given a done context it sends no request
+				// but a notifications/cancelled for it, one more request
+				// the server refuses as it refused the discovery.
+				return nil, context.Cause(ctx)
+			}
 			return next(ctx, method, req)
 		}
 		dctx, cancel := context.WithTimeoutCause(ctx, p.wait, errNoDiscoverAnswer)
