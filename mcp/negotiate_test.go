@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -192,18 +193,35 @@ func legacyTransport() (mcpsdk.Transport, func()) {
 	return &mcpsdk.IOTransport{Reader: cr, Writer: cw}, func() { cw.Close(); sr.Close(); <-done }
 }
 
+// legacyDial returns a Dial hook that connects a new legacyTransport each
+// time, and the func that stops every one it made.
+func legacyDial() (func(context.Context, config.Server) (mcpsdk.Transport, error), func()) {
+	var mu sync.Mutex
+	var stops []func()
+	dial := func(context.Context, config.Server) (mcpsdk.Transport, error) {
+		tr, stop := legacyTransport()
+		mu.Lock()
+		stops = append(stops, stop)
+		mu.Unlock()
+		return tr, nil
+	}
+	return dial, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, stop := range stops {
+			stop()
+		}
+	}
+}
+
 // On a fake clock: the discovery of a server that ignores it costs exactly
 // the discovery wait, then initialize goes on, within the timeout.
 func TestNegotiateDiscoveryWaitIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var stops []func()
+		dial, stopAll := legacyDial()
 		srv := memSrv("old")
 		srv.Timeout = 3 * time.Second
-		c := NewConn(srv, &ConnOptions{NoRetry: true, Dial: func(context.Context, config.Server) (mcpsdk.Transport, error) {
-			tr, stop := legacyTransport()
-			stops = append(stops, stop)
-			return tr, nil
-		}})
+		c := NewConn(srv, &ConnOptions{NoRetry: true, Dial: dial})
 		start := time.Now()
 		if err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -215,9 +233,7 @@ func TestNegotiateDiscoveryWaitIsBounded(t *testing.T) {
 			t.Errorf("negotiated %q", got)
 		}
 		c.Close()
-		for _, stop := range stops {
-			stop()
-		}
+		stopAll()
 	})
 }
 
@@ -236,16 +252,11 @@ func TestNegotiateMemoLockHeld(t *testing.T) {
 		defer held.Unlock()
 		memo := NewVersionMemo(path)
 		var logs lockedBuffer
-		var stops []func()
+		dial, stopAll := legacyDial()
 		srv := memSrv("old")
 		srv.Timeout = 3 * time.Second
 		c := NewConn(srv, &ConnOptions{NoRetry: true, Versions: memo,
-			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-			Dial: func(context.Context, config.Server) (mcpsdk.Transport, error) {
-				tr, stop := legacyTransport()
-				stops = append(stops, stop)
-				return tr, nil
-			}})
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)), Dial: dial})
 		start := time.Now()
 		if err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -263,9 +274,7 @@ func TestNegotiateMemoLockHeld(t *testing.T) {
 			t.Errorf("the log does not say the fallback was not remembered:\n%s", got)
 		}
 		c.Close()
-		for _, stop := range stops {
-			stop()
-		}
+		stopAll()
 
 		// While remember waits for the file, fellBack is not held up.
 		done := make(chan error, 1)
