@@ -7,12 +7,16 @@ NPM_DIR := $(CURDIR)/interop
 NPM_STAMP := $(NPM_DIR)/node_modules/.freecode-stamp
 export FREECODE_NPM := $(NPM_DIR)/node_modules
 # The MCP conformance suite and the Node 22 it needs (npm serves Node as a
-# package), for the server and client scenario tests.
+# package), for the server and client scenario tests. FREECODE_CONFORMANCE
+# may name a node_modules where they are installed already, used as it is.
 CONFORMANCE_DIR := $(NPM_DIR)/conformance
+FREECODE_CONFORMANCE ?= $(CONFORMANCE_DIR)/node_modules
+export FREECODE_CONFORMANCE
+ifeq ($(FREECODE_CONFORMANCE),$(CONFORMANCE_DIR)/node_modules)
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.freecode-stamp
-export FREECODE_CONFORMANCE := $(CONFORMANCE_DIR)/node_modules
+endif
 
-.PHONY: all build demo test test-go bench lint npm conformance clean
+.PHONY: all build demo test test-go bench lint npm conformance-suite conformance clean
 
 all: build
 
@@ -26,11 +30,18 @@ $(NPM_STAMP): $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 
 npm: $(NPM_STAMP)
 
-$(CONFORMANCE_STAMP): $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+$(CONFORMANCE_DIR)/node_modules/.freecode-stamp: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-conformance: $(CONFORMANCE_STAMP)
+conformance-suite: $(CONFORMANCE_STAMP)
+
+# The suite's server scenarios against `freecode mcp serve`, and its client
+# scenarios against FreeCode's client through interop/conformance-client, a
+# test-only program that `make build` leaves out (its test runs the suite
+# with the test binary as the client). `make test` runs them too.
+conformance: conformance-suite
+	$(GO) test -race -count=1 -run 'Conformance' ./cmd/freecode ./interop/conformance-client
 
 # The demo runs the CLI on the repo's own demo MCP server, then a scripted
 # frontend session through the sidecar (examples/frontend), with a temporary
@@ -38,7 +49,7 @@ conformance: $(CONFORMANCE_STAMP)
 demo: build
 	@./scripts/demo.sh $(BIN)
 
-test: npm conformance vscode-test vscode-integration e2e
+test: npm conformance-suite vscode-test vscode-integration e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...

@@ -44,6 +44,20 @@ func DefaultPath() (string, error) {
 	return filepath.Join(home, ".freecode", "config.json"), nil
 }
 
+// SecretsDir returns ~/.freecode/auth, the directory of what FreeCode keeps
+// for the user alone: the OAuth tokens of remote servers (where no OS
+// keychain takes them) and the token of freecode mcp serve. It does not
+// follow the config file: one named by --config or $FREECODE_CONFIG may
+// sit in a repository, and nothing a repository controls may hold a
+// secret. Only $HOME moves it.
+func SecretsDir() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locating the directory of sign-ins: %w", err)
+	}
+	return filepath.Join(home, ".freecode", "auth"), nil
+}
+
 // Load reads and parses the config file at path. A missing file is not an
 // error: it is an empty config with defaults, as if the user had not
 // configured anything yet.

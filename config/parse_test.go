@@ -26,6 +26,17 @@ func TestDefaultPath(t *testing.T) {
 	}
 }
 
+func TestSecretsDir(t *testing.T) {
+	// A config file elsewhere (a repository's) does not take the secrets
+	// with it.
+	t.Setenv("FREECODE_CONFIG", "/src/repo/.freecode/config.json")
+	t.Setenv("HOME", "/home/someone")
+	got, err := SecretsDir()
+	if want := "/home/someone/.freecode/auth"; err != nil || got != want {
+		t.Fatalf("SecretsDir() = %q, %v; want %q", got, err, want)
+	}
+}
+
 // local returns a local server with every default applied.
 func local(name string, argv ...string) Server {
 	return Server{Name: name, Type: TypeLocal, Enabled: true, Command: argv,

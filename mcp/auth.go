@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,25 +96,20 @@ const maxStepUps = 2
 // request never goes out with a token about to lapse on its way.
 const refreshMargin = time.Minute
 
-// DefaultTokenStore returns TokenStoreFor the default config file
-// (config.DefaultPath).
+// DefaultTokenStore returns the store of the user's OAuth tokens: the OS
+// keychain where one answers, else tokens.json in config.SecretsDir
+// (~/.freecode/auth, whatever config file runs: the tokens are the user's,
+// never a repository's), mode 0600 in a 0700 directory.
+// FREECODE_TOKEN_STORE=file keeps tokens in the file only.
 func DefaultTokenStore() (*tokenstore.Store, error) {
-	path, err := config.DefaultPath()
+	dir, err := config.SecretsDir()
 	if err != nil {
 		return nil, err
 	}
-	return TokenStoreFor(path), nil
-}
-
-// TokenStoreFor returns the store of the OAuth tokens of the servers of
-// the config file at configPath: the OS keychain where one answers, else
-// auth/tokens.json beside the config file. FREECODE_TOKEN_STORE=file keeps
-// tokens in the file only.
-func TokenStoreFor(configPath string) *tokenstore.Store {
-	return tokenstore.Open(filepath.Join(filepath.Dir(configPath), "auth"), &tokenstore.Options{
+	return tokenstore.Open(dir, &tokenstore.Options{
 		Keyring:        os.Getenv("FREECODE_TOKEN_STORE") != "file",
 		KeyringService: "FreeCode MCP sign-in",
-	})
+	}), nil
 }
 
 // oauthFlow is the OAuth side of one connect attempt and of the session it

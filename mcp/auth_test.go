@@ -319,9 +319,8 @@ func TestOAuthNeedsSignInWithoutToken(t *testing.T) {
 		t.Errorf("a connect that may not ask opened the browser %d times; the authorization server saw %q", n, events)
 	}
 	// One request, refused; nothing retries it.
-	_, statuses := e.as.MCPRequests()
-	if !slices.Equal(statuses, []int{401}) {
-		t.Errorf("the MCP server answered %v, want one 401", statuses)
+	if got, want := e.as.MCPRequests(), 1; len(got) != want || got[0].Status != 401 {
+		t.Errorf("the MCP server answered %+v, want one 401", got)
 	}
 }
 
@@ -353,40 +352,61 @@ func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := len(e.as.Events("refresh"))
 	if err := e.echo(c); err != nil {
 		t.Fatal(err)
 	}
-	refreshes := e.as.Events("refresh")
-	if len(refreshes) <= before {
-		t.Fatalf("no refresh before the call; the server saw %q", e.as.Events(""))
-	}
-	for _, r := range refreshes {
+	for _, r := range e.as.Events("refresh") {
 		if want := "refresh method=client_secret_basic resource=" + e.as.MCPURL; r != want {
 			t.Errorf("refresh %q, want %q: a refresh must name the resource", r, want)
 		}
 	}
-	// The call went out with the refreshed token, which was stored.
-	bearers, statuses := e.as.MCPRequests()
-	last := e.as.LastAccessToken()
-	if bearers[len(bearers)-1] != last || statuses[len(statuses)-1] != 200 {
-		t.Errorf("the last request carried another token than the last one issued, or failed (%d)", statuses[len(statuses)-1])
+	reqs := e.as.MCPRequests()
+	e.checkEachRefreshed(reqs, "")
+	call := reqs[len(reqs)-1]
+	if call.Method != "tools/call" || call.Status != 200 || call.Bearer == "" {
+		t.Fatalf("the last request: %s, status %d, with a token: %v; want tools/call, 200, with one", call.Method, call.Status, call.Bearer != "")
 	}
-	if rec := e.stored(srv); rec == nil || rec.AccessToken != last {
-		t.Errorf("the refreshed token was not stored")
+	// Nothing went out after the call, which fetched its token last: the
+	// token it carried is the one stored.
+	if rec := e.stored(srv); rec == nil || rec.AccessToken != call.Bearer {
+		t.Errorf("the token of the call was not stored")
 	}
+
 	// A new run refreshes the stored token before its first use.
 	c.Close()
-	n := len(e.as.Events("refresh"))
+	stored := e.stored(srv)
+	from := len(e.as.MCPRequests())
 	c2, err := e.start(srv, e.options(nil))
 	if err != nil {
 		t.Fatalf("Start with a stored token about to expire: %v", err)
 	}
-	if len(e.as.Events("refresh")) == n {
-		t.Errorf("the stored token was sent without the refresh it needed")
-	}
 	if err := e.echo(c2); err != nil {
 		t.Fatal(err)
+	}
+	e.checkEachRefreshed(e.as.MCPRequests()[from:], stored.AccessToken)
+}
+
+// checkEachRefreshed fails the test unless every request of reqs that
+// carried a token carried one issued for a refresh token, which no other
+// request carried, and none carried stale.
+func (e *authEnv) checkEachRefreshed(reqs []oauthtest.MCPRequest, stale string) {
+	e.t.Helper()
+	seen := map[string]bool{}
+	for i, r := range reqs {
+		switch {
+		case r.Bearer == "":
+			continue
+		case r.Bearer == stale:
+			e.t.Errorf("request %d (%s) carried the stored token, not refreshed", i, r.Method)
+		case seen[r.Bearer]:
+			e.t.Errorf("request %d (%s) carried a token an earlier request carried, not refreshed", i, r.Method)
+		case !e.as.Refreshed(r.Bearer):
+			e.t.Errorf("request %d (%s) carried a token not issued for a refresh token", i, r.Method)
+		}
+		seen[r.Bearer] = true
+	}
+	if len(seen) == 0 {
+		e.t.Errorf("none of %d requests carried a token", len(reqs))
 	}
 }
 

@@ -234,7 +234,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 		ctx = context.WithValue(ctx, probeKey{}, probe)
 	}
 	sopts := &mcpsdk.ClientSessionOptions{ProtocolVersion: version}
-	defer func() { c.noteNegotiation(probe, version, s, err) }()
+	defer func() { c.noteNegotiation(ctx, probe, version, s, err) }()
 
 	s = &session{done: make(chan struct{}), lost: make(chan struct{}), listed: make(chan struct{}), relisted: map[string]int{}}
 	switch {

@@ -137,7 +137,8 @@ func TestMemReconnectGivesUp(t *testing.T) {
 	}
 	s.FailConnects(-1)
 	s.Kill()
-	rec.MustAwait(t, mcptest.ReachedState("m", StateFailed))
+	// The failed status comes first, then the tools' going.
+	rec.MustAwait(t, mcptest.ReachedState("m", StateFailed), mcptest.ToolsChangedFor("m", "failed", 0))
 	if got, want := s.Dials(), 1+reconnectTries; got != want {
 		t.Errorf("dials = %d, want %d (the start and every try)", got, want)
 	}

@@ -114,11 +114,22 @@ func (p *discoveryProbe) record(res mcpsdk.Result, err, cause error) {
 // server/discover by the wait of the attempt's probe and records what it
 // got. A discovery that times out returns the context's error, on which the
 // go-sdk falls back to initialize (which the attempt's own deadline
-// bounds).
+// bounds). Once the attempt's context is done it lets nothing more out.
 func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		p, _ := ctx.Value(probeKey{}).(*discoveryProbe)
-		if method != methodDiscover || p == nil {
+		if p == nil {
+			return next(ctx, method, req)
+		}
+		if method != methodDiscover {
+			if ctx.Err() != nil {
+				// The attempt was given up (a discovery that found a
+				// sign-in missing aborts it), yet the go-sdk falls back
+				// to initialize: given a done context it sends no request
+				// but a notifications/cancelled for it, one more request
+				// the server refuses as it refused the discovery.
+				return nil, context.Cause(ctx)
+			}
 			return next(ctx, method, req)
 		}
 		dctx, cancel := context.WithTimeoutCause(ctx, p.wait, errNoDiscoverAnswer)
@@ -154,8 +165,9 @@ func (c *Conn) sessionVersion(srv config.Server, signIn bool) (string, *discover
 // that fell back is remembered for the entry; one that failed after a
 // discovery that did not bring the newest version makes this Conn's next
 // attempts skip the discovery (a server may break on a request it does not
-// know), and is remembered once one of them connects.
-func (c *Conn) noteNegotiation(p *discoveryProbe, version string, s *session, connectErr error) {
+// know), and is remembered once one of them connects. ctx is the
+// attempt's, which bounds the memo's wait for its file.
+func (c *Conn) noteNegotiation(ctx context.Context, p *discoveryProbe, version string, s *session, connectErr error) {
 	if c.srv.ProtocolVersion != "" {
 		return
 	}
@@ -185,10 +197,12 @@ func (c *Conn) noteNegotiation(p *discoveryProbe, version string, s *session, co
 	if got >= LatestProtocolVersion {
 		return
 	}
-	c.logger.Info("the server does not take the newest protocol; remembered", "offered", version, "negotiated", got, "why", why)
-	if err := c.versions.remember(c.srv, got, why); err != nil {
-		c.logger.Warn("remembering the negotiated protocol version", "error", err)
+	if err := c.versions.remember(ctx, c.srv, got, why); err != nil {
+		// The connect stands; the next one runs the discovery again.
+		c.logger.Warn("the server does not take the newest protocol; not remembered", "offered", version, "negotiated", got, "why", why, "error", err)
+		return
 	}
+	c.logger.Info("the server does not take the newest protocol; remembered", "offered", version, "negotiated", got, "why", why)
 }
 
 // VersionMemoFile is the name of the memo's file, beside the config file.
@@ -260,25 +274,37 @@ func (m *VersionMemo) fellBack(srv config.Server) bool {
 	return ok && m.now().Sub(e.At) < memoTTL
 }
 
-// remember records that srv fell back to version, and why.
-func (m *VersionMemo) remember(srv config.Server, version, why string) error {
+// memoLockWait bounds how long remembering a fallback waits for the memo
+// file's lock. The memo only spares later connects a wait; a connect that
+// is done must not be held up by another process sitting on the lock (the
+// lock is the directory's, shared with every file beside the memo).
+const memoLockWait = 500 * time.Millisecond
+
+// remember records that srv fell back to version, and why. ctx, and
+// memoLockWait, bound the wait for the file's lock; a memo that could not
+// be written remembers nothing (the file is the memory).
+func (m *VersionMemo) remember(ctx context.Context, srv config.Server, version, why string) error {
 	if m == nil {
 		return nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	now := m.now()
 	e := memoEntry{Version: version, Why: why, At: now}
 	if m.path == "" {
+		m.mu.Lock()
 		m.entries[memoKey(srv)] = e
+		m.mu.Unlock()
 		return nil
 	}
 	// Another process may have written meanwhile: read, add, write, under
-	// the lock every writer of the file takes.
+	// the lock every writer of the file takes. mu is not held meanwhile:
+	// every connect's fellBack needs it, and the file lock serializes the
+	// writers of this process too.
 	if err := os.MkdirAll(filepath.Dir(m.path), 0o700); err != nil {
 		return err
 	}
-	lock, err := filelock.Acquire(context.Background(), m.path)
+	ctx, cancel := context.WithTimeout(ctx, memoLockWait)
+	defer cancel()
+	lock, err := filelock.Acquire(ctx, m.path)
 	if err != nil {
 		return err
 	}
@@ -303,7 +329,9 @@ func (m *VersionMemo) remember(srv config.Server, version, why string) error {
 	if err := config.WriteFileAtomic(m.path, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
+	m.mu.Lock()
 	m.entries, m.loaded = entries, true
+	m.mu.Unlock()
 	return nil
 }
 

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,6 +21,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/filelock"
 )
 
 // runLegacyServer is a server written to 2024-11-05, the way hand-written
@@ -189,18 +193,35 @@ func legacyTransport() (mcpsdk.Transport, func()) {
 	return &mcpsdk.IOTransport{Reader: cr, Writer: cw}, func() { cw.Close(); sr.Close(); <-done }
 }
 
+// legacyDial returns a Dial hook that connects a new legacyTransport each
+// time, and the func that stops every one it made.
+func legacyDial() (func(context.Context, config.Server) (mcpsdk.Transport, error), func()) {
+	var mu sync.Mutex
+	var stops []func()
+	dial := func(context.Context, config.Server) (mcpsdk.Transport, error) {
+		tr, stop := legacyTransport()
+		mu.Lock()
+		stops = append(stops, stop)
+		mu.Unlock()
+		return tr, nil
+	}
+	return dial, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, stop := range stops {
+			stop()
+		}
+	}
+}
+
 // On a fake clock: the discovery of a server that ignores it costs exactly
 // the discovery wait, then initialize goes on, within the timeout.
 func TestNegotiateDiscoveryWaitIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var stops []func()
+		dial, stopAll := legacyDial()
 		srv := memSrv("old")
 		srv.Timeout = 3 * time.Second
-		c := NewConn(srv, &ConnOptions{NoRetry: true, Dial: func(context.Context, config.Server) (mcpsdk.Transport, error) {
-			tr, stop := legacyTransport()
-			stops = append(stops, stop)
-			return tr, nil
-		}})
+		c := NewConn(srv, &ConnOptions{NoRetry: true, Dial: dial})
 		start := time.Now()
 		if err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
@@ -212,8 +233,60 @@ func TestNegotiateDiscoveryWaitIsBounded(t *testing.T) {
 			t.Errorf("negotiated %q", got)
 		}
 		c.Close()
-		for _, stop := range stops {
-			stop()
+		stopAll()
+	})
+}
+
+// A memo whose file another process keeps locked (its directory, on Unix:
+// ~/.freecode, locked by any writer of a file there) holds up a connect by
+// memoLockWait at most, on a fake clock; the fallback is then not
+// remembered, and the log says so. Meanwhile the memo's mutex, which every
+// connect's fellBack takes, is free.
+func TestNegotiateMemoLockHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), VersionMemoFile)
+		held, err := filelock.Acquire(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Unlock()
+		memo := NewVersionMemo(path)
+		var logs lockedBuffer
+		dial, stopAll := legacyDial()
+		srv := memSrv("old")
+		srv.Timeout = 3 * time.Second
+		c := NewConn(srv, &ConnOptions{NoRetry: true, Versions: memo,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)), Dial: dial})
+		start := time.Now()
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if took, want := time.Since(start), discoveryWait(srv.Timeout)+memoLockWait; took != want {
+			t.Errorf("connect took %v, want the discovery wait and memoLockWait, %v", took, want)
+		}
+		if got := c.Status().ProtocolVersion; got != "2024-11-05" {
+			t.Errorf("negotiated %q", got)
+		}
+		if memo.fellBack(srv) || NewVersionMemo(path).fellBack(srv) {
+			t.Error("a fallback whose memo could not be written is remembered")
+		}
+		if got := logs.String(); !strings.Contains(got, "not remembered") {
+			t.Errorf("the log does not say the fallback was not remembered:\n%s", got)
+		}
+		c.Close()
+		stopAll()
+
+		// While remember waits for the file, fellBack is not held up.
+		done := make(chan error, 1)
+		go func() { done <- memo.remember(t.Context(), srv, "2024-11-05", "why") }()
+		synctest.Wait()
+		if !memo.mu.TryLock() {
+			t.Error("remember holds the memo's mutex while it waits for the file lock")
+		} else {
+			memo.mu.Unlock()
+		}
+		if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("remember with the file locked: %v, want a deadline exceeded", err)
 		}
 	})
 }
@@ -239,12 +312,12 @@ func TestVersionMemo(t *testing.T) {
 	m.now = func() time.Time { return now }
 	a := config.Server{Name: "a", Type: config.TypeLocal, Command: []string{"old-server"}}
 	b := config.Server{Name: "b", Type: config.TypeRemote, URL: "https://old.example/mcp", Transport: config.TransportAuto}
-	if err := m.remember(a, "2024-11-05", "why a"); err != nil {
+	if err := m.remember(t.Context(), a, "2024-11-05", "why a"); err != nil {
 		t.Fatal(err)
 	}
 	other := NewVersionMemo(path) // another process
 	other.now = m.now
-	if err := other.remember(b, "2025-03-26", "why b"); err != nil {
+	if err := other.remember(t.Context(), b, "2025-03-26", "why b"); err != nil {
 		t.Fatal(err)
 	}
 	renamed := a
@@ -267,7 +340,7 @@ func TestVersionMemo(t *testing.T) {
 	}
 	// Nothing kept in memory alone and nil remembers nothing.
 	var none *VersionMemo
-	if none.fellBack(a) || none.remember(a, "x", "y") != nil {
+	if none.fellBack(a) || none.remember(t.Context(), a, "x", "y") != nil {
 		t.Error("a nil memo remembered")
 	}
 }

@@ -88,8 +88,9 @@
 //     the token is compared in constant time, and a missing or wrong one
 //     is 401 with WWW-Authenticate: Bearer.
 //
-// The token is kept, with the server's URL, in a 0600 file beside the
-// config file (mcp-serve.json); see LoadToken and WriteServeFile.
+// The token is kept, with the server's URL, in a 0600 file in the user's
+// 0700 ~/.freecode/auth (mcp-serve.json), never beside a config file that
+// may sit in a repository; see ServeFilePath, LoadToken and WriteServeFile.
 //
 // The legacy HTTP+SSE transport (2024-11-05) is not served: the clients
 // that reach a local gateway all speak Streamable HTTP or stdio, and each

@@ -278,6 +278,38 @@ func TestLoadToken(t *testing.T) {
 	}
 }
 
+// The serve file is the user's, in ~/.freecode/auth whatever the config
+// file, and its directory is made private even if it was not.
+func TestServeFileIsTheUsers(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("FREECODE_CONFIG", filepath.Join(t.TempDir(), "repo", "config.json"))
+	path, err := ServeFilePath()
+	if want := filepath.Join(home, ".freecode", "auth", ServeFileName); err != nil || path != want {
+		t.Fatalf("ServeFilePath() = %q, %v; want %q", path, err, want)
+	}
+	if runtime.GOOS == "windows" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteServeFile(path, ServeFile{URL: "http://127.0.0.1:1/mcp", Token: NewToken(), PID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]os.FileMode{}
+	for _, p := range []string{filepath.Dir(path), path} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[filepath.Base(p)] = fi.Mode().Perm()
+	}
+	if diff := cmp.Diff(map[string]os.FileMode{"auth": 0o700, ServeFileName: 0o600}, got); diff != "" {
+		t.Errorf("modes (-want +got):\n%s", diff)
+	}
+}
+
 func TestObjectSchema(t *testing.T) {
 	tests := []struct {
 		in, want string

@@ -12,7 +12,7 @@ import (
 	"github.com/freecode/freecode/config"
 )
 
-// ServeFileName is the file, beside the config file, where an HTTP server
+// ServeFileName is the file, in config.SecretsDir, where an HTTP server
 // keeps its URL and token.
 const ServeFileName = "mcp-serve.json"
 
@@ -20,7 +20,7 @@ const ServeFileName = "mcp-serve.json"
 const tokenBytes = 32
 
 // ServeFile is what mcp-serve.json holds: how to reach the last HTTP
-// server started with that config, and the token.
+// server the user started, and the token.
 type ServeFile struct {
 	URL string `json:"url"`
 	// Token is the server's token; for a server that runs without one, the
@@ -29,9 +29,16 @@ type ServeFile struct {
 	PID   int    `json:"pid"`
 }
 
-// ServeFilePath is the mcp-serve.json beside the config file configPath.
-func ServeFilePath(configPath string) string {
-	return filepath.Join(filepath.Dir(configPath), ServeFileName)
+// ServeFilePath returns the user's mcp-serve.json: in config.SecretsDir
+// (~/.freecode/auth) whatever config file the server runs, as the token
+// gives access to the user's tools and a config file may sit in a
+// repository.
+func ServeFilePath() (string, error) {
+	dir, err := config.SecretsDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, ServeFileName), nil
 }
 
 // NewToken returns a new random token.
@@ -69,11 +76,19 @@ func LoadToken(path string) (string, bool) {
 	return f.Token, true
 }
 
-// WriteServeFile writes f to path, mode 0600, atomically.
+// WriteServeFile writes f to path, mode 0600, atomically, in a directory
+// only the user may list (made 0700 if it is not).
 func WriteServeFile(path string, f ServeFile) error {
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("restricting %s: %w", dir, err)
 	}
 	if err := config.WriteFileAtomic(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -167,6 +167,12 @@ func TestSlowSubscriber(t *testing.T) {
 		t.Fatalf("definitions after the rounds: %v, %v; last event %+v", entry, err, last)
 	}
 
+	// The fast subscriber may take an event before the publisher has
+	// queued it for the slow one: publishing holds the fanout's lock
+	// until every subscriber has the event, so taking the lock once
+	// waits for the last round's.
+	w.events.mu.Lock()
+	w.events.mu.Unlock()
 	// Now the slow subscriber reads: the missed events first, then the
 	// last `capacity` tools changes and the latest status of each server.
 	ev := <-slow.Events()

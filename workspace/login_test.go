@@ -15,13 +15,15 @@ import (
 	"github.com/freecode/freecode/internal/oauthtest"
 )
 
-// TestLoginKeepsTokensBesideConfig: a remote server that needs a sign-in is
-// needsAuth, not failed; Login signs in through the given opener and
-// connects it; the tokens are kept beside the workspace's config file (not
-// in the user's ~/.freecode, which a --config run must not touch); Logout
-// stops it and deletes them.
-func TestLoginKeepsTokensBesideConfig(t *testing.T) {
+// TestLoginKeepsTokensInTheUsersDir: a remote server that needs a sign-in
+// is needsAuth, not failed; Login signs in through the given opener and
+// connects it; the tokens are kept in the user's ~/.freecode/auth, never
+// beside the workspace's config file nor under its project, which a
+// repository may control; Logout stops it and deletes them.
+func TestLoginKeepsTokensInTheUsersDir(t *testing.T) {
 	t.Setenv("FREECODE_TOKEN_STORE", "file") // no keychain in tests
+	home := t.TempDir()
+	t.Setenv("HOME", home)
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "remote", Version: "1"}, nil)
 	server.AddTool(&mcpsdk.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -54,9 +56,28 @@ func TestLoginKeepsTokensBesideConfig(t *testing.T) {
 	if st.State.String() != "connected" || st.ToolCount != 1 || browser.Opens() != 1 {
 		t.Errorf("after Login: state %v, %d tools, browser opened %d times; want connected, 1, 1", st.State, st.ToolCount, browser.Opens())
 	}
-	tokens := filepath.Join(e.dir, "auth", "tokens.json")
-	if fi, err := os.Stat(tokens); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("tokens beside the config: %v, %v; want a 0600 file", fi, err)
+	tokens := filepath.Join(home, ".freecode", "auth", "tokens.json")
+	for p, want := range map[string]os.FileMode{tokens: 0o600, filepath.Dir(tokens): 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v, %v; want mode %v", p, fi, err, want)
+		}
+	}
+	for _, dir := range []string{e.dir, e.root} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			for _, s := range as.Secrets() {
+				if strings.Contains(string(data), s) {
+					t.Errorf("%s holds a secret of the sign-in", path)
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if r := call(t, w, "mcp__gh__whoami", `{}`, allowOnce); r.IsError || r.Text() != "you" {
 		t.Errorf("call after sign-in: %v %q", r.IsError, r.Text())

@@ -254,6 +254,13 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		return nil, err
 	}
 	st := w.load(kindAll)
+	// One store for every server, so that a keychain found not to
+	// answer is not asked again for each; without one (no home
+	// directory) each sign-in says why.
+	tokens, err := mcp.DefaultTokenStore()
+	if err != nil {
+		w.logger.Warn("remote servers cannot keep a sign-in", "error", err)
+	}
 	w.mgr = mcp.NewManager(&mcp.ManagerOptions{
 		Logger:   w.logger,
 		OnStatus: w.onStatus,
@@ -275,9 +282,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		ClientOptions: w.clientOptions,
 		OnClient:      w.onClient,
 		OnLog:         w.onLog,
-		// Sign-ins are kept beside the config file the workspace runs,
-		// so --config and FREECODE_CONFIG keep theirs apart.
-		Auth: &mcp.AuthOptions{Tokens: mcp.TokenStoreFor(path), OpenURL: w.opts.OpenURL},
+		// Sign-ins are the user's (mcp.DefaultTokenStore), never kept
+		// beside a config file, which may sit in a repository.
+		Auth: &mcp.AuthOptions{Tokens: tokens, OpenURL: w.opts.OpenURL},
 	})
 	w.wg.Go(w.defsLoop)
 	w.apply(ctx, st)

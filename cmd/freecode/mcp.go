@@ -46,7 +46,6 @@ status, start, stop, restart and logs talk to the running sidecar (freecode serv
 		newMCPServeCmd(a),
 		newMCPLoginCmd(a),
 		newMCPLogoutCmd(a),
-		newMCPConformanceClientCmd(a),
 		newMCPResourcesCmd(a), // mcp_resources.go
 		newMCPPromptsCmd(a),
 		newMCPReviewCmd(a),

@@ -18,26 +18,27 @@ import (
 	"github.com/freecode/freecode/mcp"
 )
 
-// authOptions are the OAuth options of the servers of the config file at
-// path: their tokens live beside it (or in the OS keychain).
-func authOptions(path string) *mcp.AuthOptions {
-	return &mcp.AuthOptions{Tokens: mcp.TokenStoreFor(path)}
+// authOptions are the OAuth options of the CLI's connects: the user's
+// tokens (mcp.DefaultTokenStore), whatever config file runs.
+func authOptions() *mcp.AuthOptions {
+	tokens, _ := mcp.DefaultTokenStore() // without one, each use says why
+	return &mcp.AuthOptions{Tokens: tokens}
 }
 
 // remoteServer returns the named server, which must be remote.
-func (a *app) remoteServer(name string) (config.Server, string, error) {
+func (a *app) remoteServer(name string) (config.Server, error) {
 	cfg, path, err := a.load()
 	if err != nil {
-		return config.Server{}, path, err
+		return config.Server{}, err
 	}
 	srv, err := lookup(cfg, path, name)
 	if err != nil {
-		return config.Server{}, path, err
+		return config.Server{}, err
 	}
 	if srv.Type != config.TypeRemote {
-		return config.Server{}, path, fmt.Errorf("%q is a local server: only remote servers have a sign-in", name)
+		return config.Server{}, fmt.Errorf("%q is a local server: only remote servers have a sign-in", name)
 	}
-	return srv, path, nil
+	return srv, nil
 }
 
 func newMCPLoginCmd(a *app) *cobra.Command {
@@ -51,11 +52,11 @@ else its oauth.clientMetadataUrl, else dynamic registration), opens the sign-in 
 browser ($BROWSER if set) and waits for the browser to come back to 127.0.0.1.
 
 The tokens are kept in the OS keychain, or where none is available in a file only you can
-read beside the config file, and refreshed when they expire. Servers then connect without
+read in ~/.freecode/auth (whatever --config names), and refreshed when they expire. Servers then connect without
 asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` deletes them.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			srv, path, err := a.remoteServer(args[0])
+			srv, err := a.remoteServer(args[0])
 			if err != nil {
 				return err
 			}
@@ -75,7 +76,7 @@ asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` de
 				fmt.Fprintln(stderr, "Waiting for the sign-in to finish in the browser… (Ctrl-C to stop)")
 				return nil
 			}
-			opts := authOptions(path)
+			opts := authOptions()
 			conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true, Auth: opts})
 			loginErr := conn.Login(ctx, open)
 			st := conn.Status()
@@ -118,11 +119,11 @@ func newMCPLogoutCmd(a *app) *cobra.Command {
 using them at their next refresh.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			srv, path, err := a.remoteServer(args[0])
+			srv, err := a.remoteServer(args[0])
 			if err != nil {
 				return err
 			}
-			had, err := mcp.DeleteTokens(cmd.Context(), srv, authOptions(path))
+			had, err := mcp.DeleteTokens(cmd.Context(), srv, authOptions())
 			if err != nil {
 				return err
 			}

@@ -76,6 +76,8 @@ func (w *urlWatcher) String() string {
 
 func TestMCPLoginLogout(t *testing.T) {
 	t.Setenv("FREECODE_TOKEN_STORE", "file")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "protected", Version: "1"}, nil)
 	server.AddTool(&mcpsdk.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -122,12 +124,16 @@ func TestMCPLoginLogout(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("mcp login: %v\n%s", err, stderr)
 	}
-	tokens := filepath.Join(dir, "auth", "tokens.json")
+	// The user's, whatever --config names: never beside the config.
+	tokens := filepath.Join(home, ".freecode", "auth", "tokens.json")
 	if want := fmt.Sprintf("✓ Signed in to \"gh\"; connected with 1 tool\n  tokens kept in %s (readable by you only)\n", tokens); stdout.String() != want {
 		t.Errorf("mcp login printed:\n%s\nwant:\n%s", &stdout, want)
 	}
 	if fi, err := os.Stat(tokens); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the token file: %v, %v; want mode 0600", fi, err)
+	}
+	for _, s := range as.Secrets() {
+		noSecretUnder(t, s, dir)
 	}
 	printed := stdout.String() + stderr.String()
 

@@ -57,9 +57,9 @@ add. The tools list follows the servers: clients get tools/list_changed.
 command an MCP client's config starts. --http serves Streamable HTTP at
 http://HOST:PORT/mcp on a loopback address (port 0 picks one). Every request
 must then send "Authorization: Bearer <token>": the token is printed on standard
-error when it is made and kept, with the URL, in mcp-serve.json beside the
-config file (mode 0600); the next start keeps it unless --new-token, and says
-where it is instead of printing it. --no-auth serves
+error when it is made and kept, with the URL, in ~/.freecode/auth/mcp-serve.json
+(mode 0600, whatever --config names); the next start keeps it unless
+--new-token, and says where it is instead of printing it. --no-auth serves
 without a token, on loopback only. A non-loopback address needs --allow-remote
 and a token. Requests whose Host is not the server's address or whose Origin
 is not a loopback page are refused (DNS rebinding).`,
@@ -143,12 +143,15 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 		}
 		return err
 	}
-	return serveHTTP(ctx, stderr, s, ln, path, f)
+	return serveHTTP(ctx, stderr, s, ln, f)
 }
 
 // serveHTTP serves s over Streamable HTTP on ln until ctx is done.
-func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, ln net.Listener, configPath string, f *serveFlags) error {
-	file := mcpserve.ServeFilePath(configPath)
+func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, ln net.Listener, f *serveFlags) error {
+	file, err := mcpserve.ServeFilePath()
+	if err != nil {
+		return err
+	}
 	kept, ok := mcpserve.LoadToken(file)
 	made := !ok || f.newToken
 	if made {

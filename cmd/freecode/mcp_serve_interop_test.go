@@ -21,6 +21,9 @@ import (
 // path and a project directory.
 func serveConfig(t testing.TB) (cfgPath, project string) {
 	t.Helper()
+	// The serve file goes to the user's ~/.freecode: a home of the
+	// test's own, apart from the config's directory and the project.
+	t.Setenv("HOME", t.TempDir())
 	dir := t.TempDir()
 	cfgPath = filepath.Join(dir, "config.json")
 	cfg := fmt.Sprintf(`{"mcp": {"servers": [{"name": "demo", "type": "local", "command": [%q]}]}}`, demoServer)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -35,19 +36,21 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-// The token is kept, 0600, across restarts, until --new-token. It is
-// printed when it is made, never again: a later start says where it is.
+// The token is kept, 0600 in the user's 0700 ~/.freecode/auth and nowhere
+// near the config file or the project, across restarts, until --new-token.
+// It is printed when it is made, never again: a later start says where it is.
 func TestServeTokenKept(t *testing.T) {
 	cfgPath, project := serveConfig(t)
 	first := startHTTPServe(t, cfgPath, project)
-	file := filepath.Join(filepath.Dir(cfgPath), mcpserve.ServeFileName)
-	fi, err := os.Stat(file)
-	if err != nil {
-		t.Fatal(err)
+	file := filepath.Join(os.Getenv("HOME"), ".freecode", "auth", mcpserve.ServeFileName)
+	if runtime.GOOS != "windows" {
+		for p, want := range map[string]os.FileMode{file: 0o600, filepath.Dir(file): 0o700} {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+				t.Errorf("%s: %v, %v; want mode %v", p, fi, err, want)
+			}
+		}
 	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
-		t.Errorf("%s has mode %v, want 0600", file, fi.Mode().Perm())
-	}
+	noSecretUnder(t, first.token, filepath.Dir(cfgPath), project)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -80,5 +83,29 @@ func TestServeTokenKept(t *testing.T) {
 	third := startHTTPServe(t, cfgPath, project, "--new-token")
 	if third.token == first.token || third.token == "" || !strings.Contains(third.stderrText(), "new token "+third.token) {
 		t.Errorf("--new-token kept the token, or did not print the new one:\n%s", third.stderrText())
+	}
+	noSecretUnder(t, third.token, filepath.Dir(cfgPath), project)
+}
+
+// noSecretUnder fails the test if a file under one of dirs holds secret.
+func noSecretUnder(t *testing.T, secret string, dirs ...string) {
+	t.Helper()
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s holds a secret: it belongs in the user's ~/.freecode/auth", path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

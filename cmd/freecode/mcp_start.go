@@ -120,7 +120,7 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// A one-shot check: report the first failure now, without retrying.
-	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true, Auth: authOptions(path),
+	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true, Auth: authOptions(),
 		Versions: mcp.NewVersionMemo(filepath.Join(filepath.Dir(path), mcp.VersionMemoFile))})
 	startErr := conn.Start(ctx)
 	var tools []*mcpsdk.Tool

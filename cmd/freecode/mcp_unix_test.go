@@ -3,7 +3,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,31 +21,62 @@ import (
 // server process behind.
 func TestStartInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	bin := freecodeBin
 	path := filepath.Join(dir, "config.json")
-	pidFile := filepath.Join(dir, "server.pid")
+	// The server writes its pid into a FIFO and holds it open until it
+	// exits: the test reads both ends of the server's life there, the pid
+	// when it starts and the end of the file when it is gone.
+	fifo := filepath.Join(dir, "server.pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	mustRun(t, "--config", path, "mcp", "add", "hang", "local", "--timeout", "10m", "--",
-		"sh", "-c", `echo $$ > "$0"; exec sleep 1000`, pidFile)
+		"sh", "-c", `exec 3>"$0"; echo $$ >&3; exec sleep 1000`, fifo)
+	started := make(chan int, 1) // the pid, 0 if none came
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		f, err := os.Open(fifo) // returns once the server opens it
+		if err != nil {
+			started <- 0
+			return
+		}
+		defer f.Close()
+		r := bufio.NewReader(f)
+		line, _ := r.ReadString('\n')
+		pid, _ := strconv.Atoi(strings.TrimSpace(line))
+		started <- pid
+		io.Copy(io.Discard, r) // until no one holds the FIFO open
+	}()
+	// release ends a wait for a server that never opened the FIFO.
+	release := func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	}
 
-	cmd := exec.Command(bin, "--config", path, "mcp", "start", "hang")
+	cmd := exec.Command(freecodeBin, "--config", path, "mcp", "start", "hang")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
+		release()
+		<-exited
 		t.Fatal(err)
 	}
-	// Wait for the server to be up: bounded polling, a hang guard only.
 	var pid int
-	for i := 0; i < 3000 && pid == 0; i++ {
-		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		} else {
-			time.Sleep(10 * time.Millisecond)
-		}
+	select {
+	case pid = <-started:
+	case <-time.After(processHangGuard):
+		cmd.Process.Kill()
+		cmd.Wait()
+		release()
+		<-exited
+		t.Fatalf("the server never started:\n%s", stderr.String())
 	}
 	if pid == 0 {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatal("the server never started")
+		<-exited
+		t.Fatalf("the server wrote no pid:\n%s", stderr.String())
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -55,20 +88,18 @@ func TestStartInterrupt(t *testing.T) {
 	if !strings.Contains(stderr.String(), `✗ Server "hang" failed: interrupted`) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
-	// freecode has exited, so a server it did not stop is now an orphan
-	// that init reaps; give init a moment (bounded) before calling it a leak.
-	alive := true
-	for i := 0; i < 500 && alive; i++ {
-		alive = syscall.Kill(pid, 0) == nil
-		if alive {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	if alive {
+	// A server freecode did not stop holds the FIFO open.
+	select {
+	case <-exited:
+	case <-time.After(processHangGuard):
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("server process %d outlived freecode", pid)
 	}
 }
+
+// processHangGuard bounds a wait for a process that would otherwise hang
+// the test on a bug; it is never what the test asserts.
+const processHangGuard = time.Minute
 
 // TestDemoScript runs scripts/demo.sh (what `make demo` runs) on the
 // binaries TestMain built, so a change that breaks the demo fails a test.

@@ -16,6 +16,7 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -131,8 +132,13 @@ func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
 }
 
 // serverOf returns the filter of servers a call of id needs: the server an
-// MCP id or alias names, or none for a built-in.
+// MCP id or alias names; every enabled one for tool_search, which searches
+// the tools they bring (a server not run has none registered, or only its
+// idle manifest's); none for another built-in.
 func serverOf(id string) func(string) bool {
+	if id == orchestrator.ToolSearchName {
+		return func(string) bool { return true }
+	}
 	srv, ok := toolid.ServerOf(id)
 	return func(s string) bool { return ok && s == srv }
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/freecode/freecode/orchestrator"
 )
 
 // `tools defs` with deferred tools sends tool_search alone and reports, per
@@ -56,5 +58,39 @@ func TestToolsDefsDeferred(t *testing.T) {
 		if d := dFull[f] - (pSent[f] + dSent[f]); d < -1 || d > 1 {
 			t.Errorf("%s: %d without deferral, but the plain array is %d and tool_search %d", f, dFull[f], pSent[f], dSent[f])
 		}
+	}
+}
+
+// `tools call tool_search` starts the servers whose deferred tools it
+// searches, as the sidecar has them running: it finds the demo server's
+// delete_file, and nothing for words no tool has.
+func TestToolsCallToolSearch(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	cfg := fmt.Sprintf(`{"mcp": {"deferTools": true, "servers": [{"name": "demo", "type": "local", "command": [%q]}]}}`, demoServer)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	search := func(query string) orchestrator.SearchResult {
+		t.Helper()
+		args, err := json.Marshal(map[string]any{"query": query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := mustRun(t, "--config", path, "tools", "--project", dir, "call", orchestrator.ToolSearchName, "--args", string(args), "--json")
+		var res struct {
+			StructuredContent orchestrator.SearchResult `json:"structuredContent"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("tool_search %q: %v\n%s", query, err, out)
+		}
+		return res.StructuredContent
+	}
+	res := search("delete file")
+	if len(res.Tools) == 0 || res.Tools[0].Name != "mcp__demo__delete_file" || res.Tools[0].Server != "demo" {
+		t.Errorf("tool_search \"delete file\" found %+v, want mcp__demo__delete_file first", res.Tools)
+	}
+	if res := search("zebra quaternion"); len(res.Tools) != 0 {
+		t.Errorf("tool_search for words no tool has found %+v", res.Tools)
 	}
 }

@@ -236,6 +236,8 @@ func TestServerOf(t *testing.T) {
 		{toolid.Alias("mcp__averyveryverylongservername__" + strings.Repeat("t", 60)), map[string]bool{"averyveryverylongservername": true, "averyvery": false}},
 		{toolid.Alias("mcp__" + strings.Repeat("s", 48) + "__tool_" + strings.Repeat("x", 20)), map[string]bool{strings.Repeat("s", 48): true, strings.Repeat("s", 47): false}},
 		{"read", map[string]bool{"demo": false}},
+		// tool_search searches the tools of every server.
+		{orchestrator.ToolSearchName, map[string]bool{"demo": true, "other": true}},
 	}
 	for _, tc := range tests {
 		f := serverOf(tc.id)

@@ -5,6 +5,7 @@
 package oauthtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -72,16 +73,17 @@ type Server struct {
 	MCPURL string
 
 	// mu guards the fields below.
-	mu       sync.Mutex
-	deny     bool // the user denies consent
-	clients  map[string]*testClient
-	codes    map[string]*testCode
-	access   map[string]*testGrant
-	refresh  map[string]*testGrant
-	events   []string // what happened, in order, for assertions
-	issued   []string // every secret handed out: tokens, codes, client secrets
-	bearers  []string // the bearer token of each MCP request, "" for none
-	statuses []int    // the status of each MCP request
+	mu      sync.Mutex
+	deny    bool // the user denies consent
+	clients map[string]*testClient
+	codes   map[string]*testCode
+	access  map[string]*testGrant
+	refresh map[string]*testGrant
+	events  []string // what happened, in order, for assertions
+	issued  []string // every secret handed out: tokens, codes, client secrets
+	// refreshed holds the access tokens issued for a refresh token.
+	refreshed map[string]bool
+	requests  []MCPRequest // in the order they arrived
 }
 
 type testClient struct {
@@ -111,7 +113,7 @@ func New(t testing.TB, setup Setup, mcp http.Handler) *Server {
 		setup.AccessTTL = time.Hour
 	}
 	as := &Server{setup: setup, clients: map[string]*testClient{}, codes: map[string]*testCode{},
-		access: map[string]*testGrant{}, refresh: map[string]*testGrant{}}
+		access: map[string]*testGrant{}, refresh: map[string]*testGrant{}, refreshed: map[string]bool{}}
 	if setup.PreID != "" {
 		method := setup.AuthMethods[0]
 		as.clients[setup.PreID] = &testClient{id: setup.PreID, secret: setup.PreSecret, method: method}
@@ -163,29 +165,58 @@ func (as *Server) Resource() string {
 	return as.MCPURL
 }
 
-// recordMCP notes each MCP request's bearer token and answer.
+// recordMCP notes each MCP request when it arrives, and its status when
+// the answer's header is written: by the time the client reads an answer,
+// its request is in MCPRequests.
 func (as *Server) recordMCP(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		h.ServeHTTP(rec, r)
+		method := r.Method
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct{ Method string }
+			_ = json.Unmarshal(body, &msg)
+			method = msg.Method
+		}
 		as.mu.Lock()
-		as.bearers = append(as.bearers, bearerToken(r))
-		as.statuses = append(as.statuses, rec.status)
+		i := len(as.requests)
+		as.requests = append(as.requests, MCPRequest{Method: method, Bearer: bearerToken(r)})
 		as.mu.Unlock()
+		h.ServeHTTP(&statusRecorder{ResponseWriter: w, as: as, i: i}, r)
 	})
 }
 
+// statusRecorder notes the status of request i of as.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	as    *Server
+	i     int
+	wrote bool
+}
+
+// note records code, the status of the first header written.
+func (r *statusRecorder) note(code int) {
+	if r.wrote {
+		return
+	}
+	r.wrote = true
+	r.as.mu.Lock()
+	r.as.requests[r.i].Status = code
+	r.as.mu.Unlock()
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
+	r.note(code)
 	r.ResponseWriter.WriteHeader(code)
 }
 
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	r.note(http.StatusOK) // net/http writes that header first
+	return r.ResponseWriter.Write(p)
+}
+
 func (r *statusRecorder) Flush() {
+	r.note(http.StatusOK)
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
@@ -454,6 +485,7 @@ func (as *Server) token(w http.ResponseWriter, r *http.Request) {
 	g.scopes = slices.DeleteFunc(slices.Clone(g.scopes), func(s string) bool { return s == as.setup.NeverGrant })
 	g.expiry = time.Now().Add(as.setup.AccessTTL)
 	at, rt := as.secret("access"), as.secret("refresh")
+	as.refreshed[at] = f.Get("grant_type") == "refresh_token"
 	as.access[at] = &g
 	as.refresh[rt] = &g
 	w.Header().Set("Content-Type", "application/json")
@@ -529,11 +561,28 @@ func (as *Server) LastAccessToken() string {
 	return ""
 }
 
-// MCPRequests returns the bearer token and status of each MCP request.
-func (as *Server) MCPRequests() ([]string, []int) {
+// Refreshed reports whether the access token was issued for a refresh
+// token, not for an authorization code.
+func (as *Server) Refreshed(accessToken string) bool {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	return slices.Clone(as.bearers), slices.Clone(as.statuses)
+	return as.refreshed[accessToken]
+}
+
+// MCPRequest is a request the MCP server received.
+type MCPRequest struct {
+	// Method is the JSON-RPC method of a POST ("" for a response), else
+	// the HTTP method (GET, DELETE).
+	Method string
+	Bearer string // the bearer token it carried, "" for none
+	Status int    // the status of the answer, 0 until its header is written
+}
+
+// MCPRequests returns the MCP requests in the order they arrived.
+func (as *Server) MCPRequests() []MCPRequest {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return slices.Clone(as.requests)
 }
 
 // bearerToken returns the bearer token req carries, or "".

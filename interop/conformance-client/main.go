@@ -1,3 +1,9 @@
+// Command conformance-client is the client the MCP conformance suite's
+// client scenarios run (`conformance client --command "conformance-client"`,
+// which appends the scenario server's URL): FreeCode's own mcp.Conn and
+// sign-in against the suite's test servers. It is a test harness, built for
+// the conformance run only and never shipped: `make build` leaves it out,
+// and its test runs the suite with the test binary itself as the client.
 package main
 
 import (
@@ -12,41 +18,37 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/tokenstore"
 	"github.com/freecode/freecode/mcp"
 )
 
-// conformanceClientMetadataURL is the client id the MCP conformance suite
-// expects from a client that uses a Client ID Metadata Document.
-const conformanceClientMetadataURL = "https://conformance-test.local/client-metadata.json"
+// clientMetadataURL is the client id the suite expects from a client that
+// uses a Client ID Metadata Document.
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 
-// newMCPConformanceClientCmd is the client the MCP conformance suite's
-// client scenarios run (`conformance client --command "freecode mcp
-// conformance-client"`): FreeCode's own Conn and sign-in against the
-// suite's test servers. Hidden: it is a test harness, not a user command.
-func newMCPConformanceClientCmd(*app) *cobra.Command {
-	return &cobra.Command{
-		Use:    "conformance-client <url>",
-		Short:  "Run an MCP conformance suite client scenario against url",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-			defer cancel()
-			return runConformanceClient(ctx, args[0], cmd.ErrOrStderr())
-		},
+// scenarioWait bounds one scenario: the suite's servers answer at once.
+const scenarioWait = 2 * time.Minute
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: conformance-client <server url>")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance-client:", err)
+		os.Exit(1)
 	}
 }
 
-// runConformanceClient signs in (the suite's authorization servers
-// redirect back at once, so a browser that follows redirects is all the
-// user there is), lists the tools and calls test-tool when there is one.
-// MCP_CONFORMANCE_CONTEXT may hold a pre-registered client_id and
-// client_secret.
-func runConformanceClient(ctx context.Context, serverURL string, stderr io.Writer) error {
+// run signs in (the suite's authorization servers redirect back at once,
+// so a browser that follows redirects is all the user there is), lists
+// the tools and calls test-tool when there is one. MCP_CONFORMANCE_CONTEXT
+// may hold a pre-registered client_id and client_secret.
+func run(serverURL string, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
+	defer cancel()
 	var suite struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret string `json:"client_secret"`
@@ -56,7 +58,7 @@ func runConformanceClient(ctx context.Context, serverURL string, stderr io.Write
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
-	oauth := &config.OAuth{ClientMetadataURL: conformanceClientMetadataURL}
+	oauth := &config.OAuth{ClientMetadataURL: clientMetadataURL}
 	if suite.ClientID != "" {
 		oauth = &config.OAuth{ClientID: suite.ClientID, ClientSecret: suite.ClientSecret}
 	}
@@ -65,6 +67,7 @@ func runConformanceClient(ctx context.Context, serverURL string, stderr io.Write
 		URL: serverURL, Transport: config.TransportHTTP, OAuth: oauth, Timeout: 30 * time.Second,
 	}.WithDefaults()
 
+	// The scenario's tokens are its own, gone with it: never the user's.
 	dir, err := os.MkdirTemp("", "freecode-conformance")
 	if err != nil {
 		return err
