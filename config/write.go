@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freecode/freecode/internal/filelock"
 	"github.com/tailscale/hujson"
+
+	"github.com/freecode/freecode/internal/atomicfile"
+	"github.com/freecode/freecode/internal/filelock"
 )
 
 // UpdateFile edits the JSON-with-comments file at path in place through fn,
@@ -121,41 +123,10 @@ func readForUpdate(path string) (data []byte, exists bool, mode fs.FileMode, err
 // it and renames it over path, so a reader sees the old file or the new one,
 // never a torn one. The directory is created (0700) if missing.
 func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	// Make the rename itself durable. Not every system can sync a
-	// directory, and the data is safe either way: ignore errors.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, mode)
 }
 
 // markOriginal tags every value parsed from the file with StartOffset -1.

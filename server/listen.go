@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freecode/freecode/internal/atomicfile"
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
 )
@@ -190,23 +191,7 @@ func WriteServeFile(path string, sf protocol.ServeFile) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".serve-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, append(b, '\n'), 0o600)
 }
 
 // RemoveServeFile removes path if it is still the file of this sidecar

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/freecode/freecode/internal/atomicfile"
 	"github.com/freecode/freecode/internal/filelock"
 )
 
@@ -209,36 +210,5 @@ var writeData = func(f *os.File, data []byte) error {
 // syncs it and renames it over path, so that a reader, or the next run
 // after a crash, finds the old file or the new one, never a torn one.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // nothing to remove after the rename
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if err := writeData(f, data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	// The rename is durable once the directory is synced; not every
-	// system can sync one, and the data is safe either way.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.WriteWith(path, 0o600, func(f *os.File) error { return writeData(f, data) })
 }

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/freecode/freecode/internal/atomicfile"
 	"github.com/freecode/freecode/internal/filelock"
 )
 
@@ -255,31 +256,9 @@ func (s *Store) update(ctx context.Context, edit func(*fileData) bool) error {
 // edit takes milliseconds, so a lock held longer is a stuck process.
 const lockWait = 10 * time.Second
 
-// writeFile replaces path with data atomically: a temporary file of mode
-// 0600 in the same directory, synced, renamed over path.
+// writeFile replaces path with data atomically, readable by the user only.
 func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing the token store: %w", err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // after the rename, there is nothing left to remove
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the token store: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the token store: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the token store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the token store: %w", err)
-	}
-	if err := os.Rename(name, path); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing the token store: %w", err)
 	}
 	return nil
