@@ -347,9 +347,20 @@ func TestBinaryStdio(t *testing.T) {
 	}
 }
 
-// binaryStdio runs freecode-serve on stdio with one server, connected, has
-// end stop it, and checks its exit status is want and the server is gone.
-func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *exec.Cmd), want int) {
+// stdioSidecar is freecode-serve started on stdio, as the extension runs
+// it, with one server, srv, in its config.
+type stdioSidecar struct {
+	dir    string // its HOME, and the folder the editor opens
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *strings.Builder
+	exited chan error // gets what cmd.Wait returns
+}
+
+// startStdioSidecar starts one in a fresh temporary HOME.
+func startStdioSidecar(t *testing.T) *stdioSidecar {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"mcp": {"servers": [`+servertest.Server("srv", nil)+`]}}`), 0o600); err != nil {
@@ -365,16 +376,24 @@ func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *e
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	return &stdioSidecar{dir: dir, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, exited: exited}
+}
+
+// binaryStdio runs freecode-serve on stdio with one server, connected, has
+// end stop it, and checks its exit status is want and the server is gone.
+func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *exec.Cmd), want int) {
+	sc := startStdioSidecar(t)
+	cmd, stderr := sc.cmd, sc.stderr
 	connected := make(chan int, 4)
-	c := frontend.New(pipeConn{stdout, stdin}, &frontend.Options{
-		Folders: []string{dir},
+	c := frontend.New(pipeConn{sc.stdout, sc.stdin}, &frontend.Options{
+		Folders: []string{sc.dir},
 		OnNotification: func(n frontend.Notification) {
 			var st protocol.ServerStatus
 			if n.Method == protocol.NotifyServersStatus && n.Decode(&st) == nil && st.State == protocol.StateConnected {
@@ -394,7 +413,7 @@ func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *e
 	}
 	end(t, c, cmd)
 	select {
-	case <-exited:
+	case <-sc.exited:
 	case <-time.After(servertest.HangGuard):
 		cmd.Process.Kill()
 		t.Fatalf("freecode-serve did not exit; stderr:\n%s", stderr.String())
@@ -410,28 +429,8 @@ func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *e
 // SIGPIPE before its servers are stopped: the write fails, the connection
 // ends, the servers are reaped and the status is 1 (no shutdown came).
 func TestBinaryStdoutClosed(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(cfg, []byte(`{"mcp": {"servers": [`+servertest.Server("srv", nil)+`]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(servertest.BinaryPath(t, "freecode-serve"), "--config", cfg)
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	sc := startStdioSidecar(t)
+	cmd, stdin, stdout, stderr := sc.cmd, sc.stdin, sc.stdout, sc.stderr
 	send := func(body string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, "Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
@@ -461,7 +460,7 @@ func TestBinaryStdoutClosed(t *testing.T) {
 	stdout.Close()
 	send(`{"jsonrpc":"2.0","id":2,"method":"freecode/servers","params":{}}`)
 	select {
-	case <-exited:
+	case <-sc.exited:
 	case <-time.After(servertest.HangGuard):
 		stdin.Close()
 		cmd.Process.Kill()
