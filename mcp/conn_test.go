@@ -662,7 +662,7 @@ type readyFIFO struct {
 func readyPipe(t *testing.T) *readyFIFO {
 	t.Helper()
 	r := &readyFIFO{path: filepath.Join(t.TempDir(), "ready"), c: make(chan struct{})}
-	if err := syscall.Mkfifo(r.path, 0o600); err != nil {
+	if err := mkfifo(r.path); err != nil {
 		t.Skipf("no named pipes here: %v", err)
 	}
 	go func() {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,21 +107,13 @@ func startEverything(tb testing.TB, mode string) string {
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	var stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting server-everything: %v", err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	tb.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(3 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	})
+	tb.Cleanup(func() { stopGroup(cmd, exited, 3*time.Second) })
 	// Both modes say "… port <PORT>" on stderr once they listen.
 	if !stderr.waitFor("port "+strconv.Itoa(port), exited) {
 		tb.Fatalf("server-everything %s exited before listening:\n%s", mode, stderr.String())

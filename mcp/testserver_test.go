@@ -102,7 +102,7 @@ func runTestServer(args []string) int {
 	if f, ok := flags["detach"]; ok {
 		cmd := exec.Command(os.Args[0], "child")
 		cmd.Env = os.Environ()
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		ownSession(cmd)
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "detach:", err)
 			return 1
@@ -337,7 +337,7 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "freeze", Description: "stops the whole server (SIGSTOP)", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			freezeSelf()
 			// A process-directed SIGSTOP can let this thread run on for a
 			// moment (the stop reaches each thread by IPI): long enough to
 			// write a response under load. A frozen server answers nothing.

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -102,9 +101,7 @@ func TestShutdown(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, pid := range pids {
-			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("server process %d after shutdown: kill 0 = %v, want ESRCH", pid, err)
-			}
+			wantGone(t, pid, "after shutdown")
 		}
 		if runtime.GOOS == "linux" {
 			if kids := descendants(env.SidecarPID()); len(kids) > 0 {
@@ -257,9 +254,7 @@ func TestRunStdio(t *testing.T) {
 			case <-time.After(servertest.HangGuard):
 				t.Fatal("Run did not return")
 			}
-			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("server process %d after Run: kill 0 = %v, want ESRCH", pid, err)
-			}
+			wantGone(t, pid, "after Run")
 		})
 	}
 }
@@ -326,62 +321,8 @@ func TestListen(t *testing.T) {
 	ln.Close()
 }
 
-// A serve.json left by a sidecar that died, whose pid now runs another
-// process, names no sidecar: nothing answers at its address with its
-// token. It keeps no new sidecar from starting, and is removed.
-func TestStaleServeFileWithReusedPID(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "serve.json")
-	unrelated := exec.Command("sleep", "60")
-	if err := unrelated.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { unrelated.Process.Kill(); unrelated.Wait() }()
-	// The dead sidecar's socket file is left too: nobody listens on it.
-	sock := filepath.Join(dir, "serve.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	ln.Close()
-	stale := protocol.ServeFile{Address: "unix:" + sock, PID: unrelated.Process.Pid, Token: server.NewToken()}
-	b, _ := json.Marshal(stale)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := server.CheckServeFile(path); err != nil {
-		t.Errorf("CheckServeFile with a stale serve.json naming a live, unrelated pid: %v", err)
-	}
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the stale serve.json is still there: %v", err)
-	}
-	if err := syscall.Kill(unrelated.Process.Pid, 0); err != nil {
-		t.Errorf("the unrelated process was signalled: %v", err)
-	}
-}
-
-// A signal stops the sidecar that listens cleanly: every server stopped,
-// serve.json removed, exit status 0.
-func TestSignal(t *testing.T) {
-	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
-		pid := env.Editor.AwaitStatus("srv", protocol.StateConnected).PID
-		env.Signal(syscall.SIGTERM)
-		if code := env.AwaitExit(); code != 0 {
-			t.Errorf("exit status after SIGTERM: %d", code)
-		}
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("server process %d after SIGTERM: kill 0 = %v, want ESRCH", pid, err)
-		}
-		if _, err := os.Stat(env.Sandbox.ServeFile); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("serve.json after SIGTERM: %v", err)
-		}
-	}, servertest.Modes(servertest.Binary))
-}
-
 // freecode-serve on stdio, as the extension runs it: exit after shutdown
-// is status 0, without shutdown 1; a signal stops it while the editor
-// still holds stdin open.
+// is status 0, without shutdown 1 (TestBinaryStdioSignal: a signal).
 func TestBinaryStdio(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -401,77 +342,25 @@ func TestBinaryStdio(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, 1},
-		{"SIGTERM", func(t *testing.T, _ *frontend.Client, cmd *exec.Cmd) {
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-		}, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := filepath.Join(dir, "config.json")
-			if err := os.WriteFile(cfg, []byte(`{"mcp": {"servers": [`+servertest.Server("srv", nil)+`]}}`), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(servertest.BinaryPath(t, "freecode-serve"), "--config", cfg)
-			cmd.Env = append(os.Environ(), "HOME="+dir)
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			connected := make(chan int, 4)
-			c := frontend.New(pipeConn{stdout, stdin}, &frontend.Options{
-				Folders: []string{dir},
-				OnNotification: func(n frontend.Notification) {
-					var st protocol.ServerStatus
-					if n.Method == protocol.NotifyServersStatus && n.Decode(&st) == nil && st.State == protocol.StateConnected {
-						connected <- st.PID
-					}
-				},
-			})
-			defer c.Close()
-			if _, err := c.Initialize(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			var pid int
-			select {
-			case pid = <-connected:
-			case <-time.After(servertest.HangGuard):
-				t.Fatalf("srv did not connect; stderr:\n%s", stderr.String())
-			}
-			tc.end(t, c, cmd)
-			select {
-			case <-exited:
-			case <-time.After(servertest.HangGuard):
-				cmd.Process.Kill()
-				t.Fatalf("freecode-serve did not exit; stderr:\n%s", stderr.String())
-			}
-			if got := cmd.ProcessState.ExitCode(); got != tc.want {
-				t.Errorf("exit status %d, want %d; stderr:\n%s", got, tc.want, stderr.String())
-			}
-			if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("server process %d after the sidecar ended: kill 0 = %v, want ESRCH", pid, err)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { binaryStdio(t, tc.end, tc.want) })
 	}
 }
 
-// An editor that closes the sidecar's stdout while it still has an answer
-// to write (it sent exit and went away) must not kill the sidecar with
-// SIGPIPE before its servers are stopped: the write fails, the connection
-// ends, the servers are reaped and the status is 1 (no shutdown came).
-func TestBinaryStdoutClosed(t *testing.T) {
+// stdioSidecar is freecode-serve started on stdio, as the extension runs
+// it, with one server, srv, in its config.
+type stdioSidecar struct {
+	dir    string // its HOME, and the folder the editor opens
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr *strings.Builder
+	exited chan error // gets what cmd.Wait returns
+}
+
+// startStdioSidecar starts one in a fresh temporary HOME.
+func startStdioSidecar(t *testing.T) *stdioSidecar {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"mcp": {"servers": [`+servertest.Server("srv", nil)+`]}}`), 0o600); err != nil {
@@ -487,13 +376,61 @@ func TestBinaryStdoutClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	return &stdioSidecar{dir: dir, cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, exited: exited}
+}
+
+// binaryStdio runs freecode-serve on stdio with one server, connected, has
+// end stop it, and checks its exit status is want and the server is gone.
+func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *exec.Cmd), want int) {
+	sc := startStdioSidecar(t)
+	cmd, stderr := sc.cmd, sc.stderr
+	connected := make(chan int, 4)
+	c := frontend.New(pipeConn{sc.stdout, sc.stdin}, &frontend.Options{
+		Folders: []string{sc.dir},
+		OnNotification: func(n frontend.Notification) {
+			var st protocol.ServerStatus
+			if n.Method == protocol.NotifyServersStatus && n.Decode(&st) == nil && st.State == protocol.StateConnected {
+				connected <- st.PID
+			}
+		},
+	})
+	defer c.Close()
+	if _, err := c.Initialize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	select {
+	case pid = <-connected:
+	case <-time.After(servertest.HangGuard):
+		t.Fatalf("srv did not connect; stderr:\n%s", stderr.String())
+	}
+	end(t, c, cmd)
+	select {
+	case <-sc.exited:
+	case <-time.After(servertest.HangGuard):
+		cmd.Process.Kill()
+		t.Fatalf("freecode-serve did not exit; stderr:\n%s", stderr.String())
+	}
+	if got := cmd.ProcessState.ExitCode(); got != want {
+		t.Errorf("exit status %d, want %d; stderr:\n%s", got, want, stderr.String())
+	}
+	wantGone(t, pid, "after the sidecar ended")
+}
+
+// An editor that closes the sidecar's stdout while it still has an answer
+// to write (it sent exit and went away) must not kill the sidecar with
+// SIGPIPE before its servers are stopped: the write fails, the connection
+// ends, the servers are reaped and the status is 1 (no shutdown came).
+func TestBinaryStdoutClosed(t *testing.T) {
+	sc := startStdioSidecar(t)
+	cmd, stdin, stdout, stderr := sc.cmd, sc.stdin, sc.stdout, sc.stderr
 	send := func(body string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, "Content-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
@@ -523,7 +460,7 @@ func TestBinaryStdoutClosed(t *testing.T) {
 	stdout.Close()
 	send(`{"jsonrpc":"2.0","id":2,"method":"freecode/servers","params":{}}`)
 	select {
-	case <-exited:
+	case <-sc.exited:
 	case <-time.After(servertest.HangGuard):
 		stdin.Close()
 		cmd.Process.Kill()
@@ -536,7 +473,5 @@ func TestBinaryStdoutClosed(t *testing.T) {
 	if got := cmd.ProcessState.ExitCode(); got != 1 {
 		t.Errorf("exit status %d, want 1 (no shutdown); stderr:\n%s", got, stderr.String())
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("server process %d after the sidecar ended: kill 0 = %v, want ESRCH", pid, err)
-	}
+	wantGone(t, pid, "after the sidecar ended")
 }

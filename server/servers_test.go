@@ -2,7 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
-	"syscall"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -138,9 +138,14 @@ func TestServerReconnects(t *testing.T) {
 			t.Fatal(err)
 		}
 		mark := ed.Mark()
-		if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		crashed, err := os.FindProcess(first.PID)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if err := crashed.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		crashed.Release()
 		ed.AwaitStatus("srv", protocol.StateReconnecting)
 		again := ed.AwaitStatus("srv", protocol.StateConnected)
 		if again.PID == first.PID || again.ToolCount != first.ToolCount {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -169,9 +168,7 @@ func TestConfigEdit(t *testing.T) {
 	if tools := w.Tools("a"); len(tools) != 0 {
 		t.Errorf("a's tools after its removal: %v", tools)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("a's process %d after its removal: kill 0 = %v, want ESRCH", pid, err)
-	}
+	wantGone(t, pid, "after a's removal")
 }
 
 // A server removed from the config or the project's file is told as
@@ -528,9 +525,7 @@ func TestClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("server process %d after Close: kill 0 = %v, want ESRCH", pid, err)
-	}
+	wantGone(t, pid, "after Close")
 	for range sub.Events() { // ends: Close closed it
 	}
 	if _, open := <-w.Subscribe(nil).Events(); open {

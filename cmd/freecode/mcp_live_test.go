@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -231,9 +229,7 @@ func TestLiveProbe(t *testing.T) {
 	}
 	// Stopped and reaped before the command returned.
 	for _, st := range []protocol.ServerStatus{demo, noisy} {
-		if err := syscall.Kill(st.PID, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("%s's process %d is still there after the probe: %v", st.Name, st.PID, err)
-		}
+		wantGone(t, st.PID, "of "+st.Name+" after the probe")
 	}
 
 	out, _, code = e.run(t, "mcp", "status", "--probe", "demo", "bad", "--project", e.project)

@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { message, runCli, type CliResult } from '../cli';
+import { importConfirmation } from '../confirmations';
 import { truncate } from '../text';
 import type { CommandFactory } from './util';
-import { showError } from './util';
+import { confirm, showError } from './util';
 
 const kinds = [
 	{ label: 'Claude Desktop', client: 'claude-desktop' },
@@ -46,12 +47,7 @@ export const importServers: CommandFactory = (fc) => async () => {
 			void vscode.window.showInformationMessage(truncate(text, 500));
 			return;
 		}
-		const go = await vscode.window.showInformationMessage(
-			`Import MCP servers from ${pick.label}?`,
-			{ modal: true, detail: truncate(text, 4000) },
-			'Import',
-		);
-		if (go !== 'Import') return;
+		if (!(await confirm(importConfirmation(pick.label, text)))) return;
 		const r = await runCli(fc.settings(), args);
 		const out = `${r.stdout}${r.stderr}`.trim();
 		if (r.code !== 0) void vscode.window.showErrorMessage(truncate(out, 1000));

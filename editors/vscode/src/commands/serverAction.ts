@@ -1,23 +1,32 @@
-// The body shared by Start, Stop and Restart on a server node: the request,
-// a progress indicator while it runs, and the outcome.
+// The body shared by Start, Stop, Restart, Revoke Approval and Sign Out on a
+// server node: the confirmation, when the action needs one, the request, a
+// progress indicator while it runs, and the outcome.
 
 import * as vscode from 'vscode';
+import type { Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { ServerStatus } from '../protocol';
 import type { Session } from '../session';
 import { oneLine } from '../text';
-import { serverName, session, showError } from './util';
+import { confirm, serverName, session, showError } from './util';
 
+/**
+ * serverAction runs an action on the server of node, or on one the user
+ * picks. With confirmation, the user is asked first, and nothing is sent
+ * unless they go ahead.
+ */
 export async function serverAction(
 	fc: FreeCode,
 	node: unknown,
 	verb: string,
 	run: (s: Session, name: string) => Promise<ServerStatus>,
+	confirmation?: (name: string) => Confirmation,
 ): Promise<void> {
 	const s = session(fc);
 	if (!s) return;
 	const name = await serverName(fc, node, `Server to ${verb.toLowerCase()}`);
 	if (!name) return;
+	if (confirmation && !(await confirm(confirmation(name)))) return;
 	try {
 		const st = await vscode.window.withProgress(
 			{ location: { viewId: 'freecode.servers' }, title: `${verb} ${name}` },

@@ -1,6 +1,10 @@
+import { signOutConfirmation } from '../confirmations';
 import type { CommandFactory } from './util';
 import { serverAction } from './serverAction';
 
-/** signOut stops a remote server and forgets its sign-in (freecode/servers/logout): its next start needs a sign-in. */
+/**
+ * signOut stops a remote server and forgets its sign-in (freecode/servers/logout),
+ * once confirmed: its next start needs a sign-in.
+ */
 export const signOut: CommandFactory = (fc) => (node?: unknown) =>
-	serverAction(fc, node, 'Signing out of', (s, name) => s.logout(name));
+	serverAction(fc, node, 'Signing out of', (s, name) => s.logout(name), signOutConfirmation);

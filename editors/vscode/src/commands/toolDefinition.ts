@@ -5,16 +5,14 @@
 // the tool again since gets nothing accepted.
 
 import * as vscode from 'vscode';
+import { acceptConfirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { ToolReview } from '../protocol';
 import { reviewDocument } from '../reviewText';
-import { printable, truncate } from '../text';
+import { printable } from '../text';
 import type { Node, ToolNode } from '../views/serversTree';
 import type { CommandFactory } from './util';
-import { session, showError } from './util';
-
-/** The most of a change a confirmation shows; Show Definition Diff has all of it. */
-const confirmChars = 1200;
+import { confirm, session, showError } from './util';
 
 /** reviewOf asks the sidecar for the review of a tool node, or tells the user there is none. */
 async function reviewOf(fc: FreeCode, node: unknown): Promise<{ t: ToolNode; r: ToolReview } | undefined> {
@@ -69,17 +67,7 @@ export const acceptToolDefinition: CommandFactory = (fc) => async (node?: unknow
 	const got = await reviewOf(fc, node);
 	if (!got) return;
 	const { r } = got;
-	const ok = await vscode.window.showWarningMessage(
-		`Accept the new definition of ${printable(r.id)}?`,
-		{
-			modal: true,
-			detail:
-				`${truncate(printable(r.diff.trimEnd()), confirmChars)}\n\n` +
-				'Models will be shown it, its annotations take effect, and calls no longer ask because of it.',
-		},
-		'Accept',
-	);
-	if (ok === 'Accept') await decide(fc, r, 'accept');
+	if (await confirm(acceptConfirmation(r))) await decide(fc, r, 'accept');
 };
 
 /** rejectToolDefinition keeps the accepted definition and denies calls of the listed one. */

@@ -2,6 +2,7 @@
 // tree node or a quick pick, and errors shown the same way.
 
 import * as vscode from 'vscode';
+import { confirmed, type Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { Session } from '../session';
 import type { Node } from '../views/serversTree';
@@ -43,6 +44,20 @@ export async function serverName(fc: FreeCode, node: unknown, placeHolder: strin
 export function showError(what: string, e: unknown): void {
 	const msg = e instanceof Error ? e.message : String(e);
 	void vscode.window.showErrorMessage(`${what}: ${msg}`);
+}
+
+/**
+ * confirm shows a confirmation in a modal and says whether the user went
+ * ahead. The buttons go as they are, none a close affordance, so the first,
+ * which does nothing, is what Enter picks.
+ */
+export async function confirm(c: Confirmation): Promise<boolean> {
+	const picked = await vscode.window.showWarningMessage(
+		c.message,
+		{ modal: true, detail: c.detail },
+		...c.buttons.map((b) => ({ title: b.title })),
+	);
+	return confirmed(c, picked?.title);
 }
 
 /** CommandFactory builds a command's callback from the shared parts (vscode-go's shape). */

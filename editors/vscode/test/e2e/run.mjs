@@ -9,7 +9,8 @@
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
 //   cli              no server configured: the welcome view offers Add and Import; Add MCP Server checks
 //                    the name before writing, writes through the bundled freecode CLI, and the server
-//                    connects; Import MCP Servers previews a Claude Desktop config, then imports it.
+//                    connects; Import MCP Servers previews a Claude Desktop config, Enter (the dialog's
+//                    default button) imports nothing, and Import imports it.
 //   demo             the demo server connected with its tools; Run Tool… on the destructive delete_file
 //                    shows the permission dialog; Deny shows the denial; Allow Once runs it (the file is
 //                    really gone); editing the config in the editor adds a server to the tree, no reload;
@@ -424,15 +425,24 @@ async function scenarioCli() {
 			await treeRow(page, 'added').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
 		});
 		await shot(page, 'add-server-added');
-		await step(page, 'Import MCP Servers previews, then imports, and the server connects', async () => {
+		const dialog = page.locator('.monaco-dialog-box');
+		const preview = async () => {
 			await runCommand(page, 'FreeCode: Import MCP Servers…');
 			await quickPick(page, 'Claude Desktop');
-			const dialog = page.locator('.monaco-dialog-box');
 			await dialog.getByText('Import MCP servers from Claude Desktop?').waitFor();
 			await dialog.getByText('+ imported (local)').waitFor();
-			if (config().includes('"imported"')) throw new Error('the preview already wrote the config');
+			if (config().includes('"imported"')) throw new Error('the config holds imported before Import was clicked');
+		};
+		await step(page, 'Import MCP Servers previews, and Enter, its default button, imports nothing', async () => {
+			await preview();
 			await shot(page, 'import-preview');
-			await dialog.getByRole('button', { name: 'Import' }).click();
+			await page.keyboard.press('Enter');
+			await dialog.waitFor({ state: 'detached' });
+		});
+		await step(page, 'Import MCP Servers previews again, imports on Import, and the server connects', async () => {
+			// The preview still lists imported: Enter wrote nothing.
+			await preview();
+			await dialog.getByRole('button', { name: 'Import', exact: true }).click();
 			await page.locator('.notifications-toasts', { hasText: 'Added 1 server' }).waitFor();
 			if (!config().includes('"imported"')) throw new Error(`imported was not imported: ${config()}`);
 			await treeRow(page, 'imported').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();

@@ -1,0 +1,116 @@
+// The confirmations of the commands whose action has a consequence: trusting
+// the project, accepting a tool's new definition, importing another client's
+// servers, revoking a project server's approval, signing out. Each is the
+// modal's words and its buttons; commands/util.ts `confirm` shows one.
+// Pure: no `vscode` import.
+
+import type { ToolReview } from './protocol';
+import { oneLine, printable, truncate } from './text';
+
+/** ConfirmButton is one button of a confirmation: whether picking it goes ahead. */
+export interface ConfirmButton {
+	title: string;
+	confirm: boolean;
+}
+
+/**
+ * Confirmation is what a modal shows.
+ *
+ * VS Code's modal makes the first button that is not a close affordance its
+ * default, the one Enter picks, and takes a close affordance out of the row
+ * to be what Escape and closing the dialog pick (with none, a Cancel of its
+ * own that answers undefined). So buttons puts the one that does nothing
+ * first and none is a close affordance: Enter, Escape and closing the dialog
+ * all leave things as they are.
+ */
+export interface Confirmation {
+	message: string;
+	detail: string;
+	buttons: readonly ConfirmButton[];
+}
+
+/** choice is the two buttons of a confirmation, the one that does nothing first. */
+function choice(refuse: string, go: string): ConfirmButton[] {
+	return [
+		{ title: refuse, confirm: false },
+		{ title: go, confirm: true },
+	];
+}
+
+/** confirmed maps the button picked (undefined: Escape or the dialog closed) to whether to go ahead. */
+export function confirmed(c: Confirmation, picked: string | undefined): boolean {
+	return c.buttons.find((b) => b.title === picked)?.confirm ?? false;
+}
+
+export const DO_NOT_TRUST = 'Do Not Trust';
+export const TRUST = 'Trust Project';
+
+/** trustConfirmation asks before the project's allow rules apply (freecode/project/trust). */
+export function trustConfirmation(): Confirmation {
+	return {
+		message: 'Trust this project?',
+		detail:
+			"Until you trust it, only the deny and ask rules of this project's .freecode/settings.json and " +
+			'settings.local.json apply. Once trusted, their allow rules apply too, so a tool they allow runs ' +
+			'without asking you. "Always allow in this project" is offered only in a trusted project.',
+		buttons: choice(DO_NOT_TRUST, TRUST),
+	};
+}
+
+export const DO_NOT_ACCEPT = 'Do Not Accept';
+export const ACCEPT = 'Accept Definition';
+
+/** The most of a change the confirmation shows; Show Definition Diff has all of it. */
+const maxDiffChars = 1200;
+
+/** acceptConfirmation asks before a tool's listed definition replaces the one the user accepted. */
+export function acceptConfirmation(r: ToolReview): Confirmation {
+	return {
+		message: `Accept the new definition of ${printable(r.id)}?`,
+		detail:
+			`${truncate(printable(r.diff.trimEnd()), maxDiffChars)}\n\n` +
+			'Models will be shown it, its annotations take effect, and calls no longer ask because of it.',
+		buttons: choice(DO_NOT_ACCEPT, ACCEPT),
+	};
+}
+
+export const DO_NOT_IMPORT = 'Do Not Import';
+export const IMPORT = 'Import';
+
+/** The most of the dry run's report the confirmation shows. */
+const maxPreviewChars = 4000;
+
+/** importConfirmation asks before `freecode mcp import` writes what its dry run (preview) reported. */
+export function importConfirmation(client: string, preview: string): Confirmation {
+	return {
+		message: `Import MCP servers from ${client}?`,
+		detail: truncate(printable(preview), maxPreviewChars),
+		buttons: choice(DO_NOT_IMPORT, IMPORT),
+	};
+}
+
+export const KEEP_APPROVAL = 'Keep Approval';
+export const REVOKE = 'Revoke Approval';
+
+/** revokeConfirmation asks before a project server's approval is withdrawn, which stops it. */
+export function revokeConfirmation(server: string): Confirmation {
+	const name = oneLine(server, 80);
+	return {
+		message: `Revoke your approval of "${name}"?`,
+		detail: `FreeCode stops ${name}, and it does not run again until you approve this project's entry again.`,
+		buttons: choice(KEEP_APPROVAL, REVOKE),
+	};
+}
+
+export const STAY_SIGNED_IN = 'Stay Signed In';
+export const SIGN_OUT = 'Sign Out';
+
+/** signOutConfirmation asks before a remote server is stopped and its sign-in forgotten (freecode/servers/logout). */
+export function signOutConfirmation(server: string): Confirmation {
+	const name = oneLine(server, 80);
+	return {
+		message: `Sign out of "${name}"?`,
+		detail: `FreeCode stops ${name} and deletes its saved sign-in: its next start needs you to sign in again.`,
+		buttons: choice(STAY_SIGNED_IN, SIGN_OUT),
+	};
+}

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+	ACCEPT,
+	acceptConfirmation,
+	confirmed,
+	DO_NOT_ACCEPT,
+	DO_NOT_IMPORT,
+	DO_NOT_TRUST,
+	IMPORT,
+	importConfirmation,
+	KEEP_APPROVAL,
+	REVOKE,
+	revokeConfirmation,
+	SIGN_OUT,
+	signOutConfirmation,
+	STAY_SIGNED_IN,
+	TRUST,
+	trustConfirmation,
+	type Confirmation,
+} from '../src/confirmations';
+import type { ToolReview } from '../src/protocol';
+
+const review: ToolReview = {
+	server: 'gh',
+	tool: 'create_issue',
+	id: 'mcp__gh__create_issue',
+	kind: 'changed',
+	hash: 'h1',
+	diff: 'description: Creates an issue[-.-]{+ and emails everyone.+}\n',
+	change: { tool: 'create_issue', kind: 'changed' },
+};
+
+const cases: { name: string; c: Confirmation; buttons: string[]; go: string }[] = [
+	{ name: 'Trust Project', c: trustConfirmation(), buttons: [DO_NOT_TRUST, TRUST], go: TRUST },
+	{ name: 'Accept Definition', c: acceptConfirmation(review), buttons: [DO_NOT_ACCEPT, ACCEPT], go: ACCEPT },
+	{
+		name: 'Import MCP Servers',
+		c: importConfirmation('Claude Desktop', 'Dry run: 1 server\n+ imported (local)'),
+		buttons: [DO_NOT_IMPORT, IMPORT],
+		go: IMPORT,
+	},
+	{ name: 'Revoke Approval', c: revokeConfirmation('repo-tools'), buttons: [KEEP_APPROVAL, REVOKE], go: REVOKE },
+	{ name: 'Sign Out', c: signOutConfirmation('linear'), buttons: [STAY_SIGNED_IN, SIGN_OUT], go: SIGN_OUT },
+];
+
+for (const tc of cases) {
+	test(`confirmation: ${tc.name}: Enter and Escape do nothing; only its own button goes ahead`, () => {
+		assert.deepEqual(
+			tc.c.buttons.map((b) => b.title),
+			tc.buttons,
+		);
+		// VS Code's modal: Enter is the first button that is not a close
+		// affordance; a close affordance would leave the row, making the
+		// button after it the default. Escape, with no close affordance, is
+		// VS Code's own Cancel, which answers undefined.
+		assert.ok(
+			tc.c.buttons.every((b) => !('isCloseAffordance' in b)),
+			'no button is a close affordance',
+		);
+		assert.equal(confirmed(tc.c, tc.c.buttons[0].title), false, 'Enter does nothing');
+		assert.equal(confirmed(tc.c, undefined), false, 'Escape does nothing');
+		assert.equal(confirmed(tc.c, 'Something Else'), false);
+		assert.equal(confirmed(tc.c, tc.go), true);
+		assert.deepEqual(
+			tc.c.buttons.filter((b) => b.confirm).map((b) => b.title),
+			[tc.go],
+		);
+	});
+}
+
+test('confirmation: the words say what goes ahead, for whom', () => {
+	assert.equal(trustConfirmation().message, 'Trust this project?');
+	const a = acceptConfirmation(review);
+	assert.equal(a.message, 'Accept the new definition of mcp__gh__create_issue?');
+	assert.ok(a.detail.startsWith('description: Creates an issue[-.-]{+ and emails everyone.+}\n\nModels will be shown it'), a.detail);
+	const i = importConfirmation('Cursor', 'Dry run: 1 server\n+ imported (local)');
+	assert.deepEqual([i.message, i.detail], ['Import MCP servers from Cursor?', 'Dry run: 1 server\n+ imported (local)']);
+	assert.equal(revokeConfirmation('repo-tools').message, 'Revoke your approval of "repo-tools"?');
+	assert.equal(signOutConfirmation('linear').message, 'Sign out of "linear"?');
+});
+
+test('confirmation: a long change or preview is cut; a server name is one printable line', () => {
+	const a = acceptConfirmation({ ...review, diff: 'x'.repeat(5000) });
+	assert.ok(a.detail.length < 1400, `${a.detail.length} characters`);
+	assert.ok(importConfirmation('VS Code', 'y'.repeat(10_000)).detail.length <= 4000);
+	const r = revokeConfirmation('evil\nname\u001b[31m');
+	assert.ok(!/[\n\u001b]/.test(r.message), JSON.stringify(r.message));
+	assert.ok(!/[\n\u001b]/.test(signOutConfirmation('a\nb').detail));
+	assert.equal(importConfirmation('Cursor', '+ x\u001b[2J (local)').detail, '+ x\\x1b[2J (local)');
+});
