@@ -24,7 +24,7 @@ export async function serverAction(
 ): Promise<void> {
 	const s = session(fc);
 	if (!s) return;
-	const name = await serverName(fc, node, `Server to ${verb.toLowerCase()}`);
+	const name = await serverName(fc, node, `${verb} which server?`);
 	if (!name) return;
 	if (confirmation && !(await confirm(confirmation(name)))) return;
 	try {
