@@ -18,24 +18,11 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/oauthtest"
-	"github.com/freecode/freecode/internal/tokenstore"
 )
 
 // keptClient returns the kept client registration of srv, or nil.
 func (e *authEnv) keptClient(srv config.Server) *clientRecord {
-	e.t.Helper()
-	raw, err := e.store.Get(context.Background(), clientKey(signInKey(srv)))
-	if errors.Is(err, tokenstore.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var rec clientRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		e.t.Fatal(err)
-	}
-	return &rec
+	return storedAs[clientRecord](e, clientKey(signInKey(srv)))
 }
 
 // editKept rewrites the kept client registration of srv with edit.
@@ -93,11 +80,7 @@ func TestOAuthRegistrationKept(t *testing.T) {
 			e := newAuthEnv(t, tc.setup)
 			srv := e.server(nil)
 			opts := e.options(nil)
-			c, err := e.login(srv, opts)
-			if err != nil {
-				t.Fatalf("first sign-in: %v\nauthorization server: %q", err, e.as.Events(""))
-			}
-			c.Close()
+			e.signIn(srv, opts)
 			kept := e.keptClient(srv)
 			if kept == nil {
 				t.Fatal("the registration was not kept")
@@ -163,11 +146,7 @@ func TestOAuthRegistrationRenewed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth", ClientSecretTTL: tc.ttl})
 			srv := e.server(nil)
-			c, err := e.login(srv, e.options(nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
+			e.signIn(srv, e.options(nil))
 			first := e.keptClient(srv)
 			if tc.edit != nil {
 				e.editKept(srv, tc.edit)
@@ -324,11 +303,7 @@ func TestOAuthRefreshRejectedClient(t *testing.T) {
 		t.Run(fmt.Sprintf("lapsed=%v", lapsed), func(t *testing.T) {
 			e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth", AccessTTL: 30e9})
 			srv := e.server(nil)
-			c, err := e.login(srv, e.options(nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
+			e.signIn(srv, e.options(nil))
 			e.as.ExpireClientSecrets()
 			e.as.ExpireAccessTokens()
 			if lapsed {

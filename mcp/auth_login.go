@@ -291,14 +291,19 @@ func (e *authorizationError) Error() string {
 		msg = "access was denied at the authorization server (access_denied)"
 	}
 	if e.description != "" {
-		// The description is the server's text: keep it short.
-		d := []rune(e.description)
-		if len(d) > 200 {
-			d = append(d[:200], '…')
-		}
-		msg += ": " + string(d)
+		msg += ": " + shortText(e.description)
 	}
 	return msg
+}
+
+// shortText returns a server's text, an error's description, cut to 200
+// characters: it ends up in one line of a status or a terminal.
+func shortText(s string) string {
+	r := []rune(s)
+	if len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return s
 }
 
 var callbackTemplate = template.Must(template.New("page").Parse(`<!doctype html>

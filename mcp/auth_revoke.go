@@ -233,11 +233,7 @@ func (e *revokeError) Error() string {
 	}
 	msg += ")"
 	if e.description != "" {
-		d := []rune(e.description)
-		if len(d) > 200 {
-			d = append(d[:200], '…')
-		}
-		msg += ": " + string(d)
+		msg += ": " + shortText(e.description)
 	}
 	return msg
 }

@@ -85,11 +85,7 @@ func TestSignOutRevokes(t *testing.T) {
 			e := newAuthEnv(t, tc.setup)
 			srv := e.server(tc.oauth)
 			opts := e.options(nil)
-			c, err := e.login(srv, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
+			e.signIn(srv, opts)
 			rec := e.stored(srv)
 			lookup := func(name string) (string, bool) { return tc.setup.PreSecret, name == "PRE_SECRET" }
 			res, err := SignOut(context.Background(), srv, lookup, opts.Auth)
@@ -160,11 +156,7 @@ func TestSignOutNotRevoked(t *testing.T) {
 			e := newAuthEnv(t, tc.setup)
 			srv := e.server(nil)
 			opts := e.options(nil)
-			c, err := e.login(srv, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.Close()
+			e.signIn(srv, opts)
 			rec := e.stored(srv)
 			if tc.breakAS != nil {
 				tc.breakAS(e.as)
@@ -217,10 +209,7 @@ func TestManagerLogoutReports(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newAuthEnv(t, tc.setup)
 			srv := e.server(nil)
-			connOpts := e.options(nil)
-			m := NewManager(&ManagerOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth})
-			defer m.Close()
-			m.Apply(context.Background(), []config.Server{srv})
+			m := e.manager(srv)
 			ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 			defer cancel()
 			if st, err := m.Login(ctx, srv.Name, e.browser.Open); err != nil || st.State != StateConnected {
