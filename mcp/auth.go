@@ -31,7 +31,9 @@ import (
 //   - an oauthFlow per connect attempt, the OAuthHandler the Streamable
 //     HTTP transport asks for tokens and calls on a 401 or a 403;
 //   - tokens kept between runs (internal/tokenstore: the OS keychain or a
-//     0600 file) and refreshed before they expire;
+//     0600 file) and refreshed before they expire, and a dynamically
+//     registered client kept beside them (auth_client.go);
+//   - signing out, which revokes the tokens (auth_revoke.go);
 //   - the interactive part, only when the user asked for it (Login) or a
 //     live session needs more scopes and someone can answer: the browser,
 //     a loopback callback on 127.0.0.1, a bounded wait;
@@ -186,16 +188,11 @@ func (c *Conn) tokenStore() (*tokenstore.Store, error) {
 // URL policy at dial time, its TLS settings (with the system roots kept, as
 // an authorization server usually lives elsewhere), no proxy.
 func (f *oauthFlow) bind(rc *remoteClient) error {
-	conf, err := authTLSConfig(f.srv)
+	client, transport, err := newAuthClient(f.srv, rc.timeout)
 	if err != nil {
 		return err
 	}
-	f.transport = newRemoteTransport(conf, rc.timeout)
-	f.client = &http.Client{
-		Transport:     f.transport,
-		CheckRedirect: urlpolicy.CheckRedirect,
-		Timeout:       rc.timeout,
-	}
+	f.client, f.transport = client, transport
 	return nil
 }
 
@@ -429,8 +426,9 @@ func challengeScopes(cs []oauthex.Challenge) string {
 
 // Why a stored sign-in is over.
 const (
-	expiredReason   = "the stored sign-in expired and the authorization server refused to renew it"
-	signedOutReason = "signed out: the stored sign-in was deleted"
+	expiredReason       = "the stored sign-in expired and the authorization server refused to renew it"
+	signedOutReason     = "signed out: the stored sign-in was deleted"
+	clientRefusedReason = "the authorization server no longer accepts FreeCode's client (invalid_client)"
 )
 
 // challengeError returns the error parameter of the Bearer challenge.

@@ -68,23 +68,52 @@ func (m *Manager) Login(ctx context.Context, name string, open OpenURLFunc) (Sta
 }
 
 // Logout signs out of the named remote server: it is disconnected
-// (StateStopped) and its stored tokens are deleted, so its next start
-// needs a sign-in. The tokens are deleted even if the server is not
-// running. The authorization server is not told: its tokens lapse.
+// (StateStopped), its stored tokens are deleted, even if it was not
+// running, and the authorization server is asked to revoke them (see
+// SignOut). Tokens that were not revoked are logged, and a failure to
+// revoke them is the status's LastError; the error is the token store's.
 func (m *Manager) Logout(ctx context.Context, name string) (Status, error) {
 	e, err := m.entry(name)
 	if err != nil {
 		return Status{}, err
 	}
-	m.mu.Lock()
-	srv := e.cfg
-	m.mu.Unlock()
 	st, err := m.Stop(ctx, name)
 	if err != nil {
 		return st, err
 	}
-	_, err = DeleteTokens(ctx, srv, m.opts.Auth)
+	m.mu.Lock()
+	srv, c := e.cfg, e.conn
+	m.mu.Unlock()
+	res, err := SignOut(ctx, srv, c.lookupEnv(), m.opts.Auth)
+	switch {
+	case !res.Had || res.Revoked:
+		if res.Revoked {
+			m.logger.Info("signed out: the authorization server revoked the tokens", "server", name)
+		}
+	case errors.Is(res.RevokeErr, ErrNoRevocation):
+		m.logger.Info("signed out: the tokens were deleted; the authorization server cannot revoke them, so they stay valid there until they expire",
+			"server", name, "why", res.RevokeErr)
+	default:
+		m.logger.Warn("signed out: the tokens were deleted, but revoking them failed, so they stay valid at the authorization server until they expire",
+			"server", name, "error", res.RevokeErr)
+		st = c.noteStopped("signed out, but the authorization server did not revoke the tokens: " + res.RevokeErr.Error())
+	}
 	return st, err
+}
+
+// noteStopped makes msg the LastError of the stopped Conn, and returns
+// (and emits) its status; a Conn started again meanwhile is left alone.
+func (c *Conn) noteStopped(msg string) Status {
+	c.mu.Lock()
+	if c.state != StateStopped {
+		defer c.mu.Unlock()
+		return c.statusLocked()
+	}
+	c.lastError = msg
+	st := c.statusLocked()
+	c.mu.Unlock()
+	c.emitStatus(st)
+	return st
 }
 
 // authTLSConfig is the TLS configuration of auth requests: the server's

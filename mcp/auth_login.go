@@ -20,32 +20,55 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
 
 	"github.com/freecode/freecode/config"
 )
 
 // authorizeInteractive runs the authorization code flow through the
 // go-sdk's handler, with a loopback callback for the browser to come back
-// to. stepUp asks for more access on top of what was granted.
+// to. stepUp asks for more access on top of what was granted. A kept
+// client registration the authorization server rejects is replaced by a
+// new one, and the authorization asked for again, once.
 func (f *oauthFlow) authorizeInteractive(ctx context.Context, req *http.Request, resp *http.Response, open OpenURLFunc, stepUp bool) error {
-	port := 0
-	o := f.srv.OAuth
-	if o != nil {
-		port = o.CallbackPort
+	var kept *clientRecord
+	if o := f.srv.OAuth; o == nil || o.ClientID == "" {
+		kept = f.loadClient(ctx)
 	}
-	cb, err := listenCallback(port)
+	cb, err := f.listenFor(kept)
 	if err != nil {
 		drainClose(resp)
 		return err
 	}
 	defer cb.close()
+	// The handler reads the status and the challenges of resp, and closes
+	// its body: a second attempt gets them again.
+	again := &http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: http.NoBody, Request: resp.Request}
+	retry, err := f.authorizeWith(ctx, req, resp, cb, open, stepUp, kept)
+	if retry {
+		_, err = f.authorizeWith(ctx, req, again, cb, open, stepUp, nil)
+	}
+	return err
+}
 
+// authorizeWith is one authorization through the go-sdk's handler, which
+// may use kept as its registration (see clientKeeper). It reports whether
+// the authorization server rejected kept: it was dropped, and a new
+// registration may try again.
+func (f *oauthFlow) authorizeWith(ctx context.Context, req *http.Request, resp *http.Response, cb *callbackServer, open OpenURLFunc, stepUp bool, kept *clientRecord) (retry bool, _ error) {
+	o := f.srv.OAuth
 	var granted []string
 	f.mu.Lock()
 	if f.src != nil {
 		granted = f.src.scopes()
 	}
 	f.mu.Unlock()
+	keeper := &clientKeeper{
+		base: f.client.Transport, logger: f.logger, redirectURI: cb.redirectURL, kept: kept,
+		lapse: f.opts.LoginWait, addSecrets: f.addSecrets,
+	}
+	client := *f.client
+	client.Transport = keeper
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: cb.redirectURL,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
@@ -66,8 +89,11 @@ func (f *oauthFlow) authorizeInteractive(ctx context.Context, req *http.Request,
 			return scopes
 		},
 		RequestRefreshToken: true,
-		Client:              f.client,
-		NewTokenSource:      f.newTokenSource,
+		Client:              &client,
+		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			_, _, issuer := keeper.outcome()
+			return f.newTokenSource(ctx, cfg, tok, issuer)
+		},
 	}
 	switch {
 	case o != nil && o.ClientID != "":
@@ -91,10 +117,23 @@ func (f *oauthFlow) authorizeInteractive(ctx context.Context, req *http.Request,
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
 		drainClose(resp)
-		return err
+		return false, err
 	}
 	// The handler closes resp's body.
-	return h.Authorize(ctx, req, resp)
+	err = h.Authorize(ctx, req, resp)
+	used, reused, _ := keeper.outcome()
+	var unanswered *unansweredError
+	switch {
+	case used == nil:
+	case clientRejected(err):
+		f.dropClient(used.clientID(), "the authorization server rejected it (invalid_client)")
+		return reused, err
+	case reused && errors.As(err, &unanswered):
+		f.dropClient(used.clientID(), "the browser never came back from a sign-in with it, which an authorization page that no longer knows the client does")
+	case !reused:
+		f.saveClient(used)
+	}
+	return false, err
 }
 
 // union returns a's scopes, then b's that a lacks.
@@ -134,11 +173,21 @@ func (f *oauthFlow) fetchCode(ctx context.Context, cb *callbackServer, authURL s
 		f.addSecrets(r.res.Code)
 		return r.res, nil
 	case <-wait.C:
-		return nil, fmt.Errorf("nobody signed in within %v", f.opts.LoginWait)
+		return nil, &unansweredError{msg: fmt.Sprintf("nobody signed in within %v", f.opts.LoginWait)}
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for the sign-in: %w", context.Cause(ctx))
+		cause := context.Cause(ctx)
+		return nil, &unansweredError{msg: "waiting for the sign-in: " + cause.Error(), cause: cause}
 	}
 }
+
+// unansweredError is a sign-in the browser never came back from.
+type unansweredError struct {
+	msg   string
+	cause error // may be nil
+}
+
+func (e *unansweredError) Error() string { return e.msg }
+func (e *unansweredError) Unwrap() error { return e.cause }
 
 // callbackServer is the loopback end of the redirect: the browser comes
 // back to http://127.0.0.1:<port>/callback with the code, or an error.
@@ -242,14 +291,19 @@ func (e *authorizationError) Error() string {
 		msg = "access was denied at the authorization server (access_denied)"
 	}
 	if e.description != "" {
-		// The description is the server's text: keep it short.
-		d := []rune(e.description)
-		if len(d) > 200 {
-			d = append(d[:200], '…')
-		}
-		msg += ": " + string(d)
+		msg += ": " + shortText(e.description)
 	}
 	return msg
+}
+
+// shortText returns a server's text, an error's description, cut to 200
+// characters: it ends up in one line of a status or a terminal.
+func shortText(s string) string {
+	r := []rune(s)
+	if len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return s
 }
 
 var callbackTemplate = template.Must(template.New("page").Parse(`<!doctype html>

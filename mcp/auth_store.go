@@ -31,11 +31,15 @@ type tokenRecord struct {
 	ClientID string `json:"clientId"`
 	// ClientSecret is a dynamically registered client's; a configured
 	// one stays in the config, which may take it from the environment.
-	ClientSecret string   `json:"clientSecret,omitempty"`
-	TokenURL     string   `json:"tokenUrl"`
-	AuthStyle    int      `json:"authStyle,omitempty"` // oauth2.AuthStyle
-	Resource     string   `json:"resource,omitempty"`
-	Scopes       []string `json:"scopes,omitempty"` // granted
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Issuer is the authorization server's, as its metadata names it:
+	// where signing out finds the revocation endpoint. "" for a server
+	// that publishes no metadata.
+	Issuer    string   `json:"issuer,omitempty"`
+	TokenURL  string   `json:"tokenUrl"`
+	AuthStyle int      `json:"authStyle,omitempty"` // oauth2.AuthStyle
+	Resource  string   `json:"resource,omitempty"`
+	Scopes    []string `json:"scopes,omitempty"` // granted
 
 	AccessToken  string    `json:"accessToken"`
 	TokenType    string    `json:"tokenType,omitempty"`
@@ -156,15 +160,15 @@ func (f *oauthFlow) save(rec *tokenRecord) {
 
 // newTokenSource is the go-sdk's hook after an authorization code was
 // exchanged for a token: the token is kept, stored and from then on
-// refreshed by a tokenSource.
-func (f *oauthFlow) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+// refreshed by a tokenSource. issuer is the authorization server's.
+func (f *oauthFlow) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token, issuer string) (oauth2.TokenSource, error) {
 	f.addSecrets(tok.AccessToken, tok.RefreshToken, cfg.ClientSecret)
 	f.mu.Lock()
 	resource := f.resource
 	f.mu.Unlock()
 	rec := &tokenRecord{
 		Server: f.srv.Name, URL: urlpolicy.RedactURL(f.srv.URL),
-		ClientID: cfg.ClientID, TokenURL: cfg.Endpoint.TokenURL, AuthStyle: int(cfg.Endpoint.AuthStyle),
+		ClientID: cfg.ClientID, Issuer: issuer, TokenURL: cfg.Endpoint.TokenURL, AuthStyle: int(cfg.Endpoint.AuthStyle),
 		Resource: resource,
 	}
 	if o := f.srv.OAuth; o == nil || o.ClientID != cfg.ClientID {
@@ -245,9 +249,17 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 	if err != nil {
 		err = s.f.redactor().Error(err)
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+		switch {
+		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
 			s.f.logger.Warn("the authorization server refused to refresh the token", "error", err)
 			s.dead, s.deadReason = re, expiredReason
+		case errors.As(err, &re) && re.ErrorCode == "invalid_client":
+			// The client itself is refused: no refresh will do. As
+			// invalid_grant, the request goes out without a token.
+			s.f.logger.Warn("the authorization server refused FreeCode's client", "error", err)
+			s.dead = &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the client was refused (invalid_client)"}
+			s.deadReason = clientRefusedReason
+			s.f.dropClient(s.rec.ClientID, "the authorization server rejected it (invalid_client)")
 		}
 		if s.usable() {
 			return s.rec.token(), nil
@@ -354,7 +366,8 @@ func TokenLocation(ctx context.Context, srv config.Server, opts *AuthOptions) (s
 
 // DeleteTokens forgets the sign-in of the remote server srv, an entry as
 // configured: its tokens leave the token store (opts.Tokens, else
-// DefaultTokenStore). It reports whether there were any. A FreeCode
+// DefaultTokenStore), and the authorization server is not told (SignOut
+// also has them revoked). It reports whether there were any. A FreeCode
 // process connected with those tokens finds them gone at its next refresh
 // and goes to StateNeedsAuth.
 func DeleteTokens(ctx context.Context, srv config.Server, opts *AuthOptions) (bool, error) {

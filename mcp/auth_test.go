@@ -133,18 +133,44 @@ func (e *authEnv) echo(c *Conn) error {
 
 // stored returns the stored record of srv, or nil.
 func (e *authEnv) stored(srv config.Server) *tokenRecord {
-	raw, err := e.store.Get(context.Background(), signInKey(srv))
+	return storedAs[tokenRecord](e, signInKey(srv))
+}
+
+// storedAs returns the entry of e's store under key, or nil.
+func storedAs[T any](e *authEnv, key string) *T {
+	e.t.Helper()
+	raw, err := e.store.Get(context.Background(), key)
 	if errors.Is(err, tokenstore.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var rec tokenRecord
-	if err := json.Unmarshal(raw, &rec); err != nil {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
 		e.t.Fatal(err)
 	}
-	return &rec
+	return &v
+}
+
+// signIn signs in to srv on a Conn it then closes: the sign-in is stored.
+func (e *authEnv) signIn(srv config.Server, opts *ConnOptions) {
+	e.t.Helper()
+	c, err := e.login(srv, opts)
+	if err != nil {
+		e.t.Fatalf("signing in: %v\nauthorization server: %q", err, e.as.Events(""))
+	}
+	c.Close()
+}
+
+// manager returns a Manager of e's options running srv, closed when the
+// test ends.
+func (e *authEnv) manager(srv config.Server) *Manager {
+	connOpts := e.options(nil)
+	m := NewManager(&ManagerOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth})
+	e.t.Cleanup(func() { m.Close() })
+	m.Apply(context.Background(), []config.Server{srv})
+	return m
 }
 
 // checkNoSecrets fails the test if a token, code or client secret the
@@ -577,10 +603,7 @@ func TestOAuthLegacySSE(t *testing.T) {
 func TestManagerLoginLogout(t *testing.T) {
 	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
 	srv := e.server(nil)
-	connOpts := e.options(nil)
-	m := NewManager(&ManagerOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth})
-	defer m.Close()
-	m.Apply(context.Background(), []config.Server{srv})
+	m := e.manager(srv)
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
 	st, err := m.Start(ctx, srv.Name)

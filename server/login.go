@@ -48,8 +48,9 @@ func (sess *session) login(ctx context.Context, params jsonrpc2.RawMessage) (any
 	})
 }
 
-// logout is freecode/servers/logout: the server stops and its stored
-// sign-in is deleted.
+// logout is freecode/servers/logout: the server stops, its stored sign-in
+// is deleted and its tokens revoked where the authorization server offers
+// that; a failure to revoke them is the status's lastError.
 func (sess *session) logout(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
 	return sess.serverOp(ctx, params, "signing out", func(w *workspace.Workspace, ctx context.Context, name string) (mcp.Status, error) {
 		if st, err := remoteOnly(w, name, "signing out of"); err != nil {

@@ -19,7 +19,8 @@ import (
 // is needsAuth, not failed; Login signs in through the given opener and
 // connects it; the tokens are kept in the user's ~/.freecode/auth, never
 // beside the workspace's config file nor under its project, which a
-// repository may control; Logout stops it and deletes them.
+// repository may control; Logout stops it, deletes them and has them
+// revoked.
 func TestLoginKeepsTokensInTheUsersDir(t *testing.T) {
 	t.Setenv("FREECODE_TOKEN_STORE", "file") // no keychain in tests
 	home := t.TempDir()
@@ -91,9 +92,14 @@ func TestLoginKeepsTokensInTheUsersDir(t *testing.T) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
-	for _, s := range as.Secrets() {
+	// The client registration stays for the next sign-in; the user's
+	// tokens go.
+	for _, s := range as.Tokens() {
 		if strings.Contains(string(data), s) {
 			t.Errorf("a token is still stored after Logout: %s…", s[:min(len(s), 12)])
 		}
+	}
+	if len(as.Events("revoke refresh")) != 1 {
+		t.Errorf("Logout did not revoke the refresh token: %q", as.Events("revoke"))
 	}
 }

@@ -185,7 +185,8 @@ func (w *Workspace) Login(ctx context.Context, name string, open mcp.OpenURLFunc
 	return w.mgr.Login(ctx, name, open)
 }
 
-// Logout stops the named server and forgets its sign-in.
+// Logout stops the named server and forgets its sign-in, whose tokens the
+// authorization server is asked to revoke (see mcp.Manager.Logout).
 func (w *Workspace) Logout(ctx context.Context, name string) (mcp.Status, error) {
 	if st, err := w.awaiting(name); err != nil {
 		return st, err

@@ -48,8 +48,9 @@ func newMCPLoginCmd(a *app) *cobra.Command {
 		Short: "Sign in to a remote MCP server (OAuth) and keep its tokens",
 		Long: `Sign in to a remote MCP server that asks for an OAuth sign-in: FreeCode finds the
 server's authorization server, registers itself with it (the server entry's oauth.clientId,
-else its oauth.clientMetadataUrl, else dynamic registration), opens the sign-in page in your
-browser ($BROWSER if set) and waits for the browser to come back to 127.0.0.1.
+else its oauth.clientMetadataUrl, else dynamic registration, which is kept for the next
+sign-in), opens the sign-in page in your browser ($BROWSER if set) and waits for the browser
+to come back to 127.0.0.1.
 
 The tokens are kept in the OS keychain, or where none is available in a file only you can
 read in ~/.freecode/auth (whatever --config names), and refreshed when they expire. Servers then connect without
@@ -113,25 +114,39 @@ asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` de
 func newMCPLogoutCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout <name>",
-		Short: "Delete the stored OAuth sign-in of a remote MCP server",
-		Long: `Delete the tokens FreeCode keeps for a remote MCP server. The server then needs
+		Short: "Sign out of a remote MCP server: revoke and delete its OAuth tokens",
+		Long: `Delete the tokens FreeCode keeps for a remote MCP server, and ask its authorization
+server to revoke them (RFC 7009) where it offers that. The server then needs
 ` + "`freecode mcp login <name>`" + ` again. A FreeCode process connected with those tokens stops
-using them at their next refresh.`,
+using them at their next refresh, or at its next request where they were revoked.
+
+Tokens the authorization server could not revoke (it offers no revocation, or did not
+answer) are deleted all the same, and stay valid there until they expire; the command
+says so. The client FreeCode registered with the server is kept for the next sign-in.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv, err := a.remoteServer(args[0])
 			if err != nil {
 				return err
 			}
-			had, err := mcp.DeleteTokens(cmd.Context(), srv, authOptions())
+			res, err := mcp.SignOut(cmd.Context(), srv, nil, authOptions())
 			if err != nil {
 				return err
 			}
-			if !had {
-				fmt.Fprintf(cmd.OutOrStdout(), "%q had no stored sign-in\n", srv.Name)
-				return nil
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			switch {
+			case !res.Had:
+				fmt.Fprintf(stdout, "%q had no stored sign-in\n", srv.Name)
+			case res.Revoked:
+				fmt.Fprintf(stdout, "✓ Signed out of %q: its tokens were revoked by the authorization server and deleted\n", srv.Name)
+			case errors.Is(res.RevokeErr, mcp.ErrNoRevocation):
+				fmt.Fprintf(stdout, "✓ Signed out of %q: its tokens were deleted\n", srv.Name)
+				fmt.Fprintf(stderr, "note: %s, so they stay valid there until they expire\n", termtext.EscapeLines(res.RevokeErr.Error()))
+			default:
+				fmt.Fprintf(stdout, "✓ Signed out of %q: its tokens were deleted\n", srv.Name)
+				fmt.Fprintf(stderr, "warning: the authorization server did not revoke them, so they stay valid there until they expire: %s\n",
+					termtext.EscapeLines(res.RevokeErr.Error()))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "✓ Signed out of %q: its tokens were deleted\n", srv.Name)
 			return nil
 		},
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/oauthtest"
+	"github.com/freecode/freecode/mcp"
 )
 
 func TestMCPAddOAuthFlags(t *testing.T) {
@@ -142,7 +143,7 @@ func TestMCPLoginLogout(t *testing.T) {
 		t.Errorf("mcp start with the stored sign-in:\n%s", out)
 	}
 	printed += out
-	if got := mustRun(t, "--config", path, "mcp", "logout", "gh"); got != "✓ Signed out of \"gh\": its tokens were deleted\n" {
+	if got := mustRun(t, "--config", path, "mcp", "logout", "gh"); got != "✓ Signed out of \"gh\": its tokens were revoked by the authorization server and deleted\n" {
 		t.Errorf("mcp logout printed %q", got)
 	}
 	if got := mustRun(t, "--config", path, "mcp", "logout", "gh"); got != "\"gh\" had no stored sign-in\n" {
@@ -158,6 +159,70 @@ func TestMCPLoginLogout(t *testing.T) {
 	}
 	if _, errOut, code := run(t, "--config", path, "mcp", "login", "nope"); code == 0 || !strings.Contains(errOut, `no server named "nope"`) {
 		t.Errorf("mcp login of an unknown server: exit %d, %q", code, errOut)
+	}
+}
+
+// TestMCPLogoutNotRevoked: `mcp logout` deletes the tokens whatever the
+// authorization server does, and says when they stay valid there.
+func TestMCPLogoutNotRevoked(t *testing.T) {
+	tests := []struct {
+		name       string
+		setup      oauthtest.Setup
+		down       bool
+		wantStderr string
+	}{
+		{
+			"no revocation endpoint", oauthtest.Setup{PRM: "header", ASMeta: "oauth", NoRevocation: true}, false,
+			"note: the authorization server offers no token revocation, so they stay valid there until they expire\n",
+		},
+		{
+			"the revocation endpoint down", oauthtest.Setup{PRM: "header", ASMeta: "oauth"}, true,
+			"warning: the authorization server did not revoke them, so they stay valid there until they expire: " +
+				"the authorization server refused to revoke the refresh token (503); " +
+				"the authorization server refused to revoke the access token (503)\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("FREECODE_TOKEN_STORE", "file")
+			home := t.TempDir()
+			t.Setenv("HOME", home)
+			server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "protected", Version: "1"}, nil)
+			as := oauthtest.New(t, tc.setup, mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server }, nil))
+			t.Cleanup(func() {
+				for ss := range server.Sessions() {
+					ss.Close()
+				}
+			})
+			path := filepath.Join(t.TempDir(), "config.json")
+			mustRun(t, "--config", path, "mcp", "add", "gh", "remote", as.MCPURL, "--transport", "http")
+			srv, _ := load(t, path).Server("gh")
+			conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true, Auth: authOptions()})
+			ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuardCLI)
+			defer cancel()
+			err := conn.Login(ctx, oauthtest.NewBrowser(t).Open)
+			conn.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			as.SetRevocationDown(tc.down)
+			out, errOut, code := run(t, "--config", path, "mcp", "logout", "gh")
+			if out != "✓ Signed out of \"gh\": its tokens were deleted\n" || errOut != tc.wantStderr || code != 0 {
+				t.Errorf("mcp logout: exit %d\nstdout: %q\nstderr: %q\nwant stderr %q", code, out, errOut, tc.wantStderr)
+			}
+			data, err := os.ReadFile(filepath.Join(home, ".freecode", "auth", "tokens.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range as.Tokens() {
+				if strings.Contains(string(data), s) {
+					t.Errorf("a token is still stored after mcp logout: %s…", s[:min(len(s), 12)])
+				}
+				if strings.Contains(out+errOut, s) {
+					t.Errorf("mcp logout printed the token %s…", s[:min(len(s), 12)])
+				}
+			}
+		})
 	}
 }
 

@@ -57,12 +57,19 @@ type Setup struct {
 	// NeverGrant is a scope the authorization server never grants.
 	NeverGrant string
 	AccessTTL  time.Duration // how long access tokens live (default an hour)
+	// ClientSecretTTL, if set, is how long the secret of a client
+	// registered dynamically lasts: the registration's
+	// client_secret_expires_at (0, never, if unset).
+	ClientSecretTTL time.Duration
+	// NoRevocation offers no revocation endpoint (RFC 7009).
+	NoRevocation bool
 }
 
 // Server is a small OAuth 2.1 authorization server built on net/http,
 // strict where a client can go wrong: PKCE S256 verified, the resource
 // parameter required, redirect URIs and client authentication checked,
-// codes single-use, refresh tokens rotated. In front of an MCP server it
+// codes single-use, refresh tokens rotated, revocation (RFC 7009) only of
+// the authenticated client's own tokens. In front of an MCP server it
 // requires its tokens (auth.RequireBearerToken).
 type Server struct {
 	setup Setup
@@ -73,14 +80,18 @@ type Server struct {
 	MCPURL string
 
 	// mu guards the fields below.
-	mu      sync.Mutex
-	deny    bool // the user denies consent
-	clients map[string]*testClient
-	codes   map[string]*testCode
-	access  map[string]*testGrant
-	refresh map[string]*testGrant
-	events  []string // what happened, in order, for assertions
-	issued  []string // every secret handed out: tokens, codes, client secrets
+	mu   sync.Mutex
+	deny bool // the user denies consent
+	// rejectClients refuses every client at the token and revocation
+	// endpoints.
+	rejectClients bool
+	revokeDown    bool // the revocation endpoint answers 503
+	clients       map[string]*testClient
+	codes         map[string]*testCode
+	access        map[string]*testGrant
+	refresh       map[string]*testGrant
+	events        []string // what happened, in order, for assertions
+	issued        []string // every secret handed out: tokens, codes, client secrets
 	// refreshed holds the access tokens issued for a refresh token.
 	refreshed map[string]bool
 	requests  []MCPRequest // in the order they arrived
@@ -89,6 +100,8 @@ type Server struct {
 type testClient struct {
 	id, secret, method string
 	redirectURIs       []string // empty: any loopback callback
+	// secretExpiry is when the secret stops working; zero for never.
+	secretExpiry time.Time
 }
 
 type testCode struct {
@@ -282,6 +295,10 @@ func (as *Server) mountAS(mux *http.ServeMux) {
 	if !as.setup.NoDCR {
 		meta["registration_endpoint"] = endpoint("register")
 	}
+	if !as.setup.NoRevocation {
+		meta["revocation_endpoint"] = endpoint("revoke")
+		meta["revocation_endpoint_auth_methods_supported"] = as.setup.AuthMethods
+	}
 	if as.setup.CIMD {
 		meta["client_id_metadata_document_supported"] = true
 	}
@@ -300,6 +317,9 @@ func (as *Server) mountAS(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+as.setup.ASPath+"/token", as.token)
 	if !as.setup.NoDCR {
 		mux.HandleFunc("POST "+as.setup.ASPath+"/register", as.register)
+	}
+	if !as.setup.NoRevocation {
+		mux.HandleFunc("POST "+as.setup.ASPath+"/revoke", as.revoke)
 	}
 }
 
@@ -329,18 +349,28 @@ func (as *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	// A client id is public; its secret is not.
 	c := &testClient{id: "client-" + rand.Text(), method: method, redirectURIs: md.RedirectURIs}
+	var expires int64 // never
 	if method != "none" {
 		c.secret = as.secret("client-secret")
+		if as.setup.ClientSecretTTL > 0 {
+			c.secretExpiry = time.Now().Add(as.setup.ClientSecretTTL)
+			expires = c.secretExpiry.Unix()
+		}
 	}
 	as.clients[c.id] = c
 	as.events = append(as.events, "register grant_types="+strings.Join(md.GrantTypes, ","))
 	as.mu.Unlock()
+	answer := map[string]any{
+		"client_id": c.id, "token_endpoint_auth_method": c.method,
+		"redirect_uris": c.redirectURIs, "client_id_issued_at": time.Now().Unix(),
+	}
+	if c.secret != "" {
+		answer["client_secret"] = c.secret
+		answer["client_secret_expires_at"] = expires
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
-	json.NewEncoder(w).Encode(map[string]any{
-		"client_id": c.id, "client_secret": c.secret, "token_endpoint_auth_method": c.method,
-		"redirect_uris": c.redirectURIs,
-	})
+	json.NewEncoder(w).Encode(answer)
 }
 
 func (as *Server) authorize(w http.ResponseWriter, r *http.Request) {
@@ -417,16 +447,30 @@ func (as *Server) clientAuth(r *http.Request) (*testClient, string, string) {
 	}
 	as.mu.Lock()
 	c, ok := as.clients[id]
+	reject := as.rejectClients
 	as.mu.Unlock()
 	switch {
 	case !ok:
 		return nil, "", "unknown client"
+	case reject:
+		return nil, "", "client rejected"
 	case c.method != method:
 		return nil, "", fmt.Sprintf("client registered for %s authenticated with %s", c.method, method)
 	case c.secret != secret:
 		return nil, "", "wrong client secret"
+	case !c.secretExpiry.IsZero() && time.Now().After(c.secretExpiry):
+		return nil, "", "client secret expired"
 	}
 	return c, method, ""
+}
+
+// clientError answers a request whose client authentication failed:
+// invalid_client, 401 (RFC 6749, 5.2).
+func (as *Server) clientError(w http.ResponseWriter, what, problem string) {
+	as.note(what + " refused: " + problem)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": problem})
 }
 
 func (as *Server) token(w http.ResponseWriter, r *http.Request) {
@@ -436,10 +480,7 @@ func (as *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	c, method, problem := as.clientAuth(r)
 	if problem != "" {
-		as.note("token refused: " + problem)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": problem})
+		as.clientError(w, "token", problem)
 		return
 	}
 	f := r.PostForm
@@ -496,6 +537,46 @@ func (as *Server) token(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// revoke is the revocation endpoint (RFC 7009): the client's own refresh
+// or access token stops working; a token it does not know is no error.
+func (as *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	as.mu.Lock()
+	down := as.revokeDown
+	as.mu.Unlock()
+	if down {
+		as.note("revoke refused: unavailable")
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("token") == "" {
+		tokenError(w, "invalid_request", "no token")
+		return
+	}
+	c, method, problem := as.clientAuth(r)
+	if problem != "" {
+		as.clientError(w, "revoke", problem)
+		return
+	}
+	tok := r.PostForm.Get("token")
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	kind, g := "unknown", (*testGrant)(nil)
+	if rg, ok := as.refresh[tok]; ok {
+		kind, g = "refresh", rg
+	} else if ag, ok := as.access[tok]; ok {
+		kind, g = "access", ag
+	}
+	if g != nil && g.client != c.id {
+		as.events = append(as.events, "revoke refused: a token of another client")
+		tokenError(w, "invalid_request", "the token was issued to another client")
+		return
+	}
+	delete(as.refresh, tok)
+	delete(as.access, tok)
+	as.events = append(as.events, fmt.Sprintf("revoke %s hint=%s method=%s", kind, r.PostForm.Get("token_type_hint"), method))
+	w.WriteHeader(http.StatusOK)
+}
+
 func tokenError(w http.ResponseWriter, code, description string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
@@ -525,11 +606,55 @@ func (as *Server) RevokeRefreshTokens() {
 	as.mu.Unlock()
 }
 
+// SetRevocationDown makes the revocation endpoint answer 503 (or work
+// again).
+func (as *Server) SetRevocationDown(down bool) {
+	as.mu.Lock()
+	as.revokeDown = down
+	as.mu.Unlock()
+}
+
+// ExpireClientSecrets makes the secret of every client registered so far
+// expired at the server: its token and revocation requests get
+// invalid_client. Its client id still opens the authorization page.
+func (as *Server) ExpireClientSecrets() {
+	as.mu.Lock()
+	for _, c := range as.clients {
+		if c.secret != "" {
+			c.secretExpiry = time.Now().Add(-time.Hour)
+		}
+	}
+	as.mu.Unlock()
+}
+
+// SetRejectClients makes the token and revocation endpoints refuse every
+// client with invalid_client (or accept them again).
+func (as *Server) SetRejectClients(reject bool) {
+	as.mu.Lock()
+	as.rejectClients = reject
+	as.mu.Unlock()
+}
+
+// ForgetClients deletes every client registered dynamically: the
+// authorization page refuses their ids, as a server does that clears out
+// registrations.
+func (as *Server) ForgetClients() {
+	as.mu.Lock()
+	for id := range as.clients {
+		if id != as.setup.PreID {
+			delete(as.clients, id)
+		}
+	}
+	as.mu.Unlock()
+}
+
 // Events returns what the servers saw, in order, that starts with prefix:
 // "metadata <path>", "register grant_types=<types>", "authorize
 // client=<id> scope=<quoted> resource=<url>", "token code method=<client
 // auth> pkce=ok resource=<url>", "refresh method=<client auth>
-// resource=<url>", and "… refused: <why>" for what a strict server refuses.
+// resource=<url>", "revoke <refresh|access|unknown> hint=<token_type_hint>
+// method=<client auth>", and "… refused: <why>" for what a strict server
+// refuses.
 func (as *Server) Events(prefix string) []string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
@@ -547,6 +672,21 @@ func (as *Server) Secrets() []string {
 	as.mu.Lock()
 	defer as.mu.Unlock()
 	return slices.Clone(as.issued)
+}
+
+// Tokens returns every access and refresh token the server issued, the
+// secrets of the user's sign-ins (Secrets also has codes and client
+// secrets).
+func (as *Server) Tokens() []string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	var out []string
+	for _, s := range as.issued {
+		if strings.HasPrefix(s, "access-") || strings.HasPrefix(s, "refresh-") {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // LastAccessToken returns the access token issued last.

@@ -2,6 +2,7 @@ package oauthtest
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -111,5 +112,66 @@ func TestMCPRequestsBeforeTheAnswer(t *testing.T) {
 	want := []MCPRequest{{Method: "tools/list", Bearer: "access-test", Status: http.StatusAccepted}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("MCPRequests before the body was read (-want +got):\n%s", diff)
+	}
+}
+
+// TestRevocation shows what the revocation endpoint does (RFC 7009): only
+// the client the token was issued to, authenticated as it registered, may
+// revoke it; a revoked refresh token no longer refreshes; a token the
+// server does not know is no error.
+func TestRevocation(t *testing.T) {
+	as := New(t, Setup{PRM: "header", ASMeta: "oauth", PreID: "id", PreSecret: "pre-secret"},
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	as.mu.Lock()
+	as.clients["other"] = &testClient{id: "other", secret: "other-secret", method: "client_secret_basic"}
+	as.refresh["refresh-test"] = &testGrant{client: "id", expiry: time.Now().Add(time.Hour)}
+	as.mu.Unlock()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	revoke := func(id, secret, token string) int {
+		t.Helper()
+		form := url.Values{"token": {token}, "token_type_hint": {"refresh_token"}}
+		req, err := http.NewRequest(http.MethodPost, as.Issuer+"/revoke", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(id, secret)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	got := []int{
+		revoke("id", "wrong", "refresh-test"),
+		revoke("other", "other-secret", "refresh-test"),
+		revoke("id", "pre-secret", "refresh-test"),
+		revoke("id", "pre-secret", "refresh-test"), // unknown now
+	}
+	if diff := cmp.Diff([]int{401, 400, 200, 200}, got); diff != "" {
+		t.Errorf("revocation answers (-want +got):\n%s", diff)
+	}
+	want := []string{
+		"revoke refused: wrong client secret",
+		"revoke refused: a token of another client",
+		"revoke refresh hint=refresh_token method=client_secret_basic",
+		"revoke unknown hint=refresh_token method=client_secret_basic",
+	}
+	if diff := cmp.Diff(want, as.Events("revoke")); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	cfg := &oauth2.Config{ClientID: "id", ClientSecret: "pre-secret",
+		Endpoint: oauth2.Endpoint{TokenURL: as.Issuer + "/token", AuthStyle: oauth2.AuthStyleInHeader}}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
+	_, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: "refresh-test"}).Token()
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.ErrorCode != "invalid_grant" {
+		t.Errorf("refreshing with the revoked refresh token: %v, want invalid_grant", err)
+	}
+	as.SetRevocationDown(true)
+	if code := revoke("id", "pre-secret", "refresh-test"); code != http.StatusServiceUnavailable {
+		t.Errorf("revocation down answered %d, want 503", code)
 	}
 }
