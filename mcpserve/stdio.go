@@ -90,8 +90,8 @@ const batchesDroppedIn = "2025-06-18"
 // frame is what one line held: a message, or a batch's messages; or why
 // reading ended.
 type frame struct {
-	msgs  []jsonrpc.Message
-	batch bool
+	msg   jsonrpc.Message
+	batch []jsonrpc.Message
 	err   error
 }
 
@@ -141,7 +141,7 @@ func (c *stdioConn) pump(lr *lineReader) {
 		if err != nil {
 			f.err = err
 		} else {
-			f.msgs, f.batch, f.err = decodeFrame(line)
+			f = decodeFrame(line)
 		}
 		select {
 		case c.incoming <- f:
@@ -175,22 +175,30 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	if f.batch {
-		if err := c.addBatch(f.msgs); err != nil {
-			return nil, err
-		}
+	if f.batch == nil {
+		c.noteInitialize(f.msg)
+		return f.msg, nil
 	}
-	for _, msg := range f.msgs {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
-			c.stateMu.Lock()
-			if c.version == "" {
-				c.initID = req.ID
-			}
-			c.stateMu.Unlock()
-		}
+	if err := c.addBatch(f.batch); err != nil {
+		return nil, err
 	}
-	c.queue = f.msgs[1:]
-	return f.msgs[0], nil
+	for _, msg := range f.batch {
+		c.noteInitialize(msg)
+	}
+	c.queue = f.batch[1:]
+	return f.batch[0], nil
+}
+
+// noteInitialize remembers the id of the initialize call, whose answer
+// tells the negotiated version.
+func (c *stdioConn) noteInitialize(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
+		c.stateMu.Lock()
+		if c.version == "" {
+			c.initID = req.ID
+		}
+		c.stateMu.Unlock()
+	}
 }
 
 // addBatch records the calls of an incoming batch, whose answers Write
@@ -291,34 +299,34 @@ func (c *stdioConn) Close() error {
 }
 
 // decodeFrame decodes one line: one message, or a batch's messages.
-func decodeFrame(line []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
+func decodeFrame(line []byte) frame {
 	if !json.Valid(line) {
 		var v json.RawMessage
-		return nil, false, fmt.Errorf("reading a message from the client: %w", json.Unmarshal(line, &v))
+		return frame{err: fmt.Errorf("reading a message from the client: %w", json.Unmarshal(line, &v))}
 	}
 	if mcp.NestsDeeper(line, maxDepth) {
-		return nil, false, fmt.Errorf("reading a message from the client: it nests deeper than %d levels", maxDepth)
+		return frame{err: fmt.Errorf("reading a message from the client: it nests deeper than %d levels", maxDepth)}
 	}
 	if line[0] != '[' {
 		msg, err := decodeMessage(line)
-		return []jsonrpc.Message{msg}, false, err
+		return frame{msg: msg, err: err}
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil {
-		return nil, true, err
+		return frame{err: err}
 	}
 	if len(raws) == 0 {
-		return nil, true, errors.New("empty batch")
+		return frame{err: errors.New("empty batch")}
 	}
-	msgs = make([]jsonrpc.Message, 0, len(raws))
+	msgs := make([]jsonrpc.Message, 0, len(raws))
 	for _, raw := range raws {
 		msg, err := decodeMessage(raw)
 		if err != nil {
-			return nil, true, err
+			return frame{err: err}
 		}
 		msgs = append(msgs, msg)
 	}
-	return msgs, true, nil
+	return frame{batch: msgs}
 }
 
 // decodeMessage decodes one message of a line, which is valid JSON: by the
