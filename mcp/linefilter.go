@@ -194,9 +194,10 @@ func envelopeHead(head []byte) (id json.RawMessage, response bool) {
 	}
 }
 
-// nestedTooDeep reports whether the JSON value in b nests deeper than
-// maxDepth; strings are skipped, so brackets in them do not count.
-func nestedTooDeep(b []byte) bool {
+// NestsDeeper reports whether the JSON value in b nests deeper than max
+// levels of objects and arrays; strings are skipped, so brackets in them
+// do not count.
+func NestsDeeper(b []byte, max int) bool {
 	depth := 0
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
@@ -207,7 +208,7 @@ func nestedTooDeep(b []byte) bool {
 				}
 			}
 		case '{', '[':
-			if depth++; depth > maxDepth {
+			if depth++; depth > max {
 				return true
 			}
 		case '}', ']':
@@ -236,7 +237,7 @@ func (f *lineFilter) accept(line []byte, noNewline bool) {
 			f.pending = line
 			return
 		}
-		if nestedTooDeep(body) {
+		if NestsDeeper(body, maxDepth) {
 			f.drop(fmt.Sprintf("nested deeper than the %d levels a JSON decoder here reads", maxDepth))
 			return
 		}

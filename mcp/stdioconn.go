@@ -31,7 +31,7 @@ type stdioTransport struct {
 
 // Connect implements mcpsdk.Transport.
 func (t *stdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
-	return &stdioConn{filter: t.filter, stdin: t.stdin}, nil
+	return newStdioConn(t.filter, t.stdin), nil
 }
 
 // stdioConn is the newline-delimited JSON-RPC connection. Read is called
@@ -40,12 +40,15 @@ type stdioConn struct {
 	filter *lineFilter
 	queue  []jsonrpc.Message // the rest of a batch array
 
-	writeMu sync.Mutex
-	stdin   io.WriteCloser
-	wbuf    []byte // reused for each message's line; guarded by writeMu
+	stdin io.WriteCloser
+	out   *LineWriter // over stdin
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+func newStdioConn(filter *lineFilter, stdin io.WriteCloser) *stdioConn {
+	return &stdioConn{filter: filter, stdin: stdin, out: NewLineWriter(stdin)}
 }
 
 // SessionID implements mcpsdk.Connection; stdio has no session id.
@@ -135,54 +138,129 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	data, err := appendMessage(c.wbuf[:0], msg)
+	return c.out.Write(msg)
+}
+
+// LineWriter writes newline-delimited JSON-RPC, the stdio framing of MCP:
+// each message is one line, sent in one write, so that messages written
+// concurrently never interleave. The line's buffer is kept for the next
+// message. Both of FreeCode's stdio ends write through one: the client's
+// (to a server's stdin) and `freecode mcp serve`'s.
+type LineWriter struct {
+	w io.Writer
+
+	mu  sync.Mutex
+	buf []byte // guarded by mu
+}
+
+// NewLineWriter returns a LineWriter over w.
+func NewLineWriter(w io.Writer) *LineWriter { return &LineWriter{w: w} }
+
+// Write writes msg as one line (AppendMessage).
+func (lw *LineWriter) Write(msg jsonrpc.Message) error {
+	return lw.writeLine(func(buf []byte) ([]byte, error) { return AppendMessage(buf, msg) })
+}
+
+// WriteBatch writes msgs as one line holding a JSON array of them: the
+// answer to a batch.
+func (lw *LineWriter) WriteBatch(msgs []jsonrpc.Message) error {
+	return lw.writeLine(func(buf []byte) ([]byte, error) {
+		buf = append(buf, '[')
+		for i, msg := range msgs {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var err error
+			if buf, err = AppendMessage(buf, msg); err != nil {
+				return nil, fmt.Errorf("encoding batch message: %w", err)
+			}
+		}
+		return append(buf, ']'), nil
+	})
+}
+
+func (lw *LineWriter) writeLine(appendLine func([]byte) ([]byte, error)) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	data, err := appendLine(lw.buf[:0])
 	if err != nil {
 		return err
 	}
 	data = append(data, '\n')
 	if cap(data) <= maxKeptWriteBuf {
-		c.wbuf = data
+		lw.buf = data
 	}
-	_, err = c.stdin.Write(data)
+	_, err = lw.w.Write(data)
 	return err
 }
 
-// maxKeptWriteBuf bounds the write buffer a connection keeps between
-// messages, so one huge message does not pin its size for the session.
+// maxKeptWriteBuf bounds the buffer a LineWriter keeps between messages,
+// so one huge message does not pin its size for the session.
 const maxKeptWriteBuf = 64 << 10
 
-// appendMessage appends msg's wire form to buf. A request (every call and
-// notification we send) is written directly: its params are the SDK's
+// AppendMessage appends msg's wire form to buf: one line, without its
+// newline. It is the encoder of FreeCode's stdio connections, client side
+// (requests to a server) and server side (`freecode mcp serve`'s answers).
+//
+// A request (every call and notification a client sends) and a successful
+// response are written directly: their params or result are the SDK's
 // marshal output, compact and valid, so re-encoding the whole envelope
 // through jsonrpc.EncodeMessage (reflection, a fresh buffer, a compaction
-// pass over the params) buys nothing. Anything else takes EncodeMessage.
-func appendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
-	if req, ok := msg.(*jsonrpc.Request); ok && safeRaw(req.Params) {
+// pass over the params or result) buys nothing. Anything else (an error
+// response, raw JSON that is not plainly one line) takes EncodeMessage,
+// which also validates it.
+func AppendMessage(buf []byte, msg jsonrpc.Message) ([]byte, error) {
+	start := len(buf)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if !safeRaw(m.Params) {
+			break
+		}
 		buf = append(buf, `{"jsonrpc":"2.0"`...)
-		switch id := req.ID.Raw().(type) {
-		case nil:
-		case int64:
-			buf = append(buf, `,"id":`...)
-			buf = strconv.AppendInt(buf, id, 10)
-		case string:
-			buf = append(buf, `,"id":`...)
-			buf = appendJSONString(buf, id)
-		default:
-			return appendEncoded(buf, msg)
+		var ok bool
+		if buf, ok = appendID(buf, m.ID, true); !ok {
+			break
 		}
-		if req.Method != "" {
+		if m.Method != "" {
 			buf = append(buf, `,"method":`...)
-			buf = appendJSONString(buf, req.Method)
+			buf = appendJSONString(buf, m.Method)
 		}
-		if len(req.Params) > 0 {
+		if len(m.Params) > 0 {
 			buf = append(buf, `,"params":`...)
-			buf = append(buf, req.Params...)
+			buf = append(buf, m.Params...)
 		}
 		return append(buf, '}'), nil
+	case *jsonrpc.Response:
+		if m.Error != nil || len(m.Result) == 0 || !safeRaw(m.Result) {
+			break
+		}
+		buf = append(buf, `{"jsonrpc":"2.0"`...)
+		var ok bool
+		if buf, ok = appendID(buf, m.ID, false); !ok {
+			break
+		}
+		buf = append(buf, `,"result":`...)
+		buf = append(buf, m.Result...)
+		return append(buf, '}'), nil
 	}
-	return appendEncoded(buf, msg)
+	return appendEncoded(buf[:start], msg)
+}
+
+// appendID appends the "id" member of a message with id; a notification's
+// (no id, when allowed) adds nothing. It reports false for an id it does
+// not write plainly, which leaves the message to the SDK's encoder.
+func appendID(buf []byte, id jsonrpc.ID, noneOK bool) ([]byte, bool) {
+	switch v := id.Raw().(type) {
+	case nil:
+		return buf, noneOK
+	case int64:
+		buf = append(buf, `,"id":`...)
+		return strconv.AppendInt(buf, v, 10), true
+	case string:
+		buf = append(buf, `,"id":`...)
+		return appendJSONString(buf, v), true
+	}
+	return buf, false
 }
 
 func appendEncoded(buf []byte, msg jsonrpc.Message) ([]byte, error) {
@@ -248,7 +326,7 @@ type wireMessage struct {
 // duplicate keys) takes the standard decoder. Both give the same message.
 // The result does not alias line, so the filter may reuse its buffer.
 func decodeMessage(line []byte) (jsonrpc.Message, error) {
-	if msg := decodeEnvelope(line); msg != nil {
+	if msg := DecodeEnvelope(line); msg != nil {
 		return msg, nil
 	}
 	return decodeMessageStd(line)
@@ -283,9 +361,14 @@ func decodeMessageStd(line []byte) (jsonrpc.Message, error) {
 	return resp, nil
 }
 
-// decodeEnvelope reads a message of a common shape from line, which must
-// be JSON; it returns nil for anything else, for decodeMessageStd.
-func decodeEnvelope(line []byte) jsonrpc.Message {
+// DecodeEnvelope reads a JSON-RPC message of a common shape from line,
+// which must be one valid JSON value, in one scan of its envelope; for any
+// other shape it returns nil, and the caller decodes line another way
+// (decodeMessageStd here; the SDK's jsonrpc.DecodeMessage where the SDK's
+// strict rules must hold, as in `freecode mcp serve`). On the shapes it
+// reads it gives the message both of those give. The message does not
+// alias line.
+func DecodeEnvelope(line []byte) jsonrpc.Message {
 	const (
 		seenVersion = 1 << iota
 		seenID

@@ -35,11 +35,14 @@ func TestStdioConnWriteMatchesSDK(t *testing.T) {
 		call(mustID(float64(5)), "indented", "{\n  \"a\": 1\r\n}"),
 		call(mustID(float64(6)), "scalar params", `"s"`),
 		&jsonrpc.Response{ID: mustID(float64(1)), Result: json.RawMessage(`{}`)},
+		&jsonrpc.Response{ID: mustID(`q"uote` + "\x7f"), Result: json.RawMessage(`{"content":[{"type":"text","text":"a\nb <&>"}]}`)},
+		&jsonrpc.Response{ID: mustID(float64(-2)), Result: json.RawMessage(`[]`)},
+		&jsonrpc.Response{ID: mustID(float64(4)), Result: json.RawMessage("{\n  \"indented\": true\r\n}")},
 		&jsonrpc.Response{ID: mustID("r"), Error: &jsonrpc.Error{Code: -32601, Message: "no"}},
 	}
 	for _, msg := range msgs {
 		rec := &lineRecorder{}
-		c := &stdioConn{stdin: rec}
+		c := newStdioConn(nil, rec)
 		if err := c.Write(t.Context(), msg); err != nil {
 			t.Fatalf("%+v: %v", msg, err)
 		}
@@ -86,7 +89,7 @@ func TestStdioConnWriteMatchesSDK(t *testing.T) {
 // as the SDK's encoder fails them, instead of reaching the server.
 func TestStdioConnWriteInvalidParams(t *testing.T) {
 	rec := &lineRecorder{}
-	c := &stdioConn{stdin: rec}
+	c := newStdioConn(nil, rec)
 	err := c.Write(t.Context(), &jsonrpc.Request{ID: mustID(float64(1)), Method: "m", Params: json.RawMessage("{\"a\":\n")})
 	if err == nil || len(rec.writes) != 0 {
 		t.Fatalf("err %v, %d writes; want an error and no write", err, len(rec.writes))
@@ -147,13 +150,13 @@ func TestDecodeMessageFastPath(t *testing.T) {
 		checkDecodeAgrees(t, []byte(line))
 	}
 	for _, line := range envelopeLines[:3] {
-		if decodeEnvelope([]byte(line)) == nil {
+		if DecodeEnvelope([]byte(line)) == nil {
 			t.Errorf("%s: not read by the envelope scan", line)
 		}
 	}
 	// The message does not alias the line: the filter reuses its buffer.
 	line := []byte(envelopeLines[0])
-	msg := decodeEnvelope(line)
+	msg := DecodeEnvelope(line)
 	clear(line)
 	if got := string(msg.(*jsonrpc.Request).Params); got != `{"name":"echo"}` {
 		t.Errorf("params after the line was reused: %q", got)

@@ -203,7 +203,7 @@ func TestStdioConnReadsBatches(t *testing.T) {
 	in := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
 	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
-	c := &stdioConn{filter: f, stdin: nopWriteCloser{}}
+	c := newStdioConn(f, nopWriteCloser{})
 	var got []string
 	for {
 		msg, err := c.Read(t.Context())

@@ -11,11 +11,11 @@ import (
 
 // BenchmarkGatewayInProcess measures sequential echo calls of the test
 // server with the go-sdk's client, straight over stdio (the peer) and
-// through a Server in this process (the client reaches it in memory, and
-// it reaches the server over stdio through the workspace). The difference
-// is the gateway's own work per call: the extra MCP hop's encoding, the
-// orchestrator's lookup, validation, gate and cap, and a second stdio
-// round trip's scheduling is not in it.
+// through a Server in this process (the client reaches it over a pair of
+// pipes on StdioTransport, and it reaches the server over stdio through
+// the workspace). The difference is the gateway's own work per call: the
+// extra MCP hop's encoding, the orchestrator's lookup, validation, gate
+// and cap; a second process's scheduling is not in it.
 func BenchmarkGatewayInProcess(b *testing.B) {
 	e := newEnv(b, []map[string]any{backend(b, "srv")}, nil)
 	e.open(b)

@@ -90,10 +90,11 @@ func (e *env) open(t testing.TB, builtins ...*orchestrator.Tool) *Server {
 	return s
 }
 
-// connect connects a client with opts to the server, in memory.
+// connect connects a client with opts to the server over a pair of pipes,
+// the server on StdioTransport as `freecode mcp serve --stdio` runs it.
 func (e *env) connect(t testing.TB, opts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
 	t.Helper()
-	ct, st := mcpsdk.NewInMemoryTransports()
+	ct, st := stdioPipes(t)
 	if _, err := e.s.Connect(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +105,25 @@ func (e *env) connect(t testing.TB, opts *mcpsdk.ClientOptions) *mcpsdk.ClientSe
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// stdioPipes returns the two ends of a stdio session over OS pipes: the
+// client's (the go-sdk's own newline transport) and the server's.
+func stdioPipes(t testing.TB) (client *mcpsdk.IOTransport, server *StdioTransport) {
+	t.Helper()
+	toServer, fromClient, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toClient, fromServer, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server closes its input when its session ends, never its
+	// output (standard output is not its to close); the client closes
+	// both of its ends.
+	t.Cleanup(func() { fromServer.Close() })
+	return &mcpsdk.IOTransport{Reader: toClient, Writer: fromClient}, &StdioTransport{In: toServer, Out: fromServer}
 }
 
 // callTool calls name with the JSON arguments args; a protocol error fails

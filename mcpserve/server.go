@@ -92,7 +92,7 @@ func (s *Server) follow() {
 	}
 }
 
-// Run serves one session over t (such as &mcp.StdioTransport{}) until the
+// Run serves one session over t (such as &StdioTransport{}) until the
 // client disconnects or ctx is done.
 func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
 	return s.mcp.Run(ctx, t)

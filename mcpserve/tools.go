@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -162,7 +163,7 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name str
 			}
 		}
 	}
-	callID := fmt.Sprintf("mcp-serve-%d", s.calls.Add(1))
+	callID := "mcp-serve-" + strconv.FormatUint(s.calls.Add(1), 10)
 	rs := s.ws.Execute(ctx, []orchestrator.ToolCall{{CallID: callID, Tool: name, Arguments: req.Params.Arguments}}, eo)
 	return result(rs[0], hasOutput)
 }

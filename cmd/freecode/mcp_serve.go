@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/mcpserve"
@@ -137,7 +136,7 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 	s := mcpserve.New(w, &mcpserve.Options{Logger: logger, Version: version})
 	defer s.Close()
 	if f.http == "" {
-		err := s.Run(ctx, &mcpsdk.StdioTransport{})
+		err := s.Run(ctx, &mcpserve.StdioTransport{})
 		if ctx.Err() != nil {
 			return nil // a signal: the normal way to stop
 		}

@@ -1,0 +1,390 @@
+package mcpserve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/mcp"
+)
+
+// StdioTransport serves one client over newline-delimited JSON-RPC on a
+// pair of streams: `freecode mcp serve --stdio` on its standard input and
+// output. It is the go-sdk's mcp.StdioTransport with FreeCode's stdio
+// encoding: a message of a common shape is decoded by one scan of its
+// envelope (mcp.DecodeEnvelope) and an answer is written without a second
+// encoding pass (mcp.AppendMessage), where the SDK's transport decodes
+// every message three times more, each time into a fresh 32 KiB buffer
+// (docs/upstream/go-sdk-json-decoder.md).
+//
+// What a client may send is what the SDK's transport accepts, and what it
+// refuses ends the session as the SDK's does: a line that is not one JSON
+// value, a message the SDK's jsonrpc.DecodeMessage refuses (any message
+// the envelope scan does not read is decoded by it), one nested deeper than
+// the SDK decodes, or one over MaxMessageBytes. Blank lines are skipped.
+// Batches (a JSON array of messages) are served as the SDK serves them:
+// the answers to a batch's calls go out as one array, and a batch is
+// refused once the session negotiated 2025-06-18 or later, which dropped
+// them.
+//
+// Where it parts from the SDK's transport (v1.8.0): a message is read
+// when its line ends, as MCP's stdio transport frames messages, where the
+// SDK's stream decoder reads one as soon as its last byte arrives, and
+// also one spread over lines, which ends the session here. A batch that
+// holds a notification gets the answers to its calls; the SDK's transport
+// waits for an answer to the notification too, which never comes.
+type StdioTransport struct {
+	// In and Out are the client's streams; nil means os.Stdin and
+	// os.Stdout. Closing the session closes In, not Out.
+	In  io.ReadCloser
+	Out io.Writer
+	// MaxMessageBytes bounds one message from the client; 0 means the
+	// SDK's default, mcpsdk.DefaultMaxLineLength (16 MiB).
+	MaxMessageBytes int
+}
+
+// Connect implements mcpsdk.Transport. It starts the goroutine that reads
+// In; the session's end stops it.
+func (t *StdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
+	in, out, max := t.In, t.Out, t.MaxMessageBytes
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	if max <= 0 {
+		max = mcpsdk.DefaultMaxLineLength
+	}
+	c := &stdioConn{
+		in:       in,
+		out:      mcp.NewLineWriter(out),
+		incoming: make(chan frame),
+		closed:   make(chan struct{}),
+	}
+	lr := &lineReader{br: bufio.NewReaderSize(in, lineBufSize), max: max}
+	go c.pump(lr)
+	return c, nil
+}
+
+// lineBufSize is the read buffer: most MCP messages fit in it whole.
+const lineBufSize = 64 << 10
+
+// maxDepth is how deep the SDK's decoder nests before it refuses a
+// message (its internal/json's defaultMaxDepth).
+const maxDepth = 1000
+
+// batchesDroppedIn is the first protocol revision without JSON-RPC
+// batches.
+const batchesDroppedIn = "2025-06-18"
+
+// frame is what one line held: a message, or a batch's messages; or why
+// reading ended.
+type frame struct {
+	msg   jsonrpc.Message
+	batch []jsonrpc.Message
+	err   error
+}
+
+// stdioConn is the server's side of one stdio session. The SDK calls Read
+// from one goroutine at a time and Write from any.
+type stdioConn struct {
+	in io.Closer
+
+	// incoming carries pump's frames to Read. The pump reads In on a
+	// goroutine of its own, as the SDK's transport does: os.Stdin is
+	// rarely pollable, so closing it need not end a read in progress,
+	// and a session's Close must not wait for the client's next line.
+	incoming chan frame
+	queue    []jsonrpc.Message // the rest of a batch; Read's own
+
+	out *mcp.LineWriter
+
+	// stateMu guards what Read and Write tell each other: the SDK tells
+	// its own transport the negotiated version, a method no other
+	// package's transport can have, so it is read off the initialize
+	// answer going out.
+	stateMu sync.Mutex
+	initID  jsonrpc.ID            // the initialize call's id, until its answer
+	version string                // the negotiated protocol version, once answered
+	batches map[jsonrpc.ID]*batch // the open batches, by the ids of their calls
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed by Close
+	closeErr  error
+}
+
+// batch collects the answers to the calls of one incoming batch.
+type batch struct {
+	unresolved map[jsonrpc.ID]int // call id → its answer's index
+	answers    []jsonrpc.Message
+}
+
+// SessionID implements mcpsdk.Connection; stdio has no session id.
+func (c *stdioConn) SessionID() string { return "" }
+
+// pump reads and decodes lines until an error (the end of In included)
+// or the connection's close.
+func (c *stdioConn) pump(lr *lineReader) {
+	for {
+		var f frame
+		line, err := lr.next()
+		if err != nil {
+			f.err = err
+		} else {
+			f = decodeFrame(line)
+		}
+		select {
+		case c.incoming <- f:
+		case <-c.closed:
+			return
+		}
+		if f.err != nil {
+			return
+		}
+	}
+}
+
+// Read returns the next message. After Close it returns io.EOF.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		msg := c.queue[0]
+		c.queue = c.queue[1:]
+		return msg, nil
+	}
+	var f frame
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case f = <-c.incoming:
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if f.batch == nil {
+		c.noteInitialize(f.msg)
+		return f.msg, nil
+	}
+	if err := c.addBatch(f.batch); err != nil {
+		return nil, err
+	}
+	for _, msg := range f.batch {
+		c.noteInitialize(msg)
+	}
+	c.queue = f.batch[1:]
+	return f.batch[0], nil
+}
+
+// noteInitialize remembers the id of the initialize call, whose answer
+// tells the negotiated version.
+func (c *stdioConn) noteInitialize(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
+		c.stateMu.Lock()
+		if c.version == "" {
+			c.initID = req.ID
+		}
+		c.stateMu.Unlock()
+	}
+}
+
+// addBatch records the calls of an incoming batch, whose answers Write
+// then holds until the last, as the SDK's transport does.
+func (c *stdioConn) addBatch(msgs []jsonrpc.Message) error {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	if c.version >= batchesDroppedIn {
+		return fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchesDroppedIn, c.version)
+	}
+	var b *batch
+	for _, msg := range msgs {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.IsCall() {
+			continue
+		}
+		if b == nil {
+			b = &batch{unresolved: map[jsonrpc.ID]int{}}
+		}
+		if _, ok := b.unresolved[req.ID]; ok {
+			return fmt.Errorf("duplicate message ID %v", req.ID.Raw())
+		}
+		if _, ok := c.batches[req.ID]; ok {
+			return fmt.Errorf("invalid request: batch contains previously seen request %v", req.ID.Raw())
+		}
+		b.unresolved[req.ID] = len(b.answers)
+		b.answers = append(b.answers, nil)
+	}
+	if b == nil {
+		return nil
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*batch{}
+	}
+	for id := range b.unresolved {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// answered notes an answer going out: the negotiated version from the
+// initialize result, and the answer's place in its batch. It reports
+// whether the answer belongs to a batch, and the batch's answers if it was
+// the last.
+func (c *stdioConn) answered(resp *jsonrpc.Response) ([]jsonrpc.Message, bool) {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	if c.initID.IsValid() && resp.ID == c.initID {
+		c.initID = jsonrpc.ID{}
+		var res struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if resp.Error == nil && json.Unmarshal(resp.Result, &res) == nil {
+			c.version = res.ProtocolVersion
+		}
+	}
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	b.answers[b.unresolved[resp.ID]] = resp
+	delete(b.unresolved, resp.ID)
+	delete(c.batches, resp.ID)
+	if len(b.unresolved) > 0 {
+		return nil, true
+	}
+	return b.answers, true
+}
+
+// Write sends msg as one line, in one write; an answer to a batch's call
+// waits for the batch's other answers and goes out with them.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return c.out.Write(msg)
+	}
+	answers, inBatch := c.answered(resp)
+	switch {
+	case !inBatch:
+		return c.out.Write(msg)
+	case answers == nil:
+		return nil // the batch's other calls are still running
+	}
+	return c.out.WriteBatch(answers)
+}
+
+// Close closes In, which ends a pending read of a closable stream, and
+// makes Read return io.EOF at once either way.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.in.Close()
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+// decodeFrame decodes one line: one message, or a batch's messages.
+func decodeFrame(line []byte) frame {
+	if !json.Valid(line) {
+		var v json.RawMessage
+		return frame{err: fmt.Errorf("reading a message from the client: %w", json.Unmarshal(line, &v))}
+	}
+	if mcp.NestsDeeper(line, maxDepth) {
+		return frame{err: fmt.Errorf("reading a message from the client: it nests deeper than %d levels", maxDepth)}
+	}
+	if line[0] != '[' {
+		msg, err := decodeMessage(line)
+		return frame{msg: msg, err: err}
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil {
+		return frame{err: err}
+	}
+	if len(raws) == 0 {
+		return frame{err: errors.New("empty batch")}
+	}
+	msgs := make([]jsonrpc.Message, 0, len(raws))
+	for _, raw := range raws {
+		msg, err := decodeMessage(raw)
+		if err != nil {
+			return frame{err: err}
+		}
+		msgs = append(msgs, msg)
+	}
+	return frame{batch: msgs}
+}
+
+// decodeMessage decodes one message of a line, which is valid JSON: by the
+// envelope scan if it reads it, else by the SDK's own decoder, so that
+// whatever the scan does not read meets the SDK's rules (case-sensitive
+// keys among them).
+func decodeMessage(raw []byte) (jsonrpc.Message, error) {
+	if msg := mcp.DecodeEnvelope(raw); msg != nil {
+		return msg, nil
+	}
+	return jsonrpc.DecodeMessage(raw)
+}
+
+// lineReader reads the client's lines.
+type lineReader struct {
+	br   *bufio.Reader
+	max  int
+	long []byte // a line that outgrew the bufio buffer
+}
+
+// next returns the next line that is not blank, trimmed of spaces; it is
+// valid until the next call. A line over max bytes is an error, as a frame
+// over the SDK's MaxLineLength is.
+func (r *lineReader) next() ([]byte, error) {
+	for {
+		line, err := r.readLine()
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readLine reads up to and including the next newline, or to the end of
+// the stream; the error is the stream's (io.EOF once no line is left).
+func (r *lineReader) readLine() ([]byte, error) {
+	if cap(r.long) > 1<<20 {
+		r.long = nil // do not keep a big line's buffer for the session's life
+	}
+	r.long = r.long[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if len(r.long)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
+			return nil, fmt.Errorf("a message from the client is over %d bytes", r.max)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			r.long = append(r.long, chunk...)
+			continue
+		case len(r.long) > 0:
+			chunk = append(r.long, chunk...)
+			r.long = chunk
+		}
+		if err == nil || errors.Is(err, io.EOF) && len(chunk) > 0 {
+			return chunk, nil // at EOF: the last line, without its newline
+		}
+		return nil, err
+	}
+}
