@@ -19,6 +19,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/frontend"
+	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/server"
 	"github.com/freecode/freecode/server/servertest"
@@ -101,7 +102,7 @@ func TestShutdown(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, pid := range pids {
-			wantGone(t, pid, "after shutdown")
+			proctest.WantGone(t, pid, "after shutdown")
 		}
 		if runtime.GOOS == "linux" {
 			if kids := descendants(env.SidecarPID()); len(kids) > 0 {
@@ -254,7 +255,7 @@ func TestRunStdio(t *testing.T) {
 			case <-time.After(servertest.HangGuard):
 				t.Fatal("Run did not return")
 			}
-			wantGone(t, pid, "after Run")
+			proctest.WantGone(t, pid, "after Run")
 		})
 	}
 }
@@ -421,7 +422,7 @@ func binaryStdio(t *testing.T, end func(t *testing.T, c *frontend.Client, cmd *e
 	if got := cmd.ProcessState.ExitCode(); got != want {
 		t.Errorf("exit status %d, want %d; stderr:\n%s", got, want, stderr.String())
 	}
-	wantGone(t, pid, "after the sidecar ended")
+	proctest.WantGone(t, pid, "after the sidecar ended")
 }
 
 // An editor that closes the sidecar's stdout while it still has an answer
@@ -473,5 +474,5 @@ func TestBinaryStdoutClosed(t *testing.T) {
 	if got := cmd.ProcessState.ExitCode(); got != 1 {
 		t.Errorf("exit status %d, want 1 (no shutdown); stderr:\n%s", got, stderr.String())
 	}
-	wantGone(t, pid, "after the sidecar ended")
+	proctest.WantGone(t, pid, "after the sidecar ended")
 }

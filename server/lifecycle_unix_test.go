@@ -13,19 +13,11 @@ import (
 	"testing"
 
 	"github.com/freecode/freecode/internal/frontend"
+	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/server"
 	"github.com/freecode/freecode/server/servertest"
 )
-
-// wantGone fails the test if a process of pid still exists: kill(pid, 0)
-// must say there is none.
-func wantGone(t *testing.T, pid int, when string) {
-	t.Helper()
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("server process %d %s: kill 0 = %v, want ESRCH", pid, when, err)
-	}
-}
 
 // A serve.json left by a sidecar that died, whose pid now runs another
 // process, names no sidecar: nothing answers at its address with its
@@ -71,7 +63,7 @@ func TestSignal(t *testing.T) {
 		if code := env.AwaitExit(); code != 0 {
 			t.Errorf("exit status after SIGTERM: %d", code)
 		}
-		wantGone(t, pid, "after SIGTERM")
+		proctest.WantGone(t, pid, "after SIGTERM")
 		if _, err := os.Stat(env.Sandbox.ServeFile); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("serve.json after SIGTERM: %v", err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
@@ -168,7 +169,7 @@ func TestConfigEdit(t *testing.T) {
 	if tools := w.Tools("a"); len(tools) != 0 {
 		t.Errorf("a's tools after its removal: %v", tools)
 	}
-	wantGone(t, pid, "after a's removal")
+	proctest.WantGone(t, pid, "after a's removal")
 }
 
 // A server removed from the config or the project's file is told as
@@ -525,7 +526,7 @@ func TestClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	wantGone(t, pid, "after Close")
+	proctest.WantGone(t, pid, "after Close")
 	for range sub.Events() { // ends: Close closed it
 	}
 	if _, open := <-w.Subscribe(nil).Events(); open {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/freecode/freecode/internal/frontend"
+	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/server"
 	"github.com/freecode/freecode/workspace"
@@ -229,7 +230,7 @@ func TestLiveProbe(t *testing.T) {
 	}
 	// Stopped and reaped before the command returned.
 	for _, st := range []protocol.ServerStatus{demo, noisy} {
-		wantGone(t, st.PID, "of "+st.Name+" after the probe")
+		proctest.WantGone(t, st.PID, "of "+st.Name+" after the probe")
 	}
 
 	out, _, code = e.run(t, "mcp", "status", "--probe", "demo", "bad", "--project", e.project)
