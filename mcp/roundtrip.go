@@ -54,7 +54,9 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	r := req.WithContext(req.Context()) // a shallow copy: the caller's request is not ours to change
 	// Secrets go only to the configured origin: a redirect elsewhere (even
 	// one the policy allows) gets none of them.
-	if u := r.URL; u.Scheme == rc.real.Scheme && u.Host == rc.real.Host {
+	u := r.URL
+	own := u.Scheme == rc.real.Scheme && u.Host == rc.real.Host
+	if own {
 		r.Header = make(http.Header, len(req.Header)+len(rc.headers)+1)
 		for k, v := range req.Header {
 			r.Header[k] = v
@@ -87,7 +89,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		return rc.transport.RoundTrip(r)
 	}
 	switch {
-	case rc.auth == nil || r.URL.Scheme != rc.real.Scheme || r.URL.Host != rc.real.Host:
+	case rc.auth == nil || !own: // the sign-in is the configured origin's
 		resp, err = send(r)
 	case rt.legacy:
 		resp, err = rt.legacyAuth(r, send)

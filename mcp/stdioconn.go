@@ -76,19 +76,20 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.queue = c.decodeLine(line)
+		if line[skipSpace(line, 0)] == '[' {
+			c.queue = c.decodeBatch(line)
+			continue
+		}
+		// One message, the common line: returned without a queue.
+		if msg := c.decodeOne(line); msg != nil {
+			return msg, nil
+		}
 	}
 }
 
-// decodeLine returns the messages of one line: one, or a batch's; none
-// for noise.
-func (c *stdioConn) decodeLine(line []byte) []jsonrpc.Message {
-	if line[skipSpace(line, 0)] != '[' {
-		if msg := c.decodeOne(line); msg != nil {
-			return []jsonrpc.Message{msg}
-		}
-		return nil
-	}
+// decodeBatch returns the messages of a line that is a JSON array: a
+// batch's; none for noise.
+func (c *stdioConn) decodeBatch(line []byte) []jsonrpc.Message {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
 		c.filter.noise(line, "an array, not a batch of messages")

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write replaces path's contents with data; the file gets mode. path's
@@ -24,7 +25,7 @@ func Write(path string, data []byte, mode fs.FileMode) error {
 // temporary file, which it must not close.
 func WriteWith(path string, mode fs.FileMode, write func(*os.File) error) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	f, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
 		return err
 	}
@@ -55,4 +56,24 @@ func WriteWith(path string, mode fs.FileMode, write func(*os.File) error) error 
 		d.Close()
 	}
 	return nil
+}
+
+// tempPrefix is how the names of path's temporary files begin.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// RemoveStale removes the temporary files that writes of path left when
+// their process died between creating one and the rename. A live writer's
+// temporary file looks the same: only a caller that holds what every
+// writer of path holds (a lock of the file) may call it.
+func RemoveStale(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

@@ -47,6 +47,33 @@ func TestWriteWithFailureKeepsOld(t *testing.T) {
 	assertOnly(t, dir, "f.json")
 }
 
+// RemoveStale removes what a writer that died left of path, and nothing
+// else, in a directory whose name a glob would misread.
+func TestRemoveStale(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a[b]")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "f.json")
+	for _, name := range []string{"f.json", ".f.json.tmp123", ".f.json.tmp"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RemoveStale(path)
+	assertOnly(t, dir, "f.json")
+
+	// Another file's temporary file stays.
+	other := filepath.Join(dir, ".g.json.tmp1")
+	if err := os.WriteFile(other, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	RemoveStale(path)
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's temporary file: %v", err)
+	}
+}
+
 func assertOnly(t *testing.T, dir, name string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)

@@ -131,11 +131,7 @@ func (s *Store) Update(ctx context.Context, key string, fn func(m *Manifest, cor
 	defer lock.Unlock()
 	// Every write of this file holds the lock: a temporary file of it
 	// found now is what a writer that died left.
-	if stale, _ := filepath.Glob(filepath.Join(s.dir, "."+key+".json.tmp*")); len(stale) > 0 {
-		for _, f := range stale {
-			os.Remove(f)
-		}
-	}
+	atomicfile.RemoveStale(path)
 
 	var old []byte
 	m, corrupt := s.loadLocked(path, key, &old)

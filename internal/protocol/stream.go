@@ -109,12 +109,16 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	return msg, n, err
 }
 
-// Write encodes and writes msg.
+// Write encodes and writes msg. jsonrpc2.Conn writes every message here
+// (its own faster path is not open to a wrapper): a traced message is
+// encoded once, for the trace and the frame both.
 func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
 	if s.opts.Trace != nil {
-		if body, err := jsonrpc2.EncodeMessage(msg); err == nil {
-			s.opts.Trace(Sent, body)
+		body, err := jsonrpc2.EncodeMessage(msg)
+		if err != nil {
+			return 0, err
 		}
+		return s.WriteFrame(ctx, body)
 	}
 	n, err := s.inner.Write(context.WithoutCancel(ctx), msg)
 	if s.opts.AfterWrite != nil {
