@@ -3,46 +3,17 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/freecode/freecode/internal/frontend"
+	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/server/servertest"
 	"github.com/freecode/freecode/workspace"
 )
-
-// children returns the pids of this process's child processes, from
-// /proc; the test skips where there is none.
-func children(t *testing.T) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc to look for child processes in")
-	}
-	self := strconv.Itoa(os.Getpid())
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == self {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
 
 // server-everything and server-filesystem, started on demand: the sidecar
 // registers them from their manifests (an earlier run's) without starting
@@ -108,7 +79,7 @@ hello from the project
 			}
 			ed.AwaitToolsChanged(nil)
 		}
-		if kids := children(t); len(kids) != 0 {
+		if kids := proctest.Children(t); len(kids) != 0 {
 			t.Fatalf("processes running before any call: %v", kids)
 		}
 
@@ -118,7 +89,7 @@ hello from the project
 		if st := ed.AwaitStatus("everything", protocol.StateConnected); st.PID == 0 {
 			t.Errorf("everything connected without a pid: %+v", st)
 		}
-		if kids := children(t); len(kids) != 1 {
+		if kids := proctest.Children(t); len(kids) != 1 {
 			t.Errorf("processes after a call to everything: %v, want 1", kids)
 		}
 		// The sidecar gives its servers the project as their root, which
@@ -128,7 +99,7 @@ hello from the project
 			t.Fatalf("fs's read_text_file: %+v", r)
 		}
 		ed.AwaitStatus("fs", protocol.StateConnected)
-		if kids := children(t); len(kids) != 2 {
+		if kids := proctest.Children(t); len(kids) != 2 {
 			t.Errorf("processes after a call to each: %v, want 2", kids)
 		}
 	}, servertest.Modes(servertest.Stdio), servertest.WithEditor(servertest.EditorOptions{NoInitialize: true}))

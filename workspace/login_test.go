@@ -57,6 +57,11 @@ func TestLoginKeepsTokensInTheUsersDir(t *testing.T) {
 	if st.State.String() != "connected" || st.ToolCount != 1 || browser.Opens() != 1 {
 		t.Errorf("after Login: state %v, %d tools, browser opened %d times; want connected, 1, 1", st.State, st.ToolCount, browser.Opens())
 	}
+	// Without a token issued the looks for secrets below would check
+	// nothing.
+	if len(as.Tokens()) == 0 {
+		t.Fatal("the authorization server issued no token to look for")
+	}
 	tokens := filepath.Join(home, ".freecode", "auth", "tokens.json")
 	for p, want := range map[string]os.FileMode{tokens: 0o600, filepath.Dir(tokens): 0o700} {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // testServerEnv makes the test binary an MCP server on stdio: the servers
@@ -146,20 +147,5 @@ func addExtraTools(server *mcpsdk.Server) {
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			// Asked as a result (inputRequests), the one way a server
-			// may ask while it serves a call under 2026-07-28.
-			if ip := req.Session.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
-				return nil, fmt.Errorf("the client has no roots capability")
-			}
-			resp, ok := req.Params.InputResponses["roots"].(*mcpsdk.ListRootsResult)
-			if !ok {
-				return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{"roots": &mcpsdk.ListRootsParams{}}}, nil
-			}
-			var uris []string
-			for _, r := range resp.Roots {
-				uris = append(uris, r.URI)
-			}
-			return text(strings.Join(uris, "\n")), nil
-		})
+		mcptest.RootsHandler)
 }

@@ -3,10 +3,10 @@ package workspace
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/mcp"
 )
 
@@ -29,34 +29,6 @@ func npmDir(t testing.TB) string {
 func npmServer(npm, name, pkg string, args ...string) map[string]any {
 	argv := append([]string{"node", filepath.Join(npm, "@modelcontextprotocol", pkg, "dist", "index.js")}, args...)
 	return map[string]any{"name": name, "type": "local", "command": argv, "timeout": 30000, "start": "onDemand"}
-}
-
-// children returns the pids of this process's child processes, from
-// /proc; the test skips where there is none.
-func children(t testing.TB) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skip("no /proc to look for child processes in")
-	}
-	self := strconv.Itoa(os.Getpid())
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
-		if f := strings.Fields(rest); len(f) > 1 && f[1] == self {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // server-everything and server-filesystem, started on demand: the first
@@ -91,7 +63,7 @@ func TestInteropOnDemand(t *testing.T) {
 			t.Errorf("%s before any call: %+v", name, st)
 		}
 	}
-	if kids := children(t); len(kids) != 0 {
+	if kids := proctest.Children(t); len(kids) != 0 {
 		t.Fatalf("child processes before any call: %v", kids)
 	}
 	if n := len(w.Tools("everything")); n != 13 {
@@ -107,7 +79,7 @@ func TestInteropOnDemand(t *testing.T) {
 	if st := statusNamed(t, w, "fs"); st.State != mcp.StateIdle {
 		t.Errorf("fs started by a call to everything: %+v", st)
 	}
-	if kids := children(t); len(kids) != 1 {
+	if kids := proctest.Children(t); len(kids) != 1 {
 		t.Errorf("child processes after one call: %v, want 1", kids)
 	}
 	path := filepath.Join(files, "hello.txt")

@@ -27,6 +27,18 @@ func changingServer(t *testing.T, name string) (map[string]any, string) {
 	return s, flag
 }
 
+// changeDefinitions makes the changing server name change its
+// definitions (by creating flag) and restarts it, so that it connects
+// with them, and waits for the workspace to settle.
+func changeDefinitions(t *testing.T, w *Workspace, name, flag string) {
+	t.Helper()
+	writeRaw(t, flag, "")
+	if _, err := w.RestartServer(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, w)
+}
+
 // answering is an approver that records each request and answers with
 // answer.
 type answering struct {
@@ -230,11 +242,7 @@ func TestPinningOff(t *testing.T) {
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
 	w := e.open(t)
 	settle(t, w)
-	writeRaw(t, flag, "")
-	if _, err := w.RestartServer(t.Context(), "srv"); err != nil {
-		t.Fatal(err)
-	}
-	settle(t, w)
+	changeDefinitions(t, w, "srv", flag)
 	if ti := toolInfo(t, w, "mcp__srv__write"); !strings.Contains(ti.Description, "Before writing") || ti.DefinitionChanged {
 		t.Errorf("write with pinning off: %+v", ti)
 	}
@@ -255,11 +263,7 @@ func TestPinningAcceptedElsewhere(t *testing.T) {
 	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__srv"}}})
 	w := e.open(t)
 	settle(t, w)
-	writeRaw(t, flag, "")
-	if _, err := w.RestartServer(t.Context(), "srv"); err != nil {
-		t.Fatal(err)
-	}
-	settle(t, w)
+	changeDefinitions(t, w, "srv", flag)
 	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
@@ -302,11 +306,7 @@ func TestPinningToggled(t *testing.T) {
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
 	w := e.open(t)
 	settle(t, w)
-	writeRaw(t, flag, "")
-	if _, err := w.RestartServer(t.Context(), "srv"); err != nil {
-		t.Fatal(err)
-	}
-	settle(t, w)
+	changeDefinitions(t, w, "srv", flag)
 	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	if n := len(w.Reviews("srv")); n != 3 {

@@ -214,6 +214,10 @@ func TestMCPLogoutNotRevoked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Without a token issued the loop below would check nothing.
+			if len(as.Tokens()) == 0 {
+				t.Fatal("the authorization server issued no token to look for")
+			}
 			for _, s := range as.Tokens() {
 				if strings.Contains(string(data), s) {
 					t.Errorf("a token is still stored after mcp logout: %s…", s[:min(len(s), 12)])

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // mcpServerEnv makes the test binary an MCP server on stdio (see Main), so
@@ -72,27 +73,6 @@ func arg(req *mcpsdk.CallToolRequest, name string) string {
 	_ = json.Unmarshal(req.Params.Arguments, &args)
 	s, _ := args[name].(string)
 	return s
-}
-
-// rootsTool asks the client for its roots and returns their URIs, one per
-// line. It asks as a result (inputRequests, which the client answers and
-// retries the call with), the one way a server may ask while it serves a
-// call under 2026-07-28; under 2025-11-25 the go-sdk asks roots/list for
-// it. A client that said at initialize that it has no roots capability is
-// an error.
-func rootsTool(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-	if ip := req.Session.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
-		return nil, fmt.Errorf("the client has no roots capability")
-	}
-	resp, ok := req.Params.InputResponses["roots"].(*mcpsdk.ListRootsResult)
-	if !ok {
-		return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{"roots": &mcpsdk.ListRootsParams{}}}, nil
-	}
-	var uris []string
-	for _, r := range resp.Roots {
-		uris = append(uris, r.URI)
-	}
-	return text(strings.Join(uris, "\n")), nil
 }
 
 // lockedWriter keeps the SDK's messages and mcplog's whole on stdout.
@@ -157,7 +137,7 @@ func runMCPServer() int {
 			return nil, ctx.Err()
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj, Annotations: readOnly},
-		rootsTool)
+		mcptest.RootsHandler)
 	sayArgs := map[string]any{"type": "object", "properties": map[string]any{
 		"text": map[string]any{"type": "string"}, "count": map[string]any{"type": "integer"},
 	}}
