@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/freecode/freecode/internal/atomicfile"
 )
 
 // A server runs in a process group of its own, and a clean stop kills the
@@ -216,13 +218,7 @@ func (r *runRecorder) write() {
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o700); err != nil {
 		return
 	}
-	tmp := r.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return
-	}
-	if err := os.Rename(tmp, r.path); err != nil {
-		os.Remove(tmp)
-	}
+	atomicfile.Write(r.path, b, 0o600)
 }
 
 // procSet is a set of processes, by pid.
