@@ -265,13 +265,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // waits for all of it. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	s.state = serverClosed // no new frontend, no new request
-	sessions := make([]*session, 0, len(s.sessions))
-	for sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
+	s.state = serverClosed // no new frontend (add), no new request
 	s.mu.Unlock()
-	for _, sess := range sessions {
+	for _, sess := range s.sessionsNow() {
 		sess.end()
 	}
 	s.wg.Wait()
