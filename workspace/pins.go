@@ -314,7 +314,7 @@ func (w *Workspace) reviewAction(ctx context.Context, server, tool string, act f
 	lt := p.live[server]
 	if lt == nil {
 		p.mu.Unlock()
-		if _, ok := w.status(server); !ok {
+		if !w.HasServer(server) {
 			return nil, fmt.Errorf("%w: %q", mcp.ErrNoServer, server)
 		}
 		return nil, fmt.Errorf("%w: server %q has no tools registered", ErrNoReview, server)
