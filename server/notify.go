@@ -250,7 +250,7 @@ func (f *forwarder) sendLog(ev *workspace.LogEvent) {
 	if ev.Dropped > 0 {
 		f.sess.notify(protocol.NotifyServersLog, &protocol.ServerLog{
 			Name: l.Server, Level: protocol.LevelWarning, Source: protocol.LogSource(l.Source), Time: l.Time,
-			Message: fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (100 lines a second)", ev.Dropped),
+			Message: fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (%d lines a second)", ev.Dropped, workspace.LogRate),
 		})
 	}
 	if l.Message == "" {
