@@ -225,13 +225,7 @@ func (f *forwarder) sendProblems(path string, probs []workspace.Problem) {
 // message, which editors turn into a link.
 func problemLine(path string, p workspace.Problem) string {
 	var b strings.Builder
-	b.WriteString(path)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-		if p.Column > 0 {
-			fmt.Fprintf(&b, ":%d", p.Column)
-		}
-	}
+	b.WriteString(p.Position(path))
 	b.WriteString(": ")
 	if p.Key != "" {
 		b.WriteString(p.Key + ": ")

@@ -288,18 +288,25 @@ func (w *Workspace) logProblems(path string, probs []Problem, fixed bool) {
 	}
 }
 
-// at is where the problem is, as a compiler says it: path:line:column,
-// then the key.
+// at is where the problem is: its Position, then the key.
 func (p Problem) at(path string) string {
+	s := p.Position(path)
+	if p.Key != "" {
+		s += " " + p.Key
+	}
+	return s
+}
+
+// Position is where the problem is in the file path, as a compiler says
+// it, which editors and terminals turn into a link: path:line:column, as
+// far as the line and column are known.
+func (p Problem) Position(path string) string {
 	s := path
 	if p.Line > 0 {
 		s += ":" + strconv.Itoa(p.Line)
 		if p.Column > 0 {
 			s += ":" + strconv.Itoa(p.Column)
 		}
-	}
-	if p.Key != "" {
-		s += " " + p.Key
 	}
 	return s
 }
