@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/freecode/freecode/internal/atomicfile"
+	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
 )
@@ -184,14 +184,11 @@ func WriteServeFile(path string, sf protocol.ServeFile) error {
 	if err := CheckServeFile(path); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
 	b, err := json.MarshalIndent(sf, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, append(b, '\n'), 0o600)
+	return config.WriteFileAtomic(path, append(b, '\n'), 0o600)
 }
 
 // RemoveServeFile removes path if it is still the file of this sidecar

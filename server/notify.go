@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -163,10 +164,9 @@ func (f *forwarder) event(ev workspace.Event) {
 		f.sess.notify(protocol.NotifyPromptsChanged, &protocol.ListChanged{Server: ev.Server, Reason: ev.Reason})
 	case *workspace.MissedEvent:
 		f.sess.logger.Warn("the frontend fell behind; resyncing it", "missed", ev.Count)
-		f.resync()
 		// A change of a server's resources or prompts may be among what
 		// was missed: the frontend reads every server's again.
-		for _, st := range f.w.Statuses() {
+		for _, st := range f.resync() {
 			f.sess.notify(protocol.NotifyResourcesChanged, &protocol.ListChanged{Server: st.Name, Reason: "resync"})
 			f.sess.notify(protocol.NotifyPromptsChanged, &protocol.ListChanged{Server: st.Name, Reason: "resync"})
 		}
@@ -181,9 +181,11 @@ func (f *forwarder) event(ev workspace.Event) {
 }
 
 // resync sends every server's status and every file's problems as they
-// are now, and the fix of the files it was told about that have none.
-func (f *forwarder) resync() {
-	for _, st := range f.w.Statuses() {
+// are now, and the fix of the files it was told about that have none. It
+// returns the statuses it sent.
+func (f *forwarder) resync() []mcp.Status {
+	sts := f.w.Statuses()
+	for _, st := range sts {
 		f.sess.notify(protocol.NotifyServersStatus, statusToWire(st))
 	}
 	now := make(map[string]bool)
@@ -197,6 +199,7 @@ func (f *forwarder) resync() {
 		}
 	}
 	f.resyncReviews()
+	return sts
 }
 
 // sendProblems sends a file's problems as freecode/config/problems, and
@@ -222,13 +225,7 @@ func (f *forwarder) sendProblems(path string, probs []workspace.Problem) {
 // message, which editors turn into a link.
 func problemLine(path string, p workspace.Problem) string {
 	var b strings.Builder
-	b.WriteString(path)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-		if p.Column > 0 {
-			fmt.Fprintf(&b, ":%d", p.Column)
-		}
-	}
+	b.WriteString(p.Position(path))
 	b.WriteString(": ")
 	if p.Key != "" {
 		b.WriteString(p.Key + ": ")
@@ -247,7 +244,7 @@ func (f *forwarder) sendLog(ev *workspace.LogEvent) {
 	if ev.Dropped > 0 {
 		f.sess.notify(protocol.NotifyServersLog, &protocol.ServerLog{
 			Name: l.Server, Level: protocol.LevelWarning, Source: protocol.LogSource(l.Source), Time: l.Time,
-			Message: fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (100 lines a second)", ev.Dropped),
+			Message: fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (%d lines a second)", ev.Dropped, workspace.LogRate),
 		})
 	}
 	if l.Message == "" {

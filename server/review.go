@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -33,7 +32,7 @@ func (sess *session) toolsReview(ctx context.Context, params jsonrpc2.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(w.Statuses(), func(st mcp.Status) bool { return st.Name == p.Server }) {
+	if !w.HasServer(p.Server) {
 		return nil, fmt.Errorf("reviewing %q: %w", p.Server, mcp.ErrNoServer)
 	}
 	var reviews []workspace.ToolReview

@@ -13,11 +13,8 @@ func (s *Server) roots() []string {
 	if s.project != "" {
 		out = append(out, s.project)
 	}
-	sessions := make([]*session, 0, len(s.sessions))
-	for sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
 	s.mu.Unlock()
+	sessions := s.sessionsNow()
 	// By id, so that the order does not change from one call to the next.
 	slices.SortFunc(sessions, func(a, b *session) int { return a.id - b.id })
 	for _, sess := range sessions {

@@ -136,21 +136,16 @@ func (s *Server) Open(ctx context.Context) error {
 		return errors.New("opening the workspace: it is open already, or the server stopped")
 	}
 	s.mu.Unlock()
-	opts := s.opts.Workspace
+	opts, err := s.workspaceOptions(s.opts.Workspace)
+	if err != nil {
+		return err
+	}
 	// The frontends that will answer elicitation and sampling come and go
 	// after this: both are declared, and a question whose frontend did not
 	// declare it is declined or refused without being sent (relay.go).
 	opts.Elicitation, opts.Sampling = true, true
-	if opts.OpenURL == nil {
-		opts.OpenURL = s.openURL
-	}
 	if opts.Root != "" {
-		root, err := filepath.Abs(opts.Root)
-		if err != nil {
-			return err
-		}
-		opts.Root = root
-		opts.Roots = []string{root}
+		opts.Roots = []string{opts.Root}
 	}
 	w, err := workspace.New(ctx, &opts)
 	if err != nil {
@@ -188,21 +183,15 @@ func (s *Server) openFor(ctx context.Context, root, configPath string, caps prot
 	}
 	opts.Elicitation = opts.Elicitation || caps.Elicitation
 	opts.Sampling = opts.Sampling || caps.Sampling
-	if opts.OpenURL == nil {
-		opts.OpenURL = s.openURL
-	}
-	if opts.Root != "" {
-		abs, err := filepath.Abs(opts.Root)
-		if err != nil {
-			return nil, err
-		}
-		opts.Root = abs
+	opts, err := s.workspaceOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	s.project = opts.Root
 	s.mu.Unlock()
 	opts.Roots = s.roots()
-	w, err := workspace.New(ctx, &opts)
+	w, err = workspace.New(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +199,23 @@ func (s *Server) openFor(ctx context.Context, root, configPath string, caps prot
 	s.ws = w
 	s.mu.Unlock()
 	return w, nil
+}
+
+// workspaceOptions completes what Open and openFor give the workspace:
+// sign-in pages go to a frontend unless an opener was set, and the root
+// is absolute.
+func (s *Server) workspaceOptions(opts workspace.Options) (workspace.Options, error) {
+	if opts.OpenURL == nil {
+		opts.OpenURL = s.openURL
+	}
+	if opts.Root != "" {
+		abs, err := filepath.Abs(opts.Root)
+		if err != nil {
+			return opts, err
+		}
+		opts.Root = abs
+	}
+	return opts, nil
 }
 
 // workspace returns the open workspace, or the error a request gets
@@ -265,13 +271,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // waits for all of it. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	s.state = serverClosed // no new frontend, no new request
-	sessions := make([]*session, 0, len(s.sessions))
-	for sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
+	s.state = serverClosed // no new frontend (add), no new request
 	s.mu.Unlock()
-	for _, sess := range sessions {
+	for _, sess := range s.sessionsNow() {
 		sess.end()
 	}
 	s.wg.Wait()

@@ -25,7 +25,7 @@ func (sess *session) tools(ctx context.Context, params jsonrpc2.RawMessage) (any
 	if err != nil {
 		return nil, err
 	}
-	if p.Server != "" && !slices.ContainsFunc(w.Statuses(), func(st mcp.Status) bool { return st.Name == p.Server }) {
+	if p.Server != "" && !w.HasServer(p.Server) {
 		return nil, fmt.Errorf("%w: %q", mcp.ErrNoServer, p.Server)
 	}
 	infos := w.Tools(p.Server)

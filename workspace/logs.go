@@ -15,7 +15,10 @@ import (
 // problems): so each server gets a token bucket, and the lines beyond it
 // are counted, not published.
 const (
-	logRate  = 100 // lines a second per server, sustained
+	// LogRate is the lines a second a server's log may sustain; what it
+	// writes beyond that (and beyond logBurst at once) is dropped and
+	// counted (LogEvent.Dropped).
+	LogRate  = 100
 	logBurst = 200 // lines at once per server
 )
 
@@ -36,7 +39,7 @@ func (w *Workspace) onLog(l mcp.Log) {
 	}
 	b := w.logBuckets[l.Server]
 	if b == nil {
-		b = &logBucket{lim: rate.NewLimiter(logRate, logBurst)}
+		b = &logBucket{lim: rate.NewLimiter(LogRate, logBurst)}
 		w.logBuckets[l.Server] = b
 	}
 	if !b.lim.Allow() {
@@ -45,7 +48,7 @@ func (w *Workspace) onLog(l mcp.Log) {
 		if b.report == nil {
 			// If the server falls silent, the drops are told on their own
 			// once a line could pass again.
-			b.report = time.AfterFunc(time.Second/logRate, func() { w.reportDrops(l.Server) })
+			b.report = time.AfterFunc(time.Second/LogRate, func() { w.reportDrops(l.Server) })
 		}
 		return
 	}

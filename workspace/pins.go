@@ -265,17 +265,25 @@ func (w *Workspace) Reviews(server string) []ToolReview {
 	return out
 }
 
-// withIDs fills in the tool ids of reviews from the registry.
+// withIDs fills in the tool ids of reviews from the registry. Each
+// server's tools are read once, not once a review: a server that changed
+// every tool has as many reviews as tools.
 func (w *Workspace) withIDs(rs []ToolReview) []ToolReview {
 	out := make([]ToolReview, len(rs))
+	ids := make(map[string]map[string]string) // server → tool name → id
 	for i, r := range rs {
-		out[i] = r
-		for _, t := range w.reg.Tools(r.Server) {
-			if t.Name == r.Tool {
-				out[i].ID = t.ID
-				break
+		byName, ok := ids[r.Server]
+		if !ok {
+			byName = make(map[string]string)
+			for _, t := range w.reg.Tools(r.Server) {
+				if _, dup := byName[t.Name]; !dup {
+					byName[t.Name] = t.ID
+				}
 			}
+			ids[r.Server] = byName
 		}
+		out[i] = r
+		out[i].ID = byName[r.Tool]
 	}
 	return out
 }
@@ -306,7 +314,7 @@ func (w *Workspace) reviewAction(ctx context.Context, server, tool string, act f
 	lt := p.live[server]
 	if lt == nil {
 		p.mu.Unlock()
-		if _, ok := w.status(server); !ok {
+		if !w.HasServer(server) {
 			return nil, fmt.Errorf("%w: %q", mcp.ErrNoServer, server)
 		}
 		return nil, fmt.Errorf("%w: server %q has no tools registered", ErrNoReview, server)

@@ -121,7 +121,7 @@ func (w *Workspace) load(kinds kind) *state {
 			Trusted:    st.trusted,
 		})
 		// Every rule file was read: its old errors and warnings go.
-		for _, p := range w.ruleFiles() {
+		for _, p := range w.files.rules() {
 			fe := errsOf(p)
 			fe.rules, fe.warnings = nil, nil
 		}
@@ -188,17 +188,6 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	w.events.publish(evs...)
 }
 
-// ruleFiles returns the paths of the rule files.
-func (w *Workspace) ruleFiles() []string {
-	out := []string{w.files.userRules}
-	for _, p := range []string{w.files.project, w.files.local} {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // ruleFileOf finds the rule file an error of the permissions loader is
 // about: a parse error and a failed stat carry the path; the loader's other
 // read errors name it in their text.
@@ -208,10 +197,10 @@ func (w *Workspace) ruleFileOf(err error) string {
 		return pe.Path
 	}
 	var fe *fs.PathError
-	if errors.As(err, &fe) && slices.Contains(w.ruleFiles(), fe.Path) {
+	if errors.As(err, &fe) && slices.Contains(w.files.rules(), fe.Path) {
 		return fe.Path
 	}
-	for _, p := range w.ruleFiles() {
+	for _, p := range w.files.rules() {
 		if strings.Contains(err.Error(), p) {
 			return p
 		}
@@ -288,18 +277,25 @@ func (w *Workspace) logProblems(path string, probs []Problem, fixed bool) {
 	}
 }
 
-// at is where the problem is, as a compiler says it: path:line:column,
-// then the key.
+// at is where the problem is: its Position, then the key.
 func (p Problem) at(path string) string {
+	s := p.Position(path)
+	if p.Key != "" {
+		s += " " + p.Key
+	}
+	return s
+}
+
+// Position is where the problem is in the file path, as a compiler says
+// it, which editors and terminals turn into a link: path:line:column, as
+// far as the line and column are known.
+func (p Problem) Position(path string) string {
 	s := path
 	if p.Line > 0 {
 		s += ":" + strconv.Itoa(p.Line)
 		if p.Column > 0 {
 			s += ":" + strconv.Itoa(p.Column)
 		}
-	}
-	if p.Key != "" {
-		s += " " + p.Key
 	}
 	return s
 }

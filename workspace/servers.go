@@ -138,6 +138,20 @@ func (w *Workspace) status(name string) (mcp.Status, bool) {
 	return mcp.Status{}, false
 }
 
+// HasServer reports whether Statuses lists the named server, without
+// building every server's status to find out.
+func (w *Workspace) HasServer(name string) bool {
+	w.mu.Lock()
+	_, pending := w.pending[name]
+	pending = pending && !w.managed[name]
+	w.mu.Unlock()
+	if pending {
+		return true
+	}
+	_, ok := w.mgr.Conn(name)
+	return ok
+}
+
 // awaiting returns the error for a server awaiting approval, if name is one.
 func (w *Workspace) awaiting(name string) (mcp.Status, error) {
 	w.mu.Lock()

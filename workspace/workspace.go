@@ -291,9 +291,15 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	return w, nil
 }
 
-// list returns the paths to watch.
+// list returns the paths to watch: the config, then the rule files.
 func (f files) list() []string {
-	out := []string{f.config, f.userRules}
+	return append([]string{f.config}, f.rules()...)
+}
+
+// rules returns the paths of the rule files (the project's settings hold
+// rules as well as servers).
+func (f files) rules() []string {
+	out := []string{f.userRules}
 	for _, p := range []string{f.project, f.local} {
 		if p != "" {
 			out = append(out, p)
