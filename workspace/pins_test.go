@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/orchestrator"
 )
@@ -206,31 +207,65 @@ func TestPinningCatchesChanges(t *testing.T) {
 	}
 }
 
-// A tool that appears on a server already pinned is marked new, shown
-// (not as read-only), and accepted like a change.
+// A tool that appears on a server already pinned is new: under allow rules
+// that cover it (the server, a glob) it asks all the same, and it is in no
+// model-facing list — provider definitions, tool_search — until accepted.
 func TestPinningNewTool(t *testing.T) {
 	e := newEnv(t)
-	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "pm"), deferredServer(t, "pd")}, nil))
+	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__pm", "mcp__p*"}}})
 	w := e.open(t)
 	settle(t, w)
 	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
 	defer sub.Close()
-	if r := call(t, w, "mcp__srv__addtool", `{"name":"fresh"}`, allowOnce); r.IsError {
-		t.Fatal(r.Text())
+	for _, srv := range []string{"pm", "pd"} {
+		if r := call(t, w, "mcp__"+srv+"__addtool", `{"name":"fresh"}`, nil); r.IsError {
+			t.Fatal(r.Text())
+		}
+		ev := await(t, sub, "a review of the new tool", func(ev *ReviewEvent) bool { return ev.Server == srv && len(ev.Reviews) == 1 })
+		if r := ev.Reviews[0]; r.Tool != "fresh" || r.Kind != manifest.KindNew || !r.Hidden {
+			t.Errorf("%s: review: %+v", srv, r)
+		}
+		if ti := toolInfo(t, w, "mcp__"+srv+"__fresh"); !ti.New || !ti.Hidden || ti.DefinitionChanged {
+			t.Errorf("%s: fresh: %+v", srv, ti)
+		}
 	}
-	ev := await(t, sub, "a review of the new tool", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 1 })
-	if r := ev.Reviews[0]; r.Tool != "fresh" || r.Kind != manifest.KindNew || r.Hidden {
-		t.Errorf("review: %+v", r)
+	if names, _ := defNames(t, w, defscache.FormatAnthropic); slices.Contains(names, "mcp__pm__fresh") {
+		t.Errorf("the new tool is in the provider definitions: %v", names)
 	}
-	if ti := toolInfo(t, w, "mcp__srv__fresh"); !ti.New || ti.DefinitionChanged {
-		t.Errorf("fresh: %+v", ti)
+	if found := searchNames(t, w, "fresh"); slices.Contains(found, "mcp__pd__fresh") {
+		t.Errorf("tool_search finds the new tool: %v", found)
 	}
-	if _, err := w.AcceptDefinition(t.Context(), "srv", "fresh", ""); err != nil {
-		t.Fatal(err)
+	// The allow rules do not cover it: with no one to ask it is denied,
+	// and a frontend is asked with its whole definition.
+	if r := call(t, w, "mcp__pm__fresh", `{}`, nil); r.Decision != orchestrator.DecisionDenied || !strings.Contains(r.Text(), "freecode mcp review pm") {
+		t.Errorf("the new tool with no one to ask: %s %q", r.Decision, r.Text())
 	}
-	await(t, sub, "no reviews left", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 0 })
-	if ti := toolInfo(t, w, "mcp__srv__fresh"); ti.New {
-		t.Errorf("fresh after acceptance: %+v", ti)
+	ask := &answering{answer: orchestrator.Answer{Decision: orchestrator.AllowOnce}}
+	if r := call(t, w, "mcp__pm__fresh", `{}`, ask); r.IsError || r.Decision != orchestrator.DecisionAsked {
+		t.Errorf("the new tool, allowed once: %s %q", r.Decision, r.Text())
+	}
+	if reqs := ask.requests(); len(reqs) != 1 || reqs[0].Review == nil || reqs[0].Review.Kind != manifest.KindNew {
+		t.Errorf("the prompt for the new tool: %+v", reqs)
+	}
+
+	for _, srv := range []string{"pm", "pd"} {
+		if _, err := w.AcceptDefinition(t.Context(), srv, "fresh", ""); err != nil {
+			t.Fatal(err)
+		}
+		await(t, sub, "no reviews left", func(ev *ReviewEvent) bool { return ev.Server == srv && len(ev.Reviews) == 0 })
+		if ti := toolInfo(t, w, "mcp__"+srv+"__fresh"); ti.New || ti.Hidden {
+			t.Errorf("%s: fresh after acceptance: %+v", srv, ti)
+		}
+	}
+	if names, _ := defNames(t, w, defscache.FormatAnthropic); !slices.Contains(names, "mcp__pm__fresh") {
+		t.Errorf("the accepted tool is not in the provider definitions: %v", names)
+	}
+	if found := searchNames(t, w, "fresh"); !slices.Contains(found, "mcp__pd__fresh") {
+		t.Errorf("tool_search does not find the accepted tool: %v", found)
+	}
+	if r := call(t, w, "mcp__pm__fresh", `{}`, nil); r.IsError || r.Decision != orchestrator.DecisionAllowed {
+		t.Errorf("the accepted tool under its allow rule: %s %q", r.Decision, r.Text())
 	}
 }
 

@@ -204,7 +204,9 @@ func (m *Manifest) Reject(name, hash string) error {
 // offered to a model at all:
 //
 //   - pinned and unchanged: live as it is;
-//   - new: live, but its readOnlyHint not honoured until accepted;
+//   - new (listed by a server whose tools were pinned already): never
+//     offered until accepted, and its readOnlyHint not honoured, since
+//     trust on first use covers the server's first sight only;
 //   - changed: the pinned definition, with each annotation the safer of
 //     the two (read-only and idempotent only if both say so, destructive
 //     and open-world if either does), so a flip of readOnlyHint to true
@@ -243,7 +245,7 @@ func Shown(live *mcpsdk.Tool, s ToolStatus) (*mcpsdk.Tool, bool) {
 		a := ToolAnnotations(s.Current.Annotations)
 		a.ReadOnlyHint = false
 		t.Annotations = a
-		return &t, true
+		return &t, false
 	}
 	return live, true
 }
