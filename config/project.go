@@ -89,8 +89,8 @@ func LoadProject(dir string) ([]Server, error) {
 // checked. Only the enabled flag is left out: turning a server off asks
 // nothing, and turning it back on runs what was approved.
 //
-// The keys after OAuth were added later; each is left out at its default
-// (approvalOf), so the approvals of entries that do not set them hold.
+// RunSettings were added later; each is left out at its default, so the
+// approvals of entries that do not set them hold.
 type approvalEntry struct {
 	Name       string            `json:"name"`
 	Type       string            `json:"type"`
@@ -107,10 +107,17 @@ type approvalEntry struct {
 	// Left out when absent, so approvals given before the key existed hold.
 	OAuth *fileOAuth `json:"oauth,omitempty"`
 
-	// How the server runs and how what it lists is checked: a project
-	// that could change these unasked could switch pinning off, start the
-	// server on demand (so its first call is decided before its list is
-	// seen), or stretch its timeouts and message cap.
+	RunSettings
+}
+
+// RunSettings are the keys of a server entry that decide, beyond what runs
+// and what it is given, how it runs and how what it lists is checked: each
+// left at its zero value where the entry leaves it at its default. A
+// project that could change these unasked could switch pinning off, start
+// its server on demand, or stretch its timeouts and message cap, so
+// approving a project server covers them (EntryHash), and the approval
+// shows them.
+type RunSettings struct {
 	Pinning         string `json:"pinning,omitempty"` // "off"
 	Start           string `json:"start,omitempty"`   // "onDemand"
 	DeferTools      *bool  `json:"deferTools,omitempty"`
@@ -121,15 +128,36 @@ type approvalEntry struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
-// approvalOf returns what approving s covers, each later key at its
-// default left out.
+// RunSettings returns s's RunSettings, defaults left out.
+func (s Server) RunSettings() RunSettings {
+	r := RunSettings{DeferTools: s.DeferTools, ProtocolVersion: s.ProtocolVersion}
+	if s.PinningOff {
+		r.Pinning = pinningOff
+	}
+	if s.OnDemand() {
+		r.Start = StartOnDemand
+	}
+	if s.Timeout != DefaultTimeout {
+		r.TimeoutMs = s.Timeout.Milliseconds()
+	}
+	if s.ToolTimeout != DefaultToolTimeout {
+		r.ToolTimeoutMs = s.ToolTimeout.Milliseconds()
+	}
+	if s.MaxMessageBytes != DefaultMaxMessageBytes {
+		r.MaxMessageBytes = s.MaxMessageBytes
+	}
+	r.IdleTimeoutMs = s.IdleTimeout.Milliseconds()
+	return r
+}
+
+// approvalOf returns what approving s covers.
 func approvalOf(s Server) approvalEntry {
 	e := approvalEntry{
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Transport: s.Transport, Headers: s.Headers,
 		CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
-		OAuth:      toFileOAuth(s.OAuth),
-		DeferTools: s.DeferTools, ProtocolVersion: s.ProtocolVersion,
+		OAuth:       toFileOAuth(s.OAuth),
+		RunSettings: s.RunSettings(),
 	}
 	// encoding/json writes struct fields in order and map keys sorted, and
 	// nil and empty encode alike here, so equal entries hash alike.
@@ -142,22 +170,6 @@ func approvalOf(s Server) approvalEntry {
 	if len(e.Headers) == 0 {
 		e.Headers = nil
 	}
-	if s.PinningOff {
-		e.Pinning = pinningOff
-	}
-	if s.OnDemand() {
-		e.Start = StartOnDemand
-	}
-	if s.Timeout != DefaultTimeout {
-		e.TimeoutMs = s.Timeout.Milliseconds()
-	}
-	if s.ToolTimeout != DefaultToolTimeout {
-		e.ToolTimeoutMs = s.ToolTimeout.Milliseconds()
-	}
-	if s.MaxMessageBytes != DefaultMaxMessageBytes {
-		e.MaxMessageBytes = s.MaxMessageBytes
-	}
-	e.IdleTimeoutMs = s.IdleTimeout.Milliseconds()
 	return e
 }
 

@@ -107,7 +107,7 @@ func TestOnDemandUntrustedManifest(t *testing.T) {
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{od}, nil))
 	w := e.open(t)
 	settle(t, w)
-	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "od"))
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "od"))
 	w.Close()
 	path := filepath.Join(e.dir, ManifestDir, key+".json")
 	data, err := os.ReadFile(path)
@@ -137,7 +137,7 @@ func TestOnDemandUntrustedManifest(t *testing.T) {
 	w = e.open(t)
 	settle(t, w)
 	w.Close()
-	otherKey := config.EntryKey(e.root, mustServer(t, e.cfgPath, "other"))
+	otherKey := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "other"))
 	data, err = os.ReadFile(filepath.Join(e.dir, ManifestDir, otherKey+".json"))
 	if err != nil {
 		t.Fatal(err)

@@ -88,7 +88,7 @@ func TestPinningCatchesChanges(t *testing.T) {
 	if rs := w.Reviews(""); len(rs) != 0 {
 		t.Fatalf("reviews after the first connect: %+v", rs)
 	}
-	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "srv"))
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "srv"))
 	if _, err := os.Stat(filepath.Join(e.dir, ManifestDir, key+".json")); err != nil {
 		t.Fatalf("no manifest after the first connect: %v", err)
 	}
@@ -302,7 +302,7 @@ func TestPinningAcceptedElsewhere(t *testing.T) {
 	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
-	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "srv"))
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "srv"))
 	if _, err := store.Update(t.Context(), key, func(m *manifest.Manifest, _ error) error { return m.Accept("write", "") }); err != nil {
 		t.Fatal(err)
 	}
@@ -359,5 +359,130 @@ func TestPinningToggled(t *testing.T) {
 	await(t, sub, "reviews again", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 3 })
 	if st := statusNamed(t, w, "srv"); st.PID != pid {
 		t.Errorf("the server was restarted: pid %d, was %d", st.PID, pid)
+	}
+}
+
+// Editing a server's entry (DEBUG=1 in its env) keeps its pins: what
+// awaited review still does, and the edited entry's list is not pinned as
+// if first seen.
+func TestPinningSurvivesEntryEdit(t *testing.T) {
+	e := newEnv(t)
+	srv, flag := changingServer(t, "srv")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__srv"}}})
+	w := e.open(t)
+	settle(t, w)
+	changeDefinitions(t, w, "srv", flag)
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Fatalf("%d reviews, want 3", n)
+	}
+	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
+	defer sub.Close()
+	srv["env"].(map[string]string)["DEBUG"] = "1"
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	await(t, sub, "the edited entry connected", statusIs("srv", "connected"))
+	settle(t, w)
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Errorf("%d reviews after the entry edit, want the 3 that awaited review", n)
+	}
+	if ti := toolInfo(t, w, "mcp__srv__write"); ti.Description != "Pretend to write" || !ti.DefinitionChanged {
+		t.Errorf("write after the entry edit: %+v", ti)
+	}
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied {
+		t.Errorf("write after the entry edit ran unasked: %s %q", r.Decision, r.Text())
+	}
+}
+
+// A manifest kept under the key of the entry's hash, as manifests were
+// named before, is carried over: its pins hold.
+func TestPinningLegacyManifest(t *testing.T) {
+	e := newEnv(t)
+	srv, flag := changingServer(t, "srv")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	// The first sight, as an earlier FreeCode wrote it.
+	w := e.open(t)
+	settle(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
+	entry := mustServer(t, e.cfgPath, "srv")
+	key, legacy := config.ManifestKey(e.root, entry), config.LegacyManifestKey(e.root, entry)
+	if err := os.Rename(store.Path(key), store.Path(legacy)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(store.Path(legacy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), key, legacy, 1))
+	if err := os.WriteFile(store.Path(legacy), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Load(legacy); err != nil {
+		t.Fatalf("the earlier manifest does not load: %v", err)
+	}
+
+	writeRaw(t, flag, "")
+	w = e.open(t)
+	settle(t, w)
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Errorf("%d reviews with the earlier manifest, want 3", n)
+	}
+	if _, err := os.Lstat(store.Path(legacy)); err == nil {
+		t.Error("the earlier manifest is still there")
+	}
+}
+
+// A project server whose definitions changed and whose entry the
+// repository then edits: the re-approval shows the changes awaiting
+// review beside the entry, and approving it pins nothing as if first seen.
+func TestPinningProjectReapproval(t *testing.T) {
+	e := newEnv(t)
+	p, flag := changingServer(t, "p")
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{p}, nil))
+	w := e.open(t)
+	settle(t, w)
+	approve := func() {
+		t.Helper()
+		st, ok := w.status("p")
+		if !ok || st.Approval == nil {
+			t.Fatalf("p is not awaiting approval: %+v", st)
+		}
+		if _, err := w.Approve(t.Context(), "p", true, st.Approval.EntryHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve()
+	changeDefinitions(t, w, "p", flag)
+	if n := len(w.Reviews("p")); n != 3 {
+		t.Fatalf("%d reviews, want 3", n)
+	}
+
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	p["env"].(map[string]string)["DEBUG"] = "1"
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{p}, nil))
+	ev := await(t, sub, "p awaiting approval again", statusIs("p", "awaitingApproval"))
+	var pending []string
+	if a := ev.Status.Approval; a != nil {
+		for _, c := range a.Pending {
+			pending = append(pending, c.Tool+":"+c.Kind)
+		}
+		if a.Env["DEBUG"] != "1" {
+			t.Errorf("the approval does not show the entry's change: %+v", a.Env)
+		}
+	}
+	if diff := cmp.Diff([]string{"crash:changed", "echo:changed", "write:changed"}, pending); diff != "" {
+		t.Errorf("definition changes shown with the re-approval (-want +got):\n%s", diff)
+	}
+
+	approve()
+	settle(t, w)
+	if n := len(w.Reviews("p")); n != 3 {
+		t.Errorf("%d reviews after the re-approval, want the 3 that awaited review", n)
+	}
+	if r := call(t, w, "mcp__p__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied {
+		t.Errorf("write after the re-approval ran unasked: %s %q", r.Decision, r.Text())
 	}
 }

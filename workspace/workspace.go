@@ -223,8 +223,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		OnFound:    w.warm,
 	})
 	w.pins = &pinner{
-		store: manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
-		live:  make(map[string]*liveTools),
+		store:   manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
+		live:    make(map[string]*liveTools),
+		adopted: make(map[string]bool),
 	}
 	w.perms = &permissions.Set{}
 	w.orch = orchestrator.New(w.reg, &orchestrator.Options{

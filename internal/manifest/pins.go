@@ -88,6 +88,22 @@ func (s ToolStatus) NeedsReview() bool {
 	return s.Current != nil && (s.New || s.Changed) && !s.Rejected
 }
 
+// Pending returns the changes that await review, by tool name: each tool
+// whose listed definition differs from the one accepted, or that is new.
+func (m *Manifest) Pending() []*Change {
+	var out []*Change
+	for _, st := range m.Statuses() {
+		switch {
+		case !st.NeedsReview():
+		case st.Changed:
+			out = append(out, Diff(st.Pinned, st.Current))
+		default:
+			out = append(out, Diff(nil, st.Current))
+		}
+	}
+	return out
+}
+
 // Statuses returns the standing of every tool listed or pinned, by name.
 func (m *Manifest) Statuses() []ToolStatus {
 	byName := make(map[string]*ToolStatus)
