@@ -69,26 +69,51 @@ func (d *decoder) pinning(key, server string, raw json.RawMessage, off *bool) {
 	}
 }
 
-// entryKey is what an EntryKey covers: what an approval covers (what
-// runs, where it connects, what it is given), and where the entry comes
-// from.
-type entryKey struct {
+// serverIdentity is what a ManifestKey covers: which server this is,
+// whatever its entry says.
+type serverIdentity struct {
+	Name    string `json:"name"`
+	Scope   string `json:"scope"`
+	Project string `json:"project,omitempty"`
+}
+
+// ManifestKey returns the hex SHA-256 that names the server s for the
+// files FreeCode keeps about it (its manifest: its last tools/list and
+// its pinned tool definitions): its identity, which is its scope and name
+// and, for a project server, the project's real path (projectDir), so the
+// same entry shipped by two repositories is two servers.
+//
+// An edit of the entry keeps the key: its command, env, url or anything
+// else. Pins belong to the server, not to one way of running it, so that
+// what awaits review, and what was accepted, is not forgotten when the
+// entry changes (adding DEBUG=1 to its env would otherwise pin a poisoned
+// definition as if first seen).
+func ManifestKey(projectDir string, s Server) string {
+	k := serverIdentity{Name: s.Name, Scope: s.Scope}
+	if s.Scope == ScopeProject {
+		k.Project = projectPath(projectDir)
+	}
+	b, _ := canonjson.AppendValue(nil, k) // cannot fail: strings only
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// legacyEntryKey is what the key of a manifest covered before manifests
+// were keyed by identity (ManifestKey).
+type legacyEntryKey struct {
 	Entry   approvalEntry `json:"entry"`
 	Scope   string        `json:"scope"`
 	Project string        `json:"project,omitempty"`
 }
 
-// EntryKey returns the hex SHA-256 that names the server entry s for the
-// files FreeCode keeps about it (its manifest and pinned tools): a change
-// of its command, url, env, headers, cwd, type, transport, TLS files,
-// OAuth settings, inheritEnv or name makes it a different server, as it
-// does for a project server's approval (ApprovalKey). A project server's
-// key also holds the project's real path (projectDir), so the same entry
-// shipped by two repositories is two servers. Timeouts, enabled, start,
-// pinning and deferTools are left out: they change how the server is
-// run, not which.
-func EntryKey(projectDir string, s Server) string {
-	k := entryKey{
+// LegacyManifestKey returns the key a manifest of s had when manifests
+// were keyed by a hash of the entry (command, url, env, headers, cwd,
+// type, transport, TLS files, OAuth settings, inheritEnv, name, scope
+// and project), so that such a file is found once and carried over to
+// ManifestKey (manifest.Store.Adopt) instead of leaving the server with
+// nothing pinned.
+func LegacyManifestKey(projectDir string, s Server) string {
+	k := legacyEntryKey{
 		Entry: approvalEntry{
 			Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 			URL: s.URL, Transport: s.Transport, Headers: s.Headers,
@@ -107,13 +132,18 @@ func EntryKey(projectDir string, s Server) string {
 		k.Entry.Headers = nil
 	}
 	if s.Scope == ScopeProject {
-		dir, err := realPath(projectDir)
-		if err != nil {
-			dir = filepath.Clean(projectDir)
-		}
-		k.Project = dir
+		k.Project = projectPath(projectDir)
 	}
 	b, _ := canonjson.AppendValue(nil, k) // cannot fail: strings, bools and string maps only
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// projectPath is a project directory as keys hold it: its real path, or
+// the cleaned one where it has none.
+func projectPath(dir string) string {
+	if real, err := realPath(dir); err == nil {
+		return real
+	}
+	return filepath.Clean(dir)
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -80,15 +81,16 @@ func TestOnDemandRoundTrip(t *testing.T) {
 	}
 }
 
-// EntryKey changes with what decides which server runs, and only with
-// that.
-func TestEntryKey(t *testing.T) {
+// ManifestKey is the server's identity: an edit of its entry keeps it;
+// another name, scope or (for a project server) project is another
+// server.
+func TestManifestKey(t *testing.T) {
 	dir := t.TempDir()
 	base := local("s", "npx", "-y", "pkg")
 	base.Env = map[string]string{"A": "1"}
-	key := EntryKey(dir, base)
+	key := ManifestKey(dir, base)
 	if len(key) != 64 {
-		t.Fatalf("EntryKey = %q, want 64 hex digits", key)
+		t.Fatalf("ManifestKey = %q, want 64 hex digits", key)
 	}
 	same := []func(*Server){
 		func(s *Server) { s.Timeout = time.Minute },
@@ -97,38 +99,64 @@ func TestEntryKey(t *testing.T) {
 		func(s *Server) { s.PinningOff = true },
 		func(s *Server) { s.DeferTools = new(true) },
 		func(s *Server) { s.IdleTimeout = time.Second },
+		func(s *Server) { s.Command = []string{"npx", "-y", "pkg2"} },
+		func(s *Server) { s.Env = map[string]string{"A": "1", "DEBUG": "1"} },
+		func(s *Server) { s.Cwd = "/tmp" },
+		func(s *Server) { s.InheritEnv = true },
+		func(s *Server) { s.Type, s.Command, s.URL = TypeRemote, nil, "https://example.com/mcp" },
+		func(s *Server) { s.OAuth = &OAuth{ClientID: "other"} },
 	}
 	for i, f := range same {
 		s := base.clone()
 		f(&s)
-		if got := EntryKey(dir, s); got != key {
-			t.Errorf("change %d: key changed", i)
+		if got := ManifestKey(dir, s); got != key {
+			t.Errorf("edit %d: key changed", i)
 		}
 	}
 	other := []func(*Server){
-		func(s *Server) { s.Command = []string{"npx", "-y", "pkg2"} },
-		func(s *Server) { s.Env = map[string]string{"A": "2"} },
 		func(s *Server) { s.Name = "t" },
-		func(s *Server) { s.Cwd = "/tmp" },
-		func(s *Server) { s.InheritEnv = true },
 		func(s *Server) { s.Scope = ScopeProject },
-		func(s *Server) { s.OAuth = &OAuth{ClientID: "other"} },
 	}
 	for i, f := range other {
 		s := base.clone()
 		f(&s)
-		if got := EntryKey(dir, s); got == key {
+		if got := ManifestKey(dir, s); got == key {
 			t.Errorf("change %d: key unchanged", i)
 		}
 	}
 	// A user server's key does not depend on the project; a project
 	// server's does.
-	if EntryKey(t.TempDir(), base) != key {
+	if ManifestKey(t.TempDir(), base) != key {
 		t.Error("a user server's key depends on the project directory")
 	}
 	p := base.clone()
 	p.Scope = ScopeProject
-	if EntryKey(dir, p) == EntryKey(t.TempDir(), p) {
+	if ManifestKey(dir, p) == ManifestKey(t.TempDir(), p) {
 		t.Error("a project server's key is the same in two projects")
+	}
+}
+
+// LegacyManifestKey is the key manifests had before they were keyed by
+// identity: the values below are what that code gave, so that the files
+// users have are found and carried over.
+func TestLegacyManifestKey(t *testing.T) {
+	s := Server{Name: "fs", Type: TypeLocal, Command: []string{"npx", "-y", "pkg"}, Env: map[string]string{"A": "b"}, Scope: ScopeUser}
+	p := Server{Name: "api", Type: TypeRemote, URL: "https://example.com/mcp", Transport: "auto", Headers: map[string]string{"X": "y"}, Scope: ScopeProject}
+	// Keys must not move with the keys approvals gained since.
+	s.Timeout, s.Start, s.PinningOff = time.Minute, StartOnDemand, true
+	dir := t.TempDir()
+	if err := os.Symlink("/tmp", filepath.Join(dir, "tmp")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s    Server
+		want string
+	}{
+		{s, "36869d93dd09cf66c105da128d424d1bf85580a63b402832b1159ef5431cce29"},
+		{p, "dfc7cb0f8f16e1201a36995c4c66ffa9247816a9b1ffabb165422ec09f90eee9"},
+	} {
+		if got := LegacyManifestKey(filepath.Join(dir, "tmp"), tc.s); got != tc.want {
+			t.Errorf("LegacyManifestKey(%s) = %s, want %s", tc.s.Name, got, tc.want)
+		}
 	}
 }

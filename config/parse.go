@@ -336,6 +336,11 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			d.millis(fk, s.Name, v, &s.IdleTimeout)
 		case "pinning":
 			d.pinning(fk, s.Name, v, &s.PinningOff)
+			if s.PinningOff && scope == ScopeProject {
+				// The repository would decide that its own server's
+				// definitions go unchecked.
+				d.fail(fk, s.Name, `a project cannot turn pinning off: the definitions of the servers a repository ships are always checked`)
+			}
 		}
 	}
 	if s.Type == "" {

@@ -85,8 +85,12 @@ func LoadProject(dir string) ([]Server, error) {
 }
 
 // approvalEntry is what an approval covers: everything that decides what
-// runs, where it connects and what it is given. Timeouts and the enabled
-// flag are left out: changing them does not ask again.
+// runs, where it connects, what it is given and how what it lists is
+// checked. Only the enabled flag is left out: turning a server off asks
+// nothing, and turning it back on runs what was approved.
+//
+// RunSettings were added later; each is left out at its default, so the
+// approvals of entries that do not set them hold.
 type approvalEntry struct {
 	Name       string            `json:"name"`
 	Type       string            `json:"type"`
@@ -102,32 +106,58 @@ type approvalEntry struct {
 	ClientKey  string            `json:"clientKey"`
 	// Left out when absent, so approvals given before the key existed hold.
 	OAuth *fileOAuth `json:"oauth,omitempty"`
+
+	RunSettings
 }
 
-// ApprovalKey returns the key under which the user's approval of the
-// project server s, from the project in projectDir, is stored: the
-// project's real path, ":", and EntryHash(s), so that any change to what
-// the entry runs or is given asks again.
-func ApprovalKey(projectDir string, s Server) string {
-	dir, err := realPath(projectDir)
-	if err != nil {
-		dir = filepath.Clean(projectDir)
+// RunSettings are the keys of a server entry that decide, beyond what runs
+// and what it is given, how it runs and how what it lists is checked: each
+// left at its zero value where the entry leaves it at its default. A
+// project that could change these unasked could switch pinning off, start
+// its server on demand, or stretch its timeouts and message cap, so
+// approving a project server covers them (EntryHash), and the approval
+// shows them.
+type RunSettings struct {
+	Pinning         string `json:"pinning,omitempty"` // "off"
+	Start           string `json:"start,omitempty"`   // "onDemand"
+	DeferTools      *bool  `json:"deferTools,omitempty"`
+	TimeoutMs       int64  `json:"timeout,omitempty"`
+	ToolTimeoutMs   int64  `json:"toolTimeout,omitempty"`
+	IdleTimeoutMs   int64  `json:"idleTimeout,omitempty"`
+	MaxMessageBytes int    `json:"maxMessageBytes,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+}
+
+// RunSettings returns s's RunSettings, defaults left out.
+func (s Server) RunSettings() RunSettings {
+	r := RunSettings{DeferTools: s.DeferTools, ProtocolVersion: s.ProtocolVersion}
+	if s.PinningOff {
+		r.Pinning = pinningOff
 	}
-	return dir + ":" + EntryHash(s)
+	if s.OnDemand() {
+		r.Start = StartOnDemand
+	}
+	if s.Timeout != DefaultTimeout {
+		r.TimeoutMs = s.Timeout.Milliseconds()
+	}
+	if s.ToolTimeout != DefaultToolTimeout {
+		r.ToolTimeoutMs = s.ToolTimeout.Milliseconds()
+	}
+	if s.MaxMessageBytes != DefaultMaxMessageBytes {
+		r.MaxMessageBytes = s.MaxMessageBytes
+	}
+	r.IdleTimeoutMs = s.IdleTimeout.Milliseconds()
+	return r
 }
 
-// EntryHash returns the hex SHA-256 of a canonical encoding of what
-// approving the project server s covers (command, url, env, headers, cwd,
-// type, transport, TLS files, inheritEnv, name, oauth): the part of its
-// ApprovalKey that names the entry. A frontend is shown it with the entry
-// and approves by it, so that an entry the project rewrote in between is
-// not approved unseen.
-func EntryHash(s Server) string {
+// approvalOf returns what approving s covers.
+func approvalOf(s Server) approvalEntry {
 	e := approvalEntry{
 		Name: s.Name, Type: s.Type, Command: s.Command, Env: s.Env, Cwd: s.Cwd, InheritEnv: s.InheritEnv,
 		URL: s.URL, Transport: s.Transport, Headers: s.Headers,
 		CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
-		OAuth: toFileOAuth(s.OAuth),
+		OAuth:       toFileOAuth(s.OAuth),
+		RunSettings: s.RunSettings(),
 	}
 	// encoding/json writes struct fields in order and map keys sorted, and
 	// nil and empty encode alike here, so equal entries hash alike.
@@ -140,10 +170,33 @@ func EntryHash(s Server) string {
 	if len(e.Headers) == 0 {
 		e.Headers = nil
 	}
+	return e
+}
+
+// ApprovalKey returns the key under which the user's approval of the
+// project server s, from the project in projectDir, is stored: the
+// project's real path, ":", and EntryHash(s), so that any change to what
+// the entry runs, is given or how it is checked asks again.
+func ApprovalKey(projectDir string, s Server) string {
+	dir, err := realPath(projectDir)
+	if err != nil {
+		dir = filepath.Clean(projectDir)
+	}
+	return dir + ":" + EntryHash(s)
+}
+
+// EntryHash returns the hex SHA-256 of a canonical encoding of what
+// approving the project server s covers (command, url, env, headers, cwd,
+// type, transport, TLS files, inheritEnv, name, oauth, and pinning,
+// start, deferTools, the timeouts, maxMessageBytes and protocolVersion
+// where they are not the defaults): the part of its ApprovalKey that names
+// the entry. A frontend is shown it with the entry and approves by it, so
+// that an entry the project rewrote in between is not approved unseen.
+func EntryHash(s Server) string {
 	// Not canonjson: approvals already stored were keyed with this
 	// encoding (encoding/json, HTML-escaped), and a new encoding would ask
 	// the user to approve every project server again.
-	b, _ := json.Marshal(e) // cannot fail: strings, bools and string maps only
+	b, _ := json.Marshal(approvalOf(s)) // cannot fail: strings, bools, numbers and string maps only
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -71,9 +72,9 @@ func TestApprovalKey(t *testing.T) {
 		t.Errorf("ApprovalKey through a symlink = %q, want %q", got, key)
 	}
 	same := base.clone()
-	same.Timeout, same.Enabled = 1, false // not what an approval covers
+	same.Enabled = false // not what an approval covers
 	if ApprovalKey(dir, same) != key {
-		t.Error("changing the timeout or enabled flag changed the approval key")
+		t.Error("changing the enabled flag changed the approval key")
 	}
 	changes := map[string]func(*Server){
 		"command":    func(s *Server) { s.Command = append(s.Command, "--evil") },
@@ -89,6 +90,16 @@ func TestApprovalKey(t *testing.T) {
 		"caBundle":   func(s *Server) { s.CABundle = "/ca.pem" },
 		"clientCert": func(s *Server) { s.ClientCert = "/c.pem" },
 		"clientKey":  func(s *Server) { s.ClientKey = "/k.pem" },
+		// How it runs and how its definitions are checked.
+		"pinning":         func(s *Server) { s.PinningOff = true },
+		"start":           func(s *Server) { s.Start = StartOnDemand },
+		"deferTools":      func(s *Server) { yes := true; s.DeferTools = &yes },
+		"deferTools off":  func(s *Server) { no := false; s.DeferTools = &no },
+		"timeout":         func(s *Server) { s.Timeout = time.Minute },
+		"toolTimeout":     func(s *Server) { s.ToolTimeout = time.Hour },
+		"idleTimeout":     func(s *Server) { s.IdleTimeout = time.Hour },
+		"maxMessageBytes": func(s *Server) { s.MaxMessageBytes = 1 << 30 },
+		"protocolVersion": func(s *Server) { s.ProtocolVersion = "2025-06-18" },
 	}
 	for what, change := range changes {
 		s := base.clone()
@@ -111,6 +122,47 @@ func TestApprovalKey(t *testing.T) {
 	}
 	if !cfg.Approved(key) || cfg.Approved(ApprovalKey(dir, same)+"x") {
 		t.Errorf("Approved: got %v for the approved key", cfg.Approved(key))
+	}
+}
+
+// The approvals users gave before the hash covered start, pinning,
+// deferTools, the timeouts, maxMessageBytes and protocolVersion hold for
+// entries that leave those at their defaults: the hashes below are what
+// the earlier encoding gave.
+func TestEntryHashStable(t *testing.T) {
+	cfg, err := parse("settings.json", []byte(`{"mcp": {"servers": [
+		{"name": "fs", "command": ["npx", "-y", "pkg"], "env": {"A": "b"}, "timeout": 5000},
+		{"name": "web", "url": "https://example.com/mcp", "headers": {"X": "y"}}
+	]}}`), ScopeProject, "/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"fs":  "9f5b3f4b92cefcbb242a4607c32a2413a9c06f36d915fbc9ba2eab38008aa185",
+		"web": "88a8a2ce4799fde1ba75fbeeaa08acdf52b08f37690f12ce161a07b76e309b05",
+	}
+	for _, s := range cfg.MCP.Servers {
+		if got := EntryHash(s); got != want[s.Name] {
+			t.Errorf("EntryHash(%s) = %s, want %s", s.Name, got, want[s.Name])
+		}
+	}
+}
+
+// A project cannot switch pinning off: the entry is a problem, and the
+// file is not taken.
+func TestProjectPinningOff(t *testing.T) {
+	dir := t.TempDir()
+	writeProject(t, dir, `{"mcp": {"servers": [{"name": "tool", "command": ["./tool"], "pinning": "off"}]}}`)
+	_, err := LoadProject(dir)
+	if err == nil || !strings.Contains(err.Error(), "a project cannot turn pinning off") || !strings.Contains(err.Error(), "mcp.servers[0].pinning") {
+		t.Errorf("LoadProject = %v, want the problem at its key", err)
+	}
+	writeProject(t, dir, `{"mcp": {"servers": [{"name": "tool", "command": ["./tool"], "pinning": "on"}]}}`)
+	if _, err := LoadProject(dir); err != nil {
+		t.Errorf(`"pinning": "on" from a project: %v`, err)
+	}
+	if _, err := Parse("config.json", []byte(`{"mcp": {"servers": [{"name": "tool", "command": ["./tool"], "pinning": "off"}]}}`)); err != nil {
+		t.Errorf(`"pinning": "off" in the user's own config: %v`, err)
 	}
 }
 

@@ -123,6 +123,11 @@ type Conn struct {
 
 	kick chan struct{} // a Start wants the next attempt now; buffered 1
 
+	// handoverMu is held from installing a new session until its tools
+	// are handed to onTools, so that Wait returns only once whoever
+	// registers the tools has the ones this session listed.
+	handoverMu sync.Mutex
+
 	// mu guards the fields below.
 	mu          sync.Mutex
 	state       State
@@ -429,6 +434,20 @@ func (c *Conn) liveSession(ctx context.Context) (*session, error) {
 			return nil, fmt.Errorf("%w (%v)", ErrNotConnected, state)
 		}
 	}
+}
+
+// Wait returns once the server is connected, waiting within ctx while the
+// Conn connects or reconnects, and once the tools the session listed were
+// handed over (ManagerOptions.OnToolsChanged), so that whoever registers
+// them has them when Wait returns. It fails at once for a Conn that is
+// idle, failed or stopped.
+func (c *Conn) Wait(ctx context.Context) error {
+	if _, err := c.liveSession(ctx); err != nil {
+		return fmt.Errorf("%s: %w", c.srv.Name, err)
+	}
+	c.handoverMu.Lock()
+	c.handoverMu.Unlock() //nolint:staticcheck // an empty critical section: a barrier
+	return nil
 }
 
 // Close stops the server: the session ends, a local server's process group

@@ -72,7 +72,11 @@ func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
 	c.emitStatus(st)
 
 	s, tools, err := c.connect(ctx, login)
+	c.handoverMu.Lock()
 	c.mu.Lock()
+	if c.closed || err != nil {
+		c.handoverMu.Unlock() // nothing to hand over
+	}
 	if c.closed {
 		c.endAttemptLocked()
 		c.mu.Unlock()
@@ -108,6 +112,7 @@ func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
 	c.mu.Unlock()
 	// The tools first: whoever sees the server connected finds its tools.
 	c.emitTools("connected", tools.tools)
+	c.handoverMu.Unlock()
 	c.emitStatus(st)
 	close(announced)
 	return nil

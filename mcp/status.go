@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/manifest"
 )
 
 // State is the lifecycle state of a Conn.
@@ -145,6 +146,14 @@ type Approval struct {
 	ClientCert string            `json:"clientCert,omitempty"`
 	ClientKey  string            `json:"clientKey,omitempty"`
 	OAuth      *ApprovalOAuth    `json:"oauth,omitempty"`
+	// RunSettings are how it would run and how what it lists is checked,
+	// where the entry sets them.
+	config.RunSettings
+	// Pending is what the server's manifest holds that awaits review:
+	// definitions it listed that differ from those the user accepted, or
+	// are new. The entry cannot tell them; the workspace fills them in, so
+	// that a re-approval shows the definition changes beside the entry's.
+	Pending []*manifest.Change `json:"pendingReviews,omitempty"`
 }
 
 // ApprovalOAuth is the "oauth" key of a project server's entry, as written.
@@ -163,6 +172,7 @@ func ApprovalOf(srv config.Server) *Approval {
 		EntryHash: config.EntryHash(srv), Command: slices.Clone(srv.Command), Cwd: srv.Cwd, Env: maps.Clone(srv.Env),
 		InheritEnv: srv.InheritEnv, URL: srv.URL, Transport: srv.Transport, Headers: maps.Clone(srv.Headers),
 		CABundle: srv.CABundle, ClientCert: srv.ClientCert, ClientKey: srv.ClientKey,
+		RunSettings: srv.RunSettings(),
 	}
 	if o := srv.OAuth; o != nil && !o.Equal(&config.OAuth{}) {
 		a.OAuth = &ApprovalOAuth{

@@ -52,9 +52,11 @@ func (c *Conn) run(s *session, tried int) {
 			if s == nil {
 				return
 			}
+			c.handoverMu.Lock()
 			c.mu.Lock()
 			if c.closed {
 				c.mu.Unlock()
+				c.handoverMu.Unlock()
 				c.closeSession(s)
 				return
 			}
@@ -68,6 +70,7 @@ func (c *Conn) run(s *session, tried int) {
 			case changed:
 				c.emitTools("reconnected", tools.tools)
 			}
+			c.handoverMu.Unlock()
 			c.emitStatus(st)
 		}
 		upSince := time.Now()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/workspace"
 )
 
 // serveHTTP serves e's server on a loopback port with token ("" for none)
@@ -150,8 +152,15 @@ func TestHTTPClient(t *testing.T) {
 		t.Errorf("echo: %+v", r)
 	}
 	// Not read-only: the form goes to this client, on the call's stream.
+	sub := e.w.Subscribe(&workspace.SubscribeOptions{Reviews: true})
+	defer sub.Close()
 	if r := callTool(t, cs, "mcp__srv__addtool", `{"text":"later"}`); r.IsError || r.Meta["freecode/decision"] != "asked" {
 		t.Fatalf("addtool: %s (%v)", resultText(r), r.Meta)
+	}
+	// The new tool is listed once accepted.
+	awaitReviews(t, sub, "srv", 1)
+	if _, err := e.w.AcceptDefinition(t.Context(), "srv", "later", ""); err != nil {
+		t.Fatal(err)
 	}
 	for {
 		waitFor(t, changed, "tools/list_changed over HTTP")

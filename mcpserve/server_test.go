@@ -16,6 +16,7 @@ import (
 
 	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/workspace"
 )
 
 // clock is a built-in tool.
@@ -291,9 +292,9 @@ func TestProjectServerNeedsApproval(t *testing.T) {
 	}
 }
 
-// A server's new tool is listed, and the client told, without a restart.
-// New on a server whose tools are pinned, its readOnlyHint waits for the
-// user's review: it runs by an allow rule.
+// A tool a pinned server adds later is neither listed nor run under the
+// allow rules that cover it until the user accepts it; then it is listed,
+// the client told, without a restart, and it runs by its allow rule.
 func TestListChanged(t *testing.T) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
 	e.rules(t, map[string][]string{"allow": {"mcp__srv__addtool", "mcp__srv__fresh"}})
@@ -302,8 +303,21 @@ func TestListChanged(t *testing.T) {
 	cs := e.connect(t, &mcpsdk.ClientOptions{ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) {
 		changed <- struct{}{}
 	}})
+	sub := e.w.Subscribe(&workspace.SubscribeOptions{Reviews: true})
+	defer sub.Close()
 	if r := callTool(t, cs, "mcp__srv__addtool", `{"text":"fresh"}`); r.IsError {
 		t.Fatalf("addtool: %s", resultText(r))
+	}
+	awaitReviews(t, sub, "srv", 1)
+	if names := listNames(t, cs); slices.Contains(names, "mcp__srv__fresh") {
+		t.Errorf("the new tool is listed before it was accepted: %v", names)
+	}
+	// Not listed, it is no tool of this server's to call.
+	if r, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "mcp__srv__fresh", Arguments: map[string]any{}}); err == nil && !r.IsError {
+		t.Errorf("the new tool ran before it was accepted: %+v", r)
+	}
+	if _, err := e.w.AcceptDefinition(t.Context(), "srv", "fresh", ""); err != nil {
+		t.Fatal(err)
 	}
 	for {
 		waitFor(t, changed, "tools/list_changed")
@@ -313,6 +327,22 @@ func TestListChanged(t *testing.T) {
 	}
 	if r := callTool(t, cs, "mcp__srv__fresh", `{}`); r.IsError || resultText(r) != "fresh" {
 		t.Errorf("the new tool: %+v", r)
+	}
+}
+
+// awaitReviews waits until server has n tools awaiting review.
+func awaitReviews(t *testing.T, sub *workspace.Subscription, server string, n int) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case ev := <-sub.Events():
+			if rv, ok := ev.(*workspace.ReviewEvent); ok && rv.Server == server && len(rv.Reviews) == n {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %d reviews of %s within a minute", n, server)
+		}
 	}
 }
 

@@ -104,8 +104,8 @@ type scratch struct {
 var scratchPool sync.Pool
 
 // search returns the index's tools that match query, best first, at most
-// limit of them.
-func (x *searchIndex) search(query string, limit int) []*Tool {
+// limit of them, leaving out those skip reports (nil skips none).
+func (x *searchIndex) search(query string, limit int, skip func(*Tool) bool) []*Tool {
 	if limit <= 0 || len(x.tools) == 0 {
 		return nil
 	}
@@ -153,6 +153,9 @@ func (x *searchIndex) search(query string, limit int) []*Tool {
 	for _, doc := range sc.touched {
 		h := hit{doc, scores[doc]}
 		if len(top) == limit && !h.better(top[limit-1]) {
+			continue
+		}
+		if skip != nil && skip(x.tools[doc]) {
 			continue
 		}
 		i := len(top)

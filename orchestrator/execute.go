@@ -152,6 +152,8 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 	for i, c := range calls {
 		preps[i] = o.prepare(c, &results[i])
 	}
+	// Decided on what the servers list now, not on a manifest's list.
+	defer o.ready(ctx, preps, results)()
 	for i := 0; i < len(preps); {
 		// A group is one non-read-only call, or the longest run of read-only
 		// calls (calls that will not run at all do not break a run).
@@ -266,7 +268,7 @@ func (o *Orchestrator) runGroup(ctx context.Context, preps []prepared, results [
 	}
 	if len(jobs) == 1 {
 		j := jobs[0]
-		results[j.i] = o.run(ctx, &preps[j.i], j.d, eo)
+		results[j.i] = o.run(ctx, &preps[j.i], j.d, eo, true)
 		return
 	}
 	var g errgroup.Group
@@ -274,7 +276,7 @@ func (o *Orchestrator) runGroup(ctx context.Context, preps []prepared, results [
 	for _, j := range jobs {
 		g.Go(func() error {
 			// A failing tool writes its own result; the batch goes on.
-			results[j.i] = o.run(ctx, &preps[j.i], j.d, eo)
+			results[j.i] = o.run(ctx, &preps[j.i], j.d, eo, false)
 			return nil
 		})
 	}
@@ -288,23 +290,37 @@ var (
 )
 
 // run calls an allowed tool, with its timeout, progress relay, one retry for
-// a read-only call whose connection was lost, and the result cap.
-func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *ExecOptions) ToolResult {
+// a read-only call whose connection was lost, and the result cap. alone
+// says that the call runs by itself, not beside others of its batch.
+func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *ExecOptions, alone bool) ToolResult {
 	start := time.Now()
-	t := p.tool
-	timeout := o.timeoutOf(t)
+	timeout := o.timeoutOf(p.tool)
 	// The hard cap (toolTimeout stretched by progress) covers the retry
 	// too: a call has one deadline however many attempts it takes.
 	hardCtx, cancelHard := context.WithTimeoutCause(ctx, progressExtensions*timeout, errHardTimeout)
 	defer cancelHard()
+	p, d, ended, release := o.recheck(ctx, hardCtx, p, d, eo, alone)
+	defer release()
+	if ended != nil {
+		ended.DurationMs = time.Since(start).Milliseconds()
+		return *ended
+	}
+	t := p.tool
 	res, err := o.callOnce(hardCtx, p, timeout, eo)
 	if err != nil && errors.Is(err, mcp.ErrConnectionLost) && t.ReadOnly && hardCtx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing. The connection
-		// waits for its reconnect within the call's own deadline.
-		o.log.Info("retrying read-only call after lost connection", "tool", t.ID, "callId", p.call.CallID)
-		res, err = o.callOnce(hardCtx, p, timeout, eo)
-		if err != nil && errors.Is(err, mcp.ErrConnectionLost) {
-			err = fmt.Errorf("%w (retried once)", err)
+		// waits for its reconnect within the call's own deadline, and the
+		// tool must still be what was decided on after it.
+		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p {
+			o.log.Info("retrying read-only call after lost connection", "tool", t.ID, "callId", p.call.CallID)
+			res, err = o.callOnce(hardCtx, p, timeout, eo)
+			if err != nil && errors.Is(err, mcp.ErrConnectionLost) {
+				err = fmt.Errorf("%w (retried once)", err)
+			}
+			rel()
+		} else {
+			rel()
+			err = fmt.Errorf("%w (not retried: the server listed the tool anew when it reconnected)", err)
 		}
 	}
 	var r ToolResult

@@ -89,6 +89,12 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	return o.ask(ctx, p, eo, d.Reason, t.Review)
 }
 
+// Denied reports whether the rules deny t whatever is answered: a deny
+// rule covers it.
+func (o *Orchestrator) Denied(t *Tool) bool {
+	return o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly).Effect == permissions.Deny
+}
+
 // ask asks the batch's approver whether the call may run, for reason,
 // showing rv's change if there is one.
 func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, reason string, rv *Review) (Decision, string) {

@@ -38,6 +38,7 @@ type connCaller struct {
 var (
 	_ Caller        = (*connCaller)(nil)
 	_ ToolTimeouter = (*connCaller)(nil)
+	_ Readier       = (*connCaller)(nil)
 )
 
 // ConnCaller returns the Caller for the tools of server, resolved through
@@ -70,6 +71,31 @@ func (c *connCaller) CallTool(ctx context.Context, name string, args map[string]
 		}
 	}
 	return conn.CallTool(ctx, name, args, relay)
+}
+
+// Ready starts the server if it runs on demand and is idle (or failed),
+// and waits within ctx until it is connected with its tools registered.
+func (c *connCaller) Ready(ctx context.Context) (func(), error) {
+	var conn *mcp.Conn
+	release := func() {}
+	if a, ok := c.conns.(Acquirer); ok {
+		cn, rel, err := a.Acquire(ctx, c.server)
+		if err != nil {
+			return func() {}, fmt.Errorf("starting %s: %w", c.server, err)
+		}
+		conn, release = cn, rel
+	} else {
+		cn, ok := c.conns.Conn(c.server)
+		if !ok {
+			return func() {}, fmt.Errorf("%s: %w", c.server, mcp.ErrNotConnected)
+		}
+		conn = cn
+	}
+	if err := conn.Wait(ctx); err != nil {
+		release()
+		return func() {}, err
+	}
+	return release, nil
 }
 
 func (c *connCaller) ToolTimeout() time.Duration {

@@ -213,15 +213,21 @@ func sameTools(a, b map[string]*Tool) bool {
 		return false
 	}
 	for id, x := range a {
-		y, ok := b[id]
-		if !ok || x.Name != y.Name || x.Title != y.Title || x.Description != y.Description ||
-			x.ReadOnly != y.ReadOnly || x.Destructive != y.Destructive || x.OpenWorld != y.OpenWorld || x.Idempotent != y.Idempotent ||
-			!bytes.Equal(x.InputSchema, y.InputSchema) || !bytes.Equal(x.OutputSchema, y.OutputSchema) ||
-			!x.Review.equal(y.Review) {
+		if y, ok := b[id]; !ok || !sameTool(x, y) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameTool reports whether two registrations of a tool look the same to a
+// model, to the permission gate and to the clients of FreeCode's own MCP
+// server.
+func sameTool(x, y *Tool) bool {
+	return x.ID == y.ID && x.Name == y.Name && x.Title == y.Title && x.Description == y.Description &&
+		x.ReadOnly == y.ReadOnly && x.Destructive == y.Destructive && x.OpenWorld == y.OpenWorld && x.Idempotent == y.Idempotent &&
+		bytes.Equal(x.InputSchema, y.InputSchema) && bytes.Equal(x.OutputSchema, y.OutputSchema) &&
+		x.Review.equal(y.Review)
 }
 
 // RemoveBuiltin drops the built-in id, if it is registered.

@@ -15,12 +15,13 @@ import (
 // whose server lists another definition than the one accepted as it was
 // accepted (see internal/manifest.Shown), with a Review.
 //
-// A changed tool asks before every call, even under an allow rule (a deny
-// rule still denies), with the change shown, until the user accepts it; a
-// rejected one is denied; a hidden one is in no provider definitions, no
-// tool_search result and no list of FreeCode's MCP server. A new tool
-// follows the rules, but its readOnlyHint is not honoured until accepted,
-// and a prompt for it shows its whole definition.
+// A changed or new tool asks before every call, even under an allow rule
+// (a deny rule still denies), with the change shown (a new tool's whole
+// definition), until the user accepts it; a rejected one is denied; a
+// hidden one is in no provider definitions, no tool_search result and no
+// list of FreeCode's MCP server. A new tool is always hidden: trust on
+// first use covers a server's first sight only, and a tool it adds later
+// reaches no model before the user accepted it.
 type Review struct {
 	// Kind is manifest.KindChanged or manifest.KindNew.
 	Kind string
@@ -95,31 +96,39 @@ func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, c Calle
 }
 
 // gateReview applies a tool's review before the rules are asked: a
-// rejected definition is denied, a changed one asked about whatever the
-// rules say (deny still wins). It reports whether it decided; otherwise
-// the rules decide as for any tool.
+// rejected definition is denied, a changed or new one asked about whatever
+// the rules say (deny still wins). It reports whether it decided;
+// otherwise the rules decide as for any tool.
 func (o *Orchestrator) gateReview(ctx context.Context, p *prepared, eo *ExecOptions) (Decision, string, bool) {
 	t := p.tool
-	rv := t.Review
-	if rv == nil || rv.Kind != manifest.KindChanged && !rv.Rejected {
+	if t.Review == nil {
 		return "", "", false
 	}
 	d := o.perms.Load().Decide(t.ID, t.alias, false)
 	if d.Effect == permissions.Deny {
 		return DecisionDenied, fmt.Sprintf("%s was denied: %s", t.ID, d.Reason), true
 	}
+	rv := t.Review
 	if o.opts.Reviewer != nil {
-		if rv = o.opts.Reviewer.CurrentReview(ctx, t); rv == nil || rv.Kind != manifest.KindChanged && !rv.Rejected {
+		if rv = o.opts.Reviewer.CurrentReview(ctx, t); rv == nil {
 			return "", "", false // accepted meanwhile: the rules decide
 		}
 	}
 	if rv.Rejected {
 		return DecisionDenied, fmt.Sprintf("%s was not run: you rejected the definition its server now lists; `freecode mcp review %s` shows it", t.ID, t.Server), true
 	}
-	if eo.Approver == nil {
-		return DecisionDenied, fmt.Sprintf("%s was not run: its definition changed since you accepted it, and there is no one to ask; review the change with `freecode mcp review %s`", t.ID, t.Server), true
+	what := "its definition changed since you accepted it"
+	if rv.Kind == manifest.KindNew {
+		what = fmt.Sprintf("it is new: server %q listed it after you accepted its tools", t.Server)
 	}
-	dec, text := o.ask(ctx, p, eo, "its definition changed since you accepted it; the change is shown", rv)
+	if eo.Approver == nil {
+		return DecisionDenied, fmt.Sprintf("%s was not run: %s, and there is no one to ask; review it with `freecode mcp review %s`", t.ID, what, t.Server), true
+	}
+	shown := "; the change is shown"
+	if rv.Kind == manifest.KindNew {
+		shown = "; its definition is shown"
+	}
+	dec, text := o.ask(ctx, p, eo, what+shown, rv)
 	return dec, text, true
 }
 

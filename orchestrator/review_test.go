@@ -153,19 +153,34 @@ func TestGateRejectedDefinition(t *testing.T) {
 	}
 }
 
-// A new tool follows the rules, and a prompt for it shows it whole.
+// A new tool asks even under an allow rule, and a prompt for it shows it
+// whole; with no one to ask it is denied, naming the review. A deny rule
+// still denies it unasked.
 func TestGateNewTool(t *testing.T) {
 	d, _ := manifest.DefOf(tool("delete_file", false, ""))
 	rv := &Review{Kind: manifest.KindNew, Hash: d.Hash(), Change: manifest.Diff(nil, &d)}
-	_, _, o := reviewEnv(t, `{"permissions":{"allow":["mcp__demo__delete_file"]}}`, rv)
-	if rs := o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}, nil); rs[0].Decision != DecisionAllowed {
-		t.Errorf("a new tool under an allow rule: %s %q", rs[0].Decision, rs[0].Text())
+	for _, rules := range []string{
+		`{"permissions":{"allow":["mcp__demo__delete_file"]}}`,
+		`{"permissions":{"allow":["mcp__demo"]}}`,
+		`{"permissions":{"allow":["mcp__*"]}}`,
+		"",
+	} {
+		e, _, o := reviewEnv(t, rules, rv)
+		rs := o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}, nil)
+		if rs[0].Decision != DecisionDenied || !strings.Contains(rs[0].Text(), "freecode mcp review demo") || e.fc.count("delete_file") != 0 {
+			t.Errorf("%s: a new tool with no one to ask: %s %q", rules, rs[0].Decision, rs[0].Text())
+		}
+		a := &recordingApprover{answer: Answer{Decision: AllowOnce}}
+		rs = o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}, &ExecOptions{Approver: a})
+		if rs[0].Decision != DecisionAsked || len(a.reqs) != 1 || a.reqs[0].Review == nil || a.reqs[0].Review.Kind != manifest.KindNew || !strings.Contains(a.reqs[0].Review.Diff, "new tool") {
+			t.Errorf("%s: the prompt for a new tool: %s, %+v", rules, rs[0].Decision, a.reqs)
+		}
 	}
-	_, _, o = reviewEnv(t, "", rv)
+	e, _, o := reviewEnv(t, `{"permissions":{"allow":["mcp__demo"],"deny":["mcp__demo__delete_file"]}}`, rv)
 	a := &recordingApprover{answer: Answer{Decision: AllowOnce}}
-	o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}, &ExecOptions{Approver: a})
-	if len(a.reqs) != 1 || a.reqs[0].Review == nil || a.reqs[0].Review.Kind != manifest.KindNew || !strings.Contains(a.reqs[0].Review.Diff, "new tool") {
-		t.Errorf("the prompt for a new tool: %+v", a.reqs)
+	rs := o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file"}}, &ExecOptions{Approver: a})
+	if rs[0].Decision != DecisionDenied || len(a.reqs) != 0 || e.fc.count("delete_file") != 0 {
+		t.Errorf("a new tool under a deny rule: %s, %d prompts", rs[0].Decision, len(a.reqs))
 	}
 }
 

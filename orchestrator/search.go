@@ -45,6 +45,11 @@ type ToolSearchOptions struct {
 	// been sent. Nil means every tool. tool_search never finds itself,
 	// nor a tool kept from models (Tool.Hidden).
 	Searchable func(*Tool) bool
+	// Skip, if set, is asked at every search about each tool that would be
+	// returned: those it reports are left out. The workspace leaves out
+	// the tools a deny rule forbids, which a model must not be offered;
+	// asked per search, a rule change counts at once.
+	Skip func(*Tool) bool
 	// OnFound, if set, is told the tools each search returns, before it
 	// returns them: the workspace starts the idle servers on demand they
 	// belong to, so that the call likely to follow finds them up.
@@ -110,7 +115,7 @@ func (s *ToolSearch) Search(query string, limit int) []*Tool {
 	if limit <= 0 {
 		limit = DefaultSearchLimit
 	}
-	found := s.current().search(query, limit)
+	found := s.current().search(query, limit, s.opts.Skip)
 	if s.opts.OnFound != nil && len(found) > 0 {
 		s.opts.OnFound(found)
 	}

@@ -189,10 +189,7 @@ func TestResync(t *testing.T) {
 		// slow reads no more: a tools change, then more log lines than its
 		// queue holds (each server's burst alone is 200 lines).
 		fast.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		if r := execute(t, fast, call("c1", "mcp__a__addtool", `{"name":"missed"}`)); r.IsError {
-			t.Fatalf("addtool: %+v", r)
-		}
-		tc := fast.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Reason == "listChanged" })
+		tc := addTool(t, fast, "c1", "a", "missed")
 		floodLogs(t, fast, "a", 5000)
 		floodLogs(t, fast, "b", 5000)
 		close(hold)

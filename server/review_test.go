@@ -29,7 +29,7 @@ func repin(t *testing.T, env *servertest.Env, server string, edit func(pins map[
 		t.Fatalf("no server %q", server)
 	}
 	store := manifest.NewStore(filepath.Join(env.Sandbox.ConfigDir, workspace.ManifestDir), nil)
-	if _, err := store.Update(t.Context(), config.EntryKey(env.Sandbox.Project, srv), func(m *manifest.Manifest, corrupt error) error {
+	if _, err := store.Update(t.Context(), config.ManifestKey(env.Sandbox.Project, srv), func(m *manifest.Manifest, corrupt error) error {
 		if corrupt != nil || !m.Pinned {
 			return errors.New("no manifest to repin")
 		}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,6 +29,25 @@ func execute(t *testing.T, ed *servertest.Editor, c protocol.ToolCall) protocol.
 		t.Fatalf("execute %s: results %+v", c.Tool, rs)
 	}
 	return rs[0]
+}
+
+// addTool makes the test server's addtool add the tool name, and accepts
+// it: a tool new to a server already pinned reaches no model, and so
+// changes no definitions, before the user accepted it. It returns the
+// freecode/tools/changed that followed.
+func addTool(t *testing.T, ed *servertest.Editor, id, server, name string) protocol.ToolsChanged {
+	t.Helper()
+	args, _ := json.Marshal(map[string]string{"name": name})
+	if r := execute(t, ed, call(id, "mcp__"+server+"__addtool", string(args))); r.IsError {
+		t.Fatalf("addtool: %+v", r)
+	}
+	ed.AwaitReviews(server, func(rn protocol.ReviewNeeded) bool {
+		return slices.ContainsFunc(rn.Reviews, func(r protocol.ToolReview) bool { return r.Tool == name })
+	})
+	if _, err := ed.ReviewTools(t.Context(), protocol.ReviewParams{Server: server, Tool: name, Action: protocol.ReviewAccept}); err != nil {
+		t.Fatal(err)
+	}
+	return ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == server && tc.Reason == "reviewed" })
 }
 
 // freecode/servers lists every server; stop, start and restart answer with
@@ -156,10 +176,7 @@ func TestServerReconnects(t *testing.T) {
 			t.Fatalf("definitions' hash after the reconnect: %s, was %s (%v)", after.Hash, before.Hash, err)
 		}
 		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		if r := execute(t, ed, call("c2", "mcp__srv__addtool", `{"name":"fresh"}`)); r.IsError {
-			t.Fatalf("addtool: %+v", r)
-		}
-		tc := ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Reason == "listChanged" })
+		tc := addTool(t, ed, "c2", "srv", "fresh")
 		if tc.Server != "srv" || tc.Hashes.Anthropic == before.Hash {
 			t.Errorf("the tools/changed of addtool: %+v", tc)
 		}

@@ -64,10 +64,7 @@ func TestTools(t *testing.T) {
 		}
 		// The hashes tools/changed announces are those of the definitions.
 		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		if r := execute(t, ed, call("c1", "mcp__a__addtool", `{"name":"fresh"}`)); r.IsError {
-			t.Fatalf("addtool: %+v", r)
-		}
-		tc := ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Reason == "listChanged" })
+		tc := addTool(t, ed, "c1", "a", "fresh")
 		for format, hash := range map[string]string{protocol.FormatAnthropic: tc.Hashes.Anthropic, protocol.FormatOpenAI: tc.Hashes.OpenAI} {
 			defs, err := ed.Definitions(t.Context(), format)
 			if err != nil || defs.Hash != hash {

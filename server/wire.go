@@ -39,6 +39,12 @@ func statusToWire(st mcp.Status) *protocol.ServerStatus {
 			EntryHash: a.EntryHash, Command: a.Command, Cwd: a.Cwd, Env: a.Env, InheritEnv: a.InheritEnv,
 			URL: a.URL, Transport: a.Transport, Headers: a.Headers,
 			CABundle: a.CABundle, ClientCert: a.ClientCert, ClientKey: a.ClientKey,
+			Start: a.Start, DeferTools: a.DeferTools,
+			TimeoutMs: a.TimeoutMs, ToolTimeoutMs: a.ToolTimeoutMs, IdleTimeoutMs: a.IdleTimeoutMs,
+			MaxMessageBytes: a.MaxMessageBytes, ProtocolVersion: a.ProtocolVersion,
+		}
+		for _, c := range a.Pending {
+			out.Approval.PendingReviews = append(out.Approval.PendingReviews, changeToWire(c))
 		}
 		if o := a.OAuth; o != nil {
 			out.Approval.OAuth = &protocol.ApprovalOAuth{

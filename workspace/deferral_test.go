@@ -93,9 +93,15 @@ func TestDeferredServerKeepsHash(t *testing.T) {
 	settle(t, w)
 	hashes("d reconnected")
 
-	// A change of a's tools is the first change providers hear of.
+	// A change of a's tools is the first change providers hear of, once
+	// the new tool is accepted (until then it reaches no model).
 	if r := call(t, w, "mcp__a__addtool", `{"name":"fresh"}`, allowOnce); r.IsError {
 		t.Fatalf("addtool on a: %+v", r)
+	}
+	await(t, sub, "a's new tool", func(ev *ToolSetEvent) bool { return ev.Server == "a" })
+	hashes("a's new tool awaits review")
+	if _, err := w.AcceptDefinition(t.Context(), "a", "fresh", ""); err != nil {
+		t.Fatal(err)
 	}
 	ev := await[*ToolsChangedEvent](t, sub, "tools changed", nil)
 	if ev.Hashes[defscache.FormatAnthropic] == before.Hash {
@@ -104,6 +110,29 @@ func TestDeferredServerKeepsHash(t *testing.T) {
 	if names, _ := defNames(t, w, defscache.FormatAnthropic); !slices.Contains(names, "mcp__a__fresh") || slices.Contains(names, "mcp__d__fresh") {
 		t.Errorf("definitions after a's change: %v", names)
 	}
+}
+
+// searchNames returns the ids tool_search finds for query.
+func searchNames(t testing.TB, w *Workspace, query string) []string {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"query": query, "limit": orchestrator.MaxSearchLimit})
+	r := call(t, w, orchestrator.ToolSearchName, string(args), nil)
+	if r.IsError {
+		t.Fatalf("tool_search: %+v", r)
+	}
+	b, err := json.Marshal(r.StructuredContent) // the text is prose when nothing matches
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res orchestrator.SearchResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, ft := range res.Tools {
+		found = append(found, ft.Name)
+	}
+	return found
 }
 
 // tool_search finds the deferred tools, and a deferred tool is called by
@@ -136,6 +165,21 @@ func TestToolSearchDeferred(t *testing.T) {
 	}
 	if r := call(t, w, "mcp__d__write", `{}`, allowOnce); !r.IsError || r.Decision != orchestrator.DecisionDenied {
 		t.Errorf("a deferred tool a rule denies: %+v", r)
+	}
+	// tool_search offers no tool a deny rule forbids, and a rule written
+	// while the workspace runs counts at the next search.
+	if found := searchNames(t, w, "pretend to write"); slices.Contains(found, "mcp__d__write") {
+		t.Errorf("tool_search finds a denied tool: %v", found)
+	}
+	if found := searchNames(t, w, "echo the text"); !slices.Contains(found, "mcp__d__echo") {
+		t.Fatalf("tool_search misses echo: %v", found)
+	}
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	writeRaw(t, e.userRules(), `{"permissions": {"deny": ["mcp__d__write", "mcp__d__e*"]}}`)
+	await[*RulesChangedEvent](t, sub, "the new rules", nil)
+	if found := searchNames(t, w, "echo the text"); slices.Contains(found, "mcp__d__echo") {
+		t.Errorf("tool_search finds a tool denied since: %v", found)
 	}
 }
 

@@ -38,7 +38,8 @@
 //   - Pinning (pins.go): every list a server brings is compared with the
 //     definitions the user accepted, kept in the server's manifest
 //     (internal/manifest, in manifests/ beside the config file, one file
-//     per entry: config.EntryKey), which it is written to. The tools are
+//     per server, named by its identity: config.ManifestKey, so an edit of
+//     the entry keeps its pins), which it is written to. The tools are
 //     registered as the user accepted them, with an orchestrator.Review
 //     for those changed or new, and *ReviewEvent says when that list
 //     changes. A call to a tool under review reads the manifest again, so

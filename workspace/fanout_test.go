@@ -115,7 +115,7 @@ func short(ev Event) string {
 // one, when it finally reads, is told what it missed, then gets the latest.
 func TestSlowSubscriber(t *testing.T) {
 	e := newEnv(t)
-	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "a"), server(t, "b")}, nil))
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{unpinned(server(t, "a")), unpinned(server(t, "b"))}, nil))
 	w := e.open(t)
 	fast := w.Subscribe(nil)
 	defer fast.Close()

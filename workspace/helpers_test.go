@@ -29,6 +29,14 @@ func server(t testing.TB, name string) map[string]any {
 
 // mcpSection returns a config file's contents with servers and the given
 // extra keys of its mcp section.
+// unpinned returns the server entry s with pinning off, for the tests
+// whose servers add tools to make a tools change: a tool new to a pinned
+// server changes no definitions until it is accepted.
+func unpinned(s map[string]any) map[string]any {
+	s["pinning"] = "off"
+	return s
+}
+
 func mcpSection(servers []map[string]any, extra map[string]any) map[string]any {
 	m := map[string]any{"servers": servers}
 	for k, v := range extra {

@@ -14,7 +14,7 @@ import (
 // none.
 func TestLogEvents(t *testing.T) {
 	e := newEnv(t)
-	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{extraServer(t, "srv")}, nil))
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{unpinned(extraServer(t, "srv"))}, nil))
 	w := e.open(t)
 	sub := w.Subscribe(&SubscribeOptions{Logs: true})
 	defer sub.Close()

@@ -107,7 +107,7 @@ func TestOnDemandUntrustedManifest(t *testing.T) {
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{od}, nil))
 	w := e.open(t)
 	settle(t, w)
-	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "od"))
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "od"))
 	w.Close()
 	path := filepath.Join(e.dir, ManifestDir, key+".json")
 	data, err := os.ReadFile(path)
@@ -137,7 +137,7 @@ func TestOnDemandUntrustedManifest(t *testing.T) {
 	w = e.open(t)
 	settle(t, w)
 	w.Close()
-	otherKey := config.EntryKey(e.root, mustServer(t, e.cfgPath, "other"))
+	otherKey := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "other"))
 	data, err = os.ReadFile(filepath.Join(e.dir, ManifestDir, otherKey+".json"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,4 +177,46 @@ func TestOnDemandAutoDeferred(t *testing.T) {
 		t.Fatalf("tool_search: %q", r.Text())
 	}
 	await(t, sub, "d started by tool_search", statusIs("d", "connected"))
+}
+
+// A server on demand whose definitions changed since they were accepted
+// (its manifest holds the accepted list) is decided on by what it lists
+// once started: the first call of the changed tool asks, under an allow
+// rule for it, like every later one. The same for a server that
+// deferTools "auto" runs on demand.
+func TestOnDemandChangedDefinitionAsks(t *testing.T) {
+	for _, mode := range []string{"onDemand", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t)
+			s, flag := changingServer(t, "od")
+			extra := map[string]any{}
+			if mode == "onDemand" {
+				s["start"] = "onDemand"
+			} else {
+				extra = map[string]any{"deferTools": "auto", "autoDeferTools": 2}
+			}
+			writeJSON(t, e.cfgPath, mcpSection([]map[string]any{s}, extra))
+			writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__od__write"}}})
+			w := e.open(t)
+			settle(t, w) // the tools are listed and pinned
+			w.Close()
+
+			writeRaw(t, flag, "") // the server changes write's description
+			w = e.open(t)
+			settle(t, w)
+			if st := statusNamed(t, w, "od"); st.State != mcp.StateIdle {
+				t.Fatalf("od is %v, want idle before any call", st.State)
+			}
+			if r := call(t, w, "mcp__od__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied || !strings.Contains(r.Text(), "definition changed") {
+				t.Errorf("the first call after the change: %s %q, want it asked (and denied: no one to ask)", r.Decision, r.Text())
+			}
+			ask := &answering{answer: orchestrator.Answer{Decision: orchestrator.Deny}}
+			if r := call(t, w, "mcp__od__write", `{}`, ask); r.Decision != orchestrator.DecisionDenied {
+				t.Errorf("the second call: %s %q", r.Decision, r.Text())
+			}
+			if reqs := ask.requests(); len(reqs) != 1 || reqs[0].Review == nil || !strings.Contains(reqs[0].Review.Diff, "id_ed25519") {
+				t.Errorf("the prompt does not show the change: %+v", reqs)
+			}
+		})
+	}
 }

@@ -59,6 +59,11 @@ type pinner struct {
 	mu sync.Mutex
 	// live holds, by server, what the server was last registered from.
 	live map[string]*liveTools
+
+	// adoptMu guards adopted: the earlier keys (config.LegacyManifestKey)
+	// already looked for, so each is looked for once per workspace.
+	adoptMu sync.Mutex
+	adopted map[string]bool
 }
 
 // liveTools is a server's last registration: the entry and tools it came
@@ -72,9 +77,36 @@ type liveTools struct {
 	reviews    []ToolReview
 }
 
-// entryKey returns the manifest key of srv in this workspace.
+// entryKey returns the manifest key of srv in this workspace (see
+// ManifestKey), looking for a manifest under its earlier key once per
+// workspace.
 func (w *Workspace) entryKey(srv config.Server) string {
-	return config.EntryKey(w.root, srv)
+	legacy := config.LegacyManifestKey(w.root, srv)
+	p := w.pins
+	p.adoptMu.Lock()
+	defer p.adoptMu.Unlock()
+	if p.adopted[legacy] {
+		return config.ManifestKey(w.root, srv)
+	}
+	p.adopted[legacy] = true
+	key, err := ManifestKey(context.Background(), p.store, w.root, srv)
+	if err != nil {
+		w.logger.Warn("carrying a server's manifest over to its new key; its tools are pinned anew", "server", srv.Name, "error", err)
+	}
+	return key
+}
+
+// ManifestKey returns the key of srv's manifest in store, for the project
+// in root: its identity (config.ManifestKey). A manifest that srv's entry,
+// as it is now, had under the earlier kind of key (a hash of the entry:
+// config.LegacyManifestKey) is carried over first, so pins and pending
+// reviews survive the change of key. The key is good whatever the error,
+// which says that a manifest could not be carried over. The CLI, which
+// reads manifests without a workspace, uses it too.
+func ManifestKey(ctx context.Context, s *manifest.Store, root string, srv config.Server) (string, error) {
+	key := config.ManifestKey(root, srv)
+	_, err := s.Adopt(ctx, key, config.LegacyManifestKey(root, srv))
+	return key, err
 }
 
 // listing is the Manager's ManifestFunc: what srv's manifest holds.
@@ -135,8 +167,13 @@ func (w *Workspace) applyPinning(running []config.Server) {
 	defer p.mu.Unlock()
 	for _, s := range running {
 		lt := p.live[s.Name]
-		if lt == nil || lt.entry.PinningOff == s.PinningOff || w.entryKey(lt.entry) != w.entryKey(s) {
+		if lt == nil || lt.entry.PinningOff == s.PinningOff {
 			continue
+		}
+		rest := lt.entry
+		rest.PinningOff = s.PinningOff
+		if !rest.Equal(s) {
+			continue // another entry: the Manager restarts the server
 		}
 		next := *lt
 		next.entry.PinningOff = s.PinningOff

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/orchestrator"
 )
@@ -87,7 +88,7 @@ func TestPinningCatchesChanges(t *testing.T) {
 	if rs := w.Reviews(""); len(rs) != 0 {
 		t.Fatalf("reviews after the first connect: %+v", rs)
 	}
-	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "srv"))
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "srv"))
 	if _, err := os.Stat(filepath.Join(e.dir, ManifestDir, key+".json")); err != nil {
 		t.Fatalf("no manifest after the first connect: %v", err)
 	}
@@ -206,31 +207,65 @@ func TestPinningCatchesChanges(t *testing.T) {
 	}
 }
 
-// A tool that appears on a server already pinned is marked new, shown
-// (not as read-only), and accepted like a change.
+// A tool that appears on a server already pinned is new: under allow rules
+// that cover it (the server, a glob) it asks all the same, and it is in no
+// model-facing list — provider definitions, tool_search — until accepted.
 func TestPinningNewTool(t *testing.T) {
 	e := newEnv(t)
-	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "pm"), deferredServer(t, "pd")}, nil))
+	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__pm", "mcp__p*"}}})
 	w := e.open(t)
 	settle(t, w)
 	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
 	defer sub.Close()
-	if r := call(t, w, "mcp__srv__addtool", `{"name":"fresh"}`, allowOnce); r.IsError {
-		t.Fatal(r.Text())
+	for _, srv := range []string{"pm", "pd"} {
+		if r := call(t, w, "mcp__"+srv+"__addtool", `{"name":"fresh"}`, nil); r.IsError {
+			t.Fatal(r.Text())
+		}
+		ev := await(t, sub, "a review of the new tool", func(ev *ReviewEvent) bool { return ev.Server == srv && len(ev.Reviews) == 1 })
+		if r := ev.Reviews[0]; r.Tool != "fresh" || r.Kind != manifest.KindNew || !r.Hidden {
+			t.Errorf("%s: review: %+v", srv, r)
+		}
+		if ti := toolInfo(t, w, "mcp__"+srv+"__fresh"); !ti.New || !ti.Hidden || ti.DefinitionChanged {
+			t.Errorf("%s: fresh: %+v", srv, ti)
+		}
 	}
-	ev := await(t, sub, "a review of the new tool", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 1 })
-	if r := ev.Reviews[0]; r.Tool != "fresh" || r.Kind != manifest.KindNew || r.Hidden {
-		t.Errorf("review: %+v", r)
+	if names, _ := defNames(t, w, defscache.FormatAnthropic); slices.Contains(names, "mcp__pm__fresh") {
+		t.Errorf("the new tool is in the provider definitions: %v", names)
 	}
-	if ti := toolInfo(t, w, "mcp__srv__fresh"); !ti.New || ti.DefinitionChanged {
-		t.Errorf("fresh: %+v", ti)
+	if found := searchNames(t, w, "fresh"); slices.Contains(found, "mcp__pd__fresh") {
+		t.Errorf("tool_search finds the new tool: %v", found)
 	}
-	if _, err := w.AcceptDefinition(t.Context(), "srv", "fresh", ""); err != nil {
-		t.Fatal(err)
+	// The allow rules do not cover it: with no one to ask it is denied,
+	// and a frontend is asked with its whole definition.
+	if r := call(t, w, "mcp__pm__fresh", `{}`, nil); r.Decision != orchestrator.DecisionDenied || !strings.Contains(r.Text(), "freecode mcp review pm") {
+		t.Errorf("the new tool with no one to ask: %s %q", r.Decision, r.Text())
 	}
-	await(t, sub, "no reviews left", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 0 })
-	if ti := toolInfo(t, w, "mcp__srv__fresh"); ti.New {
-		t.Errorf("fresh after acceptance: %+v", ti)
+	ask := &answering{answer: orchestrator.Answer{Decision: orchestrator.AllowOnce}}
+	if r := call(t, w, "mcp__pm__fresh", `{}`, ask); r.IsError || r.Decision != orchestrator.DecisionAsked {
+		t.Errorf("the new tool, allowed once: %s %q", r.Decision, r.Text())
+	}
+	if reqs := ask.requests(); len(reqs) != 1 || reqs[0].Review == nil || reqs[0].Review.Kind != manifest.KindNew {
+		t.Errorf("the prompt for the new tool: %+v", reqs)
+	}
+
+	for _, srv := range []string{"pm", "pd"} {
+		if _, err := w.AcceptDefinition(t.Context(), srv, "fresh", ""); err != nil {
+			t.Fatal(err)
+		}
+		await(t, sub, "no reviews left", func(ev *ReviewEvent) bool { return ev.Server == srv && len(ev.Reviews) == 0 })
+		if ti := toolInfo(t, w, "mcp__"+srv+"__fresh"); ti.New || ti.Hidden {
+			t.Errorf("%s: fresh after acceptance: %+v", srv, ti)
+		}
+	}
+	if names, _ := defNames(t, w, defscache.FormatAnthropic); !slices.Contains(names, "mcp__pm__fresh") {
+		t.Errorf("the accepted tool is not in the provider definitions: %v", names)
+	}
+	if found := searchNames(t, w, "fresh"); !slices.Contains(found, "mcp__pd__fresh") {
+		t.Errorf("tool_search does not find the accepted tool: %v", found)
+	}
+	if r := call(t, w, "mcp__pm__fresh", `{}`, nil); r.IsError || r.Decision != orchestrator.DecisionAllowed {
+		t.Errorf("the accepted tool under its allow rule: %s %q", r.Decision, r.Text())
 	}
 }
 
@@ -267,7 +302,7 @@ func TestPinningAcceptedElsewhere(t *testing.T) {
 	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
-	key := config.EntryKey(e.root, mustServer(t, e.cfgPath, "srv"))
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "srv"))
 	if _, err := store.Update(t.Context(), key, func(m *manifest.Manifest, _ error) error { return m.Accept("write", "") }); err != nil {
 		t.Fatal(err)
 	}
@@ -324,5 +359,130 @@ func TestPinningToggled(t *testing.T) {
 	await(t, sub, "reviews again", func(ev *ReviewEvent) bool { return len(ev.Reviews) == 3 })
 	if st := statusNamed(t, w, "srv"); st.PID != pid {
 		t.Errorf("the server was restarted: pid %d, was %d", st.PID, pid)
+	}
+}
+
+// Editing a server's entry (DEBUG=1 in its env) keeps its pins: what
+// awaited review still does, and the edited entry's list is not pinned as
+// if first seen.
+func TestPinningSurvivesEntryEdit(t *testing.T) {
+	e := newEnv(t)
+	srv, flag := changingServer(t, "srv")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__srv"}}})
+	w := e.open(t)
+	settle(t, w)
+	changeDefinitions(t, w, "srv", flag)
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Fatalf("%d reviews, want 3", n)
+	}
+	sub := w.Subscribe(&SubscribeOptions{Reviews: true})
+	defer sub.Close()
+	srv["env"].(map[string]string)["DEBUG"] = "1"
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	await(t, sub, "the edited entry connected", statusIs("srv", "connected"))
+	settle(t, w)
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Errorf("%d reviews after the entry edit, want the 3 that awaited review", n)
+	}
+	if ti := toolInfo(t, w, "mcp__srv__write"); ti.Description != "Pretend to write" || !ti.DefinitionChanged {
+		t.Errorf("write after the entry edit: %+v", ti)
+	}
+	if r := call(t, w, "mcp__srv__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied {
+		t.Errorf("write after the entry edit ran unasked: %s %q", r.Decision, r.Text())
+	}
+}
+
+// A manifest kept under the key of the entry's hash, as manifests were
+// named before, is carried over: its pins hold.
+func TestPinningLegacyManifest(t *testing.T) {
+	e := newEnv(t)
+	srv, flag := changingServer(t, "srv")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	// The first sight, as an earlier FreeCode wrote it.
+	w := e.open(t)
+	settle(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
+	entry := mustServer(t, e.cfgPath, "srv")
+	key, legacy := config.ManifestKey(e.root, entry), config.LegacyManifestKey(e.root, entry)
+	if err := os.Rename(store.Path(key), store.Path(legacy)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(store.Path(legacy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), key, legacy, 1))
+	if err := os.WriteFile(store.Path(legacy), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Load(legacy); err != nil {
+		t.Fatalf("the earlier manifest does not load: %v", err)
+	}
+
+	writeRaw(t, flag, "")
+	w = e.open(t)
+	settle(t, w)
+	if n := len(w.Reviews("srv")); n != 3 {
+		t.Errorf("%d reviews with the earlier manifest, want 3", n)
+	}
+	if _, err := os.Lstat(store.Path(legacy)); err == nil {
+		t.Error("the earlier manifest is still there")
+	}
+}
+
+// A project server whose definitions changed and whose entry the
+// repository then edits: the re-approval shows the changes awaiting
+// review beside the entry, and approving it pins nothing as if first seen.
+func TestPinningProjectReapproval(t *testing.T) {
+	e := newEnv(t)
+	p, flag := changingServer(t, "p")
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{p}, nil))
+	w := e.open(t)
+	settle(t, w)
+	approve := func() {
+		t.Helper()
+		st, ok := w.status("p")
+		if !ok || st.Approval == nil {
+			t.Fatalf("p is not awaiting approval: %+v", st)
+		}
+		if _, err := w.Approve(t.Context(), "p", true, st.Approval.EntryHash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve()
+	changeDefinitions(t, w, "p", flag)
+	if n := len(w.Reviews("p")); n != 3 {
+		t.Fatalf("%d reviews, want 3", n)
+	}
+
+	sub := w.Subscribe(nil)
+	defer sub.Close()
+	p["env"].(map[string]string)["DEBUG"] = "1"
+	writeJSON(t, e.projectFile(), mcpSection([]map[string]any{p}, nil))
+	ev := await(t, sub, "p awaiting approval again", statusIs("p", "awaitingApproval"))
+	var pending []string
+	if a := ev.Status.Approval; a != nil {
+		for _, c := range a.Pending {
+			pending = append(pending, c.Tool+":"+c.Kind)
+		}
+		if a.Env["DEBUG"] != "1" {
+			t.Errorf("the approval does not show the entry's change: %+v", a.Env)
+		}
+	}
+	if diff := cmp.Diff([]string{"crash:changed", "echo:changed", "write:changed"}, pending); diff != "" {
+		t.Errorf("definition changes shown with the re-approval (-want +got):\n%s", diff)
+	}
+
+	approve()
+	settle(t, w)
+	if n := len(w.Reviews("p")); n != 3 {
+		t.Errorf("%d reviews after the re-approval, want the 3 that awaited review", n)
+	}
+	if r := call(t, w, "mcp__p__write", `{}`, nil); r.Decision != orchestrator.DecisionDenied {
+		t.Errorf("write after the re-approval ran unasked: %s %q", r.Decision, r.Text())
 	}
 }

@@ -51,7 +51,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	var evs []Event
 	for name, s := range pending {
 		if old, ok := w.pending[name]; !ok || !old.Equal(s) {
-			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateAwaitingApproval)})
+			evs = append(evs, &StatusEvent{Status: w.awaitingStatus(s)})
 		}
 	}
 	// A server in neither list now is gone: its removal is its last word,
@@ -94,9 +94,24 @@ func (w *Workspace) onStatus(st mcp.Status) {
 		}
 		// A server stopped because its approval went (revoked, or its
 		// entry changed): what the user must do next is approve it.
-		st = mcp.StatusOf(s, mcp.StateAwaitingApproval)
+		st = w.awaitingStatus(s)
 	}
 	w.events.publish(&StatusEvent{Status: st})
+}
+
+// awaitingStatus is the status of the project server s awaiting approval:
+// the entry it would run and, from its manifest, the definitions it listed
+// when it last ran that still await review, so that a re-approval shows
+// them beside the entry.
+func (w *Workspace) awaitingStatus(s config.Server) mcp.Status {
+	st := mcp.StatusOf(s, mcp.StateAwaitingApproval)
+	if st.Approval == nil {
+		return st
+	}
+	if m, ok := w.hasManifest(s); ok {
+		st.Approval.Pending = m.Pending()
+	}
+	return st
 }
 
 // wake wakes the waiters of WaitSettled: a status or the registry changed.
@@ -120,7 +135,7 @@ func (w *Workspace) Statuses() []mcp.Status {
 	}
 	for _, s := range w.pending {
 		if !w.managed[s.Name] {
-			out = append(out, mcp.StatusOf(s, mcp.StateAwaitingApproval))
+			out = append(out, w.awaitingStatus(s))
 		}
 	}
 	w.mu.Unlock()
@@ -157,7 +172,7 @@ func (w *Workspace) awaiting(name string) (mcp.Status, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s, ok := w.pending[name]; ok && !w.managed[name] {
-		return mcp.StatusOf(s, mcp.StateAwaitingApproval), fmt.Errorf("%w: %q (approve it first)", ErrAwaitingApproval, name)
+		return w.awaitingStatus(s), fmt.Errorf("%w: %q (approve it first)", ErrAwaitingApproval, name)
 	}
 	return mcp.Status{}, nil
 }

@@ -217,10 +217,15 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			return nil, err
 		}
 	}
-	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{Searchable: w.deferred, OnFound: w.warm})
+	w.search = orchestrator.NewToolSearch(w.reg, &orchestrator.ToolSearchOptions{
+		Searchable: w.deferred,
+		Skip:       func(t *orchestrator.Tool) bool { return w.orch.Denied(t) },
+		OnFound:    w.warm,
+	})
 	w.pins = &pinner{
-		store: manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
-		live:  make(map[string]*liveTools),
+		store:   manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
+		live:    make(map[string]*liveTools),
+		adopted: make(map[string]bool),
 	}
 	w.perms = &permissions.Set{}
 	w.orch = orchestrator.New(w.reg, &orchestrator.Options{

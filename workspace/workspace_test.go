@@ -481,7 +481,7 @@ func TestBrokenConfig(t *testing.T) {
 // hash: no tools-changed event, so providers' prompt caches stay warm.
 func TestReconnectSameTools(t *testing.T) {
 	e := newEnv(t)
-	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{unpinned(server(t, "srv"))}, nil))
 	w := e.open(t)
 	settle(t, w)
 	before, _, err := w.Definitions(t.Context(), defscache.FormatOpenAI)

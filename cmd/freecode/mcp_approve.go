@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +14,10 @@ import (
 	"strings"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/workspace"
 	"github.com/spf13/cobra"
 )
 
@@ -34,7 +37,10 @@ func newMCPApproveCmd(a *app) *cobra.Command {
 		Long: `A project may ship MCP servers in .freecode/settings.json. None of them starts
 until you approve that exact entry: the approval is stored in your config file
 under the project's path and a hash of the entry, so any later change to its
-command, URL, env, headers, cwd, TLS files or OAuth settings needs approval again.
+command, URL, env, headers, cwd, TLS files, OAuth settings, or how it runs and
+is checked (start, deferTools, timeouts, maxMessageBytes, protocolVersion)
+needs approval again. A project cannot turn pinning off. Tool definitions its
+server listed when it last ran that still await review are shown beside it.
 
 Without a name, lists the project's servers, each with everything approving it
 would allow and its hash. With a name, shows the entry and asks on the terminal;
@@ -56,6 +62,10 @@ approved only if it still has that hash.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			store := manifest.NewStore(filepath.Join(filepath.Dir(path), workspace.ManifestDir), nil)
+			show := func(s config.Server) {
+				describeProjectServer(out, approvalOf(cmd.Context(), store, dir, s))
+			}
 			if config.ProjectSettingsAreUsers(dir, path) {
 				fmt.Fprintf(out, "%s is your own settings file (the project is your home directory): not a project's: nothing in it awaits approval.\n",
 					termtext.Escape(config.ProjectSettingsPath(dir)))
@@ -82,7 +92,7 @@ approved only if it still has that hash.`,
 						state += "; shadowed by your own server of that name"
 					}
 					fmt.Fprintf(out, "%s (%s)\n", termtext.Escape(s.Name), state)
-					describeProjectServer(out, s)
+					show(s)
 				}
 				return nil
 			}
@@ -107,15 +117,15 @@ approved only if it still has that hash.`,
 			}
 			switch got := config.EntryHash(srv); {
 			case hash != "" && hash != got:
-				describeProjectServer(out, srv)
+				show(srv)
 				return fmt.Errorf("project server %q in %s changed since it was shown: its hash is now %s, not %s; nothing was approved (read the entry above, then approve it by its new hash)",
 					srv.Name, config.ProjectSettingsPath(dir), got, hash)
 			case hash == "" && !isTerminal(cmd.InOrStdin()):
-				describeProjectServer(out, srv)
+				show(srv)
 				return fmt.Errorf("nothing was approved: read the entry above, then approve it by its hash with --hash %s", got)
 			case hash == "":
 				fmt.Fprintf(out, "Project server %q from %s would be allowed to:\n", srv.Name, termtext.Escape(dir))
-				describeProjectServer(out, srv)
+				show(srv)
 				fmt.Fprint(out, "Approve this entry? [y/N] ")
 				answer, err := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 				if err != nil && !errors.Is(err, io.EOF) {
@@ -130,7 +140,7 @@ approved only if it still has that hash.`,
 				return unchanged(err)
 			}
 			fmt.Fprintf(out, "Approved project server %q from %s:\n", srv.Name, termtext.Escape(dir))
-			describeProjectServer(out, srv)
+			show(srv)
 			fmt.Fprintln(out, "Any change to this entry needs approval again.")
 			return nil
 		},
@@ -141,23 +151,37 @@ approved only if it still has that hash.`,
 	return cmd
 }
 
-// describeProjectServer prints what approving s lets the project do: all
-// that its approval covers (mcp.ApprovalOf), and the hash that names it.
-// Unlike the user's own entries, env and header values are shown as
-// written: they are the repository's text, and a ${env:NAME} there is
-// exactly what the user must see (the project asks for that variable of
-// theirs). Being the repository's text, they are shown escaped
-// (internal/termtext): an escape sequence, a carriage return or a
-// bidirectional control in a command could otherwise hide what it really
-// runs from the very listing the user approves it by.
-func describeProjectServer(w io.Writer, s config.Server) {
+// approvalOf returns what approving the project server s covers
+// (mcp.ApprovalOf), with the definitions its manifest holds that await
+// review, as the sidecar shows them.
+func approvalOf(ctx context.Context, store *manifest.Store, dir string, s config.Server) *mcp.Approval {
 	a := mcp.ApprovalOf(s)
+	key, _ := workspace.ManifestKey(ctx, store, dir, s)
+	if m, err := store.Load(key); err == nil {
+		a.Pending = m.Pending()
+	}
+	return a
+}
+
+// describeProjectServer prints what approving a project server lets the
+// project do: all that its approval covers (mcp.ApprovalOf), the hash that
+// names it, and what awaits review from its last run. Unlike the user's
+// own entries, env and header values are shown as written: they are the
+// repository's text, and a ${env:NAME} there is exactly what the user must
+// see (the project asks for that variable of theirs). Being the
+// repository's text, they are shown escaped (internal/termtext): an escape
+// sequence, a carriage return or a bidirectional control in a command
+// could otherwise hide what it really runs from the very listing the user
+// approves it by.
+func describeProjectServer(w io.Writer, a *mcp.Approval) {
 	line := func(label, v string) {
 		if v != "" {
 			fmt.Fprintf(w, "  %-11s%s\n", label+":", termtext.Escape(v))
 		}
 	}
-	if s.Type == config.TypeLocal {
+	// How it runs: labels as the keys of the file, too long to align.
+	setting := func(key, v string) { fmt.Fprintf(w, "  %s: %s\n", key, termtext.Escape(v)) }
+	if len(a.Command) > 0 {
 		line("command", quoteArgv(a.Command))
 		line("cwd", a.Cwd)
 		if a.InheritEnv {
@@ -186,5 +210,34 @@ func describeProjectServer(w io.Writer, s config.Server) {
 			}
 		}
 	}
+	if a.Start != "" {
+		setting("start", a.Start+" (at the first call of one of its tools)")
+	}
+	if a.DeferTools != nil {
+		setting("deferTools", strconv.FormatBool(*a.DeferTools))
+	}
+	for _, f := range []struct {
+		key  string
+		n    int64
+		unit string
+	}{
+		{"timeout", a.TimeoutMs, " ms"}, {"toolTimeout", a.ToolTimeoutMs, " ms"}, {"idleTimeout", a.IdleTimeoutMs, " ms"},
+		{"maxMessageBytes", int64(a.MaxMessageBytes), ""},
+	} {
+		if f.n != 0 {
+			setting(f.key, strconv.FormatInt(f.n, 10)+f.unit)
+		}
+	}
+	if a.ProtocolVersion != "" {
+		setting("protocolVersion", a.ProtocolVersion)
+	}
 	fmt.Fprintf(w, "  hash:      %s\n", a.EntryHash)
+	if len(a.Pending) > 0 {
+		fmt.Fprintf(w, "  awaiting review from its last run (these still ask after approval):\n")
+		for _, c := range a.Pending {
+			for l := range strings.Lines(c.Text()) {
+				fmt.Fprintf(w, "    %s\n", termtext.Escape(strings.TrimSuffix(l, "\n")))
+			}
+		}
+	}
 }

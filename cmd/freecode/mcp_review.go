@@ -136,7 +136,8 @@ func showReviews(out io.Writer, store *manifest.Store, root string, servers []co
 			}
 			continue
 		}
-		m, err := store.Load(config.EntryKey(root, s))
+		key, _ := workspace.ManifestKey(context.Background(), store, root, s)
+		m, err := store.Load(key)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			if named {
@@ -206,7 +207,8 @@ func reviewAction(ctx context.Context, out io.Writer, store *manifest.Store, roo
 		tool, verb = f.reject, "Rejected"
 	}
 	var shown []manifest.ToolStatus
-	_, err := store.Update(ctx, config.EntryKey(root, s), func(m *manifest.Manifest, corrupt error) error {
+	key, _ := workspace.ManifestKey(ctx, store, root, s)
+	_, err := store.Update(ctx, key, func(m *manifest.Manifest, corrupt error) error {
 		if corrupt != nil || !m.Pinned {
 			return fmt.Errorf("%s has no manifest yet: it has not listed its tools since FreeCode began pinning them", s.Name)
 		}

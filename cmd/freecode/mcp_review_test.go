@@ -22,7 +22,7 @@ func reviewSetup(t *testing.T, v1, v2 []*mcpsdk.Tool) (cfgPath string, store *ma
 	cfgPath = filepath.Join(dir, "config.json")
 	mustRun(t, "--config", cfgPath, "mcp", "add", "srv", "local", "--", demoServer)
 	store = manifest.NewStore(filepath.Join(dir, workspace.ManifestDir), nil)
-	key = config.EntryKey(t.TempDir(), load(t, cfgPath).MCP.Servers[0])
+	key = config.ManifestKey(t.TempDir(), load(t, cfgPath).MCP.Servers[0])
 	for _, tools := range [][]*mcpsdk.Tool{v1, v2} {
 		if _, err := store.Update(context.Background(), key, func(m *manifest.Manifest, _ error) error {
 			return m.Observe(tools, true)

@@ -4,9 +4,10 @@
 // and the tool definitions the user accepted (pins), against which every
 // later list is compared.
 //
-// One file per server entry, <dir>/<key>.json, where key is the entry's
-// hash (config.EntryKey): a changed command, URL or env is another server
-// and another file. Files are written whole, atomically, under
+// One file per server, <dir>/<key>.json, where key is a hash of the
+// server's identity (config.ManifestKey: its scope and name, and for a
+// project server the project): an edit of the entry keeps the file, so
+// what was accepted, and what awaits review, stays with the server. Files are written whole, atomically, under
 // internal/filelock, mode 0600 in a 0700 directory, and are bounded in
 // size. A file is trusted only if it is a regular file no one else may
 // write, within the bound, valid JSON of this version, for this very key,
@@ -46,7 +47,7 @@ type ServerInfo struct {
 
 // Manifest is one server's manifest.
 type Manifest struct {
-	// Key is the server entry's hash; it names the file.
+	// Key is the hash of the server's identity; it names the file.
 	Key string
 	// Server is the entry's name when the manifest was written, for people
 	// reading the file; nothing is decided by it.

@@ -88,6 +88,22 @@ func (s ToolStatus) NeedsReview() bool {
 	return s.Current != nil && (s.New || s.Changed) && !s.Rejected
 }
 
+// Pending returns the changes that await review, by tool name: each tool
+// whose listed definition differs from the one accepted, or that is new.
+func (m *Manifest) Pending() []*Change {
+	var out []*Change
+	for _, st := range m.Statuses() {
+		switch {
+		case !st.NeedsReview():
+		case st.Changed:
+			out = append(out, Diff(st.Pinned, st.Current))
+		default:
+			out = append(out, Diff(nil, st.Current))
+		}
+	}
+	return out
+}
+
 // Statuses returns the standing of every tool listed or pinned, by name.
 func (m *Manifest) Statuses() []ToolStatus {
 	byName := make(map[string]*ToolStatus)
@@ -204,7 +220,9 @@ func (m *Manifest) Reject(name, hash string) error {
 // offered to a model at all:
 //
 //   - pinned and unchanged: live as it is;
-//   - new: live, but its readOnlyHint not honoured until accepted;
+//   - new (listed by a server whose tools were pinned already): never
+//     offered until accepted, and its readOnlyHint not honoured, since
+//     trust on first use covers the server's first sight only;
 //   - changed: the pinned definition, with each annotation the safer of
 //     the two (read-only and idempotent only if both say so, destructive
 //     and open-world if either does), so a flip of readOnlyHint to true
@@ -243,7 +261,7 @@ func Shown(live *mcpsdk.Tool, s ToolStatus) (*mcpsdk.Tool, bool) {
 		a := ToolAnnotations(s.Current.Annotations)
 		a.ReadOnlyHint = false
 		t.Annotations = a
-		return &t, true
+		return &t, false
 	}
 	return live, true
 }

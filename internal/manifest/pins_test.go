@@ -89,8 +89,9 @@ func TestPinning(t *testing.T) {
 		{"schema", "Write a file.", false, true, pathSchema},
 		// The flip to read-only does not take effect.
 		{"flip", "Delete a file.", false, true, pathSchema},
-		// A new tool is shown, but not as read-only until accepted.
-		{"added", "New here.", false, true, `{"type":"object"}`},
+		// A new tool is offered to no model, and is not read-only,
+		// until accepted.
+		{"added", "New here.", false, false, `{"type":"object"}`},
 		{"same", "Stays.", false, true, `{"type":"object"}`},
 	} {
 		live := find(t, second, tc.name)

@@ -175,6 +175,47 @@ func (s *Store) loadLocked(path, key string, old *[]byte) (*Manifest, error) {
 	return m, nil
 }
 
+// Adopt carries the manifest kept under the key from over to key, for
+// files named by an earlier kind of key: if key has no file and from has
+// one that may be trusted, it is written under key (its pins, list and
+// reviews as they were) and from's file is removed. It reports whether it
+// carried one over. A missing or untrusted file under from is no error:
+// there is nothing to adopt.
+func (s *Store) Adopt(ctx context.Context, key, from string) (bool, error) {
+	if !isHash(key) || !isHash(from) {
+		return false, fmt.Errorf("manifest keys %q, %q: not hex SHA-256s", key, from)
+	}
+	if key == from {
+		return false, nil
+	}
+	if _, err := os.Lstat(s.Path(from)); err != nil {
+		return false, nil // the common case, without a lock
+	}
+	adopted := false
+	_, err := s.Update(ctx, key, func(m *Manifest, corrupt error) error {
+		if corrupt == nil && (m.Pinned || len(m.Tools) > 0) {
+			return errKeep // key has a manifest of its own
+		}
+		old, err := s.Load(from)
+		if err != nil {
+			return errKeep
+		}
+		*m = *old
+		adopted = true
+		return nil
+	})
+	if err != nil && !errors.Is(err, errKeep) {
+		return false, err
+	}
+	if !adopted {
+		return false, nil
+	}
+	return true, s.Remove(ctx, from)
+}
+
+// errKeep ends an Update that is to write nothing.
+var errKeep = errors.New("nothing to write")
+
 // Remove deletes the manifest of key, if there is one.
 func (s *Store) Remove(ctx context.Context, key string) error {
 	if !isHash(key) {

@@ -46,6 +46,9 @@ var fixtures = map[string][]any{
 			Approval: &ServerApproval{
 				EntryHash: fixtureHash, Command: []string{"./scripts/mcp-server.sh"}, Cwd: "/home/me/project/tools",
 				Env: map[string]string{"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "NODE_OPTIONS": "--require ./evil.js"}, InheritEnv: true,
+				Start: "onDemand", DeferTools: ptr(true), TimeoutMs: 60000, ToolTimeoutMs: 3600000, IdleTimeoutMs: 30000,
+				MaxMessageBytes: 1 << 30, ProtocolVersion: "2025-06-18",
+				PendingReviews: []DefinitionChange{fixtureChange.change},
 			},
 		},
 		ServerStatus{

@@ -92,6 +92,20 @@ type ServerApproval struct {
 	ClientCert string            `json:"clientCert,omitempty"`
 	ClientKey  string            `json:"clientKey,omitempty"`
 	OAuth      *ApprovalOAuth    `json:"oauth,omitempty"`
+	// How it would run and how what it lists is checked, each where the
+	// entry sets it (absent: the default). There is no "pinning": a
+	// project cannot turn pinning off.
+	Start           string `json:"start,omitempty"` // "onDemand"
+	DeferTools      *bool  `json:"deferTools,omitempty"`
+	TimeoutMs       int64  `json:"timeout,omitempty"`
+	ToolTimeoutMs   int64  `json:"toolTimeout,omitempty"`
+	IdleTimeoutMs   int64  `json:"idleTimeout,omitempty"`
+	MaxMessageBytes int    `json:"maxMessageBytes,omitempty"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// PendingReviews are the definitions the server listed when it last
+	// ran that differ from those the user accepted, or are new: they still
+	// await review once the entry is approved, and are shown beside it.
+	PendingReviews []DefinitionChange `json:"pendingReviews,omitempty"`
 }
 
 // ApprovalOAuth is a project server's "oauth" key, as written.

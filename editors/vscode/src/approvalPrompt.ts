@@ -3,7 +3,7 @@
 // repository wrote them, inheritEnv, TLS files, OAuth), and the buttons.
 // commands/approveServer.ts shows it in a modal. Pure: no `vscode` import.
 
-import type { ServerApproval, ServerStatus } from './protocol';
+import type { DefinitionChange, ServerApproval, ServerStatus } from './protocol';
 import { oneLine, printable, truncate } from './text';
 import { commandLine } from './views/serversTree';
 
@@ -108,11 +108,36 @@ export function approvalLines(a: ServerApproval): string[] {
 		if (o.scopes?.length) out.push(`  scopes: ${value(o.scopes.join(' '))}`);
 		if (o.callbackPort) out.push(`  callbackPort: ${o.callbackPort}`);
 	}
+	if (a.start) out.push('Started on demand: at the first call of one of its tools.');
+	if (a.deferTools !== undefined) out.push(`Tools deferred (found with tool_search): ${a.deferTools}`);
+	if (a.timeout) out.push(`Connect timeout: ${a.timeout} ms`);
+	if (a.toolTimeout) out.push(`Tool call timeout: ${a.toolTimeout} ms`);
+	if (a.idleTimeout) out.push(`Idle timeout: ${a.idleTimeout} ms`);
+	if (a.maxMessageBytes) out.push(`Largest message: ${a.maxMessageBytes} bytes`);
+	if (a.protocolVersion) out.push(`MCP version: ${value(a.protocolVersion)}`);
 	// Where the sidecar expands ${env:NAME}: the variables it would send.
 	const refs = envRefs([a.url ?? '', ...Object.values(a.env ?? {}), ...Object.values(a.headers ?? {}), o?.clientSecret ?? '']);
 	if (refs.length) out.push(`It reads these variables of yours: ${refs.map(value).join(', ')}.`);
 	out.push(`Entry hash: ${value(a.entryHash)}`);
+	const pending = a.pendingReviews ?? [];
+	if (pending.length) {
+		out.push(`Tool definitions that await your review, from when it last ran (they still ask after approval):`);
+		for (const c of pending) out.push(`  ${changeSummary(c)}`);
+	}
 	return out;
+}
+
+/** changeSummary is one line saying which parts of a tool's definition changed. */
+export function changeSummary(c: DefinitionChange): string {
+	if (c.kind === 'new') return `${value(c.tool)}: new tool`;
+	if (c.kind === 'removed') return `${value(c.tool)}: no longer listed`;
+	const parts: string[] = [];
+	if (c.title) parts.push('title');
+	if (c.description) parts.push('description');
+	if (c.inputSchema?.length) parts.push('input schema');
+	if (c.outputSchema?.length) parts.push('output schema');
+	for (const h of c.annotations ?? []) parts.push(h.hint);
+	return `${value(c.tool)}: ${parts.length ? parts.join(', ') : 'definition'} changed`;
 }
 
 /** approvedHash maps the button picked (undefined: Escape or the dialog closed) to the hash to approve, if any. */

@@ -146,6 +146,17 @@ export interface ServerApproval {
 	clientCert?: string;
 	clientKey?: string;
 	oauth?: ApprovalOAuth;
+	/** How it would run and how what it lists is checked, each where the entry sets it (absent: the default). */
+	start?: 'onDemand';
+	deferTools?: boolean;
+	/** Milliseconds, as the config file has them. */
+	timeout?: number;
+	toolTimeout?: number;
+	idleTimeout?: number;
+	maxMessageBytes?: number;
+	protocolVersion?: string;
+	/** Definitions the server listed when it last ran that differ from those accepted, or are new: they still await review after approval. */
+	pendingReviews?: DefinitionChange[];
 }
 
 /** ApprovalOAuth is a project server's "oauth" key, as written. */

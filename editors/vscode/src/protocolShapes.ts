@@ -152,6 +152,50 @@ export function is<V>(check: Check<V>, v: unknown): v is V {
 	return validate(check, v).length === 0;
 }
 
+// Pinned tool definitions.
+
+const reviewKind = enumOf<p.ReviewKind>({ changed: true, new: true, removed: true });
+
+/** boolOrStr accepts a hint's value: a boolean, or a string for the title. */
+const boolOrStr = typed<boolean | string>((v, path, errs) => {
+	if (typeof v !== 'boolean' && typeof v !== 'string') errs.push(`${path}: want a boolean or a string, got ${kind(v)}`);
+});
+
+const textChange = obj<p.TextChange>({ old: req(str), new: req(str), diff: req(str) });
+
+const pointerChange = obj<p.PointerChange>({
+	pointer: req(str),
+	op: req(enumOf<p.PointerChange['op']>({ add: true, remove: true, replace: true, more: true })),
+	old: opt(anyValue),
+	new: opt(anyValue),
+});
+
+export const definitionChange = obj<p.DefinitionChange>({
+	tool: req(str),
+	kind: req(reviewKind),
+	title: opt(textChange),
+	description: opt(textChange),
+	inputSchema: opt(arrayOf(pointerChange)),
+	outputSchema: opt(arrayOf(pointerChange)),
+	annotations: opt(
+		arrayOf(
+			obj<p.HintChange>({
+				hint: req(
+					enumOf<p.HintChange['hint']>({
+						readOnlyHint: true,
+						destructiveHint: true,
+						idempotentHint: true,
+						openWorldHint: true,
+						title: true,
+					}),
+				),
+				old: req(boolOrStr),
+				new: req(boolOrStr),
+			}),
+		),
+	),
+});
+
 export const serverState = enumOf<p.ServerState>({
 	disabled: true,
 	awaitingApproval: true,
@@ -204,6 +248,14 @@ export const serverStatus = obj<p.ServerStatus>({
 					callbackPort: opt(num),
 				}),
 			),
+			start: opt(enumOf<'onDemand'>({ onDemand: true })),
+			deferTools: opt(bool),
+			timeout: opt(num),
+			toolTimeout: opt(num),
+			idleTimeout: opt(num),
+			maxMessageBytes: opt(num),
+			protocolVersion: opt(str),
+			pendingReviews: opt(arrayOf(definitionChange)),
 		}),
 	),
 });
@@ -223,50 +275,6 @@ export const toolInfo = obj<p.ToolInfo>({
 	alias: opt(str),
 	definitionChanged: opt(bool),
 	new: opt(bool),
-});
-
-// Pinned tool definitions.
-
-const reviewKind = enumOf<p.ReviewKind>({ changed: true, new: true, removed: true });
-
-/** boolOrStr accepts a hint's value: a boolean, or a string for the title. */
-const boolOrStr = typed<boolean | string>((v, path, errs) => {
-	if (typeof v !== 'boolean' && typeof v !== 'string') errs.push(`${path}: want a boolean or a string, got ${kind(v)}`);
-});
-
-const textChange = obj<p.TextChange>({ old: req(str), new: req(str), diff: req(str) });
-
-const pointerChange = obj<p.PointerChange>({
-	pointer: req(str),
-	op: req(enumOf<p.PointerChange['op']>({ add: true, remove: true, replace: true, more: true })),
-	old: opt(anyValue),
-	new: opt(anyValue),
-});
-
-export const definitionChange = obj<p.DefinitionChange>({
-	tool: req(str),
-	kind: req(reviewKind),
-	title: opt(textChange),
-	description: opt(textChange),
-	inputSchema: opt(arrayOf(pointerChange)),
-	outputSchema: opt(arrayOf(pointerChange)),
-	annotations: opt(
-		arrayOf(
-			obj<p.HintChange>({
-				hint: req(
-					enumOf<p.HintChange['hint']>({
-						readOnlyHint: true,
-						destructiveHint: true,
-						idempotentHint: true,
-						openWorldHint: true,
-						title: true,
-					}),
-				),
-				old: req(boolOrStr),
-				new: req(boolOrStr),
-			}),
-		),
-	),
 });
 
 export const toolReview = obj<p.ToolReview>({
