@@ -66,12 +66,8 @@ refused: the command line has no model of its own.`,
 			}
 			defer r.w.Close()
 			stderr := cmd.ErrOrStderr()
+			r.reportProblems(stderr)
 			r.reportFailures(stderr)
-			for _, p := range r.w.Problems() {
-				for _, pr := range p.Problems {
-					fmt.Fprintf(stderr, "note: %s:%d:%d: %s\n", p.Path, pr.Line, pr.Column, termtext.Escape(pr.Message))
-				}
-			}
 
 			var approver orchestrator.Approver
 			switch {
