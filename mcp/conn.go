@@ -121,7 +121,8 @@ type Conn struct {
 	stopCh chan struct{} // closed by Close
 	wg     sync.WaitGroup
 
-	kick chan struct{} // a Start wants the next attempt now; buffered 1
+	kick    chan struct{} // a Start wants the next attempt now; buffered 1
+	restart chan struct{} // Reconnect wants the live session ended; buffered 1
 
 	// mu guards the fields below.
 	mu          sync.Mutex
@@ -224,6 +225,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		termGrace:  defaultTermGrace,
 		relist:     make(chan struct{}, 1),
 		kick:       make(chan struct{}, 1),
+		restart:    make(chan struct{}, 1),
 		attemptCh:  make(chan struct{}),
 		stateCh:    make(chan struct{}),
 		stopCh:     make(chan struct{}),

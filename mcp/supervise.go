@@ -92,10 +92,31 @@ func (c *Conn) run(s *session, tried int) {
 			c.mu.Unlock()
 			return
 		}
+		// A restart asked while the session was being lost anyway is this
+		// reconnect. Reconnect asks under mu, while the Conn is connected,
+		// so none is left over for the next session.
+		restarted := errors.Is(lost, errRestart)
+		select {
+		case <-c.restart:
+			restarted = true
+		default:
+		}
 		c.sess = nil
 		c.pid = 0
 		c.lastError = lost.Error()
-		if c.opts.NoRetry {
+		if restarted {
+			// Asked for: every try is given back and the first comes at
+			// once; a one-shot command gets one.
+			c.lastError = ""
+			tried = 0
+			if c.opts.NoRetry {
+				tried = c.tries - 1
+			}
+			select {
+			case c.kick <- struct{}{}:
+			default:
+			}
+		} else if c.opts.NoRetry {
 			c.mu.Unlock()
 			c.logger.Warn("connection lost", "error", lost)
 			c.fail(lost)
@@ -104,8 +125,73 @@ func (c *Conn) run(s *session, tried int) {
 		c.ready = make(chan struct{})
 		st := c.setStateLocked(StateReconnecting)
 		c.mu.Unlock()
-		c.logger.Warn("connection lost; reconnecting", "error", lost)
+		if restarted {
+			c.logger.Info("restarting")
+		} else {
+			c.logger.Warn("connection lost; reconnecting", "error", lost)
+		}
 		c.emitStatus(st)
+	}
+}
+
+// errRestart is why the supervisor ended a session that Reconnect asked
+// it to end.
+var errRestart = errors.New("restarted")
+
+// errNoSession is Reconnect's answer on a Conn with no session to end:
+// the caller starts the server anew instead.
+var errNoSession = errors.New("no live session")
+
+// Reconnect ends the live session (a local server's process is stopped)
+// and connects again at once, with every try of the backoff given back: a
+// restart is a reconnect. As for any reconnect, the tools stay registered
+// meanwhile, calls wait for the new session, a list equal to the last one
+// changes nothing (a different one is told as "reconnected"), and only a
+// reconnect that ends in failed drops them. It returns once the first
+// attempt ended, as Start does on a reconnecting Conn: nil once connected,
+// an error wrapping ErrRetrying while tries are left. A Conn that is
+// already reconnecting is kicked to try now. On a Conn with no session
+// (connecting, failed, stopped…) it returns errNoSession and does nothing.
+func (c *Conn) Reconnect(ctx context.Context) error {
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return errNoSession
+	case c.state == StateReconnecting:
+		c.mu.Unlock()
+		return c.awaitAttempt(ctx)
+	case c.state != StateConnected || c.sess == nil:
+		c.mu.Unlock()
+		return errNoSession
+	}
+	n := c.attempts
+	select {
+	case c.restart <- struct{}{}:
+	default: // one is asked already
+	}
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		state, attempts, lastErr, attemptCh, stateCh := c.state, c.attempts, c.lastError, c.attemptCh, c.stateCh
+		c.mu.Unlock()
+		switch {
+		case attempts > n && state == StateConnected:
+			return nil
+		case state != StateConnected && state != StateConnecting && state != StateReconnecting:
+			if lastErr != "" {
+				return fmt.Errorf("restarting %s: %w (%v): %s", c.srv.Name, ErrNotConnected, state, lastErr)
+			}
+			return fmt.Errorf("restarting %s: %w (%v)", c.srv.Name, ErrNotConnected, state)
+		case attempts > n:
+			return fmt.Errorf("restarting %s: %s (%w)", c.srv.Name, lastErr, ErrRetrying)
+		}
+		select {
+		case <-attemptCh:
+		case <-stateCh:
+		case <-ctx.Done():
+			return fmt.Errorf("restarting %s: %w: still %v: %w", c.srv.Name, ErrNotConnected, state, ctx.Err())
+		}
 	}
 }
 
@@ -186,6 +272,8 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 			return s.proc.exitError()
 		case <-s.lost:
 			return errors.New("transport failed during a call")
+		case <-c.restart:
+			return errRestart
 		case <-c.relist:
 			if err := c.relistTools(s); err != nil && !s.ended() {
 				c.logger.Warn("re-listing tools after list_changed", "error", c.hide(err))
