@@ -125,13 +125,19 @@ type Conn struct {
 	restart chan struct{} // Reconnect wants the live session ended; buffered 1
 
 	// mu guards the fields below.
-	mu          sync.Mutex
-	state       State
-	started     bool
-	closed      bool
-	attempting  bool          // a connect attempt runs
-	attempts    int           // connect attempts ended
-	attemptCh   chan struct{} // closed and replaced when an attempt ends
+	mu         sync.Mutex
+	state      State
+	started    bool
+	closed     bool
+	attempting bool          // a connect attempt runs
+	attempts   int           // connect attempts ended
+	attemptCh  chan struct{} // closed and replaced when an attempt ends
+	// announced counts the reconnect attempts whose outcome the
+	// supervisor has told (tools, then status), and announceCh is closed
+	// and replaced at each: what Reconnect waits for, so that its caller
+	// finds the tools handed over.
+	announced   int
+	announceCh  chan struct{}
 	sess        *session      // the live session, nil unless connected
 	ready       chan struct{} // non-nil while connecting/reconnecting; closed when that settles
 	stateCh     chan struct{} // closed and replaced on every state change
@@ -227,6 +233,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		kick:       make(chan struct{}, 1),
 		restart:    make(chan struct{}, 1),
 		attemptCh:  make(chan struct{}),
+		announceCh: make(chan struct{}),
 		stateCh:    make(chan struct{}),
 		stopCh:     make(chan struct{}),
 		progress:   make(map[string]*progressSub),

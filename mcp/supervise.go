@@ -69,6 +69,7 @@ func (c *Conn) run(s *session, tried int) {
 				c.emitTools("reconnected", tools.tools)
 			}
 			c.emitStatus(st)
+			c.announce()
 		}
 		upSince := time.Now()
 		// Beside the tools: resources and prompts (lists.go).
@@ -165,7 +166,7 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 		c.mu.Unlock()
 		return errNoSession
 	}
-	n := c.attempts
+	n := c.announced
 	select {
 	case c.restart <- struct{}{}:
 	default: // one is asked already
@@ -173,21 +174,22 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 	c.mu.Unlock()
 	for {
 		c.mu.Lock()
-		state, attempts, lastErr, attemptCh, stateCh := c.state, c.attempts, c.lastError, c.attemptCh, c.stateCh
+		state, announced, lastErr, announceCh, stateCh, closed := c.state, c.announced, c.lastError, c.announceCh, c.stateCh, c.closed
 		c.mu.Unlock()
 		switch {
-		case attempts > n && state == StateConnected:
+		case announced == n && !closed:
+			// The first attempt is not over, or not told yet.
+		case state == StateConnected:
 			return nil
-		case state != StateConnected && state != StateConnecting && state != StateReconnecting:
-			if lastErr != "" {
-				return fmt.Errorf("restarting %s: %w (%v): %s", c.srv.Name, ErrNotConnected, state, lastErr)
-			}
-			return fmt.Errorf("restarting %s: %w (%v)", c.srv.Name, ErrNotConnected, state)
-		case attempts > n:
+		case state == StateReconnecting:
 			return fmt.Errorf("restarting %s: %s (%w)", c.srv.Name, lastErr, ErrRetrying)
+		case lastErr != "":
+			return fmt.Errorf("restarting %s: %w (%v): %s", c.srv.Name, ErrNotConnected, state, lastErr)
+		default:
+			return fmt.Errorf("restarting %s: %w (%v)", c.srv.Name, ErrNotConnected, state)
 		}
 		select {
-		case <-attemptCh:
+		case <-announceCh:
 		case <-stateCh:
 		case <-ctx.Done():
 			return fmt.Errorf("restarting %s: %w: still %v: %w", c.srv.Name, ErrNotConnected, state, ctx.Err())
@@ -225,12 +227,26 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		c.mu.Unlock()
 		if !retryable(err) {
 			c.fail(err)
+			c.announce()
 			return nil, toolList{}, c.tries
 		}
 		c.emitStatus(st)
+		if attempt+1 < c.tries {
+			c.announce()
+		}
 	}
 	c.fail(nil)
+	c.announce()
 	return nil, toolList{}, c.tries
+}
+
+// announce records that the supervisor told the outcome of an attempt.
+func (c *Conn) announce() {
+	c.mu.Lock()
+	c.announced++
+	close(c.announceCh)
+	c.announceCh = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // fail gives up on the server: its tools go, the state is failed, or
