@@ -47,9 +47,9 @@ var importKeys = []string{"type", "command", "args", "env", "envFile", "cwd", "u
 // entries that cannot be used at all are left out with a warning. The
 // error is for data that is not such a file.
 func Import(kind string, data []byte) ([]Server, []string, error) {
-	root, err := hujson.Parse(data)
+	root, err := ParseJSONC(kind, data)
 	if err != nil {
-		return nil, nil, newParseError(kind, err)
+		return nil, nil, err
 	}
 	root.Standardize()
 	im := &importer{kind: kind, taken: make(map[string]bool)}

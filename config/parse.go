@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/tailscale/hujson"
 )
 
 // Scopes a Server comes from.
@@ -88,10 +86,12 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	std, err := hujson.Standardize(data)
+	v, err := ParseJSONC(path, data)
 	if err != nil {
-		return nil, newParseError(path, err)
+		return nil, err
 	}
+	v.Standardize()
+	std := v.Pack()
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(std, &root); err != nil || root == nil {
 		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}

@@ -62,9 +62,9 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 		if !exists {
 			data = []byte("{}\n")
 		}
-		root, err := hujson.Parse(data)
+		root, err := ParseJSONC(path, data)
 		if err != nil {
-			return newParseError(path, err)
+			return err
 		}
 		markOriginal(&root)
 		if err := fn(&root); err != nil {

@@ -46,6 +46,8 @@ import (
 // refused and cannot be refreshed, the server asks for more access, or a
 // sign-in did not complete. A connect that fails with it leaves the Conn
 // in StateNeedsAuth, and nothing retries it until someone signs in (Login).
+// A call that fails with it was refused by the server's HTTP side before
+// the server ran it.
 var ErrNeedsAuth = errors.New("sign-in required")
 
 // authError is an ErrNeedsAuth with the reason.
@@ -62,6 +64,20 @@ func (e *authError) Error() string {
 }
 
 func (e *authError) Unwrap() []error { return []error{ErrNeedsAuth, e.cause} }
+
+// SignInReason returns why err says the user must sign in, without the
+// layers that carried it ("sign-in required: the server asks for more
+// access (scope …) …"), or "" when err is no ErrNeedsAuth.
+func SignInReason(err error) string {
+	var ae *authError
+	switch {
+	case errors.As(err, &ae):
+		return ae.Error()
+	case errors.Is(err, ErrNeedsAuth):
+		return ErrNeedsAuth.Error()
+	}
+	return ""
+}
 
 // OpenURLFunc shows the user a web page, here the authorization server's
 // sign-in page. It returns once the page is handed over (a browser
@@ -342,13 +358,18 @@ func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http
 		if open == nil {
 			open = f.opts.OpenURL
 		}
+		scopes := challengeScopes(challenges)
+		asked := "more access"
+		if scopes != "" {
+			asked = "more access (scope " + strconv.Quote(scopes) + ")"
+		}
 		if open == nil {
 			drainClose(resp)
-			return f.fail("the server asks for more access than this sign-in gave (insufficient_scope)", nil)
+			return f.fail("the server asks for "+asked+" than this sign-in gave (insufficient_scope), and nobody can be asked here to sign in for it", nil)
 		}
-		if n := f.stepUps.add(challengeScopes(challenges)); n > maxStepUps {
+		if n := f.stepUps.add(scopes); n > maxStepUps {
 			drainClose(resp)
-			return f.fail("the server still asks for more access (insufficient_scope) after "+strconv.Itoa(maxStepUps)+" sign-ins for it", nil)
+			return f.fail("the server still asks for "+asked+" (insufficient_scope) after "+strconv.Itoa(maxStepUps)+" sign-ins for it", nil)
 		}
 	}
 	if open == nil {

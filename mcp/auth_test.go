@@ -556,6 +556,11 @@ func TestOAuthStepUp(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "insufficient_scope") {
 			t.Fatalf("a call needing more access, with nobody to ask: %v", err)
 		}
+		// The server refused it before running it: that is no lost
+		// connection (which may have run it), and it says what it asks for.
+		if !errors.Is(err, ErrNeedsAuth) || errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), `scope "read write"`) {
+			t.Errorf("the error %q; want ErrNeedsAuth, not ErrConnectionLost, naming the scope asked for", err)
+		}
 		c.Close()
 		if n := len(e.as.Events("authorize")); n != 1 {
 			t.Errorf("%d authorization requests, want 1", n)

@@ -16,7 +16,9 @@ import (
 // for the reconnect. onProgress, if not nil, gets the call's progress
 // notifications. An error wrapping ErrConnectionLost means the transport
 // died with the call in flight (it may have run); ErrNotConnected means
-// it was never sent. A tool's own failure is a result with IsError.
+// it was never sent; ErrNeedsAuth means the server refused it for want of
+// a sign-in or of more access, and did not run it. A tool's own failure is
+// a result with IsError.
 func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
 	s, err := c.liveSession(ctx)
 	if err != nil {
@@ -50,6 +52,13 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	if why := c.dropSince(drops); why != "" && ctx.Err() != nil {
 		// The answer may be what was dropped: say so, not just "deadline".
 		err = fmt.Errorf("%w (the server did send something: %s)", err, why)
+	}
+	if errors.Is(err, ErrNeedsAuth) {
+		// The server's HTTP side refused the request (401, or 403
+		// insufficient_scope) before its MCP side saw it: not run, and no
+		// connection lost, whatever the sign-in's failure does to the
+		// session afterwards.
+		return nil, fmt.Errorf("calling %s on %s: the server refused the call before running it: %w", name, c.srv.Name, err)
 	}
 	if ctx.Err() == nil && c.transportLost(s, err) {
 		s.markLost()

@@ -121,7 +121,8 @@ type Conn struct {
 	stopCh chan struct{} // closed by Close
 	wg     sync.WaitGroup
 
-	kick chan struct{} // a Start wants the next attempt now; buffered 1
+	kick    chan struct{} // a Start wants the next attempt now; buffered 1
+	restart chan struct{} // Reconnect wants the live session ended; buffered 1
 
 	// handoverMu is held from installing a new session until its tools
 	// are handed to onTools, so that Wait returns only once whoever
@@ -129,13 +130,19 @@ type Conn struct {
 	handoverMu sync.Mutex
 
 	// mu guards the fields below.
-	mu          sync.Mutex
-	state       State
-	started     bool
-	closed      bool
-	attempting  bool          // a connect attempt runs
-	attempts    int           // connect attempts ended
-	attemptCh   chan struct{} // closed and replaced when an attempt ends
+	mu         sync.Mutex
+	state      State
+	started    bool
+	closed     bool
+	attempting bool          // a connect attempt runs
+	attempts   int           // connect attempts ended
+	attemptCh  chan struct{} // closed and replaced when an attempt ends
+	// announced counts the reconnect attempts whose outcome the
+	// supervisor has told (tools, then status), and announceCh is closed
+	// and replaced at each: what Reconnect waits for, so that its caller
+	// finds the tools handed over.
+	announced   int
+	announceCh  chan struct{}
 	sess        *session      // the live session, nil unless connected
 	ready       chan struct{} // non-nil while connecting/reconnecting; closed when that settles
 	stateCh     chan struct{} // closed and replaced on every state change
@@ -229,7 +236,9 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		termGrace:  defaultTermGrace,
 		relist:     make(chan struct{}, 1),
 		kick:       make(chan struct{}, 1),
+		restart:    make(chan struct{}, 1),
 		attemptCh:  make(chan struct{}),
+		announceCh: make(chan struct{}),
 		stateCh:    make(chan struct{}),
 		stopCh:     make(chan struct{}),
 		progress:   make(map[string]*progressSub),

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -350,13 +351,37 @@ func (m *Manager) Stop(ctx context.Context, name string) (Status, error) {
 	return c.Status(), nil
 }
 
-// Restart stops the named server and starts it again.
+// Restart restarts the named server. One with a session is reconnected
+// (Conn.Reconnect): its tools stay registered through the restart, and
+// only a list that differs, or a reconnect that fails for good, changes
+// them, so a restart that brings the same tools leaves the tool set and
+// every provider's prompt cache alone. Any other (connecting, failed,
+// stopped, disabled) is stopped and started anew. It returns the status
+// once the first attempt ended.
 func (m *Manager) Restart(ctx context.Context, name string) (Status, error) {
 	e, err := m.entry(name)
 	if err != nil {
 		return Status{}, err
 	}
-	m.stopEntry(e, "stopped")
+	m.mu.Lock()
+	c := e.conn
+	m.mu.Unlock()
+	if st := c.Status().State; st == StateConnected || st == StateReconnecting {
+		e.opMu.Lock()
+		defer e.opMu.Unlock()
+		m.mu.Lock()
+		same := e.conn == c
+		m.mu.Unlock()
+		if same {
+			if err := c.Reconnect(ctx); !errors.Is(err, errNoSession) {
+				return c.Status(), err
+			}
+		}
+		// It lost its session meanwhile, or was replaced: start anew.
+		m.stopEntry(e, "stopped")
+		return m.startLocked(ctx, e)
+	}
+	m.stopEntry(e, "stopped") // cancels a start in progress
 	e.opMu.Lock()
 	defer e.opMu.Unlock()
 	m.stopEntry(e, "stopped")

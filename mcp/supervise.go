@@ -72,6 +72,7 @@ func (c *Conn) run(s *session, tried int) {
 			}
 			c.handoverMu.Unlock()
 			c.emitStatus(st)
+			c.announce()
 		}
 		upSince := time.Now()
 		// Beside the tools: resources and prompts (lists.go).
@@ -95,10 +96,31 @@ func (c *Conn) run(s *session, tried int) {
 			c.mu.Unlock()
 			return
 		}
+		// A restart asked while the session was being lost anyway is this
+		// reconnect. Reconnect asks under mu, while the Conn is connected,
+		// so none is left over for the next session.
+		restarted := errors.Is(lost, errRestart)
+		select {
+		case <-c.restart:
+			restarted = true
+		default:
+		}
 		c.sess = nil
 		c.pid = 0
 		c.lastError = lost.Error()
-		if c.opts.NoRetry {
+		if restarted {
+			// Asked for: every try is given back and the first comes at
+			// once; a one-shot command gets one.
+			c.lastError = ""
+			tried = 0
+			if c.opts.NoRetry {
+				tried = c.tries - 1
+			}
+			select {
+			case c.kick <- struct{}{}:
+			default:
+			}
+		} else if c.opts.NoRetry {
 			c.mu.Unlock()
 			c.logger.Warn("connection lost", "error", lost)
 			c.fail(lost)
@@ -107,8 +129,74 @@ func (c *Conn) run(s *session, tried int) {
 		c.ready = make(chan struct{})
 		st := c.setStateLocked(StateReconnecting)
 		c.mu.Unlock()
-		c.logger.Warn("connection lost; reconnecting", "error", lost)
+		if restarted {
+			c.logger.Info("restarting")
+		} else {
+			c.logger.Warn("connection lost; reconnecting", "error", lost)
+		}
 		c.emitStatus(st)
+	}
+}
+
+// errRestart is why the supervisor ended a session that Reconnect asked
+// it to end.
+var errRestart = errors.New("restarted")
+
+// errNoSession is Reconnect's answer on a Conn with no session to end:
+// the caller starts the server anew instead.
+var errNoSession = errors.New("no live session")
+
+// Reconnect ends the live session (a local server's process is stopped)
+// and connects again at once, with every try of the backoff given back: a
+// restart is a reconnect. As for any reconnect, the tools stay registered
+// meanwhile, calls wait for the new session, a list equal to the last one
+// changes nothing (a different one is told as "reconnected"), and only a
+// reconnect that ends in failed drops them. It returns once the first
+// attempt ended, as Start does on a reconnecting Conn: nil once connected,
+// an error wrapping ErrRetrying while tries are left. A Conn that is
+// already reconnecting is kicked to try now. On a Conn with no session
+// (connecting, failed, stopped…) it returns errNoSession and does nothing.
+func (c *Conn) Reconnect(ctx context.Context) error {
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		return errNoSession
+	case c.state == StateReconnecting:
+		c.mu.Unlock()
+		return c.awaitAttempt(ctx)
+	case c.state != StateConnected || c.sess == nil:
+		c.mu.Unlock()
+		return errNoSession
+	}
+	n := c.announced
+	select {
+	case c.restart <- struct{}{}:
+	default: // one is asked already
+	}
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		state, announced, lastErr, announceCh, stateCh, closed := c.state, c.announced, c.lastError, c.announceCh, c.stateCh, c.closed
+		c.mu.Unlock()
+		switch {
+		case announced == n && !closed:
+			// The first attempt is not over, or not told yet.
+		case state == StateConnected:
+			return nil
+		case state == StateReconnecting:
+			return fmt.Errorf("restarting %s: %s (%w)", c.srv.Name, lastErr, ErrRetrying)
+		case lastErr != "":
+			return fmt.Errorf("restarting %s: %w (%v): %s", c.srv.Name, ErrNotConnected, state, lastErr)
+		default:
+			return fmt.Errorf("restarting %s: %w (%v)", c.srv.Name, ErrNotConnected, state)
+		}
+		select {
+		case <-announceCh:
+		case <-stateCh:
+		case <-ctx.Done():
+			return fmt.Errorf("restarting %s: %w: still %v: %w", c.srv.Name, ErrNotConnected, state, ctx.Err())
+		}
 	}
 }
 
@@ -142,12 +230,26 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		c.mu.Unlock()
 		if !retryable(err) {
 			c.fail(err)
+			c.announce()
 			return nil, toolList{}, c.tries
 		}
 		c.emitStatus(st)
+		if attempt+1 < c.tries {
+			c.announce()
+		}
 	}
 	c.fail(nil)
+	c.announce()
 	return nil, toolList{}, c.tries
+}
+
+// announce records that the supervisor told the outcome of an attempt.
+func (c *Conn) announce() {
+	c.mu.Lock()
+	c.announced++
+	close(c.announceCh)
+	c.announceCh = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // fail gives up on the server: its tools go, the state is failed, or
@@ -189,6 +291,8 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 			return s.proc.exitError()
 		case <-s.lost:
 			return errors.New("transport failed during a call")
+		case <-c.restart:
+			return errRestart
 		case <-c.relist:
 			if err := c.relistTools(s); err != nil && !s.ended() {
 				c.logger.Warn("re-listing tools after list_changed", "error", c.hide(err))

@@ -18,8 +18,12 @@
 //     "always allow" is not offered: it would write an allow rule into the
 //     user's settings on the word of a client, which may be software
 //     answering for no one, and widen what every other FreeCode frontend
-//     runs unasked. A client without the capability gets a denial whose
-//     text names the rule to add.
+//     runs unasked. The form shows the arguments whole when they fit in
+//     2,000 characters; longer ones are listed with every key and only
+//     long values cut, and such a call is offered deny alone and denied
+//     whatever the answer, since what the user did not see could be what
+//     matters. A client without the capability gets a denial whose text
+//     names the rule to add.
 //   - progress: a call whose request carries a progress token gets the
 //     server's notifications/progress relayed under that token.
 //   - cancellation: notifications/cancelled cancels the call's context,

@@ -181,18 +181,56 @@ func TestPermissionForm(t *testing.T) {
 	if strings.ContainsRune(p.Message, '\u202e') {
 		t.Errorf("message holds a raw bidirectional control: %q", p.Message)
 	}
+	if diff := cmp.Diff([]string{"allowOnce", "deny"}, choicesOf(t, p)); diff != "" {
+		t.Errorf("choices (-want +got):\n%s", diff)
+	}
+}
+
+// choicesOf returns the decisions a permission form offers.
+func choicesOf(t *testing.T, p *mcpsdk.ElicitParams) []string {
+	t.Helper()
 	b, _ := json.Marshal(p.RequestedSchema)
 	var schema struct {
 		Properties map[string]struct {
 			OneOf []struct{ Const string } `json:"oneOf"`
 		} `json:"properties"`
 	}
-	json.Unmarshal(b, &schema)
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
 	var choices []string
 	for _, c := range schema.Properties["decision"].OneOf {
 		choices = append(choices, c.Const)
 	}
-	if diff := cmp.Diff([]string{"allowOnce", "deny"}, choices); diff != "" {
+	return choices
+}
+
+// Arguments too long for the form are listed key by key, long values cut,
+// so a padding value that sorts first cannot push the argument that
+// matters out of sight; and since the call is not shown whole, the form
+// cannot allow it, even if the client answers "allow once".
+func TestPermissionFormLongArguments(t *testing.T) {
+	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
+	e.open(t)
+	asked := make(chan *mcpsdk.ElicitParams, 1)
+	cs := e.connect(t, &mcpsdk.ClientOptions{ElicitationHandler: answer("accept", choiceAllowOnce, asked)})
+	pad := strings.Repeat("x", 3*maxShownArgs)
+	r := callTool(t, cs, "mcp__srv__write", `{"file":"`+pad+`","text":"rm -rf ~"}`)
+	p := waitFor(t, asked, "elicitation")
+	if !r.IsError || r.Meta["freecode/decision"] != "denied" || strings.Contains(resultText(r), "wrote") ||
+		!strings.Contains(resultText(r), "too large to be shown whole") {
+		t.Errorf("isError %v, decision %v, text %q; want a denial saying the call could not be shown whole",
+			r.IsError, r.Meta["freecode/decision"], resultText(r))
+	}
+	for _, want := range []string{`"text": "rm -rf ~"`, `"file": "` + pad[:maxShownValue] + `"…(6000 characters in all)`, "cannot allow the call"} {
+		if !strings.Contains(p.Message, want) {
+			t.Errorf("message does not contain %q:\n%s", want, p.Message)
+		}
+	}
+	if n := len(p.Message); n > maxShownArgs {
+		t.Errorf("message of %d bytes; want the padding cut", n)
+	}
+	if diff := cmp.Diff([]string{"deny"}, choicesOf(t, p)); diff != "" {
 		t.Errorf("choices (-want +got):\n%s", diff)
 	}
 }

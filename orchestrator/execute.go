@@ -415,6 +415,10 @@ func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, ti
 		return fmt.Sprintf("%s timed out after %d ms (progress extended its %d ms timeout to the limit of %d×)", t.ID, progressExtensions*timeout.Milliseconds(), timeout.Milliseconds(), progressExtensions)
 	case ctx.Err() != nil:
 		return fmt.Sprintf("%s was cancelled", t.ID)
+	case errors.Is(err, mcp.ErrNeedsAuth):
+		// Refused before it ran (401, or 403 insufficient_scope): no
+		// "may or may not have run" here.
+		return fmt.Sprintf("%s was not run: server %q refused it: %s", t.ID, t.Server, mcp.SignInReason(err))
 	case errors.Is(err, mcp.ErrConnectionLost) && !t.ReadOnly:
 		return fmt.Sprintf("%s: the connection to server %q was lost during the call, so it may or may not have run; not retried because the tool is not read-only (%v)", t.ID, t.Server, err)
 	case errors.Is(err, mcp.ErrNotConnected):

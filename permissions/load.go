@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
-	"strconv"
 
 	"github.com/freecode/freecode/config"
 	"github.com/tailscale/hujson"
@@ -125,9 +123,9 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 // parseFile reads the "permissions" object of one settings file. Other
 // top-level keys belong to other parts of FreeCode and are not looked at.
 func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Warning, error) {
-	root, err := hujson.Parse(data)
+	root, err := config.ParseJSONC(path, data)
 	if err != nil {
-		return nil, nil, parseError(path, err)
+		return nil, nil, err
 	}
 	bad := func(v *hujson.Value, format string, args ...any) error {
 		line, col := lineCol(data, v.StartOffset)
@@ -238,18 +236,4 @@ func lineCol(data []byte, off int) (line, col int) {
 	line = 1 + bytes.Count(data[:off], []byte("\n"))
 	col = 1 + off - (bytes.LastIndexByte(data[:off], '\n') + 1)
 	return line, col
-}
-
-// hujsonPos reads hujson's "hujson: line L, column C: msg".
-var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)
-
-// parseError turns a hujson syntax error into a config.ParseError.
-func parseError(path string, err error) *config.ParseError {
-	pe := &config.ParseError{Path: path, Line: 1, Col: 1, Msg: err.Error()}
-	if m := hujsonPos.FindStringSubmatch(err.Error()); m != nil {
-		pe.Line, _ = strconv.Atoi(m[1])
-		pe.Col, _ = strconv.Atoi(m[2])
-		pe.Msg = m[3]
-	}
-	return pe
 }

@@ -389,6 +389,7 @@ func TestLoadErrors(t *testing.T) {
 		{"element not a string", `{"permissions": {"deny": ["a", 1]}}`, 1, 32, `"permissions.deny" must be a list of strings`},
 		{"duplicate list", `{"permissions": {"deny": ["a"], "deny": []}}`, 1, 33, `duplicate key "deny"`},
 		{"duplicate permissions", `{"permissions": {}, "permissions": {"deny": ["a"]}}`, 1, 21, `duplicate key "permissions"`},
+		{"nested too deep", "{\"x\":\n" + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "}", 2, config.MaxDepth, "nest deeper than"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -290,4 +291,125 @@ func TestLateFrontend(t *testing.T) {
 			t.Errorf("problems told to a late frontend: %+v", cp)
 		}
 	}, servertest.Modes(servertest.MultiModes))
+}
+
+// toolsChangedSince returns the tools/changed the editor got since mark,
+// up to a real change made now: addtool of server adds the tool name, and
+// whatever tools/changed came before that one's is delivered before it, on
+// the one queue of the editor's events.
+func toolsChangedSince(t *testing.T, ed *servertest.Editor, server, name string, mark int) []protocol.ToolsChanged {
+	t.Helper()
+	ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
+	if r := execute(t, ed, call("add-"+name, "mcp__"+server+"__addtool", `{"name":"`+name+`"}`)); r.IsError {
+		t.Fatalf("addtool: %+v", r)
+	}
+	ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == server && tc.Reason == "listChanged" })
+	var out []protocol.ToolsChanged
+	for _, n := range ed.Since(mark, protocol.NotifyToolsChanged) {
+		var tc protocol.ToolsChanged
+		if err := n.Decode(&tc); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tc)
+	}
+	return out[:len(out)-1] // the barrier's own
+}
+
+// A restart is a reconnect: the server's tools stay registered through it,
+// so a restart that brings the same tools sends no freecode/tools/changed
+// at all and every provider's prompt cache survives; one whose server then
+// lists other tools sends exactly one.
+func TestRestartIsAReconnect(t *testing.T) {
+	servertest.Run(t, `
+-- config.json --
+{"mcp": {"servers": []}}
+`, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		ctx := t.Context()
+		toolsFile := env.Sandbox.Path("tools.txt")
+		env.Sandbox.WriteFile(t, "config.json", `{"mcp": {"servers": [`+
+			servertest.Server("a", map[string]any{"env": map[string]string{servertest.ToolsFileEnv: toolsFile}})+`]}}`)
+		first := ed.AwaitStatus("a", protocol.StateConnected)
+		// The barrier's tool goes with the process, so the restarted
+		// server is set up to list it again.
+		env.Sandbox.WriteFile(t, "tools.txt", "barrier1\n")
+		toolsChangedSince(t, ed, "a", "barrier1", ed.Mark())
+		before, err := ed.Definitions(ctx, protocol.FormatAnthropic)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		mark := ed.Mark()
+		st, err := ed.RestartServer(ctx, "a")
+		if err != nil || st.State != protocol.StateConnected || st.PID == first.PID || st.ToolCount != first.ToolCount+1 {
+			t.Fatalf("restart: %+v, %v; want connected, a new process, %d tools", st, err, first.ToolCount+1)
+		}
+		after, err := ed.Definitions(ctx, protocol.FormatAnthropic)
+		if err != nil || after.Hash != before.Hash {
+			t.Errorf("definitions' hash after a restart with the same tools: %s, was %s (%v)", after.Hash, before.Hash, err)
+		}
+		if got := toolsChangedSince(t, ed, "a", "barrier2", mark); len(got) != 0 {
+			t.Errorf("a restart with the same tools sent tools/changed: %+v", got)
+		}
+
+		// Now the server comes back with a tool more.
+		env.Sandbox.WriteFile(t, "tools.txt", "barrier1\nbarrier2\nother\n")
+		mark = ed.Mark()
+		if st, err := ed.RestartServer(ctx, "a"); err != nil || st.State != protocol.StateConnected {
+			t.Fatalf("restart: %+v, %v", st, err)
+		}
+		got := toolsChangedSince(t, ed, "a", "barrier3", mark)
+		if len(got) != 1 || got[0].Server != "a" || got[0].Reason != "reconnected" || got[0].Hashes.Anthropic == before.Hash {
+			t.Errorf("tools/changed of a restart that brought other tools: %+v; want one, reconnected, with a new hash", got)
+		}
+	})
+}
+
+// A restarted server that does not come back is a server reconnecting:
+// its tools stay registered meanwhile (they would go only if it ended in
+// failed), and once it is back with the same tools, no tools/changed was
+// sent at all.
+func TestRestartThatFailsKeepsTools(t *testing.T) {
+	servertest.Run(t, `
+-- config.json --
+{"mcp": {"servers": []}}
+`, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		ctx := t.Context()
+		failFile := env.Sandbox.Path("down")
+		env.Sandbox.WriteFile(t, "config.json", `{"mcp": {"servers": [`+
+			servertest.Server("a", map[string]any{"env": map[string]string{
+				servertest.FailFileEnv: failFile, servertest.ToolsFileEnv: env.Sandbox.Path("tools.txt"),
+			}})+`]}}`)
+		first := ed.AwaitStatus("a", protocol.StateConnected)
+		toolsChangedSince(t, ed, "a", "barrier1", ed.Mark())
+		env.Sandbox.WriteFile(t, "tools.txt", "barrier1\n") // listed again once back
+		before, err := ed.Definitions(ctx, protocol.FormatAnthropic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := first.ToolCount + 1 // barrier1
+
+		mark := ed.Mark()
+		env.Sandbox.WriteFile(t, "down", "")
+		st, err := ed.RestartServer(ctx, "a")
+		if err != nil || st.State != protocol.StateReconnecting || st.ToolCount != want || !strings.Contains(st.LastError, "refusing to start") {
+			t.Fatalf("restart of a server that does not come back: %+v, %v; want reconnecting with %d tools and why", st, err, want)
+		}
+		tools, err := ed.Tools(ctx, "a")
+		if err != nil || len(tools) != want {
+			t.Errorf("tools of the server reconnecting: %d, %v; want %d", len(tools), err, want)
+		}
+		if defs, err := ed.Definitions(ctx, protocol.FormatAnthropic); err != nil || defs.Hash != before.Hash {
+			t.Errorf("definitions' hash while it reconnects: %s, was %s (%v)", defs.Hash, before.Hash, err)
+		}
+
+		if err := os.Remove(failFile); err != nil {
+			t.Fatal(err)
+		}
+		ed.AwaitStatus("a", protocol.StateConnected)
+		if got := toolsChangedSince(t, ed, "a", "barrier2", mark); len(got) != 0 {
+			t.Errorf("a restart that came back with the same tools sent tools/changed: %+v", got)
+		}
+	})
 }

@@ -78,6 +78,10 @@ type ProblemsEvent struct {
 	// Of the project's settings, which both the servers' and the rules'
 	// readers read, it is the servers' reader's error if there is one.
 	Err error `json:"-"`
+	// RulesErr is why the file's permission rules do not load, nil when
+	// they load or the file holds none. Of the project's settings it may
+	// be nil while Err is not: a bad server entry leaves the rules in force.
+	RulesErr error `json:"-"`
 }
 
 // Severity says whether a Problem stops a file from loading.

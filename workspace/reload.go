@@ -174,7 +174,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 		}
 		fixed := len(probs) == 0 && len(w.published[path]) > 0
 		w.published[path] = probs
-		evs = append(evs, &ProblemsEvent{Path: path, Problems: probs, Err: err})
+		evs = append(evs, &ProblemsEvent{Path: path, Problems: probs, Err: err, RulesErr: fe.rulesErr()})
 		w.logProblems(path, probs, fixed)
 	}
 	if st.rulesBefore != nil {
@@ -227,6 +227,14 @@ func (fe *fileErrs) err() error {
 		return nil
 	case fe.servers != nil:
 		return fe.servers
+	}
+	return fe.rules
+}
+
+// rulesErr returns why the file's permission rules do not load.
+func (fe *fileErrs) rulesErr() error {
+	if fe == nil {
+		return nil
 	}
 	return fe.rules
 }
@@ -332,7 +340,7 @@ func (w *Workspace) Problems() []ProblemsEvent {
 	for _, path := range w.files.list() {
 		fe := w.fileErrs[path]
 		if probs := fe.problems(); len(probs) > 0 {
-			out = append(out, ProblemsEvent{Path: path, Problems: probs, Err: fe.err()})
+			out = append(out, ProblemsEvent{Path: path, Problems: probs, Err: fe.err(), RulesErr: fe.rulesErr()})
 		}
 	}
 	return out

@@ -465,11 +465,17 @@ func (nb *notifyBuffer) String() string {
 // await waits until the buffer holds text.
 func (nb *notifyBuffer) await(t *testing.T, text string) {
 	t.Helper()
+	nb.awaitFrom(t, 0, text)
+}
+
+// awaitFrom waits until the buffer holds text past its first from bytes.
+func (nb *notifyBuffer) awaitFrom(t *testing.T, from int, text string) {
+	t.Helper()
 	timer := time.NewTimer(hangGuard)
 	defer timer.Stop()
 	for {
 		nb.mu.Lock()
-		if strings.Contains(nb.b.String(), text) {
+		if strings.Contains(nb.b.String()[from:], text) {
 			nb.mu.Unlock()
 			return
 		}
@@ -483,5 +489,56 @@ func (nb *notifyBuffer) await(t *testing.T, text string) {
 		case <-timer.C:
 			t.Fatalf("no %q within %v in:\n%s", text, hangGuard, nb.String())
 		}
+	}
+}
+
+// `freecode mcp restart` in a live sidecar is a reconnect: the server's
+// tools stay registered, so a frontend gets no freecode/tools/changed
+// from it and its provider prompt cache survives.
+func TestLiveRestartKeepsTools(t *testing.T) {
+	e := newLiveEnv(t)
+	e.startSidecar(t)
+	e.mustRun(t, "mcp", "start", "demo")
+	e.mustRun(t, "mcp", "start", "noisy")
+	var changes notifyBuffer
+	c, err := frontend.DialServeFile(t.Context(), filepath.Join(e.home, ".freecode", "serve.json"), &frontend.Options{
+		OnNotification: func(n frontend.Notification) {
+			var tc protocol.ToolsChanged
+			if n.Method == protocol.NotifyToolsChanged && n.Decode(&tc) == nil {
+				fmt.Fprintf(&changes, "%s %s\n", tc.Server, tc.Reason)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Stopping noisy is a tools/changed of its own, which comes after
+	// whatever came before it: the barrier.
+	e.mustRun(t, "mcp", "stop", "noisy")
+	changes.await(t, "noisy stopped\n")
+	e.mustRun(t, "mcp", "start", "noisy")
+	changes.await(t, "noisy connected\n")
+	before, err := c.Definitions(t.Context(), protocol.FormatAnthropic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := len(changes.String())
+
+	out := e.mustRun(t, "mcp", "restart", "demo")
+	if !strings.Contains(out, `Restarted "demo" in the sidecar`) || !strings.Contains(out, "✓ demo: connected") {
+		t.Errorf("restart:\n%s", out)
+	}
+	after, err := c.Definitions(t.Context(), protocol.FormatAnthropic)
+	if err != nil || after.Hash != before.Hash {
+		t.Errorf("definitions' hash after the restart: %s, was %s (%v)", after.Hash, before.Hash, err)
+	}
+	e.mustRun(t, "mcp", "stop", "noisy")
+	changes.awaitFrom(t, mark, "noisy stopped\n")
+	if got := changes.String()[mark:]; got != "noisy stopped\n" {
+		t.Errorf("tools/changed since the restart:\n%swant only the barrier's (noisy stopped)", got)
 	}
 }

@@ -68,13 +68,7 @@ asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` de
 			opened := false
 			open := func(ctx context.Context, u string) error {
 				opened = true
-				fmt.Fprintf(stderr, "Sign in to %q in your browser. If it does not open, visit:\n\n  %s\n\n", srv.Name, termtext.Escape(u))
-				if !noBrowser {
-					if err := mcp.OpenBrowser(ctx, u); err != nil {
-						fmt.Fprintf(stderr, "(no browser could be opened: %s)\n", termtext.EscapeLines(err.Error()))
-					}
-				}
-				fmt.Fprintln(stderr, "Waiting for the sign-in to finish in the browser… (Ctrl-C to stop)")
+				showSignIn(ctx, stderr, fmt.Sprintf("Sign in to %q in your browser.", srv.Name), u, noBrowser)
 				return nil
 			}
 			opts := authOptions()
@@ -109,6 +103,19 @@ asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` de
 	}
 	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
 	return cmd
+}
+
+// showSignIn shows a sign-in page as every sign-in of the CLI does: the
+// headline and the URL on w, for the user to open by hand, then the page
+// in the browser ($BROWSER if set) unless noBrowser.
+func showSignIn(ctx context.Context, w io.Writer, headline, u string, noBrowser bool) {
+	fmt.Fprintf(w, "%s If it does not open, visit:\n\n  %s\n\n", headline, termtext.Escape(u))
+	if !noBrowser {
+		if err := mcp.OpenBrowser(ctx, u); err != nil {
+			fmt.Fprintf(w, "(no browser could be opened: %s)\n", termtext.EscapeLines(err.Error()))
+		}
+	}
+	fmt.Fprintln(w, "Waiting for the sign-in to finish in the browser… (Ctrl-C to stop)")
 }
 
 func newMCPLogoutCmd(a *app) *cobra.Command {

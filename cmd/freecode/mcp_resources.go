@@ -170,6 +170,7 @@ func (a *app) withServer(cmd *cobra.Command, project, name string, fn func(conte
 		return err
 	}
 	defer r.w.Close()
+	r.reportProblems(cmd.ErrOrStderr())
 	if len(r.started) == 0 {
 		for _, p := range r.pending {
 			if p == name {

@@ -60,7 +60,7 @@ sidecar runs (without --probe).`,
 			)
 			if probe {
 				var err error
-				if sts, err = a.probe(ctx, project, names); err != nil {
+				if sts, err = a.probe(ctx, stderr, project, names); err != nil {
 					return err
 				}
 				head = "Probed from this process (no sidecar asked): each server connected once, then stopped."
@@ -182,8 +182,8 @@ func selectStatuses(sts []protocol.ServerStatus, names []string, where string, p
 // probe connects the servers (names, or every enabled one) from this
 // process as `freecode tools` does, each tried once, and returns their
 // statuses once each is connected or failed; the servers are stopped
-// before it returns.
-func (a *app) probe(ctx context.Context, project string, names []string) ([]protocol.ServerStatus, error) {
+// before it returns. The problems of the files it read go to stderr.
+func (a *app) probe(ctx context.Context, stderr io.Writer, project string, names []string) ([]protocol.ServerStatus, error) {
 	var want func(string) bool
 	if len(names) > 0 {
 		want = func(s string) bool { return slices.Contains(names, s) }
@@ -192,6 +192,7 @@ func (a *app) probe(ctx context.Context, project string, names []string) ([]prot
 	if err != nil {
 		return nil, err
 	}
+	r.reportProblems(stderr)
 	sts := r.w.Statuses()
 	r.w.Close()
 	// mcp.Status encodes as the protocol's ServerStatus (the sidecar's own

@@ -26,6 +26,9 @@ var demoServer, freecodeBin string
 
 func TestMain(m *testing.M) {
 	mcptest.RunRelayIfAsked()
+	if os.Getenv(testBrowserEnv) == "1" {
+		os.Exit(runTestBrowser(os.Args[len(os.Args)-1]))
+	}
 	dir, err := os.MkdirTemp("", "freecode-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

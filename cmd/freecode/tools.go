@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -50,14 +51,21 @@ type toolsRun struct {
 	started    []string          // the servers it started, by name
 	failed     map[string]string // server → why it is not connected
 	pending    []string          // project servers awaiting the user's approval
+	problems   []workspace.ProblemsEvent
+	settings   string // the project's settings file, if it has one
 }
 
 // openTools opens the workspace of a command and waits for the servers for
 // which want returns true (nil: every enabled one) to connect or fail,
-// each within its own timeout. A file that does not load fails the command:
-// unlike the sidecar, the CLI has no last good state to go on with. The
-// rule files count only if withRules; adjust, if given, sets more of the
-// workspace's options. Close the run's workspace when done.
+// each within its own timeout. A config file that does not load fails the
+// command: unlike the sidecar, the CLI has no last good state to go on
+// with. The project's settings are the repository's, not the user's: when
+// their servers do not load, the command goes on with the user's servers
+// and the run's reportProblems says why the project's are missing. Rule
+// files count only if withRules, and then one whose rules do not load fails
+// the command, since a deny rule it holds would not apply. adjust, if
+// given, sets more of the workspace's options. Close the run's workspace
+// when done.
 func (a *app) openTools(ctx context.Context, project string, want func(string) bool, withRules bool, adjust ...func(*workspace.Options)) (*toolsRun, error) {
 	path, err := a.path()
 	if err != nil {
@@ -84,13 +92,18 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 		return nil, err
 	}
 	info := w.Project()
-	for _, p := range w.Problems() {
-		if p.Err != nil && (withRules || p.Path == info.ConfigPath || p.Path == info.SettingsPaths.Project) {
+	problems := w.Problems()
+	for _, p := range problems {
+		switch {
+		case p.Path == info.ConfigPath && p.Err != nil:
 			w.Close()
 			return nil, p.Err
+		case withRules && p.RulesErr != nil:
+			w.Close()
+			return nil, fmt.Errorf("%w\n(no call runs while a rule file does not load: its deny and ask rules would not apply)", p.RulesErr)
 		}
 	}
-	r := &toolsRun{w: w, projectDir: project, failed: map[string]string{}}
+	r := &toolsRun{w: w, projectDir: project, failed: map[string]string{}, problems: problems, settings: info.SettingsPaths.Project}
 	var unsettled *workspace.NotSettledError
 	if err := w.WaitSettled(ctx); err != nil && !errors.As(err, &unsettled) {
 		w.Close()
@@ -125,6 +138,31 @@ func (r *toolsRun) reportFailures(w io.Writer) int {
 		}
 	}
 	return len(r.failed)
+}
+
+// reportProblems prints the problems of the files the run read, as a
+// compiler prints them (path:line:column: key: message), and what follows
+// from a project settings file whose servers do not load.
+func (r *toolsRun) reportProblems(w io.Writer) {
+	for _, p := range r.problems {
+		for _, pr := range p.Problems {
+			at := p.Path
+			if pr.Line > 0 {
+				at += ":" + strconv.Itoa(pr.Line)
+				if pr.Column > 0 {
+					at += ":" + strconv.Itoa(pr.Column)
+				}
+			}
+			msg := pr.Message
+			if pr.Key != "" {
+				msg = pr.Key + ": " + msg
+			}
+			fmt.Fprintf(w, "warning: %s: %s\n", termtext.Escape(at), termtext.Escape(msg))
+		}
+		if p.Path == r.settings && p.Err != nil {
+			fmt.Fprintf(w, "warning: the project's servers are left out until %s is fixed\n", termtext.Escape(p.Path))
+		}
+	}
 }
 
 func signalContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/internal/toolid"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/workspace"
 )
@@ -39,7 +41,12 @@ no terminal to ask. Exit status 1 when the result is an error.
 A server that asks something during the call (an MCP elicitation: a form or a
 URL to open) is answered on the terminal, field by field, the form's defaults
 offered; without a terminal it is declined. A server's sampling request is
-refused: the command line has no model of its own.`,
+refused: the command line has no model of its own.
+
+A remote server that asks for more access than its sign-in gave (HTTP 403
+insufficient_scope) gets a sign-in for it in the browser, as ` + "`freecode mcp login`" + `
+signs in, when there is a terminal or $BROWSER; the call then runs. Otherwise
+the call is not run, and the result names the scope the server asks for.`,
 		Example: `  freecode tools call mcp__demo__read_file --args '{"path":"README.md"}'
   freecode tools call mcp__demo__delete_file --args '{"path":"old.txt"}' --yes
   freecode tools call mcp__demo__echo --args @big.json
@@ -58,20 +65,29 @@ refused: the command line has no model of its own.`,
 			if argsFlag != "-" && isTerminal(cmd.InOrStdin()) {
 				in = bufio.NewReader(cmd.InOrStdin())
 			}
+			// A server that asks for more access than its sign-in gave
+			// (403 insufficient_scope) gets a sign-in for it in the
+			// middle of the call, as `freecode mcp login` signs in, when
+			// someone can answer: a terminal, or a $BROWSER to open.
+			stderr := cmd.ErrOrStderr()
+			var stepUp mcp.OpenURLFunc
+			if in != nil || os.Getenv("BROWSER") != "" {
+				srv, _ := toolid.ServerOf(id)
+				stepUp = func(ctx context.Context, u string) error {
+					showSignIn(ctx, stderr, fmt.Sprintf("The MCP server %q asks for more access for this call: sign in in your browser to grant it.", srv), u, false)
+					return nil
+				}
+			}
 			r, err := a.openTools(ctx, *project, serverOf(id), true, func(o *workspace.Options) {
 				o.Elicitation = in != nil
+				o.OpenURL = stepUp
 			})
 			if err != nil {
 				return err
 			}
 			defer r.w.Close()
-			stderr := cmd.ErrOrStderr()
+			r.reportProblems(stderr)
 			r.reportFailures(stderr)
-			for _, p := range r.w.Problems() {
-				for _, pr := range p.Problems {
-					fmt.Fprintf(stderr, "note: %s:%d:%d: %s\n", p.Path, pr.Line, pr.Column, termtext.Escape(pr.Message))
-				}
-			}
 
 			var approver orchestrator.Approver
 			switch {
@@ -102,6 +118,12 @@ refused: the command line has no model of its own.`,
 				}
 			} else {
 				printResult(out, &res)
+			}
+			if res.IsError && stepUp == nil && strings.Contains(res.Text(), mcp.ErrNeedsAuth.Error()) {
+				srv, _ := toolid.ServerOf(id)
+				fmt.Fprintf(stderr, "To grant it, run the call again from a terminal or with $BROWSER set: FreeCode then asks you to sign in\n"+
+					"for that access in the browser, as `freecode mcp login %[1]s` does. Or list the scopes in the server's\n"+
+					"\"oauth\": {\"scopes\": [...]} and run `freecode mcp login %[1]s`.\n", srv)
 			}
 			if res.IsError {
 				return exitError(1)

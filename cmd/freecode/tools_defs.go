@@ -33,6 +33,7 @@ as it would be without deferral.`,
 			}
 			defer r.w.Close()
 			stderr := cmd.ErrOrStderr()
+			r.reportProblems(stderr)
 			r.reportFailures(stderr)
 			entry, problems, err := r.w.Definitions(ctx, f)
 			if err != nil {

@@ -37,6 +37,7 @@ providers see when the id is longer than 64 characters.`,
 			if server != "" && len(r.started) == 0 {
 				return fmt.Errorf("no enabled server named %q", server)
 			}
+			r.reportProblems(cmd.ErrOrStderr())
 			failed := r.reportFailures(cmd.ErrOrStderr())
 			infos := r.w.Tools(server)
 			out := cmd.OutOrStdout()

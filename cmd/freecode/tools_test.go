@@ -409,3 +409,43 @@ func TestToolsBrokenFiles(t *testing.T) {
 		})
 	}
 }
+
+// A project's settings are the repository's: a bad server entry in them
+// leaves the project's servers out, with a warning, and the user's own
+// servers work. Only a settings file whose rules do not load stops a call,
+// since a deny rule in it would not apply.
+func TestToolsBrokenProjectSettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings string
+		callErr  string // "" when call still works
+	}{
+		{"bad server name", `{"mcp": {"servers": [{"name": "bad name!", "command": ["/bin/true"]}]}}`, ""},
+		{"syntax", `{"mcp": `, "settings.json:1:9: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args, _ := toolsConfig(t)
+			proj := args[len(args)-1]
+			if err := os.MkdirAll(filepath.Join(proj, ".freecode"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(proj, ".freecode", "settings.json"), []byte(tc.settings), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			warning := "warning: the project's servers are left out until " + filepath.Join(proj, ".freecode", "settings.json") + " is fixed"
+
+			out, errOut, code := run(t, append(args, "list")...)
+			if code != 0 || !strings.Contains(out, "mcp__demo__echo") || !strings.Contains(errOut, warning) {
+				t.Errorf("list: exit %d\nstdout: %s\nstderr: %s\nwant the demo's tools and %q", code, out, errOut, warning)
+			}
+			out, errOut, code = run(t, append(args, "call", "mcp__demo__echo", "--args", `{"message":"hi there"}`)...)
+			switch {
+			case tc.callErr == "" && (code != 0 || !strings.Contains(out, "hi there") || !strings.Contains(errOut, warning)):
+				t.Errorf("call: exit %d\nstdout: %s\nstderr: %s\nwant the echo and %q", code, out, errOut, warning)
+			case tc.callErr != "" && (code != 1 || !strings.Contains(errOut, tc.callErr) || !strings.Contains(errOut, "no call runs")):
+				t.Errorf("call: exit %d, stderr %q; want it to contain %q and say no call runs", code, errOut, tc.callErr)
+			}
+		})
+	}
+}

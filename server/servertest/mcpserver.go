@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"strings"
 	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,7 +40,10 @@ const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
 //
 // and those that ask the client, with a resource and a prompt (see
 // addAskTools). It writes "roots changed" to stderr on
-// notifications/roots/list_changed.
+// notifications/roots/list_changed. With ToolsFileEnv in its env, it also
+// serves a tool for each name in that file when it starts, returning its
+// name: so a server restarted after the file changed lists other tools;
+// with FailFileEnv, it does not start while that file exists.
 //
 // extra is merged into the entry (e.g. {"enabled": false}); its "env", a
 // map[string]string, into the entry's env.
@@ -63,6 +69,14 @@ func Server(name string, extra map[string]any) string {
 	}
 	return string(b)
 }
+
+// ToolsFileEnv, in a Server's env, names a file of more tool names, one a
+// line, that the server reads when it starts.
+const ToolsFileEnv = "FREECODE_SERVERTEST_TOOLS"
+
+// FailFileEnv, in a Server's env, names a file whose presence makes the
+// server exit at once when it starts, as a server that cannot come back.
+const FailFileEnv = "FREECODE_SERVERTEST_FAIL_IF"
 
 func text(s string) *mcpsdk.CallToolResult {
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
@@ -91,6 +105,12 @@ func (l *lockedWriter) Close() error { return l.w.Close() }
 
 // runMCPServer serves the tools Server lists on stdio.
 func runMCPServer() int {
+	if path := os.Getenv(FailFileEnv); path != "" {
+		if _, err := os.Stat(path); err == nil {
+			fmt.Fprintln(os.Stderr, "servertest server: refusing to start:", path, "exists")
+			return 1
+		}
+	}
 	stdout := &lockedWriter{w: os.Stdout}
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "servertest", Version: "1.0.0"}, &mcpsdk.ServerOptions{
 		RootsListChangedHandler: func(context.Context, *mcpsdk.RootsListChangedRequest) {
@@ -185,6 +205,19 @@ func runMCPServer() int {
 			return nil, ctx.Err()
 		})
 	addAskTools(server)
+	if path := os.Getenv(ToolsFileEnv); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "servertest server:", err)
+			return 1
+		}
+		for _, name := range strings.Fields(string(data)) {
+			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+					return text(name), nil
+				})
+		}
+	}
 	if err := server.Run(context.Background(), &mcpsdk.IOTransport{Reader: os.Stdin, Writer: stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "servertest server:", err)
 		return 1
