@@ -382,11 +382,15 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 }
 
 func TestCallWaitsForReconnectWithinItsDeadline(t *testing.T) {
-	c := startTestConn(t, testSrv(t, "waiter"), nil)
+	rec := mcptest.NewRecorder()
+	c := startTestConn(t, testSrv(t, "waiter"), rec)
 	c.backoff = func(int) time.Duration { return time.Hour }
 	if _, err := c.CallTool(t.Context(), "crash", nil, nil); !errors.Is(err, ErrConnectionLost) {
 		t.Fatalf("CallTool(crash) = %v, want ErrConnectionLost", err)
 	}
+	// The supervisor says so in its own time: a loaded machine may take
+	// longer than the call's deadline below.
+	rec.MustAwait(t, mcptest.InState("waiter", StateReconnecting))
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	_, err := c.CallTool(ctx, "echo", nil, nil)

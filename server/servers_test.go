@@ -297,6 +297,9 @@ func TestLateFrontend(t *testing.T) {
 // up to a real change made now: addtool of server adds the tool name, and
 // whatever tools/changed came before that one's is delivered before it, on
 // the one queue of the editor's events.
+//
+// The server's pinning must be off: a tool new to a pinned server changes
+// no definitions until it is accepted.
 func toolsChangedSince(t *testing.T, ed *servertest.Editor, server, name string, mark int) []protocol.ToolsChanged {
 	t.Helper()
 	ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
@@ -328,7 +331,7 @@ func TestRestartIsAReconnect(t *testing.T) {
 		ctx := t.Context()
 		toolsFile := env.Sandbox.Path("tools.txt")
 		env.Sandbox.WriteFile(t, "config.json", `{"mcp": {"servers": [`+
-			servertest.Server("a", map[string]any{"env": map[string]string{servertest.ToolsFileEnv: toolsFile}})+`]}}`)
+			servertest.Server("a", map[string]any{"env": map[string]string{servertest.ToolsFileEnv: toolsFile}, "pinning": "off"})+`]}}`)
 		first := ed.AwaitStatus("a", protocol.StateConnected)
 		// The barrier's tool goes with the process, so the restarted
 		// server is set up to list it again.
@@ -380,7 +383,7 @@ func TestRestartThatFailsKeepsTools(t *testing.T) {
 		env.Sandbox.WriteFile(t, "config.json", `{"mcp": {"servers": [`+
 			servertest.Server("a", map[string]any{"env": map[string]string{
 				servertest.FailFileEnv: failFile, servertest.ToolsFileEnv: env.Sandbox.Path("tools.txt"),
-			}})+`]}}`)
+			}, "pinning": "off"})+`]}}`)
 		first := ed.AwaitStatus("a", protocol.StateConnected)
 		toolsChangedSince(t, ed, "a", "barrier1", ed.Mark())
 		env.Sandbox.WriteFile(t, "tools.txt", "barrier1\n") // listed again once back
