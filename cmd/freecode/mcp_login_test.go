@@ -101,34 +101,11 @@ func TestMCPLoginLogout(t *testing.T) {
 	}
 
 	// `mcp login --no-browser` prints the URL; the user opens it.
-	browser := oauthtest.NewBrowser(t)
-	stderr := &urlWatcher{url: make(chan string, 1)}
-	var stdout bytes.Buffer
-	done := make(chan error, 1)
-	go func() {
-		cmd := newRootCmd()
-		cmd.SetOut(&stdout)
-		cmd.SetErr(stderr)
-		cmd.SetArgs([]string{"--config", path, "mcp", "login", "gh", "--no-browser"})
-		done <- cmd.Execute()
-	}()
-	select {
-	case u := <-stderr.url:
-		if err := browser.Open(context.Background(), u); err != nil {
-			t.Fatal(err)
-		}
-	case err := <-done:
-		t.Fatalf("mcp login ended before printing a URL: %v\n%s", err, stderr)
-	case <-time.After(remoteHangGuardCLI):
-		t.Fatalf("no URL printed:\n%s", stderr)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("mcp login: %v\n%s", err, stderr)
-	}
+	stdout, stderr := loginNoBrowser(t, path, "gh")
 	// The user's, whatever --config names: never beside the config.
 	tokens := filepath.Join(home, ".freecode", "auth", "tokens.json")
-	if want := fmt.Sprintf("✓ Signed in to \"gh\"; connected with 1 tool\n  tokens kept in %s (readable by you only)\n", tokens); stdout.String() != want {
-		t.Errorf("mcp login printed:\n%s\nwant:\n%s", &stdout, want)
+	if want := fmt.Sprintf("✓ Signed in to \"gh\"; connected with 1 tool\n  tokens kept in %s (readable by you only)\n", tokens); stdout != want {
+		t.Errorf("mcp login printed:\n%s\nwant:\n%s", stdout, want)
 	}
 	if fi, err := os.Stat(tokens); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the token file: %v, %v; want mode 0600", fi, err)
@@ -136,7 +113,7 @@ func TestMCPLoginLogout(t *testing.T) {
 	for _, s := range as.Secrets() {
 		noSecretUnder(t, s, dir)
 	}
-	printed := stdout.String() + stderr.String()
+	printed := stdout + stderr
 
 	out := mustRun(t, "--config", path, "mcp", "start", "gh")
 	if !strings.HasPrefix(out, "✓ Server \"gh\" started with 1 tool") {
@@ -233,3 +210,35 @@ func TestMCPLogoutNotRevoked(t *testing.T) {
 // remoteHangGuardCLI bounds a wait that would otherwise hang on a bug; it
 // is never what a test asserts.
 const remoteHangGuardCLI = time.Minute
+
+// loginNoBrowser runs `freecode mcp login name --no-browser` with the
+// config at path, opens the URL it prints as the user would, and returns
+// what it printed on stdout and stderr once it is done.
+func loginNoBrowser(t *testing.T, path, name string) (stdout, stderr string) {
+	t.Helper()
+	browser := oauthtest.NewBrowser(t)
+	errOut := &urlWatcher{url: make(chan string, 1)}
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		cmd := newRootCmd()
+		cmd.SetOut(&out)
+		cmd.SetErr(errOut)
+		cmd.SetArgs([]string{"--config", path, "mcp", "login", name, "--no-browser"})
+		done <- cmd.Execute()
+	}()
+	select {
+	case u := <-errOut.url:
+		if err := browser.Open(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+	case err := <-done:
+		t.Fatalf("mcp login ended before printing a URL: %v\n%s", err, errOut)
+	case <-time.After(remoteHangGuardCLI):
+		t.Fatalf("no URL printed:\n%s", errOut)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("mcp login: %v\n%s", err, errOut)
+	}
+	return out.String(), errOut.String()
+}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -146,13 +145,7 @@ func (r *toolsRun) reportFailures(w io.Writer) int {
 func (r *toolsRun) reportProblems(w io.Writer) {
 	for _, p := range r.problems {
 		for _, pr := range p.Problems {
-			at := p.Path
-			if pr.Line > 0 {
-				at += ":" + strconv.Itoa(pr.Line)
-				if pr.Column > 0 {
-					at += ":" + strconv.Itoa(pr.Column)
-				}
-			}
+			at := pr.Position(p.Path)
 			msg := pr.Message
 			if pr.Key != "" {
 				msg = pr.Key + ": " + msg

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -71,29 +70,7 @@ func newStepUpEnv(t *testing.T) *stepUpEnv {
 	mustRun(t, "--config", e.cfg, "mcp", "add", "gh", "remote", e.as.MCPURL, "--transport", "http")
 
 	// Signed in for "read", as `mcp login` does.
-	browser := oauthtest.NewBrowser(t)
-	stderr := &urlWatcher{url: make(chan string, 1)}
-	done := make(chan error, 1)
-	go func() {
-		cmd := newRootCmd()
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(stderr)
-		cmd.SetArgs([]string{"--config", e.cfg, "mcp", "login", "gh", "--no-browser"})
-		done <- cmd.Execute()
-	}()
-	select {
-	case u := <-stderr.url:
-		if err := browser.Open(context.Background(), u); err != nil {
-			t.Fatal(err)
-		}
-	case err := <-done:
-		t.Fatalf("mcp login ended before printing a URL: %v\n%s", err, stderr)
-	case <-time.After(remoteHangGuardCLI):
-		t.Fatalf("no URL printed:\n%s", stderr)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("mcp login: %v\n%s", err, stderr)
-	}
+	loginNoBrowser(t, e.cfg, "gh")
 	return e
 }
 
