@@ -16,12 +16,12 @@ import {
 	type ServerOptions,
 	type StateChangeEvent,
 } from 'vscode-languageclient/node';
+import type { ServersModel } from './model';
 import type { InitializationOptions } from './protocol';
 import { RestartBudget } from './restartPolicy';
 import { Session, type Hooks } from './session';
 import type { Settings } from './settings';
 import type { SidecarState } from './statusText';
-import type { ServersModel } from './views/serversTree';
 
 /**
  * openSignInPage answers window/showDocument for a web page to open

@@ -11,9 +11,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import type { ServersModel } from '../../src/model';
 import type { ClientCapabilities } from '../../src/protocol';
 import { Session, type Hooks } from '../../src/session';
-import type { ServersModel } from '../../src/views/serversTree';
 
 /** Generous: a cold MCP server start on a busy machine, not a performance goal. */
 export const waitMs = 60_000;
@@ -105,7 +105,7 @@ export function until(model: ServersModel, what: string, ok: () => boolean, stde
 	return new Promise((resolve, reject) => {
 		const timer = setTimeout(() => {
 			off();
-			reject(new Error(`waited ${waitMs} ms for ${what}; servers: ${JSON.stringify(model.serverNodes())}; sidecar stderr:\n${stderr()}`));
+			reject(new Error(`waited ${waitMs} ms for ${what}; servers: ${JSON.stringify(model.servers())}; sidecar stderr:\n${stderr()}`));
 		}, waitMs);
 		const off = model.onDidChange(() => {
 			if (!ok()) return;
