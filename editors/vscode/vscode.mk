@@ -3,7 +3,7 @@
 # fragment works from any directory make is started in.
 #
 #   make vscode       npm ci (once per lockfile change) + esbuild bundle
-#   make vscode-test  type-check, then the headless unit tests (node --test)
+#   make vscode-test  type-check, the import-cycle check, then the headless unit tests (node --test)
 #   make vscode-integration  the session logic against the real freecode-serve and demo server, and
 #                     server-everything once `make npm` installed it
 #   make vsix         the .vsix for this host, with the sidecar and the CLI inside

@@ -4,8 +4,7 @@
 // commands/approveServer.ts shows it in a modal. Pure: no `vscode` import.
 
 import type { DefinitionChange, ServerApproval, ServerStatus } from './protocol';
-import { oneLine, printable, truncate } from './text';
-import { commandLine } from './views/serversTree';
+import { commandLine, oneLine, printable, truncate } from './text';
 
 export const NOT_NOW = 'Do Not Run';
 export const APPROVE = 'Approve and Run';

@@ -1,8 +1,9 @@
-// The sidecar process: a vscode-languageclient LanguageClient spawning
-// freecode-serve over stdio, restarted after a crash at most
+// The sidecar process in VS Code: a vscode-languageclient LanguageClient
+// spawning freecode-serve over stdio, restarted after a crash at most
 // RestartBudget.max times in its window, then stopped with an explanation.
 // Its stderr goes to the "FreeCode Sidecar" output channel, the JSON-RPC
-// trace (freecode.trace.server) to "FreeCode Trace".
+// trace (freecode.trace.server) to "FreeCode Trace". When it starts, stops
+// and restarts, and that those never overlap, is lifecycle.ts's.
 
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
@@ -14,14 +15,13 @@ import {
 	State,
 	type LanguageClientOptions,
 	type ServerOptions,
-	type StateChangeEvent,
 } from 'vscode-languageclient/node';
+import { SidecarLifecycle, type ClientState, type SidecarClient } from './lifecycle';
+import type { ServersModel } from './model';
 import type { InitializationOptions } from './protocol';
-import { RestartBudget } from './restartPolicy';
-import { Session, type Hooks } from './session';
+import type { Hooks, Session } from './session';
 import type { Settings } from './settings';
 import type { SidecarState } from './statusText';
-import type { ServersModel } from './views/serversTree';
 
 /**
  * openSignInPage answers window/showDocument for a web page to open
@@ -42,87 +42,51 @@ const openSignInPage: NonNullable<NonNullable<LanguageClientOptions['middleware'
 	return next(params, token);
 };
 
-/** How long stop waits for shutdown/exit before the client kills the sidecar. */
-const stopTimeoutMs = 5000;
-
-/** Sidecar owns the LanguageClient and the Session on top of it. */
+/** Sidecar is the sidecar's lifecycle with VS Code's output channels, events and LanguageClient. */
 export class Sidecar implements vscode.Disposable {
 	readonly output: vscode.LogOutputChannel;
 	readonly trace: vscode.LogOutputChannel;
-	private client?: LanguageClient;
-	private current?: Session;
-	private listening?: vscode.Disposable;
-	private stateValue: SidecarState = 'stopped';
+	private readonly life: SidecarLifecycle;
 	private readonly stateEmitter = new vscode.EventEmitter<SidecarState>();
 	/** onDidChangeState fires on every SidecarState change. */
 	readonly onDidChangeState = this.stateEmitter.event;
-	private readonly budget = new RestartBudget();
-	/** The path the last start looked for, for the explanation when it is missing. */
-	missingPath?: string;
 
-	constructor(
-		private readonly model: ServersModel,
-		private readonly hooks: Hooks,
-		private readonly settings: () => Settings,
-	) {
+	constructor(model: ServersModel, hooks: Hooks, settings: () => Settings) {
 		this.output = vscode.window.createOutputChannel('FreeCode Sidecar', { log: true });
 		this.trace = vscode.window.createOutputChannel('FreeCode Trace', { log: true });
+		this.life = new SidecarLifecycle({
+			model,
+			hooks,
+			settings,
+			exists: (p) => fs.existsSync(p),
+			newClient: (s) => sidecarClient(this.build(s)),
+			log: this.output,
+		});
+		this.life.onDidChangeState((s) => this.stateEmitter.fire(s));
 	}
 
 	get state(): SidecarState {
-		return this.stateValue;
+		return this.life.state;
 	}
 
 	/** session is the live session, when the sidecar runs. */
 	get session(): Session | undefined {
-		return this.stateValue === 'running' ? this.current : undefined;
-	}
-
-	private setState(s: SidecarState): void {
-		if (this.stateValue === s) return;
-		this.stateValue = s;
-		this.stateEmitter.fire(s);
+		return this.life.session;
 	}
 
 	/** start spawns the sidecar, unless its binary is missing (then the state says so). */
-	async start(): Promise<void> {
-		if (this.client) return;
-		const s = this.settings();
-		for (const p of s.problems) this.output.warn(p);
-		if (!fs.existsSync(s.serverPath)) {
-			this.missingPath = s.serverPath;
-			this.output.error(
-				s.serverPathFromSetting
-					? `freecode.serverPath is ${s.serverPath}, and there is no file there.`
-					: `The sidecar is not in this build of the extension (no ${s.serverPath}). Set freecode.serverPath to a freecode-serve binary.`,
-			);
-			this.setState('missing');
-			return;
-		}
-		this.missingPath = undefined;
-		this.output.info(`starting ${s.serverPath}`);
-		const client = this.build(s);
-		this.client = client;
-		this.current = new Session(client, this.model, this.hooks);
-		this.listening = this.current.listen();
-		client.onDidChangeState((e: StateChangeEvent) => {
-			if (client !== this.client) return;
-			if (e.newState === State.Running) {
-				this.setState('running');
-				void this.current?.refresh();
-			} else if (e.newState === State.Starting) {
-				this.setState('starting');
-			} else {
-				this.model.clear();
-			}
-		});
-		this.setState('starting');
-		try {
-			await client.start();
-		} catch (e) {
-			this.output.error(`the sidecar did not start: ${(e as Error).message}`);
-			if (client === this.client) this.setState('failed');
-		}
+	start(): Promise<void> {
+		return this.life.start();
+	}
+
+	/** stop shuts the sidecar down (shutdown, exit), killing it if it does not go in time. */
+	stop(): Promise<void> {
+		return this.life.stop();
+	}
+
+	/** restart is the user's restart: it also forgets earlier crashes. */
+	restart(): Promise<void> {
+		return this.life.restart();
 	}
 
 	private build(s: Settings): LanguageClient {
@@ -154,15 +118,11 @@ export class Sidecar implements vscode.Disposable {
 	}
 
 	private closed() {
-		if (this.budget.crashed()) {
-			this.output.warn(`the sidecar exited; restarting it (${this.budget.recent} of ${this.budget.max} restarts in ${this.budget.windowMs / 60000} minutes)`);
-			return { action: CloseAction.Restart, handled: true };
-		}
-		this.output.error(`the sidecar exited ${this.budget.recent} times within ${this.budget.windowMs / 60000} minutes; not restarting it`);
-		this.setState('failed');
+		if (this.life.crashed()) return { action: CloseAction.Restart, handled: true };
+		const b = this.life.budget;
 		void vscode.window
 			.showErrorMessage(
-				`FreeCode's sidecar stopped ${this.budget.recent} times in ${this.budget.windowMs / 60000} minutes, so it is not restarted. Its log says why.`,
+				`FreeCode's sidecar stopped ${b.recent} times in ${b.windowMs / 60000} minutes, so it is not restarted. Its log says why.`,
 				'Show Log',
 				'Restart Sidecar',
 			)
@@ -173,35 +133,22 @@ export class Sidecar implements vscode.Disposable {
 		return { action: CloseAction.DoNotRestart, handled: true };
 	}
 
-	/** stop shuts the sidecar down (shutdown, exit), killing it if it does not go in time. */
-	async stop(): Promise<void> {
-		const client = this.client;
-		this.client = undefined;
-		this.listening?.dispose();
-		this.listening = undefined;
-		this.current = undefined;
-		this.model.clear();
-		if (client) {
-			try {
-				await client.stop(stopTimeoutMs);
-			} catch (e) {
-				this.output.warn(`stopping the sidecar: ${(e as Error).message}`);
-			}
-		}
-		this.setState('stopped');
-	}
-
-	/** restart is the user's restart: it also forgets earlier crashes. */
-	async restart(): Promise<void> {
-		this.budget.reset();
-		await this.stop();
-		await this.start();
-	}
-
 	dispose(): void {
 		void this.stop();
 		this.stateEmitter.dispose();
 		this.output.dispose();
 		this.trace.dispose();
 	}
+}
+
+/** sidecarClient is a LanguageClient as the lifecycle sees it. */
+function sidecarClient(c: LanguageClient): SidecarClient {
+	const states: Partial<Record<State, ClientState>> = { [State.Running]: 'running', [State.Starting]: 'starting' };
+	return {
+		connection: c,
+		start: () => c.start(),
+		stop: (timeoutMs) => c.stop(timeoutMs),
+		// Stopped and StartFailed are both a sidecar that is not there.
+		onDidChangeState: (fn) => c.onDidChangeState((e) => fn(states[e.newState] ?? 'stopped')),
+	};
 }

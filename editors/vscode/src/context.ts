@@ -3,9 +3,9 @@
 
 import type * as vscode from 'vscode';
 import type { Sidecar } from './client';
+import type { ServersModel } from './model';
 import type { ServerLogs } from './serverLogs';
 import type { Machine, Settings } from './settings';
-import type { ServersModel } from './views/serversTree';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { ToolRuns } from './toolRuns';
 

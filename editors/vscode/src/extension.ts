@@ -8,6 +8,7 @@ import { machine, readSettings } from './config';
 import { ConfigProblems } from './configProblems';
 import type { FreeCode } from './context';
 import { askElicitation } from './elicitationPrompt';
+import { ServersModel, toolKind } from './model';
 import { askPermission } from './permissionPrompt';
 import { askSampling } from './samplingPrompt';
 import { ReadOnlyDocs } from './readOnlyDocs';
@@ -15,7 +16,6 @@ import { ReviewNotices } from './reviewNotices';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
-import { ServersModel, toolKind } from './views/serversTree';
 import { ServersView } from './views/serversView';
 import { watchSidecar } from './watch';
 

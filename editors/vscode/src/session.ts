@@ -6,10 +6,10 @@
 // changed, never on a timer. Pure: no `vscode` import.
 
 import { ResponseError } from 'vscode-jsonrpc';
+import type { ServersModel } from './model';
+import { DENIED } from './permissionChoices';
 import * as p from './protocol';
 import * as shapes from './protocolShapes';
-import { DENIED } from './permissionChoices';
-import type { ServersModel } from './views/serversTree';
 
 /** MCP's code for a sampling request that is refused. */
 const SAMPLING_REFUSED = -1;

@@ -4,8 +4,8 @@
 
 import * as vscode from 'vscode';
 import type { Sidecar } from './client';
+import type { ServersModel } from './model';
 import { statusText } from './statusText';
-import type { ServersModel } from './views/serversTree';
 
 export class StatusItem implements vscode.Disposable {
 	private readonly item = vscode.window.createStatusBarItem('freecode.status', vscode.StatusBarAlignment.Left, 50);

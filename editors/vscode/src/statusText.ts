@@ -1,7 +1,7 @@
 // What the status bar item says, from the sidecar's state and the servers'
 // summary. status.ts puts it on screen. Pure: no `vscode` import.
 
-import type { Summary } from './views/serversTree';
+import type { Summary } from './model';
 
 /** SidecarState is the extension's view of its sidecar process. */
 export type SidecarState = 'starting' | 'running' | 'missing' | 'failed' | 'stopped';

@@ -25,3 +25,16 @@ export function truncate(s: string, max: number): string {
 export function oneLine(s: string, max: number): string {
 	return truncate(printable(s.replace(/\s+/g, ' ').trim()), max);
 }
+
+/**
+ * commandLine shows an argv as one line a person can read back: an argument
+ * that is empty or holds whitespace, a quote or a backslash is
+ * single-quoted, so the words stay apart. ${env:NAME} is FreeCode's, not a
+ * shell's, and is shown as configured.
+ */
+export function commandLine(argv: readonly string[]): string {
+	return argv
+		.map((a) => (a === '' || /[\s'"\\]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a))
+		.map(printable)
+		.join(' ');
+}

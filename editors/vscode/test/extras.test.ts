@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promptDoc, resourceDoc } from '../src/extrasText';
 import type { GetPromptResult, PromptInfo, ReadResourceResult, ResourceInfo, ServerStatus } from '../src/protocol';
-import { ServersModel } from '../src/views/serversTree';
+import { ServersModel } from '../src/model';
+import { groupChildren } from '../src/views/extrasTree';
+import { serverChildren, serverNodes } from '../src/views/tree';
 
 const fixtures = join(__dirname, '..', '..', 'test', 'fixtures');
 const load = <T>(f: string): T[] => JSON.parse(readFileSync(join(fixtures, f), 'utf8'));
@@ -23,12 +25,12 @@ const st = (name: string, over: Partial<ServerStatus> = {}): ServerStatus => ({
 /** tree is the whole view as lines, groups expanded. */
 function tree(m: ServersModel): string[] {
 	const out: string[] = [];
-	for (const s of m.serverNodes()) {
+	for (const s of serverNodes(m)) {
 		out.push(`${s.label}${s.expandable ? ' ▾' : ''}`);
-		for (const c of m.childNodes(s.name)) {
+		for (const c of serverChildren(m, s.name)) {
 			out.push(`  ${c.icon.id} ${c.label} — ${c.description} [${c.contextValue}]`);
 			if (c.kind === 'group') {
-				for (const g of m.groupNodes(c.server, c.group)) out.push(`    ${g.icon.id} ${g.label} — ${g.description} [${g.contextValue}]`);
+				for (const g of groupChildren(m, c.server, c.group)) out.push(`    ${g.icon.id} ${g.label} — ${g.description} [${g.contextValue}]`);
 			}
 		}
 	}
@@ -55,13 +57,13 @@ test('tree: a server lists its resources and prompts after its tools, in groups,
 		'    comment simple-prompt —  [prompt]',
 		'fs',
 	]);
-	const [res] = m.groupNodes('everything', 'resources');
+	const [res] = groupChildren(m, 'everything', 'resources');
 	assert.equal(res.kind === 'resource' && res.uri, 'demo://resource/static/document/architecture.md');
 	assert.equal(
 		res.tooltip,
 		'Architecture\ndemo://resource/static/document/architecture.md\ntext/markdown\n\nHow the server is built',
 	);
-	const [args] = m.groupNodes('everything', 'prompts');
+	const [args] = groupChildren(m, 'everything', 'prompts');
 	assert.equal(args.tooltip, 'Arguments prompt\n\nA prompt with arguments\ncity (required): Name of the city\nstate: Name of the state');
 
 	// A server that stops has none; one that leaves the config takes them along.
@@ -76,7 +78,7 @@ test('tree: a remote server can sign out; a local one has no sign-in', () => {
 	const m = new ServersModel();
 	m.setServers([st('gh', { type: 'remote', state: 'needsAuth' }), st('fs')]);
 	assert.deepEqual(
-		m.serverNodes().map((n) => n.contextValue),
+		serverNodes(m).map((n) => n.contextValue),
 		['server state:connected scope:user', 'server state:needsAuth scope:user remote'],
 	);
 });

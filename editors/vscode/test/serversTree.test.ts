@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { ServersModel } from '../src/model';
 import type { ServerStatus, ToolInfo } from '../src/protocol';
-import { ServersModel, serverNode, toolNode } from '../src/views/serversTree';
+import { serverNode, toolNode, toolNodes } from '../src/views/serversTree';
+import { serverNodes } from '../src/views/tree';
 
 const fixtures = join(__dirname, '..', '..', 'test', 'fixtures');
 const statuses: ServerStatus[] = JSON.parse(readFileSync(join(fixtures, 'ServerStatus.json'), 'utf8'));
@@ -18,9 +20,9 @@ function st(over: Partial<ServerStatus>): ServerStatus {
 /** view is what the tree shows, as lines: what a person reads, icons included. */
 function view(m: ServersModel): string[] {
 	const out: string[] = [];
-	for (const s of m.serverNodes()) {
+	for (const s of serverNodes(m)) {
 		out.push(`${s.icon.id} ${s.label} — ${s.description} [${s.contextValue}]`);
-		for (const t of m.toolNodes(s.name)) out.push(`  ${t.icon.id} ${t.label} — ${t.description}`);
+		for (const t of toolNodes(m, s.name)) out.push(`  ${t.icon.id} ${t.label} — ${t.description}`);
 	}
 	return out;
 }
@@ -91,61 +93,6 @@ const cases: { name: string; steps: Step[]; want: string[] }[] = [
 			'debug-stop alpha — stopped [server state:stopped scope:user]',
 			'key gh — sign-in needed [server state:needsAuth scope:user remote]',
 			'circle-slash zeta — disabled [server state:disabled scope:user]',
-		],
-	},
-	{
-		name: 'a status for a server not listed yet adds it (a config edit)',
-		steps: [
-			(m) => m.setServers([st({ state: 'connected', toolCount: 0 })]),
-			(m) => m.updateServer(st({ name: 'added', state: 'connecting' })),
-		],
-		want: [
-			'loading~spin added — connecting… [server state:connecting scope:user]',
-			'pass-filled demo — connected · 0 tools [server state:connected scope:user]',
-		],
-	},
-	{
-		name: 'a server missing from a new freecode/servers answer is gone, with its tools',
-		steps: [
-			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'other', state: 'connected' })]),
-			(m) => m.setTools(demoTools),
-			(m) => m.setServers([st({ name: 'other', state: 'connected' })]),
-			(m) => m.updateServer(st({ state: 'connected', toolCount: 3 })),
-		],
-		want: [
-			'pass-filled demo — connected · 3 tools [server state:connected scope:user]',
-			'pass-filled other — connected · 0 tools [server state:connected scope:user]',
-		],
-	},
-	{
-		name: 'a removed server leaves the tree with its tools, whatever its state was',
-		steps: [
-			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'off', state: 'stopped' }), st({ name: 'p', scope: 'project', state: 'awaitingApproval' })]),
-			(m) => m.setTools(demoTools),
-			(m) => m.updateServer(st({ state: 'removed' })),
-			(m) => m.updateServer(st({ name: 'off', state: 'removed' })),
-			(m) => m.updateServer(st({ name: 'p', scope: 'project', state: 'removed' })),
-			(m) => m.updateServer(st({ name: 'demo', state: 'connecting' })),
-		],
-		want: ['loading~spin demo — connecting… [server state:connecting scope:user]'],
-	},
-	{
-		name: "one server's tool list replaces only that server's tools; built-ins are not shown",
-		steps: [
-			(m) => m.setServers([st({ state: 'connected', toolCount: 3 }), st({ name: 'b', state: 'connected', toolCount: 1 })]),
-			(m) =>
-				m.setTools([
-					...demoTools,
-					{ id: 'mcp__b__x', server: 'b', name: 'x', description: '', readOnly: true, inputSchema: {} },
-					{ id: 'read', name: 'read', description: 'built-in', readOnly: true, inputSchema: {} },
-				]),
-			(m) => m.setTools([demoTools[0]], 'demo'),
-		],
-		want: [
-			'pass-filled b — connected · 1 tool [server state:connected scope:user]',
-			'  eye x — read-only',
-			'pass-filled demo — connected · 3 tools [server state:connected scope:user]',
-			'  eye read_file — read-only',
 		],
 	},
 	{
@@ -277,33 +224,6 @@ test('tree: a remote server shows its URL, and a cut tool list says so', () => {
 			'tool list cut: the tool list was cut at 1000 tools after 10 pages',
 		].join('\n'),
 	);
-});
-
-test('tree: summary counts connected of enabled and names the failed', () => {
-	const m = new ServersModel();
-	m.setServers([
-		st({ name: 'a', state: 'connected', toolCount: 2 }),
-		st({ name: 'b', state: 'connected' }),
-		st({ name: 'c', state: 'failed' }),
-		st({ name: 'd', state: 'failed' }),
-		st({ name: 'e', scope: 'project', state: 'awaitingApproval' }),
-		st({ name: 'f', type: 'remote', state: 'needsAuth' }),
-		st({ name: 'g', state: 'disabled' }),
-		st({ name: 'h', state: 'connecting' }),
-		st({ name: 'i', state: 'reconnecting', toolCount: 4 }),
-		st({ name: 'j', state: 'stopped' }),
-		st({ name: 'k', state: 'idle', toolCount: 13 }),
-	]);
-	assert.deepEqual(m.summary(), {
-		total: 11,
-		enabled: 10,
-		connected: 2,
-		failed: ['c', 'd'],
-		awaitingApproval: ['e'],
-		needsAuth: ['f'],
-		busy: 2,
-		idle: 1,
-	});
 });
 
 test('tree: a tool under review carries its mark for the menus, and says why in its tooltip', () => {

@@ -24,7 +24,9 @@ import type {
 	ToolInfo,
 } from '../src/protocol';
 import { Session } from '../src/session';
-import { ServersModel } from '../src/views/serversTree';
+import { ServersModel } from '../src/model';
+import { toolNodes } from '../src/views/serversTree';
+import { serverChildren } from '../src/views/tree';
 
 let ext: MessageConnection;
 let peer: MessageConnection;
@@ -175,7 +177,7 @@ test('session: tools/changed during a refresh makes one more refresh, not one ea
 	await refreshed;
 	assert.equal(calls, 2);
 	assert.deepEqual(
-		model.toolNodes('a').map((t) => t.id),
+		toolNodes(model, 'a').map((t) => t.id),
 		['mcp__a__x'],
 	);
 });
@@ -212,7 +214,7 @@ test('session: reviewNeeded is told to the extension and reads the tools again, 
 	await session.refresh();
 	assert.deepEqual(reviews, [params]);
 	assert.deepEqual(
-		model.toolNodes('a').map((t) => [t.id, t.description, t.contextValue]),
+		toolNodes(model, 'a').map((t) => [t.id, t.description, t.contextValue]),
 		[['mcp__a__x', 'destructive · definition changed', 'tool destructive review:changed']],
 	);
 });
@@ -338,7 +340,7 @@ test("session: a change of a server's resources or prompts reads that server's l
 	await seen;
 	assert.deepEqual(asked, [{ server: 'everything' }, { server: 'everything' }]);
 	assert.deepEqual(
-		model.childNodes('everything').map((n) => `${n.kind} ${n.label}`),
+		serverChildren(model, 'everything').map((n) => `${n.kind} ${n.label}`),
 		['group Resources', 'group Prompts'],
 	);
 
@@ -363,5 +365,5 @@ test('session: a list read overtaken by a later one is dropped', async () => {
 	first.resolve({ resources: [{ server: 'everything', uri: 'demo://old', name: 'old' }] });
 	peer.onRequest('ping', () => 'pong');
 	await ext.sendRequest('ping');
-	assert.deepEqual(model.childNodes('everything'), []);
+	assert.deepEqual(serverChildren(model, 'everything'), []);
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ServersModel } from '../src/model';
 import type { ServerStatus } from '../src/protocol';
 import { statusText, type SidecarState } from '../src/statusText';
-import { ServersModel } from '../src/views/serversTree';
 
 function summary(states: ServerStatus['state'][]) {
 	const m = new ServersModel();

@@ -19,7 +19,7 @@ export const addServer: CommandFactory = (fc) => async () => {
 		{ placeHolder: 'What kind of MCP server?', title: 'Add MCP Server (1/3)' },
 	);
 	if (!kind) return;
-	const taken = fc.model.serverNodes().map((n) => n.name);
+	const taken = fc.model.servers().map((s) => s.name);
 	const name = await vscode.window.showInputBox({
 		title: 'Add MCP Server (2/3)',
 		prompt: 'Name: letters, digits, "_" and "-", at most 48; it becomes part of tool ids (mcp__<name>__<tool>)',

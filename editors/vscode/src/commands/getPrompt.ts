@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import { promptDoc } from '../extrasText';
+import type { Node } from '../nodes';
 import type { PromptInfo } from '../protocol';
 import { printable } from '../text';
-import type { Node } from '../views/serversTree';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { resourceDoc } from '../extrasText';
+import type { Node } from '../nodes';
 import { printable } from '../text';
-import type { Node } from '../views/serversTree';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 

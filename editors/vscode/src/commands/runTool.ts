@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
+import { toolKind } from '../model';
+import type { Node } from '../nodes';
 import { argumentsDocument } from '../schemaPrefill';
-import { toolKind, type Node } from '../views/serversTree';
 import { printable } from '../text';
 import type { CommandFactory } from './util';
 import { session } from './util';

@@ -7,10 +7,10 @@
 import * as vscode from 'vscode';
 import { acceptConfirmation } from '../confirmations';
 import type { FreeCode } from '../context';
+import type { Node, ToolNode } from '../nodes';
 import type { ToolReview } from '../protocol';
 import { reviewDocument } from '../reviewText';
 import { printable } from '../text';
-import type { Node, ToolNode } from '../views/serversTree';
 import type { CommandFactory } from './util';
 import { confirm, session, showError } from './util';
 

@@ -4,8 +4,9 @@
 import * as vscode from 'vscode';
 import { confirmed, type Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
+import type { Node } from '../nodes';
 import type { Session } from '../session';
-import type { Node } from '../views/serversTree';
+import { serverNodes } from '../views/tree';
 
 /** session returns the live session, or tells the user why there is none. */
 export function session(fc: FreeCode): Session | undefined {
@@ -28,7 +29,7 @@ export async function serverName(fc: FreeCode, node: unknown, placeHolder: strin
 	const n = node as Node | undefined;
 	if (n && n.kind === 'server') return n.name;
 	if (n && n.kind === 'tool') return n.server;
-	const nodes = fc.model.serverNodes();
+	const nodes = serverNodes(fc.model);
 	if (nodes.length === 0) {
 		void vscode.window.showInformationMessage('No MCP server is configured.');
 		return undefined;

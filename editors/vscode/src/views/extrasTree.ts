@@ -1,49 +1,12 @@
-// The nodes of a server's resources and prompts in the MCP Servers tree:
-// after its tools, a Resources group and a Prompts group (each only when the
+// The MCP Servers tree's nodes for a server's resources and prompts: after
+// its tools, a Resources group and a Prompts group (each only when the
 // server has some), whose children open a resource or get a prompt.
-// Pure: no `vscode` import.
+// views/tree.ts puts them under their server. Pure: no `vscode` import.
 
+import type { ServersModel } from '../model';
+import type { GroupKind, GroupNode, PromptNode, ResourceNode } from '../nodes';
 import type { PromptInfo, ResourceInfo } from '../protocol';
 import { oneLine, printable } from '../text';
-import type { Icon } from './serversTree';
-
-export type GroupKind = 'resources' | 'prompts';
-
-/** GroupNode is the Resources or the Prompts of a server. */
-export interface GroupNode {
-	kind: 'group';
-	group: GroupKind;
-	server: string;
-	label: string;
-	description: string;
-	tooltip: string;
-	icon: Icon;
-	contextValue: string;
-}
-
-/** ResourceNode is one resource of a server. */
-export interface ResourceNode {
-	kind: 'resource';
-	server: string;
-	uri: string;
-	label: string;
-	description: string;
-	tooltip: string;
-	icon: Icon;
-	contextValue: string;
-}
-
-/** PromptNode is one prompt of a server. */
-export interface PromptNode {
-	kind: 'prompt';
-	server: string;
-	name: string;
-	label: string;
-	description: string;
-	tooltip: string;
-	icon: Icon;
-	contextValue: string;
-}
 
 const groupWords: Record<GroupKind, { label: string; icon: string; one: string; many: string }> = {
 	resources: { label: 'Resources', icon: 'files', one: 'resource', many: 'resources' },
@@ -100,4 +63,19 @@ export function promptNode(pr: PromptInfo): PromptNode {
 		icon: { id: 'comment' },
 		contextValue: 'prompt',
 	};
+}
+
+/** groupNodes is a server's Resources and Prompts groups, each only when the server has some. */
+export function groupNodes(model: ServersModel, server: string): GroupNode[] {
+	const out: GroupNode[] = [];
+	const r = model.resourcesOf(server);
+	if (r.length > 0) out.push(groupNode(server, 'resources', r.length));
+	const pr = model.promptsOf(server);
+	if (pr.length > 0) out.push(groupNode(server, 'prompts', pr.length));
+	return out;
+}
+
+/** groupChildren is what a server's Resources or Prompts group holds. */
+export function groupChildren(model: ServersModel, server: string, group: GroupKind): (ResourceNode | PromptNode)[] {
+	return group === 'resources' ? model.resourcesOf(server).map(resourceNode) : model.promptsOf(server).map(promptNode);
 }

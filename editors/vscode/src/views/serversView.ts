@@ -1,11 +1,13 @@
-// The MCP Servers view: serversTree.ts's nodes as VS Code TreeItems, redrawn
+// The MCP Servers view: the tree's nodes (tree.ts) as VS Code TreeItems, redrawn
 // when the model changes (which only notifications make it do). It also
 // keeps the context keys the welcome views and menus read.
 
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
+import type { ServersModel } from '../model';
+import type { Icon, Node } from '../nodes';
 import type { SidecarState } from '../statusText';
-import type { Icon, Node, ServersModel } from './serversTree';
+import { children } from './tree';
 
 class Provider implements vscode.TreeDataProvider<Node> {
 	private readonly emitter = new vscode.EventEmitter<Node | undefined>();
@@ -18,10 +20,7 @@ class Provider implements vscode.TreeDataProvider<Node> {
 	}
 
 	getChildren(node?: Node): Node[] {
-		if (!node) return this.model.serverNodes();
-		if (node.kind === 'server') return this.model.childNodes(node.name);
-		if (node.kind === 'group') return this.model.groupNodes(node.server, node.group);
-		return [];
+		return children(this.model, node);
 	}
 
 	getTreeItem(node: Node): vscode.TreeItem {

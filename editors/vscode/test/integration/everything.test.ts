@@ -18,7 +18,10 @@ import { promptDoc, resourceDoc } from '../../src/extrasText';
 import type { ElicitationRequest, SamplingRequest } from '../../src/protocol';
 import { chatMessages, consent, readParams } from '../../src/samplingConsent';
 import type { Session } from '../../src/session';
-import { ServersModel } from '../../src/views/serversTree';
+import { ServersModel } from '../../src/model';
+import { groupChildren } from '../../src/views/extrasTree';
+import { toolNodes } from '../../src/views/serversTree';
+import { serverChildren } from '../../src/views/tree';
 import { startSidecar, until as waitFor, writeConfig, type Sidecar } from './harness';
 
 const bin = process.env.FREECODE_BIN;
@@ -109,14 +112,14 @@ after(async () => {
 
 test('server-everything offers its asking tools, and its resources and prompts reach the tree', { skip }, async () => {
 	await until('everything connected, with its resources and prompts', () => {
-		const groups = model.childNodes('everything').filter((n) => n.kind === 'group');
+		const groups = serverChildren(model, 'everything').filter((n) => n.kind === 'group');
 		return model.server('everything')?.state === 'connected' && groups.length === 2;
 	});
-	const tools = model.toolNodes('everything').map((t) => t.label);
+	const tools = toolNodes(model, 'everything').map((t) => t.label);
 	for (const t of ['trigger-elicitation-request', 'trigger-sampling-request']) assert.ok(tools.includes(t), tools.join(', '));
-	const resources = model.groupNodes('everything', 'resources').map((n) => n.label);
+	const resources = groupChildren(model, 'everything', 'resources').map((n) => n.label);
 	assert.ok(resources.includes('architecture.md'), resources.join(', '));
-	const prompts = model.groupNodes('everything', 'prompts').map((n) => n.label);
+	const prompts = groupChildren(model, 'everything', 'prompts').map((n) => n.label);
 	assert.ok(prompts.some((p) => /argument/i.test(p)), prompts.join(', '));
 });
 
@@ -145,7 +148,7 @@ test("the server's sampling request is shown and answered", { skip }, async () =
 });
 
 test('a resource opens and a prompt is got', { skip }, async () => {
-	const uri = model.groupNodes('everything', 'resources').find((n) => n.label === 'architecture.md');
+	const uri = groupChildren(model, 'everything', 'resources').find((n) => n.label === 'architecture.md');
 	assert.ok(uri && uri.kind === 'resource');
 	const doc = resourceDoc('everything', uri.uri, await session.readResource('everything', uri.uri));
 	assert.equal(doc.name, 'resources/everything/architecture.md');
@@ -159,5 +162,5 @@ test('a resource the server adds reaches the tree from its list_changed alone', 
 		{ callId: 'gz', tool: 'mcp__everything__gzip-file-as-resource', arguments: { name: 'hello.gz', data: 'data:text/plain;base64,aGVsbG8=' } },
 	]);
 	assert.equal(r.results[0].isError, false);
-	await until('hello.gz in the tree', () => model.groupNodes('everything', 'resources').some((n) => n.label === 'hello.gz'));
+	await until('hello.gz in the tree', () => groupChildren(model, 'everything', 'resources').some((n) => n.label === 'hello.gz'));
 });

@@ -16,7 +16,9 @@ import { after, before, test } from 'node:test';
 import { ALLOW_ONCE, answerFor, DENY, permissionPrompt } from '../../src/permissionChoices';
 import type { PermissionRequest, ServerStatus } from '../../src/protocol';
 import type { Session } from '../../src/session';
-import { ServersModel } from '../../src/views/serversTree';
+import { ServersModel } from '../../src/model';
+import { toolNodes } from '../../src/views/serversTree';
+import { serverNodes } from '../../src/views/tree';
 import { startSidecar, until as waitFor, writeConfig, type Sidecar } from './harness';
 
 const bin = process.env.FREECODE_BIN;
@@ -44,7 +46,7 @@ function until(what: string, ok: () => boolean): Promise<void> {
 
 function connected(name: string, tools: number): boolean {
 	const s = model.server(name);
-	return s?.state === 'connected' && s.toolCount === tools && model.toolNodes(name).length === tools;
+	return s?.state === 'connected' && s.toolCount === tools && toolNodes(model, name).length === tools;
 }
 
 before(async () => {
@@ -89,7 +91,7 @@ after(async () => {
 
 test('the demo server connects and its tools reach the tree', { skip }, async () => {
 	await until('demo connected with 7 tools', () => connected('demo', 7));
-	const tools = model.toolNodes('demo').map((t) => `${t.label} ${t.description}`);
+	const tools = toolNodes(model, 'demo').map((t) => `${t.label} ${t.description}`);
 	assert.ok(tools.includes('delete_file destructive'), tools.join(', '));
 	assert.ok(tools.includes('read_file read-only'), tools.join(', '));
 });
@@ -161,7 +163,7 @@ test('a stopped server removed from the config leaves the tree, from notificatio
 	writeConfig(configPath, servers(false));
 	await until('second gone', () => model.server('second') === undefined);
 	assert.deepEqual(
-		model.serverNodes().map((n) => n.name),
+		serverNodes(model).map((n) => n.name),
 		['demo'],
 	);
 });

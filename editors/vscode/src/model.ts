@@ -1,0 +1,193 @@
+// What the sidecar has said about servers and tools (freecode/servers,
+// freecode/servers/status, freecode/tools, and each server's resources and
+// prompts), folded into one model the session writes and the views, the
+// status bar and the commands read. It knows nothing of how it is shown:
+// views/serversTree.ts and views/extrasTree.ts build the tree's nodes from
+// it. Pure: no `vscode` import, so the headless tests drive it with plain
+// sequences of ServerStatus and ToolInfo.
+
+import type { PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol';
+
+/** Summary counts servers by what the status bar reports. */
+export interface Summary {
+	total: number;
+	/** Every server not disabled. */
+	enabled: number;
+	connected: number;
+	failed: string[];
+	awaitingApproval: string[];
+	needsAuth: string[];
+	busy: number;
+	/** Servers started on demand that are not running: ready, their first call starts them. */
+	idle: number;
+}
+
+/** ServersModel holds the last word of the sidecar on each server, and tells listeners when it changes. */
+export class ServersModel {
+	private readonly statuses = new Map<string, ServerStatus>();
+	private readonly tools = new Map<string, ToolInfo[]>();
+	private readonly resources = new Map<string, ResourceInfo[]>();
+	private readonly prompts = new Map<string, PromptInfo[]>();
+	private readonly listeners = new Set<() => void>();
+
+	/** onDidChange registers fn to run after every change; the result unregisters it. */
+	onDidChange(fn: () => void): () => void {
+		this.listeners.add(fn);
+		return () => this.listeners.delete(fn);
+	}
+
+	private changed(): void {
+		for (const fn of this.listeners) fn();
+	}
+
+	/** setServers replaces every server with the freecode/servers answer: a server not in it is gone. */
+	setServers(list: readonly ServerStatus[]): void {
+		this.statuses.clear();
+		for (const s of list) this.statuses.set(s.name, s);
+		for (const m of [this.tools, this.resources, this.prompts]) {
+			for (const name of [...m.keys()]) if (!this.statuses.has(name)) m.delete(name);
+		}
+		this.changed();
+	}
+
+	/** updateServer applies one freecode/servers/status notification; a removed server leaves, with its tools. */
+	updateServer(s: ServerStatus): void {
+		if (s.state === 'removed') {
+			this.statuses.delete(s.name);
+			this.tools.delete(s.name);
+			this.resources.delete(s.name);
+			this.prompts.delete(s.name);
+		} else {
+			this.statuses.set(s.name, s);
+		}
+		this.changed();
+	}
+
+	/**
+	 * setTools applies a freecode/tools answer. With server, the list is that
+	 * server's whole tool set; without, it is every tool and replaces all.
+	 * Built-in tools (no server) are not kept: the model is of MCP servers.
+	 */
+	setTools(list: readonly ToolInfo[], server?: string): void {
+		if (server === undefined) this.tools.clear();
+		else this.tools.delete(server);
+		for (const t of list) {
+			if (t.server === undefined) continue;
+			if (server !== undefined && t.server !== server) continue;
+			const have = this.tools.get(t.server) ?? [];
+			have.push(t);
+			this.tools.set(t.server, have);
+		}
+		for (const have of this.tools.values()) have.sort((a, b) => a.name.localeCompare(b.name));
+		this.changed();
+	}
+
+	/** setResources applies a freecode/resources answer for one server (empty: it has none, or is not connected). */
+	setResources(server: string, list: readonly ResourceInfo[]): void {
+		if (list.length === 0) this.resources.delete(server);
+		else this.resources.set(server, [...list]);
+		this.changed();
+	}
+
+	/** setPrompts applies a freecode/prompts answer for one server, as setResources. */
+	setPrompts(server: string, list: readonly PromptInfo[]): void {
+		if (list.length === 0) this.prompts.delete(server);
+		else this.prompts.set(server, [...list].sort((a, b) => a.name.localeCompare(b.name)));
+		this.changed();
+	}
+
+	/** clear forgets everything (the sidecar went away). */
+	clear(): void {
+		this.statuses.clear();
+		this.tools.clear();
+		this.resources.clear();
+		this.prompts.clear();
+		this.changed();
+	}
+
+	server(name: string): ServerStatus | undefined {
+		return this.statuses.get(name);
+	}
+
+	/** servers is every server's status, by name. */
+	servers(): ServerStatus[] {
+		return this.names().map((n) => this.statuses.get(n)!);
+	}
+
+	/** toolsOf is a server's MCP tools, by name. */
+	toolsOf(server: string): readonly ToolInfo[] {
+		return this.tools.get(server) ?? [];
+	}
+
+	/** resourcesOf is a server's resources as it listed them; none when it is not connected. */
+	resourcesOf(server: string): readonly ResourceInfo[] {
+		return this.resources.get(server) ?? [];
+	}
+
+	/** promptsOf is a server's prompts, by name; none when it is not connected. */
+	promptsOf(server: string): readonly PromptInfo[] {
+		return this.prompts.get(server) ?? [];
+	}
+
+	/** allTools is every MCP tool the model knows, by server then name. */
+	allTools(): ToolInfo[] {
+		return this.names().flatMap((n) => this.tools.get(n) ?? []);
+	}
+
+	tool(id: string): ToolInfo | undefined {
+		return this.allTools().find((t) => t.id === id);
+	}
+
+	get size(): number {
+		return this.statuses.size;
+	}
+
+	private names(): string[] {
+		return [...this.statuses.keys()].sort((a, b) => a.localeCompare(b));
+	}
+
+	summary(): Summary {
+		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0 };
+		for (const s of this.servers()) {
+			sum.total++;
+			if (s.state !== 'disabled') sum.enabled++;
+			switch (s.state) {
+				case 'connected':
+					sum.connected++;
+					break;
+				case 'failed':
+					sum.failed.push(s.name);
+					break;
+				case 'awaitingApproval':
+					sum.awaitingApproval.push(s.name);
+					break;
+				case 'needsAuth':
+					sum.needsAuth.push(s.name);
+					break;
+				case 'connecting':
+				case 'reconnecting':
+					sum.busy++;
+					break;
+				case 'idle':
+					sum.idle++;
+					break;
+			}
+		}
+		return sum;
+	}
+}
+
+/**
+ * hasTools says whether a server in state has its tools registered: a
+ * reconnecting server keeps them, and so does an idle one (from its
+ * manifest), so their count still matters.
+ */
+export function hasTools(state: ServerState): boolean {
+	return state === 'connected' || state === 'reconnecting' || state === 'idle';
+}
+
+/** toolKind says what a tool may do: read-only only when it says so (MCP's hints default to destructive). */
+export function toolKind(t: ToolInfo): 'read-only' | 'destructive' | 'writes' {
+	if (t.readOnly) return 'read-only';
+	return t.destructive === false ? 'writes' : 'destructive';
+}

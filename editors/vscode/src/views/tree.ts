@@ -1,0 +1,33 @@
+// The shape of the MCP Servers tree: the servers at the top, by name; under
+// each its tools, then its Resources and Prompts groups; under a group its
+// resources or prompts. serversTree.ts and extrasTree.ts each build their
+// own nodes and know nothing of each other; this is where they meet.
+// Pure: no `vscode` import.
+
+import type { ServersModel } from '../model';
+import type { Node, ServerNode } from '../nodes';
+import { groupChildren, groupNodes } from './extrasTree';
+import { serverNode, toolNodes } from './serversTree';
+
+/** serverNodes is the tree's top level, by name. */
+export function serverNodes(model: ServersModel): ServerNode[] {
+	return model.servers().map((s) => {
+		const node = serverNode(s, model.toolsOf(s.name));
+		// Resources and prompts make a server expandable too.
+		node.expandable ||= model.resourcesOf(s.name).length > 0 || model.promptsOf(s.name).length > 0;
+		return node;
+	});
+}
+
+/** serverChildren is what a server's node holds: its tools, then its Resources and Prompts groups when it has any. */
+export function serverChildren(model: ServersModel, server: string): Node[] {
+	return [...toolNodes(model, server), ...groupNodes(model, server)];
+}
+
+/** children is what the tree shows under node, or at its top without one. */
+export function children(model: ServersModel, node?: Node): Node[] {
+	if (!node) return serverNodes(model);
+	if (node.kind === 'server') return serverChildren(model, node.name);
+	if (node.kind === 'group') return groupChildren(model, node.server, node.group);
+	return [];
+}
