@@ -225,6 +225,8 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	case protocol.MethodCancelRequest:
 		sess.reqs.Cancel(req.Params())
 		return nil, nil
+	case protocol.MethodChallenge:
+		return sess.challenge(req.Params())
 	}
 	if !req.IsCall() {
 		// Notifications the sidecar does not know (LSP's optional $/…

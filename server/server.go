@@ -57,6 +57,7 @@ type Options struct {
 	// Token, if set, must be presented by every frontend as
 	// initializationOptions.token in initialize; until one has, each of
 	// its requests is refused, and a wrong token closes its connection.
+	// freecode/challenge proves the server holds it.
 	Token string
 }
 
