@@ -46,6 +46,7 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 			// The connection ends once this answer is written (ServeConn).
 			return nil, err
 		}
+		sess.passHandshake()
 	}
 	folders, err := foldersOf(&p)
 	if err != nil {
