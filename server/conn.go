@@ -25,6 +25,7 @@ import (
 type session struct {
 	srv    *Server
 	id     int
+	rwc    io.ReadWriteCloser
 	conn   jsonrpc2.Conn
 	logger *slog.Logger
 	// cancel ends the session: its requests are cancelled, its prompts
@@ -36,6 +37,14 @@ type session struct {
 	// active is when it last sent a request, on the server's clock: who
 	// is asked to open a page when no request says (see login.go).
 	active atomic.Int64
+	// What limits.go keeps of it: whether it presented the token (or
+	// needs none), its requests running, whether it is being
+	// disconnected for asking too much; handshook frees its handshake
+	// slot in Serve, once.
+	trusted     atomic.Bool
+	inFlight    atomic.Int32
+	overloading atomic.Bool
+	handshook   func()
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -79,11 +88,20 @@ func (s sessionState) String() string {
 
 // ServeConn serves one frontend over rwc until the connection ends: the
 // frontend closes it or sends exit, or the server closes. It closes rwc.
-// Whatever the frontend still had running is cancelled.
+// Whatever the frontend still had running is cancelled. When the server
+// has a token, the frontend gets what limits.go allows one that has not
+// presented it until its initialize does.
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
+	return s.serveConn(ctx, rwc, func() {})
+}
+
+// serveConn is ServeConn; handshook is called once the frontend presented
+// the token, or its connection ended first.
+func (s *Server) serveConn(ctx context.Context, rwc io.ReadWriteCloser, handshook func()) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sess := &session{srv: s, out: newOutbox(), cancel: cancel}
+	sess := &session{srv: s, rwc: rwc, out: newOutbox(), cancel: cancel, handshook: sync.OnceFunc(handshook)}
+	defer sess.leaveHandshake()
 	id, ok := s.add(sess)
 	if !ok {
 		rwc.Close()
@@ -91,9 +109,31 @@ func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
 	}
 	defer s.remove(sess)
 	sess.logger = s.logger.With("frontend", id)
+	if s.opts.Token == "" {
+		sess.passHandshake()
+	} else {
+		sess.startHandshake()
+	}
 	sopts := &protocol.StreamOptions{
-		// The frontend went away: nothing it asked for is worth finishing.
-		OnReadEnd: func(error) { cancel() },
+		MaxFrame:         sess.maxFrame,
+		MaxPendingWrites: maxQueued,
+		OnWriteBacklog: func() {
+			sess.overloaded(fmt.Sprintf("it reads nothing: %d messages wait to be written to it", maxQueued), false)
+		},
+		// The frontend went away, or sent what no frontend may: nothing
+		// it asked for is worth finishing.
+		OnReadEnd: func(err error) {
+			if errors.Is(err, protocol.ErrFrameTooLarge) || errors.Is(err, protocol.ErrHeaderTooLong) {
+				// A stranger's is only a debug line: anyone who can
+				// connect can make any number of them.
+				level := slog.LevelDebug
+				if sess.trusted.Load() {
+					level = slog.LevelWarn
+				}
+				sess.logger.Log(ctx, level, "disconnecting the frontend", "reason", err)
+			}
+			cancel()
+		},
 		// A refused frontend's connection ends once the answer to its
 		// initialize, which says why, is out: jsonrpc2 writes nothing more
 		// once Close began.
@@ -225,6 +265,8 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	case protocol.MethodCancelRequest:
 		sess.reqs.Cancel(req.Params())
 		return nil, nil
+	case protocol.MethodChallenge:
+		return sess.challenge(req.Params())
 	}
 	if !req.IsCall() {
 		// Notifications the sidecar does not know (LSP's optional $/…
@@ -239,6 +281,10 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	if err := sess.accepts(req.Method()); err != nil {
 		return nil, err
 	}
+	if !sess.admit() {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, req.Method()+": too many requests in flight; the frontend is disconnected")
+	}
+	defer sess.release()
 	sess.active.Store(sess.srv.clock.Add(1))
 	ctx, done := sess.reqs.Detach(ctx, req)
 	defer done()

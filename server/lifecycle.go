@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 			// The connection ends once this answer is written (ServeConn).
 			return nil, err
 		}
+		sess.passHandshake()
 	}
 	folders, err := foldersOf(&p)
 	if err != nil {
@@ -90,6 +92,25 @@ func checkToken(want, got string) error {
 		return invalidParams("initializationOptions.token", "does not match the token of serve.json")
 	}
 	return nil
+}
+
+// challenge answers freecode/challenge: the proof that this sidecar
+// holds its token, which a frontend asks for before it sends the token
+// (see protocol.ChallengeParams). It is taken before initialize, on the
+// read loop, and costs one HMAC.
+func (sess *session) challenge(params jsonrpc2.RawMessage) (any, error) {
+	token := sess.srv.opts.Token
+	if token == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "freecode/challenge: this sidecar has no token (it serves the editor on its stdio)")
+	}
+	var p protocol.ChallengeParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if b, err := hex.DecodeString(p.Nonce); err != nil || len(b) < 16 || len(b) > 64 {
+		return nil, invalidParams("nonce", "want 16 to 64 random bytes, hex")
+	}
+	return &protocol.ChallengeResult{Proof: protocol.TokenProof(token, p.Nonce)}, nil
 }
 
 // foldersOf returns the paths of the workspace folders of an initialize:

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
 
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/proctest"
@@ -163,7 +164,9 @@ func descendants(pid int) []int {
 
 // A socket frontend without the token, or with another, is refused:
 // its requests before initialize too, and its connection is closed once
-// its initialize is answered. The other frontends go on.
+// its initialize is answered. The other frontends go on. A Go frontend
+// with another token does not even send it: the sidecar cannot prove it
+// holds that one.
 func TestToken(t *testing.T) {
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
 		env.Editor.AwaitStatus("srv", protocol.StateConnected)
@@ -179,7 +182,14 @@ func TestToken(t *testing.T) {
 			stranger := env.Dial(tc.name, &servertest.EditorOptions{Token: tc.token})
 			_, err := stranger.Servers(t.Context())
 			wantCode(t, tc.name+": freecode/servers before initialize", err, protocol.CodeNotInitialized, "initialize")
-			_, err = stranger.Initialize(t.Context())
+			if *tc.token != "" {
+				if _, err := stranger.Initialize(t.Context()); !errors.Is(err, frontend.ErrNotSidecar) {
+					t.Errorf("%s: Initialize: %v, want ErrNotSidecar", tc.name, err)
+				}
+			}
+			// As a frontend that sends the token unproven would.
+			opts := lsp.LSPAny(`{"token":"` + *tc.token + `"}`)
+			err = stranger.Call(t.Context(), protocol.MethodInitialize, &lsp.InitializeParams{InitializationOptions: opts}, nil)
 			wantCode(t, tc.name+": initialize", err, protocol.CodeInvalidParams, "initializationOptions.token: "+tc.want)
 			awaitDone(t, tc.name, stranger.Done())
 		}

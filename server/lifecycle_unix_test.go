@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -51,6 +52,35 @@ func TestStaleServeFileWithReusedPID(t *testing.T) {
 	}
 	if err := syscall.Kill(unrelated.Process.Pid, 0); err != nil {
 		t.Errorf("the unrelated process was signalled: %v", err)
+	}
+}
+
+// A serve.json whose address another program took after the sidecar was
+// killed, its pid reused meanwhile: the program takes any token and
+// answers everything, but cannot prove it holds the file's. It keeps no
+// new sidecar from starting, the file is removed, and the token of the
+// file is not sent to it.
+func TestStaleServeFileImpostor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "serve.json")
+	unrelated := exec.Command("sleep", "60")
+	if err := unrelated.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { unrelated.Process.Kill(); unrelated.Wait() }()
+	im := servertest.NewImpostor(t, "tcp", "")
+	stale := protocol.ServeFile{Address: im.Address, PID: unrelated.Process.Pid, Token: server.NewToken()}
+	b, _ := json.Marshal(stale)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.CheckServeFile(path); err != nil {
+		t.Errorf("CheckServeFile with an impostor at the address: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale serve.json is still there: %v", err)
+	}
+	if got, conns := im.Received(); conns != 1 || strings.Contains(got, stale.Token) {
+		t.Errorf("the impostor took %d connections and was sent:\n%s", conns, got)
 	}
 }
 

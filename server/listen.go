@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/freecode/freecode/config"
@@ -26,6 +27,12 @@ import (
 // fails. Then it closes ln, ends the connections it accepted and waits for
 // them. The last frontend's leaving does not stop it: a sidecar that
 // listens outlives its frontends.
+//
+// An accept that fails for want of resources (no file descriptor left) is
+// retried with backoff, as net/http's server does: the frontends already
+// connected go on. At most maxHandshakes connections are accepted that
+// have not presented the token yet; the next waits until one has, or has
+// closed and handshakePenalty passed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var conns sync.WaitGroup
@@ -40,9 +47,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		ln.Close()
 	}()
+	handshakes := make(chan struct{}, maxHandshakes)
+	var backoff time.Duration
 	for {
+		select {
+		case handshakes <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		case <-s.done:
+			return nil
+		}
 		c, err := ln.Accept()
 		if err != nil {
+			<-handshakes
 			select {
 			case <-ctx.Done():
 				return nil
@@ -50,14 +67,46 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				return nil
 			default:
 			}
-			return fmt.Errorf("accepting frontends: %w", err)
+			if !temporary(err) {
+				return fmt.Errorf("accepting frontends: %w", err)
+			}
+			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
+			s.logger.Warn("accepting a frontend failed; retrying", "error", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return nil
+			case <-s.done:
+				return nil
+			}
+			continue
 		}
+		backoff = 0
 		conns.Go(func() {
-			if err := s.ServeConn(ctx, c); err != nil {
+			if err := s.serveConn(ctx, c, func() { <-handshakes }); err != nil {
 				s.logger.Debug("frontend connection", "error", err)
 			}
 		})
 	}
+}
+
+// The backoff of a failing accept: net/http's.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
+// temporary reports whether an accept's error may pass: the process or
+// the system is out of file descriptors or buffers for now, or the
+// connection was reset before it was taken.
+func temporary(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.EINTR} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
 }
 
 // Listen listens on addr as --listen spells it: "unix:PATH", or

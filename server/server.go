@@ -9,12 +9,12 @@
 // frontends' folders as MCP roots), login.go (OAuth sign-in, the page
 // opened by a frontend), relay.go (servers' elicitation and sampling, asked
 // of the frontend whose request caused them), resources.go (resources and
-// prompts); conn.go is one frontend's connection,
-// wire.go the conversions to internal/protocol's types, listen.go and
-// run.go the socket, serve.json and the process. A handler decodes and
-// checks its params, calls the workspace, and maps the result and the
-// errors to the wire. The work is below, in workspace/ and the packages it
-// wires.
+// prompts); conn.go is one frontend's connection, limits.go what one
+// may cost the sidecar, wire.go the conversions to internal/protocol's
+// types, listen.go and run.go the socket, serve.json and the process. A
+// handler decodes and checks its params, calls the workspace, and maps
+// the result and the errors to the wire. The work is below, in workspace/
+// and the packages it wires.
 //
 // A Server serves frontends with ServeConn, one connection each: the
 // editor's stdio, or the connections Serve accepts on a socket. With stdio
@@ -57,6 +57,8 @@ type Options struct {
 	// Token, if set, must be presented by every frontend as
 	// initializationOptions.token in initialize; until one has, each of
 	// its requests is refused, and a wrong token closes its connection.
+	// freecode/challenge proves the server holds it. Until a connection
+	// presented it, it gets what limits.go allows a stranger.
 	Token string
 }
 
@@ -299,12 +301,18 @@ func (s *Server) add(sess *session) (id int, ok bool) {
 }
 
 // remove forgets a frontend whose connection ended; its folders are
-// roots no more.
+// roots no more. One that never completed initialize had none, and
+// strangers may come and go by the thousand: nothing changes then.
 func (s *Server) remove(sess *session) {
 	s.mu.Lock()
 	delete(s.sessions, sess)
 	s.mu.Unlock()
-	s.rootsChanged()
+	sess.mu.Lock()
+	counted := sess.state == sessionInitializing || sess.state == sessionInitialized
+	sess.mu.Unlock()
+	if counted {
+		s.rootsChanged()
+	}
 	s.wg.Done()
 }
 

@@ -23,8 +23,9 @@ import (
 
 // The live commands, `freecode mcp status|start|stop|restart|logs`, talk to
 // the sidecar that serve.json names, as one more of its socket frontends:
-// they present its token, use the protocol's requests, and leave without
-// shutdown, so the sidecar and its other frontends go on as they were.
+// they have the listener prove it holds the file's token, then present
+// it, use the protocol's requests, and leave without shutdown, so the
+// sidecar and its other frontends go on as they were.
 
 // newMCPLiveCmds returns the live commands but start, which is also the
 // one-shot check of mcp_start.go.
@@ -53,13 +54,30 @@ func (e *noSidecarError) Error() string {
 }
 func (e *noSidecarError) Unwrap() error { return frontend.ErrNoSidecar }
 
+// impostorError is the refusal of a listener at serve.json's address that
+// could not prove it holds the file's token: the sidecar the file names is
+// gone (killed outright, its file left behind) and some other program,
+// maybe another user's, took its address. The CLI sent it nothing but
+// the challenge, and shows nothing it said.
+type impostorError struct {
+	path string
+	file protocol.ServeFile
+}
+
+func (e *impostorError) Error() string {
+	return fmt.Sprintf("refusing the listener at %s: it is not the sidecar %s names (pid %d), since it cannot prove it holds that file's token; "+
+		"the sidecar may have been killed and another program taken its address. The token was not sent. "+
+		"Remove %s, or start the sidecar again.", e.file.Address, e.path, e.file.PID, e.path)
+}
+
 // connectSidecar connects to the sidecar serve.json names and initializes
 // the connection, with no workspace folder, so that the CLI adds no MCP
 // root while it is connected. A sidecar that serves another config file
 // than the CLI's (--config, FREECODE_CONFIG) does not count: its servers
 // are not the ones the command names. serve.json is where the sidecar
 // keeps it: ~/.freecode/serve.json, whatever config it serves. The error
-// is a *noSidecarError when none runs for this config.
+// is a *noSidecarError when none runs for this config, an *impostorError
+// when what listens at the file's address is not the sidecar.
 func (a *app) connectSidecar(ctx context.Context, opts *frontend.Options) (*sidecar, error) {
 	cfgPath, err := a.path()
 	if err != nil {
@@ -98,6 +116,10 @@ func (a *app) connectSidecar(ctx context.Context, opts *frontend.Options) (*side
 		return nil, fmt.Errorf("the sidecar at %s (pid %d): %w", sf.Address, sf.PID, err)
 	}
 	if _, err := c.Initialize(cctx); err != nil {
+		if errors.Is(err, frontend.ErrNotSidecar) {
+			c.Close()
+			return nil, &impostorError{path: path, file: sf}
+		}
 		return fail(err)
 	}
 	proj, err := c.Project(cctx)

@@ -22,6 +22,7 @@ import (
 	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/server"
+	"github.com/freecode/freecode/server/servertest"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -199,6 +200,46 @@ func TestLiveStaleServeFile(t *testing.T) {
 	out = e.mustRun(t, "mcp", "start", "demo")
 	if !strings.Contains(out, `✓ Server "demo" started with 7 tools`) {
 		t.Errorf("start with a dead sidecar's serve.json is not the one-shot check:\n%s", out)
+	}
+}
+
+// A killed sidecar leaves serve.json behind, and another program (another
+// user's) may take the address it names. The CLI does not send it the
+// token, nor show what it says: it refuses, saying why, since the listener
+// cannot prove it holds the file's token. start does not fall back to the
+// one-shot check either: something does listen there.
+func TestLiveImpostor(t *testing.T) {
+	for _, network := range []string{"tcp", "unix"} {
+		t.Run(network, func(t *testing.T) {
+			e := newLiveEnv(t)
+			im := servertest.NewImpostor(t, network, e.cfg)
+			token := server.NewToken()
+			path := filepath.Join(e.home, ".freecode", "serve.json")
+			b, _ := json.Marshal(protocol.ServeFile{Address: im.Address, PID: 999999, Token: token})
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"mcp", "status"}, {"mcp", "status", "--json"}, {"mcp", "stop", "demo"}, {"mcp", "start", "demo"}} {
+				out, errOut, code := e.run(t, args...)
+				want := "refusing the listener at " + im.Address + ": it is not the sidecar " + path + " names (pid 999999)"
+				if code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "The token was not sent") {
+					t.Errorf("%v: exit %d, stderr:\n%s\nwant exit 1 and %q", args, code, errOut, want)
+				}
+				if strings.Contains(out, "4242") || strings.Contains(out, "connected") || strings.Contains(out, "started") {
+					t.Errorf("%v printed what the impostor said, or ran the server:\n%s", args, out)
+				}
+			}
+			got, conns := im.Received()
+			if conns != 4 || !strings.Contains(got, protocol.MethodChallenge) {
+				t.Errorf("the impostor took %d connections, and was sent:\n%s", conns, got)
+			}
+			if strings.Contains(got, token) || strings.Contains(got, protocol.MethodInitialize) {
+				t.Errorf("the impostor was sent the token or an initialize:\n%s", got)
+			}
+		})
 	}
 }
 

@@ -3,7 +3,7 @@
 // frontend are built on. A Client speaks to one sidecar over a pipe (a
 // sidecar it started, or one in the same process) or a local socket (Dial,
 // or DialServeFile, which finds a listening sidecar by its serve.json and
-// presents its token). It offers a typed call per request of the
+// presents its token once the listener proved it holds it). It offers a typed call per request of the
 // protocol, delivers the sidecar's notifications in order to a callback,
 // and answers its requests (permission prompts, elicitation, sampling,
 // window/showDocument) with handlers.
@@ -12,6 +12,8 @@ package frontend
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,6 +123,12 @@ func New(rwc io.ReadWriteCloser, opts *Options) *Client {
 // ErrNoSidecar means no sidecar listens: serve.json is missing, or names
 // a sidecar that does not answer.
 var ErrNoSidecar = errors.New("no sidecar is listening")
+
+// ErrNotSidecar means the listener did not prove that it holds the token
+// (freecode/challenge): it is not the sidecar whose token the Client has,
+// maybe a program that took the address of one that was killed. Nothing
+// but the challenge was sent to it.
+var ErrNotSidecar = errors.New("the listener is not the sidecar: it does not prove it holds the token")
 
 // Dial connects to the sidecar listening on addr ("unix:PATH" or
 // "tcp:HOST:PORT", as --listen and serve.json spell it).
@@ -257,8 +265,15 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 }
 
 // Initialize sends initialize, with the Options' folders, config path and
-// token, then initialized.
+// token, then initialized. With a token, the listener must first prove it
+// holds it (freecode/challenge), or the error is ErrNotSidecar and the
+// token is not sent.
 func (c *Client) Initialize(ctx context.Context) (*protocol.InitializeResult, error) {
+	if c.opts.Token != "" {
+		if err := c.challenge(ctx); err != nil {
+			return nil, err
+		}
+	}
 	caps := c.opts.Capabilities
 	if caps == nil {
 		caps = &protocol.ClientCapabilities{Elicitation: c.opts.OnElicitation != nil, Sampling: c.opts.OnSampling != nil}
@@ -285,6 +300,26 @@ func (c *Client) Initialize(ctx context.Context) (*protocol.InitializeResult, er
 		return nil, err
 	}
 	return &res, nil
+}
+
+// challenge has the listener prove it holds the Client's token, with a
+// nonce of the Client's so that no answer recorded earlier serves.
+func (c *Client) challenge(ctx context.Context) error {
+	b := make([]byte, 32)
+	rand.Read(b)
+	nonce := hex.EncodeToString(b)
+	var res protocol.ChallengeResult
+	if err := c.Call(ctx, protocol.MethodChallenge, &protocol.ChallengeParams{Nonce: nonce}, &res); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		// What an impostor answers is not shown: it is its text.
+		return fmt.Errorf("%w (it answers %s with an error)", ErrNotSidecar, protocol.MethodChallenge)
+	}
+	if !protocol.ProofHolds(c.opts.Token, nonce, res.Proof) {
+		return ErrNotSidecar
+	}
+	return nil
 }
 
 // folders returns paths as LSP workspace folders.

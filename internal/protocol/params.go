@@ -10,7 +10,8 @@ type InitializationOptions struct {
 	// its config already and ignores it.
 	ConfigPath string `json:"configPath,omitempty"`
 	// Token is the token of serve.json: every socket frontend must send
-	// it. The stdio sidecar needs none.
+	// it, once freecode/challenge showed the listener holds it. The stdio
+	// sidecar needs none.
 	Token string `json:"token,omitempty"`
 	// Capabilities says which of the sidecar's requests about MCP
 	// servers' questions the frontend answers. Nil: none.

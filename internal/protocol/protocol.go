@@ -46,6 +46,8 @@ const (
 	MethodPrompts          = "freecode/prompts"
 	MethodPromptsGet       = "freecode/prompts/get"
 	MethodToolsReview      = "freecode/tools/review"
+	// MethodChallenge may be sent before initialize: see ChallengeParams.
+	MethodChallenge = "freecode/challenge"
 )
 
 // Requests from the sidecar to a frontend.

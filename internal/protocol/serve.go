@@ -1,6 +1,9 @@
 package protocol
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -40,4 +43,41 @@ func ReadServeFile(path string) (ServeFile, error) {
 		return sf, fmt.Errorf("%s: %w", path, err)
 	}
 	return sf, nil
+}
+
+// ChallengeParams are the params of freecode/challenge: a frontend's
+// fresh random nonce, hex (16 to 64 bytes). A socket frontend sends it
+// before initialize to whatever listens at serve.json's address, and sends
+// the token there only if the answer proves the listener holds it: a
+// sidecar killed outright leaves its serve.json behind, and any local
+// program may bind the address it names.
+type ChallengeParams struct {
+	Nonce string `json:"nonce"`
+}
+
+// ChallengeResult is the result of freecode/challenge: TokenProof of the
+// sidecar's token and the nonce.
+type ChallengeResult struct {
+	Proof string `json:"proof"`
+}
+
+// proofLabel keeps a proof of the token for this purpose apart from any
+// other MAC that might one day be keyed with it.
+const proofLabel = "freecode-serve token proof v1\n"
+
+// TokenProof is the proof that the holder of token answers to a nonce:
+// HMAC-SHA256 keyed with the token, of proofLabel and the nonce, hex. It
+// tells nothing of the token, so a frontend can ask for it of whatever
+// listens at serve.json's address before it sends the token there.
+func TokenProof(token, nonce string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte(proofLabel))
+	m.Write([]byte(nonce))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ProofHolds reports whether proof is TokenProof(token, nonce), in
+// constant time.
+func ProofHolds(token, nonce, proof string) bool {
+	return hmac.Equal([]byte(TokenProof(token, nonce)), []byte(proof))
 }

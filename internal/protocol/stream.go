@@ -2,8 +2,11 @@ package protocol
 
 import (
 	"context"
+	"errors"
 	"io"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -27,41 +30,64 @@ type StreamOptions struct {
 	// answer is out waits for.
 	AfterWrite func(err error)
 	// OnReadEnd, if set, is called once, with the error, when reading
-	// ends: the peer closed its end or went away. A jsonrpc2.Conn goes on
-	// running the requests it had read; the owner of the connection
-	// cancels them here.
+	// ends: the peer closed its end or went away, or sent a frame past a
+	// cap. A jsonrpc2.Conn goes on running the requests it had read; the
+	// owner of the connection cancels them here.
 	OnReadEnd func(err error)
+	// MaxFrame, if set, is asked before each frame is read for the most
+	// bytes its body may have (default MaxFrame, at most 1 GiB): a
+	// connection that has not shown who it is yet gets less. A frame that announces more ends
+	// the reading with ErrFrameTooLarge, before any of its body is read.
+	MaxFrame func() int
+	// MaxPendingWrites, if positive, is the most messages that may wait to
+	// be written at once: a peer that reads nothing blocks every write,
+	// and each waiting one holds its message and its goroutine. The write
+	// past it fails with ErrWriteBacklog, and OnWriteBacklog is called,
+	// once; it should end the connection.
+	MaxPendingWrites int
+	OnWriteBacklog   func()
 }
 
+// ErrWriteBacklog is the error of a write made while StreamOptions'
+// MaxPendingWrites others wait: the peer does not read what it is sent.
+var ErrWriteBacklog = errors.New("too many messages wait to be written: the peer reads nothing")
+
 // NewStream returns rwc as a jsonrpc2.Stream framed like LSP
-// (Content-Length headers), what both ends of the protocol speak.
+// (Content-Length headers), what both ends of the protocol speak, reading
+// frames within the caps of MaxHeader and StreamOptions.MaxFrame.
 //
 // Writes are not cancelled with their context: the response to a request
 // whose context was cancelled ($/cancelRequest, or its frontend going away)
 // must still go out, and a write that has begun cannot stop halfway
 // through a frame anyway.
 func NewStream(rwc io.ReadWriteCloser, opts *StreamOptions) jsonrpc2.Stream {
-	s := &stream{inner: jsonrpc2.NewHeaderStream(rwc)}
-	s.frames, _ = s.inner.(frameStream)
+	s := &stream{rwc: rwc, frames: newFrameReader(rwc)}
 	if opts != nil {
 		s.opts = *opts
 	}
 	return s
 }
 
-// frameStream is jsonrpc2's frame-level fast path, which its header stream
-// implements: a Conn that finds it on its stream reads frames without
-// decoding them twice.
+// frameStream is jsonrpc2's frame-level fast path: a Conn that finds it
+// on its stream reads frames without decoding them twice.
 type frameStream interface {
 	ReadFrame(ctx context.Context) ([]byte, int64, error)
 	WriteFrame(ctx context.Context, data []byte) (int64, error)
 }
 
 type stream struct {
-	inner   jsonrpc2.Stream
-	frames  frameStream
+	rwc     io.ReadWriteCloser
+	frames  *frameReader // only the read loop reads
 	opts    StreamOptions
 	endOnce sync.Once
+
+	pending     atomic.Int64 // writes begun and not done
+	backlogOnce sync.Once
+
+	// writeMu serializes writes, so that each frame is one write, and
+	// guards wbuf.
+	writeMu sync.Mutex
+	wbuf    []byte
 }
 
 var _ frameStream = (*stream)(nil)
@@ -76,27 +102,23 @@ func (s *stream) ended(err error) {
 
 // ReadFrame reads the body of the next frame.
 func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
-	body, n, err := s.frames.ReadFrame(ctx)
+	if err := ctx.Err(); err != nil {
+		s.ended(err)
+		return nil, 0, err
+	}
+	limit := MaxFrame
+	if s.opts.MaxFrame != nil {
+		limit = min(s.opts.MaxFrame(), overCap)
+	}
+	body, n, err := s.frames.read(limit)
 	if err != nil {
 		s.ended(err)
-		return nil, n, err
+		return nil, 0, err
 	}
 	if s.opts.Trace != nil {
 		s.opts.Trace(Received, body)
 	}
 	return body, n, nil
-}
-
-// WriteFrame writes one frame of body data.
-func (s *stream) WriteFrame(ctx context.Context, data []byte) (int64, error) {
-	if s.opts.Trace != nil {
-		s.opts.Trace(Sent, data)
-	}
-	n, err := s.frames.WriteFrame(context.WithoutCancel(ctx), data)
-	if s.opts.AfterWrite != nil {
-		s.opts.AfterWrite(err)
-	}
-	return n, err
 }
 
 // Read reads and decodes the next message.
@@ -109,26 +131,62 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	return msg, n, err
 }
 
+// headerRoom is the room kept before a body in wbuf for its header.
+const headerRoom = len("Content-Length: ") + 20 + len("\r\n\r\n")
+
 // Write encodes and writes msg. jsonrpc2.Conn writes every message here
-// (its own faster path is not open to a wrapper): a traced message is
-// encoded once, for the trace and the frame both.
-func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
-	if s.opts.Trace != nil {
-		body, err := jsonrpc2.EncodeMessage(msg)
-		if err != nil {
-			return 0, err
+// (its own faster path is not open to a wrapper): the message is encoded
+// once, after room for its header, for the trace and the frame both.
+func (s *stream) Write(_ context.Context, msg jsonrpc2.Message) (int64, error) {
+	return s.write(func(buf []byte) []byte { return jsonrpc2.AppendMessage(buf, msg) })
+}
+
+// WriteFrame writes one frame of body data.
+func (s *stream) WriteFrame(_ context.Context, data []byte) (int64, error) {
+	return s.write(func(buf []byte) []byte { return append(buf, data...) })
+}
+
+// write writes the body appendBody appends as one frame, in one write.
+func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
+	if max := s.opts.MaxPendingWrites; max > 0 {
+		if s.pending.Add(1) > int64(max) {
+			s.pending.Add(-1)
+			s.backlogOnce.Do(func() {
+				if s.opts.OnWriteBacklog != nil {
+					s.opts.OnWriteBacklog()
+				}
+			})
+			if s.opts.AfterWrite != nil {
+				s.opts.AfterWrite(ErrWriteBacklog)
+			}
+			return 0, ErrWriteBacklog
 		}
-		return s.WriteFrame(ctx, body)
+		defer s.pending.Add(-1)
 	}
-	n, err := s.inner.Write(context.WithoutCancel(ctx), msg)
+	s.writeMu.Lock()
+	buf := appendBody(append(s.wbuf[:0], make([]byte, headerRoom)...))
+	body := buf[headerRoom:]
+	if s.opts.Trace != nil {
+		s.opts.Trace(Sent, body)
+	}
+	var head [headerRoom]byte
+	h := append(strconv.AppendInt(append(head[:0], "Content-Length: "...), int64(len(body)), 10), "\r\n\r\n"...)
+	start := headerRoom - len(h)
+	copy(buf[start:], h)
+	n, err := s.rwc.Write(buf[start:])
+	if cap(buf) > keepBuf {
+		buf = nil // a large message's buffer is not kept for the small ones
+	}
+	s.wbuf = buf
+	s.writeMu.Unlock()
 	if s.opts.AfterWrite != nil {
 		s.opts.AfterWrite(err)
 	}
-	return n, err
+	return int64(n), err
 }
 
 // Close closes the underlying connection.
-func (s *stream) Close() error { return s.inner.Close() }
+func (s *stream) Close() error { return s.rwc.Close() }
 
 // NewConn returns a jsonrpc2.Conn over rwc that speaks the protocol: LSP
 // framing (NewStream) and Codec. Start it with Go.
