@@ -58,10 +58,13 @@ type ConnOptions struct {
 	// (see VersionMemo); nil remembers nothing beyond this Conn.
 	Versions *VersionMemo
 
-	// NoRetry makes the first failure final: a first connect that fails,
-	// or a session that is lost, leaves the Conn failed instead of trying
-	// again. For one-shot checks such as `freecode mcp start`, which report
-	// a failure at once and stop.
+	// NoRetry makes the first connect's failure final instead of retried
+	// with backoff, and a session that is lost gets one reconnect, not
+	// six: enough for a read-only call whose server died under it to be
+	// retried, as the orchestrator does; a failed reconnect or a second
+	// loss leaves the Conn failed. For one-shot commands such as `freecode
+	// mcp start` and `freecode tools call`, which report a failure at once
+	// and stop.
 	NoRetry bool
 
 	// Dial, if set, is how the Conn reaches its server, in place of

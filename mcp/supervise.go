@@ -45,10 +45,12 @@ func (c *Conn) onListChanged(context.Context, *mcpsdk.ToolListChangedRequest) {
 func (c *Conn) run(s *session, tried int) {
 	ticker := time.NewTicker(c.opts.PingInterval)
 	defer ticker.Stop()
+	limit := c.tries
+	reconnected := false // with NoRetry: the one reconnect was made
 	for {
 		if s == nil {
 			var tools toolList
-			s, tools, tried = c.retry(tried)
+			s, tools, tried = c.retry(tried, limit)
 			if s == nil {
 				return
 			}
@@ -96,10 +98,17 @@ func (c *Conn) run(s *session, tried int) {
 		c.pid = 0
 		c.lastError = lost.Error()
 		if c.opts.NoRetry {
-			c.mu.Unlock()
-			c.logger.Warn("connection lost", "error", lost)
-			c.fail(lost)
-			return
+			// A one-shot command gets one reconnect, after the shortest
+			// backoff, so that a read-only call whose server died under it
+			// can be retried (the orchestrator's rule); a second loss, or
+			// a failed reconnect, is final.
+			if reconnected {
+				c.mu.Unlock()
+				c.logger.Warn("connection lost again", "error", lost)
+				c.fail(lost)
+				return
+			}
+			reconnected, tried, limit = true, 0, 1
 		}
 		c.ready = make(chan struct{})
 		st := c.setStateLocked(StateReconnecting)
@@ -109,12 +118,13 @@ func (c *Conn) run(s *session, tried int) {
 	}
 }
 
-// retry tries to connect what is left of c.tries after the first `tried`,
-// with backoff, and returns the new session, its tools and how many tries
-// are used up. It returns a nil session when it gave up (the Conn is then
-// failed) or the Conn closed. A later Start cuts a backoff short.
-func (c *Conn) retry(tried int) (*session, toolList, int) {
-	for attempt := tried; attempt < c.tries; attempt++ {
+// retry tries to connect what is left of limit tries after the first
+// `tried`, with backoff, and returns the new session, its tools and how
+// many tries are used up. It returns a nil session when it gave up (the
+// Conn is then failed) or the Conn closed. A later Start cuts a backoff
+// short.
+func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
+	for attempt := tried; attempt < limit; attempt++ {
 		timer := time.NewTimer(c.backoff(attempt))
 		select {
 		case <-c.stopCh:
@@ -131,7 +141,7 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		if err == nil {
 			return s, tools, attempt + 1 // the caller ends the attempt
 		}
-		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", c.tries, "error", err)
+		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err)
 		c.mu.Lock()
 		c.lastError = err.Error()
 		c.endAttemptLocked()
@@ -139,12 +149,12 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		c.mu.Unlock()
 		if !retryable(err) {
 			c.fail(err)
-			return nil, toolList{}, c.tries
+			return nil, toolList{}, limit
 		}
 		c.emitStatus(st)
 	}
 	c.fail(nil)
-	return nil, toolList{}, c.tries
+	return nil, toolList{}, limit
 }
 
 // fail gives up on the server: its tools go, the state is failed, or

@@ -26,6 +26,7 @@ var demoServer, freecodeBin string
 
 func TestMain(m *testing.M) {
 	mcptest.RunRelayIfAsked()
+	runCrashServerIfAsked()
 	dir, err := os.MkdirTemp("", "freecode-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
