@@ -370,6 +370,9 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 		return err
 	}
 	s.cs, s.proc = cs, p
+	// A daemon the server started on its way up is recorded now, before
+	// anything could kill this process (orphans_escape_linux.go).
+	recordAdopted()
 	return nil
 }
 

@@ -372,8 +372,14 @@ func schemaPage(n int) []*mcpsdk.Tool {
 
 // testOwnerEnv runs the test binary as a FreeCode process that records its
 // servers in the run directory the variable names, starts one that forks a
-// child, prints "ready <leader> <child>" and waits to be killed.
-const testOwnerEnv = "FREECODE_MCP_TEST_OWNER"
+// child, prints "ready <leader> <child>" and waits to be killed. With
+// testOwnerEscapeEnv set too, it runs a Manager whose one server starts a
+// daemon by double fork and setsid (escape=F, F the variable's value), and
+// prints "ready <leader> <daemon>".
+const (
+	testOwnerEnv       = "FREECODE_MCP_TEST_OWNER"
+	testOwnerEscapeEnv = "FREECODE_MCP_TEST_OWNER_ESCAPE"
+)
 
 func runTestOwner(dir string) int {
 	if err := ReapOrphans(dir, nil); err != nil {
@@ -383,6 +389,9 @@ func runTestOwner(dir string) int {
 	exe, err := os.Executable()
 	if err != nil {
 		return 1
+	}
+	if file := os.Getenv(testOwnerEscapeEnv); file != "" {
+		return runEscapeOwner(exe, file)
 	}
 	srv := config.Server{
 		Name: "owned", Type: config.TypeLocal, Enabled: true,
@@ -403,6 +412,31 @@ func runTestOwner(dir string) int {
 		}
 	}
 	fmt.Printf("ready %d %d\n", leader, child)
+	time.Sleep(time.Hour) // until the test kills it
+	return 0
+}
+
+// runEscapeOwner is runTestOwner with a Manager and a server that starts a
+// daemon, whose pid it writes to file.
+func runEscapeOwner(exe, file string) int {
+	m := NewManager(&ManagerOptions{NoRetry: true})
+	m.Apply(context.Background(), []config.Server{{
+		Name: "escaper", Type: config.TypeLocal, Enabled: true,
+		Command: []string{exe, "escape=" + file},
+		Env:     map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute,
+	}})
+	st, err := m.Start(context.Background(), "escaper")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	fmt.Printf("ready %d %s\n", st.PID, b)
 	time.Sleep(time.Hour) // until the test kills it
 	return 0
 }
