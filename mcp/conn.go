@@ -67,6 +67,12 @@ type ConnOptions struct {
 	// and stop.
 	NoRetry bool
 
+	// OnNotice, if set, is told what FreeCode does about a server's start
+	// that a person waiting for it should know: a package runner still
+	// installing at the server's timeout. The Conn logs the same. It must
+	// not block.
+	OnNotice func(msg string)
+
 	// Dial, if set, is how the Conn reaches its server, in place of
 	// starting its command or dialing its URL: it is called at every
 	// connect with the server's entry (${env:NAME} expanded) and returns
@@ -282,6 +288,15 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		c.opts.OnClient(srv, c.client)
 	}
 	return c
+}
+
+// notice tells the user, through OnNotice and the log, what FreeCode did
+// about the server's start.
+func (c *Conn) notice(msg string) {
+	c.logger.Warn(msg)
+	if c.opts.OnNotice != nil {
+		c.opts.OnNotice(c.redactor.Load().String(msg))
+	}
 }
 
 // Name returns the server's name.

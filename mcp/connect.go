@@ -216,10 +216,23 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, timeout)
-	defer cancelT()
 	// The newest version, its discovery bounded, or a pin (negotiate.go).
 	version, probe := c.sessionVersion(srv, login != nil)
+	if r := runnerOf(srv.Command); r != nil && srv.Type == config.TypeLocal && c.opts.Dial == nil {
+		// A package runner may be installing: the timeout runs once the
+		// server reads, within the first-start budget (runner.go).
+		var iw *installWait
+		ctx, iw = newInstallWait(ctx, r, timeout, max(timeout, firstStartBudget), c.notice)
+		defer iw.stop()
+		ctx = context.WithValue(ctx, installWaitKey{}, iw)
+		if probe != nil && seesUnreadInput {
+			probe.begun = iw.begun
+		}
+	} else {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, timeout)
+		defer cancelT()
+	}
 	if probe != nil {
 		if flow != nil {
 			var abort context.CancelCauseFunc
@@ -283,8 +296,14 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 // what the server sent that was dropped meanwhile (drops counted dropsBefore
 // when the attempt began); a process that died says how.
 func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process, dropsBefore int) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within timeout %v: %w", timeout, err)
+	var timedOut string
+	if iw, _ := ctx.Value(installWaitKey{}).(*installWait); iw != nil {
+		timedOut, _ = iw.explain(ctx)
+	} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		timedOut = fmt.Sprintf("no answer within timeout %v", timeout)
+	}
+	if timedOut != "" {
+		err = fmt.Errorf("%s: %w", timedOut, err)
 		if why := c.dropSince(dropsBefore); why != "" {
 			err = fmt.Errorf("%w (the server did send something: %s)", err, why)
 		}
@@ -341,6 +360,11 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	f.onDrop = c.noteDrop
 	f.redact = func(s string) string { return c.redactor.Load().String(s) }
 	t := &stdioTransport{filter: f, stdin: p.stdin}
+	iw, _ := ctx.Value(installWaitKey{}).(*installWait)
+	if iw != nil {
+		t.stdin = iw.input(p.stdin)
+		iw.watch(ctx, p)
+	}
 	// Watch the process while initialize runs: a server that exits at once
 	// must fail the connect now, not at the timeout.
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -363,7 +387,13 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 		}
 		t.Stop()
 		err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p, drops)
-		p.kill()
+		if iw != nil {
+			// Never SIGKILL a runner at once: it may be installing, and
+			// npm undoes a half-done install on SIGTERM.
+			p.stop(c.closeGrace, max(c.termGrace, runnerTermGrace))
+		} else {
+			p.kill()
+		}
 		if tail := c.tail.snapshot(); p.exitError() != nil && len(tail) > 0 {
 			err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
 		}

@@ -221,6 +221,52 @@ func TestReapEscapeesAfterKill9(t *testing.T) {
 	}
 }
 
+// TestKill9MidInstallGivesSIGTERM: a FreeCode process killed with SIGKILL
+// while a package runner installs its server has the kernel send the
+// runner SIGTERM, not SIGKILL, so that npm can undo the half-done install
+// instead of leaving its cache broken.
+func TestKill9MidInstallGivesSIGTERM(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	npx := fakeNPX(t)
+	install := filepath.Join(t.TempDir(), "install")
+	if err := mkfifo(install); err != nil {
+		t.Fatal(err)
+	}
+	rolledBack := filepath.Join(t.TempDir(), "rolled-back")
+	ready := readyPipe(t)
+	owner := exec.Command(exe)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+t.TempDir(),
+		testOwnerInstallEnv+"="+strings.Join([]string{npx, install, rolledBack, ready.path}, "\n"))
+	owner.Stderr = os.Stderr
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-ready.c // the runner runs, and is about to install
+	// Open the install's pipe, which the runner reads while it installs:
+	// once it is gone, the pipe has no reader left.
+	w, err := os.OpenFile(install, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := owner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	owner.Wait()
+	fds := []unix.PollFd{{Fd: int32(w.Fd())}} // POLLERR: no reader
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			break
+		}
+	}
+	if b, err := os.ReadFile(rolledBack); err != nil || string(b) != "rolled back" {
+		t.Errorf("the runner of a FreeCode process killed mid-install did not get SIGTERM (%q, %v)", b, err)
+	}
+}
+
 // TestCloseEndsSetsidEscapee: a server that starts a daemon by double
 // fork and setsid() leaves its process group and session, and the
 // daemon's parent is gone; Close ends and reaps it all the same.

@@ -78,7 +78,7 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func
 	cmd.Env = env
 	cmd.Dir = srv.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(runnerOf(srv.Command) != nil)
 	if err := startServerCmd(cmd); err != nil {
 		return nil, err
 	}

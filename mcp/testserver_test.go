@@ -44,6 +44,10 @@ import (
 //	detach=F       (internal) start a child in a session of its own (setsid),
 //	               write its pid to file F, exit
 //	legacy         a hand-written 2024-11-05 server (runLegacyServer)
+//	install=P      "install" before reading stdin (after ready): read the
+//	               named pipe P until EOF, then serve
+//	rollback=F     while installing, take SIGTERM as npm does: write F
+//	               ("rolled back") and exit
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
 // lockedWriter makes the SDK's writes and our stray lines whole lines.
@@ -152,6 +156,22 @@ func runTestServer(args []string) int {
 		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 			f.Close()
 		}
+	}
+	if pipe, ok := flags["install"]; ok {
+		if f, ok := flags["rollback"]; ok {
+			term := make(chan os.Signal, 1)
+			signal.Notify(term, syscall.SIGTERM)
+			go func() {
+				<-term
+				os.WriteFile(f, []byte("rolled back"), 0o600)
+				os.Exit(0)
+			}()
+		}
+		if f, err := os.Open(pipe); err == nil {
+			io.Copy(io.Discard, f)
+			f.Close()
+		}
+		signal.Reset(syscall.SIGTERM)
 	}
 	if _, ok := flags["fork"]; ok {
 		cmd := exec.Command(os.Args[0], "child")
@@ -376,9 +396,14 @@ func schemaPage(n int) []*mcpsdk.Tool {
 // testOwnerEscapeEnv set too, it runs a Manager whose one server starts a
 // daemon by double fork and setsid (escape=F, F the variable's value), and
 // prints "ready <leader> <daemon>".
+//
+// With testOwnerInstallEnv set to four lines, a fake npx's path and the
+// install=, rollback= and ready= files of the test server, it starts that
+// server through the fake npx, which "installs" until it is killed.
 const (
-	testOwnerEnv       = "FREECODE_MCP_TEST_OWNER"
-	testOwnerEscapeEnv = "FREECODE_MCP_TEST_OWNER_ESCAPE"
+	testOwnerEnv        = "FREECODE_MCP_TEST_OWNER"
+	testOwnerEscapeEnv  = "FREECODE_MCP_TEST_OWNER_ESCAPE"
+	testOwnerInstallEnv = "FREECODE_MCP_TEST_OWNER_INSTALL"
 )
 
 func runTestOwner(dir string) int {
@@ -392,6 +417,20 @@ func runTestOwner(dir string) int {
 	}
 	if file := os.Getenv(testOwnerEscapeEnv); file != "" {
 		return runEscapeOwner(exe, file)
+	}
+	if spec := os.Getenv(testOwnerInstallEnv); spec != "" {
+		f := strings.Split(spec, "\n")
+		if len(f) != 4 {
+			return 1
+		}
+		c := NewConn(config.Server{
+			Name: "installing", Type: config.TypeLocal, Enabled: true,
+			Command: []string{f[0], "-y", "@example/server", "install=" + f[1], "rollback=" + f[2], "ready=" + f[3]},
+			Env:     map[string]string{testServerEnv: "1"},
+			Timeout: time.Minute,
+		}, &ConnOptions{NoRetry: true})
+		c.Start(context.Background()) // until the test kills this process
+		return 1
 	}
 	srv := config.Server{
 		Name: "owned", Type: config.TypeLocal, Enabled: true,
