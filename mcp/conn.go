@@ -69,8 +69,8 @@ type ConnOptions struct {
 
 	// OnNotice, if set, is told what FreeCode does about a server's start
 	// that a person waiting for it should know: a package runner still
-	// installing at the server's timeout. The Conn logs the same. It must
-	// not block.
+	// installing at the server's timeout, a half-written npx cache
+	// removed. The Conn logs the same. It must not block.
 	OnNotice func(msg string)
 
 	// Dial, if set, is how the Conn reaches its server, in place of

@@ -31,7 +31,8 @@ import (
 // from then. A connect that fails stops the runner as any server is
 // stopped, stdin closed and then SIGTERM, with runnerTermGrace before any
 // SIGKILL: npm removes what it half installed on SIGTERM, in about 2 s
-// here.
+// here. A cache that is half written all the same (npx killed with its
+// FreeCode process) is repaired once, see npxcache.go.
 
 // firstStartBudget bounds a runner server's connect while its runner is
 // installing: five times the slowest cold start measured (24 s), and more
@@ -49,7 +50,7 @@ const installPoll = 100 * time.Millisecond
 // runner is a server command that runs a package through a package runner.
 type runner struct {
 	name string // as the user knows it: "npx", "npm exec", "uvx", …
-	// npm is set for npx and npm exec: what their command line says.
+	// npm is set for npx and npm exec, whose cache npxcache.go knows.
 	npm *npmExec
 }
 

@@ -2,8 +2,11 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +170,161 @@ func TestRunnerStoppedWithSIGTERM(t *testing.T) {
 	}
 	if b, err := os.ReadFile(rolledBack); err != nil || string(b) != "rolled back" {
 		t.Errorf("the runner was not stopped with SIGTERM mid-install (%q, %v): a SIGKILL leaves npm's cache half written", b, err)
+	}
+}
+
+// brokenCache makes the npx install directory of pkg in a fresh npm cache
+// look half written (a node_modules), and returns the cache and directory.
+func brokenCache(t *testing.T, name string) (cache, dir string) {
+	t.Helper()
+	cache = t.TempDir()
+	dir = filepath.Join(cache, "_npx", name)
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules", "@example", "server"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return cache, dir
+}
+
+func starts(t *testing.T, file string) int {
+	t.Helper()
+	b, _ := os.ReadFile(file)
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// TestRunnerBrokenNPXCacheRepaired: a server run by npx that exits on
+// ERR_MODULE_NOT_FOUND from its half-written install directory has the
+// directory removed and is started once more, and the user is told.
+func TestRunnerBrokenNPXCacheRepaired(t *testing.T) {
+	hash, _ := npxHash([]string{"@example/server"}, "")
+	cache, dir := brokenCache(t, hash)
+	count := filepath.Join(t.TempDir(), "starts")
+	srv := runnerSrv(t, "npxbroken="+dir, "starts="+count)
+	srv.Env["npm_config_cache"] = cache
+	var notices []string
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true,
+		OnNotice: func(msg string) { notices = append(notices, msg) }})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("Start on a half-written npx cache: %v", err)
+	}
+	if n := starts(t, count); n != 2 {
+		t.Errorf("the server started %d times, want 2: the broken one, then after the repair", n)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the half-written install directory is still there (%v)", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(cache, "_npx")); len(left) != 0 {
+		t.Errorf("left in the npx cache: %v", left)
+	}
+	said := strings.Join(notices, "\n")
+	for _, want := range []string{dir, "half written", "Cannot find package 'zod'", "installs the package again"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("notices %q do not say %q", notices, want)
+		}
+	}
+}
+
+// TestRunnerBrokenNPXCacheNotOurs: an install directory node names that is
+// not named for this server's package is left alone; the error says to
+// delete it.
+func TestRunnerBrokenNPXCacheNotOurs(t *testing.T) {
+	cache, dir := brokenCache(t, "0123456789abcdef")
+	count := filepath.Join(t.TempDir(), "starts")
+	srv := runnerSrv(t, "npxbroken="+dir, "starts="+count)
+	srv.Env["npm_config_cache"] = cache
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true})
+	err := c.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "delete "+dir+" and start the server again") {
+		t.Fatalf("Start = %v, want it to say which directory to delete", err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("a directory not named for this server's package was touched: %v", err)
+	}
+	if n := starts(t, count); n != 1 {
+		t.Errorf("the server started %d times, want 1", n)
+	}
+}
+
+// TestRunnerBrokenNPXCacheStillBroken: a package that fails the same way
+// after a fresh install is started twice, not more, and the error says the
+// package itself may be broken.
+func TestRunnerBrokenNPXCacheStillBroken(t *testing.T) {
+	hash, _ := npxHash([]string{"@example/server"}, "")
+	cache, dir := brokenCache(t, hash)
+	count := filepath.Join(t.TempDir(), "starts")
+	srv := runnerSrv(t, "npxbroken="+dir, "alwaysbroken", "starts="+count)
+	srv.Env["npm_config_cache"] = cache
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true})
+	err := c.Start(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "the package itself may be broken") {
+		t.Fatalf("Start = %v, want it to say the package may be broken", err)
+	}
+	if n := starts(t, count); n != 2 {
+		t.Errorf("the server started %d times, want 2", n)
+	}
+}
+
+// TestInteropNPX runs a real npx on an empty npm cache, offline, with a
+// package packed from testdata/npx-probe (an MCP server without
+// dependencies): the first start installs it where FreeCode computes npx
+// installs it. Then a file of the installed package is deleted, as an npx
+// killed mid-install leaves it, and the next start repairs the cache.
+func TestInteropNPX(t *testing.T) {
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("npx is not on PATH")
+		}
+		t.Skip("npx is not on PATH")
+	}
+	home, cache, work := t.TempDir(), t.TempDir(), t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	src, err := filepath.Abs("testdata/npx-probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := exec.Command("npm", "pack", "--offline", "--pack-destination", work, src)
+	pack.Env = append(env, "npm_config_cache="+cache, "npm_config_update_notifier=false")
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("npm pack: %v\n%s", err, out)
+	}
+	tgz := filepath.Join(work, "freecode-npx-probe-1.0.0.tgz")
+	srv := config.Server{
+		Name: "probe", Type: config.TypeLocal, Enabled: true, Scope: "user",
+		Command: []string{npx, "-y", "--offline", "--package=" + tgz, "freecode-npx-probe"},
+		Env:     map[string]string{"npm_config_cache": cache, "npm_config_update_notifier": "false"},
+		Timeout: hangGuard,
+	}
+	environ := func() []string { return env }
+	start := func() (*Conn, []string) {
+		var notices []string
+		c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: environ, NoRetry: true,
+			OnNotice: func(msg string) { notices = append(notices, msg) }})
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatalf("Start: %v\nstderr: %q", err, c.Status().StderrTail)
+		}
+		if got := c.Status().ToolCount; got != 1 {
+			t.Errorf("tools = %d, want 1", got)
+		}
+		c.Close()
+		return c, notices
+	}
+	start()
+	hash, ok := npxHash([]string{tgz}, "")
+	installed := filepath.Join(cache, "_npx", hash, "node_modules", "freecode-npx-probe")
+	if _, err := os.Stat(filepath.Join(installed, "lib.mjs")); !ok || err != nil {
+		entries, _ := os.ReadDir(filepath.Join(cache, "_npx"))
+		t.Fatalf("npx did not install where FreeCode computes it does (%s): %v; _npx holds %v", installed, err, entries)
+	}
+
+	if err := os.Remove(filepath.Join(installed, "lib.mjs")); err != nil {
+		t.Fatal(err)
+	}
+	_, notices := start()
+	if said := strings.Join(notices, "\n"); !strings.Contains(said, "was half written") || !strings.Contains(said, filepath.Join(cache, "_npx", hash)) {
+		t.Errorf("notices %q do not tell of the repair", notices)
+	}
+	if _, err := os.Stat(filepath.Join(installed, "lib.mjs")); err != nil {
+		t.Errorf("npx did not install the package again: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,10 @@ import (
 //	detach=F       (internal) start a child in a session of its own (setsid),
 //	               write its pid to file F, exit
 //	legacy         a hand-written 2024-11-05 server (runLegacyServer)
+//	starts=F       count this start in file F
+//	npxbroken=D    if D/node_modules exists (alwaysbroken: in any case),
+//	               fail as node does on a half-written npx install in D:
+//	               ERR_MODULE_NOT_FOUND naming a file under D, exit 1
 //	install=P      "install" before reading stdin (after ready): read the
 //	               named pipe P until EOF, then serve
 //	rollback=F     while installing, take SIGTERM as npm does: write F
@@ -122,6 +127,20 @@ func runTestServer(args []string) int {
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "escape:", err)
+			return 1
+		}
+	}
+	if f, ok := flags["starts"]; ok {
+		b, _ := os.ReadFile(f)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		os.WriteFile(f, []byte(strconv.Itoa(n+1)), 0o600)
+	}
+	if dir, ok := flags["npxbroken"]; ok {
+		_, always := flags["alwaysbroken"]
+		if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil || always {
+			fmt.Fprintf(os.Stderr, "node:internal/modules/esm/resolve:873\n  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n        ^\n\n")
+			fmt.Fprintf(os.Stderr, "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from %s\n", filepath.Join(dir, "node_modules", "@example", "server", "dist", "index.js"))
+			fmt.Fprintln(os.Stderr, "\nNode.js v20.20.2")
 			return 1
 		}
 	}
