@@ -232,6 +232,13 @@ func forgetGroup(pid int) {
 	recorder.write()
 }
 
+// recording reports whether this process keeps a run record.
+func recording() bool {
+	recorderMu.Lock()
+	defer recorderMu.Unlock()
+	return recorder != nil
+}
+
 // recordEscapees makes ids, oldest first, this process's escapees in its
 // run record, and writes the record if that changes it.
 func recordEscapees(ids []procID) {

@@ -283,6 +283,9 @@ func recordAdopted() {
 }
 
 func recordAdoptedLocked() {
+	if !recording() {
+		return // nothing to keep them in
+	}
 	var ids []procID
 	if len(leaders) > 0 {
 		sid := selfSession()
@@ -296,17 +299,19 @@ func recordAdoptedLocked() {
 	recordEscapees(ids)
 }
 
+// adoptPokeGap is the least time between two looks that tool calls ask
+// for: thousands of calls a second cost a look every adoptPokeGap.
+const adoptPokeGap = 100 * time.Millisecond
+
+// adoptPoke holds a tool call's request for a look (pokeAdoptions).
+var adoptPoke = make(chan struct{}, 1)
+
 // pokeAdoptions asks for a look at the strays soon, off the caller's path:
 // a tool call may have started a daemon.
 func pokeAdoptions() {
-	adoptMu.Lock()
-	r := reaper
-	adoptMu.Unlock()
-	if r != nil {
-		select {
-		case r.poke <- struct{}{}:
-		default:
-		}
+	select {
+	case adoptPoke <- struct{}{}:
+	default:
 	}
 }
 
@@ -498,28 +503,38 @@ func allExited(hs map[int]*procHandle, d time.Duration) bool {
 // the escapees in the run record (every adoptScan, and when poked).
 type zombieReaper struct {
 	sigs chan os.Signal
-	poke chan struct{} // buffered 1
 	quit chan struct{}
 	done chan struct{}
 }
 
 func startZombieReaper() *zombieReaper {
-	r := &zombieReaper{sigs: make(chan os.Signal, 1), poke: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	r := &zombieReaper{sigs: make(chan os.Signal, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	signal.Notify(r.sigs, unix.SIGCHLD)
 	go func() {
 		defer close(r.done)
 		ticker := time.NewTicker(adoptScan)
 		defer ticker.Stop()
+		var last time.Time
+		var later <-chan time.Time // a poke that came too soon after the last look
 		for {
 			select {
 			case <-r.sigs:
 				reapAdopted()
 			case <-ticker.C:
-			case <-r.poke:
+			case <-adoptPoke:
+				if wait := adoptPokeGap - time.Since(last); wait > 0 {
+					if later == nil {
+						later = time.After(wait)
+					}
+					continue
+				}
+			case <-later:
+				later = nil
 			case <-r.quit:
 				return
 			}
 			recordAdopted()
+			last = time.Now()
 		}
 	}()
 	return r
