@@ -47,8 +47,9 @@ import (
 // started are recorded in the run record as escapees (recordEscapees) as
 // they are seen adopted: the kernel says nothing when it reparents a
 // process, so this process looks, cheaply (its own children lists), once
-// a connect is done, after each tool call and every adoptScan while
-// servers run. The next FreeCode process reaps the recorded escapees.
+// a connect is done, after tool calls (at most every adoptPokeGap) and
+// every adoptScan while servers run. The next FreeCode process reaps the
+// recorded escapees.
 //
 // Only adopted children are reaped, never one this process started itself
 // (exec.Cmd's Wait would then fail): a zombie child is reaped when it is a
