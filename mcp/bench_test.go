@@ -226,7 +226,7 @@ func floorCalls(b *testing.B, srv benchServer, n int) rate {
 	for k, v := range srv.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(false)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -45,6 +45,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	}
 	drops := c.dropCount()
 	res, err := s.cs.CallTool(ctx, params)
+	if s.proc != nil {
+		pokeAdoptions() // the call may have started a daemon
+	}
 	if err == nil {
 		return res, nil
 	}

@@ -58,11 +58,20 @@ type ConnOptions struct {
 	// (see VersionMemo); nil remembers nothing beyond this Conn.
 	Versions *VersionMemo
 
-	// NoRetry makes the first failure final: a first connect that fails,
-	// or a session that is lost, leaves the Conn failed instead of trying
-	// again. For one-shot checks such as `freecode mcp start`, which report
-	// a failure at once and stop.
+	// NoRetry makes the first connect's failure final instead of retried
+	// with backoff, and a session that is lost gets one reconnect, not
+	// six: enough for a read-only call whose server died under it to be
+	// retried, as the orchestrator does; a failed reconnect or a second
+	// loss leaves the Conn failed. For one-shot commands such as `freecode
+	// mcp start` and `freecode tools call`, which report a failure at once
+	// and stop.
 	NoRetry bool
+
+	// OnNotice, if set, is told what FreeCode does about a server's start
+	// that a person waiting for it should know: a package runner still
+	// installing at the server's timeout, a half-written npx cache
+	// removed. The Conn logs the same. It must not block.
+	OnNotice func(msg string)
 
 	// Dial, if set, is how the Conn reaches its server, in place of
 	// starting its command or dialing its URL: it is called at every
@@ -293,6 +302,15 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		c.opts.OnClient(srv, c.client)
 	}
 	return c
+}
+
+// notice tells the user, through OnNotice and the log, what FreeCode did
+// about the server's start.
+func (c *Conn) notice(msg string) {
+	c.logger.Warn(msg)
+	if c.opts.OnNotice != nil {
+		c.opts.OnNotice(c.redactor.Load().String(msg))
+	}
 }
 
 // Name returns the server's name.

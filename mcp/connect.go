@@ -221,10 +221,23 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, timeout)
-	defer cancelT()
 	// The newest version, its discovery bounded, or a pin (negotiate.go).
 	version, probe := c.sessionVersion(srv, login != nil)
+	if r := runnerOf(srv.Command); r != nil && srv.Type == config.TypeLocal && c.opts.Dial == nil {
+		// A package runner may be installing: the timeout runs once the
+		// server reads, within the first-start budget (runner.go).
+		var iw *installWait
+		ctx, iw = newInstallWait(ctx, r, timeout, max(timeout, firstStartBudget), c.notice)
+		defer iw.stop()
+		ctx = context.WithValue(ctx, installWaitKey{}, iw)
+		if probe != nil && seesUnreadInput {
+			probe.begun = iw.begun
+		}
+	} else {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, timeout)
+		defer cancelT()
+	}
 	if probe != nil {
 		if flow != nil {
 			var abort context.CancelCauseFunc
@@ -288,8 +301,14 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 // what the server sent that was dropped meanwhile (drops counted dropsBefore
 // when the attempt began); a process that died says how.
 func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process, dropsBefore int) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within timeout %v: %w", timeout, err)
+	var timedOut string
+	if iw, _ := ctx.Value(installWaitKey{}).(*installWait); iw != nil {
+		timedOut, _ = iw.explain(ctx)
+	} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		timedOut = fmt.Sprintf("no answer within timeout %v", timeout)
+	}
+	if timedOut != "" {
+		err = fmt.Errorf("%s: %w", timedOut, err)
 		if why := c.dropSince(dropsBefore); why != "" {
 			err = fmt.Errorf("%w (the server did send something: %s)", err, why)
 		}
@@ -332,50 +351,6 @@ func (c *Conn) dropSince(before int) string {
 		return ""
 	}
 	return c.lastDrop
-}
-
-func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
-	drops := c.dropCount()
-	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
-	p, err := startProcess(srv, env, &c.tail, func(line string) { c.emitLog(LogStderr, "", line) }, red, c.logger)
-	if err != nil {
-		return fmt.Errorf("starting %s: %w", srv.Command[0], err)
-	}
-	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
-	f.onProgress = c.noteProgress
-	f.onDrop = c.noteDrop
-	f.redact = func(s string) string { return c.redactor.Load().String(s) }
-	t := &stdioTransport{filter: f, stdin: p.stdin}
-	// Watch the process while initialize runs: a server that exits at once
-	// must fail the connect now, not at the timeout.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-p.exited:
-			cancel(errors.New("server process exited"))
-		case <-ctx.Done():
-		}
-	}()
-	cs, err := c.client.Connect(ctx, t, sopts)
-	if err != nil {
-		// An EOF usually means the process is exiting: give it a moment so
-		// the error can say how it ended.
-		t := time.NewTimer(200 * time.Millisecond)
-		select {
-		case <-p.exited:
-		case <-t.C:
-		}
-		t.Stop()
-		err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p, drops)
-		p.kill()
-		if tail := c.tail.snapshot(); p.exitError() != nil && len(tail) > 0 {
-			err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
-		}
-		return err
-	}
-	s.cs, s.proc = cs, p
-	return nil
 }
 
 // lookupEnv returns a lookup over the Environ snapshot.

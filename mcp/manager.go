@@ -45,7 +45,8 @@ type ManagerOptions struct {
 	// in memory for the Manager's life.
 	Versions *VersionMemo
 	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
-	// fails is final. For one-shot commands that report and exit.
+	// fails is final, a lost session is reconnected once. For one-shot
+	// commands that report and exit.
 	NoRetry bool
 	// Manifest, if set, returns what the manifest of a server on demand
 	// holds, or nil when it has none: the server is then registered from

@@ -342,6 +342,45 @@ func TestMemFirstConnectNoRetry(t *testing.T) {
 	}
 }
 
+// NoRetry reconnects a lost session once, so that a read-only call can be
+// retried; the second loss is final.
+func TestMemNoRetryReconnectsOnce(t *testing.T) {
+	s := newMemServer(t, "mem")
+	rec := mcptest.NewRecorder()
+	c := memConn(t, s, "m", rec, &ConnOptions{NoRetry: true})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.Kill()
+	// Connected again; failed first is what a one-shot Conn did before.
+	rec.MustAwait(t, mcptest.Expect("m connected again before failing", func(events []mcptest.Event) mcptest.Verdict {
+		connected := 0
+		for _, e := range events {
+			switch {
+			case e.Server != "m" || e.Kind != mcptest.StatusEvent:
+			case e.State == StateFailed.String():
+				return mcptest.Unmeetable
+			case e.State == StateConnected.String():
+				if connected++; connected == 2 {
+					return mcptest.Met
+				}
+			}
+		}
+		return mcptest.Unmet
+	}))
+	if got := memCallText(t, c, "a"); got == "" {
+		t.Errorf("call after the reconnect answered nothing")
+	}
+	s.Kill()
+	rec.MustAwait(t, mcptest.ReachedState("m", StateFailed))
+	if got := s.Dials(); got != 2 {
+		t.Errorf("dials = %d, want 2: the first connect and the one reconnect", got)
+	}
+	if diff := cmp.Diff(stateStrings(StateConnecting, StateConnected, StateReconnecting, StateConnected, StateFailed), rec.States("m")); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
 // A problem of the entry itself is not retried.
 func TestMemConfigErrorNotRetried(t *testing.T) {
 	s := newMemServer(t, "mem")

@@ -67,6 +67,12 @@ var errNoDiscoverAnswer = errors.New("no answer to " + methodDiscover)
 // with, where discoveryMiddleware finds it.
 type discoveryProbe struct {
 	wait time.Duration
+	// begun, if set, is closed once the server reads its input: the wait
+	// starts then. A package runner may take a minute to install the
+	// server, and a discovery given up meanwhile is answered late, after
+	// the fallback's initialize is sent, which a server that knows the
+	// discovery then refuses as a second initialize.
+	begun <-chan struct{}
 	// failed, if set, is told that the discovery failed, before the go-sdk
 	// falls back: a connect that can go no further (a sign-in is missing)
 	// ends there instead of sending initialize to be refused again.
@@ -110,6 +116,38 @@ func (p *discoveryProbe) record(res mcpsdk.Result, err, cause error) {
 	}
 }
 
+// afterBegun calls give up p.wait after the server began reading (see
+// begun), unless the returned stop is called first or ctx ends.
+func (p *discoveryProbe) afterBegun(ctx context.Context, giveUp func()) (stop func()) {
+	if p.begun == nil {
+		t := time.AfterFunc(p.wait, giveUp)
+		return func() { t.Stop() }
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-p.begun:
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		t := time.NewTimer(p.wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			giveUp()
+		case <-done:
+		case <-ctx.Done():
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // discoveryMiddleware is the client's sending middleware that bounds
 // server/discover by the wait of the attempt's probe and records what it
 // got. A discovery that times out returns the context's error, on which the
@@ -132,8 +170,10 @@ func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			}
 			return next(ctx, method, req)
 		}
-		dctx, cancel := context.WithTimeoutCause(ctx, p.wait, errNoDiscoverAnswer)
-		defer cancel()
+		dctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := p.afterBegun(ctx, func() { cancel(errNoDiscoverAnswer) })
+		defer stop()
 		res, err := next(dctx, method, req)
 		p.record(res, err, context.Cause(dctx))
 		if err != nil && p.failed != nil {

@@ -213,7 +213,7 @@ func (m *Manager) Warm(name string) {
 		return
 	}
 	c := e.conn
-	timeout := e.cfg.Timeout
+	timeout := ConnectTimeout(e.cfg)
 	m.wg.Add(1) // under mu with !closed, so Close's Wait sees it
 	m.mu.Unlock()
 	if s := c.Status().State; s != StateIdle && s != StateFailed {

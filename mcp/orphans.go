@@ -24,6 +24,12 @@ import (
 // starts, in a small file of its own, and the next one to start reaps the
 // groups whose recorder is dead.
 //
+// A process that left its server's group (a daemon's double fork and
+// setsid()) is out of reach of the group's signals: on Linux it is adopted
+// by this process, a child subreaper (orphans_escape_linux.go), and
+// recorded as an escapee as soon as it is seen adopted, so that the next
+// FreeCode process reaps it, and what it started, too.
+//
 // A process is known by its pid and its start time (and the records by the
 // boot they were made in), never by its pid alone: a pid that was reused
 // since is left alone.
@@ -35,7 +41,14 @@ type runRecord struct {
 	BootID  string      `json:"bootID"` // records of another boot are stale
 	Owner   procID      `json:"owner"`
 	Groups  []procGroup `json:"groups"`
+	// Escapees are the processes this one adopted that left a server's
+	// group and session, oldest first.
+	Escapees []procID `json:"escapees,omitempty"`
 }
+
+// maxEscapees bounds the escapees one record holds: a server that spawns
+// daemons without end cannot grow the file without end.
+const maxEscapees = 256
 
 // procID identifies a process beyond its pid: pids are reused, a pid and a
 // start time (clock ticks since boot) are not.
@@ -73,8 +86,10 @@ type runRecorder struct {
 // A record whose owner still runs (same pid, same start time) is left
 // alone; so is a group whose leader's pid now belongs to another process.
 // A group whose leader is gone is reaped member by member: only processes
-// in that group and session that started after the leader. Where process
-// start times cannot be read (outside Linux) nothing is recorded or reaped.
+// in that group and session that started after the leader. An escapee is
+// reaped, with the processes below it that started after it, only if its
+// pid still runs the process of its start time. Where process start times
+// cannot be read (outside Linux) nothing is recorded or reaped.
 func ReapOrphans(dir string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -89,9 +104,10 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 		return fmt.Errorf("reading run directory: %w", err)
 	}
 	var (
-		live  = map[int]bool{} // group leaders that live owners recorded
-		stale []string
-		dead  []runRecord
+		live        = map[int]bool{}    // group leaders that live owners recorded
+		liveEscapee = map[procID]bool{} // escapees that live owners recorded
+		stale       []string
+		dead        []runRecord
 	)
 	for _, e := range entries {
 		name := e.Name()
@@ -115,6 +131,9 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 			for _, g := range rec.Groups {
 				live[g.Leader.PID] = true
 			}
+			for _, id := range rec.Escapees {
+				liveEscapee[id] = true
+			}
 		default:
 			stale = append(stale, path)
 			dead = append(dead, rec)
@@ -128,6 +147,15 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 			if n := reapGroup(g); n > 0 {
 				logger.Warn("reaped the processes of a server whose FreeCode process was killed",
 					"owner", rec.Owner.PID, "pgid", g.Leader.PID, "processes", n)
+			}
+		}
+		for _, id := range rec.Escapees {
+			if liveEscapee[id] {
+				continue
+			}
+			if n := reapEscapee(id); n > 0 {
+				logger.Warn("reaped a process that left a server's group, whose FreeCode process was killed",
+					"owner", rec.Owner.PID, "pid", id.PID, "processes", n)
 			}
 		}
 	}
@@ -145,6 +173,7 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 		// Called again with another directory: the groups running now move
 		// with the record.
 		next.record.Groups = recorder.record.Groups
+		next.record.Escapees = recorder.record.Escapees
 		os.Remove(recorder.path)
 		next.write()
 	} else if recorder != nil {
@@ -203,11 +232,33 @@ func forgetGroup(pid int) {
 	recorder.write()
 }
 
-// write replaces the record file, or removes it when no group is left.
-// Failures cost only the reaping after a kill -9, so they are not errors
-// of the server's start.
+// recording reports whether this process keeps a run record.
+func recording() bool {
+	recorderMu.Lock()
+	defer recorderMu.Unlock()
+	return recorder != nil
+}
+
+// recordEscapees makes ids, oldest first, this process's escapees in its
+// run record, and writes the record if that changes it.
+func recordEscapees(ids []procID) {
+	if len(ids) > maxEscapees {
+		ids = ids[:maxEscapees]
+	}
+	recorderMu.Lock()
+	defer recorderMu.Unlock()
+	if recorder == nil || slices.Equal(recorder.record.Escapees, ids) {
+		return
+	}
+	recorder.record.Escapees = slices.Clone(ids)
+	recorder.write()
+}
+
+// write replaces the record file, or removes it when nothing is left in
+// it. Failures cost only the reaping after a kill -9, so they are not
+// errors of the server's start.
 func (r *runRecorder) write() {
-	if len(r.record.Groups) == 0 {
+	if len(r.record.Groups) == 0 && len(r.record.Escapees) == 0 {
 		os.Remove(r.path)
 		return
 	}

@@ -1,11 +1,16 @@
 package mcp
 
 import (
+	"cmp"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,9 +40,16 @@ import (
 // They get SIGTERM, SIGKILL after the stop's grace, and are reaped. A
 // process is known by its pid and start time, and is signalled through a
 // pidfd opened and then checked against that start time, so a pid reused
-// meanwhile is never hit. Escapees are not in the run record: if this
-// process is killed outright they go to init, and ReapOrphans, which
-// reaps process groups, does not find them.
+// meanwhile is never hit.
+//
+// If this process is killed outright, its strays go to init, out of reach
+// of ReapOrphans's group reaping. So the strays a running server may have
+// started are recorded in the run record as escapees (recordEscapees) as
+// they are seen adopted: the kernel says nothing when it reparents a
+// process, so this process looks, cheaply (its own children lists), once
+// a connect is done, after tool calls (at most every adoptPokeGap) and
+// every adoptScan while servers run. The next FreeCode process reaps the
+// recorded escapees.
 //
 // Only adopted children are reaped, never one this process started itself
 // (exec.Cmd's Wait would then fail): a zombie child is reaped when it is a
@@ -164,6 +176,7 @@ func stopEscapees(pid int, snap procSet, termGrace time.Duration, logger *slog.L
 	defer func() {
 		adoptMu.Lock()
 		delete(leaders, pid)
+		recordAdoptedLocked() // what was this server's is gone, or no longer claimed
 		var r *zombieReaper
 		if len(leaders) == 0 {
 			r, reaper = reaper, nil
@@ -217,10 +230,8 @@ func stopEscapees(pid int, snap procSet, termGrace time.Duration, logger *slog.L
 // soleClaimantLocked returns the pid of the only running server that may
 // have started a stray that started at start, or 0.
 func soleClaimantLocked(start uint64) int {
-	for _, w := range launches {
-		if w.start <= start && (w.end == 0 || start <= w.end) {
-			return 0
-		}
+	if inLaunchLocked(start) {
+		return 0
 	}
 	claimant := 0
 	for pid, id := range leaders {
@@ -232,6 +243,129 @@ func soleClaimantLocked(start uint64) int {
 		}
 	}
 	return claimant
+}
+
+// inLaunchLocked reports whether a process that started at start may be a
+// browser launch's.
+func inLaunchLocked(start uint64) bool {
+	for _, w := range launches {
+		if w.start <= start && (w.end == 0 || start <= w.end) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimedLocked reports whether a stray that started at start may be a
+// running server's: one started no later, and no browser launch then.
+func claimedLocked(start uint64) bool {
+	if inLaunchLocked(start) {
+		return false
+	}
+	for _, id := range leaders {
+		if id.Start <= start {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptScan is how often, while servers run, this process looks for
+// strays to record: the longest a daemon a server started in the
+// background stays unrecorded.
+const adoptScan = time.Second
+
+// recordAdopted records the strays a running server may have started as
+// this process's escapees in its run record (see ReapOrphans).
+func recordAdopted() {
+	adoptMu.Lock()
+	defer adoptMu.Unlock()
+	recordAdoptedLocked()
+}
+
+func recordAdoptedLocked() {
+	if !recording() {
+		return // nothing to keep them in
+	}
+	var ids []procID
+	if len(leaders) > 0 {
+		sid := selfSession()
+		for _, p := range childrenOf(os.Getpid()) {
+			if p.session != sid && !p.zombie && claimedLocked(p.id.Start) {
+				ids = append(ids, p.id)
+			}
+		}
+		slices.SortFunc(ids, func(a, b procID) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.PID, b.PID)) })
+	}
+	recordEscapees(ids)
+}
+
+// adoptPokeGap is the least time between two looks that tool calls ask
+// for: thousands of calls a second cost a look every adoptPokeGap.
+const adoptPokeGap = 100 * time.Millisecond
+
+// adoptPoke holds a tool call's request for a look (pokeAdoptions).
+var adoptPoke = make(chan struct{}, 1)
+
+// pokeAdoptions asks for a look at the strays soon, off the caller's path:
+// a tool call may have started a daemon.
+func pokeAdoptions() {
+	select {
+	case adoptPoke <- struct{}{}:
+	default:
+	}
+}
+
+// childrenOf lists pid's children from its threads' children lists, which
+// cost a read per thread, not one per process of the system; without
+// them (a kernel built without CONFIG_PROC_CHILDREN) from the whole table.
+func childrenOf(pid int) []procInfo {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []procInfo
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if errors.Is(err, fs.ErrNotExist) && t.Name() == strconv.Itoa(pid) {
+			return slices.DeleteFunc(procTable(), func(p procInfo) bool { return p.ppid != pid })
+		}
+		for _, f := range strings.Fields(string(b)) {
+			k, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			if st, ok := procStat(k); ok && st.ppid == pid {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// reapEscapee SIGKILLs the escapee id, if its pid still runs the process
+// of its start time, and the processes below it that started after it. It
+// returns how many it killed.
+func reapEscapee(id procID) int {
+	if !procAlive(id) {
+		return 0
+	}
+	victims := procSet{id.PID: id}
+	victims.addDescendants(procTable())
+	n := 0
+	for pid, v := range victims {
+		if pid != id.PID && v.Start < id.Start {
+			continue
+		}
+		h := openProc(v)
+		if !h.gone {
+			h.signal(unix.SIGKILL)
+			n++
+		}
+		h.close()
+	}
+	return n
 }
 
 // selfSession is this process's session id.
@@ -366,7 +500,8 @@ func allExited(hs map[int]*procHandle, d time.Duration) bool {
 }
 
 // zombieReaper reaps adopted zombies as they appear (on SIGCHLD), so an
-// escapee that exits while its server runs leaves none behind.
+// escapee that exits while its server runs leaves none behind, and keeps
+// the escapees in the run record (every adoptScan, and when poked).
 type zombieReaper struct {
 	sigs chan os.Signal
 	quit chan struct{}
@@ -378,13 +513,29 @@ func startZombieReaper() *zombieReaper {
 	signal.Notify(r.sigs, unix.SIGCHLD)
 	go func() {
 		defer close(r.done)
+		ticker := time.NewTicker(adoptScan)
+		defer ticker.Stop()
+		var last time.Time
+		var later <-chan time.Time // a poke that came too soon after the last look
 		for {
 			select {
 			case <-r.sigs:
 				reapAdopted()
+			case <-ticker.C:
+			case <-adoptPoke:
+				if wait := adoptPokeGap - time.Since(last); wait > 0 {
+					if later == nil {
+						later = time.After(wait)
+					}
+					continue
+				}
+			case <-later:
+				later = nil
 			case <-r.quit:
 				return
 			}
+			recordAdopted()
+			last = time.Now()
 		}
 	}()
 	return r

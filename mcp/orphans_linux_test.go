@@ -132,6 +132,141 @@ func TestReapOrphansAfterKill9(t *testing.T) {
 	}
 }
 
+// TestReapEscapeesAfterKill9: a FreeCode process running a Manager whose
+// server started a daemon (double fork, setsid: out of the server's group
+// and session, adopted by FreeCode) is killed with SIGKILL; the daemon
+// goes to init and lives on. The next start reaps it, and leaves alone a
+// process whose pid a dead owner's record names as an escapee with another
+// start time: a pid reused since.
+func TestReapEscapeesAfterKill9(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := exec.Command(exe)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+dir, testOwnerEscapeEnv+"="+filepath.Join(t.TempDir(), "daemon"))
+	owner.Stderr = os.Stderr
+	out, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var leader, daemon int
+	if _, serr := fmt.Sscanf(line, "ready %d %d", &leader, &daemon); err != nil || serr != nil || daemon == 0 {
+		owner.Process.Kill()
+		owner.Wait()
+		t.Fatalf("owner said %q (%v)", line, err)
+	}
+	pidfd, err := unix.PidfdOpen(daemon, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	st, ok := procStat(daemon)
+	if !ok || st.session != daemon || st.ppid != owner.Process.Pid {
+		owner.Process.Kill()
+		owner.Wait()
+		t.Fatalf("the daemon %d is not a session leader adopted by its FreeCode process %d: %+v", daemon, owner.Process.Pid, st)
+	}
+
+	// A bystander in a session of its own, as a daemon is, and a dead
+	// owner's record that names its pid as an escapee with another start
+	// time.
+	bystander := exec.Command("sleep", "1000")
+	bystander.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { bystander.Process.Kill(); bystander.Wait() }()
+	bst, ok := procStat(bystander.Process.Pid)
+	if !ok {
+		t.Fatal("cannot read the bystander's /proc stat")
+	}
+	reused := runRecord{
+		Version: 1, BootID: bootID(), Owner: procID{PID: 1, Start: 1}, // pid 1 started at another time: dead
+		Escapees: []procID{{PID: bst.id.PID, Start: bst.id.Start + 1}},
+	}
+	b, _ := json.Marshal(reused)
+	if err := os.WriteFile(filepath.Join(dir, "1.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := owner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	owner.Wait()
+	if sigkillPending(t, daemon) {
+		t.Fatal("the daemon died with its owner: nothing left to reap, the test shows nothing")
+	}
+
+	err = ReapOrphans(dir, nil)
+	stopRecording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sigkillPending(t, daemon) {
+		syscall.Kill(daemon, syscall.SIGKILL)
+		t.Fatalf("the setsid daemon %d of a server whose FreeCode process was killed was not reaped", daemon)
+	}
+	awaitExit(t, pidfd)
+	if sigkillPending(t, bystander.Process.Pid) {
+		t.Errorf("the bystander %d, whose pid a stale record named as an escapee with another start time, was killed", bystander.Process.Pid)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("run records left after reaping: %v", left)
+	}
+}
+
+// TestKill9MidInstallGivesSIGTERM: a FreeCode process killed with SIGKILL
+// while a package runner installs its server has the kernel send the
+// runner SIGTERM, not SIGKILL, so that npm can undo the half-done install
+// instead of leaving its cache broken.
+func TestKill9MidInstallGivesSIGTERM(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	npx := fakeNPX(t)
+	install := filepath.Join(t.TempDir(), "install")
+	if err := mkfifo(install); err != nil {
+		t.Fatal(err)
+	}
+	rolledBack := filepath.Join(t.TempDir(), "rolled-back")
+	ready := readyPipe(t)
+	owner := exec.Command(exe)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+t.TempDir(),
+		testOwnerInstallEnv+"="+strings.Join([]string{npx, install, rolledBack, ready.path}, "\n"))
+	owner.Stderr = os.Stderr
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-ready.c // the runner runs, and is about to install
+	// Open the install's pipe, which the runner reads while it installs:
+	// once it is gone, the pipe has no reader left.
+	w, err := os.OpenFile(install, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := owner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	owner.Wait()
+	fds := []unix.PollFd{{Fd: int32(w.Fd())}} // POLLERR: no reader
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			break
+		}
+	}
+	if b, err := os.ReadFile(rolledBack); err != nil || string(b) != "rolled back" {
+		t.Errorf("the runner of a FreeCode process killed mid-install did not get SIGTERM (%q, %v)", b, err)
+	}
+}
+
 // TestCloseEndsSetsidEscapee: a server that starts a daemon by double
 // fork and setsid() leaves its process group and session, and the
 // daemon's parent is gone; Close ends and reaps it all the same.

@@ -30,3 +30,9 @@ func escapeSnapshot(int) procSet { return nil }
 func stopEscapees(int, procSet, time.Duration, *slog.Logger) {}
 
 func reapAdopted() {}
+
+func reapEscapee(procID) int { return 0 }
+
+func recordAdopted() {}
+
+func pokeAdoptions() {}

@@ -78,7 +78,7 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func
 	cmd.Env = env
 	cmd.Dir = srv.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(runnerOf(srv.Command) != nil)
 	if err := startServerCmd(cmd); err != nil {
 		return nil, err
 	}
@@ -243,16 +243,33 @@ const (
 type tailBuffer struct {
 	mu    sync.Mutex
 	lines []string
+	added int // lines ever added
 }
 
 func (t *tailBuffer) add(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.added++
 	if len(t.lines) == maxTailLines {
 		copy(t.lines, t.lines[1:])
 		t.lines = t.lines[:maxTailLines-1]
 	}
 	t.lines = append(t.lines, s)
+}
+
+// count returns how many lines were ever added, for since.
+func (t *tailBuffer) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.added
+}
+
+// since returns the lines kept that were added after count returned n.
+func (t *tailBuffer) since(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := min(t.added-n, len(t.lines))
+	return append([]string(nil), t.lines[len(t.lines)-k:]...)
 }
 
 func (t *tailBuffer) snapshot() []string {

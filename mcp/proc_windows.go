@@ -12,7 +12,7 @@ var (
 	sigKill = os.Kill
 )
 
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
 
 func signalGroup(p *process, _ os.Signal) { _ = p.cmd.Process.Kill() }
 

@@ -45,10 +45,12 @@ func (c *Conn) onListChanged(context.Context, *mcpsdk.ToolListChangedRequest) {
 func (c *Conn) run(s *session, tried int) {
 	ticker := time.NewTicker(c.opts.PingInterval)
 	defer ticker.Stop()
+	limit := c.tries
+	reconnected := false // with NoRetry: the one reconnect was made
 	for {
 		if s == nil {
 			var tools toolList
-			s, tools, tried = c.retry(tried)
+			s, tools, tried = c.retry(tried, limit)
 			if s == nil {
 				return
 			}
@@ -112,19 +114,26 @@ func (c *Conn) run(s *session, tried int) {
 			// Asked for: every try is given back and the first comes at
 			// once; a one-shot command gets one.
 			c.lastError = ""
-			tried = 0
+			tried, limit = 0, c.tries
 			if c.opts.NoRetry {
-				tried = c.tries - 1
+				limit = 1
 			}
 			select {
 			case c.kick <- struct{}{}:
 			default:
 			}
 		} else if c.opts.NoRetry {
-			c.mu.Unlock()
-			c.logger.Warn("connection lost", "error", lost)
-			c.fail(lost)
-			return
+			// A one-shot command gets one reconnect, after the shortest
+			// backoff, so that a read-only call whose server died under it
+			// can be retried (the orchestrator's rule); a second loss, or
+			// a failed reconnect, is final.
+			if reconnected {
+				c.mu.Unlock()
+				c.logger.Warn("connection lost again", "error", lost)
+				c.fail(lost)
+				return
+			}
+			reconnected, tried, limit = true, 0, 1
 		}
 		c.ready = make(chan struct{})
 		st := c.setStateLocked(StateReconnecting)
@@ -200,12 +209,13 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 	}
 }
 
-// retry tries to connect what is left of c.tries after the first `tried`,
-// with backoff, and returns the new session, its tools and how many tries
-// are used up. It returns a nil session when it gave up (the Conn is then
-// failed) or the Conn closed. A later Start cuts a backoff short.
-func (c *Conn) retry(tried int) (*session, toolList, int) {
-	for attempt := tried; attempt < c.tries; attempt++ {
+// retry tries to connect what is left of limit tries after the first
+// `tried`, with backoff, and returns the new session, its tools and how
+// many tries are used up. It returns a nil session when it gave up (the
+// Conn is then failed) or the Conn closed. A later Start cuts a backoff
+// short.
+func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
+	for attempt := tried; attempt < limit; attempt++ {
 		timer := time.NewTimer(c.backoff(attempt))
 		select {
 		case <-c.stopCh:
@@ -222,7 +232,7 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		if err == nil {
 			return s, tools, attempt + 1 // the caller ends the attempt
 		}
-		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", c.tries, "error", err)
+		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err)
 		c.mu.Lock()
 		c.lastError = err.Error()
 		c.endAttemptLocked()
@@ -231,16 +241,16 @@ func (c *Conn) retry(tried int) (*session, toolList, int) {
 		if !retryable(err) {
 			c.fail(err)
 			c.announce()
-			return nil, toolList{}, c.tries
+			return nil, toolList{}, limit
 		}
 		c.emitStatus(st)
-		if attempt+1 < c.tries {
+		if attempt+1 < limit {
 			c.announce()
 		}
 	}
 	c.fail(nil)
 	c.announce()
-	return nil, toolList{}, c.tries
+	return nil, toolList{}, limit
 }
 
 // announce records that the supervisor told the outcome of an attempt.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,14 @@ import (
 //	detach=F       (internal) start a child in a session of its own (setsid),
 //	               write its pid to file F, exit
 //	legacy         a hand-written 2024-11-05 server (runLegacyServer)
+//	starts=F       count this start in file F
+//	npxbroken=D    if D/node_modules exists (alwaysbroken: in any case),
+//	               fail as node does on a half-written npx install in D:
+//	               ERR_MODULE_NOT_FOUND naming a file under D, exit 1
+//	install=P      "install" before reading stdin (after ready): read the
+//	               named pipe P until EOF, then serve
+//	rollback=F     while installing, take SIGTERM as npm does: write F
+//	               ("rolled back") and exit
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
 // lockedWriter makes the SDK's writes and our stray lines whole lines.
@@ -121,6 +130,20 @@ func runTestServer(args []string) int {
 			return 1
 		}
 	}
+	if f, ok := flags["starts"]; ok {
+		b, _ := os.ReadFile(f)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		os.WriteFile(f, []byte(strconv.Itoa(n+1)), 0o600)
+	}
+	if dir, ok := flags["npxbroken"]; ok {
+		_, always := flags["alwaysbroken"]
+		if _, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil || always {
+			fmt.Fprintf(os.Stderr, "node:internal/modules/esm/resolve:873\n  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n        ^\n\n")
+			fmt.Fprintf(os.Stderr, "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from %s\n", filepath.Join(dir, "node_modules", "@example", "server", "dist", "index.js"))
+			fmt.Fprintln(os.Stderr, "\nNode.js v20.20.2")
+			return 1
+		}
+	}
 	if f, ok := flags["crashafter"]; ok {
 		file, nStr, _ := strings.Cut(f, ":")
 		n, _ := strconv.Atoi(nStr)
@@ -152,6 +175,22 @@ func runTestServer(args []string) int {
 		if f, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
 			f.Close()
 		}
+	}
+	if pipe, ok := flags["install"]; ok {
+		if f, ok := flags["rollback"]; ok {
+			term := make(chan os.Signal, 1)
+			signal.Notify(term, syscall.SIGTERM)
+			go func() {
+				<-term
+				os.WriteFile(f, []byte("rolled back"), 0o600)
+				os.Exit(0)
+			}()
+		}
+		if f, err := os.Open(pipe); err == nil {
+			io.Copy(io.Discard, f)
+			f.Close()
+		}
+		signal.Reset(syscall.SIGTERM)
 	}
 	if _, ok := flags["fork"]; ok {
 		cmd := exec.Command(os.Args[0], "child")
@@ -372,8 +411,19 @@ func schemaPage(n int) []*mcpsdk.Tool {
 
 // testOwnerEnv runs the test binary as a FreeCode process that records its
 // servers in the run directory the variable names, starts one that forks a
-// child, prints "ready <leader> <child>" and waits to be killed.
-const testOwnerEnv = "FREECODE_MCP_TEST_OWNER"
+// child, prints "ready <leader> <child>" and waits to be killed. With
+// testOwnerEscapeEnv set too, it runs a Manager whose one server starts a
+// daemon by double fork and setsid (escape=F, F the variable's value), and
+// prints "ready <leader> <daemon>".
+//
+// With testOwnerInstallEnv set to four lines, a fake npx's path and the
+// install=, rollback= and ready= files of the test server, it starts that
+// server through the fake npx, which "installs" until it is killed.
+const (
+	testOwnerEnv        = "FREECODE_MCP_TEST_OWNER"
+	testOwnerEscapeEnv  = "FREECODE_MCP_TEST_OWNER_ESCAPE"
+	testOwnerInstallEnv = "FREECODE_MCP_TEST_OWNER_INSTALL"
+)
 
 func runTestOwner(dir string) int {
 	if err := ReapOrphans(dir, nil); err != nil {
@@ -382,6 +432,23 @@ func runTestOwner(dir string) int {
 	}
 	exe, err := os.Executable()
 	if err != nil {
+		return 1
+	}
+	if file := os.Getenv(testOwnerEscapeEnv); file != "" {
+		return runEscapeOwner(exe, file)
+	}
+	if spec := os.Getenv(testOwnerInstallEnv); spec != "" {
+		f := strings.Split(spec, "\n")
+		if len(f) != 4 {
+			return 1
+		}
+		c := NewConn(config.Server{
+			Name: "installing", Type: config.TypeLocal, Enabled: true,
+			Command: []string{f[0], "-y", "@example/server", "install=" + f[1], "rollback=" + f[2], "ready=" + f[3]},
+			Env:     map[string]string{testServerEnv: "1"},
+			Timeout: time.Minute,
+		}, &ConnOptions{NoRetry: true})
+		c.Start(context.Background()) // until the test kills this process
 		return 1
 	}
 	srv := config.Server{
@@ -403,6 +470,31 @@ func runTestOwner(dir string) int {
 		}
 	}
 	fmt.Printf("ready %d %d\n", leader, child)
+	time.Sleep(time.Hour) // until the test kills it
+	return 0
+}
+
+// runEscapeOwner is runTestOwner with a Manager and a server that starts a
+// daemon, whose pid it writes to file.
+func runEscapeOwner(exe, file string) int {
+	m := NewManager(&ManagerOptions{NoRetry: true})
+	m.Apply(context.Background(), []config.Server{{
+		Name: "escaper", Type: config.TypeLocal, Enabled: true,
+		Command: []string{exe, "escape=" + file},
+		Env:     map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute,
+	}})
+	st, err := m.Start(context.Background(), "escaper")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "owner:", err)
+		return 1
+	}
+	fmt.Printf("ready %d %s\n", st.PID, b)
 	time.Sleep(time.Hour) // until the test kills it
 	return 0
 }

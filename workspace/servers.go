@@ -327,7 +327,7 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 	var longest time.Duration
 	for _, s := range w.running {
 		if names == nil || slices.Contains(names, s.Name) {
-			longest = max(longest, s.Timeout)
+			longest = max(longest, mcp.ConnectTimeout(s))
 		}
 	}
 	w.mu.Unlock()

@@ -55,8 +55,9 @@ type Options struct {
 	// capability.
 	Roots []string
 	// NoRetry makes a server's failed first connect final instead of
-	// retried with backoff (see mcp.ConnOptions.NoRetry): for a one-shot
-	// command that reports what did not connect and exits.
+	// retried with backoff, and a lost session reconnected once (see
+	// mcp.ConnOptions.NoRetry): for a one-shot command that reports what
+	// did not connect and exits.
 	NoRetry bool
 	// OpenURL opens an authorization URL for the user when a server asks
 	// for more access mid-session (OAuth step-up); the sidecar sends it to

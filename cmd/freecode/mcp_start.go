@@ -121,7 +121,10 @@ func (a *app) withConn(cmd *cobra.Command, name string, fn func(config.Server, m
 	defer stop()
 	// A one-shot check: report the first failure now, without retrying.
 	conn := mcp.NewConn(srv, &mcp.ConnOptions{NoRetry: true, Auth: authOptions(),
-		Versions: mcp.NewVersionMemo(filepath.Join(filepath.Dir(path), mcp.VersionMemoFile))})
+		Versions: mcp.NewVersionMemo(filepath.Join(filepath.Dir(path), mcp.VersionMemoFile)),
+		// A package runner installing on a first start, a broken npx
+		// cache removed: said while it happens, not only at the end.
+		OnNotice: func(msg string) { fmt.Fprintf(stderr, "note: %s\n", termtext.EscapeLines(msg)) }})
 	startErr := conn.Start(ctx)
 	var tools []*mcpsdk.Tool
 	if startErr == nil {

@@ -135,3 +135,50 @@ func TestDemoScript(t *testing.T) {
 		t.Errorf("demo left %d entries in TMPDIR", len(left))
 	}
 }
+
+// TestStartRunnerFirstStart is the quick start with a package runner that
+// has to install first: `mcp start` of a server run by npx whose install
+// lasts past the server's timeout waits for it, says so, and succeeds on
+// the first try. The npx is a script that "installs" until the test writes
+// to a named pipe, then runs the demo server.
+func TestStartRunnerFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "install")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	npx := filepath.Join(dir, "npx")
+	script := "#!/bin/sh\ncat " + strconv.Quote(pipe) + " >/dev/null\nexec " + strconv.Quote(demoServer) + "\n"
+	if err := os.WriteFile(npx, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	mustRun(t, "--config", path, "mcp", "add", "myserver", "local", "--timeout", "2000", "--", npx, "-y", "@example/demo-server")
+
+	var stdout, stderr notifyBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- runContext(t.Context(), &stdout, &stderr, "--config", path, "mcp", "start", "myserver", "--local")
+	}()
+	for !strings.Contains(stderr.String(), "note: npx is still installing the server's package") {
+		stderr.mu.Lock()
+		if stderr.changed == nil {
+			stderr.changed = make(chan struct{})
+		}
+		changed := stderr.changed
+		stderr.mu.Unlock()
+		select {
+		case c := <-code:
+			t.Fatalf("mcp start ended (exit %d) while npx was installing:\n%s%s", c, stdout.String(), stderr.String())
+		case <-changed:
+		}
+	}
+	f, err := os.OpenFile(pipe, os.O_WRONLY, 0) // the install is done
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if c := <-code; c != 0 || !strings.Contains(stdout.String(), `✓ Server "myserver" started with 7 tools`) {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", c, stdout.String(), stderr.String())
+	}
+}

@@ -449,3 +449,35 @@ func TestToolsBrokenProjectSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsCallRetriesReadOnlyAfterCrash: the server crashes in the middle
+// of the first call of each tool. A read-only call is retried once after
+// the reconnect and succeeds, as in the sidecar; a destructive one is not
+// retried, and says it may have run.
+func TestToolsCallRetriesReadOnlyAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	counts := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "--config", path, "mcp", "add", "crashy", "local", "--env", crashServerEnv+"="+counts, "--", exe)
+	args := []string{"--config", path, "tools", "--project", t.TempDir(), "call"}
+
+	out, errOut, code := run(t, append(args, "mcp__crashy__lookup")...)
+	if code != 0 || out != "lookup call 2\n" {
+		t.Errorf("read-only call whose server crashed: exit %d\nstdout: %q\nstderr: %s", code, out, errOut)
+	}
+	if n := callCount(filepath.Join(counts, "lookup")); n != 2 {
+		t.Errorf("the server saw %d calls of lookup, want 2 (the crash, the retry)", n)
+	}
+
+	out, errOut, code = run(t, append(args, "mcp__crashy__remove", "--yes")...)
+	if code != 1 || !strings.Contains(out, "may or may not have run; not retried because the tool is not read-only") {
+		t.Errorf("destructive call whose server crashed: exit %d\nstdout: %q\nstderr: %s", code, out, errOut)
+	}
+	if n := callCount(filepath.Join(counts, "remove")); n != 1 {
+		t.Errorf("the server saw %d calls of remove, want 1: a destructive call is never retried", n)
+	}
+}

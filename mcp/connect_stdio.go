@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
+)
+
+// dialStdio starts srv's process and runs initialize over its stdio. A
+// server run by npx that exits on a half-written npx cache has the cache
+// removed and is started once more (npxcache.go).
+func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
+	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
+	iw, _ := ctx.Value(installWaitKey{}).(*installWait)
+	for repaired := false; ; repaired = true {
+		cs, p, b, err := c.startStdio(ctx, srv, env, sopts, red, iw)
+		if err == nil {
+			s.cs, s.proc = cs, p
+			// A daemon the server started on its way up is recorded now,
+			// before anything could kill this process
+			// (orphans_escape_linux.go).
+			recordAdopted()
+			return nil
+		}
+		switch {
+		case b == nil:
+			return err
+		case repaired:
+			return fmt.Errorf("%w; npx installed %s afresh and it still fails that way (%s): the package itself may be broken", err, b.pkg, b.why)
+		}
+		if rerr := b.repair(); rerr != nil {
+			c.logger.Warn("a half-written npx cache was not repaired", "dir", b.dir, "error", rerr)
+			return fmt.Errorf("%w; %s", err, b.advice())
+		}
+		c.notice(fmt.Sprintf("npx's cache of %s in %s was half written (%s): FreeCode removed it, and npx installs the package again", b.pkg, b.dir, b.why))
+	}
+}
+
+// startStdio is one attempt of dialStdio. On failure the process, if one
+// was started, is stopped, and b is set when it was an npx server that
+// exited on a half-written cache.
+func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *process, b *brokenNPX, _ error) {
+	drops := c.dropCount()
+	lines := c.tail.count()
+	p, err := startProcess(srv, env, &c.tail, func(line string) { c.emitLog(LogStderr, "", line) }, red, c.logger)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("starting %s: %w", srv.Command[0], err)
+	}
+	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
+	f.onProgress = c.noteProgress
+	f.onDrop = c.noteDrop
+	f.redact = func(s string) string { return c.redactor.Load().String(s) }
+	t := &stdioTransport{filter: f, stdin: p.stdin}
+	if iw != nil {
+		t.stdin = iw.input(p.stdin)
+		iw.watch(ctx, p)
+	}
+	// Watch the process while initialize runs: a server that exits at once
+	// must fail the connect now, not at the timeout.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-p.exited:
+			cancel(errors.New("server process exited"))
+		case <-ctx.Done():
+		}
+	}()
+	cs, err := c.client.Connect(ctx, t, sopts)
+	if err == nil {
+		return cs, p, nil, nil
+	}
+	// An EOF usually means the process is exiting: give it a moment so
+	// the error can say how it ended.
+	timer := time.NewTimer(200 * time.Millisecond)
+	select {
+	case <-p.exited:
+	case <-timer.C:
+	}
+	timer.Stop()
+	exited := p.exitError() != nil
+	err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p, drops)
+	if iw != nil {
+		// Never SIGKILL a runner at once: it may be installing, and npm
+		// undoes a half-done install on SIGTERM.
+		p.stop(c.closeGrace, max(c.termGrace, runnerTermGrace))
+	} else {
+		p.kill()
+	}
+	tail := c.tail.since(lines) // stopped: its stderr is drained
+	if len(tail) > 0 {
+		err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
+	}
+	if exited && iw != nil && iw.r.npm != nil {
+		cwd := srv.Cwd
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		b = findBrokenNPX(iw.r.npm, env, cwd, tail)
+	}
+	return nil, p, b, err
+}
