@@ -217,6 +217,18 @@ func (s *Subscription) unpop(ev Event) {
 		if _, ok := s.statuses[ev.Status.Name]; ok && s.behind {
 			return // a newer one is queued, and the order is moot (push)
 		}
+		// A newer status of the server queued with only statuses before
+		// it takes this one's place, as push would have had it, had this
+		// one not been taken out to be delivered.
+		for el := s.queue.Front(); el != nil; el = el.Next() {
+			st, ok := el.Value.(*StatusEvent)
+			if !ok {
+				break
+			}
+			if st.Status.Name == ev.Status.Name {
+				return
+			}
+		}
 		el := s.queue.PushFront(ev)
 		if _, ok := s.statuses[ev.Status.Name]; !ok {
 			// It is the server's latest again; a newer status may take
