@@ -14,8 +14,10 @@ import (
 // recordManager returns options that send the Manager's events to rec.
 func recordManager(rec *mcptest.Recorder) *ManagerOptions {
 	return &ManagerOptions{
-		Environ:        testEnviron,
-		OnStatus:       func(st Status) { rec.Status(st.Name, st.State, st.LastError) },
+		ConnOptions: ConnOptions{
+			Environ:  testEnviron,
+			OnStatus: func(st Status) { rec.Status(st.Name, st.State, st.LastError) },
+		},
 		OnToolsChanged: func(tc ToolsChanged) { rec.Tools(tc.Server, tc.Reason, tc.Tools) },
 	}
 }

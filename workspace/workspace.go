@@ -267,29 +267,32 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		w.logger.Warn("remote servers cannot keep a sign-in", "error", err)
 	}
 	w.mgr = mcp.NewManager(&mcp.ManagerOptions{
-		Logger:   w.logger,
-		OnStatus: w.onStatus,
-		// Resources, prompts, elicitation, sampling, the log level and the
-		// memory of negotiated versions: caps.go.
+		ConnOptions: mcp.ConnOptions{
+			Logger:   w.logger,
+			OnStatus: w.onStatus,
+			// Elicitation, sampling, the log level and the memory of
+			// negotiated versions: caps.go.
+			Elicitation: w.opts.Elicitation,
+			Sampling:    w.opts.Sampling,
+			LogLevel:    st.cfg.MCP.LogLevel,
+			Versions:    mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
+			// The health ping follows mcp.pollInterval as it is at start:
+			// the Manager takes its period once.
+			PingInterval:  st.cfg.MCP.PollInterval,
+			Environ:       w.opts.Environ,
+			NoRetry:       w.opts.NoRetry,
+			ClientOptions: w.clientOptions,
+			OnClient:      w.onClient,
+			OnLog:         w.onLog,
+			// Sign-ins are the user's (mcp.DefaultTokenStore), never kept
+			// beside a config file, which may sit in a repository.
+			Auth: &mcp.AuthOptions{Tokens: tokens, OpenURL: w.opts.OpenURL},
+		},
+		// Resources and prompts: caps.go.
 		OnListChanged:  w.onListChanged,
-		Elicitation:    w.opts.Elicitation,
-		Sampling:       w.opts.Sampling,
-		LogLevel:       st.cfg.MCP.LogLevel,
-		Versions:       mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
 		OnToolsChanged: w.onTools,
 		// Servers on demand: ondemand.go and pins.go.
 		Manifest: w.listing,
-		// The health ping follows mcp.pollInterval as it is at start: the
-		// Manager takes its period once.
-		PingInterval:  st.cfg.MCP.PollInterval,
-		Environ:       w.opts.Environ,
-		NoRetry:       w.opts.NoRetry,
-		ClientOptions: w.clientOptions,
-		OnClient:      w.onClient,
-		OnLog:         w.onLog,
-		// Sign-ins are the user's (mcp.DefaultTokenStore), never kept
-		// beside a config file, which may sit in a repository.
-		Auth: &mcp.AuthOptions{Tokens: tokens, OpenURL: w.opts.OpenURL},
 	})
 	w.wg.Go(w.defsLoop)
 	w.apply(ctx, st)
