@@ -128,12 +128,21 @@ func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 // newly enabled ones, stops removed and disabled ones, restarts changed
 // ones and leaves the rest alone. Starts and stops run in the background,
 // concurrently, so one slow server delays nothing; watch OnStatus.
-func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
+//
+// Apply does not wait for them, and they are the Manager's work, not
+// ctx's: a server outlives the request that configured it, so ctx's
+// cancellation never reaches them (its values do); Stop, Close and the
+// next Apply end them. A ctx that is done already changes nothing, and
+// Apply returns its error. After Close, Apply changes nothing.
+func (m *Manager) Apply(ctx context.Context, servers []config.Server) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("applying the servers' config: %w", err)
+	}
 	ctx = context.WithoutCancel(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return
+		return nil
 	}
 	want := make(map[string]config.Server, len(servers))
 	for _, s := range servers {
@@ -199,6 +208,7 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 			m.restartEntry(ctx, e)
 		})
 	}
+	return nil
 }
 
 // stopEntry closes e's current Conn. It does not take e.opMu: a start in

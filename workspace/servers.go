@@ -72,8 +72,13 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	w.mu.Unlock()
 
 	// After the maps above: a server the Manager now stops reports its
-	// last status as awaiting approval, if that is what it is.
-	w.mgr.Apply(ctx, running)
+	// last status as awaiting approval, if that is what it is. What the
+	// files say is put in force whatever becomes of the request that
+	// caused the reload (Approve's, SetTrusted's): its cancellation does
+	// not keep the Manager from being given the servers.
+	if err := w.mgr.Apply(context.WithoutCancel(ctx), running); err != nil {
+		w.logger.Error("applying the servers", "error", err)
+	}
 	// Pinning turned on or off does not restart a server: its tools are
 	// registered anew.
 	w.applyPinning(running)
