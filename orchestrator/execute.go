@@ -122,12 +122,12 @@ type ExecOptions struct {
 	// this session only (its rule could not be saved, or went to an
 	// untrusted project's file). Warnings are logged too.
 	OnWarning func(callID, msg string)
-	// Caller answers what a server asks while it serves a call of the
+	// Answerer answers what a server asks while it serves a call of the
 	// batch: an elicitation form or URL, a sampling request (see
-	// mcp.Caller). Nil: an elicitation is declined and sampling refused.
-	// Callers are told apart by pointer, so a frontend brings the same one
-	// to each of its batches.
-	Caller *mcp.Caller
+	// mcp.Answerer). Nil: an elicitation is declined and sampling refused.
+	// Answerers are told apart by pointer, so a frontend brings the same
+	// one to each of its batches.
+	Answerer *mcp.Answerer
 }
 
 // prepared is one call after lookup and validation.
@@ -348,7 +348,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
-	callCtx = mcp.WithCaller(callCtx, eo.Caller, p.call.CallID) // who answers the server's questions
+	callCtx = mcp.WithAnswerer(callCtx, eo.Answerer, p.call.CallID) // who answers the server's questions
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
 	// A notification can race the result, and a Caller may keep the

@@ -17,7 +17,7 @@ import (
 // given to the orchestrator with the batch. It is the only frontend asked
 // for permission for the call. A server's requests that a call causes
 // (elicitation, sampling) reach the same frontend and no other, through
-// the session's *mcp.Caller (relay.go).
+// the session's *mcp.Answerer (relay.go).
 type caller struct {
 	sess *session
 	w    *workspace.Workspace

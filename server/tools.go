@@ -98,7 +98,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 	}
 	results := w.Execute(ctx, calls, &orchestrator.ExecOptions{
 		Approver: &caller{sess: sess, w: w},
-		Caller:   sess.mcpCaller(),
+		Answerer: sess.mcpAnswerer(),
 		OnProgress: func(callID string, pr orchestrator.Progress) {
 			sess.out.putProgress(protocol.ToolProgress{CallID: callID, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		},

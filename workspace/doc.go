@@ -114,7 +114,7 @@
 // # Elicitation and sampling
 //
 // The frontend that caused a server's elicitation or sampling request is
-// orchestrator.ExecOptions.Caller (an *mcp.Caller), carried in each call's
-// context down to the Conn, which asks it (see caps.go and mcp.Caller);
+// orchestrator.ExecOptions.Answerer (an *mcp.Answerer), carried in each call's
+// context down to the Conn, which asks it (see caps.go and mcp.Answerer);
 // Options.Elicitation and Options.Sampling declare the capabilities.
 package workspace

@@ -63,9 +63,9 @@ type Options struct {
 	// the editor. Nil means no one is asked: the server needs a sign-in.
 	OpenURL mcp.OpenURLFunc
 	// Elicitation and Sampling declare those capabilities to the servers:
-	// set them when the frontends that bring an ExecOptions.Caller may
-	// answer elicitation or sampling (see mcp.Caller). A server's question
-	// then goes to the Caller of the call it came during.
+	// set them when the frontends that bring an ExecOptions.Answerer may
+	// answer elicitation or sampling (see mcp.Answerer). A server's
+	// question then goes to the Answerer of the call it came during.
 	Elicitation bool
 	Sampling    bool
 }
