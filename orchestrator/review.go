@@ -83,7 +83,7 @@ func (t *Tool) Hidden() bool { return t.Review != nil && t.Review.Hidden }
 
 // SetReviewedTools is SetServerTools for tools the workspace reviewed
 // against their pins: each is registered as Tool says, with its Review.
-func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, c Caller, reason string) {
+func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, run Runner, reason string) {
 	defs := make([]*mcpsdk.Tool, len(tools))
 	reviews := make(map[string]*Review, len(tools))
 	for i, rt := range tools {
@@ -92,7 +92,7 @@ func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, c Calle
 			reviews[rt.Tool.Name] = rt.Review
 		}
 	}
-	r.setServerTools(server, defs, c, reason, reviews)
+	r.setServerTools(server, defs, run, reason, reviews)
 }
 
 // gateReview applies a tool's review before the rules are asked: a

@@ -46,7 +46,7 @@
 //     a review made elsewhere (`freecode mcp review`) counts at once.
 //   - Servers on demand (ondemand.go): the Manager registers them idle
 //     from their manifests (Options to the Manager: Manifest), starts one
-//     at a call of its tools (orchestrator.ConnCaller acquires it) or when
+//     at a call of its tools (its Runner acquires it: runner.go) or when
 //     tool_search finds one (warm), and idles it out; with mcp.deferTools
 //     "auto" a deferred server with a manifest runs on demand too.
 //   - The orchestrator, whose rules are the workspace's permissions.Set

@@ -140,7 +140,7 @@ func (w *Workspace) onTools(ev mcp.ToolsChanged) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.Tools == nil {
-		w.reg.HandleToolsChanged(ev, w.mgr)
+		w.reg.RemoveServer(ev.Server, ev.Reason)
 		if lt := p.live[ev.Server]; lt != nil {
 			delete(p.live, ev.Server)
 			if len(lt.reviews) > 0 {
@@ -231,7 +231,7 @@ func (w *Workspace) registerLocked(server string, lt *liveTools, m *manifest.Man
 		before = prev.reviews
 	}
 	w.pins.live[server] = lt
-	w.reg.SetReviewedTools(server, reviewed, orchestrator.ConnCaller(server, w.mgr), lt.reason)
+	w.reg.SetReviewedTools(server, reviewed, w.runner(server), lt.reason)
 	reviews = w.withIDs(reviews)
 	lt.reviews = reviews
 	if !had && len(reviews) == 0 || had && sameReviews(before, reviews) {
