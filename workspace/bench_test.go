@@ -124,7 +124,7 @@ func BenchmarkToolsChangeToHash(b *testing.B) {
 	}
 	// The registrations are rebuilt in batches; start once the event with
 	// the hashes of all of them has come.
-	all, err := defscache.New(w.defsSource(), nil).Hashes(b.Context())
+	all, err := defscache.New(w.defs.source(), nil).Hashes(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func BenchmarkToolsChangeToHash(b *testing.B) {
 	var serial []time.Duration
 	for range 10 {
 		start := time.Now()
-		if _, _, err := defscache.New(w.defsSource(), nil).Refresh(b.Context()); err != nil {
+		if _, _, err := defscache.New(w.defs.source(), nil).Refresh(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		serial = append(serial, time.Since(start))
