@@ -70,7 +70,9 @@ type ReviewedTool struct {
 type DefinitionReviewer interface {
 	// CurrentReview returns the tool's review as it stands now, nil if
 	// there is none any more: another process (`freecode mcp review`)
-	// may have accepted the change since the tool was registered.
+	// may have accepted the change since the tool was registered. It is
+	// a read, asked at every call of a tool under review: it changes no
+	// registration.
 	CurrentReview(ctx context.Context, t *Tool) *Review
 	// AcceptDefinition accepts the definition of hash for the tool, as
 	// the user did in answer to a permission prompt.

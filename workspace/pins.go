@@ -51,8 +51,8 @@ var ErrNoReview = errors.New("nothing to review")
 // pinner pins the tools of every server against its manifest and
 // registers them as reviewed: what the Manager reports of a server's
 // tools (onTools), a review (act) and a manifest written by another
-// process (manifestwatch.go, and the gate's currentReview) are what
-// register them.
+// process (manifestwatch.go) are what register them; reading a tool's
+// review (currentReview) registers nothing.
 type pinner struct {
 	store   *manifest.Store
 	root    string // the workspace's, for the manifest keys

@@ -12,10 +12,19 @@ import (
 	"github.com/freecode/freecode/orchestrator"
 )
 
-// Reviews of tool definitions: read (Reviews) and made
-// (AcceptDefinition, RejectDefinition, an answer to a permission prompt,
-// and, for a review made in another process, the permission gate's
-// CurrentReview, which finds it in the manifest on disk).
+// Reviews of tool definitions: read (Reviews, and the permission gate's
+// currentReview) and made (AcceptDefinition, RejectDefinition, an answer
+// to a permission prompt). Making one writes the server's manifest and
+// registers the server's tools anew; reading one writes and registers
+// nothing.
+//
+// A review made in another process (`freecode mcp review`, another
+// sidecar on the same config) is in the server's manifest on disk. It
+// counts at once in the gate, since currentReview judges the tools by the
+// manifest as it is on disk, not as it was when they were registered; it
+// reaches the registration (the tools' marks, the provider definitions)
+// through the watcher of the manifests (manifestwatch.go), which
+// registers the server's tools anew as soon as the file changes.
 
 // errNotLive means a server has no tools registered to review.
 var errNotLive = errors.New("no tools registered")
@@ -110,10 +119,11 @@ type definitionReviewer struct{ w *Workspace }
 
 var _ orchestrator.DefinitionReviewer = definitionReviewer{}
 
-// CurrentReview reads t's server's manifest again: a review done in
-// another process (the CLI, another sidecar) since the tools were
-// registered counts at once. If the reviews changed, the server's tools
-// are registered anew.
+// CurrentReview returns t's review as the server's manifest on disk has
+// it now: a review done in another process (the CLI, another sidecar)
+// since the tools were registered counts at once. It is a read, made by
+// the permission gate at every call of a tool under review: it registers
+// nothing (the watcher of the manifests does, see the top of this file).
 func (r definitionReviewer) CurrentReview(_ context.Context, t *orchestrator.Tool) *orchestrator.Review {
 	return r.w.pins.currentReview(t)
 }
@@ -125,25 +135,19 @@ func (r definitionReviewer) AcceptDefinition(ctx context.Context, t *orchestrato
 	return err
 }
 
-// currentReview judges t's server's live tools by the manifest on disk,
-// registers them anew if their reviews changed, and returns t's review;
-// t's own when there is no manifest to go by, or the server's pinning is
-// off.
+// currentReview judges t's server's live tools by the manifest on disk
+// and returns t's review; t's own when there is no manifest to go by, or
+// the server's pinning is off.
 func (p *pinner) currentReview(t *orchestrator.Tool) *orchestrator.Review {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	lt := p.live[t.Server]
+	p.mu.Unlock()
 	if lt == nil || lt.entry.PinningOff {
 		return t.Review
 	}
-	m, reviews, ok := p.judge(t.Server, lt)
+	_, reviews, ok := p.judge(t.Server, lt)
 	if !ok {
 		return t.Review // nothing on disk to go by: the review stands
-	}
-	if !sameReviews(lt.reviews, reviews) {
-		next := *lt
-		next.reason = "reviewed"
-		p.registerLocked(t.Server, &next, m)
 	}
 	for _, tr := range reviews {
 		if tr.Tool == t.Name {
@@ -156,7 +160,7 @@ func (p *pinner) currentReview(t *orchestrator.Tool) *orchestrator.Review {
 // judge judges server's live tools lt by the pins of its manifest on
 // disk: the manifest, and the reviews that follow. ok is false when there
 // is no manifest to judge by. It reads lt's entry and tools only, which
-// do not change.
+// do not change, so it needs no lock.
 func (p *pinner) judge(server string, lt *liveTools) (m *manifest.Manifest, reviews []ToolReview, ok bool) {
 	m, err := p.store.Load(p.entryKey(lt.entry))
 	if err != nil {
