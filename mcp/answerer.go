@@ -89,6 +89,29 @@ func WithAnswerer(ctx context.Context, answerer *Answerer, callID string) contex
 	return context.WithValue(ctx, answererKey{}, answererVal{answerer, callID})
 }
 
+// withoutAnswerer returns ctx without an Answerer. A session is connected
+// on the context of the request that started the Conn (a call, a
+// resource read waking a server on demand), and the go-sdk derives the
+// contexts of the server's requests from it for the session's whole
+// life: an Answerer left in it would be asked every question the server
+// sends on its own, whoever's call it came during.
+func withoutAnswerer(ctx context.Context) context.Context {
+	if ctx.Value(answererKey{}) == nil {
+		return ctx
+	}
+	return noAnswerer{ctx}
+}
+
+// noAnswerer is a context that hides its parent's Answerer.
+type noAnswerer struct{ context.Context }
+
+func (c noAnswerer) Value(key any) any {
+	if _, ok := key.(answererKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
+}
+
 // inflight is one request of an Answerer in flight on a session.
 type inflight struct {
 	answererVal

@@ -316,3 +316,29 @@ func TestWithDefaults(t *testing.T) {
 		})
 	}
 }
+
+// A Conn started by a request that carries an Answerer (a call or a
+// resource read that wakes a server on demand) does not keep it: the
+// session outlives that request, and a question the server asks later,
+// during another frontend's call, goes to that frontend, not to the one
+// whose request started it.
+func TestAnswererOfTheStartIsNotKept(t *testing.T) {
+	for _, v := range versions {
+		t.Run(versionName(v), func(t *testing.T) {
+			s, _ := askServer(t)
+			var a, b elicitLog
+			answererA, answererB := a.answerer(map[string]any{"name": "A"}), b.answerer(map[string]any{"name": "B"})
+			opts := ConnOptions{Elicitation: true, Dial: s.Dial}
+			c := newTestConnOpts(t, pinned("m", v), nil, &opts)
+			if err := c.Start(WithAnswerer(t.Context(), answererA, "a-1")); err != nil {
+				t.Fatal(err)
+			}
+			if got := callResultText(t, c, WithAnswerer(t.Context(), answererB, "b-1"), "ask"); got != `accept {"color":"blue","name":"B"}` {
+				t.Errorf("B's call: ask = %q", got)
+			}
+			if len(a.got()) != 0 || len(b.got()) != 1 {
+				t.Errorf("A asked %+v, B asked %+v; want B alone", a.got(), b.got())
+			}
+		})
+	}
+}
