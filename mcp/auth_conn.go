@@ -32,7 +32,7 @@ func (c *Conn) Login(ctx context.Context, open OpenURLFunc) error {
 	if open == nil {
 		open = OpenBrowser
 	}
-	return c.start(ctx, open)
+	return c.start(withoutAnswerer(ctx), open)
 }
 
 // failState is the state a connect failure leaves the Conn in.

@@ -167,7 +167,7 @@ func (e *authEnv) signIn(srv config.Server, opts *ConnOptions) {
 // test ends.
 func (e *authEnv) manager(srv config.Server) *Manager {
 	connOpts := e.options(nil)
-	m := NewManager(&ManagerOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth})
+	m := NewManager(&ManagerOptions{ConnOptions: ConnOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth}})
 	e.t.Cleanup(func() { m.Close() })
 	m.Apply(context.Background(), []config.Server{srv})
 	return m

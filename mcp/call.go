@@ -24,7 +24,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	if err != nil {
 		return nil, fmt.Errorf("calling %s on %s: %w", name, c.srv.Name, err)
 	}
-	defer c.track(ctx, s)() // the Caller of the server's questions (caller.go)
+	defer c.track(ctx, s)() // the Answerer of the server's questions (answerer.go)
 	if args == nil {
 		args = map[string]any{} // a nil map would go out as null, which servers refuse
 	}

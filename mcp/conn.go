@@ -45,8 +45,8 @@ type ConnOptions struct {
 	OnLog func(Log)
 
 	// Elicitation and Sampling declare those client capabilities and
-	// route the servers' questions to the Caller of the request they come
-	// during (see Caller, WithCaller): without one an elicitation is
+	// route the servers' questions to the Answerer of the request they come
+	// during (see Answerer, WithAnswerer): without one an elicitation is
 	// declined and sampling refused.
 	Elicitation bool
 	Sampling    bool
@@ -122,7 +122,7 @@ type Conn struct {
 	relistPrompts chan struct{} // a prompts/list_changed arrived; buffered 1
 
 	// inflightMu guards inflight: the requests in flight on each session,
-	// with their Caller (caller.go).
+	// with their Answerer (answerer.go).
 	inflightMu sync.Mutex
 	inflight   map[*mcpsdk.ClientSession][]*inflight
 
@@ -252,7 +252,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		stopCh:     make(chan struct{}),
 		progress:   make(map[string]*progressSub),
 	}
-	// Resources, prompts, the requests in flight (lists.go, caller.go).
+	// Resources, prompts, the requests in flight (lists.go, answerer.go).
 	c.relistRes, c.relistPrompts = make(chan struct{}, 1), make(chan struct{}, 1)
 	c.inflight = make(map[*mcpsdk.ClientSession][]*inflight)
 	if opts != nil {
@@ -291,7 +291,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		ResourceListChangedHandler:  c.onResourcesChanged,
 		PromptListChangedHandler:    c.onPromptsChanged,
 	}
-	c.declareCallers(copts)
+	c.declareAnswerers(copts)
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(srv, copts)
 	}

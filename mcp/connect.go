@@ -43,7 +43,9 @@ const maxToolListBytes = 64 << 20
 // A later call while the Conn connects or reconnects waits, within ctx, for
 // the next attempt to end (making it at once if the Conn is waiting out a
 // backoff) and returns its outcome; on a connected Conn it returns nil.
-func (c *Conn) Start(ctx context.Context) error { return c.start(ctx, nil) }
+// ctx's Answerer, if any, answers nothing for the session: it outlives
+// the request that started it (see withoutAnswerer).
+func (c *Conn) Start(ctx context.Context) error { return c.start(withoutAnswerer(ctx), nil) }
 
 // start is Start, and Login when login is not nil.
 func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {

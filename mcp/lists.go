@@ -229,7 +229,7 @@ func (c *Conn) Prompts(ctx context.Context) ([]*mcpsdk.Prompt, error) {
 
 // ReadResource reads the resource uri (resources/read). While the Conn
 // reconnects it waits, within ctx. Requests the server makes meanwhile
-// (elicitation, sampling) go to ctx's Caller (see WithCaller).
+// (elicitation, sampling) go to ctx's Answerer (see WithAnswerer).
 func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcpsdk.ReadResourceResult, error) {
 	s, err := c.offered(ctx, ListResources)
 	if err != nil {
@@ -245,7 +245,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcpsdk.ReadResour
 
 // GetPrompt gets the prompt name with args (prompts/get). Like
 // ReadResource, it waits for a reconnect and routes the server's requests
-// to ctx's Caller.
+// to ctx's Answerer.
 func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcpsdk.GetPromptResult, error) {
 	s, err := c.offered(ctx, ListPrompts)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,45 +14,21 @@ import (
 
 // ManagerOptions configure a Manager. A nil *ManagerOptions means defaults.
 type ManagerOptions struct {
-	// Logger receives the Manager's and every Conn's logs.
-	Logger *slog.Logger
-	// OnStatus is called on every state change of any server.
-	OnStatus func(Status)
+	// ConnOptions are every Conn's: the Logger also receives the
+	// Manager's logs, OnStatus is called on every state change of any
+	// server, Versions nil means one memo kept in memory for the
+	// Manager's life, and LogLevel is the level of the first Conns
+	// (SetLogLevel changes it).
+	ConnOptions
 	// OnToolsChanged is called when a server's tools appear, change or go.
 	OnToolsChanged func(ToolsChanged)
-	// PingInterval is the health-ping period of every Conn.
-	PingInterval time.Duration
-	// Environ returns the sidecar's environment (default os.Environ).
-	Environ func() []string
-	// Dial, if set, is every Conn's ConnOptions.Dial.
-	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
-	// ClientOptions and OnClient, if set, are every Conn's (see
-	// ConnOptions): client capabilities and their handlers.
-	ClientOptions func(srv config.Server, opts *mcpsdk.ClientOptions)
-	OnClient      func(srv config.Server, c *mcpsdk.Client)
-	// OnLog is every Conn's ConnOptions.OnLog: every server's log lines.
-	OnLog func(Log)
 	// OnListChanged is called when a server's resources or prompts
 	// appear, change or go (see ListChanged).
 	OnListChanged func(ListChanged)
-	// Elicitation, Sampling and LogLevel are every Conn's (see
-	// ConnOptions); SetLogLevel changes the level.
-	Elicitation bool
-	Sampling    bool
-	LogLevel    string
-	// Versions is every Conn's ConnOptions.Versions; nil means one kept
-	// in memory for the Manager's life.
-	Versions *VersionMemo
-	// NoRetry is every Conn's ConnOptions.NoRetry: a first connect that
-	// fails is final, a lost session is reconnected once. For one-shot
-	// commands that report and exit.
-	NoRetry bool
 	// Manifest, if set, returns what the manifest of a server on demand
 	// holds, or nil when it has none: the server is then registered from
 	// it without starting (see ondemand.go).
 	Manifest func(srv config.Server) *Listing
-	// Auth is every Conn's ConnOptions.Auth: OAuth sign-in.
-	Auth *AuthOptions
 }
 
 // ToolsChanged says that one server's tools changed, and why.
@@ -123,22 +98,9 @@ func NewManager(opts *ManagerOptions) *Manager {
 
 // newConn makes the Conn of e's entry srv. The caller holds m.mu.
 func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
-	c := NewConn(srv, &ConnOptions{
-		Logger:        m.logger,
-		OnStatus:      m.opts.OnStatus,
-		PingInterval:  m.opts.PingInterval,
-		Environ:       m.opts.Environ,
-		Dial:          m.opts.Dial,
-		ClientOptions: m.opts.ClientOptions,
-		OnClient:      m.opts.OnClient,
-		OnLog:         m.opts.OnLog,
-		NoRetry:       m.opts.NoRetry,
-		Versions:      m.opts.Versions,
-		Elicitation:   m.opts.Elicitation,
-		Sampling:      m.opts.Sampling,
-		LogLevel:      m.level, // the caller holds m.mu
-		Auth:          m.opts.Auth,
-	})
+	opts := m.opts.ConnOptions
+	opts.LogLevel = m.level // the caller holds m.mu
+	c := NewConn(srv, &opts)
 	c.onLists = m.opts.OnListChanged
 	c.onTools = func(reason string, tools []*mcpsdk.Tool) {
 		if m.opts.OnToolsChanged == nil {
@@ -166,12 +128,21 @@ func (m *Manager) newConn(e *entry, srv config.Server) *Conn {
 // newly enabled ones, stops removed and disabled ones, restarts changed
 // ones and leaves the rest alone. Starts and stops run in the background,
 // concurrently, so one slow server delays nothing; watch OnStatus.
-func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
+//
+// Apply does not wait for them, and they are the Manager's work, not
+// ctx's: a server outlives the request that configured it, so ctx's
+// cancellation never reaches them (its values do); Stop, Close and the
+// next Apply end them. A ctx that is done already changes nothing, and
+// Apply returns its error. After Close, Apply changes nothing.
+func (m *Manager) Apply(ctx context.Context, servers []config.Server) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("applying the servers' config: %w", err)
+	}
 	ctx = context.WithoutCancel(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return
+		return nil
 	}
 	want := make(map[string]config.Server, len(servers))
 	for _, s := range servers {
@@ -237,6 +208,7 @@ func (m *Manager) Apply(ctx context.Context, servers []config.Server) {
 			m.restartEntry(ctx, e)
 		})
 	}
+	return nil
 }
 
 // stopEntry closes e's current Conn. It does not take e.opMu: a start in

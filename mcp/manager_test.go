@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -14,8 +15,10 @@ import (
 // recordManager returns options that send the Manager's events to rec.
 func recordManager(rec *mcptest.Recorder) *ManagerOptions {
 	return &ManagerOptions{
-		Environ:        testEnviron,
-		OnStatus:       func(st Status) { rec.Status(st.Name, st.State, st.LastError) },
+		ConnOptions: ConnOptions{
+			Environ:  testEnviron,
+			OnStatus: func(st Status) { rec.Status(st.Name, st.State, st.LastError) },
+		},
 		OnToolsChanged: func(tc ToolsChanged) { rec.Tools(tc.Server, tc.Reason, tc.Tools) },
 	}
 }
@@ -182,4 +185,27 @@ func TestManagerReAddedAfterRemoval(t *testing.T) {
 	if st := states(m)["a"]; st != StateConnected {
 		t.Errorf("a is %v, want connected", st)
 	}
+}
+
+// Apply with a ctx that is done changes nothing and says so; a ctx that
+// ends after Apply returned does not end the start it began: a server
+// outlives the request that configured it.
+func TestManagerApplyContext(t *testing.T) {
+	rec := mcptest.NewRecorder()
+	m := NewManager(recordManager(rec))
+	defer m.Close()
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := m.Apply(done, []config.Server{testSrv(t, "a")}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Apply with a cancelled ctx = %v, want context.Canceled", err)
+	}
+	if _, ok := m.Conn("a"); ok {
+		t.Error("Apply with a cancelled ctx added the server")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	if err := m.Apply(ctx, []config.Server{testSrv(t, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	rec.MustAwait(t, mcptest.InState("a", StateConnected))
 }

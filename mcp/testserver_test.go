@@ -477,8 +477,8 @@ func runTestOwner(dir string) int {
 // runEscapeOwner is runTestOwner with a Manager and a server that starts a
 // daemon, whose pid it writes to file.
 func runEscapeOwner(exe, file string) int {
-	m := NewManager(&ManagerOptions{NoRetry: true})
-	m.Apply(context.Background(), []config.Server{{
+	m := NewManager(&ManagerOptions{ConnOptions: ConnOptions{NoRetry: true}})
+	_ = m.Apply(context.Background(), []config.Server{{
 		Name: "escaper", Type: config.TypeLocal, Enabled: true,
 		Command: []string{exe, "escape=" + file},
 		Env:     map[string]string{testServerEnv: "1"},

@@ -20,7 +20,7 @@ import (
 )
 
 // clock is a built-in tool.
-type clock struct{}
+type clock struct{ orchestrator.NoServer }
 
 func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
 	return text("noon"), nil
@@ -30,7 +30,7 @@ func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator
 // under its id (or alias), with the server's own schemas and annotations.
 func TestToolsList(t *testing.T) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
-	e.open(t, &orchestrator.Tool{ID: "clock", Description: "Tell the time", ReadOnly: true, Caller: clock{}})
+	e.open(t, &orchestrator.Tool{ID: "clock", Description: "Tell the time", ReadOnly: true, Runner: clock{}})
 	cs := e.connect(t, nil)
 
 	res, err := cs.ListTools(t.Context(), nil)

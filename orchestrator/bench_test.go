@@ -22,17 +22,23 @@ const execBenchSchema = `{"type":"object","properties":{"q":{"type":"string"},"l
 
 var execBenchArgs = json.RawMessage(`{"q":"hello","limit":5,"mode":"a"}`)
 
-// noopCaller answers every call at once with the same result.
-type noopCaller struct{ res *mcpsdk.CallToolResult }
+// noopRunner answers every call at once with the same result.
+type noopRunner struct {
+	NoServer
+	res *mcpsdk.CallToolResult
+}
 
-func (c noopCaller) CallTool(context.Context, string, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+func (c noopRunner) CallTool(context.Context, string, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
 	return c.res, nil
 }
 
-// sleepCaller takes d per call, like a slow server.
-type sleepCaller struct{ d time.Duration }
+// sleepRunner takes d per call, like a slow server.
+type sleepRunner struct {
+	NoServer
+	d time.Duration
+}
 
-func (c sleepCaller) CallTool(ctx context.Context, _ string, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+func (c sleepRunner) CallTool(ctx context.Context, _ string, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
 	select {
 	case <-time.After(c.d):
 		return textResult("done"), nil
@@ -57,7 +63,7 @@ func benchRules(b *testing.B) *permissions.Set {
 	return set
 }
 
-func benchOrchestrator(b *testing.B, c Caller, opts *Options) *Orchestrator {
+func benchOrchestrator(b *testing.B, c Runner, opts *Options) *Orchestrator {
 	reg := NewRegistry(nil)
 	reg.SetServerTools("bench", []*mcpsdk.Tool{tool("lookup", true, execBenchSchema), tool("slow_lookup", true, `{"type":"object","properties":{"q":{"type":"string"}}}`)}, c)
 	if opts == nil {
@@ -80,7 +86,7 @@ func runOne(b *testing.B, o *Orchestrator, calls []ToolCall) {
 // argument decoding and validation, the permission gate, scheduling,
 // timeout set-up and the result cap, against a caller that does nothing.
 func BenchmarkExecuteNoop(b *testing.B) {
-	o := benchOrchestrator(b, noopCaller{textResult("ok")}, nil)
+	o := benchOrchestrator(b, noopRunner{res: textResult("ok")}, nil)
 	calls := []ToolCall{{CallID: "1", Tool: "mcp__bench__lookup", Arguments: execBenchArgs}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -145,7 +151,7 @@ func BenchmarkBatch16(b *testing.B) {
 		{"sdk_server/16_calls_limit16", 16, memCalls, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			var c Caller = sleepCaller{callTime}
+			var c Runner = sleepRunner{d: callTime}
 			if bc.inMemory {
 				m := newMemServer(b)
 				c = m
@@ -172,7 +178,7 @@ func BenchmarkBatch16(b *testing.B) {
 // the first build, every schema converted anew by a new converter.
 func BenchmarkDefsRebuild2000(b *testing.B) {
 	reg := NewRegistry(nil)
-	c := noopCaller{textResult("ok")}
+	c := noopRunner{res: textResult("ok")}
 	for s := range 20 {
 		tools := make([]*mcpsdk.Tool, 100)
 		for i := range tools {

@@ -62,7 +62,7 @@ func TestRealToolsThroughDefsCache(t *testing.T) {
 		server := strings.TrimPrefix(strings.TrimSuffix(filepath.Base(file), ".tools.json"), "server-")
 		lists[server] = loadCapturedTools(t, file)
 		total += len(lists[server])
-		reg.SetServerTools(server, lists[server], newFakeCaller())
+		reg.SetServerTools(server, lists[server], newFakeRunner())
 	}
 	var problems []DefsProblem
 	c := defscache.New(DefsSource(reg, &DefsOptions{
@@ -118,7 +118,7 @@ func TestRealToolsThroughDefsCache(t *testing.T) {
 	for server, tools := range lists {
 		rev := slices.Clone(tools)
 		slices.Reverse(rev)
-		reg.SetServerTools(server, rev, newFakeCaller())
+		reg.SetServerTools(server, rev, newFakeRunner())
 	}
 	c.Invalidate()
 	changed, again, err := c.Refresh(t.Context())

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -35,8 +34,8 @@ type Options struct {
 	// (default config.DefaultMaxParallel; config.json's mcp.maxParallel).
 	// SetMaxParallel changes it.
 	MaxParallel int
-	// ToolTimeout applies to Callers that do not implement ToolTimeouter
-	// (default config.DefaultToolTimeout).
+	// ToolTimeout applies to the tools whose Runner says none (default
+	// config.DefaultToolTimeout).
 	ToolTimeout time.Duration
 	// MaxResultChars caps a result's text (default
 	// config.DefaultMaxResultChars; negative means no cap).
@@ -122,12 +121,14 @@ type ExecOptions struct {
 	// this session only (its rule could not be saved, or went to an
 	// untrusted project's file). Warnings are logged too.
 	OnWarning func(callID, msg string)
-	// Caller answers what a server asks while it serves a call of the
-	// batch: an elicitation form or URL, a sampling request (see
-	// mcp.Caller). Nil: an elicitation is declined and sampling refused.
-	// Callers are told apart by pointer, so a frontend brings the same one
-	// to each of its batches.
-	Caller *mcp.Caller
+	// Answerer answers what a tool's server asks while it serves a call
+	// of the batch: an elicitation form or URL, a sampling request. The
+	// orchestrator neither knows its type nor asks it: it hands it to the
+	// call's Runner, in the call's context (CallOf), and an MCP tool's
+	// Runner takes an *mcp.Answerer. Nil: an elicitation is declined and
+	// sampling refused. Answerers are told apart by identity, so a
+	// frontend brings the same one to each of its batches.
+	Answerer any
 }
 
 // prepared is one call after lookup and validation.
@@ -307,14 +308,14 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	}
 	t := p.tool
 	res, err := o.callOnce(hardCtx, p, timeout, eo)
-	if err != nil && errors.Is(err, mcp.ErrConnectionLost) && t.ReadOnly && hardCtx.Err() == nil {
+	if err != nil && errors.Is(err, ErrConnectionLost) && t.ReadOnly && hardCtx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing. The connection
 		// waits for its reconnect within the call's own deadline, and the
 		// tool must still be what was decided on after it.
 		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p {
 			o.log.Info("retrying read-only call after lost connection", "tool", t.ID, "callId", p.call.CallID)
 			res, err = o.callOnce(hardCtx, p, timeout, eo)
-			if err != nil && errors.Is(err, mcp.ErrConnectionLost) {
+			if err != nil && errors.Is(err, ErrConnectionLost) {
 				err = fmt.Errorf("%w (retried once)", err)
 			}
 			rel()
@@ -348,10 +349,10 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
-	callCtx = mcp.WithCaller(callCtx, eo.Caller, p.call.CallID) // who answers the server's questions
+	callCtx = withCall(callCtx, p.call.CallID, eo.Answerer) // who answers the server's questions
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
-	// A notification can race the result, and a Caller may keep the
+	// A notification can race the result, and a Runner may keep the
 	// callback: once the attempt is over, progress is neither relayed (the
 	// frontend already has the result) nor allowed to restart the timer.
 	var progressMu sync.Mutex
@@ -390,13 +391,13 @@ func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout ti
 
 // timeoutOf returns the toolTimeout of t's server, or the default.
 func (o *Orchestrator) timeoutOf(t *Tool) time.Duration {
-	if tt, ok := t.Caller.(ToolTimeouter); ok && tt.ToolTimeout() > 0 {
-		return tt.ToolTimeout()
+	if d := t.Runner.ToolTimeout(); d > 0 {
+		return d
 	}
 	return o.opts.ToolTimeout
 }
 
-// safeCall turns a panicking Caller (a built-in's bug) into an error, so one
+// safeCall turns a panicking Runner (a built-in's bug) into an error, so one
 // tool cannot take the sidecar down.
 func safeCall(ctx context.Context, t *Tool, args map[string]any, onProgress func(Progress)) (res *mcpsdk.CallToolResult, err error) {
 	defer func() {
@@ -404,10 +405,11 @@ func safeCall(ctx context.Context, t *Tool, args map[string]any, onProgress func
 			res, err = nil, fmt.Errorf("tool panicked: %v", r)
 		}
 	}()
-	return t.Caller.CallTool(ctx, t.Name, args, onProgress)
+	return t.Runner.CallTool(ctx, t.Name, args, onProgress)
 }
 
 func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, timeout time.Duration) string {
+	var refused *RefusedError
 	switch {
 	case errors.Is(err, errIdleTimeout):
 		return fmt.Sprintf("%s timed out after %d ms", t.ID, timeout.Milliseconds())
@@ -415,13 +417,13 @@ func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, ti
 		return fmt.Sprintf("%s timed out after %d ms (progress extended its %d ms timeout to the limit of %d×)", t.ID, progressExtensions*timeout.Milliseconds(), timeout.Milliseconds(), progressExtensions)
 	case ctx.Err() != nil:
 		return fmt.Sprintf("%s was cancelled", t.ID)
-	case errors.Is(err, mcp.ErrNeedsAuth):
-		// Refused before it ran (401, or 403 insufficient_scope): no
+	case errors.As(err, &refused):
+		// Refused before it ran (a sign-in or more access wanted): no
 		// "may or may not have run" here.
-		return fmt.Sprintf("%s was not run: server %q refused it: %s", t.ID, t.Server, mcp.SignInReason(err))
-	case errors.Is(err, mcp.ErrConnectionLost) && !t.ReadOnly:
+		return fmt.Sprintf("%s was not run: server %q refused it: %s", t.ID, t.Server, refused.Reason)
+	case errors.Is(err, ErrConnectionLost) && !t.ReadOnly:
 		return fmt.Sprintf("%s: the connection to server %q was lost during the call, so it may or may not have run; not retried because the tool is not read-only (%v)", t.ID, t.Server, err)
-	case errors.Is(err, mcp.ErrNotConnected):
+	case errors.Is(err, ErrNotConnected):
 		return fmt.Sprintf("%s: server %q is not connected (%v)", t.ID, t.Server, err)
 	}
 	return fmt.Sprintf("%s failed: %v", t.ID, err)

@@ -16,8 +16,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/freecode/freecode/mcp"
 )
 
 // span is when a call ran, in seconds of fake time since the batch began.
@@ -28,7 +26,7 @@ type span struct{ Start, End int }
 // and results keep the batch's order.
 func TestBatching(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := newFakeCaller()
+		fc := newFakeRunner()
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{
 			tool("r1", true, ""), tool("r2", true, ""), tool("r3", true, ""), tool("r4", true, ""),
@@ -88,7 +86,7 @@ func TestBatching(t *testing.T) {
 // TestParallelLimit checks that at most MaxParallel read-only calls run at once.
 func TestParallelLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := newFakeCaller()
+		fc := newFakeRunner()
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("r", true, "")}, fc)
 		begin := time.Now()
@@ -142,7 +140,7 @@ func TestParallelLimit(t *testing.T) {
 // connection.
 func TestRetryKeepsHardDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := newFakeCaller()
+		fc := newFakeRunner()
 		fc.timeout = 10 * time.Second
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("r", true, "")}, fc)
@@ -161,7 +159,7 @@ func TestRetryKeepsHardDeadline(t *testing.T) {
 					onProgress(Progress{Progress: 1})
 				case <-end:
 					if fc.count("r") == 1 {
-						return nil, fmt.Errorf("calling r: %w: EOF", mcp.ErrConnectionLost)
+						return nil, fmt.Errorf("calling r: %w: EOF", ErrConnectionLost)
 					}
 					return textResult("finished"), nil
 				case <-ctx.Done():
@@ -186,13 +184,13 @@ func TestRetryKeepsHardDeadline(t *testing.T) {
 // TestRetry: a read-only call that lost its connection is retried once;
 // a destructive one is never retried, and says it may have run.
 func TestRetry(t *testing.T) {
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, ""), tool("write", false, ""), tool("flaky", true, "")}, fc)
 	lostOnce := func(name string) func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
 		return func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
 			if fc.count(name) == 1 {
-				return nil, fmt.Errorf("calling %s on demo: %w: EOF", name, mcp.ErrConnectionLost)
+				return nil, fmt.Errorf("calling %s on demo: %w: EOF", name, ErrConnectionLost)
 			}
 			return textResult("done " + name), nil
 		}
@@ -200,7 +198,7 @@ func TestRetry(t *testing.T) {
 	fc.handle("read", lostOnce("read"))
 	fc.handle("write", lostOnce("write"))
 	fc.handle("flaky", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
-		return nil, fmt.Errorf("calling flaky on demo: %w: EOF", mcp.ErrConnectionLost)
+		return nil, fmt.Errorf("calling flaky on demo: %w: EOF", ErrConnectionLost)
 	})
 	o := New(reg, nil)
 	rs := o.Execute(t.Context(), []ToolCall{
@@ -228,7 +226,7 @@ func TestRetry(t *testing.T) {
 // TestValidationRejectsBeforeServer: invalid arguments never reach the
 // server, and the result lists every error with its path.
 func TestValidationRejectsBeforeServer(t *testing.T) {
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	schema := `{"type":"object","properties":{"path":{"type":"string"},"mode":{"enum":["a","b"]},"n":{"type":"integer"}},"required":["path"]}`
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, schema)}, fc)
@@ -258,7 +256,7 @@ func TestValidationRejectsBeforeServer(t *testing.T) {
 
 // TestLargeIntegerArgument: numbers reach the server as written.
 func TestLargeIntegerArgument(t *testing.T) {
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, `{"type":"object","properties":{"n":{"type":"integer"}}}`)}, fc)
 	var got any
@@ -296,7 +294,7 @@ func TestTimeoutRestartedByProgress(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				fc := newFakeCaller()
+				fc := newFakeRunner()
 				fc.timeout = 10 * time.Second
 				reg := NewRegistry(nil)
 				reg.SetServerTools("demo", []*mcpsdk.Tool{tool("slow", true, "")}, fc)
@@ -355,7 +353,7 @@ func TestTimeoutRestartedByProgress(t *testing.T) {
 // calls that have not started.
 func TestCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := newFakeCaller()
+		fc := newFakeRunner()
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("slow", true, ""), tool("write", false, "")}, fc)
 		fc.handle("slow", func(ctx context.Context, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
@@ -378,7 +376,7 @@ func TestCancel(t *testing.T) {
 // TestTruncation: text beyond maxResultChars is cut; the whole text is
 // saved to a 0600 file that the note names.
 func TestTruncation(t *testing.T) {
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("big", true, "")}, fc)
 	img := &mcpsdk.ImageContent{Data: []byte{1, 2, 3}, MIMEType: "image/png"}
@@ -450,7 +448,7 @@ func TestApprover(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fc := newFakeCaller()
+			fc := newFakeRunner()
 			reg := NewRegistry(nil)
 			reg.SetServerTools("demo", []*mcpsdk.Tool{tool("delete_file", false, `{"type":"object","properties":{"path":{"type":"string"}}}`)}, fc)
 			rs := New(reg, nil).Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)}}, &ExecOptions{Approver: tc.approver})
@@ -476,9 +474,9 @@ func TestApprover(t *testing.T) {
 	}
 }
 
-// TestPanickingCaller: a tool that panics fails its own call only.
-func TestPanickingCaller(t *testing.T) {
-	fc := newFakeCaller()
+// TestPanickingRunner: a tool that panics fails its own call only.
+func TestPanickingRunner(t *testing.T) {
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("boom", true, ""), tool("fine", true, "")}, fc)
 	fc.handle("boom", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
@@ -495,7 +493,7 @@ func TestPanickingCaller(t *testing.T) {
 // is a denial.
 func TestApproverTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := newFakeCaller()
+		fc := newFakeRunner()
 		fc.timeout = time.Minute
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("write", false, "")}, fc)
@@ -544,7 +542,7 @@ func TestApproverLateAnswer(t *testing.T) {
 	for _, cancelBatch := range []bool{false, true} {
 		t.Run(fmt.Sprint("cancelled=", cancelBatch), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				fc := newFakeCaller()
+				fc := newFakeRunner()
 				fc.timeout = time.Minute
 				reg := NewRegistry(nil)
 				reg.SetServerTools("demo", []*mcpsdk.Tool{tool("write", false, "")}, fc)
@@ -567,10 +565,10 @@ func TestApproverLateAnswer(t *testing.T) {
 	}
 }
 
-// TestProgressAfterResult: progress a Caller reports after its call
+// TestProgressAfterResult: progress a Runner reports after its call
 // returned is not relayed: the frontend already has the result.
 func TestProgressAfterResult(t *testing.T) {
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("r", true, "")}, fc)
 	var kept func(Progress)
@@ -593,7 +591,7 @@ func TestProgressAfterResult(t *testing.T) {
 // TestTruncationEmbeddedResource: a server that returns a whole file as an
 // embedded text resource is capped like text; a blob passes through.
 func TestTruncationEmbeddedResource(t *testing.T) {
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("cat", true, "")}, fc)
 	blob := &mcpsdk.EmbeddedResource{Resource: &mcpsdk.ResourceContents{URI: "file:///b.bin", Blob: []byte{1, 2}}}
@@ -621,5 +619,39 @@ func TestTruncationEmbeddedResource(t *testing.T) {
 	}
 	if data, err := os.ReadFile(r.Truncated.SavedTo); err != nil || string(data) != "head\n"+strings.Repeat("y", 30) {
 		t.Errorf("saved %q (%v)", data, err)
+	}
+}
+
+// A Runner finds in its call's context the call's id and the batch's
+// Answerer, whatever its type, to hand on to what the tool's server asks;
+// a built-in's too. Without an Answerer it finds none.
+func TestCallOf(t *testing.T) {
+	fc := newFakeRunner()
+	type seen struct {
+		id       string
+		answerer any
+	}
+	var mu sync.Mutex
+	var got []seen
+	fc.handle("ask", func(ctx context.Context, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+		id, a := CallOf(ctx)
+		mu.Lock()
+		got = append(got, seen{id, a})
+		mu.Unlock()
+		return textResult("asked"), nil
+	})
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("ask", true, "")}, fc)
+	type answerer struct{ name string }
+	frontend := &answerer{"frontend A"}
+	o := New(reg, nil)
+	o.Execute(t.Context(), []ToolCall{{CallID: "a-1", Tool: "mcp__demo__ask"}}, &ExecOptions{Answerer: frontend})
+	o.Execute(t.Context(), []ToolCall{{CallID: "b-1", Tool: "mcp__demo__ask"}}, nil)
+	want := []seen{{"a-1", frontend}, {"b-1", nil}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("the Runner found %+v, want %+v", got, want)
+	}
+	if id, a := CallOf(t.Context()); id != "" || a != nil {
+		t.Errorf("CallOf of a context the orchestrator did not make = %q, %v", id, a)
 	}
 }

@@ -10,9 +10,9 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// fakeCaller is a Caller whose tools are Go functions; it counts the calls
+// fakeRunner is a Runner whose tools are Go functions; it counts the calls
 // each tool received (what "the server saw").
-type fakeCaller struct {
+type fakeRunner struct {
 	timeout time.Duration // ToolTimeout; 0 means the orchestrator's default
 
 	mu    sync.Mutex
@@ -20,17 +20,17 @@ type fakeCaller struct {
 	tools map[string]func(ctx context.Context, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)
 }
 
-func newFakeCaller() *fakeCaller {
-	return &fakeCaller{seen: map[string]int{}, tools: map[string]func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error){}}
+func newFakeRunner() *fakeRunner {
+	return &fakeRunner{seen: map[string]int{}, tools: map[string]func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error){}}
 }
 
-func (f *fakeCaller) handle(name string, fn func(ctx context.Context, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)) {
+func (f *fakeRunner) handle(name string, fn func(ctx context.Context, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tools[name] = fn
 }
 
-func (f *fakeCaller) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+func (f *fakeRunner) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
 	f.mu.Lock()
 	f.seen[name]++
 	fn := f.tools[name]
@@ -41,9 +41,13 @@ func (f *fakeCaller) CallTool(ctx context.Context, name string, args map[string]
 	return fn(ctx, args, onProgress)
 }
 
-func (f *fakeCaller) ToolTimeout() time.Duration { return f.timeout }
+func (f *fakeRunner) ToolTimeout() time.Duration { return f.timeout }
 
-func (f *fakeCaller) count(name string) int {
+// Ready returns at once: the fake's server is always up (readyRunner's is
+// not).
+func (f *fakeRunner) Ready(context.Context) (func(), error) { return func() {}, nil }
+
+func (f *fakeRunner) count(name string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.seen[name]

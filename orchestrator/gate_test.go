@@ -18,14 +18,14 @@ import (
 // gateEnv is a registry with one read-only and one destructive tool and
 // rule files in temporary directories.
 type gateEnv struct {
-	fc                  *fakeCaller
+	fc                  *fakeRunner
 	reg                 *Registry
 	userDir, projectDir string
 }
 
 func newGateEnv(t *testing.T, userRules string) *gateEnv {
 	t.Helper()
-	e := &gateEnv{fc: newFakeCaller(), reg: NewRegistry(nil), userDir: t.TempDir(), projectDir: t.TempDir()}
+	e := &gateEnv{fc: newFakeRunner(), reg: NewRegistry(nil), userDir: t.TempDir(), projectDir: t.TempDir()}
 	e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read_file", true, ""), tool("delete_file", false, "")}, e.fc)
 	if userRules != "" {
 		if err := os.WriteFile(filepath.Join(e.userDir, "settings.json"), []byte(userRules), 0o600); err != nil {

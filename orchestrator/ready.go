@@ -6,23 +6,14 @@ import (
 	"sync"
 )
 
-// Readier is implemented by Callers whose server may have to start, or
-// finish connecting, before one of its tools can be called: ConnCaller's.
-//
 // A server started on demand is registered from its manifest, and only
 // lists its tools as it starts; a server that reconnects lists them again.
 // What it lists may differ from what was registered: a description that
 // changed since the user accepted it must be asked about. So the
-// orchestrator makes a call's server ready before it decides on the call
-// (Execute), and checks once more, just before the call goes out, that the
-// tool is still registered as it was decided on (run).
-type Readier interface {
-	// Ready returns once the server is up for a call, starting one that
-	// runs on demand, within ctx, and once the tools it listed are
-	// registered. release ends the hold: a server on demand does not idle
-	// out while it is held.
-	Ready(ctx context.Context) (release func(), err error)
-}
+// orchestrator makes a call's server ready (Runner.Ready) before it
+// decides on the call (Execute), and checks once more, just before the
+// call goes out, that the tool is still registered as it was decided on
+// (run). A built-in has no server to make ready.
 
 // ready makes the servers of a batch's calls ready, in parallel, each
 // within its call's own hard limit, and prepares again the calls whose
@@ -32,7 +23,7 @@ type Readier interface {
 // the call itself to fail. It returns what releases the servers.
 func (o *Orchestrator) ready(ctx context.Context, preps []prepared, results []ToolResult) (release func()) {
 	type pending struct {
-		r     Readier
+		r     Runner
 		limit context.Context
 		stop  context.CancelFunc
 	}
@@ -42,12 +33,11 @@ func (o *Orchestrator) ready(ctx context.Context, preps []prepared, results []To
 		if p.done || p.tool.Server == "" {
 			continue
 		}
-		r, ok := p.tool.Caller.(Readier)
-		if !ok || servers[p.tool.Server] != nil || o.Denied(p.tool) {
+		if servers[p.tool.Server] != nil || o.Denied(p.tool) {
 			continue
 		}
 		limit, stop := context.WithTimeout(ctx, progressExtensions*o.timeoutOf(p.tool))
-		servers[p.tool.Server] = &pending{r: r, limit: limit, stop: stop}
+		servers[p.tool.Server] = &pending{r: p.tool.Runner, limit: limit, stop: stop}
 	}
 	if len(servers) == 0 {
 		return func() {}
@@ -107,11 +97,10 @@ func (o *Orchestrator) recheck(ctx, hardCtx context.Context, p *prepared, d Deci
 		}
 	}
 	for n := 0; ; n++ {
-		r, ok := p.tool.Caller.(Readier)
-		if !ok || p.tool.Server == "" {
+		if p.tool.Server == "" {
 			return p, d, nil, release
 		}
-		rel, err := r.Ready(hardCtx)
+		rel, err := p.tool.Runner.Ready(hardCtx)
 		if err != nil {
 			return p, d, nil, release // the call's own attempt says why
 		}

@@ -9,18 +9,18 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// readyCaller is a fakeCaller whose server must be made ready: each Ready
+// readyRunner is a fakeRunner whose server must be made ready: each Ready
 // runs the next of its hooks, as a server that starts on demand or
 // reconnects lists its tools, and counts what it holds.
-type readyCaller struct {
-	*fakeCaller
+type readyRunner struct {
+	*fakeRunner
 	mu    sync.Mutex
 	hooks []func()
 	held  int
 	calls int
 }
 
-func (r *readyCaller) Ready(context.Context) (func(), error) {
+func (r *readyRunner) Ready(context.Context) (func(), error) {
 	r.mu.Lock()
 	var hook func()
 	if r.calls < len(r.hooks) {
@@ -40,11 +40,11 @@ func (r *readyCaller) Ready(context.Context) (func(), error) {
 }
 
 // readyEnv registers demo's read_file and delete_file through a
-// readyCaller whose hooks are hooks.
-func readyEnv(t *testing.T, rules string, hooks ...func(reg *Registry, rc *readyCaller)) (*Registry, *readyCaller, *Orchestrator) {
+// readyRunner whose hooks are hooks.
+func readyEnv(t *testing.T, rules string, hooks ...func(reg *Registry, rc *readyRunner)) (*Registry, *readyRunner, *Orchestrator) {
 	t.Helper()
 	e := newGateEnv(t, rules)
-	rc := &readyCaller{fakeCaller: e.fc}
+	rc := &readyRunner{fakeRunner: e.fc}
 	for _, h := range hooks {
 		if h == nil {
 			rc.hooks = append(rc.hooks, nil)
@@ -58,8 +58,8 @@ func readyEnv(t *testing.T, rules string, hooks ...func(reg *Registry, rc *ready
 
 // changedDelete registers delete_file anew with a changed definition, as a
 // server that lists it differently from its manifest.
-func changedDelete(t *testing.T) func(reg *Registry, rc *readyCaller) {
-	return func(reg *Registry, rc *readyCaller) {
+func changedDelete(t *testing.T) func(reg *Registry, rc *readyRunner) {
+	return func(reg *Registry, rc *readyRunner) {
 		reg.SetReviewedTools("demo", []ReviewedTool{{Tool: tool("read_file", true, "")},
 			{Tool: tool("delete_file", false, ""), Review: changedReview(t, false)}}, rc, "connected")
 	}
@@ -101,11 +101,11 @@ func TestReadyRecheckBeforeCall(t *testing.T) {
 // A read-only call running beside others whose tool is listed anew as not
 // read-only is not run: it would run beside them.
 func TestReadyRecheckNoLongerReadOnly(t *testing.T) {
-	flip := func(reg *Registry, rc *readyCaller) {
+	flip := func(reg *Registry, rc *readyRunner) {
 		reg.SetReviewedTools("demo", []ReviewedTool{{Tool: tool("read_file", false, "")}, {Tool: tool("delete_file", false, "")}}, rc, "reconnected")
 	}
 	reg, rc, o := readyEnv(t, `{"permissions":{"allow":["mcp__demo"]}}`, nil, flip)
-	other := newFakeCaller()
+	other := newFakeRunner()
 	reg.SetServerTools("other", []*mcpsdk.Tool{tool("peek", true, "")}, other)
 	rs := o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__read_file"}, {CallID: "2", Tool: "mcp__other__peek"}}, nil)
 	if rs[0].Decision != DecisionDenied || !strings.Contains(rs[0].Text(), "no longer read-only") || rc.count("read_file") != 0 {

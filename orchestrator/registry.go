@@ -99,8 +99,8 @@ func (r *Registry) RegisterBuiltin(t *Tool) error {
 	if err := toolid.CheckBuiltin(t.ID); err != nil {
 		return fmt.Errorf("registering built-in %w", err)
 	}
-	if t.Caller == nil {
-		return fmt.Errorf("registering built-in %q: no caller", t.ID)
+	if t.Runner == nil {
+		return fmt.Errorf("registering built-in %q: no runner", t.ID)
 	}
 	if t.Name == "" {
 		t.Name = t.ID
@@ -127,17 +127,17 @@ func (r *Registry) RegisterBuiltin(t *Tool) error {
 	return nil
 }
 
-// SetServerTools replaces the tools of server with tools, all called through
-// c. It publishes ToolsChanged only if what the tools look like changed (a
-// reconnect with the same tools swaps the caller silently, so the provider
+// SetServerTools replaces the tools of server with tools, all run by run.
+// It publishes ToolsChanged only if what the tools look like changed (a
+// reconnect with the same tools swaps the runner silently, so the provider
 // definitions, and the prompt cache, stay put).
-func (r *Registry) SetServerTools(server string, tools []*mcpsdk.Tool, c Caller) {
-	r.setServerTools(server, tools, c, "", nil)
+func (r *Registry) SetServerTools(server string, tools []*mcpsdk.Tool, run Runner) {
+	r.setServerTools(server, tools, run, "", nil)
 }
 
 // setServerTools registers tools, each with its review from reviews (by
 // tool name), if any.
-func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller, reason string, reviews map[string]*Review) {
+func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, run Runner, reason string, reviews map[string]*Review) {
 	names := make([]string, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -158,7 +158,7 @@ func (r *Registry) setServerTools(server string, tools []*mcpsdk.Tool, c Caller,
 		if _, dup := next[id]; dup {
 			continue // a repeated name, skipped above
 		}
-		t, err := newMCPTool(server, id, st, c)
+		t, err := newMCPTool(server, id, st, run)
 		if err != nil {
 			r.logger.Warn("skipping MCP tool whose input schema does not encode", "server", server, "tool", st.Name, "err", err)
 			continue
@@ -248,12 +248,12 @@ func (r *Registry) RemoveBuiltin(id string) {
 	r.publish(ToolsChanged{Reason: "removed"})
 }
 
-// RemoveServer drops every tool of server.
-func (r *Registry) RemoveServer(server string) {
-	r.removeServer(server, "removed")
-}
-
-func (r *Registry) removeServer(server, reason string) {
+// RemoveServer drops every tool of server, publishing reason ("" means
+// "removed"): the MCP client's, such as "failed" or "stopped".
+func (r *Registry) RemoveServer(server, reason string) {
+	if reason == "" {
+		reason = "removed"
+	}
 	r.eventMu.Lock()
 	defer r.eventMu.Unlock()
 	r.mu.Lock()

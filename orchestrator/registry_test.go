@@ -14,7 +14,6 @@ import (
 
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/toolid"
-	"github.com/freecode/freecode/mcp"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -34,7 +33,7 @@ func TestRegistryIDsAndAliases(t *testing.T) {
 		tool(long, true, ""),
 		tool("read", true, ""),
 	}
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	reg := NewRegistry(nil)
 	reg.SetServerTools("demo", tools, fc)
 
@@ -78,7 +77,7 @@ func TestRegistryIDsAndAliases(t *testing.T) {
 		t.Errorf("results = %q, %q", rs[0].Text(), rs[1].Text())
 	}
 
-	reg.RemoveServer("demo")
+	reg.RemoveServer("demo", "")
 	if _, ok := reg.Lookup(alias); ok {
 		t.Errorf("alias still resolves after RemoveServer")
 	}
@@ -95,7 +94,7 @@ func TestAnnotations(t *testing.T) {
 		{Name: "additive", Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: ptr(false), Title: "Adds"}},
 		// destructiveHint false alone does not make a tool read-only.
 		{Name: "idempotent", Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true}},
-	}, newFakeCaller())
+	}, newFakeRunner())
 	got := reg.Infos("s")
 	want := []ToolInfo{
 		{ID: "mcp__s__additive", Server: "s", Name: "additive", Title: "Adds", Destructive: ptr(false), OpenWorld: ptr(true), InputSchema: emptyObjectSchema},
@@ -120,7 +119,7 @@ func TestToolsChangedEvents(t *testing.T) {
 	reg := NewRegistry(nil)
 	var events []ToolsChanged
 	cancel := reg.Subscribe(func(ev ToolsChanged) { events = append(events, ev) })
-	c1, c2 := newFakeCaller(), newFakeCaller()
+	c1, c2 := newFakeRunner(), newFakeRunner()
 	tools := []*mcpsdk.Tool{tool("a", true, ""), tool("b", false, "")}
 	reg.SetServerTools("s", tools, c1)
 	// A reconnect with equal tools: no event, but the new caller is used.
@@ -132,9 +131,9 @@ func TestToolsChangedEvents(t *testing.T) {
 	changed := tool("a", true, "")
 	changed.Description = "new text"
 	reg.SetServerTools("s", []*mcpsdk.Tool{changed, tool("b", false, "")}, c2)
-	reg.HandleToolsChanged(mcp.ToolsChanged{Server: "s", Reason: "failed"}, nil)
-	reg.RemoveServer("s") // already gone: no event
-	if err := reg.RegisterBuiltin(&Tool{ID: "read", Caller: c1, ReadOnly: true}); err != nil {
+	reg.RemoveServer("s", "failed")
+	reg.RemoveServer("s", "") // already gone: no event
+	if err := reg.RegisterBuiltin(&Tool{ID: "read", Runner: c1, ReadOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -152,19 +151,19 @@ func TestToolsChangedEvents(t *testing.T) {
 
 func TestRegisterBuiltin(t *testing.T) {
 	reg := NewRegistry(nil)
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	for _, bad := range []string{"", "mcp__x", "mcp", "a__b", "_a", "has space", strings.Repeat("a", 65)} {
-		if err := reg.RegisterBuiltin(&Tool{ID: bad, Caller: fc}); err == nil {
+		if err := reg.RegisterBuiltin(&Tool{ID: bad, Runner: fc}); err == nil {
 			t.Errorf("RegisterBuiltin(%q) succeeded", bad)
 		}
 	}
-	if err := reg.RegisterBuiltin(&Tool{ID: "write", Order: 2, Caller: fc}); err != nil {
+	if err := reg.RegisterBuiltin(&Tool{ID: "write", Order: 2, Runner: fc}); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.RegisterBuiltin(&Tool{ID: "read", Order: 1, ReadOnly: true, Caller: fc}); err != nil {
+	if err := reg.RegisterBuiltin(&Tool{ID: "read", Order: 1, ReadOnly: true, Runner: fc}); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.RegisterBuiltin(&Tool{ID: "read", Caller: fc}); err == nil {
+	if err := reg.RegisterBuiltin(&Tool{ID: "read", Runner: fc}); err == nil {
 		t.Errorf("duplicate built-in accepted")
 	}
 	reg.SetServerTools("a", []*mcpsdk.Tool{tool("z", true, "")}, fc)
@@ -189,8 +188,8 @@ func TestRegisterBuiltin(t *testing.T) {
 func TestDefsSource(t *testing.T) {
 	long := strings.Repeat("x", 70)
 	reg := NewRegistry(nil)
-	fc := newFakeCaller()
-	if err := reg.RegisterBuiltin(&Tool{ID: "read", Description: "Read a file", Caller: fc, ReadOnly: true,
+	fc := newFakeRunner()
+	if err := reg.RegisterBuiltin(&Tool{ID: "read", Description: "Read a file", Runner: fc, ReadOnly: true,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +234,7 @@ func TestDefsSource(t *testing.T) {
 	}
 
 	// A reconnect with the same tools leaves the hash alone; a change moves it.
-	reg.SetServerTools("b", []*mcpsdk.Tool{tool("two", true, `{"type":"object","properties":{"p":{"$ref":"#/$defs/P"}},"$defs":{"P":{"type":"string"}}}`)}, newFakeCaller())
+	reg.SetServerTools("b", []*mcpsdk.Tool{tool("two", true, `{"type":"object","properties":{"p":{"$ref":"#/$defs/P"}},"$defs":{"P":{"type":"string"}}}`)}, newFakeRunner())
 	e2, err := cache.Get(context.Background(), defscache.FormatAnthropic)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +242,7 @@ func TestDefsSource(t *testing.T) {
 	if e2.Hash != e.Hash {
 		t.Errorf("hash changed on an equal reconnect")
 	}
-	reg.RemoveServer("b")
+	reg.RemoveServer("b", "")
 	e3, err := cache.Get(context.Background(), defscache.FormatAnthropic)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +261,7 @@ func TestAliasTakenByAnID(t *testing.T) {
 	squatter := strings.TrimPrefix(toolid.Alias("mcp__demo__"+long), "mcp__demo__")
 	for _, order := range [][]string{{long, squatter}, {squatter, long}} {
 		reg := NewRegistry(nil)
-		reg.SetServerTools("demo", []*mcpsdk.Tool{tool(order[0], true, ""), tool(order[1], false, "")}, newFakeCaller())
+		reg.SetServerTools("demo", []*mcpsdk.Tool{tool(order[0], true, ""), tool(order[1], false, "")}, newFakeRunner())
 		lt, ok := reg.Lookup("mcp__demo__" + long)
 		if !ok {
 			t.Fatal("long tool not registered")

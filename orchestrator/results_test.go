@@ -44,7 +44,7 @@ func TestStructuredContentCap(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fc := newFakeCaller()
+			fc := newFakeRunner()
 			reg := NewRegistry(nil)
 			reg.SetServerTools("demo", []*mcpsdk.Tool{tool("q", true, "")}, fc)
 			fc.handle("q", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
@@ -158,7 +158,7 @@ func TestCleanResults(t *testing.T) {
 // an hour.
 func TestSaveCleansHourly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fc := newFakeCaller()
+		fc := newFakeRunner()
 		reg := NewRegistry(nil)
 		reg.SetServerTools("demo", []*mcpsdk.Tool{tool("big", true, "")}, fc)
 		fc.handle("big", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {

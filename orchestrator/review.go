@@ -70,7 +70,9 @@ type ReviewedTool struct {
 type DefinitionReviewer interface {
 	// CurrentReview returns the tool's review as it stands now, nil if
 	// there is none any more: another process (`freecode mcp review`)
-	// may have accepted the change since the tool was registered.
+	// may have accepted the change since the tool was registered. It is
+	// a read, asked at every call of a tool under review: it changes no
+	// registration.
 	CurrentReview(ctx context.Context, t *Tool) *Review
 	// AcceptDefinition accepts the definition of hash for the tool, as
 	// the user did in answer to a permission prompt.
@@ -83,7 +85,7 @@ func (t *Tool) Hidden() bool { return t.Review != nil && t.Review.Hidden }
 
 // SetReviewedTools is SetServerTools for tools the workspace reviewed
 // against their pins: each is registered as Tool says, with its Review.
-func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, c Caller, reason string) {
+func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, run Runner, reason string) {
 	defs := make([]*mcpsdk.Tool, len(tools))
 	reviews := make(map[string]*Review, len(tools))
 	for i, rt := range tools {
@@ -92,7 +94,7 @@ func (r *Registry) SetReviewedTools(server string, tools []ReviewedTool, c Calle
 			reviews[rt.Tool.Name] = rt.Review
 		}
 	}
-	r.setServerTools(server, defs, c, reason, reviews)
+	r.setServerTools(server, defs, run, reason, reviews)
 }
 
 // gateReview applies a tool's review before the rules are asked: a

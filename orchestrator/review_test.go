@@ -191,7 +191,7 @@ func TestHiddenTool(t *testing.T) {
 	reg := NewRegistry(nil)
 	var events []ToolsChanged
 	reg.Subscribe(func(ev ToolsChanged) { events = append(events, ev) })
-	fc := newFakeCaller()
+	fc := newFakeRunner()
 	file := &mcpsdk.Tool{Name: "delete_file", Description: "delete a file from disk", InputSchema: map[string]any{"type": "object"}}
 	reg.SetReviewedTools("demo", []ReviewedTool{{Tool: file}}, fc, "connected")
 	reg.SetReviewedTools("demo", []ReviewedTool{{Tool: file, Review: changedReview(t, true)}}, fc, "listChanged")

@@ -65,6 +65,8 @@ type ToolSearchOptions struct {
 // orchestrator keeps no conversation state to know what a model has seen,
 // and a tool's schema being out of sight is no permission; the rules are.
 type ToolSearch struct {
+	NoServer // a built-in: its Runner runs in-process
+
 	reg  *Registry
 	opts ToolSearchOptions
 	tool *Tool
@@ -94,7 +96,7 @@ func NewToolSearch(reg *Registry, opts *ToolSearchOptions) *ToolSearch {
 		Description: toolSearchDescription,
 		ReadOnly:    true,
 		InputSchema: json.RawMessage(toolSearchSchema),
-		Caller:      s,
+		Runner:      s,
 		Order:       toolSearchOrder,
 	}
 	return s

@@ -65,7 +65,7 @@ func benchTools(servers, perServer int) map[string][]*mcpsdk.Tool {
 // benchRegistry registers benchTools.
 func benchRegistry(servers, perServer int) *Registry {
 	reg := NewRegistry(nil)
-	c := newFakeCaller()
+	c := newFakeRunner()
 	for server, tools := range benchTools(servers, perServer) {
 		reg.SetServerTools(server, tools, c)
 	}

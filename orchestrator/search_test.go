@@ -36,7 +36,7 @@ func TestTerms(t *testing.T) {
 func searchRegistry(t testing.TB) *Registry {
 	t.Helper()
 	reg := NewRegistry(nil)
-	c := newFakeCaller()
+	c := newFakeRunner()
 	mk := func(name, title, desc string) *mcpsdk.Tool {
 		return &mcpsdk.Tool{Name: name, Title: title, Description: desc, InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}
 	}
@@ -55,7 +55,7 @@ func searchRegistry(t testing.TB) *Registry {
 		mk("write_file", "", "Write a file to disk, replacing it."),
 		mk("directoryTree", "", "A recursive tree of entries."),
 	}, c)
-	if err := reg.RegisterBuiltin(&Tool{ID: "clock", Description: "Tell the time", ReadOnly: true, Caller: c}); err != nil {
+	if err := reg.RegisterBuiltin(&Tool{ID: "clock", Description: "Tell the time", ReadOnly: true, Runner: c}); err != nil {
 		t.Fatal(err)
 	}
 	return reg
@@ -143,7 +143,7 @@ func TestToolSearchCall(t *testing.T) {
 		}
 	}
 
-	reg.SetServerTools("github", []*mcpsdk.Tool{{Name: "merge_branch", Description: "Merge a branch.", InputSchema: json.RawMessage(`{"type":"object"}`)}}, newFakeCaller())
+	reg.SetServerTools("github", []*mcpsdk.Tool{{Name: "merge_branch", Description: "Merge a branch.", InputSchema: json.RawMessage(`{"type":"object"}`)}}, newFakeRunner())
 	if got := s.Search("merge", 5); len(got) != 0 {
 		t.Errorf("found %v before Invalidate: the index is rebuilt only when told", got)
 	}
@@ -165,7 +165,7 @@ func TestRemoveBuiltin(t *testing.T) {
 	if diff := cmp.Diff([]ToolsChanged{{Reason: "removed"}}, events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if err := reg.RegisterBuiltin(&Tool{ID: "clock", Caller: newFakeCaller()}); err != nil {
+	if err := reg.RegisterBuiltin(&Tool{ID: "clock", Runner: newFakeRunner()}); err != nil {
 		t.Errorf("registering again: %v", err)
 	}
 }

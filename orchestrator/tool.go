@@ -12,17 +12,37 @@ import (
 	"github.com/freecode/freecode/internal/manifest"
 )
 
-// Caller runs one tool of one server (or one built-in): what the orchestrator
-// needs from an MCP connection. onProgress may be nil.
-type Caller interface {
+// Runner runs the tools of one server, or one built-in: what the
+// orchestrator needs of whatever runs a tool. The workspace's runs an MCP
+// server's tools through its connection; a built-in's embeds NoServer.
+type Runner interface {
+	// CallTool calls the tool name with args. onProgress, if not nil, is
+	// given the call's progress notifications. The call's id and the
+	// batch's Answerer are in ctx (CallOf). An error that wraps
+	// ErrConnectionLost, ErrNotConnected or a *RefusedError tells the
+	// orchestrator what became of the call; a tool's own failure is a
+	// result with IsError.
 	CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)
+	// ToolTimeout is the server's toolTimeout; 0 means the orchestrator's
+	// default (Options.ToolTimeout).
+	ToolTimeout() time.Duration
+	// Ready returns once the server is up for a call, starting one that
+	// runs on demand, within ctx, and once the tools it listed are
+	// registered (see ready.go). release ends the hold: a server on
+	// demand does not idle out while it is held.
+	Ready(ctx context.Context) (release func(), err error)
 }
 
-// ToolTimeouter is implemented by Callers that know their server's
-// toolTimeout; the orchestrator's default applies to the others.
-type ToolTimeouter interface {
-	ToolTimeout() time.Duration
-}
+// NoServer is embedded by the Runner of a tool that has no server, a
+// built-in: it is ready at once and takes the orchestrator's default
+// timeout.
+type NoServer struct{}
+
+// ToolTimeout returns 0: the orchestrator's default applies.
+func (NoServer) ToolTimeout() time.Duration { return 0 }
+
+// Ready returns at once: there is nothing to start.
+func (NoServer) Ready(context.Context) (func(), error) { return func() {}, nil }
 
 // Progress is one progress notification of a running call.
 type Progress struct {
@@ -32,11 +52,11 @@ type Progress struct {
 }
 
 // Tool is one registered tool: a built-in or an MCP server's tool. Both kinds
-// go through the same Caller interface, validation and permission gate.
+// go through the same Runner interface, validation and permission gate.
 type Tool struct {
 	ID          string // what permission rules match
 	Server      string // "" for a built-in
-	Name        string // the name the Caller is called with (the server's original name)
+	Name        string // the name the Runner is called with (the server's original name)
 	Title       string
 	Description string
 	// ReadOnly is true only when the tool's annotations say readOnlyHint: true.
@@ -52,7 +72,7 @@ type Tool struct {
 	// when it declared none. Providers never see it; FreeCode's own MCP
 	// server lists it.
 	OutputSchema json.RawMessage
-	Caller       Caller
+	Runner       Runner
 	// Review is set when the tool's definition awaits the user's review
 	// (see Review); nil for built-ins and for tools as they were accepted.
 	Review *Review
@@ -126,7 +146,7 @@ func (t *Tool) compiledValidator() (*Validator, error) {
 var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
 
 // newMCPTool builds the Tool for one tools/list entry; id is already assigned.
-func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
+func newMCPTool(server, id string, st *mcpsdk.Tool, r Runner) (*Tool, error) {
 	schema, err := rawSchema(st.InputSchema)
 	if err != nil {
 		return nil, err
@@ -149,7 +169,7 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, c Caller) (*Tool, error) {
 		OpenWorld:    true,
 		InputSchema:  schema,
 		OutputSchema: out,
-		Caller:       c,
+		Runner:       r,
 		noSchema:     noSchema,
 	}
 	if a := st.Annotations; a != nil {

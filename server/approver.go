@@ -13,24 +13,24 @@ import (
 	"github.com/freecode/freecode/workspace"
 )
 
-// caller is the frontend whose freecode/tools/execute a call belongs to,
-// given to the orchestrator with the batch. It is the only frontend asked
-// for permission for the call. A server's requests that a call causes
-// (elicitation, sampling) reach the same frontend and no other, through
-// the session's *mcp.Caller (relay.go).
-type caller struct {
+// approver asks, for the orchestrator, the frontend whose
+// freecode/tools/execute a call belongs to: given with the batch, it is
+// the only frontend asked for permission for the call. A server's
+// requests that a call causes (elicitation, sampling) reach the same
+// frontend and no other, through the session's *mcp.Answerer (relay.go).
+type approver struct {
 	sess *session
 	w    *workspace.Workspace
 }
 
-var _ orchestrator.Approver = (*caller)(nil)
+var _ orchestrator.Approver = (*approver)(nil)
 
 // Approve asks the frontend with freecode/permission/request. No answer
 // before ctx's deadline (the call's own timeout), an error, a frontend
 // that does not implement the request or goes away: each is an error,
 // which the orchestrator counts as a denial. When ctx ends first, the
 // frontend is sent $/cancelRequest, so that it can take its prompt down.
-func (c *caller) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
+func (c *approver) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
 	pr := &protocol.PermissionRequest{
 		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
 		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: c.w.Project().Trusted,

@@ -54,9 +54,9 @@ type session struct {
 	config  string                      // from initialize: the config file, likewise
 	caps    protocol.ClientCapabilities // from initialize: what it answers
 	showDoc bool                        // from initialize: it takes window/showDocument
-	// caller relays what MCP servers ask during its requests (relay.go);
-	// set at initialize, the same pointer for all of them.
-	caller *mcp.Caller
+	// answerer relays what MCP servers ask during its requests
+	// (relay.go); set at initialize, the same pointer for all of them.
+	answerer *mcp.Answerer
 }
 
 // sessionState is where a frontend's connection is in the LSP lifecycle.
@@ -187,11 +187,11 @@ func (sess *session) refused() bool {
 	return sess.state == sessionRefused
 }
 
-// mcpCaller returns the session's Caller (see relay.go).
-func (sess *session) mcpCaller() *mcp.Caller {
+// mcpAnswerer returns the session's Answerer (see relay.go).
+func (sess *session) mcpAnswerer() *mcp.Answerer {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	return sess.caller
+	return sess.answerer
 }
 
 // takesShowDocument says whether the frontend declared window/showDocument.

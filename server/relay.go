@@ -17,8 +17,9 @@ import (
 
 // What an MCP server asks during a frontend's request, elicitation and
 // sampling, goes to that frontend and no other: each session has one
-// *mcp.Caller, given with every batch it sends (ExecOptions.Caller) and in
-// the context of its resources/read and prompts/get (mcp.WithCaller), so
+// *mcp.Answerer, given with every batch it sends (ExecOptions.Answerer)
+// and in the context of its resources/read and prompts/get
+// (mcp.WithAnswerer), so
 // the Conn finds it by pointer. Its functions are set only for what the
 // frontend declared in initialize (initializationOptions.capabilities);
 // the Conn declines an elicitation and refuses sampling for a frontend
@@ -29,9 +30,10 @@ import (
 // question's context ends, and lsp.Call sends the frontend $/cancelRequest
 // for it, so that it can take its form or dialog down.
 
-// newCaller returns the session's Caller for the capabilities it declared.
-func (sess *session) newCaller(caps protocol.ClientCapabilities) *mcp.Caller {
-	c := &mcp.Caller{}
+// newAnswerer returns the session's Answerer for the capabilities it
+// declared.
+func (sess *session) newAnswerer(caps protocol.ClientCapabilities) *mcp.Answerer {
+	c := &mcp.Answerer{}
 	if caps.Elicitation {
 		c.Elicit = sess.elicit
 	}

@@ -13,7 +13,7 @@ import (
 // The servers' resources and prompts. The lists are what each Conn holds,
 // listed at connect and again on list_changed (freecode/resources/changed
 // and freecode/prompts/changed tell the frontends, in notify.go); a read
-// or a get goes to the server, with the frontend's Caller in its context,
+// or a get goes to the server, with the frontend's Answerer in its context,
 // since a server may ask the user something while it serves one. What the
 // server answers passes through as MCP has it.
 
@@ -55,7 +55,7 @@ func (sess *session) readResource(ctx context.Context, params jsonrpc2.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	return w.ReadResource(mcp.WithCaller(ctx, sess.mcpCaller(), ""), p.Server, p.URI)
+	return w.ReadResource(mcp.WithAnswerer(ctx, sess.mcpAnswerer(), ""), p.Server, p.URI)
 }
 
 // prompts is freecode/prompts: a server's prompts, or every connected
@@ -96,7 +96,7 @@ func (sess *session) getPrompt(ctx context.Context, params jsonrpc2.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
-	return w.GetPrompt(mcp.WithCaller(ctx, sess.mcpCaller(), ""), p.Server, p.Name, p.Arguments)
+	return w.GetPrompt(mcp.WithAnswerer(ctx, sess.mcpAnswerer(), ""), p.Server, p.Name, p.Arguments)
 }
 
 // resourceToWire is a resource as freecode/resources lists it.

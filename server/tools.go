@@ -97,8 +97,8 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 		return nil, err
 	}
 	results := w.Execute(ctx, calls, &orchestrator.ExecOptions{
-		Approver: &caller{sess: sess, w: w},
-		Caller:   sess.mcpCaller(),
+		Approver: &approver{sess: sess, w: w},
+		Answerer: sess.mcpAnswerer(),
 		OnProgress: func(callID string, pr orchestrator.Progress) {
 			sess.out.putProgress(protocol.ToolProgress{CallID: callID, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
 		},

@@ -76,11 +76,11 @@ func BenchmarkConfigToStatus(b *testing.B) {
 	b.ReportMetric(ms(pollPeer*99/100)/ms(p99), "x-sooner-than-5s-poll-p99")
 }
 
-// noCaller stands for servers that are never called: the benchmark below
+// noRunner stands for servers that are never called: the benchmark below
 // measures the registry and the defs cache, not calls.
-type noCaller struct{}
+type noRunner struct{ orchestrator.NoServer }
 
-func (noCaller) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
+func (noRunner) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
 	return nil, errors.New("not called in this benchmark")
 }
 
@@ -120,11 +120,11 @@ func BenchmarkToolsChangeToHash(b *testing.B) {
 	sub := w.Subscribe(nil)
 	defer sub.Close()
 	for s := range servers {
-		w.reg.SetServerTools(fmt.Sprintf("s%02d", s), benchTools(perServer, 0), noCaller{})
+		w.reg.SetServerTools(fmt.Sprintf("s%02d", s), benchTools(perServer, 0), noRunner{})
 	}
 	// The registrations are rebuilt in batches; start once the event with
 	// the hashes of all of them has come.
-	all, err := defscache.New(w.defsSource(), nil).Hashes(b.Context())
+	all, err := defscache.New(w.defs.source(), nil).Hashes(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func BenchmarkToolsChangeToHash(b *testing.B) {
 		srv := fmt.Sprintf("s%02d", gen%servers)
 		tools := benchTools(perServer, gen)
 		start := time.Now()
-		w.reg.SetServerTools(srv, tools, noCaller{})
+		w.reg.SetServerTools(srv, tools, noRunner{})
 		ev := await(b, sub, "new hashes", func(ev *ToolsChangedEvent) bool { return ev.Hashes[defscache.FormatAnthropic] != hash })
 		samples = append(samples, time.Since(start))
 		hash = ev.Hashes[defscache.FormatAnthropic]
@@ -155,7 +155,7 @@ func BenchmarkToolsChangeToHash(b *testing.B) {
 	var serial []time.Duration
 	for range 10 {
 		start := time.Now()
-		if _, _, err := defscache.New(w.defsSource(), nil).Refresh(b.Context()); err != nil {
+		if _, _, err := defscache.New(w.defs.source(), nil).Refresh(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		serial = append(serial, time.Since(start))

@@ -14,9 +14,10 @@ import (
 // Resources and prompts are the servers' own lists, held by each Conn and
 // read here; a change of one is a *ResourcesChangedEvent or a
 // *PromptsChangedEvent. A server's question (an elicitation form or URL, a
-// sampling request) goes to the Caller of the request it came during: the
-// ExecOptions.Caller of the batch whose call caused it, or the Caller in
-// the context of ReadResource and GetPrompt (mcp.WithCaller).
+// sampling request) goes to the Answerer of the request it came during:
+// the ExecOptions.Answerer of the batch whose call caused it, or the
+// Answerer in the context of ReadResource and GetPrompt
+// (mcp.WithAnswerer).
 
 // ResourceInfo is one resource of a server, shaped like an entry of the
 // frontend protocol's freecode/resources.
@@ -158,7 +159,7 @@ func (w *Workspace) Prompts(ctx context.Context, server string) ([]PromptInfo, e
 }
 
 // ReadResource reads the resource uri of server. What the server asks
-// meanwhile goes to ctx's Caller (mcp.WithCaller).
+// meanwhile goes to ctx's Answerer (mcp.WithAnswerer).
 func (w *Workspace) ReadResource(ctx context.Context, server, uri string) (*mcpsdk.ReadResourceResult, error) {
 	c, err := w.conn(ctx, server)
 	if err != nil {
@@ -168,7 +169,7 @@ func (w *Workspace) ReadResource(ctx context.Context, server, uri string) (*mcps
 }
 
 // GetPrompt gets the prompt name of server with args. What the server asks
-// meanwhile goes to ctx's Caller (mcp.WithCaller).
+// meanwhile goes to ctx's Answerer (mcp.WithAnswerer).
 func (w *Workspace) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcpsdk.GetPromptResult, error) {
 	c, err := w.conn(ctx, server)
 	if err != nil {

@@ -47,8 +47,8 @@ var allowAll = orchestrator.ApproverFunc(func(context.Context, orchestrator.Requ
 
 // server-everything (TypeScript SDK) through a workspace: its resources
 // and prompts listed, read and got; its elicitation answered by the
-// batch's Caller with the form's defaults filled in, declined without one;
-// its sampling answered by the Caller, refused without one.
+// batch's Answerer with the form's defaults filled in, declined without one;
+// its sampling answered by the Answerer, refused without one.
 func TestInteropEverythingCapabilities(t *testing.T) {
 	e := newEnv(t)
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{everything(t)}, nil))
@@ -121,7 +121,7 @@ func TestInteropEverythingCapabilities(t *testing.T) {
 	}
 
 	var asked []*mcp.ElicitRequest
-	caller := &mcp.Caller{
+	answerer := &mcp.Answerer{
 		Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcpsdk.ElicitResult, error) {
 			asked = append(asked, req)
 			return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
@@ -130,33 +130,33 @@ func TestInteropEverythingCapabilities(t *testing.T) {
 			return &mcpsdk.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcpsdk.TextContent{Text: "forty-two"}}, nil
 		},
 	}
-	run := func(tool string, args string, c *mcp.Caller) orchestrator.ToolResult {
+	run := func(tool string, args string, a *mcp.Answerer) orchestrator.ToolResult {
 		t.Helper()
 		rs := w.Execute(t.Context(), []orchestrator.ToolCall{{CallID: "c-" + tool, Tool: "mcp__everything__" + tool, Arguments: json.RawMessage(args)}},
-			&orchestrator.ExecOptions{Approver: allowAll, Caller: c})
+			&orchestrator.ExecOptions{Approver: allowAll, Answerer: a})
 		return rs[0]
 	}
 
-	r = run("trigger-elicitation-request", `{}`, caller)
+	r = run("trigger-elicitation-request", `{}`, answerer)
 	got := resultText(r)
 	// 42 is the schema's default of a field the answer left out.
 	if r.IsError || !strings.Contains(got, "User provided the requested information") || !strings.Contains(got, "Name: Ada Lovelace") || !strings.Contains(got, "Favorite Integer: 42") {
 		t.Errorf("elicitation answered: %s", got)
 	}
 	if len(asked) != 1 || asked[0].Server != "everything" || asked[0].CallID != "c-trigger-elicitation-request" || asked[0].Params.RequestedSchema == nil {
-		t.Errorf("the Caller was asked %+v", asked)
+		t.Errorf("the Answerer was asked %+v", asked)
 	}
 	if got := resultText(run("trigger-elicitation-request", `{}`, nil)); !strings.Contains(got, "declined") {
-		t.Errorf("elicitation without a Caller: %s", got)
+		t.Errorf("elicitation without an Answerer: %s", got)
 	}
 
-	r = run("trigger-sampling-request", `{"prompt":"the answer?"}`, caller)
+	r = run("trigger-sampling-request", `{"prompt":"the answer?"}`, answerer)
 	if got := resultText(r); r.IsError || !strings.Contains(got, "test-model") || !strings.Contains(got, "forty-two") {
 		t.Errorf("sampling answered: %s", got)
 	}
 	r = run("trigger-sampling-request", `{"prompt":"the answer?"}`, nil)
 	if got := resultText(r); !r.IsError || !strings.Contains(got, "sampling refused") {
-		t.Errorf("sampling without a Caller: %s", got)
+		t.Errorf("sampling without an Answerer: %s", got)
 	}
 }
 

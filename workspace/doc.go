@@ -42,38 +42,27 @@
 //     the entry keeps its pins), which it is written to. The tools are
 //     registered as the user accepted them, with an orchestrator.Review
 //     for those changed or new, and *ReviewEvent says when that list
-//     changes. A call to a tool under review reads the manifest again, so
-//     a review made elsewhere (`freecode mcp review`) counts at once.
+//     changes. The manifests are watched, and a call to a tool under
+//     review judges it by its manifest on disk, so a review made
+//     elsewhere (`freecode mcp review`) counts at once; that look is a
+//     read, and only the watcher and the reviews register tools anew
+//     (reviews.go).
 //   - Servers on demand (ondemand.go): the Manager registers them idle
-//     from their manifests (Options to the Manager: Manifest), starts one
-//     at a call of its tools (orchestrator.ConnCaller acquires it) or when
+//     from their manifests (ManagerOptions.Manifest), starts one at a call
+//     of its tools (its Runner acquires it: runner.go) or when
 //     tool_search finds one (warm), and idles it out; with mcp.deferTools
 //     "auto" a deferred server with a manifest runs on demand too.
 //   - The orchestrator, whose rules are the workspace's permissions.Set
 //     (reloaded in place, so the next decision uses the new rules) and whose
-//     result cap follows the config.
+//     result cap follows the config. It declares what it needs of a tool's
+//     runner (orchestrator.Runner) and the errors it tells apart; the
+//     workspace's runner (runner.go) is the one place where those meet
+//     the MCP client.
 //
-// # API
-//
-//	New(ctx, *Options) (*Workspace, error)      load, watch, start connecting
-//	(*Workspace).Close() error                  stop everything and wait
-//	Subscribe(*SubscribeOptions) *Subscription  events: Events(), Close()
-//	Statuses() []mcp.Status                     every server, awaiting approval included
-//	WaitSettled(ctx) error                      until every started server connected, failed or idle
-//	StartServer / StopServer / RestartServer(ctx, name) (mcp.Status, error)
-//	Approve(ctx, name, approve bool) (mcp.Status, error)
-//	SetTrusted(ctx, trusted bool) error
-//	Tools(server) []orchestrator.ToolInfo
-//	Definitions(ctx, format) (*defscache.Entry, []orchestrator.DefsProblem, error)
-//	Execute(ctx, calls, *orchestrator.ExecOptions) []orchestrator.ToolResult
-//	Rules() []permissions.Rule
-//	Project() ProjectInfo
-//	Problems() []ProblemsEvent
-//	Reviews(server) []ToolReview                tool definitions awaiting review
-//	AcceptDefinition / RejectDefinition(ctx, server, tool, hash) ([]ToolReview, error)
-//	Resources / Prompts(ctx, server) ([]ResourceInfo / []PromptInfo, error)
-//	ReadResource(ctx, server, uri) / GetPrompt(ctx, server, name, args)
-//	SetRoots(dirs []string), Roots() []string   the MCP roots every server is shown
+// The parts that keep state of their own (the definitions builder, the
+// roots, the log relay, the pinner) are their own types, each with its
+// lock and its Close; Workspace states the lock order between them and
+// the order Close closes them in.
 //
 // Each frontend brings its own orchestrator.ExecOptions to Execute: the
 // Approver that asks its user, where progress goes. Nothing of one
@@ -114,7 +103,9 @@
 // # Elicitation and sampling
 //
 // The frontend that caused a server's elicitation or sampling request is
-// orchestrator.ExecOptions.Caller (an *mcp.Caller), carried in each call's
-// context down to the Conn, which asks it (see caps.go and mcp.Caller);
-// Options.Elicitation and Options.Sampling declare the capabilities.
+// orchestrator.ExecOptions.Answerer (an *mcp.Answerer), which the
+// orchestrator puts in each call's context without knowing its type; the
+// workspace's runner hands it to the Conn (mcp.WithAnswerer), which asks
+// it (see caps.go and mcp.Answerer). Options.Elicitation and
+// Options.Sampling declare the capabilities.
 package workspace

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -22,6 +23,22 @@ const (
 	logBurst = 200 // lines at once per server
 )
 
+// logRelay publishes the servers' log lines, each server within its
+// bucket.
+type logRelay struct {
+	publish func(...Event)
+
+	// mu guards the fields below. Log events are published under it, so
+	// that a server's lines and its drop counts keep their order.
+	mu      sync.Mutex
+	buckets map[string]*logBucket // by server
+	closed  bool
+}
+
+func newLogRelay(publish func(...Event)) *logRelay {
+	return &logRelay{publish: publish, buckets: make(map[string]*logBucket)}
+}
+
 // logBucket is one server's share of the log.
 type logBucket struct {
 	lim     *rate.Limiter
@@ -30,17 +47,18 @@ type logBucket struct {
 	report  *time.Timer // set while drops wait for a line to be told with
 }
 
-// onLog is the Manager's report of a log line, from a Conn goroutine.
-func (w *Workspace) onLog(l mcp.Log) {
-	w.logMu.Lock()
-	defer w.logMu.Unlock()
-	if w.logClosed {
+// onLog is the Manager's report of a log line (ConnOptions.OnLog), from a
+// Conn goroutine.
+func (r *logRelay) onLog(l mcp.Log) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
 		return
 	}
-	b := w.logBuckets[l.Server]
+	b := r.buckets[l.Server]
 	if b == nil {
 		b = &logBucket{lim: rate.NewLimiter(LogRate, logBurst)}
-		w.logBuckets[l.Server] = b
+		r.buckets[l.Server] = b
 	}
 	if !b.lim.Allow() {
 		b.dropped++
@@ -48,7 +66,7 @@ func (w *Workspace) onLog(l mcp.Log) {
 		if b.report == nil {
 			// If the server falls silent, the drops are told on their own
 			// once a line could pass again.
-			b.report = time.AfterFunc(time.Second/LogRate, func() { w.reportDrops(l.Server) })
+			b.report = time.AfterFunc(time.Second/LogRate, func() { r.reportDrops(l.Server) })
 		}
 		return
 	}
@@ -56,31 +74,32 @@ func (w *Workspace) onLog(l mcp.Log) {
 		b.report.Stop()
 		b.report = nil
 	}
-	w.events.publish(&LogEvent{Log: l, Dropped: b.dropped})
+	r.publish(&LogEvent{Log: l, Dropped: b.dropped})
 	b.dropped = 0
 }
 
 // reportDrops publishes the drops of a server that fell silent.
-func (w *Workspace) reportDrops(server string) {
-	w.logMu.Lock()
-	defer w.logMu.Unlock()
-	b := w.logBuckets[server]
-	if w.logClosed || b == nil || b.report == nil {
+func (r *logRelay) reportDrops(server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.buckets[server]
+	if r.closed || b == nil || b.report == nil {
 		return
 	}
 	b.report = nil
 	if b.dropped > 0 {
-		w.events.publish(&LogEvent{Log: mcp.Log{Server: server, Source: b.source, Time: time.Now()}, Dropped: b.dropped})
+		r.publish(&LogEvent{Log: mcp.Log{Server: server, Source: b.source, Time: time.Now()}, Dropped: b.dropped})
 		b.dropped = 0
 	}
 }
 
-// closeLogs stops publishing log lines.
-func (w *Workspace) closeLogs() {
-	w.logMu.Lock()
-	defer w.logMu.Unlock()
-	w.logClosed = true
-	for _, b := range w.logBuckets {
+// Close stops publishing log lines; a drop report whose timer fires
+// after publishes nothing.
+func (r *logRelay) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	for _, b := range r.buckets {
 		if b.report != nil {
 			b.report.Stop()
 		}

@@ -25,7 +25,7 @@ func (w *Workspace) startModes(cfg *config.Config, servers []config.Server) []co
 		if cfg.MCP.DeferTools != config.DeferAuto || s.OnDemand() || s.DeferTools != nil && !*s.DeferTools {
 			continue
 		}
-		m, ok := w.hasManifest(s)
+		m, ok := w.pins.hasManifest(s)
 		if !ok {
 			continue
 		}

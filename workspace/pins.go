@@ -3,9 +3,8 @@ package workspace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
-	"maps"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -50,20 +49,55 @@ type ToolReview struct {
 var ErrNoReview = errors.New("nothing to review")
 
 // pinner pins the tools of every server against its manifest and
-// registers them as reviewed.
+// registers them as reviewed: what the Manager reports of a server's
+// tools (onTools), a review (act) and a manifest written by another
+// process (manifestwatch.go) are what register them; reading a tool's
+// review (currentReview) registers nothing.
 type pinner struct {
-	store *manifest.Store
+	store   *manifest.Store
+	root    string // the workspace's, for the manifest keys
+	reg     *orchestrator.Registry
+	runner  func(server string) orchestrator.Runner
+	publish func(...Event)
+	logger  *slog.Logger
+	// watchOpts are the manifest watcher's options, but for OnChange.
+	watchOpts config.WatchOptions
 
 	// mu serializes a server's registration with the manifest update it
 	// comes from, and a review's update with the registration it makes.
+	// It guards live.
 	mu sync.Mutex
 	// live holds, by server, what the server was last registered from.
+	// A *liveTools stored here is not changed but for its reviews, under
+	// mu: entry and tools may be read without it.
 	live map[string]*liveTools
 
 	// adoptMu guards adopted: the earlier keys (config.LegacyManifestKey)
 	// already looked for, so each is looked for once per workspace.
 	adoptMu sync.Mutex
 	adopted map[string]bool
+
+	// watchMu guards the fields below. It is held while the watcher of
+	// the manifests is closed, which waits for its report (onManifests,
+	// which takes mu): mu is never held while watchMu is taken.
+	watchMu sync.Mutex
+	watch   manifestWatch
+	closed  bool // Close began: watchManifests starts no watcher
+}
+
+func newPinner(store *manifest.Store, root string, reg *orchestrator.Registry, runner func(string) orchestrator.Runner,
+	publish func(...Event), logger *slog.Logger, watchOpts config.WatchOptions) *pinner {
+	return &pinner{store: store, root: root, reg: reg, runner: runner, publish: publish, logger: logger, watchOpts: watchOpts,
+		live: make(map[string]*liveTools), adopted: make(map[string]bool)}
+}
+
+// Close stops following the manifests. The registrations stay, and what
+// the Manager reports while it stops is still registered.
+func (p *pinner) Close() {
+	p.watchMu.Lock()
+	defer p.watchMu.Unlock()
+	p.closed = true
+	p.closeWatchLocked()
 }
 
 // liveTools is a server's last registration: the entry and tools it came
@@ -74,24 +108,23 @@ type liveTools struct {
 	serverInfo *mcp.ServerInfo
 	protoVer   string
 	reason     string
-	reviews    []ToolReview
+	reviews    []ToolReview // guarded by pinner.mu
 }
 
 // entryKey returns the manifest key of srv in this workspace (see
 // ManifestKey), looking for a manifest under its earlier key once per
 // workspace.
-func (w *Workspace) entryKey(srv config.Server) string {
-	legacy := config.LegacyManifestKey(w.root, srv)
-	p := w.pins
+func (p *pinner) entryKey(srv config.Server) string {
+	legacy := config.LegacyManifestKey(p.root, srv)
 	p.adoptMu.Lock()
 	defer p.adoptMu.Unlock()
 	if p.adopted[legacy] {
-		return config.ManifestKey(w.root, srv)
+		return config.ManifestKey(p.root, srv)
 	}
 	p.adopted[legacy] = true
-	key, err := ManifestKey(context.Background(), p.store, w.root, srv)
+	key, err := ManifestKey(context.Background(), p.store, p.root, srv)
 	if err != nil {
-		w.logger.Warn("carrying a server's manifest over to its new key; its tools are pinned anew", "server", srv.Name, "error", err)
+		p.logger.Warn("carrying a server's manifest over to its new key; its tools are pinned anew", "server", srv.Name, "error", err)
 	}
 	return key
 }
@@ -110,11 +143,11 @@ func ManifestKey(ctx context.Context, s *manifest.Store, root string, srv config
 }
 
 // listing is the Manager's ManifestFunc: what srv's manifest holds.
-func (w *Workspace) listing(srv config.Server) *mcp.Listing {
-	m, err := w.pins.store.Load(w.entryKey(srv))
+func (p *pinner) listing(srv config.Server) *mcp.Listing {
+	m, err := p.store.Load(p.entryKey(srv))
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			w.logger.Warn("ignoring a server's manifest", "server", srv.Name, "error", err)
+			p.logger.Warn("ignoring a server's manifest", "server", srv.Name, "error", err)
 		}
 		return nil
 	}
@@ -126,8 +159,8 @@ func (w *Workspace) listing(srv config.Server) *mcp.Listing {
 }
 
 // hasManifest reports whether srv has a manifest to be registered from.
-func (w *Workspace) hasManifest(srv config.Server) (*manifest.Manifest, bool) {
-	m, err := w.pins.store.Load(w.entryKey(srv))
+func (p *pinner) hasManifest(srv config.Server) (*manifest.Manifest, bool) {
+	m, err := p.store.Load(p.entryKey(srv))
 	return m, err == nil
 }
 
@@ -135,34 +168,32 @@ func (w *Workspace) hasManifest(srv config.Server) (*manifest.Manifest, bool) {
 // Manager's, for a server registered from its manifest): the tools are
 // compared with their pins, the manifest written, and the tools registered
 // as they are to be shown.
-func (w *Workspace) onTools(ev mcp.ToolsChanged) {
-	p := w.pins
+func (p *pinner) onTools(ev mcp.ToolsChanged) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ev.Tools == nil {
-		w.reg.HandleToolsChanged(ev, w.mgr)
+		p.reg.RemoveServer(ev.Server, ev.Reason)
 		if lt := p.live[ev.Server]; lt != nil {
 			delete(p.live, ev.Server)
 			if len(lt.reviews) > 0 {
-				w.events.publish(&ReviewEvent{Server: ev.Server, Reviews: []ToolReview{}})
+				p.publish(&ReviewEvent{Server: ev.Server, Reviews: []ToolReview{}})
 			}
 		}
 		return
 	}
 	var m *manifest.Manifest
 	if ev.Reason != "manifest" {
-		m = w.observe(ev)
-	} else if loaded, err := p.store.Load(w.entryKey(ev.Entry)); err == nil {
+		m = p.observe(ev)
+	} else if loaded, err := p.store.Load(p.entryKey(ev.Entry)); err == nil {
 		m = loaded
 	}
-	w.registerLocked(ev.Server, &liveTools{entry: ev.Entry, tools: ev.Tools, serverInfo: ev.ServerInfo,
+	p.registerLocked(ev.Server, &liveTools{entry: ev.Entry, tools: ev.Tools, serverInfo: ev.ServerInfo,
 		protoVer: ev.ProtocolVersion, reason: ev.Reason}, m)
 }
 
 // applyPinning registers anew the tools of the servers whose pinning was
 // turned on or off, as their last list is to be registered now.
-func (w *Workspace) applyPinning(running []config.Server) {
-	p := w.pins
+func (p *pinner) applyPinning(running []config.Server) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range running {
@@ -180,10 +211,10 @@ func (w *Workspace) applyPinning(running []config.Server) {
 		next.reason = "pinning"
 		var m *manifest.Manifest
 		if !s.PinningOff {
-			m = w.observe(mcp.ToolsChanged{Server: s.Name, Tools: lt.tools, Entry: next.entry,
+			m = p.observe(mcp.ToolsChanged{Server: s.Name, Tools: lt.tools, Entry: next.entry,
 				ServerInfo: lt.serverInfo, ProtocolVersion: lt.protoVer})
 		}
-		w.registerLocked(s.Name, &next, m)
+		p.registerLocked(s.Name, &next, m)
 	}
 }
 
@@ -191,12 +222,12 @@ func (w *Workspace) applyPinning(running []config.Server) {
 // new, and returns the manifest. When the manifest cannot be written (the
 // disk, the bound) the list is compared with the manifest on disk all the
 // same, so that a change is never waved through for want of a write.
-func (w *Workspace) observe(ev mcp.ToolsChanged) *manifest.Manifest {
-	key := w.entryKey(ev.Entry)
+func (p *pinner) observe(ev mcp.ToolsChanged) *manifest.Manifest {
+	key := p.entryKey(ev.Entry)
 	pin := !ev.Entry.PinningOff
-	m, err := w.pins.store.Update(context.Background(), key, func(m *manifest.Manifest, corrupt error) error {
+	m, err := p.store.Update(context.Background(), key, func(m *manifest.Manifest, corrupt error) error {
 		if corrupt != nil {
-			w.logger.Warn("ignoring a server's manifest; its tools are pinned anew", "server", ev.Server, "error", corrupt)
+			p.logger.Warn("ignoring a server's manifest; its tools are pinned anew", "server", ev.Server, "error", corrupt)
 		}
 		m.Server, m.ProtocolVersion, m.ServerInfo = ev.Server, ev.ProtocolVersion, nil
 		if ev.ServerInfo != nil {
@@ -207,42 +238,40 @@ func (w *Workspace) observe(ev mcp.ToolsChanged) *manifest.Manifest {
 	if err == nil {
 		return m
 	}
-	w.logger.Warn("writing a server's manifest", "server", ev.Server, "error", err)
-	m, lerr := w.pins.store.Load(key)
+	p.logger.Warn("writing a server's manifest", "server", ev.Server, "error", err)
+	m, lerr := p.store.Load(key)
 	if lerr != nil {
 		m = &manifest.Manifest{Key: key}
 	}
 	if oerr := m.Observe(ev.Tools, pin); oerr != nil {
-		w.logger.Warn("pinning a server's tools", "server", ev.Server, "error", oerr)
+		p.logger.Warn("pinning a server's tools", "server", ev.Server, "error", oerr)
 	}
 	return m
 }
 
 // registerLocked registers lt's tools, reviewed against m (nil: no
 // manifest, nothing to review), and publishes a *ReviewEvent if the
-// server's reviews changed. The caller holds pins.mu.
-func (w *Workspace) registerLocked(server string, lt *liveTools, m *manifest.Manifest) {
-	reviewed, reviews := w.review(server, lt, m)
-	// prev may be lt itself (a recheck): its reviews are read before
-	// they are replaced.
-	prev, had := w.pins.live[server]
+// server's reviews changed. The caller holds mu.
+func (p *pinner) registerLocked(server string, lt *liveTools, m *manifest.Manifest) {
+	reviewed, reviews := p.review(server, lt, m)
+	prev, had := p.live[server]
 	var before []ToolReview
 	if had {
 		before = prev.reviews
 	}
-	w.pins.live[server] = lt
-	w.reg.SetReviewedTools(server, reviewed, orchestrator.ConnCaller(server, w.mgr), lt.reason)
-	reviews = w.withIDs(reviews)
+	p.live[server] = lt
+	p.reg.SetReviewedTools(server, reviewed, p.runner(server), lt.reason)
+	reviews = p.withIDs(reviews)
 	lt.reviews = reviews
 	if !had && len(reviews) == 0 || had && sameReviews(before, reviews) {
 		return
 	}
-	w.events.publish(&ReviewEvent{Server: server, Reviews: reviews})
+	p.publish(&ReviewEvent{Server: server, Reviews: reviews})
 }
 
 // review returns lt's tools as they are to be registered, and the reviews
-// among them.
-func (w *Workspace) review(server string, lt *liveTools, m *manifest.Manifest) ([]orchestrator.ReviewedTool, []ToolReview) {
+// among them. It only reads: lt, m and what it returns are its caller's.
+func (p *pinner) review(server string, lt *liveTools, m *manifest.Manifest) ([]orchestrator.ReviewedTool, []ToolReview) {
 	out := make([]orchestrator.ReviewedTool, 0, len(lt.tools))
 	if m == nil || lt.entry.PinningOff {
 		for _, t := range lt.tools {
@@ -288,31 +317,17 @@ func sameReviews(a, b []ToolReview) bool {
 	})
 }
 
-// Reviews returns the tools whose definitions await review: of server,
-// or of every server when server is "", by server and tool.
-func (w *Workspace) Reviews(server string) []ToolReview {
-	w.pins.mu.Lock()
-	defer w.pins.mu.Unlock()
-	out := []ToolReview{}
-	for _, name := range slices.Sorted(maps.Keys(w.pins.live)) {
-		if server == "" || name == server {
-			out = append(out, w.pins.live[name].reviews...)
-		}
-	}
-	return out
-}
-
 // withIDs fills in the tool ids of reviews from the registry. Each
 // server's tools are read once, not once a review: a server that changed
 // every tool has as many reviews as tools.
-func (w *Workspace) withIDs(rs []ToolReview) []ToolReview {
+func (p *pinner) withIDs(rs []ToolReview) []ToolReview {
 	out := make([]ToolReview, len(rs))
 	ids := make(map[string]map[string]string) // server → tool name → id
 	for i, r := range rs {
 		byName, ok := ids[r.Server]
 		if !ok {
 			byName = make(map[string]string)
-			for _, t := range w.reg.Tools(r.Server) {
+			for _, t := range p.reg.Tools(r.Server) {
 				if _, dup := byName[t.Name]; !dup {
 					byName[t.Name] = t.ID
 				}
@@ -323,122 +338,4 @@ func (w *Workspace) withIDs(rs []ToolReview) []ToolReview {
 		out[i].ID = byName[r.Tool]
 	}
 	return out
-}
-
-// AcceptDefinition accepts the definition the server lists for tool (every
-// tool of the server under review when tool is ""): it becomes the pin,
-// and the tool is registered as listed. hash, if not "", must be the one
-// the user was shown (ToolReview.Hash): if the server changed the tool
-// again since, nothing is accepted and the error wraps
-// manifest.ErrStale. It returns the server's reviews left.
-func (w *Workspace) AcceptDefinition(ctx context.Context, server, tool, hash string) ([]ToolReview, error) {
-	return w.reviewAction(ctx, server, tool, func(m *manifest.Manifest) error { return m.Accept(tool, hash) })
-}
-
-// RejectDefinition rejects the definition the server lists for tool
-// (every tool under review when tool is ""): the pin stays, and calls of
-// that very definition are denied without asking until the server lists
-// another one or the user accepts it. hash as in AcceptDefinition.
-func (w *Workspace) RejectDefinition(ctx context.Context, server, tool, hash string) ([]ToolReview, error) {
-	return w.reviewAction(ctx, server, tool, func(m *manifest.Manifest) error { return m.Reject(tool, hash) })
-}
-
-// reviewAction applies act to server's manifest and registers the server's
-// tools anew.
-func (w *Workspace) reviewAction(ctx context.Context, server, tool string, act func(*manifest.Manifest) error) ([]ToolReview, error) {
-	p := w.pins
-	p.mu.Lock()
-	lt := p.live[server]
-	if lt == nil {
-		p.mu.Unlock()
-		if !w.HasServer(server) {
-			return nil, fmt.Errorf("%w: %q", mcp.ErrNoServer, server)
-		}
-		return nil, fmt.Errorf("%w: server %q has no tools registered", ErrNoReview, server)
-	}
-	if lt.entry.PinningOff {
-		p.mu.Unlock()
-		return nil, fmt.Errorf("%w: server %q has pinning off", ErrNoReview, server)
-	}
-	m, err := p.store.Update(ctx, w.entryKey(lt.entry), func(m *manifest.Manifest, corrupt error) error {
-		if corrupt != nil || !m.Pinned {
-			return fmt.Errorf("%w: server %q has no manifest", ErrNoReview, server)
-		}
-		return act(m)
-	})
-	if err != nil {
-		p.mu.Unlock()
-		return nil, fmt.Errorf("reviewing %s of server %q: %w", orAll(tool), server, err)
-	}
-	next := *lt
-	next.reason = "reviewed"
-	w.registerLocked(server, &next, m)
-	reviews := next.reviews
-	p.mu.Unlock()
-	return reviews, nil
-}
-
-func orAll(tool string) string {
-	if tool == "" {
-		return "every tool"
-	}
-	return fmt.Sprintf("tool %q", tool)
-}
-
-// definitionReviewer is the workspace as the orchestrator's
-// DefinitionReviewer.
-type definitionReviewer struct{ w *Workspace }
-
-var _ orchestrator.DefinitionReviewer = definitionReviewer{}
-
-// CurrentReview reads t's server's manifest again: a review done in
-// another process (the CLI, another sidecar) since the tools were
-// registered counts at once. If the reviews changed, the server's tools
-// are registered anew.
-func (r definitionReviewer) CurrentReview(_ context.Context, t *orchestrator.Tool) *orchestrator.Review {
-	w := r.w
-	p := w.pins
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	lt := p.live[t.Server]
-	if lt == nil || lt.entry.PinningOff {
-		return t.Review
-	}
-	if !w.recheckLocked(t.Server, lt) {
-		return t.Review // nothing on disk to go by: the review stands
-	}
-	for _, tr := range lt.reviews {
-		if tr.Tool == t.Name {
-			return &orchestrator.Review{Kind: tr.Kind, Rejected: tr.Rejected, Hidden: tr.Hidden, Hash: tr.Hash, Change: tr.Change}
-		}
-	}
-	return nil
-}
-
-// recheckLocked judges server's live tools again against the pins of its
-// manifest on disk, and registers them anew if their reviews changed. It
-// reports whether there was a manifest to judge by. The caller holds
-// pins.mu.
-func (w *Workspace) recheckLocked(server string, lt *liveTools) bool {
-	m, err := w.pins.store.Load(w.entryKey(lt.entry))
-	if err != nil {
-		return false
-	}
-	// The manifest on disk may be of an older list than the live one
-	// (this process could not write it): judge the live list by its pins.
-	if err := m.Observe(lt.tools, true); err != nil {
-		w.logger.Warn("pinning a server's tools", "server", server, "error", err)
-	}
-	if _, reviews := w.review(server, lt, m); !sameReviews(lt.reviews, reviews) {
-		lt.reason = "reviewed"
-		w.registerLocked(server, lt, m)
-	}
-	return true
-}
-
-// AcceptDefinition accepts t's definition of hash, as the user did in
-// answer to a permission prompt.
-func (r definitionReviewer) AcceptDefinition(ctx context.Context, t *orchestrator.Tool, hash string) error {
-	_, err := r.w.AcceptDefinition(ctx, t.Server, t.Name, hash)
-	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -316,6 +317,60 @@ func TestPinningAcceptedElsewhere(t *testing.T) {
 	}
 	if ti := toolInfo(t, w, "mcp__srv__write"); ti.DefinitionChanged {
 		t.Errorf("write still marked changed: %+v", ti)
+	}
+}
+
+// The permission gate's look at a tool's review is a read: a review made
+// in another process counts in it at once, but registers nothing; the
+// registration and the tools' marks follow the manifest through its
+// watcher, which here reports nothing within the test.
+func TestCurrentReviewIsARead(t *testing.T) {
+	e := newEnv(t)
+	srv, flag := changingServer(t, "srv")
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{srv}, nil))
+	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__srv"}}})
+	w := e.openWith(t, &Options{Debounce: time.Hour}) // no watcher reports within the test
+	settle(t, w)
+	changeDefinitions(t, w, "srv", flag)
+	sub := w.Subscribe(&SubscribeOptions{Reviews: true, ToolSet: true})
+	defer sub.Close()
+	store := manifest.NewStore(filepath.Join(e.dir, ManifestDir), nil)
+	key := config.ManifestKey(e.root, mustServer(t, e.cfgPath, "srv"))
+	if _, err := store.Update(t.Context(), key, func(m *manifest.Manifest, _ error) error { return m.Accept("write", "") }); err != nil {
+		t.Fatal(err)
+	}
+	write, ok := w.reg.Lookup("mcp__srv__write")
+	if !ok || write.Review == nil {
+		t.Fatalf("write is not registered under review: %+v", write)
+	}
+	if rv := (definitionReviewer{w}).CurrentReview(t.Context(), write); rv != nil {
+		t.Errorf("the review accepted elsewhere does not count at once: %+v", rv)
+	}
+	deny := &answering{answer: orchestrator.Answer{Decision: orchestrator.Deny}}
+	if r := call(t, w, "mcp__srv__write", `{}`, deny); r.Decision != orchestrator.DecisionAllowed || len(deny.requests()) != 0 {
+		t.Errorf("write accepted elsewhere: %s %q after %d prompts", r.Decision, r.Text(), len(deny.requests()))
+	}
+	if ti := toolInfo(t, w, "mcp__srv__write"); !ti.DefinitionChanged {
+		t.Errorf("reading the review registered write anew: %+v", ti)
+	}
+	if rs := w.Reviews("srv"); len(rs) != 3 {
+		t.Errorf("reading the review changed the reviews: %+v", rs)
+	}
+	// Registering publishes at once: whatever the reads registered is
+	// queued by now.
+	for {
+		select {
+		case ev := <-sub.Events():
+			switch ev := ev.(type) {
+			case *ReviewEvent:
+				t.Errorf("reading the review published %+v", ev)
+			case *ToolSetEvent:
+				t.Errorf("reading the review changed the tool set: %+v", ev)
+			}
+			continue
+		default:
+		}
+		break
 	}
 }
 

@@ -162,7 +162,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 		w.mu.Lock()
 		running := w.running
 		w.mu.Unlock()
-		w.watchManifests(running)
+		w.pins.watchManifests(running)
 	}
 
 	var evs []Event

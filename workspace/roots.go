@@ -69,14 +69,30 @@ func (rc *rootsClient) sync(latest func() []string) {
 	rc.shown = uris
 }
 
+// rootSet holds the MCP roots and the clients they are shown to.
+type rootSet struct {
+	wg sync.WaitGroup // the syncs set started
+
+	// mu guards the fields below.
+	mu      sync.Mutex
+	dirs    []string                // the MCP roots, directories
+	clients map[string]*rootsClient // by server: its current Conn's client
+	closed  bool                    // Close began: set starts no sync
+}
+
+func newRootSet(dirs []string) *rootSet {
+	return &rootSet{dirs: slices.Clone(dirs), clients: make(map[string]*rootsClient)}
+}
+
 // clientOptions declares the roots capability to the servers connected
-// while the workspace has roots. A server of a workspace without any is
-// told of no roots capability: an empty list would tell a server that
-// restricts itself to the roots (server-filesystem) to allow nothing.
-func (w *Workspace) clientOptions(_ config.Server, opts *mcpsdk.ClientOptions) {
-	w.rootsMu.Lock()
-	defer w.rootsMu.Unlock()
-	if len(w.roots) == 0 {
+// while the workspace has roots: the Manager's ConnOptions.ClientOptions.
+// A server of a workspace without any is told of no roots capability: an
+// empty list would tell a server that restricts itself to the roots
+// (server-filesystem) to allow nothing.
+func (r *rootSet) clientOptions(_ config.Server, opts *mcpsdk.ClientOptions) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.dirs) == 0 {
 		return
 	}
 	if opts.Capabilities == nil {
@@ -85,16 +101,45 @@ func (w *Workspace) clientOptions(_ config.Server, opts *mcpsdk.ClientOptions) {
 	opts.Capabilities.RootsV2 = &mcpsdk.RootCapabilities{ListChanged: true}
 }
 
-// onClient takes the client of a server's new Conn: it shows the roots as
-// they are now, and the ones SetRoots gives from now on. It runs in the
-// Manager, before the Conn's first session, so telling the client waits
-// for nobody.
-func (w *Workspace) onClient(srv config.Server, c *mcpsdk.Client) {
+// onClient takes the client of a server's new Conn (the Manager's
+// ConnOptions.OnClient): it shows the roots as they are now, and the ones
+// set gives from now on. It runs in the Manager, before the Conn's first
+// session, so telling the client waits for nobody.
+func (r *rootSet) onClient(srv config.Server, c *mcpsdk.Client) {
 	rc := &rootsClient{client: c}
-	w.rootsMu.Lock()
-	w.rootsClients[srv.Name] = rc
-	w.rootsMu.Unlock()
-	rc.sync(w.Roots)
+	r.mu.Lock()
+	r.clients[srv.Name] = rc
+	r.mu.Unlock()
+	rc.sync(r.list)
+}
+
+// set sets the roots and tells every client, each on its own goroutine.
+func (r *rootSet) set(dirs []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if slices.Equal(r.dirs, dirs) || r.closed {
+		return
+	}
+	r.dirs = slices.Clone(dirs)
+	for _, rc := range r.clients {
+		r.wg.Go(func() { rc.sync(r.list) })
+	}
+}
+
+// list returns the roots.
+func (r *rootSet) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.dirs)
+}
+
+// Close starts no more syncs and waits for those in flight; after the
+// Manager's Close, which ended their sessions, they end at once.
+func (r *rootSet) Close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.wg.Wait()
 }
 
 // SetRoots sets the MCP roots, directories: every server is told, at
@@ -102,21 +147,7 @@ func (w *Workspace) onClient(srv config.Server, c *mcpsdk.Client) {
 // and not the caller. A server connected when the workspace had no roots
 // was not told of the roots capability and learns of them when it
 // reconnects or restarts.
-func (w *Workspace) SetRoots(dirs []string) {
-	w.rootsMu.Lock()
-	defer w.rootsMu.Unlock()
-	if slices.Equal(w.roots, dirs) || w.rootsClosed {
-		return
-	}
-	w.roots = slices.Clone(dirs)
-	for _, rc := range w.rootsClients {
-		w.wg.Go(func() { rc.sync(w.Roots) })
-	}
-}
+func (w *Workspace) SetRoots(dirs []string) { w.roots.set(dirs) }
 
 // Roots returns the MCP roots.
-func (w *Workspace) Roots() []string {
-	w.rootsMu.Lock()
-	defer w.rootsMu.Unlock()
-	return slices.Clone(w.roots)
-}
+func (w *Workspace) Roots() []string { return w.roots.list() }

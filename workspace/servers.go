@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/freecode/freecode/config"
@@ -72,11 +73,16 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	w.mu.Unlock()
 
 	// After the maps above: a server the Manager now stops reports its
-	// last status as awaiting approval, if that is what it is.
-	w.mgr.Apply(ctx, running)
+	// last status as awaiting approval, if that is what it is. What the
+	// files say is put in force whatever becomes of the request that
+	// caused the reload (Approve's, SetTrusted's): its cancellation does
+	// not keep the Manager from being given the servers.
+	if err := w.mgr.Apply(context.WithoutCancel(ctx), running); err != nil {
+		w.logger.Error("applying the servers", "error", err)
+	}
 	// Pinning turned on or off does not restart a server: its tools are
 	// registered anew.
-	w.applyPinning(running)
+	w.pins.applyPinning(running)
 }
 
 // onStatus is the Manager's report of a server's new status, from a Conn
@@ -84,7 +90,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 func (w *Workspace) onStatus(st mcp.Status) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	defer w.wake()
+	defer w.settled.wake()
 	if !w.managed[st.Name] {
 		s, ok := w.pending[st.Name]
 		if !ok {
@@ -108,18 +114,38 @@ func (w *Workspace) awaitingStatus(s config.Server) mcp.Status {
 	if st.Approval == nil {
 		return st
 	}
-	if m, ok := w.hasManifest(s); ok {
+	if m, ok := w.pins.hasManifest(s); ok {
 		st.Approval.Pending = m.Pending()
 	}
 	return st
 }
 
+// settleSignal is what WaitSettled waits on: woken on every status and
+// registry change.
+type settleSignal struct {
+	// mu guards ch, which is closed and replaced by wake.
+	mu sync.Mutex
+	ch chan struct{}
+}
+
 // wake wakes the waiters of WaitSettled: a status or the registry changed.
-func (w *Workspace) wake() {
-	w.changedMu.Lock()
-	close(w.changed)
-	w.changed = make(chan struct{})
-	w.changedMu.Unlock()
+func (s *settleSignal) wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+	}
+	s.ch = make(chan struct{})
+}
+
+// next returns what the next wake closes.
+func (s *settleSignal) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
 }
 
 // Statuses returns the status of every server, by name: those the Manager
@@ -335,9 +361,7 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 	defer deadline.Stop()
 	for {
 		// Taken before looking, so a change right after is not missed.
-		w.changedMu.Lock()
-		changed := w.changed
-		w.changedMu.Unlock()
+		changed := w.settled.next()
 		registered := w.reg.Servers()
 		var busy []string
 		for _, st := range w.Statuses() {

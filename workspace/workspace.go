@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/manifest"
-	"github.com/freecode/freecode/internal/providerschema"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
@@ -64,54 +62,83 @@ type Options struct {
 	// the editor. Nil means no one is asked: the server needs a sign-in.
 	OpenURL mcp.OpenURLFunc
 	// Elicitation and Sampling declare those capabilities to the servers:
-	// set them when the frontends that bring an ExecOptions.Caller may
-	// answer elicitation or sampling (see mcp.Caller). A server's question
-	// then goes to the Caller of the call it came during.
+	// set them when the frontends that bring an ExecOptions.Answerer may
+	// answer elicitation or sampling (see mcp.Answerer). A server's
+	// question then goes to the Answerer of the call it came during.
 	Elicitation bool
 	Sampling    bool
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
 // safe for concurrent use. See the package documentation.
+//
+// Besides what it wires together (the registry, the orchestrator, the
+// Manager), it is made of parts that each own their state, their lock and
+// their Close: the definitions builder (defs.go), the MCP roots
+// (roots.go), the log relay (logs.go) and the pinner (pins.go, with its
+// reviews and its watcher of the manifests), beside the event fan-out
+// (fanout.go) and what WaitSettled waits on (servers.go). Its own locks
+// are reloadMu and mu.
+//
+// Lock order: a lock on the left may be held while one on its right is
+// taken, never the other way round.
+//
+//	reloadMu → mu → pins.adoptMu, settled.mu, the fan-out's
+//	reloadMu → the Manager's → roots.mu
+//	reloadMu → pins.watchMu → pins.mu → pins.adoptMu
+//	pins.mu → the registry's → defs.mu, settled.mu, the fan-out's
+//	logs.mu → the fan-out's
+//
+// mu and pins.mu are never held together, nor mu and the Manager's;
+// pins.adoptMu, defs.mu, settled.mu and the fan-out's lock are leaves.
+// The Manager asks roots.clientOptions holding its own lock, and makes
+// its other calls back (statuses to mu, tools to pins.mu, log lines to
+// logs.mu) holding none of its locks.
+//
+// Close closes in this order, each part after whatever feeds it: the
+// file watcher, the reloads (reloadMu: one in flight ends, none follows),
+// the pinner's watcher of the manifests, the Manager (every server stops;
+// what it reports as they go still reaches the parts after it), the log
+// relay, the definitions builder, the roots, and last the fan-out, which
+// closes the subscriptions.
 type Workspace struct {
 	opts   Options
 	logger *slog.Logger
 	root   string // absolute; "" without a project
 	files  files
 
-	watcher *config.Watcher
-	reg     *orchestrator.Registry
-	orch    *orchestrator.Orchestrator
-	perms   *permissions.Set
-	defs    *defscache.Cache
-	// conv converts input schemas for providers and memoizes them across
-	// builds: a change of one server's tools reconverts only those.
-	conv   *providerschema.Converter
-	mgr    *mcp.Manager // set once, by New, under reloadMu
-	events fanout
-
+	// Set by New, then only read.
+	watcher     *config.Watcher
+	reg         *orchestrator.Registry
+	orch        *orchestrator.Orchestrator
+	perms       *permissions.Set // reloaded in place
+	mgr         *mcp.Manager
 	search      *orchestrator.ToolSearch
-	pins        *pinner
-	mwatch      manifestWatch // guarded by reloadMu
-	unsubscribe func()        // from the registry
-	defsKick    chan struct{}
-	done        chan struct{} // closed by Close
-	wg          sync.WaitGroup
-	closeOnce   sync.Once
+	unsubscribe func() // from the registry
 
-	// reloadMu serializes reloads (the watcher's, Approve's, SetTrusted's),
-	// so that each starts from the state the previous one left.
-	reloadMu  sync.Mutex
-	closed    bool                 // guarded by reloadMu
-	published map[string][]Problem // by path: the problems last published; guarded by reloadMu
-	// searchRegistered says tool_search is in the registry; guarded by
-	// reloadMu.
-	searchRegistered bool
+	// The parts, each with its lock.
+	defs    *defsBuilder
+	roots   *rootSet
+	logs    *logRelay
+	pins    *pinner
+	settled settleSignal
+	events  fanout
+
+	closeOnce sync.Once
 
 	// deferPolicy and autoDeferOn decide which tools are deferred (see
 	// deferral.go). They are read on every definitions build and search.
 	deferPolicy atomic.Pointer[deferral]
 	autoDeferOn atomic.Bool
+
+	// reloadMu serializes reloads (the watcher's, Approve's, SetTrusted's),
+	// so that each starts from the state the previous one left. It guards
+	// the fields below.
+	reloadMu  sync.Mutex
+	closed    bool
+	published map[string][]Problem // by path: the problems last published
+	// searchRegistered says tool_search is in the registry.
+	searchRegistered bool
 
 	// mu guards the fields below. Status events are published under it,
 	// so that whether a server counts as awaiting approval and the order
@@ -124,28 +151,6 @@ type Workspace struct {
 	managed  map[string]bool          // names of running
 	pending  map[string]config.Server // project servers awaiting approval
 	fileErrs map[string]*fileErrs     // by path
-
-	// changedMu guards changed, which is closed and replaced on every
-	// status and registry change: what WaitSettled waits for.
-	changedMu sync.Mutex
-	changed   chan struct{}
-
-	// defsMu guards the fields below.
-	defsMu       sync.Mutex
-	defsPending  []orchestrator.ToolsChanged // registry changes not yet rebuilt
-	defsProblems map[defscache.Format][]orchestrator.DefsProblem
-
-	// rootsMu guards the fields below.
-	rootsMu      sync.Mutex
-	roots        []string                // the MCP roots, directories
-	rootsClients map[string]*rootsClient // by server: its current Conn's client
-	rootsClosed  bool                    // Close began: SetRoots starts no goroutine
-
-	// logMu guards the fields below. Log events are published under it,
-	// so that a server's lines and its drop counts keep their order.
-	logMu      sync.Mutex
-	logBuckets map[string]*logBucket // by server
-	logClosed  bool
 }
 
 // files are the paths of the files a workspace loads and watches.
@@ -165,22 +170,16 @@ type files struct {
 // have held. Close the workspace when done.
 func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	w := &Workspace{
-		defsKick:     make(chan struct{}, 1),
-		done:         make(chan struct{}),
-		published:    make(map[string][]Problem),
-		fileErrs:     make(map[string]*fileErrs),
-		changed:      make(chan struct{}),
-		managed:      make(map[string]bool),
-		pending:      make(map[string]config.Server),
-		defsProblems: make(map[defscache.Format][]orchestrator.DefsProblem),
-		conv:         providerschema.New(nil),
-		rootsClients: make(map[string]*rootsClient),
-		logBuckets:   make(map[string]*logBucket),
+		published: make(map[string][]Problem),
+		fileErrs:  make(map[string]*fileErrs),
+		managed:   make(map[string]bool),
+		pending:   make(map[string]config.Server),
 	}
 	if opts != nil {
 		w.opts = *opts
 	}
-	w.roots = slices.Clone(w.opts.Roots)
+	w.roots = newRootSet(w.opts.Roots)
+	w.logs = newLogRelay(w.events.publish)
 	w.logger = w.opts.Logger
 	if w.logger == nil {
 		w.logger = slog.New(slog.DiscardHandler)
@@ -223,11 +222,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Skip:       func(t *orchestrator.Tool) bool { return w.orch.Denied(t) },
 		OnFound:    w.warm,
 	})
-	w.pins = &pinner{
-		store:   manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil),
-		live:    make(map[string]*liveTools),
-		adopted: make(map[string]bool),
-	}
+	w.pins = newPinner(manifest.NewStore(filepath.Join(filepath.Dir(w.files.config), ManifestDir), nil), w.root,
+		w.reg, w.runner, w.events.publish, w.logger,
+		config.WatchOptions{Debounce: w.opts.Debounce, ForcePoll: w.opts.ForcePoll, Logger: w.logger})
 	w.perms = &permissions.Set{}
 	w.orch = orchestrator.New(w.reg, &orchestrator.Options{
 		Permissions: w.perms,
@@ -237,10 +234,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Logger:      w.logger,
 		Reviewer:    definitionReviewer{w},
 	})
-	w.defs = defscache.New(w.defsSource(), nil)
 	// The hashes of the built-ins alone: what the first change is
 	// compared against.
-	if _, _, err := w.defs.Refresh(ctx); err != nil {
+	if w.defs, err = newDefsBuilder(ctx, w.reg, w.deferred, w.events.publish, w.logger); err != nil {
 		return nil, err
 	}
 	w.unsubscribe = w.reg.Subscribe(w.onRegistryChange)
@@ -268,31 +264,34 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		w.logger.Warn("remote servers cannot keep a sign-in", "error", err)
 	}
 	w.mgr = mcp.NewManager(&mcp.ManagerOptions{
-		Logger:   w.logger,
-		OnStatus: w.onStatus,
-		// Resources, prompts, elicitation, sampling, the log level and the
-		// memory of negotiated versions: caps.go.
+		ConnOptions: mcp.ConnOptions{
+			Logger:   w.logger,
+			OnStatus: w.onStatus,
+			// Elicitation, sampling, the log level and the memory of
+			// negotiated versions: caps.go.
+			Elicitation: w.opts.Elicitation,
+			Sampling:    w.opts.Sampling,
+			LogLevel:    st.cfg.MCP.LogLevel,
+			Versions:    mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
+			// The health ping follows mcp.pollInterval as it is at start:
+			// the Manager takes its period once.
+			PingInterval:  st.cfg.MCP.PollInterval,
+			Environ:       w.opts.Environ,
+			NoRetry:       w.opts.NoRetry,
+			ClientOptions: w.roots.clientOptions,
+			OnClient:      w.roots.onClient,
+			OnLog:         w.logs.onLog,
+			// Sign-ins are the user's (mcp.DefaultTokenStore), never kept
+			// beside a config file, which may sit in a repository.
+			Auth: &mcp.AuthOptions{Tokens: tokens, OpenURL: w.opts.OpenURL},
+		},
+		// Resources and prompts: caps.go.
 		OnListChanged:  w.onListChanged,
-		Elicitation:    w.opts.Elicitation,
-		Sampling:       w.opts.Sampling,
-		LogLevel:       st.cfg.MCP.LogLevel,
-		Versions:       mcp.NewVersionMemo(filepath.Join(filepath.Dir(w.files.config), mcp.VersionMemoFile)),
-		OnToolsChanged: w.onTools,
+		OnToolsChanged: w.pins.onTools,
 		// Servers on demand: ondemand.go and pins.go.
-		Manifest: w.listing,
-		// The health ping follows mcp.pollInterval as it is at start: the
-		// Manager takes its period once.
-		PingInterval:  st.cfg.MCP.PollInterval,
-		Environ:       w.opts.Environ,
-		NoRetry:       w.opts.NoRetry,
-		ClientOptions: w.clientOptions,
-		OnClient:      w.onClient,
-		OnLog:         w.onLog,
-		// Sign-ins are the user's (mcp.DefaultTokenStore), never kept
-		// beside a config file, which may sit in a repository.
-		Auth: &mcp.AuthOptions{Tokens: tokens, OpenURL: w.opts.OpenURL},
+		Manifest: w.pins.listing,
 	})
-	w.wg.Go(w.defsLoop)
+	w.defs.start()
 	w.apply(ctx, st)
 	return w, nil
 }
@@ -317,22 +316,19 @@ func (f files) rules() []string {
 // Close stops everything the workspace runs and waits for it: the file
 // watcher, every server (processes reaped), its goroutines. Subscriptions
 // are closed last; what was still queued for them is dropped. It is safe to
-// call more than once.
+// call more than once. The order is the one stated at Workspace.
 func (w *Workspace) Close() error {
 	w.closeOnce.Do(func() {
 		w.watcher.Close()
 		w.reloadMu.Lock() // an Approve or SetTrusted in flight ends first
 		w.closed = true
-		w.closeManifestWatch()
+		w.pins.Close()
 		w.reloadMu.Unlock()
 		w.mgr.Close()
-		w.closeLogs()
+		w.logs.Close()
 		w.unsubscribe()
-		close(w.done)
-		w.rootsMu.Lock()
-		w.rootsClosed = true
-		w.rootsMu.Unlock()
-		w.wg.Wait()
+		w.defs.Close()
+		w.roots.Close()
 		w.events.close()
 	})
 	return nil
@@ -356,14 +352,7 @@ func (w *Workspace) Tools(server string) []orchestrator.ToolInfo {
 // build that made it (tools left out of the array, or converted with a
 // warning).
 func (w *Workspace) Definitions(ctx context.Context, f defscache.Format) (*defscache.Entry, []orchestrator.DefsProblem, error) {
-	e, err := w.defs.Get(ctx, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	w.defsMu.Lock()
-	problems := slices.Clone(w.defsProblems[f])
-	w.defsMu.Unlock()
-	return e, problems, nil
+	return w.defs.definitions(ctx, f)
 }
 
 // Execute runs one batch of tool calls through the orchestrator:

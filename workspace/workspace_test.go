@@ -557,7 +557,7 @@ func TestWant(t *testing.T) {
 }
 
 // clock is a built-in for TestBuiltins.
-type clock struct{}
+type clock struct{ orchestrator.NoServer }
 
 func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "noon"}}}, nil
@@ -569,7 +569,7 @@ func TestBuiltins(t *testing.T) {
 	e := newEnv(t)
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
 	writeRaw(t, e.userRules(), `{"permissions": {"allow": ["clock"]}}`)
-	w := e.openWith(t, &Options{Builtins: []*orchestrator.Tool{{ID: "clock", Description: "Tell the time", Caller: clock{}}}})
+	w := e.openWith(t, &Options{Builtins: []*orchestrator.Tool{{ID: "clock", Description: "Tell the time", Runner: clock{}}}})
 	settle(t, w)
 	tools := w.Tools("")
 	if len(tools) != 5 || tools[0].ID != "clock" || tools[1].ID != "mcp__srv__addtool" {

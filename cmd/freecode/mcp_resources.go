@@ -182,7 +182,7 @@ func (a *app) withServer(cmd *cobra.Command, project, name string, fn func(conte
 	if r.reportFailures(cmd.ErrOrStderr()) > 0 {
 		return exitError(1)
 	}
-	return fn(mcp.WithCaller(ctx, cliCaller(in, cmd.ErrOrStderr()), ""), r.w)
+	return fn(mcp.WithAnswerer(ctx, cliAnswerer(in, cmd.ErrOrStderr()), ""), r.w)
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -106,7 +106,7 @@ the call is not run, and the result names the scope the server asks for.`,
 				OnWarning: func(_ string, msg string) {
 					fmt.Fprintf(stderr, "warning: %s\n", termtext.Escape(msg))
 				},
-				Caller: cliCaller(in, stderr),
+				Answerer: cliAnswerer(in, stderr),
 			})
 			res := rs[0]
 			out := cmd.OutOrStdout()

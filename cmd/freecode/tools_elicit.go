@@ -23,10 +23,10 @@ import (
 // schema says (its defaults shown, Enter takes them); without a terminal
 // it is declined. Sampling is refused: the CLI has no model of its own.
 
-// cliCaller returns the Caller of the CLI's calls: elicitation asked on
-// the terminal when there is one (in), declined otherwise.
-func cliCaller(in *bufio.Reader, out io.Writer) *mcp.Caller {
-	c := &mcp.Caller{Sample: refuseSampling}
+// cliAnswerer returns the Answerer of the CLI's calls: elicitation asked
+// on the terminal when there is one (in), declined otherwise.
+func cliAnswerer(in *bufio.Reader, out io.Writer) *mcp.Answerer {
+	c := &mcp.Answerer{Sample: refuseSampling}
 	if in != nil {
 		e := &termElicitor{in: in, out: out}
 		c.Elicit = e.elicit

@@ -14,33 +14,33 @@ import (
 // a form or open a URL (elicitation/create), or run a model
 // (sampling/createMessage). Only whoever made that request can answer: the
 // frontend whose batch the tool call belongs to. That frontend is the
-// request's Caller, carried in the request's context (WithCaller) down to
+// request's Answerer, carried in the request's context (WithAnswerer) down to
 // the Conn.
 //
-// How the Conn finds the Caller of a server's request:
+// How the Conn finds the Answerer of a server's request:
 //
 //   - Under the newest protocol (2026-07-28) the server does not send a
 //     request of its own: its answer to the call asks for input, and the
 //     go-sdk answers that with the client's handlers inside the call, on the
-//     call's context. The Caller is the call's, exactly.
+//     call's context. The Answerer is the call's, exactly.
 //   - Under older protocols the server sends elicitation/create or
 //     sampling/createMessage on its own, and nothing in it names the call
 //     (over stdio there is no way to say it; over HTTP the stream it comes
 //     on does, but the go-sdk does not pass that on). The go-sdk hands it to
 //     the handler on a context of the connection's. So the Conn keeps the
-//     requests in flight on each session with their Caller: if they all
-//     have one Caller, that is the one asked (the call's id too, if only one
-//     call is in flight); if requests of different Callers are in flight,
+//     requests in flight on each session with their Answerer: if they all
+//     have one Answerer, that is the one asked (the call's id too, if only one
+//     call is in flight); if requests of different Answerers are in flight,
 //     nobody can tell whose the question is, and nobody is asked.
 //
 // Nobody to ask means an elicitation is declined and a sampling request is
 // refused with a JSON-RPC error, as the MCP specification has a client do
 // when its user says no.
 
-// A Caller answers, for whoever made a request, what a server asks while
+// An Answerer answers, for whoever made a request, what a server asks while
 // it serves that request. A nil function means that kind of question is
 // not answered (an elicitation is declined, sampling refused).
-type Caller struct {
+type Answerer struct {
 	// Elicit answers an elicitation: a form (Params.Mode "form", with
 	// Params.RequestedSchema) or a URL to open (Mode "url"). The result's
 	// Action is "accept" (with Content for a form), "decline" or "cancel".
@@ -56,7 +56,7 @@ type Caller struct {
 type ElicitRequest struct {
 	Server string
 	// CallID is the id of the call during which the server asked; "" when
-	// several calls of the Caller were in flight on the server.
+	// several calls of the Answerer were in flight on the server.
 	CallID string
 	Params *mcpsdk.ElicitParams
 }
@@ -73,33 +73,56 @@ type SampleRequest struct {
 // a user who rejects sampling.
 const CodeSamplingRejected = -1
 
-type callerKey struct{}
+type answererKey struct{}
 
-type callerVal struct {
-	caller *Caller
-	callID string
+type answererVal struct {
+	answerer *Answerer
+	callID   string
 }
 
-// WithCaller returns ctx carrying caller, who makes the request of id
-// callID ("" for a request that is no tool call), for the Conn's tool
-// calls, resource reads and prompt gets made with it. Callers are told
-// apart by pointer: every request a frontend makes should carry the same
-// *Caller.
-func WithCaller(ctx context.Context, caller *Caller, callID string) context.Context {
-	return context.WithValue(ctx, callerKey{}, callerVal{caller, callID})
+// WithAnswerer returns ctx carrying answerer, who answers for whoever
+// makes the request of id callID ("" for a request that is no tool call),
+// for the Conn's tool calls, resource reads and prompt gets made with it.
+// Answerers are told apart by pointer: every request a frontend makes
+// should carry the same *Answerer.
+func WithAnswerer(ctx context.Context, answerer *Answerer, callID string) context.Context {
+	return context.WithValue(ctx, answererKey{}, answererVal{answerer, callID})
 }
 
-// inflight is one request of a Caller in flight on a session.
+// withoutAnswerer returns ctx without an Answerer. A session is connected
+// on the context of the request that started the Conn (a call, a
+// resource read waking a server on demand), and the go-sdk derives the
+// contexts of the server's requests from it for the session's whole
+// life: an Answerer left in it would be asked every question the server
+// sends on its own, whoever's call it came during.
+func withoutAnswerer(ctx context.Context) context.Context {
+	if ctx.Value(answererKey{}) == nil {
+		return ctx
+	}
+	return noAnswerer{ctx}
+}
+
+// noAnswerer is a context that hides its parent's Answerer.
+type noAnswerer struct{ context.Context }
+
+func (c noAnswerer) Value(key any) any {
+	if _, ok := key.(answererKey); ok {
+		return nil
+	}
+	return c.Context.Value(key)
+}
+
+// inflight is one request of an Answerer in flight on a session.
 type inflight struct {
-	callerVal
+	answererVal
 	ctx context.Context // the request's
 }
 
-// track records a request on s with ctx's Caller (none, if ctx has none:
-// a Caller of its own) until the returned function is called.
+// track records a request on s with ctx's Answerer (none, if ctx has none:
+// an Answerer of its own) until the returned function is called.
 func (c *Conn) track(ctx context.Context, s *session) func() {
-	v, _ := ctx.Value(callerKey{}).(callerVal)
-	e := &inflight{callerVal: v, ctx: ctx}
+	v, _ := ctx.Value(answererKey{}).(answererVal)
+	e := &inflight{answererVal: v, ctx: ctx}
 	c.inflightMu.Lock()
 	c.inflight[s.cs] = append(c.inflight[s.cs], e)
 	c.inflightMu.Unlock()
@@ -115,12 +138,12 @@ func (c *Conn) track(ctx context.Context, s *session) func() {
 	}
 }
 
-// callerOf finds the Caller of a server's request that came with ctx on
+// answererOf finds the Answerer of a server's request that came with ctx on
 // session cs (see the comment at the top of this file). callCtx is the
 // context of the request it came during, when that is known, so that the
-// question ends with it. why says why there is no Caller.
-func (c *Conn) callerOf(ctx context.Context, cs *mcpsdk.ClientSession) (v callerVal, callCtx context.Context, why string) {
-	if v, ok := ctx.Value(callerKey{}).(callerVal); ok {
+// question ends with it. why says why there is no Answerer.
+func (c *Conn) answererOf(ctx context.Context, cs *mcpsdk.ClientSession) (v answererVal, callCtx context.Context, why string) {
+	if v, ok := ctx.Value(answererKey{}).(answererVal); ok {
 		return v, nil, ""
 	}
 	c.inflightMu.Lock()
@@ -128,14 +151,14 @@ func (c *Conn) callerOf(ctx context.Context, cs *mcpsdk.ClientSession) (v caller
 	list := c.inflight[cs]
 	switch {
 	case len(list) == 0:
-		return callerVal{}, nil, "no request of FreeCode's is in flight on the server"
+		return answererVal{}, nil, "no request of FreeCode's is in flight on the server"
 	case len(list) == 1:
-		return list[0].callerVal, list[0].ctx, ""
+		return list[0].answererVal, list[0].ctx, ""
 	}
-	v = list[0].callerVal
+	v = list[0].answererVal
 	for _, e := range list[1:] {
-		if e.caller != v.caller {
-			return callerVal{}, nil, "requests of different frontends are in flight on the server, and the question does not say whose it is"
+		if e.answerer != v.answerer {
+			return answererVal{}, nil, "requests of different frontends are in flight on the server, and the question does not say whose it is"
 		}
 		if e.callID != v.callID {
 			v.callID = ""
@@ -155,9 +178,9 @@ func withCall(ctx, callCtx context.Context) (context.Context, context.CancelFunc
 	return ctx, func() { stop(); cancel() }
 }
 
-// declareCallers sets the client's elicitation and sampling handlers and
+// declareAnswerers sets the client's elicitation and sampling handlers and
 // declares those capabilities, as ConnOptions asks.
-func (c *Conn) declareCallers(opts *mcpsdk.ClientOptions) {
+func (c *Conn) declareAnswerers(opts *mcpsdk.ClientOptions) {
 	if c.opts.Elicitation {
 		opts.ElicitationHandler = c.onElicit
 		opts.Capabilities.Elicitation = &mcpsdk.ElicitationCapabilities{
@@ -174,8 +197,8 @@ func (c *Conn) declareCallers(opts *mcpsdk.ClientOptions) {
 // onElicit is the client's elicitation/create handler.
 func (c *Conn) onElicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error) {
 	decline := &mcpsdk.ElicitResult{Action: "decline"}
-	v, callCtx, why := c.callerOf(ctx, req.Session)
-	if v.caller == nil || v.caller.Elicit == nil {
+	v, callCtx, why := c.answererOf(ctx, req.Session)
+	if v.answerer == nil || v.answerer.Elicit == nil {
 		if why == "" {
 			why = "the request's frontend answers no elicitation"
 		}
@@ -184,7 +207,7 @@ func (c *Conn) onElicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk
 	}
 	ctx, cancel := withCall(ctx, callCtx)
 	defer cancel()
-	res, err := v.caller.Elicit(ctx, &ElicitRequest{Server: c.srv.Name, CallID: v.callID, Params: req.Params})
+	res, err := v.answerer.Elicit(ctx, &ElicitRequest{Server: c.srv.Name, CallID: v.callID, Params: req.Params})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -215,8 +238,8 @@ func (c *Conn) onElicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk
 
 // onSample is the client's sampling/createMessage handler.
 func (c *Conn) onSample(ctx context.Context, req *mcpsdk.CreateMessageRequest) (*mcpsdk.CreateMessageResult, error) {
-	v, callCtx, why := c.callerOf(ctx, req.Session)
-	if v.caller == nil || v.caller.Sample == nil {
+	v, callCtx, why := c.answererOf(ctx, req.Session)
+	if v.answerer == nil || v.answerer.Sample == nil {
 		if why == "" {
 			why = "the request's frontend does no sampling"
 		}
@@ -225,7 +248,7 @@ func (c *Conn) onSample(ctx context.Context, req *mcpsdk.CreateMessageRequest) (
 	}
 	ctx, cancel := withCall(ctx, callCtx)
 	defer cancel()
-	res, err := v.caller.Sample(ctx, &SampleRequest{Server: c.srv.Name, CallID: v.callID, Params: req.Params})
+	res, err := v.answerer.Sample(ctx, &SampleRequest{Server: c.srv.Name, CallID: v.callID, Params: req.Params})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -98,14 +98,14 @@ func startAsked(t *testing.T, s *mcptest.Server, v string, opts ConnOptions) *Co
 	return c
 }
 
-// elicitLog records the ElicitRequests a Caller got.
+// elicitLog records the ElicitRequests an Answerer got.
 type elicitLog struct {
 	mu   sync.Mutex
 	reqs []ElicitRequest
 }
 
-func (l *elicitLog) caller(content map[string]any) *Caller {
-	return &Caller{Elicit: func(_ context.Context, req *ElicitRequest) (*mcpsdk.ElicitResult, error) {
+func (l *elicitLog) answerer(content map[string]any) *Answerer {
+	return &Answerer{Elicit: func(_ context.Context, req *ElicitRequest) (*mcpsdk.ElicitResult, error) {
 		l.mu.Lock()
 		l.reqs = append(l.reqs, *req)
 		l.mu.Unlock()
@@ -134,29 +134,29 @@ func callResultText(t *testing.T, c *Conn, ctx context.Context, tool string) str
 	return b.String()
 }
 
-// The Caller in the call's context answers the form; the schema's default
-// fills the field it left out; without a Caller, or with one that answers
+// The Answerer in the call's context answers the form; the schema's default
+// fills the field it left out; without an Answerer, or with one that answers
 // no elicitation, the server hears "decline".
-func TestElicitationGoesToTheCaller(t *testing.T) {
+func TestElicitationGoesToTheAnswerer(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, _ := askServer(t)
 			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
 			var log elicitLog
-			ctx := WithCaller(t.Context(), log.caller(map[string]any{"name": "Ada"}), "call-1")
+			ctx := WithAnswerer(t.Context(), log.answerer(map[string]any{"name": "Ada"}), "call-1")
 			if got, want := callResultText(t, c, ctx, "ask"), `accept {"color":"blue","name":"Ada"}`; got != want {
 				t.Errorf("ask = %q, want %q", got, want)
 			}
 			reqs := log.got()
 			if len(reqs) != 1 || reqs[0].Server != "m" || reqs[0].CallID != "call-1" || reqs[0].Params.Message != "who are you?" || reqs[0].Params.RequestedSchema == nil {
-				t.Errorf("the Caller got %+v", reqs)
+				t.Errorf("the Answerer got %+v", reqs)
 			}
 			if got := callResultText(t, c, t.Context(), "ask"); got != "decline null" {
-				t.Errorf("ask without a Caller = %q, want a decline", got)
+				t.Errorf("ask without an Answerer = %q, want a decline", got)
 			}
-			ctx = WithCaller(t.Context(), &Caller{}, "call-2")
+			ctx = WithAnswerer(t.Context(), &Answerer{}, "call-2")
 			if got := callResultText(t, c, ctx, "ask"); got != "decline null" {
-				t.Errorf("ask of a Caller without Elicit = %q, want a decline", got)
+				t.Errorf("ask of an Answerer without Elicit = %q, want a decline", got)
 			}
 		})
 	}
@@ -164,7 +164,7 @@ func TestElicitationGoesToTheCaller(t *testing.T) {
 
 // A client that answers no elicitation or sampling does not declare them;
 // one that does declares form and URL elicitation, and sampling.
-func TestCallerCapabilities(t *testing.T) {
+func TestAnswererCapabilities(t *testing.T) {
 	tests := []struct {
 		name string
 		opts ConnOptions
@@ -189,22 +189,22 @@ func TestCallerCapabilities(t *testing.T) {
 // Before 2026-07-28 the question does not say which call it is about: with
 // calls of two frontends in flight on the server, nobody is asked; with
 // calls of one, that one is, without a call id. Under the newest protocol
-// the question comes inside its call, so its Caller is asked all the same.
+// the question comes inside its call, so its Answerer is asked all the same.
 func TestElicitationWithSeveralCallsInFlight(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, release := askServer(t)
 			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
 			var a, b elicitLog
-			callerA, callerB := a.caller(map[string]any{"name": "A"}), b.caller(map[string]any{"name": "B"})
+			answererA, answererB := a.answerer(map[string]any{"name": "A"}), b.answerer(map[string]any{"name": "B"})
 
 			// A's call waits on the server while B's asks.
 			waited := make(chan string, 1)
-			go func() { waited <- callResultText(t, c, WithCaller(t.Context(), callerA, "a-1"), "wait") }()
+			go func() { waited <- callResultText(t, c, WithAnswerer(t.Context(), answererA, "a-1"), "wait") }()
 			if err := s.AwaitRequests(t.Context(), "tools/call", 1); err != nil {
 				t.Fatal(err)
 			}
-			got := callResultText(t, c, WithCaller(t.Context(), callerB, "b-1"), "ask")
+			got := callResultText(t, c, WithAnswerer(t.Context(), answererB, "b-1"), "ask")
 			if v == "" {
 				if got != `accept {"color":"blue","name":"B"}` || len(b.got()) != 1 || b.got()[0].CallID != "b-1" {
 					t.Errorf("newest protocol: ask = %q, B asked %+v", got, b.got())
@@ -214,7 +214,7 @@ func TestElicitationWithSeveralCallsInFlight(t *testing.T) {
 			}
 
 			// Two calls of A in flight: A is asked.
-			got = callResultText(t, c, WithCaller(t.Context(), callerA, "a-2"), "ask")
+			got = callResultText(t, c, WithAnswerer(t.Context(), answererA, "a-2"), "ask")
 			if got != `accept {"color":"blue","name":"A"}` {
 				t.Errorf("one frontend in flight: ask = %q", got)
 			}
@@ -234,20 +234,20 @@ func TestElicitationWithSeveralCallsInFlight(t *testing.T) {
 }
 
 // A question nobody answers ends with the call that caused it: the
-// Caller's context is cancelled when the call is.
+// Answerer's context is cancelled when the call is.
 func TestElicitationEndsWithItsCall(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, _ := askServer(t)
 			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
 			entered, ended := make(chan struct{}), make(chan error, 1)
-			caller := &Caller{Elicit: func(ctx context.Context, _ *ElicitRequest) (*mcpsdk.ElicitResult, error) {
+			answerer := &Answerer{Elicit: func(ctx context.Context, _ *ElicitRequest) (*mcpsdk.ElicitResult, error) {
 				close(entered)
 				<-ctx.Done()
 				ended <- ctx.Err()
 				return nil, ctx.Err()
 			}}
-			ctx, cancel := context.WithCancel(WithCaller(t.Context(), caller, "slow"))
+			ctx, cancel := context.WithCancel(WithAnswerer(t.Context(), answerer, "slow"))
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.CallTool(ctx, "ask", nil, nil)
@@ -256,7 +256,7 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 			<-entered
 			cancel()
 			if err := <-ended; !errors.Is(err, context.Canceled) {
-				t.Errorf("the Caller's context ended with %v, want cancelled", err)
+				t.Errorf("the Answerer's context ended with %v, want cancelled", err)
 			}
 			if err := <-done; err == nil {
 				t.Error("the cancelled call returned no error")
@@ -265,27 +265,27 @@ func TestElicitationEndsWithItsCall(t *testing.T) {
 	}
 }
 
-// Sampling goes to the Caller; without one the request is refused with a
+// Sampling goes to the Answerer; without one the request is refused with a
 // JSON-RPC error, which the call reports.
-func TestSamplingGoesToTheCaller(t *testing.T) {
+func TestSamplingGoesToTheAnswerer(t *testing.T) {
 	for _, v := range versions {
 		t.Run(versionName(v), func(t *testing.T) {
 			s, _ := askServer(t)
 			c := startAsked(t, s, v, ConnOptions{Sampling: true})
 			var got []*SampleRequest
-			caller := &Caller{Sample: func(_ context.Context, req *SampleRequest) (*mcpsdk.CreateMessageResult, error) {
+			answerer := &Answerer{Sample: func(_ context.Context, req *SampleRequest) (*mcpsdk.CreateMessageResult, error) {
 				got = append(got, req)
 				return &mcpsdk.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcpsdk.TextContent{Text: "hello"}}, nil
 			}}
-			if res := callResultText(t, c, WithCaller(t.Context(), caller, "s-1"), "sample"); res != "model m1: hello" {
+			if res := callResultText(t, c, WithAnswerer(t.Context(), answerer, "s-1"), "sample"); res != "model m1: hello" {
 				t.Errorf("sample = %q", res)
 			}
 			if len(got) != 1 || got[0].CallID != "s-1" || got[0].Params.MaxTokens != 10 {
-				t.Errorf("the Caller got %+v", got)
+				t.Errorf("the Answerer got %+v", got)
 			}
 			res := callResultText(t, c, t.Context(), "sample")
 			if !strings.Contains(res, "sampling refused") {
-				t.Errorf("sample without a Caller = %q, want it refused", res)
+				t.Errorf("sample without an Answerer = %q, want it refused", res)
 			}
 		})
 	}
@@ -312,6 +312,32 @@ func TestWithDefaults(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A Conn started by a request that carries an Answerer (a call or a
+// resource read that wakes a server on demand) does not keep it: the
+// session outlives that request, and a question the server asks later,
+// during another frontend's call, goes to that frontend, not to the one
+// whose request started it.
+func TestAnswererOfTheStartIsNotKept(t *testing.T) {
+	for _, v := range versions {
+		t.Run(versionName(v), func(t *testing.T) {
+			s, _ := askServer(t)
+			var a, b elicitLog
+			answererA, answererB := a.answerer(map[string]any{"name": "A"}), b.answerer(map[string]any{"name": "B"})
+			opts := ConnOptions{Elicitation: true, Dial: s.Dial}
+			c := newTestConnOpts(t, pinned("m", v), nil, &opts)
+			if err := c.Start(WithAnswerer(t.Context(), answererA, "a-1")); err != nil {
+				t.Fatal(err)
+			}
+			if got := callResultText(t, c, WithAnswerer(t.Context(), answererB, "b-1"), "ask"); got != `accept {"color":"blue","name":"B"}` {
+				t.Errorf("B's call: ask = %q", got)
+			}
+			if len(a.got()) != 0 || len(b.got()) != 1 {
+				t.Errorf("A asked %+v, B asked %+v; want B alone", a.got(), b.got())
 			}
 		})
 	}

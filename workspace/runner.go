@@ -1,0 +1,115 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
+)
+
+// The orchestrator declares what it needs of whatever runs a tool
+// (orchestrator.Runner) and the errors it tells apart; this file is the
+// one place that meets those with the MCP client: a server's tools run
+// through the Manager's Conn, and mcp's errors say what became of a call
+// in the orchestrator's terms.
+
+// serverRunner runs the tools of one MCP server through whatever Conn the
+// Manager holds for it at call time, so a restarted server's new Conn is
+// used without its tools being registered anew.
+type serverRunner struct {
+	server string
+	mgr    *mcp.Manager
+}
+
+var _ orchestrator.Runner = (*serverRunner)(nil)
+
+// runner returns the Runner of server's tools.
+func (w *Workspace) runner(server string) orchestrator.Runner {
+	return &serverRunner{server: server, mgr: w.mgr}
+}
+
+// CallTool calls the tool name on the server, starting a server on demand
+// first, within the call's deadline. What the server asks during the call
+// goes to the batch's Answerer, with the call's id.
+func (r *serverRunner) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
+	id, a := orchestrator.CallOf(ctx)
+	answerer, _ := a.(*mcp.Answerer) // no other kind answers an MCP server
+	ctx = mcp.WithAnswerer(ctx, answerer, id)
+	conn, release, err := r.mgr.Acquire(ctx, r.server)
+	if err != nil {
+		return nil, callError(fmt.Errorf("starting %s for %s: %w", r.server, name, err))
+	}
+	defer release()
+	var relay func(mcp.Progress)
+	if onProgress != nil {
+		relay = func(p mcp.Progress) {
+			onProgress(orchestrator.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		}
+	}
+	res, err := conn.CallTool(ctx, name, args, relay)
+	return res, callError(err)
+}
+
+// Ready starts the server if it runs on demand and is idle (or failed),
+// and waits within ctx until it is connected with its tools registered.
+func (r *serverRunner) Ready(ctx context.Context) (func(), error) {
+	conn, release, err := r.mgr.Acquire(ctx, r.server)
+	if err != nil {
+		return func() {}, callError(fmt.Errorf("starting %s: %w", r.server, err))
+	}
+	if err := conn.Wait(ctx); err != nil {
+		release()
+		return func() {}, callError(err)
+	}
+	return release, nil
+}
+
+// ToolTimeout is the server's toolTimeout, as its Conn runs it.
+func (r *serverRunner) ToolTimeout() time.Duration {
+	if conn, ok := r.mgr.Conn(r.server); ok {
+		return conn.Config().ToolTimeout
+	}
+	return 0
+}
+
+// callError returns err as the orchestrator tells errors apart: wrapping
+// orchestrator.ErrConnectionLost for mcp.ErrConnectionLost,
+// orchestrator.ErrNotConnected for mcp.ErrNotConnected, and an
+// *orchestrator.RefusedError for mcp.ErrNeedsAuth, while it still wraps
+// mcp's errors, which those who test for them keep finding, and reads as
+// it did.
+func callError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var kinds []error
+	if errors.Is(err, mcp.ErrConnectionLost) {
+		kinds = append(kinds, orchestrator.ErrConnectionLost)
+	}
+	if errors.Is(err, mcp.ErrNotConnected) {
+		kinds = append(kinds, orchestrator.ErrNotConnected)
+	}
+	if len(kinds) > 0 {
+		err = &mappedError{err: err, kinds: kinds}
+	}
+	if errors.Is(err, mcp.ErrNeedsAuth) {
+		err = &orchestrator.RefusedError{Reason: mcp.SignInReason(err), Err: err}
+	}
+	return err
+}
+
+// mappedError is an mcp error that also wraps the orchestrator's errors
+// of the same meaning.
+type mappedError struct {
+	err   error
+	kinds []error
+}
+
+func (e *mappedError) Error() string { return e.err.Error() }
+
+func (e *mappedError) Unwrap() []error { return append([]error{e.err}, e.kinds...) }
