@@ -109,16 +109,30 @@ type queryTerm struct {
 	weight float64
 }
 
-// queryTerms returns the distinct terms of query, its own first, then
-// what expand adds for them.
+// A query's first maxQueryBytes are read, and its first maxQueryTerms
+// distinct words count: a query longer than that is a text, not a query
+// (what a search costs must not be the caller's to choose).
+const (
+	maxQueryBytes = 4 << 10
+	maxQueryTerms = 64
+)
+
+// queryTerms returns the distinct terms of query, its own first (at most
+// maxQueryTerms), then what the vocabulary adds for them.
 func queryTerms(query string) []queryTerm {
 	var qs []queryTerm
 	has := func(t string) bool {
 		return slices.ContainsFunc(qs, func(q queryTerm) bool { return q.term == t })
 	}
+	if len(query) > maxQueryBytes {
+		query = strings.ToValidUTF8(query[:maxQueryBytes], "")
+	}
 	for term := range terms(query) {
 		if !has(term) {
 			qs = append(qs, queryTerm{term, 1})
+			if len(qs) == maxQueryTerms {
+				break
+			}
 		}
 	}
 	for _, q := range qs {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -343,5 +344,50 @@ func TestStopWords(t *testing.T) {
 	}
 	if longest != maxStopWord {
 		t.Errorf("the longest stop word has %d bytes, maxStopWord is %d", longest, maxStopWord)
+	}
+}
+
+// A query counts its first maxQueryTerms distinct words, of its first
+// maxQueryBytes, and no more, so that a caller cannot make one search cost
+// what it likes; repeated words count once.
+func TestQueryTermsBounded(t *testing.T) {
+	word := func(i int) string { // "qaa", "qab", …: letters only, one term each
+		return "q" + string(rune('a'+i/26%26)) + string(rune('a'+i%26))
+	}
+	var words []string
+	for i := range 4 * maxQueryTerms {
+		words = append(words, word(i), "repeat")
+	}
+	qs := queryTerms(strings.Join(words, " "))
+	if len(qs) != maxQueryTerms {
+		t.Fatalf("%d terms, want %d", len(qs), maxQueryTerms)
+	}
+	if qs[0].term != word(0) || qs[1].term != "repeat" || qs[maxQueryTerms-1].term != word(maxQueryTerms-2) {
+		t.Errorf("terms %v…%v: want the first distinct ones in order", qs[:3], qs[maxQueryTerms-1])
+	}
+	// A tool that only a word past the bound would match is not found.
+	reg := NewRegistry(nil)
+	reg.SetServerTools("s", []*mcpsdk.Tool{{Name: "zebra", Description: "Feed the zebra.", InputSchema: json.RawMessage(`{"type":"object"}`)}}, newFakeCaller())
+	s := NewToolSearch(reg, nil)
+	if got := s.Search(strings.Join(words, " ")+" zebra", 5); len(got) != 0 {
+		t.Errorf("found %v by a word past the %dth", ids(got), maxQueryTerms)
+	}
+	if got := s.Search("zebra "+strings.Join(words, " "), 5); len(got) != 1 {
+		t.Errorf("zebra first: found %v", ids(got))
+	}
+	// Past maxQueryBytes nothing is read, however few its words.
+	long := strings.Repeat("repeat ", maxQueryBytes/7+1) + "zebra"
+	if got := s.Search(long, 5); len(got) != 0 {
+		t.Errorf("found %v by a word past the first %d bytes", ids(got), maxQueryBytes)
+	}
+	if got := s.Search(long[len(long)-maxQueryBytes:], 5); len(got) != 1 {
+		t.Errorf("the same word within the bytes read: found %v", ids(got))
+	}
+	// A cut in the middle of a character leaves no broken one.
+	cut := strings.Repeat("é", maxQueryBytes) // two bytes each
+	for _, q := range queryTerms("x" + cut) {
+		if !utf8.ValidString(q.term) {
+			t.Errorf("term %q is not valid UTF-8", q.term)
+		}
 	}
 }
