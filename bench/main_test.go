@@ -25,8 +25,9 @@ import (
 
 // mcpServerEnv makes the test binary an MCP server over stdio: "echo"
 // (a read-only echo tool, and "sleep", which answers after its "ms"
-// milliseconds), "tools100" (100 read-only tools) or "hang" (reads its
-// stdin and never answers, as a server stuck at start does). With
+// milliseconds), "tools100" (100 read-only tools), "catalog" (one of
+// LiveMCPBench's servers, see serveCatalog) or "hang" (reads its stdin and
+// never answers, as a server stuck at start does). With
 // mcptest.RelayEnv it is a relay instead.
 const mcpServerEnv = "FREECODE_BENCH_MCP"
 
@@ -75,9 +76,12 @@ func TestMain(m *testing.M) {
 
 // serveMCP is the test binary as an MCP server.
 func serveMCP(mode string) int {
-	if mode == "hang" {
+	switch mode {
+	case "hang":
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "catalog":
+		return serveCatalog()
 	}
 	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "bench-" + mode, Version: "1"}, nil)
 	ro := &mcpsdk.ToolAnnotations{ReadOnlyHint: true}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,9 @@ const toolSearchSchema = `{"type":"object","properties":{` +
 // says how many tools are deferred or which: the provider definitions, and
 // so the prompt cache, must not change when they do.
 const toolSearchDescription = "Find tools that are available but not listed here, to save context. " +
-	"Returns the best matches for what you need, each with its name, description and input schema. " +
+	"Returns the best matches for what you need, each with its name, description and input schema; " +
+	"\"more\" says how many other tools matched. A query that is a tool's exact name returns that tool first, " +
+	"and \"select:name1,name2\" returns just the tools named. " +
 	"Call a tool you found by its name, with arguments that match its input schema."
 
 // ToolSearchOptions configures NewToolSearch. A nil *ToolSearchOptions
@@ -57,8 +60,10 @@ type ToolSearchOptions struct {
 }
 
 // ToolSearch is the tool_search built-in: a BM25F ranking of the
-// registry's tools by name, title and description. Its index is built on
-// the first search after Invalidate.
+// registry's tools by their name, their server's name, title, description
+// and parameters (searchfields.go), with the words of identifiers split
+// and a small vocabulary of tool verbs (searchvocab.go). Its index is
+// built on the first search after Invalidate.
 //
 // Finding a tool is not what makes it callable: a deferred tool is called
 // by its name like any other, and the permission gate decides. The
@@ -114,14 +119,44 @@ func (s *ToolSearch) Invalidate() {
 // Search returns the searchable tools that match query, best first, at
 // most limit of them (DefaultSearchLimit when limit <= 0).
 func (s *ToolSearch) Search(query string, limit int) []*Tool {
+	found, _ := s.find(query, limit)
+	return found
+}
+
+// selectPrefix starts a query that names the tools it wants:
+// "select:<id>[,<id>…]".
+const selectPrefix = "select:"
+
+// find is Search, and also says how many more tools matched than were
+// returned. A query that is a tool's id (or alias) returns that tool
+// first, then the others that match its words; "select:" followed by ids
+// returns those tools alone, in that order.
+func (s *ToolSearch) find(query string, limit int) (found []*Tool, more int) {
 	if limit <= 0 {
 		limit = DefaultSearchLimit
 	}
-	found := s.current().search(query, limit, s.opts.Skip)
+	idx := s.current()
+	skip := s.opts.Skip
+	kept := func(t *Tool) bool { return skip == nil || !skip(t) }
+	q := strings.TrimSpace(query)
+	if names, ok := strings.CutPrefix(q, selectPrefix); ok {
+		for name := range strings.SplitSeq(names, ",") {
+			if t, ok := idx.lookup(strings.TrimSpace(name)); ok && kept(t) && !slices.Contains(found, t) {
+				found = append(found, t)
+			}
+		}
+		more = max(len(found)-limit, 0)
+		found = found[:min(len(found), limit)]
+	} else if t, ok := idx.lookup(q); ok && kept(t) {
+		rest, n := idx.search(q, limit-1, func(o *Tool) bool { return o == t || !kept(o) })
+		found, more = append([]*Tool{t}, rest...), n
+	} else {
+		found, more = idx.search(q, limit, skip)
+	}
 	if s.opts.OnFound != nil && len(found) > 0 {
 		s.opts.OnFound(found)
 	}
-	return found
+	return found, more
 }
 
 // current returns an index of the registry as it is now.
@@ -168,6 +203,8 @@ type FoundTool struct {
 type SearchResult struct {
 	Query string      `json:"query"`
 	Tools []FoundTool `json:"tools"`
+	// More is how many other tools matched, left out by the limit.
+	More int `json:"more,omitempty"`
 }
 
 // CallTool runs tool_search: args are validated against its schema.
@@ -183,8 +220,9 @@ func (s *ToolSearch) CallTool(_ context.Context, _ string, args map[string]any, 
 		limit = int(n)
 	}
 	limit = min(max(limit, 1), MaxSearchLimit)
-	res := SearchResult{Query: query, Tools: []FoundTool{}}
-	for _, t := range s.Search(query, limit) {
+	found, more := s.find(query, limit)
+	res := SearchResult{Query: query, Tools: []FoundTool{}, More: more}
+	for _, t := range found {
 		ft := FoundTool{
 			Name:        t.ProviderName(),
 			Server:      t.Server,
