@@ -10,6 +10,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/jsonline"
 	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
@@ -53,11 +54,12 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}
-	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
-	f.onProgress = c.noteProgress
-	f.onDrop = c.noteDrop
-	f.redact = func(s string) string { return c.redactor.Load().String(s) }
-	t := &stdioTransport{filter: f, stdin: p.stdin}
+	f := jsonline.NewFilter(p.stdout, srv.MaxMessageBytes, c.logger, &jsonline.FilterOptions{
+		OnProgress: c.noteProgress,
+		OnDrop:     c.noteDrop,
+		Redact:     func(s string) string { return c.redactor.Load().String(s) },
+	})
+	t := &stdioTransport{filter: f, stdin: p.stdin, logger: c.logger}
 	if iw != nil {
 		t.stdin = iw.input(p.stdin)
 		iw.watch(ctx, p)

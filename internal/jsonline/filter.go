@@ -1,4 +1,4 @@
-package mcp
+package jsonline
 
 import (
 	"bufio"
@@ -12,37 +12,46 @@ import (
 	"strings"
 )
 
-// lineFilter reads a stdio server's stdout for stdioConn. A JSON-RPC
-// decoder treats any non-JSON byte as fatal, and real servers print banners
-// and log lines to stdout and sometimes send huge results. The filter hands
-// on only complete, valid JSON lines, skips (and logs) the rest (stdioConn
-// skips JSON that is no JSON-RPC message the same way), and drains
-// a line longer than max without ever holding more than max bytes of it, so
-// the session survives both.
+// A Filter reads the newline-delimited JSON-RPC a stdio peer writes, here
+// a local MCP server's stdout. A JSON-RPC decoder treats any non-JSON byte
+// as fatal, and real servers print banners and log lines to stdout and
+// sometimes send huge results. The filter hands on only complete, valid
+// JSON lines, skips (and logs) the rest (its reader skips JSON that is no
+// JSON-RPC message the same way, with Skip), and drains a line longer than
+// max without ever holding more than max bytes of it, so the session
+// survives both.
 //
 // A line that fits in the bufio buffer is handed on without a copy: the
-// slice nextLine returns points into the bufio buffer.
-type lineFilter struct {
+// slice Next returns points into the bufio buffer. A Filter is read by one
+// goroutine at a time.
+type Filter struct {
 	rc     io.Closer
 	br     *bufio.Reader
 	max    int
 	logger *slog.Logger
+	opts   FilterOptions
 
 	pending []byte // the next good line, '\n' included
 	long    []byte // a line that outgrew the bufio buffer, up to max bytes
 	err     error  // sticky read error, returned once pending is taken
 
 	head []byte // the current line's start, up to headSize bytes
+}
 
-	// onProgress, if set, sees each progress notification before the SDK
-	// does, in stream order (see Conn.noteProgress).
-	onProgress func(line []byte)
-	// onDrop, if set, is told of every message the filter drops (over max,
-	// or nested too deep), in a sentence that says why.
-	onDrop func(msg string)
-	// redact, if set, masks the session's secrets in a skipped line's
-	// excerpt.
-	redact func(string) string
+// FilterOptions are a Filter's callbacks, each optional. They run on the
+// goroutine that calls Next, in stream order, and must not block.
+type FilterOptions struct {
+	// OnProgress sees each line that holds a progress notification, in
+	// stream order, before the reader decodes it: the SDK hands
+	// notifications on through a queue of its own, so one sent just before
+	// a result can reach its handler after the result, and counting them
+	// here lets a caller wait for the handler to catch up.
+	OnProgress func(line []byte)
+	// OnDrop is told of every message the filter drops (over max, or
+	// nested too deep), in a sentence that says why.
+	OnDrop func(msg string)
+	// Redact masks the session's secrets in a skipped line's excerpt.
+	Redact func(string) string
 }
 
 var progressMethod = []byte(`"notifications/progress"`)
@@ -50,16 +59,26 @@ var progressMethod = []byte(`"notifications/progress"`)
 // filterBufSize is the bufio buffer: most MCP messages fit in it whole.
 const filterBufSize = 64 << 10
 
-func newLineFilter(r io.ReadCloser, max int, logger *slog.Logger) *lineFilter {
-	return &lineFilter{rc: r, br: bufio.NewReaderSize(r, filterBufSize), max: max, logger: logger}
+// NewFilter returns a Filter over r that hands on lines of at most max
+// bytes and logs what it skips or drops to logger. opts may be nil.
+func NewFilter(r io.ReadCloser, max int, logger *slog.Logger, opts *FilterOptions) *Filter {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	f := &Filter{rc: r, br: bufio.NewReaderSize(r, filterBufSize), max: max, logger: logger}
+	if opts != nil {
+		f.opts = *opts
+	}
+	return f
 }
 
-// Close closes the underlying stdout pipe, which unblocks a pending nextLine.
-func (f *lineFilter) Close() error { return f.rc.Close() }
+// Close closes the reader, which unblocks a pending Next.
+func (f *Filter) Close() error { return f.rc.Close() }
 
-// nextLine returns the next valid JSON line, '\n' included. The slice is
-// valid until the next call.
-func (f *lineFilter) nextLine() ([]byte, error) {
+// Next returns the next valid JSON line, '\n' included. The slice is valid
+// until the next call. A read error is returned once the lines before it
+// are taken.
+func (f *Filter) Next() ([]byte, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return nil, f.err
@@ -72,7 +91,7 @@ func (f *lineFilter) nextLine() ([]byte, error) {
 }
 
 // next reads one line and sets pending if it is a JSON message, or err.
-func (f *lineFilter) next() {
+func (f *Filter) next() {
 	if cap(f.long) > 1<<20 {
 		f.long = nil // do not keep a big line's buffer for the session's life
 	}
@@ -123,15 +142,16 @@ func (f *lineFilter) next() {
 // headSize bounds what of a dropped line is kept to find its id.
 const headSize = 1024
 
-// maxDepth is how deep encoding/json (and so the SDK) nests before it
-// refuses a value.
-const maxDepth = 10000
+// MaxDepth is how deep encoding/json (and so the SDK) nests before it
+// refuses a value: a line that goes deeper cannot be decoded, by Decode nor
+// by the SDK.
+const MaxDepth = 10000
 
 // drop reports a JSON-RPC message the filter cannot hand on and why. If it
 // was a response, the filter hands on an error response with its id
 // instead, so the call it answers fails now, saying why, rather than at its
 // timeout.
-func (f *lineFilter) drop(why string) {
+func (f *Filter) drop(why string) {
 	id, response := envelopeHead(f.head)
 	what := "a message from the server"
 	if response {
@@ -139,8 +159,8 @@ func (f *lineFilter) drop(why string) {
 	}
 	msg := fmt.Sprintf("dropped %s: %s", what, why)
 	f.logger.Warn("dropped a message from server stdout", "reason", why, "response", response)
-	if f.onDrop != nil {
-		f.onDrop(msg)
+	if f.opts.OnDrop != nil {
+		f.opts.OnDrop(msg)
 	}
 	if !response {
 		return
@@ -148,17 +168,17 @@ func (f *lineFilter) drop(why string) {
 	line, err := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      id,
-		"error":   map[string]any{"code": codeDropped, "message": msg},
+		"error":   map[string]any{"code": CodeDropped, "message": msg},
 	})
 	if err == nil {
 		f.pending = append(line, '\n')
 	}
 }
 
-// codeDropped is the JSON-RPC error code of an answer the filter dropped,
-// or that stdioConn could not read: the SDK's internal error, since the
-// server did answer.
-const codeDropped = -32603
+// CodeDropped is the JSON-RPC error code of an answer the filter dropped,
+// or that its reader could not decode: the SDK's internal error, since the
+// peer did answer.
+const CodeDropped = -32603
 
 // envelopeHead reads the first top-level keys of a JSON-RPC message from
 // the start of its line: its id, and whether it is a response (an id and
@@ -221,7 +241,7 @@ func NestsDeeper(b []byte, max int) bool {
 // accept sets pending to line if it is one JSON value; otherwise it logs the
 // line (cut short) as server output, or drops it as a message too deeply
 // nested to decode.
-func (f *lineFilter) accept(line []byte, noNewline bool) {
+func (f *Filter) accept(line []byte, noNewline bool) {
 	body := bytes.TrimSpace(line)
 	if len(body) == 0 {
 		return
@@ -231,32 +251,34 @@ func (f *lineFilter) accept(line []byte, noNewline bool) {
 			if noNewline {
 				line = append(body[:len(body):len(body)], '\n')
 			}
-			if f.onProgress != nil && bytes.Contains(body, progressMethod) {
-				f.onProgress(body)
+			if f.opts.OnProgress != nil && bytes.Contains(body, progressMethod) {
+				f.opts.OnProgress(body)
 			}
 			f.pending = line
 			return
 		}
-		if NestsDeeper(body, maxDepth) {
-			f.drop(fmt.Sprintf("nested deeper than the %d levels a JSON decoder here reads", maxDepth))
+		if NestsDeeper(body, MaxDepth) {
+			f.drop(fmt.Sprintf("nested deeper than the %d levels a JSON decoder here reads", MaxDepth))
 			return
 		}
 	}
-	f.noise(body, "not JSON")
+	f.Skip(body, "not JSON")
 }
 
-// noise logs, at debug level, a line of the server's stdout that is no
+// Skip logs, at debug level, a line of the server's stdout that is no
 // JSON-RPC message and is skipped: servers print banners and logs there,
 // and that must never cost the session. Only an excerpt is shown, masked
-// before it is cut so a secret across the cut cannot show in part.
-func (f *lineFilter) noise(line []byte, why string) {
+// before it is cut so a secret across the cut cannot show in part. The
+// filter skips what is not JSON; its reader calls Skip for JSON that is no
+// message.
+func (f *Filter) Skip(line []byte, why string) {
 	if !f.logger.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
 	const show, secretRoom = 200, 4096
 	s := string(bytes.TrimSpace(line[:min(len(line), show+secretRoom)]))
-	if f.redact != nil {
-		s = f.redact(s)
+	if f.opts.Redact != nil {
+		s = f.opts.Redact(s)
 	}
 	if len(s) > show {
 		s = strings.ToValidUTF8(s[:show], "") + "…"

@@ -1,4 +1,4 @@
-package mcp
+package jsonline
 
 import (
 	"bytes"
@@ -8,9 +8,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
-
-// Decoding a JSON-RPC message from one line, in one pass for the common
-// shapes, falling back to encoding/json for the rest.
 
 // wireMessage is a JSON-RPC 2.0 message as it is on the wire.
 type wireMessage struct {
@@ -22,22 +19,22 @@ type wireMessage struct {
 	Error   *jsonrpc.Error  `json:"error,omitempty"`
 }
 
-// decodeMessage decodes one JSON-RPC message like jsonrpc.DecodeMessage
-// does, without the SDK's decoder, which allocates a 32 KiB buffer per
-// message. The common shapes (a plain "2.0", an integer or plain string
+// Decode decodes one JSON-RPC message like jsonrpc.DecodeMessage does,
+// without the SDK's decoder, which allocates a 32 KiB buffer per message
+// (docs/upstream/go-sdk-json-decoder.md). The common shapes (a plain "2.0", an integer or plain string
 // id, a plain method name, object or array params and result) are read by
 // one scan of the envelope; anything else (errors, escapes, unusual ids,
 // duplicate keys) takes the standard decoder. Both give the same message.
-// The result does not alias line, so the filter may reuse its buffer.
-func decodeMessage(line []byte) (jsonrpc.Message, error) {
+// The result does not alias line, so a Filter may reuse its buffer.
+func Decode(line []byte) (jsonrpc.Message, error) {
 	if msg := DecodeEnvelope(line); msg != nil {
 		return msg, nil
 	}
-	return decodeMessageStd(line)
+	return decodeStd(line)
 }
 
-// decodeMessageStd decodes with encoding/json.
-func decodeMessageStd(line []byte) (jsonrpc.Message, error) {
+// decodeStd decodes with encoding/json.
+func decodeStd(line []byte) (jsonrpc.Message, error) {
 	var w wireMessage
 	if err := json.Unmarshal(line, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
@@ -68,8 +65,8 @@ func decodeMessageStd(line []byte) (jsonrpc.Message, error) {
 // DecodeEnvelope reads a JSON-RPC message of a common shape from line,
 // which must be one valid JSON value, in one scan of its envelope; for any
 // other shape it returns nil, and the caller decodes line another way
-// (decodeMessageStd here; the SDK's jsonrpc.DecodeMessage where the SDK's
-// strict rules must hold, as in `freecode mcp serve`). On the shapes it
+// (Decode falls back to encoding/json; `freecode mcp serve` to the SDK's
+// jsonrpc.DecodeMessage, whose strict rules must hold there). On the shapes it
 // reads it gives the message both of those give. The message does not
 // alias line.
 func DecodeEnvelope(line []byte) jsonrpc.Message {

@@ -1,4 +1,4 @@
-package mcp
+package jsonline
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ func (r *lineRecorder) Write(p []byte) (int, error) {
 }
 func (r *lineRecorder) Close() error { return nil }
 
-// TestStdioConnWriteMatchesSDK: every message goes out as one write of one
-// line that means what the SDK's own encoding means.
-func TestStdioConnWriteMatchesSDK(t *testing.T) {
+// TestWriterMatchesSDK: every message goes out as one write of one line
+// that means what the SDK's own encoding means.
+func TestWriterMatchesSDK(t *testing.T) {
 	call := func(id jsonrpc.ID, method, params string) *jsonrpc.Request {
 		return &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(params)}
 	}
@@ -42,8 +42,7 @@ func TestStdioConnWriteMatchesSDK(t *testing.T) {
 	}
 	for _, msg := range msgs {
 		rec := &lineRecorder{}
-		c := newStdioConn(nil, rec)
-		if err := c.Write(t.Context(), msg); err != nil {
+		if err := NewWriter(rec).Write(msg); err != nil {
 			t.Fatalf("%+v: %v", msg, err)
 		}
 		if len(rec.writes) != 1 {
@@ -68,7 +67,7 @@ func TestStdioConnWriteMatchesSDK(t *testing.T) {
 			t.Errorf("%s (-sdk +ours):\n%s", want, diff)
 		}
 		// And it reads back as the same message.
-		back, err := decodeMessage(line)
+		back, err := Decode(line)
 		if err != nil {
 			t.Fatalf("%q: %v", line, err)
 		}
@@ -85,12 +84,11 @@ func TestStdioConnWriteMatchesSDK(t *testing.T) {
 	}
 }
 
-// TestStdioConnWriteInvalidParams: params that are not JSON fail locally,
-// as the SDK's encoder fails them, instead of reaching the server.
-func TestStdioConnWriteInvalidParams(t *testing.T) {
+// TestWriterInvalidParams: params that are not JSON fail locally, as the
+// SDK's encoder fails them, instead of reaching the server.
+func TestWriterInvalidParams(t *testing.T) {
 	rec := &lineRecorder{}
-	c := newStdioConn(nil, rec)
-	err := c.Write(t.Context(), &jsonrpc.Request{ID: mustID(float64(1)), Method: "m", Params: json.RawMessage("{\"a\":\n")})
+	err := NewWriter(rec).Write(&jsonrpc.Request{ID: mustID(float64(1)), Method: "m", Params: json.RawMessage("{\"a\":\n")})
 	if err == nil || len(rec.writes) != 0 {
 		t.Fatalf("err %v, %d writes; want an error and no write", err, len(rec.writes))
 	}
@@ -154,7 +152,7 @@ func TestDecodeMessageFastPath(t *testing.T) {
 			t.Errorf("%s: not read by the envelope scan", line)
 		}
 	}
-	// The message does not alias the line: the filter reuses its buffer.
+	// The message does not alias the line: a Filter reuses its buffer.
 	line := []byte(envelopeLines[0])
 	msg := DecodeEnvelope(line)
 	clear(line)
@@ -169,7 +167,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if !json.Valid(line) {
-			return // the line filter passes only JSON
+			return // a Filter passes only JSON
 		}
 		checkDecodeAgrees(t, line)
 	})
@@ -177,8 +175,8 @@ func FuzzDecodeMessage(f *testing.F) {
 
 func checkDecodeAgrees(t *testing.T, line []byte) {
 	t.Helper()
-	want, wantErr := decodeMessageStd(line)
-	got, err := decodeMessage(line)
+	want, wantErr := decodeStd(line)
+	got, err := Decode(line)
 	if (err != nil) != (wantErr != nil) {
 		t.Fatalf("%s: error %v, encoding/json's %v", line, err, wantErr)
 	}
