@@ -23,6 +23,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // authorizeInteractive runs the authorization code flow through the
@@ -376,7 +377,7 @@ func startBrowser(ctx context.Context, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	// What the launch leaves running is the user's browser, never a
 	// server's escapee to end.
-	launched := claimLaunch()
+	launched := proc.ClaimLaunch()
 	if err := cmd.Start(); err != nil {
 		launched()
 		return fmt.Errorf("%s: %w", argv[0], err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // CallTool calls a tool. While the Conn reconnects it waits, within ctx,
@@ -46,7 +48,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	drops := c.dropCount()
 	res, err := s.cs.CallTool(ctx, params)
 	if s.proc != nil {
-		pokeAdoptions() // the call may have started a daemon
+		proc.PokeAdoptions() // the call may have started a daemon
 	}
 	if err == nil {
 		return res, nil

@@ -10,9 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/urlpolicy"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // ConnOptions configure a Conn. A nil *ConnOptions means defaults.
@@ -190,7 +192,7 @@ type Conn struct {
 // session is one live MCP session and, for a local server, its process.
 type session struct {
 	cs        *mcpsdk.ClientSession
-	proc      *process
+	proc      *proc.Process
 	transport string
 	auth      *oauthFlow    // a remote session's sign-in; nil for others
 	done      chan struct{} // closed when the session has ended
@@ -213,7 +215,7 @@ func (s *session) exited() <-chan struct{} {
 	if s.proc == nil {
 		return nil
 	}
-	return s.proc.exited
+	return s.proc.Exited()
 }
 
 func (s *session) ended() bool {
@@ -241,8 +243,8 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		tries:      reconnectTries,
 		stableFor:  stableUptime,
 		listBytes:  maxToolListBytes,
-		closeGrace: defaultCloseGrace,
-		termGrace:  defaultTermGrace,
+		closeGrace: proc.CloseGrace,
+		termGrace:  proc.TermGrace,
 		relist:     make(chan struct{}, 1),
 		kick:       make(chan struct{}, 1),
 		restart:    make(chan struct{}, 1),
@@ -389,7 +391,7 @@ func (c *Conn) setSessionLocked(s *session, tools toolList) bool {
 	c.transport = s.transport
 	c.pid = 0
 	if s.proc != nil {
-		c.pid = s.proc.pid
+		c.pid = s.proc.PID()
 	}
 	c.serverInfo, c.protoVer = nil, ""
 	if ir := s.cs.InitializeResult(); ir != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // maxToolPages bounds tools/list pagination against a server that never
@@ -302,7 +303,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 // connectError makes a connect failure readable: a timeout says so, and
 // what the server sent that was dropped meanwhile (drops counted dropsBefore
 // when the attempt began); a process that died says how.
-func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process, dropsBefore int) error {
+func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *proc.Process, dropsBefore int) error {
 	var timedOut string
 	if iw, _ := ctx.Value(installWaitKey{}).(*installWait); iw != nil {
 		timedOut, _ = iw.explain(ctx)
@@ -316,7 +317,7 @@ func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err erro
 		}
 	}
 	if p != nil {
-		if perr := p.exitError(); perr != nil {
+		if perr := p.ExitError(); perr != nil {
 			err = fmt.Errorf("%w (%v)", err, perr)
 		}
 	}
@@ -516,7 +517,7 @@ func formatBytes(n int) string {
 // EOF, SIGTERM, SIGKILL) and reaped, then the session is closed.
 func (c *Conn) closeSession(s *session) {
 	if s.proc != nil {
-		s.proc.stop(c.closeGrace, c.termGrace)
+		s.proc.Stop(c.closeGrace, c.termGrace)
 	}
 	_ = s.cs.Close()
 	<-s.done

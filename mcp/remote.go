@@ -14,10 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // dialRemote connects to a remote MCP server (Streamable HTTP or legacy

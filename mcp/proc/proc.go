@@ -1,32 +1,47 @@
-package mcp
+package proc
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
 	"time"
-
-	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
-// Process stop timings: how long a server gets to exit on stdin EOF, then
-// on SIGTERM, before its whole group is killed.
+// Stop timings: how long a server gets by default to exit on stdin EOF,
+// then on SIGTERM, before its whole group is killed (see Process.Stop).
 const (
-	defaultCloseGrace = 1 * time.Second
-	defaultTermGrace  = 2 * time.Second
+	CloseGrace = 1 * time.Second
+	TermGrace  = 2 * time.Second
 )
 
-// process is one local server subprocess, the leader of its own process
+// MaxLine bounds a line of stderr handed to Command.Stderr: the rest of a
+// longer line is read and dropped.
+const MaxLine = 1024
+
+// Command is a server to start.
+type Command struct {
+	Argv []string // argv[0] is looked up in the PATH of the caller's environment
+	Dir  string   // the working directory; "" is the caller's
+	Env  []string // the whole environment, in os.Environ form (see Env)
+	// Gentle makes the kernel's signal to the server when this process
+	// dies SIGTERM instead of SIGKILL (Linux): for a package runner, which
+	// may be installing and undoes a half-done install on SIGTERM.
+	Gentle bool
+	// Stderr, if set, gets each line the server writes to stderr, without
+	// its line end and cut to MaxLine bytes, on a goroutine of the
+	// Process's; Stop returns once the last one was handed over.
+	Stderr func(line string)
+}
+
+// Process is one local server subprocess, the leader of its own process
 // group, with its three pipes. The child gets the pipe ends as real files,
 // so exec.Cmd starts no copying goroutines and Wait returns as soon as the
-// child exits.
-type process struct {
+// child exits. Its methods are safe for concurrent use.
+type Process struct {
 	cmd    *exec.Cmd
 	pid    int
 	stdin  *os.File // our write end
@@ -41,11 +56,15 @@ type process struct {
 	wg       sync.WaitGroup // the waiter and the stderr reader
 }
 
-// startProcess starts srv's command with env, stderr going into tail, and
-// to onLine if set, with red's secrets masked.
-func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func(string), red *urlpolicy.Redactor, logger *slog.Logger) (_ *process, err error) {
-	if len(srv.Command) == 0 {
+// Start starts c in a process group of its own, recorded until its Stop
+// in this process's run record, once ReapOrphans named the run directory.
+// logger, which may be nil, is told of processes a Stop could not end.
+func Start(c Command, logger *slog.Logger) (_ *Process, err error) {
+	if len(c.Argv) == 0 {
 		return nil, errors.New("no command")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	var files []*os.File // every pipe end, closed on failure
 	defer func() {
@@ -74,11 +93,11 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(srv.Command[0], srv.Command[1:]...)
-	cmd.Env = env
-	cmd.Dir = srv.Cwd
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Env = c.Env
+	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr(runnerOf(srv.Command) != nil)
+	cmd.SysProcAttr = sysProcAttr(c.Gentle)
 	if err := startServerCmd(cmd); err != nil {
 		return nil, err
 	}
@@ -86,7 +105,7 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	p := &process{
+	p := &Process{
 		cmd: cmd, pid: cmd.Process.Pid,
 		stdin: inW, stdout: outR, stderr: errR,
 		logger: logger, exited: make(chan struct{}),
@@ -96,30 +115,25 @@ func startProcess(srv config.Server, env []string, tail *tailBuffer, onLine func
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	})
-	p.wg.Go(func() { p.readStderr(tail, onLine, red) })
+	p.wg.Go(func() { p.readStderr(c.Stderr) })
 	return p, nil
 }
 
 // readStderr keeps the server's stderr flowing (a full pipe would block
-// the child) and its last lines, masked, in tail; onLine, if set, gets
-// every line.
-func (p *process) readStderr(tail *tailBuffer, onLine func(string), red *urlpolicy.Redactor) {
+// the child) and hands each line to onLine, if set.
+func (p *Process) readStderr(onLine func(string)) {
 	br := bufio.NewReaderSize(p.stderr, 4096)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line) < maxTailLine {
-			line = append(line, chunk[:min(len(chunk), maxTailLine-len(line))]...)
+		if len(line) < MaxLine {
+			line = append(line, chunk[:min(len(chunk), MaxLine-len(line))]...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if s := red.String(trimLine(line)); s != "" {
-			tail.add(s)
-			if onLine != nil {
-				onLine(s)
-			}
-			p.logger.Debug("server stderr", "line", s)
+		if s := trimLine(line); s != "" && onLine != nil {
+			onLine(s)
 		}
 		line = line[:0]
 		if err != nil {
@@ -135,8 +149,22 @@ func trimLine(b []byte) string {
 	return string(b)
 }
 
-// exitError describes how the process ended, once it has.
-func (p *process) exitError() error {
+// PID is the server's pid, which is its process group's id too.
+func (p *Process) PID() int { return p.pid }
+
+// Stdin is the write end of the server's stdin. Stop closes it.
+func (p *Process) Stdin() *os.File { return p.stdin }
+
+// Stdout is the read end of the server's stdout. Stop closes it.
+func (p *Process) Stdout() *os.File { return p.stdout }
+
+// Exited is closed once the server (its group's leader) has exited and
+// was reaped; its group may live on until Stop.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitError describes how the server ended, once it has; nil while it
+// runs.
+func (p *Process) ExitError() error {
 	select {
 	case <-p.exited:
 		if p.waitErr == nil {
@@ -148,12 +176,13 @@ func (p *process) exitError() error {
 	}
 }
 
-// stop ends the process and everything it started: close stdin, wait
+// Stop ends the server and everything it started: close stdin, wait
 // closeGrace, SIGTERM the group, wait termGrace, SIGKILL the group; then
 // the same for what left the group (escapees, see orphans_escape_linux.go).
-// It returns once the leader is reaped and the group is gone, and is safe
-// to call more than once.
-func (p *process) stop(closeGrace, termGrace time.Duration) {
+// It returns once the leader is reaped, the group is gone and the last
+// line of stderr was handed over, and is safe to call more than once and
+// concurrently: a second call waits for the first.
+func (p *Process) Stop(closeGrace, termGrace time.Duration) {
 	p.stopOnce.Do(func() {
 		escapees := escapeSnapshot(p.pid)
 		gone := true
@@ -197,14 +226,15 @@ func (p *process) stop(closeGrace, termGrace time.Duration) {
 	})
 }
 
-// kill SIGKILLs the whole group at once, for a process that already failed.
-func (p *process) kill() {
+// Kill SIGKILLs the whole group at once, for a server that already
+// failed, and then stops it as Stop does.
+func (p *Process) Kill() {
 	signalGroup(p, sigKill)
-	p.stop(0, 0)
+	p.Stop(0, 0)
 }
 
 // waitGone waits up to d for the leader to exit and its group to empty.
-func (p *process) waitGone(d time.Duration) bool {
+func (p *Process) waitGone(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -232,53 +262,3 @@ func (p *process) waitGone(d time.Duration) bool {
 // stderrDrainWait bounds how long stop waits for a stopped server's stderr
 // to reach EOF before closing our end of the pipe.
 const stderrDrainWait = time.Second
-
-// maxTailLines and maxTailLine bound the stderr tail kept for Status.
-const (
-	maxTailLines = 50
-	maxTailLine  = 1024
-)
-
-// tailBuffer keeps the last maxTailLines lines of a server's stderr.
-type tailBuffer struct {
-	mu    sync.Mutex
-	lines []string
-	added int // lines ever added
-}
-
-func (t *tailBuffer) add(s string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.added++
-	if len(t.lines) == maxTailLines {
-		copy(t.lines, t.lines[1:])
-		t.lines = t.lines[:maxTailLines-1]
-	}
-	t.lines = append(t.lines, s)
-}
-
-// count returns how many lines were ever added, for since.
-func (t *tailBuffer) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.added
-}
-
-// since returns the lines kept that were added after count returned n.
-func (t *tailBuffer) since(n int) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	k := min(t.added-n, len(t.lines))
-	return append([]string(nil), t.lines[len(t.lines)-k:]...)
-}
-
-func (t *tailBuffer) snapshot() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return nil
-	}
-	return append([]string(nil), t.lines...)
-}
-
-var _ io.Closer = (*os.File)(nil)

@@ -1,4 +1,4 @@
-package mcp
+package proc
 
 import (
 	"os"
@@ -14,9 +14,9 @@ var (
 
 func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
 
-func signalGroup(p *process, _ os.Signal) { _ = p.cmd.Process.Kill() }
+func signalGroup(p *Process, _ os.Signal) { _ = p.cmd.Process.Kill() }
 
-func groupAlive(p *process) bool {
+func groupAlive(p *Process) bool {
 	select {
 	case <-p.exited:
 		return false

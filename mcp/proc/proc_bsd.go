@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package mcp
+package proc
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package mcp
+package proc
 
 import (
 	"encoding/json"
@@ -182,6 +182,27 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 	recorder = next
 	return nil
 }
+
+// RecordAdopted records at once, in this process's run record, the
+// processes that left a running server's group and session and were
+// adopted by this process: the strays a running server may have started
+// (see orphans_escape_linux.go). The Conn calls it at the end of a connect,
+// since a daemon a server starts on its way up must be recorded before
+// anything can kill this process; the subreaper looks every second anyway.
+// It does nothing outside Linux, or before ReapOrphans.
+func RecordAdopted() { recordAdopted() }
+
+// PokeAdoptions asks for the look RecordAdopted makes soon, off the
+// caller's path and at most every 100 ms: a tool call may have started a
+// daemon, and thousands of calls a second must not each cost a look.
+func PokeAdoptions() { pokeAdoptions() }
+
+// ClaimLaunch marks a launch of a program that is no server (a browser,
+// for a sign-in) as running from now until the returned function is
+// called: processes that start meanwhile and end up adopted by this
+// process are the launch's, never a server's, so no server's stop ends
+// them.
+func ClaimLaunch() (done func()) { return claimLaunch() }
 
 // reapGroup SIGKILLs the members of g that are g's: in its process group
 // and session, started no earlier than its leader. If the leader's pid

@@ -1,4 +1,4 @@
-package mcp
+package proc
 
 import (
 	"runtime"
@@ -44,14 +44,14 @@ func envAllowed(name, goos string) bool {
 	return false
 }
 
-// serverEnv builds a local server's environment from the sidecar's (base, in
+// Env builds a local server's environment from this process's (base, in
 // os.Environ form): the allow-list, or all of it with inherit, then the
 // server's own variables on top. The result is sorted, so it is stable.
-func serverEnv(base []string, own map[string]string, inherit bool) []string {
-	return serverEnvFor(base, own, inherit, runtime.GOOS)
+func Env(base []string, own map[string]string, inherit bool) []string {
+	return envFor(base, own, inherit, runtime.GOOS)
 }
 
-func serverEnvFor(base []string, own map[string]string, inherit bool, goos string) []string {
+func envFor(base []string, own map[string]string, inherit bool, goos string) []string {
 	vars := make(map[string]string, len(base)+len(own))
 	for _, kv := range base {
 		name, value, ok := strings.Cut(kv, "=")

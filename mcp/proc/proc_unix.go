@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcp
+package proc
 
 import "syscall"
 
@@ -11,13 +11,13 @@ const (
 
 // signalGroup signals the process group the server leads (its pgid is its
 // pid: see sysProcAttr), so children it forked get the signal too.
-func signalGroup(p *process, sig syscall.Signal) {
+func signalGroup(p *Process, sig syscall.Signal) {
 	_ = syscall.Kill(-p.pid, sig)
 }
 
 // groupAlive reports whether any process of the group still exists. The
 // kernel does not reuse a pid while it names a live process group, so this
 // cannot hit an unrelated group.
-func groupAlive(p *process) bool {
+func groupAlive(p *Process) bool {
 	return syscall.Kill(-p.pid, 0) == nil
 }
