@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/mcp/proc"
 )
 
@@ -89,7 +90,7 @@ type ConnOptions struct {
 
 	// Auth configures the OAuth sign-in of a remote server (nil means
 	// defaults: tokens in DefaultTokenStore, no page opened unasked).
-	Auth *AuthOptions
+	Auth *oauth.Options
 }
 
 // A Conn is one configured MCP server: it starts it (stdio) or dials it
@@ -182,7 +183,7 @@ type Conn struct {
 	// lastError, the stderr tail, logs, CallTool's errors.
 	redactor atomic.Pointer[urlpolicy.Redactor]
 
-	stepUps stepUpCounts // sign-ins for more access, across sessions
+	stepUps oauth.StepUps // sign-ins for more access, across sessions
 
 	progressMu sync.Mutex
 	progress   map[string]*progressSub // by progress token
@@ -194,7 +195,7 @@ type session struct {
 	cs        *mcpsdk.ClientSession
 	proc      *proc.Process
 	transport string
-	auth      *oauthFlow    // a remote session's sign-in; nil for others
+	auth      *oauth.Flow   // a remote session's sign-in; nil for others
 	done      chan struct{} // closed when the session has ended
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when a call saw the transport fail

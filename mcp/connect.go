@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/mcp/proc"
 )
 
@@ -49,7 +50,7 @@ const maxToolListBytes = 64 << 20
 func (c *Conn) Start(ctx context.Context) error { return c.start(withoutAnswerer(ctx), nil) }
 
 // start is Start, and Login when login is not nil.
-func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
+func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -169,7 +170,7 @@ func (e *configError) Unwrap() error { return e.err }
 // while the user has to sign in.
 func retryable(err error) bool {
 	var cerr *configError
-	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, ErrNeedsAuth)
+	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, oauth.ErrNeedsAuth)
 }
 
 // endAttemptLocked records that a connect attempt ended, for awaitAttempt.
@@ -194,7 +195,7 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 // connect brings up one session: transport, initialize, initialized and
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running. login, for Login, is how a sign-in shows its page.
-func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ toolList, err error) {
+func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session, _ toolList, err error) {
 	lookup := c.lookupEnv()
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
@@ -213,13 +214,18 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	c.redactor.Store(red)
 	// The sign-in adds its tokens to the redactor as it learns them.
 	defer func() { err = c.redactor.Load().Error(err) }()
-	var flow *oauthFlow
+	var flow *oauth.Flow
 	if srv.Type == config.TypeRemote && c.opts.Dial == nil {
-		flow = c.newOAuthFlow(srv, secrets, login)
+		flow = oauth.NewFlow(srv, oauth.FlowConfig{
+			Entry: c.srv, Options: c.opts.Auth, Login: login, StepUps: &c.stepUps,
+			Secrets:    secrets,
+			OnRedactor: func(r *urlpolicy.Redactor) { c.redactor.Store(r) },
+			Logger:     c.logger,
+		})
 	}
 	timeout := srv.Timeout
 	if flow != nil {
-		timeout = flow.connectTimeout(timeout)
+		timeout = flow.ConnectTimeout(timeout)
 	}
 	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
@@ -247,7 +253,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 			ctx, abort = context.WithCancelCause(ctx)
 			defer abort(nil)
 			probe.failed = func() {
-				if err := flow.needsAuth(); err != nil {
+				if err := flow.NeedsAuth(); err != nil {
 					abort(err)
 				}
 			}
@@ -272,7 +278,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	case srv.Type == config.TypeRemote:
 		cs, transport, err := dialRemoteAuth(ctx, c.client, srv, sopts, c.logger, flow, urlSecrets...)
 		if err != nil {
-			return nil, toolList{}, c.connectError(ctx, timeout, flow.explain(err), nil, drops)
+			return nil, toolList{}, c.connectError(ctx, timeout, flow.Explain(err), nil, drops)
 		}
 		s.cs, s.transport = cs, transport
 	default:
@@ -290,12 +296,12 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc, drops)
 		c.closeSession(s)
 		if flow != nil {
-			err = flow.explain(err)
+			err = flow.Explain(err)
 		}
 		return nil, toolList{}, err
 	}
 	s.auth = flow
-	flow.connected(s.markLost)
+	flow.Connected(s.markLost)
 	c.sendLogLevel(ctx, s) // loglevel.go
 	return s, tools, nil
 }

@@ -28,7 +28,7 @@ const (
 	StateReconnecting
 	StateFailed
 	StateStopped
-	// StateNeedsAuth: the server needs an OAuth sign-in (see ErrNeedsAuth).
+	// StateNeedsAuth: the server needs an OAuth sign-in (see oauth.ErrNeedsAuth).
 	StateNeedsAuth
 	// StateIdle is a server started on demand that is not running: its
 	// tools are registered from its manifest, and a call starts it.

@@ -85,7 +85,7 @@ func (c *Conn) run(s *session, tried int) {
 		if lost == nil {
 			return
 		}
-		if err := s.auth.needsAuth(); err != nil {
+		if err := s.auth.NeedsAuth(); err != nil {
 			lost = err // the session ended because the user must sign in
 		}
 		s = nil

@@ -1,5 +1,10 @@
 package mcp
 
+// A remote server's OAuth sign-in is package oauth's; this file is where
+// the Conn and the Manager meet it: Login, Logout, SignOut, and the HTTP
+// client of the sign-in's requests, which only this package can build
+// (the URL policy's dialer, the entry's TLS settings).
+
 import (
 	"context"
 	"crypto/tls"
@@ -7,22 +12,26 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // Login connects the remote server like Start, except that when the server
 // asks for an OAuth sign-in, the user is shown the authorization server's
-// page through open (nil means AuthOptions.OpenURL, else OpenBrowser) and
-// the Conn waits, within ctx and AuthOptions.LoginWait, for the browser to
-// come back to a loopback callback on 127.0.0.1. Tokens already stored are
+// page through open (nil means oauth.Options.OpenURL, else
+// oauth.OpenBrowser) and the Conn waits, within ctx and
+// oauth.Options.LoginWait, for the browser to come back to a loopback
+// callback on 127.0.0.1. Tokens already stored are
 // not used: Login signs in anew, and on success stores the new tokens in
 // their place. A server that does not ask for a sign-in just connects.
 //
 // The Conn must not have been started. A sign-in that does not complete
 // (access denied, no answer in time) leaves the Conn in StateNeedsAuth
-// and the error wraps ErrNeedsAuth.
-func (c *Conn) Login(ctx context.Context, open OpenURLFunc) error {
+// and the error wraps oauth.ErrNeedsAuth.
+func (c *Conn) Login(ctx context.Context, open oauth.OpenURLFunc) error {
 	if c.srv.Type != config.TypeRemote {
 		return fmt.Errorf("signing in to %s: a local server has no sign-in", c.srv.Name)
 	}
@@ -30,14 +39,14 @@ func (c *Conn) Login(ctx context.Context, open OpenURLFunc) error {
 		open = c.opts.Auth.OpenURL
 	}
 	if open == nil {
-		open = OpenBrowser
+		open = oauth.OpenBrowser
 	}
 	return c.start(withoutAnswerer(ctx), open)
 }
 
 // failState is the state a connect failure leaves the Conn in.
 func failState(err error) State {
-	if errors.Is(err, ErrNeedsAuth) {
+	if errors.Is(err, oauth.ErrNeedsAuth) {
 		return StateNeedsAuth
 	}
 	return StateFailed
@@ -47,7 +56,7 @@ func failState(err error) State {
 // Conn.Login): the server's current connection, if any, is replaced by a
 // new one that signs in. It returns the server's status once connected,
 // or once the sign-in failed (StateNeedsAuth).
-func (m *Manager) Login(ctx context.Context, name string, open OpenURLFunc) (Status, error) {
+func (m *Manager) Login(ctx context.Context, name string, open oauth.OpenURLFunc) (Status, error) {
 	e, err := m.entry(name)
 	if err != nil {
 		return Status{}, err
@@ -90,7 +99,7 @@ func (m *Manager) Logout(ctx context.Context, name string) (Status, error) {
 		if res.Revoked {
 			m.logger.Info("signed out: the authorization server revoked the tokens", "server", name)
 		}
-	case errors.Is(res.RevokeErr, ErrNoRevocation):
+	case errors.Is(res.RevokeErr, oauth.ErrNoRevocation):
 		m.logger.Info("signed out: the tokens were deleted; the authorization server cannot revoke them, so they stay valid there until they expire",
 			"server", name, "why", res.RevokeErr)
 	default:
@@ -99,6 +108,16 @@ func (m *Manager) Logout(ctx context.Context, name string) (Status, error) {
 		st = c.noteStopped("signed out, but the authorization server did not revoke the tokens: " + res.RevokeErr.Error())
 	}
 	return st, err
+}
+
+// SignOut signs out of the remote server srv, an entry as configured, as
+// oauth.SignOut does, its requests to the authorization server going
+// through the same URL policy and TLS settings as the server's own.
+func SignOut(ctx context.Context, srv config.Server, lookup func(string) (string, bool), opts *oauth.Options) (oauth.SignOutResult, error) {
+	return oauth.SignOut(ctx, srv, lookup, opts, func(timeout time.Duration) (*http.Client, error) {
+		client, _, err := newAuthClient(srv, timeout)
+		return client, err
+	})
 }
 
 // noteStopped makes msg the LastError of the stopped Conn, and returns
@@ -140,42 +159,20 @@ func authTLSConfig(srv config.Server) (*tls.Config, error) {
 	return conf, nil
 }
 
-// legacyAuth is the OAuth of the legacy HTTP+SSE transport, which the
-// go-sdk gives no OAuthHandler: the remote round tripper sends the flow's
-// token with every request to the server's origin, and on a 401 or 403
-// authorizes (as the Streamable HTTP transport does) and sends the request
-// again, once.
-func (rt *remoteRoundTripper) legacyAuth(r *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	f := rt.rc.auth
-	setBearer := func(r *http.Request) {
-		ts, _ := f.TokenSource(r.Context())
-		if ts == nil {
-			return
-		}
-		// Without a token the server's 401 says what to do.
-		if tok, err := ts.Token(); err == nil {
-			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		}
+// newAuthClient returns the HTTP client of requests to an authorization
+// server for the remote server srv: the URL policy at dial time, srv's TLS
+// settings with the system roots kept (an authorization server usually
+// lives elsewhere), no proxy. Its transport's idle connections are the
+// caller's to close.
+func newAuthClient(srv config.Server, timeout time.Duration) (*http.Client, *http.Transport, error) {
+	conf, err := authTLSConfig(srv)
+	if err != nil {
+		return nil, nil, err
 	}
-	setBearer(r)
-	resp, err := send(r)
-	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
-		return resp, err
-	}
-	if r.Body != nil && r.GetBody == nil {
-		return resp, nil // cannot send it again
-	}
-	f.observe(r, resp)
-	if err := f.Authorize(r.Context(), r, resp); err != nil {
-		return nil, err
-	}
-	again := r.Clone(r.Context())
-	if r.GetBody != nil {
-		if again.Body, err = r.GetBody(); err != nil {
-			return nil, err
-		}
-	}
-	again.Header.Del("Authorization")
-	setBearer(again)
-	return send(again)
+	transport := newRemoteTransport(conf, timeout)
+	return &http.Client{
+		Transport:     transport,
+		CheckRedirect: urlpolicy.CheckRedirect,
+		Timeout:       timeout,
+	}, transport, nil
 }

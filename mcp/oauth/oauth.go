@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -23,29 +23,12 @@ import (
 	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
-// A remote server may need an OAuth sign-in (the MCP authorization spec,
-// 2025-11-25). The go-sdk does the protocol: discovery of the protected
-// resource's and the authorization server's metadata, client registration,
-// the authorization code flow with PKCE and the resource parameter. What
-// FreeCode adds around it lives in the auth*.go files:
-//   - an oauthFlow per connect attempt, the OAuthHandler the Streamable
-//     HTTP transport asks for tokens and calls on a 401 or a 403;
-//   - tokens kept between runs (internal/tokenstore: the OS keychain or a
-//     0600 file) and refreshed before they expire, and a dynamically
-//     registered client kept beside them (auth_client.go);
-//   - signing out, which revokes the tokens (auth_revoke.go);
-//   - the interactive part, only when the user asked for it (Login) or a
-//     live session needs more scopes and someone can answer: the browser,
-//     a loopback callback on 127.0.0.1, a bounded wait;
-//   - every auth request through the URL policy, and every token, code and
-//     client secret in the redactor of the session, so that no log, status
-//     or error shows one.
-
 // ErrNeedsAuth means the server needs the user to sign in before FreeCode
 // can connect to it: FreeCode holds no token for it, the stored one was
 // refused and cannot be refreshed, the server asks for more access, or a
 // sign-in did not complete. A connect that fails with it leaves the Conn
-// in StateNeedsAuth, and nothing retries it until someone signs in (Login).
+// in mcp.StateNeedsAuth, and nothing retries it until someone signs in
+// (mcp.Conn.Login).
 // A call that fails with it was refused by the server's HTTP side before
 // the server ran it.
 var ErrNeedsAuth = errors.New("sign-in required")
@@ -65,10 +48,10 @@ func (e *authError) Error() string {
 
 func (e *authError) Unwrap() []error { return []error{ErrNeedsAuth, e.cause} }
 
-// SignInReason returns why err says the user must sign in, without the
-// layers that carried it ("sign-in required: the server asks for more
-// access (scope …) …"), or "" when err is no ErrNeedsAuth.
-func SignInReason(err error) string {
+// Reason returns why err says the user must sign in, without the layers
+// that carried it ("sign-in required: the server asks for more access
+// (scope …) …"), or "" when err is no ErrNeedsAuth.
+func Reason(err error) string {
 	var ae *authError
 	switch {
 	case errors.As(err, &ae):
@@ -86,16 +69,17 @@ func SignInReason(err error) string {
 // user to open by hand.
 type OpenURLFunc func(ctx context.Context, url string) error
 
-// AuthOptions configure the OAuth sign-in of remote servers. A nil
-// *AuthOptions means defaults.
-type AuthOptions struct {
+// Options configure the OAuth sign-in of remote servers. A nil *Options
+// means defaults.
+type Options struct {
 	// Tokens is where tokens are kept between runs. Nil means
-	// DefaultTokenStore, opened when a server first asks for a token.
+	// DefaultStore, opened when a server first asks for a token.
 	Tokens *tokenstore.Store
 	// OpenURL, if set, lets a live session ask the user to sign in again
 	// when the server demands more access (403 insufficient_scope);
-	// without it such a server goes to StateNeedsAuth. Login uses it when
-	// given no opener of its own. A connect never opens a page unasked.
+	// without it such a server goes to mcp.StateNeedsAuth. mcp.Conn.Login
+	// uses it when given no opener of its own. A connect never opens a
+	// page unasked.
 	OpenURL OpenURLFunc
 	// LoginWait bounds the wait for the browser to come back to the
 	// loopback callback (default 5 minutes).
@@ -114,12 +98,12 @@ const maxStepUps = 2
 // request never goes out with a token about to lapse on its way.
 const refreshMargin = time.Minute
 
-// DefaultTokenStore returns the store of the user's OAuth tokens: the OS
+// DefaultStore returns the store of the user's OAuth tokens: the OS
 // keychain where one answers, else tokens.json in config.SecretsDir
 // (~/.freecode/auth, whatever config file runs: the tokens are the user's,
 // never a repository's), mode 0600 in a 0700 directory.
 // FREECODE_TOKEN_STORE=file keeps tokens in the file only.
-func DefaultTokenStore() (*tokenstore.Store, error) {
+func DefaultStore() (*tokenstore.Store, error) {
 	dir, err := config.SecretsDir()
 	if err != nil {
 		return nil, err
@@ -130,24 +114,29 @@ func DefaultTokenStore() (*tokenstore.Store, error) {
 	}), nil
 }
 
-// oauthFlow is the OAuth side of one connect attempt and of the session it
-// brings up: the transport's auth.OAuthHandler. Its methods are safe for
-// concurrent use; one authorization runs at a time.
-type oauthFlow struct {
+// Flow is the OAuth side of one connect attempt of a remote server and of
+// the session it brings up: the transport's auth.OAuthHandler (for the
+// legacy SSE transport, which takes none, see Send). Its methods are safe
+// for concurrent use, and those that are not the handler's are safe on a
+// nil *Flow (no sign-in); one authorization runs at a time.
+//
+// A Flow never dials by itself: Bind gives it the HTTP client of its
+// requests to the authorization server, which the caller builds under its
+// URL policy and TLS settings.
+type Flow struct {
 	srv    config.Server // expanded
 	key    string        // the token store's key of the entry
-	opts   AuthOptions
+	opts   Options
 	store  func() (*tokenstore.Store, error)
 	logger *slog.Logger
-	// setRedactor installs the session's redactor, which hides base and
+	// onRedactor installs the session's redactor, which hides base and
 	// every secret the flow learns.
-	setRedactor func(*urlpolicy.Redactor)
-	base        []string
-	red         atomic.Pointer[urlpolicy.Redactor]
+	onRedactor func(*urlpolicy.Redactor)
+	base       []string
+	red        atomic.Pointer[urlpolicy.Redactor]
 
-	// client and transport carry every auth request; bind sets them.
-	client    *http.Client
-	transport *http.Transport
+	// client carries every auth request; Bind sets it.
+	client *http.Client
 
 	authMu sync.Mutex // one authorization at a time
 
@@ -160,7 +149,7 @@ type oauthFlow struct {
 	src     *tokenSource // nil until a token is known
 	loaded  bool         // the store was read (it is read once, on the first 401)
 	saved   bool         // the store held the flow's sign-in
-	stepUps *stepUpCounts
+	stepUps *StepUps
 	needs   *authError // why the user must sign in, once known
 	// resource is the resource parameter of the last authorization
 	// request: what a refresh asks for again.
@@ -168,18 +157,49 @@ type oauthFlow struct {
 	onLost   func() // ends the live session; nil while connecting
 }
 
-// newOAuthFlow returns the flow of one connect of the remote server srv
-// (expanded; c.srv is the entry as configured, which names its tokens).
-// base are the session's other secrets. login is non-nil for Login.
-func (c *Conn) newOAuthFlow(srv config.Server, base []string, login OpenURLFunc) *oauthFlow {
-	f := &oauthFlow{
-		srv: srv, key: signInKey(c.srv), login: login,
-		store: c.tokenStore, logger: c.logger, stepUps: &c.stepUps,
-		setRedactor: func(r *urlpolicy.Redactor) { c.redactor.Store(r) },
-		base:        base,
+// FlowConfig is what a Flow is made of besides the server.
+type FlowConfig struct {
+	// Entry is the server's entry as configured, which names its tokens in
+	// the store: the same name, URL and client, the same sign-in.
+	Entry config.Server
+	// Options are the user's (nil: defaults).
+	Options *Options
+	// Login, set for an interactive sign-in (mcp.Conn.Login), shows the
+	// user the sign-in page on the connect's 401; nil, a 401 asks nobody.
+	Login OpenURLFunc
+	// StepUps counts the sign-ins for more access across the Flows of one
+	// server; nil counts them for this Flow only.
+	StepUps *StepUps
+	// Secrets are the session's other secrets, hidden with the flow's own
+	// in the redactor given to OnRedactor.
+	Secrets []string
+	// OnRedactor, if set, is handed the session's redactor each time the
+	// flow learns a secret (a token, a client secret), so that whatever
+	// the session logs or shows from then on hides it.
+	OnRedactor func(*urlpolicy.Redactor)
+	Logger     *slog.Logger
+}
+
+// NewFlow returns the flow of one connect of the remote server srv, its
+// entry expanded (its ${env:…} values filled in).
+func NewFlow(srv config.Server, cfg FlowConfig) *Flow {
+	f := &Flow{
+		srv: srv, key: signInKey(cfg.Entry), login: cfg.Login,
+		logger: cfg.Logger, stepUps: cfg.StepUps,
+		onRedactor: cfg.OnRedactor, base: cfg.Secrets,
 	}
-	if c.opts.Auth != nil {
-		f.opts = *c.opts.Auth
+	if cfg.Options != nil {
+		f.opts = *cfg.Options
+	}
+	f.store = func() (*tokenstore.Store, error) { return optionsStore(&f.opts) }
+	if f.logger == nil {
+		f.logger = slog.New(slog.DiscardHandler)
+	}
+	if f.stepUps == nil {
+		f.stepUps = &StepUps{}
+	}
+	if f.onRedactor == nil {
+		f.onRedactor = func(*urlpolicy.Redactor) {}
 	}
 	if f.opts.LoginWait <= 0 {
 		f.opts.LoginWait = defaultLoginWait
@@ -192,35 +212,23 @@ func (c *Conn) newOAuthFlow(srv config.Server, base []string, login OpenURLFunc)
 	return f
 }
 
-// tokenStore returns the Conn's token store.
-func (c *Conn) tokenStore() (*tokenstore.Store, error) {
-	if c.opts.Auth != nil && c.opts.Auth.Tokens != nil {
-		return c.opts.Auth.Tokens, nil
-	}
-	return DefaultTokenStore()
-}
+// Bind gives the flow the HTTP client of its auth requests, before the
+// connect's first request: the server's URL policy at dial time, its TLS
+// settings (with the system roots kept, as an authorization server usually
+// lives elsewhere), no proxy. Its idle connections are the flow's to close
+// (CloseIdle).
+func (f *Flow) Bind(client *http.Client) { f.client = client }
 
-// bind gives the flow the HTTP client of its auth requests: the server's
-// URL policy at dial time, its TLS settings (with the system roots kept, as
-// an authorization server usually lives elsewhere), no proxy.
-func (f *oauthFlow) bind(rc *remoteClient) error {
-	client, transport, err := newAuthClient(f.srv, rc.timeout)
-	if err != nil {
-		return err
-	}
-	f.client, f.transport = client, transport
-	return nil
-}
-
-// closeIdle closes the auth client's idle connections: the session ended.
-func (f *oauthFlow) closeIdle() {
-	if f != nil && f.transport != nil {
-		f.transport.CloseIdleConnections()
+// CloseIdle closes the auth client's idle connections: the session ended.
+func (f *Flow) CloseIdle() {
+	if f != nil && f.client != nil {
+		f.client.CloseIdleConnections()
 	}
 }
 
-// connectTimeout is the bound of the connect: a sign-in waits for the user.
-func (f *oauthFlow) connectTimeout(d time.Duration) time.Duration {
+// ConnectTimeout is the bound of a connect whose own timeout is d: a
+// sign-in waits for the user, up to Options.LoginWait more.
+func (f *Flow) ConnectTimeout(d time.Duration) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.login != nil {
@@ -229,9 +237,11 @@ func (f *oauthFlow) connectTimeout(d time.Duration) time.Duration {
 	return d
 }
 
-// connected ends the sign-in part of the flow: from now on a 401 asks
-// nobody, and sign-in trouble ends the session through lost.
-func (f *oauthFlow) connected(lost func()) {
+// Connected ends the sign-in part of the flow, once the session is up:
+// from now on a 401 asks nobody, and sign-in trouble (a refresh refused, a
+// sign-in deleted elsewhere) ends the session through lost, so that its
+// Conn reconnects and finds NeedsAuth.
+func (f *Flow) Connected(lost func()) {
 	if f == nil {
 		return
 	}
@@ -241,8 +251,8 @@ func (f *oauthFlow) connected(lost func()) {
 	f.mu.Unlock()
 }
 
-// needsAuth returns why the user must sign in, or nil.
-func (f *oauthFlow) needsAuth() error {
+// NeedsAuth returns why the user must sign in, an ErrNeedsAuth, or nil.
+func (f *Flow) NeedsAuth() error {
 	if f == nil {
 		return nil
 	}
@@ -254,14 +264,14 @@ func (f *oauthFlow) needsAuth() error {
 	return f.needs
 }
 
-// explain returns err, or the sign-in trouble behind it: the SDK reports a
+// Explain returns err, or the sign-in trouble behind it: the SDK reports a
 // refused request without saying that a sign-in is what is missing, or
 // buried under what it was sending.
-func (f *oauthFlow) explain(err error) error {
+func (f *Flow) Explain(err error) error {
 	if err == nil {
 		return nil
 	}
-	if n := f.needsAuth(); n != nil {
+	if n := f.NeedsAuth(); n != nil {
 		return n
 	}
 	return err
@@ -269,7 +279,7 @@ func (f *oauthFlow) explain(err error) error {
 
 // fail records that the user must sign in, ends a live session (the Conn
 // then finds needsAuth on its reconnect) and returns the error.
-func (f *oauthFlow) fail(reason string, cause error) error {
+func (f *Flow) fail(reason string, cause error) error {
 	e := &authError{reason: reason, cause: cause}
 	f.mu.Lock()
 	f.needs = e
@@ -283,7 +293,7 @@ func (f *oauthFlow) fail(reason string, cause error) error {
 }
 
 // addSecrets hides more values in the session's logs, status and errors.
-func (f *oauthFlow) addSecrets(secrets ...string) {
+func (f *Flow) addSecrets(secrets ...string) {
 	f.mu.Lock()
 	for _, s := range secrets {
 		if s != "" && !slices.Contains(f.secrets, s) {
@@ -293,16 +303,17 @@ func (f *oauthFlow) addSecrets(secrets ...string) {
 	r := urlpolicy.NewRedactor(append(slices.Clone(f.base), f.secrets...)...)
 	f.red.Store(r)
 	f.mu.Unlock()
-	f.setRedactor(r)
+	f.onRedactor(r)
 }
 
-// redactor returns the redactor of every secret known so far.
-func (f *oauthFlow) redactor() *urlpolicy.Redactor { return f.red.Load() }
+// Redactor returns the redactor of every secret known so far, the
+// session's others included.
+func (f *Flow) Redactor() *urlpolicy.Redactor { return f.red.Load() }
 
 // TokenSource is auth.OAuthHandler's: nil until a token is known, so the
 // first request goes out without one and the server's 401 says where to
 // sign in.
-func (f *oauthFlow) TokenSource(context.Context) (oauth2.TokenSource, error) {
+func (f *Flow) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.src == nil {
@@ -319,7 +330,7 @@ func (f *oauthFlow) TokenSource(context.Context) (oauth2.TokenSource, error) {
 // must act: during Login the browser is opened, otherwise the flow records
 // ErrNeedsAuth. A 403 insufficient_scope asks for more access the same way
 // (bounded by maxStepUps); any other 403 is the server's answer.
-func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (f *Flow) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	stepUp := resp.StatusCode == http.StatusForbidden
 	if stepUp && challengeError(challenges) != "insufficient_scope" {
@@ -391,10 +402,51 @@ func (f *oauthFlow) Authorize(ctx context.Context, req *http.Request, resp *http
 	return nil
 }
 
-// observe notes a 401 answering the token the flow holds: after the stored
-// token was tried, the transport retries once and reports the second 401
-// without calling Authorize again.
-func (f *oauthFlow) observe(req *http.Request, resp *http.Response) {
+// Send is the OAuth of a transport that takes no OAuthHandler, the legacy
+// HTTP+SSE one: it sends r through send with the flow's token, and on a
+// 401 or 403 authorizes (as the Streamable HTTP transport does) and sends
+// it again, once. The caller sends every request to the server's origin
+// through it, and no other.
+func (f *Flow) Send(r *http.Request, send func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	setBearer := func(r *http.Request) {
+		ts, _ := f.TokenSource(r.Context())
+		if ts == nil {
+			return
+		}
+		// Without a token the server's 401 says what to do.
+		if tok, err := ts.Token(); err == nil {
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+	}
+	setBearer(r)
+	resp, err := send(r)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	if r.Body != nil && r.GetBody == nil {
+		return resp, nil // cannot send it again
+	}
+	f.Observe(r, resp)
+	if err := f.Authorize(r.Context(), r, resp); err != nil {
+		return nil, err
+	}
+	again := r.Clone(r.Context())
+	if r.GetBody != nil {
+		if again.Body, err = r.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	again.Header.Del("Authorization")
+	setBearer(again)
+	return send(again)
+}
+
+// Observe notes a response of the server: a 401 answering the token the
+// flow holds means the user must sign in, since after the stored token was
+// tried the transport retries once and reports the second 401 without
+// calling Authorize again. The caller shows it every response of the
+// server's origin.
+func (f *Flow) Observe(req *http.Request, resp *http.Response) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		return
 	}
@@ -412,17 +464,18 @@ func (f *oauthFlow) observe(req *http.Request, resp *http.Response) {
 	}
 }
 
-// stepUpCounts counts a Conn's sign-ins for more access by the scopes
+// StepUps counts a server's sign-ins for more access by the scopes
 // demanded: a server that keeps demanding what the authorization server
 // does not grant is not asked for again and again, not even across the
-// reconnects its refusals cause. The zero value is ready to use.
-type stepUpCounts struct {
+// reconnects its refusals cause (each with a Flow of its own). The zero
+// value is ready to use.
+type StepUps struct {
 	mu sync.Mutex
 	n  map[string]int
 }
 
 // add counts one more sign-in for scopes and returns the count.
-func (c *stepUpCounts) add(scopes string) int {
+func (c *StepUps) add(scopes string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
@@ -471,6 +524,10 @@ func bearerToken(req *http.Request) string {
 	return tok
 }
 
+// maxDrain bounds what is read of a response's body before it is closed,
+// to keep its connection for the next request.
+const maxDrain = 64 << 10
+
 // drainClose reads a little of resp's body, so its connection can be
 // reused, and closes it.
 func drainClose(resp *http.Response) {
@@ -478,5 +535,5 @@ func drainClose(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// Check that oauthFlow is what the transport takes.
-var _ auth.OAuthHandler = (*oauthFlow)(nil)
+// Check that a Flow is what the transport takes.
+var _ auth.OAuthHandler = (*Flow)(nil)

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -55,14 +55,15 @@ type SignOutResult struct {
 
 // SignOut forgets the sign-in of the remote server srv, an entry as
 // configured: its tokens leave the token store (opts.Tokens, else
-// DefaultTokenStore), and the authorization server is asked to revoke
-// them. lookup expands the ${env:NAME} of a configured client secret
-// (nil: os.LookupEnv).
+// DefaultStore), and the authorization server is asked to revoke them,
+// through a client of newClient's. lookup expands the ${env:NAME} of a
+// configured client secret (nil: os.LookupEnv). mcp.SignOut is this with
+// the MCP client's HTTP client for srv.
 //
 // The error is about the store only; a failure to revoke is in the
 // result's RevokeErr. A kept client registration stays for the next
 // sign-in, unless the authorization server rejected the client.
-func SignOut(ctx context.Context, srv config.Server, lookup func(string) (string, bool), opts *AuthOptions) (SignOutResult, error) {
+func SignOut(ctx context.Context, srv config.Server, lookup func(string) (string, bool), opts *Options, newClient NewClient) (SignOutResult, error) {
 	store, err := optionsStore(opts)
 	if err != nil {
 		return SignOutResult{}, err
@@ -88,7 +89,7 @@ func SignOut(ctx context.Context, srv config.Server, lookup func(string) (string
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	rev := &revocation{srv: srv, rec: &rec, secret: rec.ClientSecret}
+	rev := &revocation{srv: srv, rec: &rec, secret: rec.ClientSecret, newClient: newClient}
 	if o := srv.OAuth; o != nil && o.ClientID != "" && o.ClientID == rec.ClientID {
 		// A configured client's secret is the entry's, maybe ${env:NAME}.
 		if rev.secret, err = config.Expand(o.ClientSecret, lookup); err != nil {
@@ -111,7 +112,8 @@ type revocation struct {
 	secret string // the client's, "" for a public client
 	// rejected is set when the server answered invalid_client: the
 	// client itself is refused.
-	rejected bool
+	rejected  bool
+	newClient NewClient
 }
 
 // run revokes the refresh token, which at most servers ends the access
@@ -126,11 +128,11 @@ func (r *revocation) run(ctx context.Context) error {
 	if timeout <= 0 || timeout > revokeWait {
 		timeout = revokeWait
 	}
-	client, transport, err := newAuthClient(r.srv, timeout)
+	client, err := r.newClient(timeout)
 	if err != nil {
 		return err
 	}
-	defer transport.CloseIdleConnections()
+	defer client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, revokeWait)
 	defer cancel()
 	meta, err := auth.GetAuthServerMetadata(ctx, r.rec.Issuer, client)
@@ -281,20 +283,9 @@ func (r *revocation) revoke(ctx context.Context, client *http.Client, endpoint *
 	return e
 }
 
-// newAuthClient returns the HTTP client of requests to an authorization
-// server for the remote server srv: the URL policy at dial time, srv's TLS
-// settings with the system roots kept (an authorization server usually
-// lives elsewhere), no proxy. Its transport's idle connections are the
-// caller's to close.
-func newAuthClient(srv config.Server, timeout time.Duration) (*http.Client, *http.Transport, error) {
-	conf, err := authTLSConfig(srv)
-	if err != nil {
-		return nil, nil, err
-	}
-	transport := newRemoteTransport(conf, timeout)
-	return &http.Client{
-		Transport:     transport,
-		CheckRedirect: urlpolicy.CheckRedirect,
-		Timeout:       timeout,
-	}, transport, nil
-}
+// NewClient returns the HTTP client of the requests to an authorization
+// server for one remote server, each request bounded by timeout: its URL
+// policy at dial time, its TLS settings with the system roots kept (an
+// authorization server usually lives elsewhere), no proxy. The client's
+// idle connections are its caller's to close.
+type NewClient func(timeout time.Duration) (*http.Client, error)

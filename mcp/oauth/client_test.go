@@ -1,4 +1,4 @@
-package mcp
+package oauth_test
 
 import (
 	"context"
@@ -18,15 +18,17 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/oauthtest"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // keptClient returns the kept client registration of srv, or nil.
-func (e *authEnv) keptClient(srv config.Server) *clientRecord {
-	return storedAs[clientRecord](e, clientKey(signInKey(srv)))
+func (e *authEnv) keptClient(srv config.Server) *oauth.ClientRecord {
+	return storedAs[oauth.ClientRecord](e, oauth.ClientKey(oauth.SignInKey(srv)))
 }
 
 // editKept rewrites the kept client registration of srv with edit.
-func (e *authEnv) editKept(srv config.Server, edit func(*clientRecord)) {
+func (e *authEnv) editKept(srv config.Server, edit func(*oauth.ClientRecord)) {
 	e.t.Helper()
 	rec := e.keptClient(srv)
 	if rec == nil {
@@ -37,7 +39,7 @@ func (e *authEnv) editKept(srv config.Server, edit func(*clientRecord)) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.store.Put(context.Background(), clientKey(signInKey(srv)), b); err != nil {
+	if _, err := e.store.Put(context.Background(), oauth.ClientKey(oauth.SignInKey(srv)), b); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -89,7 +91,7 @@ func TestOAuthRegistrationKept(t *testing.T) {
 			if tc.wantIssuer {
 				wantIssuer = e.as.Issuer
 			}
-			if kept.Issuer != wantIssuer || kept.port() == 0 || kept.Registration.ClientID != e.authorizedClients()[0] {
+			if kept.Issuer != wantIssuer || kept.Port() == 0 || kept.Registration.ClientID != e.authorizedClients()[0] {
 				t.Errorf("kept %+v; want issuer %q, a loopback redirect URI, the client id authorized", kept, wantIssuer)
 			}
 			if rec := e.stored(srv); rec == nil || rec.Issuer != wantIssuer {
@@ -97,7 +99,7 @@ func TestOAuthRegistrationKept(t *testing.T) {
 			}
 
 			ctx := context.Background()
-			if _, err := SignOut(ctx, srv, nil, opts.Auth); err != nil {
+			if _, err := mcp.SignOut(ctx, srv, nil, opts.Auth); err != nil {
 				t.Fatal(err)
 			}
 			if e.keptClient(srv) == nil {
@@ -128,19 +130,19 @@ func TestOAuthRegistrationRenewed(t *testing.T) {
 	tests := []struct {
 		name   string
 		ttl    time.Duration // the server's client_secret lifetime
-		edit   func(*clientRecord)
+		edit   func(*oauth.ClientRecord)
 		hold   bool // the kept redirect port is taken
 		reused bool
 	}{
 		{name: "a secret that never expires", reused: true},
 		{name: "a secret good for a day", ttl: 24 * time.Hour, reused: true},
 		{name: "a secret that expires during the sign-in's wait", ttl: time.Minute},
-		{name: "an expired secret", edit: func(r *clientRecord) {
+		{name: "an expired secret", edit: func(r *oauth.ClientRecord) {
 			r.Registration.ClientSecretExpiresAt = time.Now().Add(-time.Minute).Truncate(time.Second)
 		}},
 		{name: "the redirect port taken", hold: true},
-		{name: "another authorization server", edit: func(r *clientRecord) { r.Issuer = "https://as.example" }},
-		{name: "another registration endpoint", edit: func(r *clientRecord) { r.RegistrationEndpoint += "2" }},
+		{name: "another authorization server", edit: func(r *oauth.ClientRecord) { r.Issuer = "https://as.example" }},
+		{name: "another registration endpoint", edit: func(r *oauth.ClientRecord) { r.RegistrationEndpoint += "2" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,7 +154,7 @@ func TestOAuthRegistrationRenewed(t *testing.T) {
 				e.editKept(srv, tc.edit)
 			}
 			if tc.hold {
-				ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(first.port()))
+				ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(first.Port()))
 				if err != nil {
 					t.Fatalf("holding the kept port: %v", err)
 				}
@@ -220,8 +222,8 @@ func TestOAuthRegistrationRejected(t *testing.T) {
 		}
 		e.as.SetRejectClients(true)
 		_, err := e.login(srv, e.options(nil))
-		if !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), "invalid_client") {
-			t.Fatalf("sign-in with every client rejected: %v; want ErrNeedsAuth saying invalid_client", err)
+		if !errors.Is(err, oauth.ErrNeedsAuth) || !strings.Contains(err.Error(), "invalid_client") {
+			t.Fatalf("sign-in with every client rejected: %v; want oauth.ErrNeedsAuth saying invalid_client", err)
 		}
 		if n, m := len(e.as.Events("register")), len(e.as.Events("authorize")); n != 2 || m != 3 {
 			t.Errorf("%d registrations, %d authorizations; want 2 and 3: one new registration, tried once", n, m)
@@ -243,10 +245,10 @@ func TestOAuthRegistrationRejected(t *testing.T) {
 		defer page.client.CloseIdleConnections()
 		opts := e.options(nil)
 		opts.Auth.LoginWait = 50 * time.Millisecond
-		c := NewConn(srv, opts)
+		c := mcp.NewConn(srv, opts)
 		err := e.noteErr(c.Login(context.Background(), page.open))
 		c.Close()
-		if !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), "nobody signed in") {
+		if !errors.Is(err, oauth.ErrNeedsAuth) || !strings.Contains(err.Error(), "nobody signed in") {
 			t.Fatalf("sign-in at a page that refuses the client: %v; want nobody signed in", err)
 		}
 		if got := page.statuses(); !cmp.Equal(got, []int{http.StatusBadRequest}) {
@@ -310,16 +312,16 @@ func TestOAuthRefreshRejectedClient(t *testing.T) {
 				rec := e.stored(srv)
 				rec.Expiry = time.Now().Add(-time.Minute)
 				b, _ := json.Marshal(rec)
-				if _, err := e.store.Put(context.Background(), signInKey(srv), b); err != nil {
+				if _, err := e.store.Put(context.Background(), oauth.SignInKey(srv), b); err != nil {
 					t.Fatal(err)
 				}
 			}
 			c2, err := e.start(srv, e.options(nil))
-			if !errors.Is(err, ErrNeedsAuth) {
-				t.Fatalf("Start with a refused client: %v, want ErrNeedsAuth", err)
+			if !errors.Is(err, oauth.ErrNeedsAuth) {
+				t.Fatalf("Start with a refused client: %v, want oauth.ErrNeedsAuth", err)
 			}
-			if st := c2.Status(); st.State != StateNeedsAuth || !strings.Contains(st.LastError, clientRefusedReason) {
-				t.Errorf("status %v, %q; want needsAuth, %q", st.State, st.LastError, clientRefusedReason)
+			if st := c2.Status(); st.State != mcp.StateNeedsAuth || !strings.Contains(st.LastError, oauth.ClientRefusedReason) {
+				t.Errorf("status %v, %q; want needsAuth, %q", st.State, st.LastError, oauth.ClientRefusedReason)
 			}
 			if kept := e.keptClient(srv); kept != nil {
 				t.Errorf("the refused registration is still kept")

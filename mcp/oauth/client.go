@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ func (r *clientRecord) clientID() string {
 }
 
 // loadClient returns the kept registration of the flow's entry, or nil.
-func (f *oauthFlow) loadClient(ctx context.Context) *clientRecord {
+func (f *Flow) loadClient(ctx context.Context) *clientRecord {
 	store, err := f.store()
 	if err != nil {
 		return nil // the tokens' own reading says why
@@ -104,7 +104,7 @@ func (f *oauthFlow) loadClient(ctx context.Context) *clientRecord {
 
 // saveClient keeps rec for the next sign-in. A failure is logged: the
 // next sign-in registers anew.
-func (f *oauthFlow) saveClient(rec *clientRecord) {
+func (f *Flow) saveClient(rec *clientRecord) {
 	rec.Server = f.srv.Name
 	b, err := json.Marshal(rec)
 	if err == nil {
@@ -135,7 +135,7 @@ func forgetClient(ctx context.Context, store *tokenstore.Store, signIn, id strin
 }
 
 // dropClient is forgetClient for the flow's entry, with a failure logged.
-func (f *oauthFlow) dropClient(id, why string) {
+func (f *Flow) dropClient(id, why string) {
 	store, err := f.store()
 	if err == nil {
 		err = forgetClient(context.Background(), store, f.key, id)
@@ -308,7 +308,7 @@ func peekBody(resp *http.Response, limit int64) []byte {
 // listenFor listens for the browser's redirect: on the configured
 // callbackPort, else on the port of the kept registration, whose redirect
 // URI it is part of, else (or if that port is taken) on any free port.
-func (f *oauthFlow) listenFor(kept *clientRecord) (*callbackServer, error) {
+func (f *Flow) listenFor(kept *clientRecord) (*callbackServer, error) {
 	port := 0
 	if o := f.srv.OAuth; o != nil {
 		port = o.CallbackPort

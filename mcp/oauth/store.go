@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"bytes"
@@ -78,7 +78,7 @@ func (r *tokenRecord) setToken(tok *oauth2.Token, asked []string) {
 
 // config returns the oauth2 configuration that refreshes the record's
 // token. A configured client's secret comes from the entry.
-func (f *oauthFlow) recordConfig(r *tokenRecord) *oauth2.Config {
+func (f *Flow) recordConfig(r *tokenRecord) *oauth2.Config {
 	cfg := &oauth2.Config{
 		ClientID:     r.ClientID,
 		ClientSecret: r.ClientSecret,
@@ -93,7 +93,7 @@ func (f *oauthFlow) recordConfig(r *tokenRecord) *oauth2.Config {
 
 // loadStored returns a token source over the stored record, or nil if
 // there is none.
-func (f *oauthFlow) loadStored(ctx context.Context) (*tokenSource, error) {
+func (f *Flow) loadStored(ctx context.Context) (*tokenSource, error) {
 	rec, err := f.reread(ctx)
 	if rec == nil || err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (f *oauthFlow) loadStored(ctx context.Context) (*tokenSource, error) {
 }
 
 // reread returns the stored record, or nil if there is none.
-func (f *oauthFlow) reread(ctx context.Context) (*tokenRecord, error) {
+func (f *Flow) reread(ctx context.Context) (*tokenRecord, error) {
 	store, err := f.store()
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (f *oauthFlow) reread(ctx context.Context) (*tokenRecord, error) {
 
 // stored reports whether the store held the flow's sign-in at some point:
 // then its absence means someone signed out.
-func (f *oauthFlow) stored() bool {
+func (f *Flow) stored() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.saved
@@ -138,7 +138,7 @@ func (f *oauthFlow) stored() bool {
 
 // save stores rec. A failure is logged: the session has its token, only
 // the next run will have to sign in again.
-func (f *oauthFlow) save(rec *tokenRecord) {
+func (f *Flow) save(rec *tokenRecord) {
 	b, err := json.Marshal(rec)
 	if err == nil {
 		var store *tokenstore.Store
@@ -161,7 +161,7 @@ func (f *oauthFlow) save(rec *tokenRecord) {
 // newTokenSource is the go-sdk's hook after an authorization code was
 // exchanged for a token: the token is kept, stored and from then on
 // refreshed by a tokenSource. issuer is the authorization server's.
-func (f *oauthFlow) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token, issuer string) (oauth2.TokenSource, error) {
+func (f *Flow) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token, issuer string) (oauth2.TokenSource, error) {
 	f.addSecrets(tok.AccessToken, tok.RefreshToken, cfg.ClientSecret)
 	f.mu.Lock()
 	resource := f.resource
@@ -185,14 +185,14 @@ func (f *oauthFlow) newTokenSource(_ context.Context, cfg *oauth2.Config, tok *o
 }
 
 // newSource returns a token source over rec.
-func (f *oauthFlow) newSource(rec *tokenRecord) *tokenSource {
+func (f *Flow) newSource(rec *tokenRecord) *tokenSource {
 	return &tokenSource{f: f, cfg: f.recordConfig(rec), rec: rec}
 }
 
 // tokenSource hands out the record's token, refreshing it refreshMargin
 // before it expires and storing the new one.
 type tokenSource struct {
-	f   *oauthFlow
+	f   *Flow
 	cfg *oauth2.Config
 
 	// mu guards the fields below.
@@ -247,7 +247,7 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 	// A token with no access token is refreshed at once.
 	tok, err := s.cfg.TokenSource(s.f.refreshContext(s.rec.Resource), &oauth2.Token{RefreshToken: s.rec.RefreshToken}).Token()
 	if err != nil {
-		err = s.f.redactor().Error(err)
+		err = s.f.Redactor().Error(err)
 		var re *oauth2.RetrieveError
 		switch {
 		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
@@ -310,7 +310,7 @@ func (s *tokenSource) scopes() []string {
 
 // refreshContext returns the context oauth2 refreshes in: the flow's HTTP
 // client, with the resource parameter added to the request.
-func (f *oauthFlow) refreshContext(resource string) context.Context {
+func (f *Flow) refreshContext(resource string) context.Context {
 	c := *f.client
 	c.Transport = &resourceParam{base: f.client.Transport, resource: resource}
 	return context.WithValue(context.Background(), oauth2.HTTPClient, &c)
@@ -344,19 +344,19 @@ func (t *resourceParam) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-// optionsStore returns opts.Tokens, else DefaultTokenStore.
-func optionsStore(opts *AuthOptions) (*tokenstore.Store, error) {
+// optionsStore returns opts.Tokens, else DefaultStore.
+func optionsStore(opts *Options) (*tokenstore.Store, error) {
 	if opts != nil && opts.Tokens != nil {
 		return opts.Tokens, nil
 	}
-	return DefaultTokenStore()
+	return DefaultStore()
 }
 
 // TokenLocation returns where the tokens of the remote server srv, an
 // entry as configured, are kept: tokenstore.InKeyring or
-// tokenstore.InFile (opts.Tokens, else DefaultTokenStore), or an error
+// tokenstore.InFile (opts.Tokens, else DefaultStore), or an error
 // wrapping tokenstore.ErrNotFound when FreeCode holds no sign-in for it.
-func TokenLocation(ctx context.Context, srv config.Server, opts *AuthOptions) (string, error) {
+func TokenLocation(ctx context.Context, srv config.Server, opts *Options) (string, error) {
 	store, err := optionsStore(opts)
 	if err != nil {
 		return "", err
@@ -366,11 +366,11 @@ func TokenLocation(ctx context.Context, srv config.Server, opts *AuthOptions) (s
 
 // DeleteTokens forgets the sign-in of the remote server srv, an entry as
 // configured: its tokens leave the token store (opts.Tokens, else
-// DefaultTokenStore), and the authorization server is not told (SignOut
+// DefaultStore), and the authorization server is not told (SignOut
 // also has them revoked). It reports whether there were any. A FreeCode
 // process connected with those tokens finds them gone at its next refresh
 // and goes to StateNeedsAuth.
-func DeleteTokens(ctx context.Context, srv config.Server, opts *AuthOptions) (bool, error) {
+func DeleteTokens(ctx context.Context, srv config.Server, opts *Options) (bool, error) {
 	store, err := optionsStore(opts)
 	if err != nil {
 		return false, err

@@ -1,4 +1,4 @@
-package mcp
+package oauth_test
 
 import (
 	"context"
@@ -12,11 +12,13 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/oauthtest"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // refreshAt asks the test server for a token with the refresh token of
 // rec, as any client holding a copy of it could, and returns the error.
-func (e *authEnv) refreshAt(rec *tokenRecord, secret string) error {
+func (e *authEnv) refreshAt(rec *oauth.TokenRecord, secret string) error {
 	e.t.Helper()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -88,10 +90,10 @@ func TestSignOutRevokes(t *testing.T) {
 			e.signIn(srv, opts)
 			rec := e.stored(srv)
 			lookup := func(name string) (string, bool) { return tc.setup.PreSecret, name == "PRE_SECRET" }
-			res, err := SignOut(context.Background(), srv, lookup, opts.Auth)
+			res, err := mcp.SignOut(context.Background(), srv, lookup, opts.Auth)
 			e.noteErr(res.RevokeErr)
 			if err != nil || !res.Had || !res.Revoked || res.RevokeErr != nil {
-				t.Fatalf("SignOut = %+v, %v; want had, revoked", res, err)
+				t.Fatalf("mcp.SignOut = %+v, %v; want had, revoked", res, err)
 			}
 			want := []string{
 				"revoke refresh hint=refresh_token method=" + tc.wantMethod,
@@ -129,7 +131,7 @@ func TestSignOutNotRevoked(t *testing.T) {
 		setup    oauthtest.Setup
 		breakAS  func(*oauthtest.Server)
 		wantErr  string
-		noRevoke bool // errors.Is ErrNoRevocation
+		noRevoke bool // errors.Is oauth.ErrNoRevocation
 		wantKept bool
 	}{
 		{
@@ -161,13 +163,13 @@ func TestSignOutNotRevoked(t *testing.T) {
 			if tc.breakAS != nil {
 				tc.breakAS(e.as)
 			}
-			res, err := SignOut(context.Background(), srv, nil, opts.Auth)
+			res, err := mcp.SignOut(context.Background(), srv, nil, opts.Auth)
 			e.noteErr(res.RevokeErr)
 			if err != nil || !res.Had || res.Revoked || res.RevokeErr == nil {
-				t.Fatalf("SignOut = %+v, %v; want had, not revoked, and why", res, err)
+				t.Fatalf("mcp.SignOut = %+v, %v; want had, not revoked, and why", res, err)
 			}
-			if !strings.HasPrefix(res.RevokeErr.Error(), tc.wantErr) || errors.Is(res.RevokeErr, ErrNoRevocation) != tc.noRevoke {
-				t.Errorf("RevokeErr %q (ErrNoRevocation: %v); want %q (%v)", res.RevokeErr, errors.Is(res.RevokeErr, ErrNoRevocation), tc.wantErr, tc.noRevoke)
+			if !strings.HasPrefix(res.RevokeErr.Error(), tc.wantErr) || errors.Is(res.RevokeErr, oauth.ErrNoRevocation) != tc.noRevoke {
+				t.Errorf("RevokeErr %q (oauth.ErrNoRevocation: %v); want %q (%v)", res.RevokeErr, errors.Is(res.RevokeErr, oauth.ErrNoRevocation), tc.wantErr, tc.noRevoke)
 			}
 			if e.stored(srv) != nil {
 				t.Errorf("the tokens are still stored")
@@ -184,7 +186,7 @@ func TestSignOutNotRevoked(t *testing.T) {
 	}
 }
 
-// TestManagerLogoutReports: Manager.Logout (the sidecar's
+// TestManagerLogoutReports: mcp.Manager.Logout (the sidecar's
 // freecode/servers/logout, Workspace.Logout) logs whether the tokens were
 // revoked, and a failure to revoke them is the status's lastError.
 func TestManagerLogoutReports(t *testing.T) {
@@ -212,12 +214,12 @@ func TestManagerLogoutReports(t *testing.T) {
 			m := e.manager(srv)
 			ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 			defer cancel()
-			if st, err := m.Login(ctx, srv.Name, e.browser.Open); err != nil || st.State != StateConnected {
+			if st, err := m.Login(ctx, srv.Name, e.browser.Open); err != nil || st.State != mcp.StateConnected {
 				t.Fatalf("Login: %v, %v; want connected", st.State, e.noteErr(err))
 			}
 			e.as.SetRevocationDown(tc.down)
 			st, err := m.Logout(ctx, srv.Name)
-			if err != nil || st.State != StateStopped || !strings.HasPrefix(st.LastError, tc.wantLastError) || (tc.wantLastError == "") != (st.LastError == "") {
+			if err != nil || st.State != mcp.StateStopped || !strings.HasPrefix(st.LastError, tc.wantLastError) || (tc.wantLastError == "") != (st.LastError == "") {
 				t.Errorf("Logout: %v, %q, %v; want stopped, lastError %q", st.State, st.LastError, err, tc.wantLastError)
 			}
 			if e.stored(srv) != nil {
@@ -230,7 +232,7 @@ func TestManagerLogoutReports(t *testing.T) {
 			if !strings.Contains(logs, tc.wantLog) || !strings.Contains(logs, "server="+srv.Name) {
 				t.Errorf("the logs lack %s for server %s:\n%s", tc.wantLog, srv.Name, logs)
 			}
-			if last.State != StateStopped || last.LastError != st.LastError {
+			if last.State != mcp.StateStopped || last.LastError != st.LastError {
 				t.Errorf("the last status emitted: %v, %q; want the one Logout returned", last.State, last.LastError)
 			}
 		})

@@ -1,4 +1,4 @@
-package mcp
+package oauth_test
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/oauthtest"
 	"github.com/freecode/freecode/internal/tokenstore"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // authEnv is one OAuth test: the servers, a token store of its own, a
@@ -32,9 +34,12 @@ type authEnv struct {
 	store   *tokenstore.Store
 	browser *oauthtest.Browser
 
+	// changed is signalled at every status a Conn emits.
+	changed chan struct{}
+
 	mu       sync.Mutex
 	logs     bytes.Buffer
-	statuses []Status
+	statuses []mcp.Status
 	errs     []string
 }
 
@@ -48,6 +53,7 @@ func newAuthEnvOver(t *testing.T, setup oauthtest.Setup, transport string) *auth
 		t: t, setup: setup, sse: transport == config.TransportSSE,
 		as:    oauthtest.New(t, setup, goSDKHandler(t, transport)),
 		store: tokenstore.Open(t.TempDir(), nil), browser: oauthtest.NewBrowser(t),
+		changed: make(chan struct{}, 1),
 	}
 	t.Cleanup(e.checkNoSecrets)
 	return e
@@ -69,21 +75,25 @@ func (e *authEnv) server(o *config.OAuth) config.Server {
 	return srv
 }
 
-// options returns Conn options logging into e at debug level, with e's
+// options returns mcp.Conn options logging into e at debug level, with e's
 // token store; openURL, if set, may ask for more access mid-session.
-func (e *authEnv) options(openURL OpenURLFunc) *ConnOptions {
-	return &ConnOptions{
+func (e *authEnv) options(openURL oauth.OpenURLFunc) *mcp.ConnOptions {
+	return &mcp.ConnOptions{
 		Logger:   slog.New(slog.NewTextHandler(e, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		OnStatus: e.noteStatus,
 		Environ:  func() []string { return []string{"PRE_SECRET=" + e.setup.PreSecret} },
-		Auth:     &AuthOptions{Tokens: e.store, OpenURL: openURL},
+		Auth:     &oauth.Options{Tokens: e.store, OpenURL: openURL},
 	}
 }
 
-func (e *authEnv) noteStatus(st Status) {
+func (e *authEnv) noteStatus(st mcp.Status) {
 	e.mu.Lock()
 	e.statuses = append(e.statuses, st)
 	e.mu.Unlock()
+	select {
+	case e.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (e *authEnv) noteErr(err error) error {
@@ -95,9 +105,9 @@ func (e *authEnv) noteErr(err error) error {
 	return err
 }
 
-// login signs in on a new Conn through the headless browser.
-func (e *authEnv) login(srv config.Server, opts *ConnOptions) (*Conn, error) {
-	c := NewConn(srv, opts)
+// login signs in on a new mcp.Conn through the headless browser.
+func (e *authEnv) login(srv config.Server, opts *mcp.ConnOptions) (*mcp.Conn, error) {
+	c := mcp.NewConn(srv, opts)
 	e.t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
@@ -106,9 +116,9 @@ func (e *authEnv) login(srv config.Server, opts *ConnOptions) (*Conn, error) {
 	return c, err
 }
 
-// start starts a new Conn, which may use stored tokens only.
-func (e *authEnv) start(srv config.Server, opts *ConnOptions) (*Conn, error) {
-	c := NewConn(srv, opts)
+// start starts a new mcp.Conn, which may use stored tokens only.
+func (e *authEnv) start(srv config.Server, opts *mcp.ConnOptions) (*mcp.Conn, error) {
+	c := mcp.NewConn(srv, opts)
 	e.t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
@@ -118,7 +128,7 @@ func (e *authEnv) start(srv config.Server, opts *ConnOptions) (*Conn, error) {
 }
 
 // echo calls the echo tool.
-func (e *authEnv) echo(c *Conn) error {
+func (e *authEnv) echo(c *mcp.Conn) error {
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
 	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "signed in"}, nil)
@@ -132,8 +142,8 @@ func (e *authEnv) echo(c *Conn) error {
 }
 
 // stored returns the stored record of srv, or nil.
-func (e *authEnv) stored(srv config.Server) *tokenRecord {
-	return storedAs[tokenRecord](e, signInKey(srv))
+func (e *authEnv) stored(srv config.Server) *oauth.TokenRecord {
+	return storedAs[oauth.TokenRecord](e, oauth.SignInKey(srv))
 }
 
 // storedAs returns the entry of e's store under key, or nil.
@@ -153,8 +163,8 @@ func storedAs[T any](e *authEnv, key string) *T {
 	return &v
 }
 
-// signIn signs in to srv on a Conn it then closes: the sign-in is stored.
-func (e *authEnv) signIn(srv config.Server, opts *ConnOptions) {
+// signIn signs in to srv on a mcp.Conn it then closes: the sign-in is stored.
+func (e *authEnv) signIn(srv config.Server, opts *mcp.ConnOptions) {
 	e.t.Helper()
 	c, err := e.login(srv, opts)
 	if err != nil {
@@ -163,11 +173,11 @@ func (e *authEnv) signIn(srv config.Server, opts *ConnOptions) {
 	c.Close()
 }
 
-// manager returns a Manager of e's options running srv, closed when the
+// manager returns a mcp.Manager of e's options running srv, closed when the
 // test ends.
-func (e *authEnv) manager(srv config.Server) *Manager {
+func (e *authEnv) manager(srv config.Server) *mcp.Manager {
 	connOpts := e.options(nil)
-	m := NewManager(&ManagerOptions{ConnOptions: ConnOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth}})
+	m := mcp.NewManager(&mcp.ManagerOptions{ConnOptions: mcp.ConnOptions{Logger: connOpts.Logger, OnStatus: e.noteStatus, Auth: connOpts.Auth}})
 	e.t.Cleanup(func() { m.Close() })
 	m.Apply(context.Background(), []config.Server{srv})
 	return m
@@ -272,7 +282,7 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Login: %v\nauthorization server: %q", err, e.as.Events(""))
 			}
-			if st := c.Status(); st.State != StateConnected || st.ToolCount == 0 {
+			if st := c.Status(); st.State != mcp.StateConnected || st.ToolCount == 0 {
 				t.Fatalf("after Login: %v with %d tools, want connected with tools", st.State, st.ToolCount)
 			}
 			if err := e.echo(c); err != nil {
@@ -328,12 +338,12 @@ func TestOAuthDiscoveryAndRegistration(t *testing.T) {
 func TestOAuthNeedsSignInWithoutToken(t *testing.T) {
 	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
 	c, err := e.start(e.server(nil), e.options(e.browser.Open))
-	if !errors.Is(err, ErrNeedsAuth) || errors.Is(err, ErrRetrying) {
-		t.Fatalf("Start: %v; want ErrNeedsAuth, not retrying", err)
+	if !errors.Is(err, oauth.ErrNeedsAuth) || errors.Is(err, mcp.ErrRetrying) {
+		t.Fatalf("Start: %v; want oauth.ErrNeedsAuth, not retrying", err)
 	}
 	st := c.Status()
 	want := "sign-in required: the server asks for an OAuth sign-in and FreeCode holds no token for it"
-	if st.State != StateNeedsAuth || !strings.Contains(st.LastError, want) {
+	if st.State != mcp.StateNeedsAuth || !strings.Contains(st.LastError, want) {
 		t.Errorf("status: %v, %q; want needsAuth, %q", st.State, st.LastError, want)
 	}
 	b, _ := json.Marshal(st)
@@ -355,10 +365,10 @@ func TestOAuthDeniedConsent(t *testing.T) {
 	e.as.SetDeny(true)
 	srv := e.server(nil)
 	c, err := e.login(srv, e.options(nil))
-	if !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), "access was denied at the authorization server (access_denied): The user said <no>.") {
-		t.Fatalf("Login with consent denied: %v; want ErrNeedsAuth saying access was denied", err)
+	if !errors.Is(err, oauth.ErrNeedsAuth) || !strings.Contains(err.Error(), "access was denied at the authorization server (access_denied): The user said <no>.") {
+		t.Fatalf("Login with consent denied: %v; want oauth.ErrNeedsAuth saying access was denied", err)
 	}
-	if st := c.Status(); st.State != StateNeedsAuth || !strings.Contains(st.LastError, "access_denied") {
+	if st := c.Status(); st.State != mcp.StateNeedsAuth || !strings.Contains(st.LastError, "access_denied") {
 		t.Errorf("status %v, %q; want needsAuth saying why", st.State, st.LastError)
 	}
 	if rec := e.stored(srv); rec != nil {
@@ -447,11 +457,11 @@ func TestOAuthExpiredRefreshToken(t *testing.T) {
 	e.as.RevokeRefreshTokens()
 	e.as.ExpireAccessTokens()
 	c2, err := e.start(srv, e.options(e.browser.Open))
-	if !errors.Is(err, ErrNeedsAuth) {
-		t.Fatalf("Start with an expired refresh token: %v, want ErrNeedsAuth", err)
+	if !errors.Is(err, oauth.ErrNeedsAuth) {
+		t.Fatalf("Start with an expired refresh token: %v, want oauth.ErrNeedsAuth", err)
 	}
 	want := "sign-in required: the stored sign-in expired and the authorization server refused to renew it"
-	if st := c2.Status(); st.State != StateNeedsAuth || !strings.Contains(st.LastError, want) {
+	if st := c2.Status(); st.State != mcp.StateNeedsAuth || !strings.Contains(st.LastError, want) {
 		t.Errorf("status %v, %q; want needsAuth, %q", st.State, st.LastError, want)
 	}
 	if n := e.browser.Opens(); n != 1 {
@@ -475,12 +485,9 @@ func TestOAuthExpiredRefreshTokenMidSession(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
-	for st := c.Status(); st.State != StateNeedsAuth; st = c.Status() {
-		c.mu.Lock()
-		ch := c.stateCh
-		c.mu.Unlock()
+	for st := c.Status(); st.State != mcp.StateNeedsAuth; st = c.Status() {
 		select {
-		case <-ch:
+		case <-e.changed:
 		case <-ctx.Done():
 			t.Fatalf("state %v (%s), want needsAuth", st.State, st.LastError)
 		}
@@ -502,13 +509,13 @@ func TestOAuthSignedOutElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if had, err := DeleteTokens(ctx, srv, opts.Auth); !had || err != nil {
-		t.Fatalf("DeleteTokens = %v, %v; want true, nil", had, err)
+	if had, err := oauth.DeleteTokens(ctx, srv, opts.Auth); !had || err != nil {
+		t.Fatalf("oauth.DeleteTokens = %v, %v; want true, nil", had, err)
 	}
 	refreshes := len(e.as.Events("refresh"))
 	e.as.ExpireAccessTokens()
-	if err := e.echo(c); err == nil || !strings.Contains(err.Error(), "sign-in required: "+signedOutReason) {
-		t.Errorf("a call after signing out elsewhere: %v; want %q", err, signedOutReason)
+	if err := e.echo(c); err == nil || !strings.Contains(err.Error(), "sign-in required: "+oauth.SignedOutReason) {
+		t.Errorf("a call after signing out elsewhere: %v; want %q", err, oauth.SignedOutReason)
 	}
 	if n := len(e.as.Events("refresh")); n != refreshes {
 		t.Errorf("%d refreshes after the sign-out", n-refreshes)
@@ -516,8 +523,8 @@ func TestOAuthSignedOutElsewhere(t *testing.T) {
 	if rec := e.stored(srv); rec != nil {
 		t.Errorf("the signed-out session stored its tokens again")
 	}
-	if _, err := TokenLocation(ctx, srv, opts.Auth); !errors.Is(err, tokenstore.ErrNotFound) {
-		t.Errorf("TokenLocation after sign-out: %v, want ErrNotFound", err)
+	if _, err := oauth.TokenLocation(ctx, srv, opts.Auth); !errors.Is(err, tokenstore.ErrNotFound) {
+		t.Errorf("oauth.TokenLocation after sign-out: %v, want ErrNotFound", err)
 	}
 }
 
@@ -558,8 +565,8 @@ func TestOAuthStepUp(t *testing.T) {
 		}
 		// The server refused it before running it: that is no lost
 		// connection (which may have run it), and it says what it asks for.
-		if !errors.Is(err, ErrNeedsAuth) || errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), `scope "read write"`) {
-			t.Errorf("the error %q; want ErrNeedsAuth, not ErrConnectionLost, naming the scope asked for", err)
+		if !errors.Is(err, oauth.ErrNeedsAuth) || errors.Is(err, mcp.ErrConnectionLost) || !strings.Contains(err.Error(), `scope "read write"`) {
+			t.Errorf("the error %q; want oauth.ErrNeedsAuth, not mcp.ErrConnectionLost, naming the scope asked for", err)
 		}
 		c.Close()
 		if n := len(e.as.Events("authorize")); n != 1 {
@@ -579,8 +586,8 @@ func TestOAuthStepUp(t *testing.T) {
 				t.Fatal("a call succeeded without the scope it needs")
 			}
 		}
-		if n := len(e.as.Events("authorize")); n > 1+maxStepUps {
-			t.Errorf("%d authorization requests, want at most %d", n, 1+maxStepUps)
+		if n := len(e.as.Events("authorize")); n > 1+oauth.MaxStepUps {
+			t.Errorf("%d authorization requests, want at most %d", n, 1+oauth.MaxStepUps)
 		}
 	})
 }
@@ -612,21 +619,21 @@ func TestManagerLoginLogout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
 	st, err := m.Start(ctx, srv.Name)
-	if !errors.Is(err, ErrNeedsAuth) || st.State != StateNeedsAuth {
+	if !errors.Is(err, oauth.ErrNeedsAuth) || st.State != mcp.StateNeedsAuth {
 		t.Fatalf("Start before signing in: %v, %v; want needsAuth", st.State, err)
 	}
 	st, err = m.Login(ctx, srv.Name, e.browser.Open)
-	if err != nil || st.State != StateConnected {
+	if err != nil || st.State != mcp.StateConnected {
 		t.Fatalf("Login: %v, %v; want connected", st.State, e.noteErr(err))
 	}
 	st, err = m.Logout(ctx, srv.Name)
-	if err != nil || st.State != StateStopped {
+	if err != nil || st.State != mcp.StateStopped {
 		t.Fatalf("Logout: %v, %v; want stopped", st.State, err)
 	}
 	if rec := e.stored(srv); rec != nil {
 		t.Errorf("Logout left the tokens in the store")
 	}
-	if st, err := m.Start(ctx, srv.Name); !errors.Is(err, ErrNeedsAuth) {
+	if st, err := m.Start(ctx, srv.Name); !errors.Is(err, oauth.ErrNeedsAuth) {
 		t.Errorf("Start after Logout: %v, %v; want needsAuth", st.State, err)
 	}
 }

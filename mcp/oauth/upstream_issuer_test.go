@@ -1,4 +1,4 @@
-package mcp
+package oauth_test
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/tokenstore"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // TestBackcompatMetadataIssuer reproduces the conformance suite's
@@ -66,9 +68,9 @@ func TestBackcompatMetadataIssuer(t *testing.T) {
 				cancel() // no browser: the test ends at the authorization page
 				return nil
 			}
-			c := NewConn(remoteServer(s.url+"/mcp", config.TransportHTTP), &ConnOptions{
+			c := mcp.NewConn(remoteServer(s.url+"/mcp", config.TransportHTTP), &mcp.ConnOptions{
 				Logger: slog.New(slog.DiscardHandler),
-				Auth:   &AuthOptions{Tokens: tokenstore.Open(t.TempDir(), nil)},
+				Auth:   &oauth.Options{Tokens: tokenstore.Open(t.TempDir(), nil)},
 			})
 			defer c.Close()
 			err := c.Login(ctx, open)
@@ -84,8 +86,8 @@ func TestBackcompatMetadataIssuer(t *testing.T) {
 			}
 			if tc.wantErr != "" {
 				want := fmt.Sprintf(tc.wantErr, s.url)
-				if !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), want) {
-					t.Fatalf("Login: %v\nwant ErrNeedsAuth with %q", err, want)
+				if !errors.Is(err, oauth.ErrNeedsAuth) || !strings.Contains(err.Error(), want) {
+					t.Fatalf("Login: %v\nwant oauth.ErrNeedsAuth with %q", err, want)
 				}
 				if page != "" {
 					t.Errorf("the authorization page %s was shown", page)

@@ -1,4 +1,4 @@
-package mcp
+package oauth
 
 import (
 	"context"
@@ -31,7 +31,7 @@ import (
 // to. stepUp asks for more access on top of what was granted. A kept
 // client registration the authorization server rejects is replaced by a
 // new one, and the authorization asked for again, once.
-func (f *oauthFlow) authorizeInteractive(ctx context.Context, req *http.Request, resp *http.Response, open OpenURLFunc, stepUp bool) error {
+func (f *Flow) authorizeInteractive(ctx context.Context, req *http.Request, resp *http.Response, open OpenURLFunc, stepUp bool) error {
 	var kept *clientRecord
 	if o := f.srv.OAuth; o == nil || o.ClientID == "" {
 		kept = f.loadClient(ctx)
@@ -56,7 +56,7 @@ func (f *oauthFlow) authorizeInteractive(ctx context.Context, req *http.Request,
 // may use kept as its registration (see clientKeeper). It reports whether
 // the authorization server rejected kept: it was dropped, and a new
 // registration may try again.
-func (f *oauthFlow) authorizeWith(ctx context.Context, req *http.Request, resp *http.Response, cb *callbackServer, open OpenURLFunc, stepUp bool, kept *clientRecord) (retry bool, _ error) {
+func (f *Flow) authorizeWith(ctx context.Context, req *http.Request, resp *http.Response, cb *callbackServer, open OpenURLFunc, stepUp bool, kept *clientRecord) (retry bool, _ error) {
 	o := f.srv.OAuth
 	var granted []string
 	f.mu.Lock()
@@ -150,7 +150,7 @@ func union(a, b []string) []string {
 
 // fetchCode shows the user the authorization page and waits, within ctx
 // and LoginWait, for the browser to come back with a code.
-func (f *oauthFlow) fetchCode(ctx context.Context, cb *callbackServer, authURL string, open OpenURLFunc) (*auth.AuthorizationResult, error) {
+func (f *Flow) fetchCode(ctx context.Context, cb *callbackServer, authURL string, open OpenURLFunc) (*auth.AuthorizationResult, error) {
 	u, err := url.Parse(authURL)
 	if err != nil {
 		return nil, fmt.Errorf("the authorization URL does not parse")
