@@ -89,7 +89,7 @@ type ConnOptions struct {
 	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
 
 	// Auth configures the OAuth sign-in of a remote server (nil means
-	// defaults: tokens in DefaultTokenStore, no page opened unasked).
+	// defaults: tokens in oauth.DefaultStore, no page opened unasked).
 	Auth *oauth.Options
 }
 
