@@ -87,7 +87,9 @@ func CheckName(name string) error {
 	return toolid.CheckServer(name)
 }
 
-// validate checks the decoded servers against the rules of DESIGN.md.
+// validate checks the decoded servers: every name valid (CheckName) and
+// unique, and each entry by checkServer. Each problem is recorded under its
+// key and none stops the others, so the user sees them all at once.
 func (d *decoder) validate(cfg *Config) {
 	seen := make(map[string]string) // name -> key of its first entry
 	for i, s := range cfg.MCP.Servers {

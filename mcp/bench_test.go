@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
 )
 
 // benchServer is one stdio MCP server the benchmark drives.
@@ -226,7 +227,7 @@ func floorCalls(b *testing.B, srv benchServer, n int) rate {
 	for k, v := range srv.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	cmd.SysProcAttr = sysProcAttr(false)
+	ownGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

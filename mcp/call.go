@@ -10,13 +10,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // CallTool calls a tool. While the Conn reconnects it waits, within ctx,
 // for the reconnect. onProgress, if not nil, gets the call's progress
 // notifications. An error wrapping ErrConnectionLost means the transport
 // died with the call in flight (it may have run); ErrNotConnected means
-// it was never sent; ErrNeedsAuth means the server refused it for want of
+// it was never sent; oauth.ErrNeedsAuth means the server refused it for want of
 // a sign-in or of more access, and did not run it. A tool's own failure is
 // a result with IsError.
 func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
@@ -46,7 +49,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	drops := c.dropCount()
 	res, err := s.cs.CallTool(ctx, params)
 	if s.proc != nil {
-		pokeAdoptions() // the call may have started a daemon
+		proc.PokeAdoptions() // the call may have started a daemon
 	}
 	if err == nil {
 		return res, nil
@@ -56,7 +59,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		// The answer may be what was dropped: say so, not just "deadline".
 		err = fmt.Errorf("%w (the server did send something: %s)", err, why)
 	}
-	if errors.Is(err, ErrNeedsAuth) {
+	if errors.Is(err, oauth.ErrNeedsAuth) {
 		// The server's HTTP side refused the request (401, or 403
 		// insufficient_scope) before its MCP side saw it: not run, and no
 		// connection lost, whatever the sign-in's failure does to the

@@ -10,9 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/urlpolicy"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // ConnOptions configure a Conn. A nil *ConnOptions means defaults.
@@ -86,8 +89,8 @@ type ConnOptions struct {
 	Dial func(ctx context.Context, srv config.Server) (mcpsdk.Transport, error)
 
 	// Auth configures the OAuth sign-in of a remote server (nil means
-	// defaults: tokens in DefaultTokenStore, no page opened unasked).
-	Auth *AuthOptions
+	// defaults: tokens in oauth.DefaultStore, no page opened unasked).
+	Auth *oauth.Options
 }
 
 // A Conn is one configured MCP server: it starts it (stdio) or dials it
@@ -180,7 +183,7 @@ type Conn struct {
 	// lastError, the stderr tail, logs, CallTool's errors.
 	redactor atomic.Pointer[urlpolicy.Redactor]
 
-	stepUps stepUpCounts // sign-ins for more access, across sessions
+	stepUps oauth.StepUps // sign-ins for more access, across sessions
 
 	progressMu sync.Mutex
 	progress   map[string]*progressSub // by progress token
@@ -190,9 +193,9 @@ type Conn struct {
 // session is one live MCP session and, for a local server, its process.
 type session struct {
 	cs        *mcpsdk.ClientSession
-	proc      *process
+	proc      *proc.Process
 	transport string
-	auth      *oauthFlow    // a remote session's sign-in; nil for others
+	auth      *oauth.Flow   // a remote session's sign-in; nil for others
 	done      chan struct{} // closed when the session has ended
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when a call saw the transport fail
@@ -213,7 +216,7 @@ func (s *session) exited() <-chan struct{} {
 	if s.proc == nil {
 		return nil
 	}
-	return s.proc.exited
+	return s.proc.Exited()
 }
 
 func (s *session) ended() bool {
@@ -241,8 +244,8 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		tries:      reconnectTries,
 		stableFor:  stableUptime,
 		listBytes:  maxToolListBytes,
-		closeGrace: defaultCloseGrace,
-		termGrace:  defaultTermGrace,
+		closeGrace: proc.CloseGrace,
+		termGrace:  proc.TermGrace,
 		relist:     make(chan struct{}, 1),
 		kick:       make(chan struct{}, 1),
 		restart:    make(chan struct{}, 1),
@@ -389,7 +392,7 @@ func (c *Conn) setSessionLocked(s *session, tools toolList) bool {
 	c.transport = s.transport
 	c.pid = 0
 	if s.proc != nil {
-		c.pid = s.proc.pid
+		c.pid = s.proc.PID()
 	}
 	c.serverInfo, c.protoVer = nil, ""
 	if ir := s.cs.InitializeResult(); ir != nil {

@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // hangGuard bounds waits that should end quickly; it is no timing assertion.

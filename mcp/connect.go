@@ -17,6 +17,8 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // maxToolPages bounds tools/list pagination against a server that never
@@ -48,7 +50,7 @@ const maxToolListBytes = 64 << 20
 func (c *Conn) Start(ctx context.Context) error { return c.start(withoutAnswerer(ctx), nil) }
 
 // start is Start, and Login when login is not nil.
-func (c *Conn) start(ctx context.Context, login OpenURLFunc) error {
+func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -168,7 +170,7 @@ func (e *configError) Unwrap() error { return e.err }
 // while the user has to sign in.
 func retryable(err error) bool {
 	var cerr *configError
-	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, ErrNeedsAuth)
+	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, oauth.ErrNeedsAuth)
 }
 
 // endAttemptLocked records that a connect attempt ended, for awaitAttempt.
@@ -193,7 +195,7 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 // connect brings up one session: transport, initialize, initialized and
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running. login, for Login, is how a sign-in shows its page.
-func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ toolList, err error) {
+func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session, _ toolList, err error) {
 	lookup := c.lookupEnv()
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
@@ -212,13 +214,18 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	c.redactor.Store(red)
 	// The sign-in adds its tokens to the redactor as it learns them.
 	defer func() { err = c.redactor.Load().Error(err) }()
-	var flow *oauthFlow
+	var flow *oauth.Flow
 	if srv.Type == config.TypeRemote && c.opts.Dial == nil {
-		flow = c.newOAuthFlow(srv, secrets, login)
+		flow = oauth.NewFlow(srv, oauth.FlowConfig{
+			Entry: c.srv, Options: c.opts.Auth, Login: login, StepUps: &c.stepUps,
+			Secrets:    secrets,
+			OnRedactor: func(r *urlpolicy.Redactor) { c.redactor.Store(r) },
+			Logger:     c.logger,
+		})
 	}
 	timeout := srv.Timeout
 	if flow != nil {
-		timeout = flow.connectTimeout(timeout)
+		timeout = flow.ConnectTimeout(timeout)
 	}
 	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
@@ -246,7 +253,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 			ctx, abort = context.WithCancelCause(ctx)
 			defer abort(nil)
 			probe.failed = func() {
-				if err := flow.needsAuth(); err != nil {
+				if err := flow.NeedsAuth(); err != nil {
 					abort(err)
 				}
 			}
@@ -271,7 +278,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 	case srv.Type == config.TypeRemote:
 		cs, transport, err := dialRemoteAuth(ctx, c.client, srv, sopts, c.logger, flow, urlSecrets...)
 		if err != nil {
-			return nil, toolList{}, c.connectError(ctx, timeout, flow.explain(err), nil, drops)
+			return nil, toolList{}, c.connectError(ctx, timeout, flow.Explain(err), nil, drops)
 		}
 		s.cs, s.transport = cs, transport
 	default:
@@ -289,12 +296,12 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 		err = c.connectError(ctx, timeout, fmt.Errorf("listing tools: %w", err), s.proc, drops)
 		c.closeSession(s)
 		if flow != nil {
-			err = flow.explain(err)
+			err = flow.Explain(err)
 		}
 		return nil, toolList{}, err
 	}
 	s.auth = flow
-	flow.connected(s.markLost)
+	flow.Connected(s.markLost)
 	c.sendLogLevel(ctx, s) // loglevel.go
 	return s, tools, nil
 }
@@ -302,7 +309,7 @@ func (c *Conn) connect(ctx context.Context, login OpenURLFunc) (s *session, _ to
 // connectError makes a connect failure readable: a timeout says so, and
 // what the server sent that was dropped meanwhile (drops counted dropsBefore
 // when the attempt began); a process that died says how.
-func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *process, dropsBefore int) error {
+func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err error, p *proc.Process, dropsBefore int) error {
 	var timedOut string
 	if iw, _ := ctx.Value(installWaitKey{}).(*installWait); iw != nil {
 		timedOut, _ = iw.explain(ctx)
@@ -316,7 +323,7 @@ func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err erro
 		}
 	}
 	if p != nil {
-		if perr := p.exitError(); perr != nil {
+		if perr := p.ExitError(); perr != nil {
 			err = fmt.Errorf("%w (%v)", err, perr)
 		}
 	}
@@ -516,7 +523,7 @@ func formatBytes(n int) string {
 // EOF, SIGTERM, SIGKILL) and reaped, then the session is closed.
 func (c *Conn) closeSession(s *session) {
 	if s.proc != nil {
-		s.proc.stop(c.closeGrace, c.termGrace)
+		s.proc.Stop(c.closeGrace, c.termGrace)
 	}
 	_ = s.cs.Close()
 	<-s.done

@@ -10,14 +10,16 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/jsonline"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // dialStdio starts srv's process and runs initialize over its stdio. A
 // server run by npx that exits on a half-written npx cache has the cache
 // removed and is started once more (npxcache.go).
 func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
-	env := serverEnv(c.opts.Environ(), srv.Env, srv.InheritEnv)
+	env := proc.Env(c.opts.Environ(), srv.Env, srv.InheritEnv)
 	iw, _ := ctx.Value(installWaitKey{}).(*installWait)
 	for repaired := false; ; repaired = true {
 		cs, p, b, err := c.startStdio(ctx, srv, env, sopts, red, iw)
@@ -25,8 +27,8 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 			s.cs, s.proc = cs, p
 			// A daemon the server started on its way up is recorded now,
 			// before anything could kill this process
-			// (orphans_escape_linux.go).
-			recordAdopted()
+			// (proc.RecordAdopted).
+			proc.RecordAdopted()
 			return nil
 		}
 		switch {
@@ -46,20 +48,25 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 // startStdio is one attempt of dialStdio. On failure the process, if one
 // was started, is stopped, and b is set when it was an npx server that
 // exited on a half-written cache.
-func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *process, b *brokenNPX, _ error) {
+func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *proc.Process, b *brokenNPX, _ error) {
 	drops := c.dropCount()
 	lines := c.tail.count()
-	p, err := startProcess(srv, env, &c.tail, func(line string) { c.emitLog(LogStderr, "", line) }, red, c.logger)
+	p, err := proc.Start(proc.Command{
+		Argv: srv.Command, Dir: srv.Cwd, Env: env,
+		Gentle: runnerOf(srv.Command) != nil,
+		Stderr: func(line string) { c.noteStderr(red.String(line)) },
+	}, c.logger)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}
-	f := newLineFilter(p.stdout, srv.MaxMessageBytes, c.logger)
-	f.onProgress = c.noteProgress
-	f.onDrop = c.noteDrop
-	f.redact = func(s string) string { return c.redactor.Load().String(s) }
-	t := &stdioTransport{filter: f, stdin: p.stdin}
+	f := jsonline.NewFilter(p.Stdout(), srv.MaxMessageBytes, c.logger, &jsonline.FilterOptions{
+		OnProgress: c.noteProgress,
+		OnDrop:     c.noteDrop,
+		Redact:     func(s string) string { return c.redactor.Load().String(s) },
+	})
+	t := &stdioTransport{filter: f, stdin: p.Stdin(), logger: c.logger}
 	if iw != nil {
-		t.stdin = iw.input(p.stdin)
+		t.stdin = iw.input(p.Stdin())
 		iw.watch(ctx, p)
 	}
 	// Watch the process while initialize runs: a server that exits at once
@@ -68,7 +75,7 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 	defer cancel(nil)
 	go func() {
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 			cancel(errors.New("server process exited"))
 		case <-ctx.Done():
 		}
@@ -81,18 +88,18 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 	// the error can say how it ended.
 	timer := time.NewTimer(200 * time.Millisecond)
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-timer.C:
 	}
 	timer.Stop()
-	exited := p.exitError() != nil
+	exited := p.ExitError() != nil
 	err = c.connectError(ctx, srv.Timeout, fmt.Errorf("initialize: %w", err), p, drops)
 	if iw != nil {
 		// Never SIGKILL a runner at once: it may be installing, and npm
 		// undoes a half-done install on SIGTERM.
-		p.stop(c.closeGrace, max(c.termGrace, runnerTermGrace))
+		p.Stop(c.closeGrace, max(c.termGrace, runnerTermGrace))
 	} else {
-		p.kill()
+		p.Kill()
 	}
 	tail := c.tail.since(lines) // stopped: its stderr is drained
 	if len(tail) > 0 {

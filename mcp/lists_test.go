@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -174,36 +175,40 @@ func TestMemResourcesAndPrompts(t *testing.T) {
 // The first lists' events follow the "connected" status, even when
 // whoever hears of the tools takes its time: a frontend that reads a
 // server's resources on their event finds it connected (it reads none of
-// a server it thinks is connecting).
+// a server it thinks is connecting). In the bubble the slow hook's timer
+// fires only once every other goroutine is blocked, so a listing that does
+// not wait for the status has had every chance to overtake it: no real
+// time decides the test.
 func TestMemListsAfterConnected(t *testing.T) {
-	s := newMemServer(t, "mem")
-	textResource(s, "file:///a.txt", "a.txt", "alpha")
-	greetPrompt(s)
-	ev := newListEvents()
-	listed := make(chan struct{})
-	var once sync.Once
-	c := newTestConnOpts(t, memSrv("m"), nil, &ConnOptions{Dial: s.Dial, OnStatus: func(st Status) {
-		ev.add(ListChanged{Kind: "status", Reason: st.State.String()})
-	}})
-	c.onLists = func(l ListChanged) {
-		once.Do(func() { close(listed) })
-		ev.add(l)
-	}
-	c.onTools = func(string, []*mcpsdk.Tool) {
-		// Slow, as a registry rebuild may be: give a listing that does
-		// not wait for the status the time to overtake it.
-		select {
-		case <-listed:
-		case <-time.After(100 * time.Millisecond):
+	synctest.Test(t, func(t *testing.T) {
+		s := newMemServer(t, "mem")
+		textResource(s, "file:///a.txt", "a.txt", "alpha")
+		greetPrompt(s)
+		ev := newListEvents()
+		listed := make(chan struct{})
+		var once sync.Once
+		c := newTestConnOpts(t, memSrv("m"), nil, &ConnOptions{Dial: s.Dial, OnStatus: func(st Status) {
+			ev.add(ListChanged{Kind: "status", Reason: st.State.String()})
+		}})
+		c.onLists = func(l ListChanged) {
+			once.Do(func() { close(listed) })
+			ev.add(l)
 		}
-	}
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"status connecting", "status connected", "resources connected", "prompts connected"}
-	if diff := cmp.Diff(want, ev.await(t, 4)); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
+		c.onTools = func(string, []*mcpsdk.Tool) {
+			// Slow, as a registry rebuild may be.
+			select {
+			case <-listed:
+			case <-time.After(time.Minute):
+			}
+		}
+		if err := c.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"status connecting", "status connected", "resources connected", "prompts connected"}
+		if diff := cmp.Diff(want, ev.await(t, 4)); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // A reconnect that brings the same lists tells nobody.

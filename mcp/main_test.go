@@ -16,5 +16,8 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(testOwnerEnv); dir != "" {
 		os.Exit(runTestOwner(dir))
 	}
+	if dir := os.Getenv(testReapEnv); dir != "" {
+		os.Exit(runReaper(dir))
+	}
 	goleak.VerifyTestMain(m)
 }

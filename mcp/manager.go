@@ -8,8 +8,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
 )
 
 // ManagerOptions configure a Manager. A nil *ManagerOptions means defaults.

@@ -7,9 +7,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/mcptest"
-	"github.com/google/go-cmp/cmp"
 )
 
 // recordManager returns options that send the Manager's events to rec.

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,131 +13,17 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/freecode/freecode/internal/proctest"
 )
 
-// sigkillPending reports whether pid is gone, a zombie, or has a SIGKILL
-// on its way: the kernel delivers that one for sure.
-func sigkillPending(t *testing.T, pid int) bool {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return true
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(l, ":")
-		switch k {
-		case "State":
-			if strings.HasPrefix(strings.TrimSpace(v), "Z") {
-				return true
-			}
-		case "ShdPnd", "SigPnd":
-			mask, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if mask&(1<<(syscall.SIGKILL-1)) != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// awaitExit waits until a process that is not our child has exited.
-func awaitExit(t *testing.T, pidfd int) {
-	t.Helper()
-	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-	for {
-		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-			return
-		}
-	}
-}
-
-// TestReapOrphansAfterKill9: a FreeCode process killed with SIGKILL leaves
-// its server's child behind (Pdeathsig takes only the direct child); the
-// next start reaps it, and leaves alone a recorded group whose leader's pid
-// now belongs to a process that started at another time.
-func TestReapOrphansAfterKill9(t *testing.T) {
-	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+dir)
-	owner.Stderr = os.Stderr
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var leader, child int
-	if _, serr := fmt.Sscanf(line, "ready %d %d", &leader, &child); err != nil || serr != nil || child == 0 {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("owner said %q (%v)", line, err)
-	}
-	pidfd, err := unix.PidfdOpen(child, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
-
-	// A bystander in a group of its own, and a dead owner's record that
-	// names its pid with another start time: a pid reused since.
-	bystander := exec.Command("sleep", "1000")
-	bystander.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := bystander.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { bystander.Process.Kill(); bystander.Wait() }()
-	st, ok := procStat(bystander.Process.Pid)
-	if !ok {
-		t.Fatal("cannot read the bystander's /proc stat")
-	}
-	reused := runRecord{
-		Version: 1, BootID: bootID(), Owner: procID{PID: 1, Start: 1}, // pid 1 started at another time: dead
-		Groups: []procGroup{{Leader: procID{PID: st.id.PID, Start: st.id.Start + 1}, Session: st.session}},
-	}
-	b, _ := json.Marshal(reused)
-	if err := os.WriteFile(filepath.Join(dir, "1.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	if err := owner.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	owner.Wait()
-	if sigkillPending(t, child) {
-		t.Fatal("the server's child died with its owner: nothing left to reap, the test shows nothing")
-	}
-
-	err = ReapOrphans(dir, nil)
-	stopRecording()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sigkillPending(t, child) {
-		syscall.Kill(child, syscall.SIGKILL)
-		t.Fatalf("the orphaned child %d of a killed FreeCode process was not reaped", child)
-	}
-	awaitExit(t, pidfd)
-	if sigkillPending(t, bystander.Process.Pid) {
-		t.Errorf("the bystander %d, whose pid a stale record named with another start time, was killed", bystander.Process.Pid)
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("run records left after reaping: %v", left)
-	}
-}
-
-// TestReapEscapeesAfterKill9: a FreeCode process running a Manager whose
-// server started a daemon (double fork, setsid: out of the server's group
-// and session, adopted by FreeCode) is killed with SIGKILL; the daemon
-// goes to init and lives on. The next start reaps it, and leaves alone a
-// process whose pid a dead owner's record names as an escapee with another
-// start time: a pid reused since.
-func TestReapEscapeesAfterKill9(t *testing.T) {
+// TestManagerEscapeeReapedAfterKill9: a FreeCode process running a Manager
+// whose server started a daemon (double fork, setsid: out of the server's
+// group and session, adopted by FreeCode) is killed with SIGKILL; the
+// daemon goes to init and lives on. The connect recorded it at once, so the
+// next FreeCode process reaps it. (mcp/proc's tests cover what a record
+// names that is not to be reaped.)
+func TestManagerEscapeeReapedAfterKill9(t *testing.T) {
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
@@ -166,56 +51,31 @@ func TestReapEscapeesAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(pidfd)
-	st, ok := procStat(daemon)
-	if !ok || st.session != daemon || st.ppid != owner.Process.Pid {
+	if sid, err := unix.Getsid(daemon); err != nil || sid != daemon || procStatus(daemon, "PPid") != strconv.Itoa(owner.Process.Pid) {
 		owner.Process.Kill()
 		owner.Wait()
-		t.Fatalf("the daemon %d is not a session leader adopted by its FreeCode process %d: %+v", daemon, owner.Process.Pid, st)
+		t.Fatalf("the daemon %d is not a session leader adopted by its FreeCode process %d: session %d (%v), parent %s",
+			daemon, owner.Process.Pid, sid, err, procStatus(daemon, "PPid"))
 	}
-
-	// A bystander in a session of its own, as a daemon is, and a dead
-	// owner's record that names its pid as an escapee with another start
-	// time.
-	bystander := exec.Command("sleep", "1000")
-	bystander.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := bystander.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { bystander.Process.Kill(); bystander.Wait() }()
-	bst, ok := procStat(bystander.Process.Pid)
-	if !ok {
-		t.Fatal("cannot read the bystander's /proc stat")
-	}
-	reused := runRecord{
-		Version: 1, BootID: bootID(), Owner: procID{PID: 1, Start: 1}, // pid 1 started at another time: dead
-		Escapees: []procID{{PID: bst.id.PID, Start: bst.id.Start + 1}},
-	}
-	b, _ := json.Marshal(reused)
-	if err := os.WriteFile(filepath.Join(dir, "1.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
 	if err := owner.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	owner.Wait()
-	if sigkillPending(t, daemon) {
+	if proctest.SigkillPending(t, daemon) {
 		t.Fatal("the daemon died with its owner: nothing left to reap, the test shows nothing")
 	}
 
-	err = ReapOrphans(dir, nil)
-	stopRecording()
-	if err != nil {
-		t.Fatal(err)
+	reaper := exec.Command(exe)
+	reaper.Env = append(os.Environ(), testReapEnv+"="+dir)
+	reaper.Stderr = os.Stderr
+	if err := reaper.Run(); err != nil {
+		t.Fatalf("the next FreeCode process: %v", err)
 	}
-	if !sigkillPending(t, daemon) {
+	if !proctest.SigkillPending(t, daemon) {
 		syscall.Kill(daemon, syscall.SIGKILL)
 		t.Fatalf("the setsid daemon %d of a server whose FreeCode process was killed was not reaped", daemon)
 	}
-	awaitExit(t, pidfd)
-	if sigkillPending(t, bystander.Process.Pid) {
-		t.Errorf("the bystander %d, whose pid a stale record named as an escapee with another start time, was killed", bystander.Process.Pid)
-	}
+	proctest.AwaitExit(t, pidfd)
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("run records left after reaping: %v", left)
 	}
@@ -278,26 +138,38 @@ func TestCloseEndsSetsidEscapee(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(string(b))
-	daemon, ok := procStat(pid)
-	if !ok {
-		t.Fatalf("the daemon %d is not running", pid)
-	}
-	if daemon.session != pid || daemon.pgrp == c.Status().PID {
-		t.Fatalf("the daemon %+v did not leave the server's group and session", daemon)
-	}
+	// The pidfd names the daemon for good: a pid reused later is not it.
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the daemon %d is not running: %v", pid, err)
 	}
 	defer unix.Close(pidfd)
+	sid, err1 := unix.Getsid(pid)
+	pgrp, err2 := unix.Getpgid(pid)
+	if err1 != nil || err2 != nil || sid != pid || pgrp == c.Status().PID {
+		t.Fatalf("the daemon %d (session %d, group %d: %v, %v) did not leave the server's group and session", pid, sid, pgrp, err1, err2)
+	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st, ok := procStat(pid); ok && st.id == daemon.id {
+	// Signal 0 reaches a process, zombie or not, until it is reaped.
+	if unix.PidfdSendSignal(pidfd, 0, nil, 0) == nil {
+		zombie := strings.Contains(procStatus(pid, "State"), "zombie")
 		syscall.Kill(pid, syscall.SIGKILL)
-		awaitExit(t, pidfd)
-		t.Fatalf("the setsid daemon of a closed server is still there (zombie: %v)", st.zombie)
+		proctest.AwaitExit(t, pidfd)
+		t.Fatalf("the setsid daemon of a closed server is still there (zombie: %v)", zombie)
 	}
+}
+
+// procStatus returns the value of key in /proc/<pid>/status, or "".
+func procStatus(pid int, key string) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 // TestServerStopLeavesOwnChildren: the zombies a server's stop reaps are
@@ -316,72 +188,12 @@ func TestServerStopLeavesOwnChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(pidfd)
-	awaitExit(t, pidfd) // a zombie now, unwaited
+	proctest.AwaitExit(t, pidfd) // a zombie now, unwaited
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	var exit *exec.ExitError
 	if err := own.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 7 {
 		t.Errorf("Wait of our own child after a server's stop = %v, want exit status 7", err)
-	}
-}
-
-func TestSoleClaimant(t *testing.T) {
-	tests := []struct {
-		name     string
-		leaders  map[int]procID
-		launches []launchWindow
-		start    uint64
-		want     int
-	}{
-		{"the only server", map[int]procID{10: {10, 100}}, nil, 150, 10},
-		{"before every server", map[int]procID{10: {10, 100}}, nil, 50, 0},
-		{"two servers before it", map[int]procID{10: {10, 100}, 20: {20, 120}}, nil, 150, 0},
-		{"one of two before it", map[int]procID{10: {10, 100}, 20: {20, 120}}, nil, 110, 10},
-		{"same tick as a server", map[int]procID{10: {10, 100}, 20: {20, 150}}, nil, 150, 0},
-		{"in a browser launch", map[int]procID{10: {10, 100}}, []launchWindow{{140, 160}}, 150, 0},
-		{"after a browser launch", map[int]procID{10: {10, 100}}, []launchWindow{{140, 160}}, 170, 10},
-		{"during a running launch", map[int]procID{10: {10, 100}}, []launchWindow{{140, 0}}, 900, 0},
-		{"no server", nil, nil, 150, 0},
-	}
-	adoptMu.Lock()
-	defer adoptMu.Unlock()
-	savedLeaders, savedLaunches := leaders, launches
-	defer func() { leaders, launches = savedLeaders, savedLaunches }()
-	for _, tt := range tests {
-		leaders, launches = tt.leaders, tt.launches
-		if got := soleClaimantLocked(tt.start); got != tt.want {
-			t.Errorf("%s: soleClaimant(%d) = %d, want %d", tt.name, tt.start, got, tt.want)
-		}
-	}
-}
-
-// TestNowTicks: the clock the launch windows use is the one of process
-// start times.
-func TestNowTicks(t *testing.T) {
-	before := nowTicks()
-	cmd := exec.Command("sleep", "10")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	st, ok := procStat(cmd.Process.Pid)
-	after := nowTicks() + 1
-	if !ok || st.id.Start < before || st.id.Start > after {
-		t.Errorf("a process started between ticks %d and %d has start time %d", before, after, st.id.Start)
-	}
-}
-
-// stopRecording undoes what ReapOrphans set up, for the tests that follow.
-func stopRecording() {
-	recorderMu.Lock()
-	recorder = nil
-	recorderMu.Unlock()
-}
-
-func TestParseStat(t *testing.T) {
-	st, ok := parseStat(42, "42 (a (b) c) S 1 40 41 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0 0")
-	if !ok || st.ppid != 1 || st.pgrp != 40 || st.session != 41 || st.id != (procID{42, 12345}) || st.zombie {
-		t.Errorf("parseStat = %+v, %v", st, ok)
 	}
 }

@@ -4,8 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/freecode/freecode/config"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/config"
 )
 
 func TestSecretValue(t *testing.T) {

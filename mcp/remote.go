@@ -14,10 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // dialRemote connects to a remote MCP server (Streamable HTTP or legacy
@@ -39,7 +41,7 @@ func dialRemote(ctx context.Context, client *mcpsdk.Client, srv config.Server, s
 
 // dialRemoteAuth is dialRemote with the OAuth sign-in of flow (nil for
 // none): the transport asks it for tokens and calls it on a 401 or 403.
-func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Server, sopts *mcpsdk.ClientSessionOptions, logger *slog.Logger, flow *oauthFlow, extraSecrets ...string) (*mcpsdk.ClientSession, string, error) {
+func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Server, sopts *mcpsdk.ClientSessionOptions, logger *slog.Logger, flow *oauth.Flow, extraSecrets ...string) (*mcpsdk.ClientSession, string, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -49,11 +51,13 @@ func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Serve
 	}
 	timeout := rc.timeout
 	if flow != nil {
-		if err := flow.bind(rc); err != nil {
+		client, _, err := newAuthClient(srv, rc.timeout)
+		if err != nil {
 			return nil, "", err
 		}
+		flow.Bind(client)
 		rc.auth = flow
-		timeout = flow.connectTimeout(timeout)
+		timeout = flow.ConnectTimeout(timeout)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -89,7 +93,7 @@ func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Serve
 	}
 	if err != nil {
 		rc.transport.CloseIdleConnections()
-		flow.closeIdle()
+		flow.CloseIdle()
 		if perr := rc.refused.Load(); perr != nil && !errors.Is(err, ErrURLRefused) {
 			err = &causedError{msg: err.Error(), cause: perr}
 		}
@@ -101,7 +105,7 @@ func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Serve
 	go func() {
 		_ = cs.Wait()
 		rc.transport.CloseIdleConnections()
-		flow.closeIdle()
+		flow.CloseIdle()
 	}()
 	return cs, won, nil
 }
@@ -122,19 +126,19 @@ type remoteClient struct {
 	// its own (a legacy endpoint event): the SDK reports it without its
 	// error chain, so dialRemote puts ErrURLRefused back.
 	refused atomic.Pointer[urlpolicy.Error]
-	auth    *oauthFlow // the sign-in, or nil
+	auth    *oauth.Flow // the sign-in, or nil
 }
 
 // red returns the redactor of the session's secrets, tokens included.
 func (rc *remoteClient) red() *urlpolicy.Redactor {
 	if rc.auth != nil {
-		return rc.auth.redactor()
+		return rc.auth.Redactor()
 	}
 	return rc.redactor
 }
 
 // oauthHandler returns what the Streamable HTTP transport signs in with:
-// nil (not a nil *oauthFlow) when there is no sign-in.
+// nil (not a nil *oauth.Flow) when there is no sign-in.
 func (rc *remoteClient) oauthHandler() auth.OAuthHandler {
 	if rc.auth == nil {
 		return nil

@@ -92,11 +92,11 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	case rc.auth == nil || !own: // the sign-in is the configured origin's
 		resp, err = send(r)
 	case rt.legacy:
-		resp, err = rt.legacyAuth(r, send)
+		resp, err = rc.auth.Send(r, send)
 	default:
 		resp, err = send(r)
 		if err == nil {
-			rc.auth.observe(r, resp)
+			rc.auth.Observe(r, resp)
 		}
 	}
 	if err != nil {

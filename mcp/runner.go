@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // A server whose command is a package runner (npx, npm exec, pnpm dlx,
@@ -99,7 +100,7 @@ func runnerOf(argv []string) *runner {
 // fails. Whoever waits for a server to connect waits this long.
 func ConnectTimeout(srv config.Server) time.Duration {
 	if srv.Type == config.TypeLocal && runnerOf(srv.Command) != nil {
-		return max(srv.Timeout, firstStartBudget) + defaultCloseGrace + runnerTermGrace
+		return max(srv.Timeout, firstStartBudget) + proc.CloseGrace + runnerTermGrace
 	}
 	return srv.Timeout
 }
@@ -159,7 +160,7 @@ func (w *installWait) input(stdin io.WriteCloser) io.WriteCloser {
 // watch follows p until the connect is over: the timeout runs from the
 // start, restarted by every look that finds the server's input unread (or
 // nothing written yet).
-func (w *installWait) watch(ctx context.Context, p *process) {
+func (w *installWait) watch(ctx context.Context, p *proc.Process) {
 	w.wg.Go(func() {
 		t := time.NewTicker(installPoll)
 		defer t.Stop()
@@ -172,12 +173,12 @@ func (w *installWait) watch(ctx context.Context, p *process) {
 				return
 			case <-w.stopCh:
 				return
-			case <-p.exited:
+			case <-p.Exited():
 				return
 			case <-t.C:
 			}
 			now := time.Now()
-			n, ok := unreadInput(p.stdin)
+			n, ok := unreadInput(p.Stdin())
 			if w.written.Load() == 0 || !ok || n > 0 {
 				last = now
 			} else {

@@ -1,6 +1,3 @@
-// Package mcp is FreeCode's MCP client: one Conn per configured server
-// (stdio subprocess, Streamable HTTP or legacy SSE) and a Manager that keeps
-// the set of Conns in line with the config.
 package mcp
 
 import (
@@ -19,7 +16,7 @@ import (
 // State is the lifecycle state of a Conn.
 type State int
 
-// The states of a Conn. See DESIGN.md, MCP client.
+// The states of a Conn: how one moves between them is in the package doc.
 const (
 	StateDisabled State = iota
 	StateAwaitingApproval
@@ -28,7 +25,7 @@ const (
 	StateReconnecting
 	StateFailed
 	StateStopped
-	// StateNeedsAuth: the server needs an OAuth sign-in (see ErrNeedsAuth).
+	// StateNeedsAuth: the server needs an OAuth sign-in (see oauth.ErrNeedsAuth).
 	StateNeedsAuth
 	// StateIdle is a server started on demand that is not running: its
 	// tools are registered from its manifest, and a call starts it.

@@ -85,7 +85,7 @@ func (c *Conn) run(s *session, tried int) {
 		if lost == nil {
 			return
 		}
-		if err := s.auth.needsAuth(); err != nil {
+		if err := s.auth.NeedsAuth(); err != nil {
 			lost = err // the session ended because the user must sign in
 		}
 		s = nil
@@ -292,13 +292,13 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 			return nil
 		case <-s.done:
 			if s.proc != nil {
-				if err := s.proc.exitError(); err != nil {
+				if err := s.proc.ExitError(); err != nil {
 					return err
 				}
 			}
 			return errors.New("session ended")
 		case <-s.exited():
-			return s.proc.exitError()
+			return s.proc.ExitError()
 		case <-s.lost:
 			return errors.New("transport failed during a call")
 		case <-c.restart:

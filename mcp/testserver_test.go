@@ -18,8 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/freecode/freecode/config"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // testServerEnv selects the test MCP server mode of the test binary; its
@@ -410,23 +412,27 @@ func schemaPage(n int) []*mcpsdk.Tool {
 }
 
 // testOwnerEnv runs the test binary as a FreeCode process that records its
-// servers in the run directory the variable names, starts one that forks a
-// child, prints "ready <leader> <child>" and waits to be killed. With
-// testOwnerEscapeEnv set too, it runs a Manager whose one server starts a
-// daemon by double fork and setsid (escape=F, F the variable's value), and
-// prints "ready <leader> <daemon>".
+// servers in the run directory the variable names. With
+// testOwnerEscapeEnv set, it runs a Manager whose one server starts a
+// daemon by double fork and setsid (escape=F, F the variable's value),
+// prints "ready <leader> <daemon>" and waits to be killed.
 //
 // With testOwnerInstallEnv set to four lines, a fake npx's path and the
 // install=, rollback= and ready= files of the test server, it starts that
 // server through the fake npx, which "installs" until it is killed.
+//
+// testReapEnv runs it as the next FreeCode process instead: it reaps what
+// the run directory the variable names records (proc.ReapOrphans), and
+// exits.
 const (
 	testOwnerEnv        = "FREECODE_MCP_TEST_OWNER"
 	testOwnerEscapeEnv  = "FREECODE_MCP_TEST_OWNER_ESCAPE"
 	testOwnerInstallEnv = "FREECODE_MCP_TEST_OWNER_INSTALL"
+	testReapEnv         = "FREECODE_MCP_TEST_REAP"
 )
 
 func runTestOwner(dir string) int {
-	if err := ReapOrphans(dir, nil); err != nil {
+	if err := proc.ReapOrphans(dir, nil); err != nil {
 		fmt.Fprintln(os.Stderr, "owner:", err)
 		return 1
 	}
@@ -437,40 +443,28 @@ func runTestOwner(dir string) int {
 	if file := os.Getenv(testOwnerEscapeEnv); file != "" {
 		return runEscapeOwner(exe, file)
 	}
-	if spec := os.Getenv(testOwnerInstallEnv); spec != "" {
-		f := strings.Split(spec, "\n")
-		if len(f) != 4 {
-			return 1
-		}
-		c := NewConn(config.Server{
-			Name: "installing", Type: config.TypeLocal, Enabled: true,
-			Command: []string{f[0], "-y", "@example/server", "install=" + f[1], "rollback=" + f[2], "ready=" + f[3]},
-			Env:     map[string]string{testServerEnv: "1"},
-			Timeout: time.Minute,
-		}, &ConnOptions{NoRetry: true})
-		c.Start(context.Background()) // until the test kills this process
+	spec := os.Getenv(testOwnerInstallEnv)
+	f := strings.Split(spec, "\n")
+	if len(f) != 4 {
+		fmt.Fprintln(os.Stderr, "owner: neither", testOwnerEscapeEnv, "nor", testOwnerInstallEnv, "set")
 		return 1
 	}
-	srv := config.Server{
-		Name: "owned", Type: config.TypeLocal, Enabled: true,
-		Command: []string{exe, "fork", "ignoreterm"},
+	c := NewConn(config.Server{
+		Name: "installing", Type: config.TypeLocal, Enabled: true,
+		Command: []string{f[0], "-y", "@example/server", "install=" + f[1], "rollback=" + f[2], "ready=" + f[3]},
 		Env:     map[string]string{testServerEnv: "1"},
 		Timeout: time.Minute,
-	}
-	c := NewConn(srv, &ConnOptions{NoRetry: true})
-	if err := c.Start(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "owner:", err)
+	}, &ConnOptions{NoRetry: true})
+	c.Start(context.Background()) // until the test kills this process
+	return 1
+}
+
+// runReaper is the FreeCode process that starts after a killed one.
+func runReaper(dir string) int {
+	if err := proc.ReapOrphans(dir, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "reaper:", err)
 		return 1
 	}
-	leader := c.Status().PID
-	child := 0
-	for _, m := range groupProcs(leader) {
-		if m.id.PID != leader {
-			child = m.id.PID
-		}
-	}
-	fmt.Printf("ready %d %d\n", leader, child)
-	time.Sleep(time.Hour) // until the test kills it
 	return 0
 }
 

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,147 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/freecode/freecode/internal/jsonline"
 )
 
 // nopCloser makes a strings.Reader an io.ReadCloser.
 type nopCloser struct{ io.Reader }
 
 func (nopCloser) Close() error { return nil }
-
-func TestLineFilter(t *testing.T) {
-	big := func(n int) string { return `{"s":"` + strings.Repeat("y", n-8) + `"}` }
-	tests := []struct {
-		name string
-		in   string
-		max  int
-		want string
-	}{
-		{"messages pass", "{\"a\":1}\n[1,2]\n", 1 << 20, "{\"a\":1}\n[1,2]\n"},
-		{"banner and logs skipped", "Server v1 starting\n{\"a\":1}\nlog: hello\n\n  \n{\"b\":2}\n", 1 << 20, "{\"a\":1}\n{\"b\":2}\n"},
-		{"braces but not JSON", "{not json}\n{\"a\":1}\n", 1 << 20, "{\"a\":1}\n"},
-		{"crlf kept", "{\"a\":1}\r\n", 1 << 20, "{\"a\":1}\r\n"},
-		{"last line without newline", "{\"a\":1}\n{\"b\":2}", 1 << 20, "{\"a\":1}\n{\"b\":2}\n"},
-		{"long line under the cap", big(200_000) + "\n{\"a\":1}\n", 1 << 20, big(200_000) + "\n{\"a\":1}\n"},
-		{"long line over the cap dropped", big(300_000) + "\n{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
-		{"short line over the cap dropped", big(100) + "\n{\"a\":1}\n", 50, "{\"a\":1}\n"},
-		{"oversized last line", "{\"a\":1}\n" + big(300_000), 150_000, "{\"a\":1}\n"},
-		{"oversized answer becomes an error answer",
-			`{"jsonrpc":"2.0","id":7,"result":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000,
-			`{"error":{"code":-32603,"message":"dropped the server's answer: 300035 bytes, over maxMessageBytes (150000)"},"id":7,"jsonrpc":"2.0"}` + "\n{\"a\":1}\n"},
-		{"oversized notification is only dropped",
-			`{"jsonrpc":"2.0","method":"notifications/message","params":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
-		{"too deep answer becomes an error answer",
-			`{"jsonrpc":"2.0","id":"x","result":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "}\n", 1 << 20,
-			`{"error":{"code":-32603,"message":"dropped the server's answer: nested deeper than the 10000 levels a JSON decoder here reads"},"id":"x","jsonrpc":"2.0"}` + "\n"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newLineFilter(nopCloser{strings.NewReader(tc.in)}, tc.max, slog.New(slog.DiscardHandler))
-			got, err := readLines(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestLineFilterNoiseExcerpt: a skipped line is logged at debug level, cut
-// short, and masked before the cut, so a secret across it shows no part.
-func TestLineFilterNoiseExcerpt(t *testing.T) {
-	const secret = "SECRET-abcdefghijklmnopqrstuvwxyz"
-	in := strings.Repeat("x", 190) + secret + strings.Repeat("y", 5000) + "\n"
-	var logs strings.Builder
-	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20,
-		slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	f.redact = urlpolicy.NewRedactor(secret).String
-	if _, err := readLines(f); err != nil {
-		t.Fatal(err)
-	}
-	out := logs.String()
-	if !strings.Contains(out, "level=DEBUG") || !strings.Contains(out, strings.Repeat("x", 190)+"***") ||
-		strings.Contains(out, "SECRET") || strings.Contains(out, strings.Repeat("y", 20)) {
-		t.Errorf("skipped line logged as %q; want at debug level, masked, cut short", out)
-	}
-}
-
-// readLines returns every line f hands on, joined, until EOF.
-func readLines(f *lineFilter) (string, error) {
-	var b strings.Builder
-	for {
-		line, err := f.nextLine()
-		if errors.Is(err, io.EOF) {
-			return b.String(), nil
-		}
-		if err != nil {
-			return b.String(), err
-		}
-		b.Write(line)
-	}
-}
-
-func TestLineFilterSeesProgress(t *testing.T) {
-	in := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t1","progress":1}}` + "\n" +
-		`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
-	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
-	var seen []string
-	f.onProgress = func(line []byte) { seen = append(seen, string(line)) }
-	if _, err := readLines(f); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{strings.Split(in, "\n")[0]}, seen); diff != "" {
-		t.Errorf("progress lines (-want +got):\n%s", diff)
-	}
-}
-
-func TestServerEnv(t *testing.T) {
-	base := []string{
-		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "TERM=xterm", "LANG=C.UTF-8",
-		"LC_ALL=C", "TZ=UTC", "TMPDIR=/tmp", "XDG_CACHE_HOME=/c", "ANTHROPIC_API_KEY=secret",
-		"OPENAI_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "SystemRoot=C:\\Windows", "garbage",
-		// Near misses of allowed names: whole names only, case counts
-		// outside Windows, and only LC_/XDG_ are families.
-		"PATHX=secret", "HOME_TOKEN=secret", "path=secret", "LCTOKEN=secret", "XDGKEY=secret", "=C:=C:\\",
-	}
-	allowed := []string{
-		"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh",
-		"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c",
-	}
-	tests := []struct {
-		name    string
-		own     map[string]string
-		inherit bool
-		goos    string
-		want    []string
-	}{
-		{"allow-list", nil, false, "linux", allowed},
-		{"own env on top", map[string]string{"PATH": "/mine", "TOKEN": "t"}, false, "linux",
-			[]string{"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/mine", "SHELL=/bin/sh",
-				"TERM=xterm", "TMPDIR=/tmp", "TOKEN=t", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c"}},
-		{"windows system vars", nil, false, "windows", []string{
-			"HOME=/h", "LANG=C.UTF-8", "LC_ALL=C", "LOGNAME=u", "PATH=/bin", "SHELL=/bin/sh", "SystemRoot=C:\\Windows",
-			"TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u", "XDG_CACHE_HOME=/c",
-			"path=secret"}}, // Windows names ignore case: this is PATH there
-		{"inheritEnv", nil, true, "linux", []string{
-			"ANTHROPIC_API_KEY=secret", "AWS_SECRET_ACCESS_KEY=secret", "HOME=/h", "HOME_TOKEN=secret", "LANG=C.UTF-8",
-			"LCTOKEN=secret", "LC_ALL=C", "LOGNAME=u", "OPENAI_API_KEY=secret", "PATH=/bin", "PATHX=secret",
-			"SHELL=/bin/sh", "SystemRoot=C:\\Windows", "TERM=xterm", "TMPDIR=/tmp", "TZ=UTC", "USER=u",
-			"XDGKEY=secret", "XDG_CACHE_HOME=/c", "path=secret"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := serverEnvFor(base, tc.own, tc.inherit, tc.goos)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("env (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 func TestDefaultBackoff(t *testing.T) {
 	// Jittered into [d/2, d] of 0.5 s doubling to 30 s.
@@ -173,37 +41,11 @@ func TestTokenKey(t *testing.T) {
 	}
 }
 
-func TestDecodeMessageMatchesSDK(t *testing.T) {
-	lines := []string{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
-		`{"jsonrpc":"2.0","id":"abc","result":{"content":[]}}`,
-		`{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"no such method","data":{"x":1}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
-		`{"jsonrpc":"2.0","method":"","id":2}`,
-	}
-	for _, line := range lines {
-		want, wantErr := jsonrpc.DecodeMessage([]byte(line))
-		got, err := decodeMessage([]byte(line))
-		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("%s: error %v, SDK's %v", line, err, wantErr)
-		}
-		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b jsonrpc.ID) bool { return a == b })); diff != "" {
-			t.Errorf("%s (-sdk +ours):\n%s", line, diff)
-		}
-	}
-	for _, bad := range []string{`{"jsonrpc":"1.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","id":true,"result":{}}`,
-		`{"jsonrpc":"2.0","id":1}`, `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`} {
-		if _, err := decodeMessage([]byte(bad)); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
-	}
-}
-
 func TestStdioConnReadsBatches(t *testing.T) {
 	in := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
-	f := newLineFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler))
-	c := newStdioConn(f, nopWriteCloser{})
+	f := jsonline.NewFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler), nil)
+	c := newStdioConn(f, nopWriteCloser{}, nil)
 	var got []string
 	for {
 		msg, err := c.Read(t.Context())

@@ -16,6 +16,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/jsonline"
 )
 
 // BenchmarkUpstreamDecoder is the reproducer of a go-sdk defect
@@ -31,7 +32,7 @@ import (
 // per call, found with the heap profiler at one sample per allocation, and
 // log them by end and by the SDK function that asked for the decoder. The
 // envelope/… and result/… sub-benchmarks decode the response line of one
-// such call: the SDK's jsonrpc.DecodeMessage against our decodeMessage, and
+// such call: the SDK's jsonrpc.DecodeMessage against our jsonline.Decode, and
 // the SDK's CallToolResult.UnmarshalJSON, which its client runs, inside a
 // decoder of its own, for every result.
 func BenchmarkUpstreamDecoder(b *testing.B) {
@@ -57,12 +58,12 @@ func BenchmarkUpstreamDecoder(b *testing.B) {
 	b.Run("envelope/ours", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := decodeMessage(line); err != nil {
+			if _, err := jsonline.Decode(line); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	msg, err := decodeMessage(line)
+	msg, err := jsonline.Decode(line)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func pipeTransports() (serverEnd, clientEnd mcpsdk.Transport, lastLine func() []
 	s2cR, s2cW := io.Pipe()
 	w := &lastWrite{WriteCloser: s2cW}
 	serverEnd = &mcpsdk.IOTransport{Reader: c2sR, Writer: w}
-	clientEnd = &stdioTransport{filter: newLineFilter(s2cR, 1<<20, slog.New(slog.DiscardHandler)), stdin: c2sW}
+	clientEnd = &stdioTransport{filter: jsonline.NewFilter(s2cR, 1<<20, slog.New(slog.DiscardHandler), nil), stdin: c2sW}
 	return serverEnd, clientEnd, w.get
 }
 

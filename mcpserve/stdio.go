@@ -14,15 +14,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/internal/jsonline"
 )
 
 // StdioTransport serves one client over newline-delimited JSON-RPC on a
 // pair of streams: `freecode mcp serve --stdio` on its standard input and
 // output. It is the go-sdk's mcp.StdioTransport with FreeCode's stdio
 // encoding: a message of a common shape is decoded by one scan of its
-// envelope (mcp.DecodeEnvelope) and an answer is written without a second
-// encoding pass (mcp.AppendMessage), where the SDK's transport decodes
+// envelope (jsonline.DecodeEnvelope) and an answer is written without a second
+// encoding pass (jsonline.AppendMessage), where the SDK's transport decodes
 // every message three times more, each time into a fresh 32 KiB buffer
 // (docs/upstream/go-sdk-json-decoder.md).
 //
@@ -67,7 +67,7 @@ func (t *StdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
 	}
 	c := &stdioConn{
 		in:       in,
-		out:      mcp.NewLineWriter(out),
+		out:      jsonline.NewWriter(out),
 		incoming: make(chan frame),
 		closed:   make(chan struct{}),
 	}
@@ -107,7 +107,7 @@ type stdioConn struct {
 	incoming chan frame
 	queue    []jsonrpc.Message // the rest of a batch; Read's own
 
-	out *mcp.LineWriter
+	out *jsonline.Writer
 
 	// stateMu guards what Read and Write tell each other: the SDK tells
 	// its own transport the negotiated version, a method no other
@@ -304,7 +304,7 @@ func decodeFrame(line []byte) frame {
 		var v json.RawMessage
 		return frame{err: fmt.Errorf("reading a message from the client: %w", json.Unmarshal(line, &v))}
 	}
-	if mcp.NestsDeeper(line, maxDepth) {
+	if jsonline.NestsDeeper(line, maxDepth) {
 		return frame{err: fmt.Errorf("reading a message from the client: it nests deeper than %d levels", maxDepth)}
 	}
 	if line[0] != '[' {
@@ -334,7 +334,7 @@ func decodeFrame(line []byte) frame {
 // whatever the scan does not read meets the SDK's rules (case-sensitive
 // keys among them).
 func decodeMessage(raw []byte) (jsonrpc.Message, error) {
-	if msg := mcp.DecodeEnvelope(raw); msg != nil {
+	if msg := jsonline.DecodeEnvelope(raw); msg != nil {
 		return msg, nil
 	}
 	return jsonrpc.DecodeMessage(raw)

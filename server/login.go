@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -30,7 +31,7 @@ import (
 //
 // A frontend that did not declare window.showDocument in initialize, or
 // answers it with an error or success: false, leaves the page to the
-// sidecar's own opener (mcp.OpenBrowser: $BROWSER, else the system's).
+// sidecar's own opener (oauth.OpenBrowser: $BROWSER, else the system's).
 // Either way the frontend is first sent the URL in window/logMessage, so
 // the user can open it by hand when nothing else can.
 
@@ -86,7 +87,7 @@ func (sess *session) openURL(ctx context.Context, url, why string) error {
 		}
 		sess.logger.Info("the frontend did not open the sign-in page; opening it here", "error", err)
 	}
-	return mcp.OpenBrowser(ctx, url)
+	return oauth.OpenBrowser(ctx, url)
 }
 
 // showDocument asks the frontend to open url in the user's browser.
@@ -111,7 +112,7 @@ func (s *Server) openURL(ctx context.Context, url string) error {
 	}
 	if sess == nil {
 		s.logger.Info("a server asks for more access and no frontend is connected; opening the sign-in page here")
-		return mcp.OpenBrowser(ctx, url)
+		return oauth.OpenBrowser(ctx, url)
 	}
 	return sess.openURL(ctx, url, "An MCP server asks for more access: sign in again")
 }

@@ -9,6 +9,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -80,7 +81,7 @@ func (r *serverRunner) ToolTimeout() time.Duration {
 // callError returns err as the orchestrator tells errors apart: wrapping
 // orchestrator.ErrConnectionLost for mcp.ErrConnectionLost,
 // orchestrator.ErrNotConnected for mcp.ErrNotConnected, and an
-// *orchestrator.RefusedError for mcp.ErrNeedsAuth, while it still wraps
+// *orchestrator.RefusedError for oauth.ErrNeedsAuth, while it still wraps
 // mcp's errors, which those who test for them keep finding, and reads as
 // it did.
 func callError(err error) error {
@@ -97,8 +98,8 @@ func callError(err error) error {
 	if len(kinds) > 0 {
 		err = &mappedError{err: err, kinds: kinds}
 	}
-	if errors.Is(err, mcp.ErrNeedsAuth) {
-		err = &orchestrator.RefusedError{Reason: mcp.SignInReason(err), Err: err}
+	if errors.Is(err, oauth.ErrNeedsAuth) {
+		err = &orchestrator.RefusedError{Reason: oauth.Reason(err), Err: err}
 	}
 	return err
 }

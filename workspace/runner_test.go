@@ -18,6 +18,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -179,7 +180,7 @@ func TestInMemoryServer(t *testing.T) {
 // same meaning, and stays the mcp error it was, text and all, for those
 // who test for it.
 func TestCallError(t *testing.T) {
-	needsAuth := fmt.Errorf("calling t on s: the server refused the call before running it: %w", mcp.ErrNeedsAuth)
+	needsAuth := fmt.Errorf("calling t on s: the server refused the call before running it: %w", oauth.ErrNeedsAuth)
 	for _, tc := range []struct {
 		err  error
 		mcp  error
@@ -187,7 +188,7 @@ func TestCallError(t *testing.T) {
 	}{
 		{fmt.Errorf("calling t on s: %w: EOF", mcp.ErrConnectionLost), mcp.ErrConnectionLost, orchestrator.ErrConnectionLost},
 		{fmt.Errorf("calling t on s: %w", mcp.ErrNotConnected), mcp.ErrNotConnected, orchestrator.ErrNotConnected},
-		{needsAuth, mcp.ErrNeedsAuth, nil},
+		{needsAuth, oauth.ErrNeedsAuth, nil},
 	} {
 		got := callError(tc.err)
 		if got.Error() != tc.err.Error() || !errors.Is(got, tc.mcp) {
@@ -197,8 +198,8 @@ func TestCallError(t *testing.T) {
 		switch {
 		case tc.orch != nil && !errors.Is(got, tc.orch):
 			t.Errorf("callError(%q) is not %v", tc.err, tc.orch)
-		case tc.orch == nil && (!errors.As(got, &refused) || refused.Reason != mcp.SignInReason(tc.err)):
-			t.Errorf("callError(%q) = %#v, want a RefusedError saying %q", tc.err, got, mcp.SignInReason(tc.err))
+		case tc.orch == nil && (!errors.As(got, &refused) || refused.Reason != oauth.Reason(tc.err)):
+			t.Errorf("callError(%q) = %#v, want a RefusedError saying %q", tc.err, got, oauth.Reason(tc.err))
 		}
 		for _, other := range []error{orchestrator.ErrConnectionLost, orchestrator.ErrNotConnected} {
 			if other != tc.orch && errors.Is(got, other) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // ErrAwaitingApproval means a project server cannot start: the user has not
@@ -233,7 +234,7 @@ func (w *Workspace) RestartServer(ctx context.Context, name string) (mcp.Status,
 // Login signs in to the named remote server (OAuth): the authorization URL
 // goes to open (nil: the system browser), and once the user has consented
 // the server connects. It returns the server's status then.
-func (w *Workspace) Login(ctx context.Context, name string, open mcp.OpenURLFunc) (mcp.Status, error) {
+func (w *Workspace) Login(ctx context.Context, name string, open oauth.OpenURLFunc) (mcp.Status, error) {
 	if st, err := w.awaiting(name); err != nil {
 		return st, err
 	}

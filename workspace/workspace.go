@@ -13,6 +13,7 @@ import (
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
 )
@@ -60,7 +61,7 @@ type Options struct {
 	// OpenURL opens an authorization URL for the user when a server asks
 	// for more access mid-session (OAuth step-up); the sidecar sends it to
 	// the editor. Nil means no one is asked: the server needs a sign-in.
-	OpenURL mcp.OpenURLFunc
+	OpenURL oauth.OpenURLFunc
 	// Elicitation and Sampling declare those capabilities to the servers:
 	// set them when the frontends that bring an ExecOptions.Answerer may
 	// answer elicitation or sampling (see mcp.Answerer). A server's
@@ -259,7 +260,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	// One store for every server, so that a keychain found not to
 	// answer is not asked again for each; without one (no home
 	// directory) each sign-in says why.
-	tokens, err := mcp.DefaultTokenStore()
+	tokens, err := oauth.DefaultStore()
 	if err != nil {
 		w.logger.Warn("remote servers cannot keep a sign-in", "error", err)
 	}
@@ -281,9 +282,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			ClientOptions: w.roots.clientOptions,
 			OnClient:      w.roots.onClient,
 			OnLog:         w.logs.onLog,
-			// Sign-ins are the user's (mcp.DefaultTokenStore), never kept
+			// Sign-ins are the user's (oauth.DefaultStore), never kept
 			// beside a config file, which may sit in a repository.
-			Auth: &mcp.AuthOptions{Tokens: tokens, OpenURL: w.opts.OpenURL},
+			Auth: &oauth.Options{Tokens: tokens, OpenURL: w.opts.OpenURL},
 		},
 		// Resources and prompts: caps.go.
 		OnListChanged:  w.onListChanged,

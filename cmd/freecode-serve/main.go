@@ -24,7 +24,7 @@ import (
 	"syscall"
 
 	fcconfig "github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/server"
 )
 
@@ -55,7 +55,7 @@ func main() {
 		path, _ = fcconfig.DefaultPath()
 	}
 	if path != "" {
-		if err := mcp.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
+		if err := proc.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
 			logger.Warn("reaping servers left behind", "error", err)
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/freecode/freecode/mcp"
 	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // app holds what every subcommand shares: the global flags.
@@ -42,7 +43,7 @@ func newRootCmd() *cobra.Command {
 			return
 		}
 		logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-		if err := mcp.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
+		if err := proc.ReapOrphans(filepath.Join(filepath.Dir(path), "run"), logger); err != nil {
 			logger.Warn("reaping servers left behind", "error", err)
 		}
 	}

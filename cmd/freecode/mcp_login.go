@@ -16,13 +16,14 @@ import (
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/internal/tokenstore"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // authOptions are the OAuth options of the CLI's connects: the user's
-// tokens (mcp.DefaultTokenStore), whatever config file runs.
-func authOptions() *mcp.AuthOptions {
-	tokens, _ := mcp.DefaultTokenStore() // without one, each use says why
-	return &mcp.AuthOptions{Tokens: tokens}
+// tokens (oauth.DefaultStore), whatever config file runs.
+func authOptions() *oauth.Options {
+	tokens, _ := oauth.DefaultStore() // without one, each use says why
+	return &oauth.Options{Tokens: tokens}
 }
 
 // remoteServer returns the named server, which must be remote.
@@ -90,7 +91,7 @@ asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` de
 				return nil
 			}
 			fmt.Fprintf(stdout, "✓ Signed in to %q; connected with %d %s\n", srv.Name, st.ToolCount, plural(st.ToolCount, "tool", "tools"))
-			switch where, err := mcp.TokenLocation(ctx, srv, opts); {
+			switch where, err := oauth.TokenLocation(ctx, srv, opts); {
 			case err != nil:
 				fmt.Fprintf(stderr, "note: the tokens could not be stored, so the next run will ask again: %s\n", termtext.EscapeLines(err.Error()))
 			case where == tokenstore.InKeyring:
@@ -111,7 +112,7 @@ asking again until the sign-in lapses; ` + "`freecode mcp logout <name>`" + ` de
 func showSignIn(ctx context.Context, w io.Writer, headline, u string, noBrowser bool) {
 	fmt.Fprintf(w, "%s If it does not open, visit:\n\n  %s\n\n", headline, termtext.Escape(u))
 	if !noBrowser {
-		if err := mcp.OpenBrowser(ctx, u); err != nil {
+		if err := oauth.OpenBrowser(ctx, u); err != nil {
 			fmt.Fprintf(w, "(no browser could be opened: %s)\n", termtext.EscapeLines(err.Error()))
 		}
 	}
@@ -146,7 +147,7 @@ says so. The client FreeCode registered with the server is kept for the next sig
 				fmt.Fprintf(stdout, "%q had no stored sign-in\n", srv.Name)
 			case res.Revoked:
 				fmt.Fprintf(stdout, "✓ Signed out of %q: its tokens were revoked by the authorization server and deleted\n", srv.Name)
-			case errors.Is(res.RevokeErr, mcp.ErrNoRevocation):
+			case errors.Is(res.RevokeErr, oauth.ErrNoRevocation):
 				fmt.Fprintf(stdout, "✓ Signed out of %q: its tokens were deleted\n", srv.Name)
 				fmt.Fprintf(stderr, "note: %s, so they stay valid there until they expire\n", termtext.EscapeLines(res.RevokeErr.Error()))
 			default:
@@ -161,7 +162,7 @@ says so. The client FreeCode registered with the server is kept for the next sig
 
 // signInHint is the line that tells how to sign in after err, or "".
 func signInHint(err error, name string) string {
-	if !errors.Is(err, mcp.ErrNeedsAuth) {
+	if !errors.Is(err, oauth.ErrNeedsAuth) {
 		return ""
 	}
 	return "  sign in with: freecode mcp login " + name

@@ -14,7 +14,7 @@ import (
 
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/internal/toolid"
-	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/workspace"
 )
@@ -70,7 +70,7 @@ the call is not run, and the result names the scope the server asks for.`,
 			// middle of the call, as `freecode mcp login` signs in, when
 			// someone can answer: a terminal, or a $BROWSER to open.
 			stderr := cmd.ErrOrStderr()
-			var stepUp mcp.OpenURLFunc
+			var stepUp oauth.OpenURLFunc
 			if in != nil || os.Getenv("BROWSER") != "" {
 				srv, _ := toolid.ServerOf(id)
 				stepUp = func(ctx context.Context, u string) error {
@@ -119,7 +119,7 @@ the call is not run, and the result names the scope the server asks for.`,
 			} else {
 				printResult(out, &res)
 			}
-			if res.IsError && stepUp == nil && strings.Contains(res.Text(), mcp.ErrNeedsAuth.Error()) {
+			if res.IsError && stepUp == nil && strings.Contains(res.Text(), oauth.ErrNeedsAuth.Error()) {
 				srv, _ := toolid.ServerOf(id)
 				fmt.Fprintf(stderr, "To grant it, run the call again from a terminal or with $BROWSER set: FreeCode then asks you to sign in\n"+
 					"for that access in the browser, as `freecode mcp login %[1]s` does. Or list the scopes in the server's\n"+

@@ -22,6 +22,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/tokenstore"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // clientMetadataURL is the client id the suite expects from a client that
@@ -58,13 +59,13 @@ func run(serverURL string, stderr io.Writer) error {
 			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
-	oauth := &config.OAuth{ClientMetadataURL: clientMetadataURL}
+	signIn := &config.OAuth{ClientMetadataURL: clientMetadataURL}
 	if suite.ClientID != "" {
-		oauth = &config.OAuth{ClientID: suite.ClientID, ClientSecret: suite.ClientSecret}
+		signIn = &config.OAuth{ClientID: suite.ClientID, ClientSecret: suite.ClientSecret}
 	}
 	srv := config.Server{
 		Name: "conformance", Type: config.TypeRemote, Enabled: true,
-		URL: serverURL, Transport: config.TransportHTTP, OAuth: oauth, Timeout: 30 * time.Second,
+		URL: serverURL, Transport: config.TransportHTTP, OAuth: signIn, Timeout: 30 * time.Second,
 	}.WithDefaults()
 
 	// The scenario's tokens are its own, gone with it: never the user's.
@@ -90,7 +91,7 @@ func run(serverURL string, stderr io.Writer) error {
 	conn := mcp.NewConn(srv, &mcp.ConnOptions{
 		Logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		NoRetry: true,
-		Auth:    &mcp.AuthOptions{Tokens: tokenstore.Open(dir, nil), OpenURL: open},
+		Auth:    &oauth.Options{Tokens: tokenstore.Open(dir, nil), OpenURL: open},
 	})
 	defer conn.Close()
 	if err := conn.Login(ctx, open); err != nil {

@@ -17,7 +17,7 @@ import (
 const browserEnv = "FREECODE_SERVERTEST_BROWSER"
 
 // Browser sets $BROWSER for the rest of the test to the test binary acting
-// as a browser, for the sidecar's own opener (mcp.OpenBrowser) to run: in
+// as a browser, for the sidecar's own opener (oauth.OpenBrowser) to run: in
 // this process, or in a sidecar binary started after it. Opened returns
 // the URLs it was given so far.
 func Browser(t *testing.T) (opened func() []string) {

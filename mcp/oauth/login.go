@@ -1,0 +1,404 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp/proc"
+)
+
+// authorizeInteractive runs the authorization code flow through the
+// go-sdk's handler, with a loopback callback for the browser to come back
+// to. stepUp asks for more access on top of what was granted. A kept
+// client registration the authorization server rejects is replaced by a
+// new one, and the authorization asked for again, once.
+func (f *Flow) authorizeInteractive(ctx context.Context, req *http.Request, resp *http.Response, open OpenURLFunc, stepUp bool) error {
+	var kept *clientRecord
+	if o := f.srv.OAuth; o == nil || o.ClientID == "" {
+		kept = f.loadClient(ctx)
+	}
+	cb, err := f.listenFor(kept)
+	if err != nil {
+		drainClose(resp)
+		return err
+	}
+	defer cb.close()
+	// The handler reads the status and the challenges of resp, and closes
+	// its body: a second attempt gets them again.
+	again := &http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: http.NoBody, Request: resp.Request}
+	retry, err := f.authorizeWith(ctx, req, resp, cb, open, stepUp, kept)
+	if retry {
+		_, err = f.authorizeWith(ctx, req, again, cb, open, stepUp, nil)
+	}
+	return err
+}
+
+// authorizeWith is one authorization through the go-sdk's handler, which
+// may use kept as its registration (see clientKeeper). It reports whether
+// the authorization server rejected kept: it was dropped, and a new
+// registration may try again.
+func (f *Flow) authorizeWith(ctx context.Context, req *http.Request, resp *http.Response, cb *callbackServer, open OpenURLFunc, stepUp bool, kept *clientRecord) (retry bool, _ error) {
+	o := f.srv.OAuth
+	var granted []string
+	f.mu.Lock()
+	if f.src != nil {
+		granted = f.src.scopes()
+	}
+	f.mu.Unlock()
+	keeper := &clientKeeper{
+		base: f.client.Transport, logger: f.logger, redirectURI: cb.redirectURL, kept: kept,
+		lapse: f.opts.LoginWait, addSecrets: f.addSecrets,
+	}
+	client := *f.client
+	client.Transport = keeper
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL: cb.redirectURL,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			return f.fetchCode(ctx, cb, args.URL, open)
+		},
+		ScopeFilter: func(discovered []string) []string {
+			scopes := discovered
+			if o != nil && len(o.Scopes) > 0 {
+				scopes = o.Scopes
+				if stepUp {
+					// What the server now demands comes on top.
+					scopes = union(o.Scopes, discovered)
+				}
+			}
+			if stepUp {
+				scopes = union(granted, scopes)
+			}
+			return scopes
+		},
+		RequestRefreshToken: true,
+		Client:              &client,
+		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			_, _, issuer := keeper.outcome()
+			return f.newTokenSource(ctx, cfg, tok, issuer)
+		},
+	}
+	switch {
+	case o != nil && o.ClientID != "":
+		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
+		if o.ClientSecret != "" {
+			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
+		}
+	default:
+		if o != nil && o.ClientMetadataURL != "" {
+			cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
+		}
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{
+				RedirectURIs:  []string{cb.redirectURL},
+				ClientName:    "FreeCode",
+				GrantTypes:    []string{"authorization_code", "refresh_token"},
+				ResponseTypes: []string{"code"},
+			},
+		}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		drainClose(resp)
+		return false, err
+	}
+	// The handler closes resp's body.
+	err = h.Authorize(ctx, req, resp)
+	used, reused, _ := keeper.outcome()
+	var unanswered *unansweredError
+	switch {
+	case used == nil:
+	case clientRejected(err):
+		f.dropClient(used.clientID(), "the authorization server rejected it (invalid_client)")
+		return reused, err
+	case reused && errors.As(err, &unanswered):
+		f.dropClient(used.clientID(), "the browser never came back from a sign-in with it, which an authorization page that no longer knows the client does")
+	case !reused:
+		f.saveClient(used)
+	}
+	return false, err
+}
+
+// union returns a's scopes, then b's that a lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fetchCode shows the user the authorization page and waits, within ctx
+// and LoginWait, for the browser to come back with a code.
+func (f *Flow) fetchCode(ctx context.Context, cb *callbackServer, authURL string, open OpenURLFunc) (*auth.AuthorizationResult, error) {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return nil, fmt.Errorf("the authorization URL does not parse")
+	}
+	q := u.Query()
+	f.mu.Lock()
+	f.resource = q.Get("resource")
+	f.mu.Unlock()
+	results := cb.expect(q.Get("state"))
+	f.logger.Info("opening the sign-in page", "url", authURL)
+	if err := open(ctx, authURL); err != nil {
+		f.logger.Warn("could not open the sign-in page: open it in a browser on this machine", "url", authURL, "error", err)
+	}
+	wait := time.NewTimer(f.opts.LoginWait)
+	defer wait.Stop()
+	select {
+	case r := <-results:
+		if r.err != nil {
+			return nil, r.err
+		}
+		f.addSecrets(r.res.Code)
+		return r.res, nil
+	case <-wait.C:
+		return nil, &unansweredError{msg: fmt.Sprintf("nobody signed in within %v", f.opts.LoginWait)}
+	case <-ctx.Done():
+		cause := context.Cause(ctx)
+		return nil, &unansweredError{msg: "waiting for the sign-in: " + cause.Error(), cause: cause}
+	}
+}
+
+// unansweredError is a sign-in the browser never came back from.
+type unansweredError struct {
+	msg   string
+	cause error // may be nil
+}
+
+func (e *unansweredError) Error() string { return e.msg }
+func (e *unansweredError) Unwrap() error { return e.cause }
+
+// callbackServer is the loopback end of the redirect: the browser comes
+// back to http://127.0.0.1:<port>/callback with the code, or an error.
+type callbackServer struct {
+	redirectURL string
+	srv         *http.Server
+	done        chan struct{} // closed when Serve returned
+
+	// mu guards the fields below.
+	mu      sync.Mutex
+	state   string // the state parameter awaited; "" when none is
+	results chan callbackResult
+}
+
+type callbackResult struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// listenCallback listens on 127.0.0.1:port (any free port for 0).
+func listenCallback(port int) (*callbackServer, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		if port != 0 {
+			return nil, fmt.Errorf("listening for the sign-in's redirect on 127.0.0.1:%d (oauth.callbackPort): %w", port, err)
+		}
+		return nil, fmt.Errorf("listening for the sign-in's redirect on 127.0.0.1: %w", err)
+	}
+	cb := &callbackServer{
+		redirectURL: "http://" + ln.Addr().String() + "/callback",
+		done:        make(chan struct{}),
+	}
+	cb.srv = &http.Server{Handler: http.HandlerFunc(cb.serve), ReadHeaderTimeout: 30 * time.Second}
+	go func() {
+		_ = cb.srv.Serve(ln)
+		close(cb.done)
+	}()
+	return cb, nil
+}
+
+// expect arms the server for one authorization request's state and
+// returns where its outcome arrives.
+func (cb *callbackServer) expect(state string) <-chan callbackResult {
+	ch := make(chan callbackResult, 1)
+	cb.mu.Lock()
+	cb.state, cb.results = state, ch
+	cb.mu.Unlock()
+	return ch
+}
+
+// close stops the server and waits for it.
+func (cb *callbackServer) close() {
+	cb.srv.Close()
+	<-cb.done
+}
+
+func (cb *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/callback" {
+		http.NotFound(w, r)
+		return
+	}
+	q := r.URL.Query()
+	cb.mu.Lock()
+	want, results := cb.state, cb.results
+	ok := want != "" && q.Get("state") == want
+	if ok {
+		cb.state = "" // one answer per request: a replayed link finds nobody waiting
+	}
+	cb.mu.Unlock()
+	if !ok {
+		// Not the sign-in FreeCode waits for: a stale tab, or another page
+		// aiming at the loopback port. It neither ends nor spoils the wait.
+		callbackPage(w, http.StatusBadRequest, "This sign-in link has expired",
+			"FreeCode is not waiting for this sign-in. Start the sign-in again from FreeCode.")
+		return
+	}
+	var res callbackResult
+	switch code, errCode := q.Get("code"), q.Get("error"); {
+	case errCode != "":
+		res.err = &authorizationError{code: errCode, description: q.Get("error_description")}
+		callbackPage(w, http.StatusOK, "Sign-in did not complete", res.err.Error()+". You can close this tab.")
+	case code == "":
+		res.err = errors.New("the authorization server sent the browser back without a code")
+		callbackPage(w, http.StatusBadRequest, "Sign-in did not complete", "The authorization server sent no code. You can close this tab and try again.")
+	default:
+		res.res = &auth.AuthorizationResult{Code: code, State: q.Get("state"), Iss: q.Get("iss")}
+		callbackPage(w, http.StatusOK, "Signed in", "FreeCode is signed in. You can close this tab and go back to it.")
+	}
+	results <- res
+}
+
+// authorizationError is the error an authorization server sent the
+// browser back with (RFC 6749, 4.1.2.1).
+type authorizationError struct {
+	code, description string
+}
+
+func (e *authorizationError) Error() string {
+	msg := "the authorization server answered " + e.code
+	if e.code == "access_denied" {
+		msg = "access was denied at the authorization server (access_denied)"
+	}
+	if e.description != "" {
+		msg += ": " + shortText(e.description)
+	}
+	return msg
+}
+
+// shortText returns a server's text, an error's description, cut to 200
+// characters: it ends up in one line of a status or a terminal.
+func shortText(s string) string {
+	r := []rune(s)
+	if len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return s
+}
+
+var callbackTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>FreeCode: {{.Title}}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}h1{font-size:1.4em}</style>
+</head><body><h1>{{.Title}}</h1><p>{{.Message}}</p></body></html>
+`))
+
+// callbackPage answers the browser with a small page; html/template
+// escapes what the authorization server wrote into it.
+func callbackPage(w http.ResponseWriter, status int, title, message string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	_ = callbackTemplate.Execute(w, struct{ Title, Message string }{title, message})
+}
+
+// OpenBrowser opens an http or https URL in the user's browser: the
+// commands of $BROWSER (separated by the path list separator; "%s" in one
+// stands for the URL, else the URL is its last argument), else the
+// system's opener (xdg-open, open, rundll32). It returns once a command
+// started and did not fail at once; an error means none did.
+func OpenBrowser(ctx context.Context, rawURL string) error {
+	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return errors.New("only http and https URLs are opened")
+	}
+	var errs []error
+	if b := os.Getenv("BROWSER"); b != "" {
+		for _, line := range filepath.SplitList(b) {
+			argv, err := config.SplitCommand(line)
+			if err != nil || len(argv) == 0 {
+				continue
+			}
+			if !slices.ContainsFunc(argv, func(a string) bool { return strings.Contains(a, "%s") }) {
+				argv = append(argv, "%s")
+			}
+			for i, a := range argv {
+				argv[i] = strings.ReplaceAll(a, "%s", rawURL)
+			}
+			err = startBrowser(ctx, argv)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, err)
+		}
+	}
+	var argv []string
+	switch runtime.GOOS {
+	case "darwin":
+		argv = []string{"open", rawURL}
+	case "windows":
+		argv = []string{"rundll32", "url.dll,FileProtocolHandler", rawURL}
+	default:
+		argv = []string{"xdg-open", rawURL}
+	}
+	err := startBrowser(ctx, argv)
+	if err == nil {
+		return nil
+	}
+	return errors.Join(append(errs, err)...)
+}
+
+// browserGrace is how long OpenBrowser watches a browser command for an
+// early failure (xdg-open with no desktop exits at once with an error); a
+// command still running then is a browser that opened.
+const browserGrace = 2 * time.Second
+
+func startBrowser(ctx context.Context, argv []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// What the launch leaves running is the user's browser, never a
+	// server's escapee to end.
+	launched := proc.ClaimLaunch()
+	if err := cmd.Start(); err != nil {
+		launched()
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	exited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		launched()
+		exited <- err
+	}()
+	t := time.NewTimer(browserGrace)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		if err != nil {
+			return fmt.Errorf("%s: %w", argv[0], err)
+		}
+		return nil
+	case <-t.C:
+		return nil // running: the Wait goroutine reaps it whenever it ends
+	case <-ctx.Done():
+		return nil
+	}
+}

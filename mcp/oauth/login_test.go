@@ -1,0 +1,155 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestCallbackServer(t *testing.T) {
+	cb, err := listenCallback(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.close()
+	if !strings.HasPrefix(cb.redirectURL, "http://127.0.0.1:") || !strings.HasSuffix(cb.redirectURL, "/callback") {
+		t.Fatalf("redirect URL %q, want http://127.0.0.1:<port>/callback", cb.redirectURL)
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	get := func(query string) (int, string) {
+		t.Helper()
+		resp, err := client.Get(cb.redirectURL + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	results := cb.expect("the-state")
+	type answer struct {
+		status int
+		has    string
+	}
+	var got []answer
+	for _, q := range []string{"?code=c1&state=wrong", "?code=c1"} {
+		status, body := get(q)
+		got = append(got, answer{status, firstMatch(body, "has expired")})
+	}
+	resp, err := client.Get(strings.TrimSuffix(cb.redirectURL, "/callback") + "/favicon.ico")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got = append(got, answer{resp.StatusCode, ""})
+	// A wrong state, no state, another path: none ends the wait.
+	select {
+	case r := <-results:
+		t.Fatalf("the wait ended on a request it was not waiting for: %+v", r)
+	default:
+	}
+	status, body := get("?code=the-code&state=the-state&iss=https%3A%2F%2Fas.example")
+	got = append(got, answer{status, firstMatch(body, "FreeCode is signed in")})
+	want := []answer{{400, "has expired"}, {400, "has expired"}, {404, ""}, {200, "FreeCode is signed in"}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(answer{})); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	r := <-results
+	if r.err != nil || r.res.Code != "the-code" || r.res.State != "the-state" || r.res.Iss != "https://as.example" {
+		t.Errorf("result %+v, %v", r.res, r.err)
+	}
+	// The link works once.
+	if status, _ := get("?code=the-code&state=the-state"); status != 400 {
+		t.Errorf("the same link again: %d, want 400", status)
+	}
+
+	results = cb.expect("s2")
+	status, body = get("?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=s2")
+	r = <-results
+	var ae *authorizationError
+	if !errors.As(r.err, &ae) || ae.code != "access_denied" {
+		t.Errorf("an error answer gave %v, want the authorization error", r.err)
+	}
+	if status != 200 || strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
+		t.Errorf("the page for an error (%d) does not escape the server's text:\n%s", status, body)
+	}
+}
+
+func firstMatch(s, sub string) string {
+	if strings.Contains(s, sub) {
+		return sub
+	}
+	return s
+}
+
+func TestCallbackPortInUse(t *testing.T) {
+	cb, err := listenCallback(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cb.close()
+	u, _ := url.Parse(cb.redirectURL)
+	port, _ := strconv.Atoi(u.Port())
+	if _, err := listenCallback(port); err == nil || !strings.Contains(err.Error(), "oauth.callbackPort") {
+		t.Errorf("listening on a port in use: %v; want an error naming oauth.callbackPort", err)
+	}
+}
+
+func TestOpenBrowser(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in browser is a shell script")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "opened")
+	script := filepath.Join(dir, "browser")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+out+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const u = "https://as.example/authorize?client_id=x&state=y"
+	tests := []struct {
+		browser string
+		want    string
+	}{
+		{script, u + "\n"},
+		{script + " --new-tab %s", "--new-tab\n" + u + "\n"},
+		// The first command fails: the next one is tried.
+		{"false" + string(os.PathListSeparator) + script, u + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.browser, func(t *testing.T) {
+			os.Remove(out)
+			t.Setenv("BROWSER", tc.browser)
+			if err := OpenBrowser(context.Background(), u); err != nil {
+				t.Fatalf("OpenBrowser: %v", err)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("the browser got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	t.Run("not http", func(t *testing.T) {
+		t.Setenv("BROWSER", script)
+		os.Remove(out)
+		if err := OpenBrowser(context.Background(), "file:///etc/passwd"); err == nil {
+			t.Error("OpenBrowser opened a file: URL")
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Error("the browser command ran for a file: URL")
+		}
+	})
+}
