@@ -162,7 +162,7 @@ func TestEveryFieldReachesTheWire(t *testing.T) {
 			zeroPaths(reflect.ValueOf(want), "", &zero)
 			for _, p := range zero {
 				if c.zeroOK[p] == "" {
-					t.Errorf("%s's %s is not filled from a %v whose every field is: convert it in server/wire", reflect.TypeOf(want), orWhole(p), c.in)
+					t.Errorf("%s's %s is left zero, though every field of the %v converted is filled: convert it in server/wire", reflect.TypeOf(want), orWhole(p), c.in)
 				}
 			}
 			for p := range c.zeroOK {
