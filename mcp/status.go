@@ -1,11 +1,9 @@
 package mcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -62,36 +60,19 @@ func ParseState(name string) (State, error) {
 	return 0, fmt.Errorf("unknown server state %q", name)
 }
 
-// MarshalText encodes the state as its name.
-func (s State) MarshalText() ([]byte, error) {
-	if s < 0 || int(s) >= len(stateNames) {
-		return nil, fmt.Errorf("unknown server state %d", int(s))
-	}
-	return []byte(stateNames[s]), nil
-}
-
-// UnmarshalText decodes a state's name.
-func (s *State) UnmarshalText(b []byte) error {
-	st, err := ParseState(string(b))
-	if err != nil {
-		return err
-	}
-	*s = st
-	return nil
-}
-
 // ServerInfo is the name and version a server reported in initialize.
 type ServerInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
+	Name    string
+	Version string
 }
 
-// Status is a snapshot of one configured server. Its JSON form (see
-// MarshalJSON) is the sidecar protocol's ServerStatus. It holds none of the
-// user's secrets: the URL is redacted, the server's stderr and errors are
-// masked (see Conn), and env and header values are left out, but for the
-// repository's own text in the Approval of a project server awaiting
-// approval, where a ${env:NAME} is shown as written, never expanded.
+// Status is a snapshot of one configured server, which frontends are
+// sent as the protocol's ServerStatus (server/wire converts it). It holds
+// none of the user's secrets: the URL is redacted, the server's stderr and
+// errors are masked (see Conn), and env and header values are left out,
+// but for the repository's own text in the Approval of a project server
+// awaiting approval, where a ${env:NAME} is shown as written, never
+// expanded.
 type Status struct {
 	Name            string
 	Scope           string // "user" or "project"
@@ -131,18 +112,18 @@ type Approval struct {
 	// EntryHash is config.EntryHash of the entry: approving it approves
 	// this entry and no other (the sidecar's freecode/servers/approve
 	// refuses a hash the entry no longer has).
-	EntryHash  string            `json:"entryHash"`
-	Command    []string          `json:"command,omitempty"`
-	Cwd        string            `json:"cwd,omitempty"`
-	Env        map[string]string `json:"env,omitempty"`
-	InheritEnv bool              `json:"inheritEnv,omitempty"` // it gets the whole environment, API keys included
-	URL        string            `json:"url,omitempty"`
-	Transport  string            `json:"transport,omitempty"` // a remote entry's: "http", "sse", or "auto" (both tried)
-	Headers    map[string]string `json:"headers,omitempty"`
-	CABundle   string            `json:"caBundle,omitempty"`
-	ClientCert string            `json:"clientCert,omitempty"`
-	ClientKey  string            `json:"clientKey,omitempty"`
-	OAuth      *ApprovalOAuth    `json:"oauth,omitempty"`
+	EntryHash  string
+	Command    []string
+	Cwd        string
+	Env        map[string]string
+	InheritEnv bool // it gets the whole environment, API keys included
+	URL        string
+	Transport  string // a remote entry's: "http", "sse", or "auto" (both tried)
+	Headers    map[string]string
+	CABundle   string
+	ClientCert string
+	ClientKey  string
+	OAuth      *ApprovalOAuth
 	// RunSettings are how it would run and how what it lists is checked,
 	// where the entry sets them.
 	config.RunSettings
@@ -150,16 +131,16 @@ type Approval struct {
 	// definitions it listed that differ from those the user accepted, or
 	// are new. The entry cannot tell them; the workspace fills them in, so
 	// that a re-approval shows the definition changes beside the entry's.
-	Pending []*manifest.Change `json:"pendingReviews,omitempty"`
+	Pending []*manifest.Change
 }
 
 // ApprovalOAuth is the "oauth" key of a project server's entry, as written.
 type ApprovalOAuth struct {
-	ClientID          string   `json:"clientId,omitempty"`
-	ClientSecret      string   `json:"clientSecret,omitempty"`
-	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
-	Scopes            []string `json:"scopes,omitempty"`
-	CallbackPort      int      `json:"callbackPort,omitempty"`
+	ClientID          string
+	ClientSecret      string
+	ClientMetadataURL string
+	Scopes            []string
+	CallbackPort      int
 }
 
 // ApprovalOf returns what approving the project server srv covers: what
@@ -202,75 +183,6 @@ func StatusOf(srv config.Server, st State) Status {
 		s.Approval = ApprovalOf(srv)
 	}
 	return s
-}
-
-// wireStatus is ServerStatus as it is on the wire.
-type wireStatus struct {
-	Name            string      `json:"name"`
-	Scope           string      `json:"scope"`
-	Type            string      `json:"type"`
-	Transport       string      `json:"transport,omitempty"`
-	State           State       `json:"state"`
-	ToolCount       int         `json:"toolCount"`
-	PID             int         `json:"pid,omitempty"`
-	ServerInfo      *ServerInfo `json:"serverInfo,omitempty"`
-	ProtocolVersion string      `json:"protocolVersion,omitempty"`
-	ConnectedAt     string      `json:"connectedAt,omitempty"`
-	LastPingMs      *float64    `json:"lastPingMs,omitempty"`
-	LastError       string      `json:"lastError,omitempty"`
-	StderrTail      []string    `json:"stderrTail,omitempty"`
-	Command         []string    `json:"command,omitempty"`
-	URL             string      `json:"url,omitempty"`
-	ToolListCut     string      `json:"toolListCut,omitempty"`
-	Approval        *Approval   `json:"approval,omitempty"`
-}
-
-// connectedAtLayout is RFC 3339 with milliseconds, in UTC.
-const connectedAtLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// MarshalJSON encodes s as a ServerStatus: state as its name, connectedAt
-// as RFC 3339 (omitted when zero), lastPingMs in milliseconds to the
-// microsecond (omitted before the first ping).
-func (s Status) MarshalJSON() ([]byte, error) {
-	w := wireStatus{
-		Name: s.Name, Scope: s.Scope, Type: s.Type, Transport: s.Transport, State: s.State,
-		ToolCount: s.ToolCount, PID: s.PID, ServerInfo: s.ServerInfo, ProtocolVersion: s.ProtocolVersion,
-		LastError: s.LastError, StderrTail: s.StderrTail, Command: s.Command, URL: s.URL, ToolListCut: s.ToolListCut,
-		Approval: s.Approval,
-	}
-	if !s.ConnectedAt.IsZero() {
-		w.ConnectedAt = s.ConnectedAt.UTC().Format(connectedAtLayout)
-	}
-	if s.LastPing > 0 {
-		ms := float64(s.LastPing.Microseconds()) / 1000
-		w.LastPingMs = &ms
-	}
-	return json.Marshal(w)
-}
-
-// UnmarshalJSON decodes a ServerStatus.
-func (s *Status) UnmarshalJSON(data []byte) error {
-	var w wireStatus
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	*s = Status{
-		Name: w.Name, Scope: w.Scope, Type: w.Type, Transport: w.Transport, State: w.State,
-		ToolCount: w.ToolCount, PID: w.PID, ServerInfo: w.ServerInfo, ProtocolVersion: w.ProtocolVersion,
-		LastError: w.LastError, StderrTail: w.StderrTail, Command: w.Command, URL: w.URL, ToolListCut: w.ToolListCut,
-		Approval: w.Approval,
-	}
-	if w.ConnectedAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, w.ConnectedAt)
-		if err != nil {
-			return fmt.Errorf("connectedAt: %w", err)
-		}
-		s.ConnectedAt = t
-	}
-	if w.LastPingMs != nil {
-		s.LastPing = time.Duration(math.Round(*w.LastPingMs * float64(time.Millisecond)))
-	}
-	return nil
 }
 
 // Errors a call or a start may wrap. Callers test them with errors.Is.

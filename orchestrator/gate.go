@@ -24,19 +24,19 @@ type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, req Request) (Answer, error) { return f(ctx, req) }
 
-// Request is one permission question, shaped like the params of the protocol's
-// freecode/permission/request.
+// Request is one permission question: what an Approver shows the user (the
+// sidecar asks its frontend with freecode/permission/request).
 type Request struct {
-	CallID    string          `json:"callId"`
-	Tool      string          `json:"tool"` // the id, never the alias
-	Server    string          `json:"server,omitempty"`
-	Arguments json.RawMessage `json:"arguments"`
-	ReadOnly  bool            `json:"readOnly"`
-	Reason    string          `json:"reason"`
+	CallID    string
+	Tool      string // the id, never the alias
+	Server    string
+	Arguments json.RawMessage
+	ReadOnly  bool
+	Reason    string
 	// Review is set for a tool whose definition changed since the user
 	// accepted it, or that is new: the change to look at before
 	// answering, which an Answer may accept (AcceptDefinition).
-	Review *RequestReview `json:"review,omitempty"`
+	Review *RequestReview
 }
 
 // AnswerDecision is what the user answered.
@@ -60,12 +60,12 @@ const (
 
 // Answer is the user's answer to a Request.
 type Answer struct {
-	Decision AnswerDecision `json:"decision"`
-	Scope    Scope          `json:"scope,omitempty"`
+	Decision AnswerDecision
+	Scope    Scope
 	// AcceptDefinition, with an allow decision on a Request that carries
 	// a Review, accepts the definition shown: it becomes the tool's pin,
 	// and the tool is asked about by the rules alone from then on.
-	AcceptDefinition bool `json:"acceptDefinition,omitempty"`
+	AcceptDefinition bool
 }
 
 // gate applies the permission rules to one call. It returns the decision

@@ -324,7 +324,7 @@ func compareTools(a, b *Tool) int {
 	return 0
 }
 
-// Infos returns Tools(server) as the protocol's ToolInfo list.
+// Infos returns Tools(server) as ToolInfo values.
 func (r *Registry) Infos(server string) []ToolInfo {
 	tools := r.Tools(server)
 	out := make([]ToolInfo, len(tools))

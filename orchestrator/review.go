@@ -48,14 +48,14 @@ func (r *Review) equal(o *Review) bool {
 // RequestReview is the review a permission Request carries for a tool
 // whose definition changed or is new: what the user is asked to look at.
 type RequestReview struct {
-	Kind string `json:"kind"` // "changed" or "new"
+	Kind string // "changed" or "new"
 	// Hash is the definition shown; an Answer with AcceptDefinition
 	// accepts this one only.
-	Hash string `json:"hash"`
+	Hash string
 	// Diff is Change as lines to read (the server's text: escape it
 	// before it reaches a terminal).
-	Diff   string           `json:"diff"`
-	Change *manifest.Change `json:"change"`
+	Diff   string
+	Change *manifest.Change
 }
 
 // ReviewedTool is one tool of a server as the workspace registers it: its

@@ -46,9 +46,9 @@ func (NoServer) Ready(context.Context) (func(), error) { return func() {}, nil }
 
 // Progress is one progress notification of a running call.
 type Progress struct {
-	Progress float64 `json:"progress"`
-	Total    float64 `json:"total,omitempty"`
-	Message  string  `json:"message,omitempty"`
+	Progress float64
+	Total    float64
+	Message  string
 }
 
 // Tool is one registered tool: a built-in or an MCP server's tool. Both kinds
@@ -105,7 +105,7 @@ func (t *Tool) ProviderName() string {
 	return t.ID
 }
 
-// Info returns the tool as the protocol's ToolInfo.
+// Info returns the tool's ToolInfo.
 func (t *Tool) Info() ToolInfo {
 	info := ToolInfo{
 		ID:           t.ID,

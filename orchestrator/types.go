@@ -6,44 +6,45 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// ToolInfo describes one registered tool, shaped like the protocol's ToolInfo.
+// ToolInfo describes one registered tool: what frontends list of it (the
+// protocol's ToolInfo, which server/wire converts it to), and what
+// FreeCode's MCP server lists.
 type ToolInfo struct {
-	ID          string `json:"id"`
-	Server      string `json:"server,omitempty"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description"`
-	ReadOnly    bool   `json:"readOnly"`
-	Destructive *bool  `json:"destructive,omitempty"`
-	OpenWorld   *bool  `json:"openWorld,omitempty"`
+	ID          string
+	Server      string
+	Name        string
+	Title       string
+	Description string
+	ReadOnly    bool
+	Destructive *bool
+	OpenWorld   *bool
 	// Idempotent is the tool's idempotentHint. It and OutputSchema are
-	// not in the protocol's ToolInfo (frontends check its fields); FreeCode's
-	// MCP server lists them.
-	Idempotent  bool            `json:"-"`
-	InputSchema json.RawMessage `json:"inputSchema"`
+	// not in the protocol's ToolInfo; FreeCode's MCP server lists them.
+	Idempotent  bool
+	InputSchema json.RawMessage
 	// OutputSchema is the tool's outputSchema, when its server declared one.
-	OutputSchema json.RawMessage `json:"-"`
+	OutputSchema json.RawMessage
 	// Alias is the provider-facing name when ID is longer than 64 characters.
-	Alias string `json:"alias,omitempty"`
+	Alias string
 	// DefinitionChanged says that the tool's server lists another
 	// definition than the one the user accepted (pinned): what is shown
 	// here, and to models, is the accepted one, and a call asks with the
 	// change shown. New says that the tool is new on a server whose tools
 	// were pinned already, and not yet accepted.
-	DefinitionChanged bool `json:"definitionChanged,omitempty"`
-	New               bool `json:"new,omitempty"`
+	DefinitionChanged bool
+	New               bool
 	// Hidden says that the tool is kept from models (its changed
 	// definition cannot be stood for by the accepted one, or was
 	// rejected): not in the provider definitions, tool_search or the list
 	// of FreeCode's MCP server. Frontends list it, marked changed.
-	Hidden bool `json:"-"`
+	Hidden bool
 }
 
 // ToolCall is one call a model asked for. Tool is an id or an alias.
 type ToolCall struct {
-	CallID    string          `json:"callId"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
+	CallID    string
+	Tool      string
+	Arguments json.RawMessage
 }
 
 // Decision says how the permission gate (or validation) handled a call.
@@ -57,17 +58,17 @@ const (
 	DecisionInvalid Decision = "invalid" // unknown tool or invalid arguments: never sent
 )
 
-// ToolResult is the outcome of one ToolCall, shaped like the protocol's ToolResult.
-// Every failure (denied, invalid, timed out, server gone) is a result with
-// IsError and a readable text content, never a Go error.
+// ToolResult is the outcome of one ToolCall. Every failure (denied,
+// invalid, timed out, server gone) is a result with IsError and a readable
+// text content, never a Go error.
 type ToolResult struct {
-	CallID            string           `json:"callId"`
-	Content           []mcpsdk.Content `json:"content"`
-	StructuredContent any              `json:"structuredContent,omitempty"`
-	IsError           bool             `json:"isError"`
-	Decision          Decision         `json:"decision"`
-	DurationMs        int64            `json:"durationMs"`
-	Truncated         *Truncated       `json:"truncated,omitempty"`
+	CallID            string
+	Content           []mcpsdk.Content
+	StructuredContent any
+	IsError           bool
+	Decision          Decision
+	DurationMs        int64
+	Truncated         *Truncated
 }
 
 // Truncated tells how much of a result the cap cut and where the whole of
@@ -76,6 +77,10 @@ type ToolResult struct {
 // structuredContent shown whole or not at all. SavedTo is the file of the
 // whole text when the text was cut, else that of the structuredContent;
 // the notes appended to the content name every file.
+//
+// Its JSON is what FreeCode's MCP server puts in a result's
+// _meta["freecode/truncated"] (mcpserve); frontends get the protocol's
+// Truncated (server/wire).
 type Truncated struct {
 	ShownChars int    `json:"shownChars"`
 	TotalChars int    `json:"totalChars"`

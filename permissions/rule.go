@@ -31,9 +31,6 @@ func (e Effect) String() string {
 	return fmt.Sprintf("Effect(%d)", uint8(e))
 }
 
-// MarshalText makes an Effect "allow", "ask" or "deny" in JSON.
-func (e Effect) MarshalText() ([]byte, error) { return []byte(e.String()), nil }
-
 // Source is where a rule comes from.
 type Source uint8
 
@@ -59,16 +56,12 @@ func (s Source) String() string {
 	return fmt.Sprintf("Source(%d)", uint8(s))
 }
 
-// MarshalText makes a Source "user", "project", "local" or "session" in JSON.
-func (s Source) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// Rule is one pattern of a rule file, or of the session. In JSON it is
-// the protocol's {"rule", "effect", "source"}; the file stays on this side.
+// Rule is one pattern of a rule file, or of the session.
 type Rule struct {
-	Pattern string `json:"rule"` // as written, without surrounding whitespace
-	Effect  Effect `json:"effect"`
-	Source  Source `json:"source"`
-	File    string `json:"-"` // the settings file; "" for SourceSession
+	Pattern string // as written, without surrounding whitespace
+	Effect  Effect
+	Source  Source
+	File    string // the settings file; "" for SourceSession
 }
 
 // Decision is the outcome of Set.Decide.

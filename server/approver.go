@@ -10,6 +10,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -31,13 +32,9 @@ var _ orchestrator.Approver = (*approver)(nil)
 // which the orchestrator counts as a denial. When ctx ends first, the
 // frontend is sent $/cancelRequest, so that it can take its prompt down.
 func (c *approver) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
-	pr := &protocol.PermissionRequest{
-		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
-		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: c.w.Project().Trusted,
-		Review: permissionReviewToWire(req.Review),
-	}
+	pr := wire.PermissionRequest(req, c.w.Project().Trusted)
 	var resp protocol.PermissionResponse
-	if err := lsp.Call(ctx, c.sess.conn, protocol.MethodPermissionRequest, pr, &resp); err != nil {
+	if err := lsp.Call(ctx, c.sess.conn, protocol.MethodPermissionRequest, &pr, &resp); err != nil {
 		if errors.Is(err, jsonrpc2.ErrMethodNotFound) {
 			return orchestrator.Answer{}, errors.New("the frontend does not answer permission requests")
 		}
@@ -55,6 +52,8 @@ func (c *approver) Approve(ctx context.Context, req orchestrator.Request) (orche
 	}
 	c.sess.logger.Info("permission answered", "tool", req.Tool, "callId", req.CallID, "decision", resp.Decision, "scope", resp.Scope,
 		"acceptDefinition", resp.AcceptDefinition)
-	return orchestrator.Answer{Decision: orchestrator.AnswerDecision(resp.Decision), Scope: orchestrator.Scope(resp.Scope),
-		AcceptDefinition: resp.AcceptDefinition && req.Review != nil}, nil
+	a := wire.Answer(resp)
+	// Only a definition shown can be accepted.
+	a.AcceptDefinition = a.AcceptDefinition && req.Review != nil
+	return a, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -140,28 +141,30 @@ func (sess *session) forward(w *workspace.Workspace) {
 func (f *forwarder) event(ev workspace.Event) {
 	switch ev := ev.(type) {
 	case *workspace.StatusEvent:
-		st := statusToWire(ev.Status)
+		st := wire.ServerStatus(ev.Status)
 		if ev.Removed {
 			st.State = protocol.StateRemoved
 		}
-		f.sess.notify(protocol.NotifyServersStatus, st)
+		f.sess.notify(protocol.NotifyServersStatus, &st)
 	case *workspace.ToolsChangedEvent:
-		h := hashesToWire(ev.Hashes)
-		if h == f.hashes {
+		tc := wire.ToolsChanged(ev)
+		if tc.Hashes == f.hashes {
 			return // it was told of these already, at a resync
 		}
-		f.hashes = h
-		f.sess.notify(protocol.NotifyToolsChanged, &protocol.ToolsChanged{Hashes: h, Server: ev.Server, Reason: ev.Reason})
+		f.hashes = tc.Hashes
+		f.sess.notify(protocol.NotifyToolsChanged, &tc)
 	case *workspace.ProblemsEvent:
-		f.sendProblems(ev.Path, ev.Problems)
+		f.sendProblems(*ev)
 	case *workspace.LogEvent:
 		f.sendLog(ev)
 	case *workspace.ReviewEvent:
 		f.sendReviews(ev.Server, ev.Reviews)
 	case *workspace.ResourcesChangedEvent:
-		f.sess.notify(protocol.NotifyResourcesChanged, &protocol.ListChanged{Server: ev.Server, Reason: ev.Reason})
+		lc := wire.ResourcesChanged(ev)
+		f.sess.notify(protocol.NotifyResourcesChanged, &lc)
 	case *workspace.PromptsChangedEvent:
-		f.sess.notify(protocol.NotifyPromptsChanged, &protocol.ListChanged{Server: ev.Server, Reason: ev.Reason})
+		lc := wire.PromptsChanged(ev)
+		f.sess.notify(protocol.NotifyPromptsChanged, &lc)
 	case *workspace.MissedEvent:
 		f.sess.logger.Warn("the frontend fell behind; resyncing it", "missed", ev.Count)
 		// A change of a server's resources or prompts may be among what
@@ -186,16 +189,17 @@ func (f *forwarder) event(ev workspace.Event) {
 func (f *forwarder) resync() []mcp.Status {
 	sts := f.w.Statuses()
 	for _, st := range sts {
-		f.sess.notify(protocol.NotifyServersStatus, statusToWire(st))
+		ws := wire.ServerStatus(st)
+		f.sess.notify(protocol.NotifyServersStatus, &ws)
 	}
 	now := make(map[string]bool)
 	for _, pe := range f.w.Problems() {
 		now[pe.Path] = true
-		f.sendProblems(pe.Path, pe.Problems)
+		f.sendProblems(pe)
 	}
 	for path := range f.problems {
 		if !now[path] {
-			f.sendProblems(path, nil)
+			f.sendProblems(workspace.ProblemsEvent{Path: path})
 		}
 	}
 	f.resyncReviews()
@@ -204,8 +208,9 @@ func (f *forwarder) resync() []mcp.Status {
 
 // sendProblems sends a file's problems as freecode/config/problems, and
 // as window/logMessage for an editor that shows only those.
-func (f *forwarder) sendProblems(path string, probs []workspace.Problem) {
-	cp := problemsToWire(path, probs)
+func (f *forwarder) sendProblems(pe workspace.ProblemsEvent) {
+	cp := wire.ConfigProblems(pe)
+	path, probs := pe.Path, pe.Problems
 	typ, lines := lsp.MessageTypeInfo, []string{path + ": no problems"}
 	if len(probs) > 0 {
 		typ, lines = lsp.MessageTypeWarning, lines[:0]
@@ -217,7 +222,7 @@ func (f *forwarder) sendProblems(path string, probs []workspace.Problem) {
 		lines = append(lines, problemLine(path, p))
 	}
 	f.problems[path] = len(probs) > 0
-	f.sess.notify(protocol.NotifyConfigProblems, cp)
+	f.sess.notify(protocol.NotifyConfigProblems, &cp)
 	f.sess.logMessage(typ, strings.Join(lines, "\n"))
 }
 
@@ -240,33 +245,17 @@ func problemLine(path string, p workspace.Problem) string {
 // sendLog sends a server's log line as freecode/servers/log, after a line
 // of the sidecar's own saying how many lines it dropped before it.
 func (f *forwarder) sendLog(ev *workspace.LogEvent) {
-	l := ev.Log
+	l := wire.ServerLog(ev.Log)
 	if ev.Dropped > 0 {
-		f.sess.notify(protocol.NotifyServersLog, &protocol.ServerLog{
-			Name: l.Server, Level: protocol.LevelWarning, Source: protocol.LogSource(l.Source), Time: l.Time,
-			Message: fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (%d lines a second)", ev.Dropped, workspace.LogRate),
-		})
+		dropped := l
+		dropped.Level = protocol.LevelWarning
+		dropped.Message = fmt.Sprintf("freecode: %d lines of this server's log were dropped: it wrote more than the sidecar passes on (%d lines a second)", ev.Dropped, workspace.LogRate)
+		f.sess.notify(protocol.NotifyServersLog, &dropped)
 	}
 	if l.Message == "" {
 		return
 	}
-	f.sess.notify(protocol.NotifyServersLog, &protocol.ServerLog{
-		Name: l.Server, Level: logLevel(l.Level), Source: protocol.LogSource(l.Source), Message: l.Message, Time: l.Time,
-	})
-}
-
-// logLevel folds MCP's eight log levels into the protocol's four; a stderr
-// line, which has none, is info.
-func logLevel(mcpLevel string) protocol.LogLevel {
-	switch mcpLevel {
-	case "debug":
-		return protocol.LevelDebug
-	case "warning":
-		return protocol.LevelWarning
-	case "error", "critical", "alert", "emergency":
-		return protocol.LevelError
-	}
-	return protocol.LevelInfo
+	f.sess.notify(protocol.NotifyServersLog, &l)
 }
 
 // currentHashes returns the definitions' hashes now.
@@ -279,5 +268,5 @@ func currentHashes(w *workspace.Workspace) (protocol.Hashes, error) {
 		}
 		m[f] = e.Hash
 	}
-	return hashesToWire(m), nil
+	return wire.Hashes(m), nil
 }

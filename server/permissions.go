@@ -6,6 +6,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/server/wire"
 )
 
 // permissions is freecode/permissions: the rules in force, in the order
@@ -18,7 +19,7 @@ func (sess *session) permissions(ctx context.Context, _ jsonrpc2.RawMessage) (an
 	rules := w.Rules()
 	out := &protocol.PermissionsResult{Rules: make([]protocol.Rule, 0, len(rules))}
 	for _, r := range rules {
-		out.Rules = append(out.Rules, ruleToWire(r))
+		out.Rules = append(out.Rules, wire.Rule(r))
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/server/wire"
 )
 
 // errNoProject is the error of what needs a project, asked of a sidecar
@@ -20,7 +21,8 @@ func (sess *session) project(ctx context.Context, _ jsonrpc2.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return projectToWire(w.Project(), w.Problems()), nil
+	out := wire.Project(w.Project(), w.Problems())
+	return &out, nil
 }
 
 // trust is freecode/project/trust: the user trusts the project (its allow

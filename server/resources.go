@@ -7,7 +7,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/workspace"
+	"github.com/freecode/freecode/server/wire"
 )
 
 // The servers' resources and prompts. The lists are what each Conn holds,
@@ -34,7 +34,7 @@ func (sess *session) resources(ctx context.Context, params jsonrpc2.RawMessage) 
 	}
 	out := &protocol.ResourcesResult{Resources: make([]protocol.ResourceInfo, 0, len(list))}
 	for _, r := range list {
-		out.Resources = append(out.Resources, resourceToWire(r))
+		out.Resources = append(out.Resources, wire.ResourceInfo(r))
 	}
 	return out, nil
 }
@@ -75,7 +75,7 @@ func (sess *session) prompts(ctx context.Context, params jsonrpc2.RawMessage) (a
 	}
 	out := &protocol.PromptsResult{Prompts: make([]protocol.PromptInfo, 0, len(list))}
 	for _, pr := range list {
-		out.Prompts = append(out.Prompts, promptToWire(pr))
+		out.Prompts = append(out.Prompts, wire.PromptInfo(pr))
 	}
 	return out, nil
 }
@@ -97,20 +97,4 @@ func (sess *session) getPrompt(ctx context.Context, params jsonrpc2.RawMessage) 
 		return nil, err
 	}
 	return w.GetPrompt(mcp.WithAnswerer(ctx, sess.mcpAnswerer(), ""), p.Server, p.Name, p.Arguments)
-}
-
-// resourceToWire is a resource as freecode/resources lists it.
-func resourceToWire(r workspace.ResourceInfo) protocol.ResourceInfo {
-	return protocol.ResourceInfo{Server: r.Server, URI: r.URI, Name: r.Name, Title: r.Title, MIMEType: r.MIMEType, Description: r.Description}
-}
-
-// promptToWire is a prompt as freecode/prompts lists it.
-func promptToWire(p workspace.PromptInfo) protocol.PromptInfo {
-	out := protocol.PromptInfo{Server: p.Server, Name: p.Name, Title: p.Title, Description: p.Description}
-	for _, a := range p.Arguments {
-		if a != nil {
-			out.Arguments = append(out.Arguments, protocol.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
-		}
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,7 +10,7 @@ import (
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
-	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -58,7 +57,7 @@ func (sess *session) toolsReview(ctx context.Context, params jsonrpc2.RawMessage
 	}
 	out := &protocol.ReviewResult{Reviews: make([]protocol.ToolReview, 0, len(reviews))}
 	for _, r := range reviews {
-		out.Reviews = append(out.Reviews, reviewToWire(r))
+		out.Reviews = append(out.Reviews, wire.ToolReview(r))
 	}
 	return out, nil
 }
@@ -78,61 +77,12 @@ func reviewError(err error) error {
 	return err
 }
 
-// reviewToWire is a tool's review as the protocol has it.
-func reviewToWire(r workspace.ToolReview) protocol.ToolReview {
-	return protocol.ToolReview{
-		Server: r.Server, Tool: r.Tool, ID: r.ID, Kind: protocol.ReviewKind(r.Kind), Rejected: r.Rejected,
-		Hidden: r.Hidden, Hash: r.Hash, Diff: r.Diff, Change: changeToWire(r.Change),
-	}
-}
-
-// permissionReviewToWire is the change a permission request shows.
-func permissionReviewToWire(r *orchestrator.RequestReview) *protocol.PermissionReview {
-	if r == nil {
-		return nil
-	}
-	return &protocol.PermissionReview{Kind: protocol.ReviewKind(r.Kind), Hash: r.Hash, Diff: r.Diff, Change: changeToWire(r.Change)}
-}
-
-// changeToWire is a definition's change as the protocol has it.
-func changeToWire(c *manifest.Change) protocol.DefinitionChange {
-	if c == nil {
-		return protocol.DefinitionChange{}
-	}
-	out := protocol.DefinitionChange{Tool: c.Tool, Kind: protocol.ReviewKind(c.Kind),
-		InputSchema: pointersToWire(c.InputSchema), OutputSchema: pointersToWire(c.OutputSchema)}
-	text := func(t *manifest.TextChange) *protocol.TextChange {
-		if t == nil {
-			return nil
-		}
-		return &protocol.TextChange{Old: t.Old, New: t.New, Diff: t.Diff}
-	}
-	out.Title, out.Description = text(c.Title), text(c.Description)
-	for _, h := range c.Annotations {
-		old, _ := json.Marshal(h.Old)
-		nw, _ := json.Marshal(h.New)
-		out.Annotations = append(out.Annotations, protocol.HintChange{Hint: h.Hint, Old: old, New: nw})
-	}
-	return out
-}
-
-func pointersToWire(ps []manifest.PointerChange) []protocol.PointerChange {
-	if len(ps) == 0 {
-		return nil
-	}
-	out := make([]protocol.PointerChange, len(ps))
-	for i, p := range ps {
-		out[i] = protocol.PointerChange{Pointer: p.Pointer, Op: p.Op, Old: p.Old, New: p.New}
-	}
-	return out
-}
-
 // sendReviews tells the frontend a server's tools that await review, and
 // records whether it has any, for a resync to clear.
 func (f *forwarder) sendReviews(server string, reviews []workspace.ToolReview) {
 	rn := &protocol.ReviewNeeded{Server: server, Reviews: make([]protocol.ToolReview, 0, len(reviews))}
 	for _, r := range reviews {
-		rn.Reviews = append(rn.Reviews, reviewToWire(r))
+		rn.Reviews = append(rn.Reviews, wire.ToolReview(r))
 	}
 	f.reviews[server] = len(reviews) > 0
 	f.sess.notify(protocol.NotifyReviewNeeded, rn)

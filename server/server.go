@@ -65,10 +65,11 @@ type Options struct {
 // Server is one sidecar: a workspace and the frontends connected to it.
 // Its methods are safe for concurrent use.
 type Server struct {
-	opts   Options
-	logger *slog.Logger
-	done   chan struct{} // see Done
-	wg     sync.WaitGroup
+	opts     Options
+	logger   *slog.Logger
+	done     chan struct{} // see Done
+	doneOnce sync.Once     // closes done (finish)
+	wg       sync.WaitGroup
 
 	// wsMu serializes opening and closing the workspace, which take a
 	// while (files read, processes reaped), apart from mu.
@@ -82,7 +83,6 @@ type Server struct {
 	openErr  error // why the workspace a frontend named did not open
 	sessions map[*session]struct{}
 	nextID   int
-	doneOnce sync.Once
 
 	// clock orders the frontends' requests (session.active).
 	clock atomic.Int64

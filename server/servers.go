@@ -9,6 +9,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -21,7 +22,7 @@ func (sess *session) servers(ctx context.Context, params jsonrpc2.RawMessage) (a
 	sts := w.Statuses()
 	out := &protocol.ServersResult{Servers: make([]protocol.ServerStatus, 0, len(sts))}
 	for _, st := range sts {
-		out.Servers = append(out.Servers, *statusToWire(st))
+		out.Servers = append(out.Servers, wire.ServerStatus(st))
 	}
 	return out, nil
 }
@@ -64,7 +65,8 @@ func (sess *session) serverOp(ctx context.Context, params jsonrpc2.RawMessage, v
 	if err != nil {
 		sess.logger.Info(verb+" failed", "server", name, "error", err)
 	}
-	return statusToWire(st), nil
+	out := wire.ServerStatus(st)
+	return &out, nil
 }
 
 // startServer is freecode/servers/start: it answers once the server is
@@ -111,7 +113,8 @@ func (sess *session) approveServer(ctx context.Context, params jsonrpc2.RawMessa
 	var unsettled *workspace.NotSettledError
 	switch {
 	case err == nil, errors.As(err, &unsettled):
-		return statusToWire(st), nil
+		out := wire.ServerStatus(st)
+		return &out, nil
 	case errors.Is(err, workspace.ErrEntryChanged):
 		return nil, invalidParams("entryHash", "%v", err)
 	case errors.Is(err, mcp.ErrNoServer) || ctx.Err() != nil:

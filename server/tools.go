@@ -13,6 +13,7 @@ import (
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/server/wire"
 )
 
 // tools is freecode/tools: every tool, or one server's.
@@ -31,7 +32,7 @@ func (sess *session) tools(ctx context.Context, params jsonrpc2.RawMessage) (any
 	infos := w.Tools(p.Server)
 	out := &protocol.ToolsResult{Tools: make([]protocol.ToolInfo, 0, len(infos))}
 	for _, t := range infos {
-		out.Tools = append(out.Tools, toolToWire(t))
+		out.Tools = append(out.Tools, wire.ToolInfo(t))
 	}
 	return out, nil
 }
@@ -90,7 +91,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 			return nil, required(field("calls", i, "tool"))
 		}
 		seen[c.CallID] = true
-		calls[i] = orchestrator.ToolCall{CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments}
+		calls[i] = wire.ToolCall(c)
 	}
 	w, err := sess.srv.workspace()
 	if err != nil {
@@ -100,7 +101,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 		Approver: &approver{sess: sess, w: w},
 		Answerer: sess.mcpAnswerer(),
 		OnProgress: func(callID string, pr orchestrator.Progress) {
-			sess.out.putProgress(protocol.ToolProgress{CallID: callID, Progress: pr.Progress, Total: pr.Total, Message: pr.Message})
+			sess.out.putProgress(wire.ToolProgress(callID, pr))
 		},
 		OnWarning: func(callID, msg string) {
 			sess.logMessage(lsp.MessageTypeWarning, msg)
@@ -109,7 +110,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 	sess.out.forget(slices.Collect(maps.Keys(seen)))
 	out := &protocol.ExecuteResult{Results: make([]protocol.ToolResult, 0, len(results))}
 	for _, r := range results {
-		wr, err := resultToWire(r)
+		wr, err := wire.ToolResult(r)
 		if err != nil {
 			return nil, err
 		}

@@ -19,25 +19,23 @@ import (
 // Answerer in the context of ReadResource and GetPrompt
 // (mcp.WithAnswerer).
 
-// ResourceInfo is one resource of a server, shaped like an entry of the
-// frontend protocol's freecode/resources.
+// ResourceInfo is one resource of a server, as its resources/list named it.
 type ResourceInfo struct {
-	Server      string `json:"server"`
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	MIMEType    string `json:"mimeType,omitempty"`
-	Description string `json:"description,omitempty"`
+	Server      string
+	URI         string
+	Name        string
+	Title       string
+	MIMEType    string
+	Description string
 }
 
-// PromptInfo is one prompt of a server, shaped like an entry of the
-// frontend protocol's freecode/prompts.
+// PromptInfo is one prompt of a server, as its prompts/list named it.
 type PromptInfo struct {
-	Server      string                   `json:"server"`
-	Name        string                   `json:"name"`
-	Title       string                   `json:"title,omitempty"`
-	Description string                   `json:"description,omitempty"`
-	Arguments   []*mcpsdk.PromptArgument `json:"arguments,omitempty"`
+	Server      string
+	Name        string
+	Title       string
+	Description string
+	Arguments   []*mcpsdk.PromptArgument
 }
 
 // ResourcesChangedEvent says that a server's resources changed: read them

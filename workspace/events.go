@@ -71,17 +71,17 @@ const ReasonSeveral = "several"
 // fixed. Until a file that does not load is fixed, what it last held stays
 // in force.
 type ProblemsEvent struct {
-	Path     string    `json:"path"`
-	Problems []Problem `json:"problems"`
+	Path     string
+	Problems []Problem
 	// Err is why the file does not load, nil when it loads, warnings or
 	// not: a *config.ParseError, a *config.ValidationError or a read error.
 	// Of the project's settings, which both the servers' and the rules'
 	// readers read, it is the servers' reader's error if there is one.
-	Err error `json:"-"`
+	Err error
 	// RulesErr is why the file's permission rules do not load, nil when
 	// they load or the file holds none. Of the project's settings it may
 	// be nil while Err is not: a bad server entry leaves the rules in force.
-	RulesErr error `json:"-"`
+	RulesErr error
 }
 
 // Severity says whether a Problem stops a file from loading.
@@ -93,14 +93,13 @@ const (
 	SeverityWarning Severity = "warning" // the file loads, but this part of it is ignored
 )
 
-// Problem is one problem of a file, shaped like the entries of the frontend
-// protocol's freecode/config/problems.
+// Problem is one problem of a file.
 type Problem struct {
-	Message  string   `json:"message"`
-	Line     int      `json:"line,omitempty"`   // 1-based; 0 when not known
-	Column   int      `json:"column,omitempty"` // 1-based, in bytes; 0 when not known
-	Key      string   `json:"key,omitempty"`    // e.g. "mcp.servers[2].url"
-	Severity Severity `json:"severity"`
+	Message  string
+	Line     int    // 1-based; 0 when not known
+	Column   int    // 1-based, in bytes; 0 when not known
+	Key      string // e.g. "mcp.servers[2].url"
+	Severity Severity
 }
 
 // RulesChangedEvent carries the permission rules in force after a rule file

@@ -22,26 +22,26 @@ const ManifestDir = "manifests"
 
 // ToolReview is one tool whose definition awaits the user's review: it
 // changed since the user accepted it, or it is new on a server whose tools
-// were pinned already. Its JSON form is what the frontend protocol sends.
+// were pinned already.
 type ToolReview struct {
-	Server string `json:"server"`
+	Server string
 	// Tool is the server's name for the tool; ID is its tool id.
-	Tool string `json:"tool"`
-	ID   string `json:"id"`
+	Tool string
+	ID   string
 	// Kind is "changed" or "new".
-	Kind string `json:"kind"`
+	Kind string
 	// Rejected: the user rejected the definition listed; calls are denied.
-	Rejected bool `json:"rejected,omitempty"`
+	Rejected bool
 	// Hidden: the tool is kept from models meanwhile (see
 	// orchestrator.Review).
-	Hidden bool `json:"hidden,omitempty"`
+	Hidden bool
 	// Hash names the listed definition: accepting or rejecting with it
 	// fails if the server changed the tool again meanwhile.
-	Hash   string           `json:"hash"`
-	Change *manifest.Change `json:"change"`
+	Hash   string
+	Change *manifest.Change
 	// Diff is Change as lines to read; the server's text, to be escaped
 	// before it reaches a terminal.
-	Diff string `json:"diff"`
+	Diff string
 }
 
 // ErrNoReview means a server's tools cannot be reviewed: it has no

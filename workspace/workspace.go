@@ -370,20 +370,19 @@ func (w *Workspace) Rules() []permissions.Rule {
 	return w.perms.Rules()
 }
 
-// ProjectInfo describes a workspace's project and files, shaped like the
-// result of the frontend protocol's freecode/project.
+// ProjectInfo describes a workspace's project and files.
 type ProjectInfo struct {
-	Root          string        `json:"root,omitempty"`
-	Trusted       bool          `json:"projectTrusted"`
-	ConfigPath    string        `json:"configPath"`
-	SettingsPaths SettingsPaths `json:"settingsPaths"`
+	Root          string
+	Trusted       bool
+	ConfigPath    string
+	SettingsPaths SettingsPaths
 }
 
 // SettingsPaths are the rule files a workspace loads.
 type SettingsPaths struct {
-	User    string `json:"user"`
-	Project string `json:"project,omitempty"`
-	Local   string `json:"local,omitempty"`
+	User    string
+	Project string
+	Local   string
 }
 
 // Project describes the project, its trust and the files in use.

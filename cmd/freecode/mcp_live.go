@@ -226,6 +226,20 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// convert converts each value of a list to the wire (server/wire), as
+// the sidecar does: what --json prints is the protocol's shape. A nil list
+// stays nil.
+func convert[D, W any](list []D, f func(D) W) []W {
+	if list == nil {
+		return nil
+	}
+	out := make([]W, 0, len(list))
+	for _, v := range list {
+		out = append(out, f(v))
+	}
+	return out
+}
+
 // newMCPStopCmd is `freecode mcp stop` or `freecode mcp restart`, which
 // only a running sidecar can do: a one-shot command's servers stop with it.
 func newMCPStopCmd(a *app, verb string) *cobra.Command {

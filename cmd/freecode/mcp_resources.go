@@ -14,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -55,7 +56,7 @@ result).`,
 					return err
 				}
 				if asJSON {
-					return printJSON(out, list)
+					return printJSON(out, convert(list, wire.ResourceInfo))
 				}
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				for _, r := range list {
@@ -124,7 +125,7 @@ object of strings, and print its messages.`,
 					return err
 				}
 				if asJSON {
-					return printJSON(out, list)
+					return printJSON(out, convert(list, wire.PromptInfo))
 				}
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				for _, p := range list {

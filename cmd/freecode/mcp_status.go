@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/server/wire"
 )
 
 // exitNoSidecar is the exit status of `freecode mcp status` when no sidecar
@@ -195,18 +195,9 @@ func (a *app) probe(ctx context.Context, stderr io.Writer, project string, names
 	r.reportProblems(stderr)
 	sts := r.w.Statuses()
 	r.w.Close()
-	// mcp.Status encodes as the protocol's ServerStatus (the sidecar's own
-	// tests hold the two to one shape), so the probe prints what a sidecar
-	// would have answered.
-	b, err := json.Marshal(sts)
-	if err != nil {
-		return nil, err
-	}
-	var out []protocol.ServerStatus
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	// Converted as the sidecar converts them, so the probe prints what a
+	// sidecar would have answered.
+	return convert(sts, wire.ServerStatus), nil
 }
 
 // stateMarks are the marks before a server's name: ✓ it works, ✗ it does

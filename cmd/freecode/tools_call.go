@@ -16,6 +16,7 @@ import (
 	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -111,9 +112,13 @@ the call is not run, and the result names the scope the server asks for.`,
 			res := rs[0]
 			out := cmd.OutOrStdout()
 			if asJSON {
+				wr, err := wire.ToolResult(res)
+				if err != nil {
+					return err
+				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
+				if err := enc.Encode(wr); err != nil {
 					return err
 				}
 			} else {

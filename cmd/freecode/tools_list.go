@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/server/wire"
 )
 
 func newToolsListCmd(a *app, project *string) *cobra.Command {
@@ -42,12 +44,13 @@ providers see when the id is longer than 64 characters.`,
 			infos := r.w.Tools(server)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if infos == nil {
-					infos = []orchestrator.ToolInfo{}
+				list := convert(infos, wire.ToolInfo)
+				if list == nil {
+					list = []protocol.ToolInfo{}
 				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
-				if err := enc.Encode(infos); err != nil {
+				if err := enc.Encode(list); err != nil {
 					return err
 				}
 			} else {

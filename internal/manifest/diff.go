@@ -13,45 +13,44 @@ import (
 )
 
 // Change is what differs between a tool's pinned definition and the one
-// its server lists, in parts a person can read. Its JSON form is what the
-// frontend protocol sends as a tool's diff.
+// its server lists, in parts a person can read (and a frontend is sent).
 type Change struct {
-	Tool string `json:"tool"`
+	Tool string
 	// Kind is "changed", "new" (nothing was accepted for the tool yet)
 	// or "removed" (the server no longer lists it).
-	Kind        string      `json:"kind"`
-	Title       *TextChange `json:"title,omitempty"`
-	Description *TextChange `json:"description,omitempty"`
+	Kind        string
+	Title       *TextChange
+	Description *TextChange
 	// InputSchema and OutputSchema list the differences by JSON pointer.
-	InputSchema  []PointerChange `json:"inputSchema,omitempty"`
-	OutputSchema []PointerChange `json:"outputSchema,omitempty"`
+	InputSchema  []PointerChange
+	OutputSchema []PointerChange
 	// Annotations lists the hints that differ, with MCP's defaults
 	// applied (an absent destructiveHint is true).
-	Annotations []HintChange `json:"annotations,omitempty"`
+	Annotations []HintChange
 }
 
 // TextChange is a changed text: both versions and a word diff of them.
 type TextChange struct {
-	Old string `json:"old"`
-	New string `json:"new"`
+	Old string
+	New string
 	// Diff is the text with what was removed in [-…-] and what was added
 	// in {+…+}.
-	Diff string `json:"diff"`
+	Diff string
 }
 
 // PointerChange is one difference in a schema.
 type PointerChange struct {
-	Pointer string          `json:"pointer"` // RFC 6901; "" is the whole schema
-	Op      string          `json:"op"`      // "add", "remove" or "replace"
-	Old     json.RawMessage `json:"old,omitempty"`
-	New     json.RawMessage `json:"new,omitempty"`
+	Pointer string // RFC 6901; "" is the whole schema
+	Op      string // "add", "remove" or "replace"
+	Old     json.RawMessage
+	New     json.RawMessage
 }
 
 // HintChange is one annotation that differs.
 type HintChange struct {
-	Hint string `json:"hint"` // "readOnlyHint", "destructiveHint", …, or "title"
-	Old  any    `json:"old"`
-	New  any    `json:"new"`
+	Hint string // "readOnlyHint", "destructiveHint", …, or "title"
+	Old  any
+	New  any
 }
 
 // Kinds of a Change.

@@ -1,4 +1,4 @@
-package mcp
+package wire
 
 import (
 	"bytes"
@@ -12,23 +12,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // goldenStatuses covers every field of ServerStatus and the ways each is
 // left out.
-func goldenStatuses() []Status {
-	connected := Status{
-		Name: "fs", Scope: "user", Type: "local", Transport: "stdio", State: StateConnected,
-		ToolCount: 14, PID: 4242, ServerInfo: &ServerInfo{Name: "secure-filesystem-server", Version: "0.2.0"},
+func goldenStatuses() []mcp.Status {
+	connected := mcp.Status{
+		Name: "fs", Scope: "user", Type: "local", Transport: "stdio", State: mcp.StateConnected,
+		ToolCount: 14, PID: 4242, ServerInfo: &mcp.ServerInfo{Name: "secure-filesystem-server", Version: "0.2.0"},
 		ProtocolVersion: "2025-11-25",
 		ConnectedAt:     time.Date(2026, 3, 4, 5, 6, 7, 890_000_000, time.UTC),
 		LastPing:        1234 * time.Microsecond,
 		StderrTail:      []string{"Secure MCP Filesystem Server running on stdio"},
 		Command:         []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "${env:HOME}/src"},
 	}
-	pending := StatusOf(config.Server{
+	pending := mcp.StatusOf(config.Server{
 		Name: "build", Scope: "project", Type: "local",
 		// Shown as configured: the frontend escapes what it prints.
 		Command: []string{"sh", "-c", "make \u202eslp.exe\x1b[2J"},
@@ -36,30 +38,35 @@ func goldenStatuses() []Status {
 		// whole, ${env:…} unexpanded.
 		Env:        map[string]string{"TOKEN": "${env:GITHUB_TOKEN}", "NODE_OPTIONS": "--require ./evil.js"},
 		InheritEnv: true, Cwd: "/home/me/project/tools",
-	}, StateAwaitingApproval)
+	}, mcp.StateAwaitingApproval)
 	// A user's own entry shows no env: its values may be secrets.
-	mine := StatusOf(config.Server{
+	mine := mcp.StatusOf(config.Server{
 		Name: "mine", Scope: "user", Type: "local", Command: []string{"x"}, Env: map[string]string{"TOKEN": "never-shown"},
-	}, StateStopped)
-	remote := StatusOf(config.Server{
+	}, mcp.StateStopped)
+	remote := mcp.StatusOf(config.Server{
 		Name: "gh", Scope: "user", Type: "remote", Transport: config.TransportHTTP,
 		URL:     "https://user:pw@api.example.com/mcp?key=s3cret&v=${env:V}",
 		Headers: map[string]string{"Authorization": "Bearer never-shown"},
-	}, StateReconnecting)
+	}, mcp.StateReconnecting)
 	remote.ToolCount = 3
 	remote.LastError = "health ping: context deadline exceeded"
-	cut := Status{
-		Name: "big", Scope: "user", Type: "remote", State: StateConnected, ToolCount: 1000,
+	cut := mcp.Status{
+		Name: "big", Scope: "user", Type: "remote", State: mcp.StateConnected, ToolCount: 1000,
 		URL:         "https://big.example.com/mcp",
 		ToolListCut: "the tool list was cut at 1000 pages; the server kept handing out cursors",
 	}
-	failed := StatusOf(config.Server{Name: "gone", Scope: "user", Type: "local", Command: []string{"false"}}, StateFailed)
+	failed := mcp.StatusOf(config.Server{Name: "gone", Scope: "user", Type: "local", Command: []string{"false"}}, mcp.StateFailed)
 	failed.LastError = "initialize: EOF (process exit status 1)"
-	return []Status{connected, pending, mine, remote, cut, failed, StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, StateDisabled)}
+	return []mcp.Status{connected, pending, mine, remote, cut, failed, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled)}
 }
 
-func TestStatusJSONGolden(t *testing.T) {
-	statuses := goldenStatuses()
+// The statuses a frontend is sent, as JSON: every field, and the ways each
+// is left out, with no secret of the user's in them.
+func TestServerStatusGolden(t *testing.T) {
+	var statuses []protocol.ServerStatus
+	for _, st := range goldenStatuses() {
+		statuses = append(statuses, ServerStatus(st))
+	}
 	got, err := json.MarshalIndent(statuses, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +89,12 @@ func TestStatusJSONGolden(t *testing.T) {
 		t.Errorf("a secret reached the status JSON:\n%s", got)
 	}
 
-	// The CLI reads statuses back: the round trip is lossless.
-	var back []Status
-	if err := json.Unmarshal(got, &back); err != nil {
+	// The CLI and the extension read statuses back: the round trip is
+	// lossless, and knows every member.
+	var back []protocol.ServerStatus
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&back); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(statuses, back); diff != "" {
@@ -92,9 +102,29 @@ func TestStatusJSONGolden(t *testing.T) {
 	}
 }
 
-func TestStatusUnmarshalRejectsUnknownState(t *testing.T) {
-	var st Status
-	if err := json.Unmarshal([]byte(`{"name":"x","state":"sleeping"}`), &st); err == nil {
-		t.Error("an unknown state decoded without an error")
+// Every state a Conn can be in is one the protocol names, spelt as it
+// spells it.
+func TestServerStates(t *testing.T) {
+	want := map[mcp.State]protocol.ServerState{
+		mcp.StateDisabled:         protocol.StateDisabled,
+		mcp.StateAwaitingApproval: protocol.StateAwaitingApproval,
+		mcp.StateConnecting:       protocol.StateConnecting,
+		mcp.StateConnected:        protocol.StateConnected,
+		mcp.StateReconnecting:     protocol.StateReconnecting,
+		mcp.StateFailed:           protocol.StateFailed,
+		mcp.StateStopped:          protocol.StateStopped,
+		mcp.StateNeedsAuth:        protocol.StateNeedsAuth,
+		mcp.StateIdle:             protocol.StateIdle,
+	}
+	n := 0
+	for s := mcp.State(0); s < 100 && s.String() != "unknown"; s++ {
+		got := ServerStatus(mcp.Status{State: s}).State
+		if w, ok := want[s]; !ok || got != w {
+			t.Errorf("mcp.State %d (%v) is %q on the wire, want %q", s, s, got, w)
+		}
+		n++
+	}
+	if n != len(want) {
+		t.Errorf("%d states counted, want %d", n, len(want))
 	}
 }

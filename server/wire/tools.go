@@ -1,0 +1,81 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/orchestrator"
+)
+
+// ToolInfo is a tool as freecode/tools lists it. Its idempotentHint and
+// output schema are FreeCode's MCP server's to list, and whether models
+// are kept from it (Hidden) is the provider definitions' business: a
+// frontend lists a hidden tool as changed (DefinitionChanged or New).
+func ToolInfo(t orchestrator.ToolInfo) protocol.ToolInfo {
+	return protocol.ToolInfo{
+		ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
+		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
+		InputSchema: t.InputSchema, Alias: t.Alias, DefinitionChanged: t.DefinitionChanged, New: t.New,
+	}
+}
+
+// ToolCall is one call of a frontend's batch, for the orchestrator.
+func ToolCall(c protocol.ToolCall) orchestrator.ToolCall {
+	return orchestrator.ToolCall{CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments}
+}
+
+// ToolResult is a call's result as freecode/tools/execute answers it: the
+// MCP content blocks and the structured content encoded as MCP has them.
+func ToolResult(r orchestrator.ToolResult) (protocol.ToolResult, error) {
+	out := protocol.ToolResult{
+		CallID: r.CallID, Content: make([]json.RawMessage, 0, len(r.Content)), IsError: r.IsError,
+		Decision: protocol.Decision(r.Decision), DurationMs: r.DurationMs,
+	}
+	for _, c := range r.Content {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return out, fmt.Errorf("encoding the result of %s: %w", r.CallID, err)
+		}
+		out.Content = append(out.Content, b)
+	}
+	if r.StructuredContent != nil {
+		b, err := json.Marshal(r.StructuredContent)
+		if err != nil {
+			return out, fmt.Errorf("encoding the structured result of %s: %w", r.CallID, err)
+		}
+		out.StructuredContent = b
+	}
+	if r.Truncated != nil {
+		out.Truncated = &protocol.Truncated{ShownChars: r.Truncated.ShownChars, TotalChars: r.Truncated.TotalChars, SavedTo: r.Truncated.SavedTo}
+	}
+	return out, nil
+}
+
+// ToolProgress is a server's progress on the call callID, as
+// freecode/tools/progress sends it.
+func ToolProgress(callID string, p orchestrator.Progress) protocol.ToolProgress {
+	return protocol.ToolProgress{CallID: callID, Progress: p.Progress, Total: p.Total, Message: p.Message}
+}
+
+// PermissionRequest is the orchestrator's question as
+// freecode/permission/request asks it; projectTrusted says whether an
+// allow rule in the project's local file would be honoured, which the
+// question does not know.
+func PermissionRequest(req orchestrator.Request, projectTrusted bool) protocol.PermissionRequest {
+	return protocol.PermissionRequest{
+		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
+		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: projectTrusted,
+		Review: PermissionReview(req.Review),
+	}
+}
+
+// Answer is a frontend's answer to a permission request, for the
+// orchestrator. It checks nothing: whoever asked checks the decision and
+// the scope, and whether there was a definition to accept.
+func Answer(resp protocol.PermissionResponse) orchestrator.Answer {
+	return orchestrator.Answer{
+		Decision: orchestrator.AnswerDecision(resp.Decision), Scope: orchestrator.Scope(resp.Scope),
+		AcceptDefinition: resp.AcceptDefinition,
+	}
+}
