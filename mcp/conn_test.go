@@ -591,7 +591,14 @@ func TestUnansweredPingReconnects(t *testing.T) {
 		t.Skip("uses SIGSTOP")
 	}
 	srv := testSrv(t, "frozen")
-	srv.Timeout = 300 * time.Millisecond // the ping's deadline too
+	// The timeout is the ping's deadline too: short, for the frozen server
+	// to be found out soon, but not so short that a loaded machine misses
+	// the connect. The version is pinned: with none, server/discover gets
+	// half the timeout, and a late answer to it makes the fallback's
+	// initialize a second one (see discoveryProbe); the test is about the
+	// ping, not the negotiation.
+	srv.Timeout = 2 * time.Second
+	srv.ProtocolVersion = config.DefaultProtocolVersion
 	rec := mcptest.NewRecorder()
 	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: 50 * time.Millisecond})
 	c.closeGrace, c.termGrace = 100*time.Millisecond, 100*time.Millisecond

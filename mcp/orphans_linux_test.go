@@ -1,9 +1,7 @@
 package mcp
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,57 +23,25 @@ import (
 // names that is not to be reaped.)
 func TestManagerEscapeeReapedAfterKill9(t *testing.T) {
 	dir := t.TempDir()
+	owner := proctest.StartOwner(t, testOwnerEnv+"="+dir, testOwnerEscapeEnv+"="+filepath.Join(t.TempDir(), "daemon"))
+	daemon := owner.PID
+	if sid, err := unix.Getsid(daemon); err != nil || sid != daemon || procStatus(daemon, "PPid") != strconv.Itoa(owner.Cmd.Process.Pid) {
+		owner.Fatalf(t, "the daemon %d is not a session leader adopted by its FreeCode process %d: session %d (%v), parent %s",
+			daemon, owner.Cmd.Process.Pid, sid, err, procStatus(daemon, "PPid"))
+	}
+	owner.Kill9(t, "daemon")
+
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+dir, testOwnerEscapeEnv+"="+filepath.Join(t.TempDir(), "daemon"))
-	owner.Stderr = os.Stderr
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var leader, daemon int
-	if _, serr := fmt.Sscanf(line, "ready %d %d", &leader, &daemon); err != nil || serr != nil || daemon == 0 {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("owner said %q (%v)", line, err)
-	}
-	pidfd, err := unix.PidfdOpen(daemon, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
-	if sid, err := unix.Getsid(daemon); err != nil || sid != daemon || procStatus(daemon, "PPid") != strconv.Itoa(owner.Process.Pid) {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("the daemon %d is not a session leader adopted by its FreeCode process %d: session %d (%v), parent %s",
-			daemon, owner.Process.Pid, sid, err, procStatus(daemon, "PPid"))
-	}
-	if err := owner.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	owner.Wait()
-	if proctest.SigkillPending(t, daemon) {
-		t.Fatal("the daemon died with its owner: nothing left to reap, the test shows nothing")
-	}
-
 	reaper := exec.Command(exe)
 	reaper.Env = append(os.Environ(), testReapEnv+"="+dir)
 	reaper.Stderr = os.Stderr
 	if err := reaper.Run(); err != nil {
 		t.Fatalf("the next FreeCode process: %v", err)
 	}
-	if !proctest.SigkillPending(t, daemon) {
-		syscall.Kill(daemon, syscall.SIGKILL)
-		t.Fatalf("the setsid daemon %d of a server whose FreeCode process was killed was not reaped", daemon)
-	}
-	proctest.AwaitExit(t, pidfd)
+	owner.AwaitReaped(t, "setsid daemon")
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("run records left after reaping: %v", left)
 	}

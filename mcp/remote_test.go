@@ -50,17 +50,7 @@ func newTestClient() *mcpsdk.Client {
 // legacy SSE. Sessions a client left behind (it never sent DELETE, or
 // was told the session is gone) are closed when the test ends.
 func goSDKHandler(t testing.TB, transport string) http.Handler {
-	server := newTestServer(io.Discard, false)
-	t.Cleanup(func() {
-		for ss := range server.Sessions() {
-			ss.Close()
-		}
-	})
-	get := func(*http.Request) *mcpsdk.Server { return server }
-	if transport == config.TransportSSE {
-		return mcpsdk.NewSSEHandler(get, nil)
-	}
-	return mcpsdk.NewStreamableHTTPHandler(get, nil)
+	return mcptest.HTTPHandler(t, newTestServer(io.Discard, false), transport)
 }
 
 // requestLog records the requests a test server saw.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"strings"
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,22 +27,10 @@ const changesEnv = "FREECODE_WORKSPACE_TEST_CHANGES"
 // starts: how a test knows whether a server ran.
 const startsEnv = "FREECODE_WORKSPACE_TEST_STARTS"
 
-// crashServerEnv makes the test binary a stdio MCP server whose tools
-// whose names start with "crash_" exit the process in the middle of their
-// first call, as a crashing server would (runCrashServer). Calls are
-// counted in the file named by crashCountEnv, one line per call, across
-// the restarted processes.
-const (
-	crashServerEnv = "FREECODE_WORKSPACE_CRASH_SERVER"
-	crashCountEnv  = "FREECODE_WORKSPACE_CRASH_COUNTS"
-)
-
 func TestMain(m *testing.M) {
+	mcptest.RunCrashServerIfAsked()
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer())
-	}
-	if os.Getenv(crashServerEnv) != "" {
-		os.Exit(runCrashServer())
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -162,38 +149,4 @@ func addExtraTools(server *mcpsdk.Server) {
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
 		mcptest.RootsHandler)
-}
-
-// runCrashServer serves crash_lookup (read-only), crash_remove and lookup
-// (read-only); each answers "<name> #<n>", n counting its calls across
-// processes, and a crash_ tool exits the process at its first call.
-func runCrashServer() int {
-	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "crash", Version: "1"}, nil)
-	countFile := os.Getenv(crashCountEnv)
-	for _, name := range []string{"crash_lookup", "crash_remove", "lookup"} {
-		var ann *mcpsdk.ToolAnnotations
-		if strings.HasSuffix(name, "lookup") {
-			ann = &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
-		}
-		s.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Annotations: ann},
-			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-				before, _ := os.ReadFile(countFile)
-				n := strings.Count(string(before), name+"\n") + 1
-				f, err := os.OpenFile(countFile, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
-				if err != nil {
-					return nil, err
-				}
-				fmt.Fprintln(f, name)
-				f.Close()
-				if strings.HasPrefix(name, "crash_") && n == 1 {
-					os.Exit(3)
-				}
-				return text(fmt.Sprintf("%s #%d", name, n)), nil
-			})
-	}
-	if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, "crash server:", err)
-		return 1
-	}
-	return 0
 }

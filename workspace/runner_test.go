@@ -37,7 +37,7 @@ func TestCrashThroughManager(t *testing.T) {
 	counts := filepath.Join(t.TempDir(), "counts")
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{{
 		"name": "crash", "type": "local", "command": []string{exe},
-		"env":     map[string]string{crashServerEnv: "1", crashCountEnv: counts},
+		"env":     map[string]string{mcptest.CrashServerEnv: counts},
 		"timeout": 20000,
 	}}, nil))
 	w := e.open(t)
@@ -47,7 +47,7 @@ func TestCrashThroughManager(t *testing.T) {
 	defer cancel()
 	allow := &orchestrator.ExecOptions{Approver: allowOnce}
 	rs := w.Execute(ctx, []orchestrator.ToolCall{{CallID: "1", Tool: "mcp__crash__crash_lookup"}}, allow)
-	if got := rs[0].Text(); rs[0].IsError || got != "crash_lookup #2" {
+	if got := rs[0].Text(); rs[0].IsError || got != "crash_lookup call 2" {
 		t.Errorf("crash_lookup = %q, want the retry's answer", got)
 	}
 	rs = w.Execute(ctx, []orchestrator.ToolCall{{CallID: "2", Tool: "mcp__crash__crash_remove"}}, allow)

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testBrowserEnv) == "1" {
 		os.Exit(runTestBrowser(os.Args[len(os.Args)-1]))
 	}
-	runCrashServerIfAsked()
+	mcptest.RunCrashServerIfAsked()
 	dir, err := os.MkdirTemp("", "freecode-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/orchestrator"
 )
@@ -456,28 +457,28 @@ func TestToolsBrokenProjectSettings(t *testing.T) {
 // retried, and says it may have run.
 func TestToolsCallRetriesReadOnlyAfterCrash(t *testing.T) {
 	dir := t.TempDir()
-	counts := t.TempDir()
+	calls := filepath.Join(t.TempDir(), "calls")
 	path := filepath.Join(dir, "config.json")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, "--config", path, "mcp", "add", "crashy", "local", "--env", crashServerEnv+"="+counts, "--", exe)
+	mustRun(t, "--config", path, "mcp", "add", "crashy", "local", "--env", mcptest.CrashServerEnv+"="+calls, "--", exe)
 	args := []string{"--config", path, "tools", "--project", t.TempDir(), "call"}
 
-	out, errOut, code := run(t, append(args, "mcp__crashy__lookup")...)
-	if code != 0 || out != "lookup call 2\n" {
+	out, errOut, code := run(t, append(args, "mcp__crashy__crash_lookup")...)
+	if code != 0 || out != "crash_lookup call 2\n" {
 		t.Errorf("read-only call whose server crashed: exit %d\nstdout: %q\nstderr: %s", code, out, errOut)
 	}
-	if n := callCount(filepath.Join(counts, "lookup")); n != 2 {
-		t.Errorf("the server saw %d calls of lookup, want 2 (the crash, the retry)", n)
+	if n := mcptest.CrashCalls(calls, "crash_lookup"); n != 2 {
+		t.Errorf("the server saw %d calls of crash_lookup, want 2 (the crash, the retry)", n)
 	}
 
-	out, errOut, code = run(t, append(args, "mcp__crashy__remove", "--yes")...)
+	out, errOut, code = run(t, append(args, "mcp__crashy__crash_remove", "--yes")...)
 	if code != 1 || !strings.Contains(out, "may or may not have run; not retried because the tool is not read-only") {
 		t.Errorf("destructive call whose server crashed: exit %d\nstdout: %q\nstderr: %s", code, out, errOut)
 	}
-	if n := callCount(filepath.Join(counts, "remove")); n != 1 {
-		t.Errorf("the server saw %d calls of remove, want 1: a destructive call is never retried", n)
+	if n := mcptest.CrashCalls(calls, "crash_remove"); n != 1 {
+		t.Errorf("the server saw %d calls of crash_remove, want 1: a destructive call is never retried", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // remoteHangGuard bounds a test that would otherwise hang on a bug; it is
@@ -27,16 +28,7 @@ func goSDKHandler(t testing.TB, transport string) http.Handler {
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: args.Text}}}, nil
 		})
-	t.Cleanup(func() {
-		for ss := range server.Sessions() {
-			ss.Close()
-		}
-	})
-	get := func(*http.Request) *mcpsdk.Server { return server }
-	if transport == config.TransportSSE {
-		return mcpsdk.NewSSEHandler(get, nil)
-	}
-	return mcpsdk.NewStreamableHTTPHandler(get, nil)
+	return mcptest.HTTPHandler(t, server, transport)
 }
 
 func remoteServer(url, transport string) config.Server {

@@ -1,16 +1,12 @@
 package proc
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/freecode/freecode/internal/proctest"
 )
@@ -21,32 +17,7 @@ import (
 // now belongs to a process that started at another time.
 func TestReapOrphansAfterKill9(t *testing.T) {
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+dir)
-	owner.Stderr = os.Stderr
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var leader, child int
-	if _, serr := fmt.Sscanf(line, "ready %d %d", &leader, &child); err != nil || serr != nil || child == 0 {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("owner said %q (%v)", line, err)
-	}
-	pidfd, err := unix.PidfdOpen(child, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
+	owner := proctest.StartOwner(t, testOwnerEnv+"="+dir)
 
 	// A bystander in a group of its own, and a dead owner's record that
 	// names its pid with another start time: a pid reused since.
@@ -69,24 +40,14 @@ func TestReapOrphansAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := owner.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	owner.Wait()
-	if proctest.SigkillPending(t, child) {
-		t.Fatal("the server's child died with its owner: nothing left to reap, the test shows nothing")
-	}
+	owner.Kill9(t, "server's child")
 
-	err = ReapOrphans(dir, nil)
+	err := ReapOrphans(dir, nil)
 	stopRecording()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proctest.SigkillPending(t, child) {
-		syscall.Kill(child, syscall.SIGKILL)
-		t.Fatalf("the orphaned child %d of a killed FreeCode process was not reaped", child)
-	}
-	proctest.AwaitExit(t, pidfd)
+	owner.AwaitReaped(t, "orphaned server child")
 	if proctest.SigkillPending(t, bystander.Process.Pid) {
 		t.Errorf("the bystander %d, whose pid a stale record named with another start time, was killed", bystander.Process.Pid)
 	}
@@ -103,37 +64,11 @@ func TestReapOrphansAfterKill9(t *testing.T) {
 // start time: a pid reused since.
 func TestReapEscapeesAfterKill9(t *testing.T) {
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+dir, testOwnerEscapeEnv+"="+filepath.Join(t.TempDir(), "daemon"))
-	owner.Stderr = os.Stderr
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	var leader, daemon int
-	if _, serr := fmt.Sscanf(line, "ready %d %d", &leader, &daemon); err != nil || serr != nil || daemon == 0 {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("owner said %q (%v)", line, err)
-	}
-	pidfd, err := unix.PidfdOpen(daemon, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pidfd)
+	owner := proctest.StartOwner(t, testOwnerEnv+"="+dir, testOwnerEscapeEnv+"="+filepath.Join(t.TempDir(), "daemon"))
+	daemon := owner.PID
 	st, ok := procStat(daemon)
-	if !ok || st.session != daemon || st.ppid != owner.Process.Pid {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("the daemon %d is not a session leader adopted by its FreeCode process %d: %+v", daemon, owner.Process.Pid, st)
+	if !ok || st.session != daemon || st.ppid != owner.Cmd.Process.Pid {
+		owner.Fatalf(t, "the daemon %d is not a session leader adopted by its FreeCode process %d: %+v", daemon, owner.Cmd.Process.Pid, st)
 	}
 
 	// A bystander in a session of its own, as a daemon is, and a dead
@@ -158,24 +93,14 @@ func TestReapEscapeesAfterKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := owner.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	owner.Wait()
-	if proctest.SigkillPending(t, daemon) {
-		t.Fatal("the daemon died with its owner: nothing left to reap, the test shows nothing")
-	}
+	owner.Kill9(t, "daemon")
 
-	err = ReapOrphans(dir, nil)
+	err := ReapOrphans(dir, nil)
 	stopRecording()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proctest.SigkillPending(t, daemon) {
-		syscall.Kill(daemon, syscall.SIGKILL)
-		t.Fatalf("the setsid daemon %d of a server whose FreeCode process was killed was not reaped", daemon)
-	}
-	proctest.AwaitExit(t, pidfd)
+	owner.AwaitReaped(t, "setsid daemon")
 	if proctest.SigkillPending(t, bystander.Process.Pid) {
 		t.Errorf("the bystander %d, whose pid a stale record named as an escapee with another start time, was killed", bystander.Process.Pid)
 	}
