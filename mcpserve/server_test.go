@@ -343,14 +343,22 @@ func TestProjectServerNeedsApproval(t *testing.T) {
 // A tool a pinned server adds later is neither listed nor run under the
 // allow rules that cover it until the user accepts it; then it is listed,
 // the client told, without a restart, and it runs by its allow rule.
+// A 2025-11-25 client is told on its session; a 2026-07-28 one on the
+// subscriptions/listen stream its go-sdk client opens.
 func TestListChanged(t *testing.T) {
+	for _, version := range askRevisions {
+		t.Run(version, func(t *testing.T) { testListChanged(t, version) })
+	}
+}
+
+func testListChanged(t *testing.T, version string) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
 	e.rules(t, map[string][]string{"allow": {"mcp__srv__addtool", "mcp__srv__fresh"}})
 	e.open(t)
 	changed := make(chan struct{}, 16)
-	cs := e.connect(t, &mcpsdk.ClientOptions{ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) {
+	cs := e.connectAt(t, &mcpsdk.ClientOptions{ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) {
 		changed <- struct{}{}
-	}})
+	}}, version)
 	sub := e.w.Subscribe(&workspace.SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	if r := callTool(t, cs, "mcp__srv__addtool", `{"text":"fresh"}`); r.IsError {
