@@ -54,15 +54,14 @@ const maxShownArgs = 2000
 // maxShownValue is how much of one value the listing of a long call shows.
 const maxShownValue = 80
 
-// canElicit reports whether the session's client declared it can be sent
-// a form elicitation: the elicitation capability with form mode, or with
-// no mode at all, which 2025-06-18 clients send and which means form.
-func canElicit(ss *mcpsdk.ServerSession) bool {
-	p := ss.InitializeParams()
-	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+// canElicit reports whether a client's capabilities say it can be sent a
+// form elicitation: the elicitation capability with form mode, or with no
+// mode at all, which 2025-06-18 clients send and which means form.
+func canElicit(caps *mcpsdk.ClientCapabilities) bool {
+	if caps == nil || caps.Elicitation == nil {
 		return false
 	}
-	e := p.Capabilities.Elicitation
+	e := caps.Elicitation
 	return e.Form != nil || e.URL == nil
 }
 

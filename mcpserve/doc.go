@@ -13,8 +13,11 @@
 //   - deny: the result is a tool error (isError) whose text names the rule
 //     and the file it is in.
 //   - ask: when the calling client declared the elicitation capability
-//     (form mode), it gets an elicitation/create form with two choices,
-//     allow once or deny; declining or cancelling the form denies. An
+//     (form mode), it gets a form with two choices, allow once or deny;
+//     declining or cancelling the form denies. A client of 2025-11-25 or
+//     older is sent the form as an elicitation/create request while the
+//     call runs; one of 2026-07-28 gets it in an input_required result
+//     (see "Protocol versions"). An
 //     "always allow" is not offered: it would write an allow rule into the
 //     user's settings on the word of a client, which may be software
 //     answering for no one, and widen what every other FreeCode frontend
@@ -66,11 +69,41 @@
 //
 // # Protocol versions
 //
-// The server speaks MCP 2025-03-26 to 2025-11-25. Asking the user is an
-// elicitation request sent while the call runs, which the 2026-07-28
-// revision replaced with results that ask the client to call again; a
-// client that offers that revision in initialize is answered with
-// 2025-11-25.
+// The server speaks MCP 2024-11-05 to 2026-07-28. The older revisions
+// begin with initialize; 2026-07-28 has no session: a client may call
+// server/discover, and every request carries the revision, the client's
+// capabilities and its identity in _meta, which the go-sdk reads per
+// request (the capabilities decide whether the client can be asked).
+// For such a client:
+//
+//   - tools/list and server/discover carry caching hints (ttlMs of a
+//     minute, cacheScope "private": the list is the user's);
+//   - list changes reach the clients that listen (subscriptions/listen)
+//     as notifications/tools/list_changed;
+//   - the permission ask is an input_required result: its input request
+//     "freecode/permission" is the form, and its requestState is bound,
+//     by an HMAC under a key the server makes at start, to the call (the
+//     tool, its arguments as shown, the definition under review) and to
+//     an expiry ten minutes on. The client calls again with the answer
+//     and that state; an answer counts only with a state of this call,
+//     unexpired and not used before, so one "allow once" runs one call.
+//     A state that fails any of these denies the call and says why; an
+//     answer without a state asks again. A state does not outlive the
+//     server: after a restart the client is asked again.
+//
+// Over HTTP, each request of Path goes to the go-sdk handler of its
+// revision (the SDK serves 2026-07-28 only statelessly, the older
+// revisions' sessions only statefully): a request of a session, and any
+// GET or DELETE, to the sessions; a POST whose MCP-Protocol-Version is
+// 2026-07-28 to the stateless handler, which checks that header against
+// _meta and Mcp-Method and Mcp-Name against the body, and refuses what the
+// revision removed (initialize, ping, logging/setLevel); any other POST to
+// the sessions if it is an initialize or a batch, else to the stateless
+// handler. Over stdio one session serves either.
+//
+// The server declares the prompts capability and lists none: the go-sdk
+// answers prompts/list whatever the capabilities say, and 2026-07-28
+// requires a server that answers it to declare it.
 //
 // # HTTP
 //
@@ -96,7 +129,8 @@
 // 0700 ~/.freecode/auth (mcp-serve.json), never beside a config file that
 // may sit in a repository; see ServeFilePath, LoadToken and WriteServeFile.
 //
-// The legacy HTTP+SSE transport (2024-11-05) is not served: the clients
-// that reach a local gateway all speak Streamable HTTP or stdio, and each
-// transport served is one more surface to guard.
+// The legacy HTTP+SSE transport (2024-11-05) is served at SSEPath (GET
+// opens the stream, whose endpoint event names SSEPath?sessionid=… for the
+// client's POSTs), behind the same Host, Origin and token checks, for the
+// clients that speak only it.
 package mcpserve

@@ -92,14 +92,22 @@ func (e *env) open(t testing.TB, builtins ...*orchestrator.Tool) *Server {
 
 // connect connects a client with opts to the server over a pair of pipes,
 // the server on StdioTransport as `freecode mcp serve --stdio` runs it.
+// The client offers the go-sdk's newest revision (2026-07-28).
 func (e *env) connect(t testing.TB, opts *mcpsdk.ClientOptions) *mcpsdk.ClientSession {
+	t.Helper()
+	return e.connectAt(t, opts, "")
+}
+
+// connectAt is connect with a client that offers the revision version
+// ("" for the go-sdk's newest).
+func (e *env) connectAt(t testing.TB, opts *mcpsdk.ClientOptions, version string) *mcpsdk.ClientSession {
 	t.Helper()
 	ct, st := stdioPipes(t)
 	if _, err := e.s.Connect(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
 	c := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "test-client", Version: "1"}, opts)
-	cs, err := c.Connect(t.Context(), ct, nil)
+	cs, err := c.Connect(t.Context(), ct, &mcpsdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +187,12 @@ func (e *env) approveProject(t testing.TB, name string) {
 	}
 	t.Fatalf("no project server %q", name)
 }
+
+// askRevisions are the two ways a client is asked for permission: an
+// input_required result (2026-07-28) and an elicitation request while the
+// call runs (2025-11-25); the go-sdk's client answers both with its
+// ElicitationHandler.
+var askRevisions = []string{"2026-07-28", "2025-11-25"}
 
 // waitFor receives from ch within the hang guard.
 func waitFor[T any](t testing.TB, ch <-chan T, what string) T {

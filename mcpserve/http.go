@@ -18,6 +18,11 @@ import (
 // Path is where Handler serves Streamable HTTP.
 const Path = "/mcp"
 
+// SSEPath is where Handler serves the legacy HTTP+SSE transport
+// (2024-11-05): a GET opens the event stream, whose first event names the
+// endpoint the client POSTs its messages to (SSEPath?sessionid=…).
+const SSEPath = "/sse"
+
 // sessionTimeout closes an HTTP session that has seen no request for this
 // long: a client that went away without DELETE would otherwise hold its
 // session forever. A client that comes back gets 404 and, as the spec
@@ -34,9 +39,10 @@ type HTTPOptions struct {
 	Token string
 }
 
-// Handler returns the HTTP handler of the server: Streamable HTTP at Path,
-// behind the Host, Origin and token checks described in the package
-// documentation. Nothing else is served.
+// Handler returns the HTTP handler of the server: Streamable HTTP at Path
+// and the legacy HTTP+SSE transport at SSEPath, both behind the Host,
+// Origin and token checks described in the package documentation. Nothing
+// else is served.
 func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	bound, err := netip.ParseAddrPort(opts.Addr.String())
 	if err != nil {
@@ -49,13 +55,24 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		Logger:         s.logger,
 		SessionTimeout: sessionTimeout,
 	})
-	g := &guard{bound: bound, next: streamable}
+	stateless := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.mcp }, &mcpsdk.StreamableHTTPOptions{
+		Logger:    s.logger,
+		Stateless: true,
+		// The POST is the whole request in 2026-07-28: a client that
+		// hangs up cancels its call.
+		PropagateRequestCancellation: true,
+	})
+	sse := mcpsdk.NewSSEHandler(func(*http.Request) *mcpsdk.Server { return s.mcp }, nil)
+	g := &guard{bound: bound, next: &revisionRouter{stateful: streamable, stateless: stateless}}
 	if opts.Token != "" {
 		sum := sha256.Sum256([]byte(opts.Token))
 		g.tokenSum = &sum
 	}
+	sg := *g // the same checks in front of the legacy transport
+	sg.next = sse
 	mux := http.NewServeMux()
 	mux.Handle(Path, g)
+	mux.Handle(SSEPath, &sg)
 	return mux, nil
 }
 

@@ -126,6 +126,14 @@ func TestHTTPGuard(t *testing.T) {
 // A client over Streamable HTTP lists and calls tools, answers a
 // permission form and hears of new tools.
 func TestHTTPClient(t *testing.T) {
+	for _, version := range askRevisions {
+		t.Run(version, func(t *testing.T) { testHTTPClient(t, version) })
+	}
+}
+
+// testHTTPClient is TestHTTPClient with a client that offers version: a
+// session of 2025-11-25, or requests of 2026-07-28, on the same endpoint.
+func testHTTPClient(t *testing.T, version string) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
 	e.open(t)
 	token := NewToken()
@@ -137,13 +145,14 @@ func TestHTTPClient(t *testing.T) {
 			changed <- struct{}{}
 		},
 	})
-	cs, err := c.Connect(t.Context(), &mcpsdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	cs, err := c.Connect(t.Context(), &mcpsdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{token}}},
+		&mcpsdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if got := cs.InitializeResult().ProtocolVersion; got != "2025-11-25" {
-		t.Errorf("negotiated %s, want 2025-11-25", got)
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Errorf("negotiated %s, want %s", got, version)
 	}
 	if names := listNames(t, cs); !slices.Contains(names, "mcp__srv__echo") {
 		t.Fatalf("listed %v", names)
@@ -151,7 +160,8 @@ func TestHTTPClient(t *testing.T) {
 	if r := callTool(t, cs, "mcp__srv__echo", `{"text":"over http"}`); r.IsError || resultText(r) != "over http" {
 		t.Errorf("echo: %+v", r)
 	}
-	// Not read-only: the form goes to this client, on the call's stream.
+	// Not read-only: the form goes to this client, on the call's stream
+	// (2025-11-25) or in its result (2026-07-28).
 	sub := e.w.Subscribe(&workspace.SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	if r := callTool(t, cs, "mcp__srv__addtool", `{"text":"later"}`); r.IsError || r.Meta["freecode/decision"] != "asked" {

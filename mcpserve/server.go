@@ -15,10 +15,10 @@ import (
 // ServerName is the name the server gives in initialize.
 const ServerName = "freecode"
 
-// protocolVersions are the MCP revisions the server negotiates: those in
-// which a server may send elicitation/create while a call runs (see the
-// package documentation).
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+// protocolVersions are the MCP revisions the server speaks, newest first:
+// 2026-07-28 per request (server/discover, _meta), the others by
+// initialize (see the package documentation).
+var protocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // Options configures a Server. A nil *Options means defaults.
 type Options struct {
@@ -39,6 +39,7 @@ type Server struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 	calls  atomic.Uint64 // numbers the calls, for their call ids
+	asks   *askStates    // the permission questions of input_required results
 
 	// toolsMu guards tools: what the MCP server lists, by listed name. It
 	// is held across a whole sync, so that two syncs never interleave their
@@ -60,7 +61,7 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{ws: w, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}}
+	s := &Server{ws: w, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}, asks: newAskStates()}
 	s.mcp = mcpsdk.NewServer(&mcpsdk.Implementation{Name: ServerName, Title: "FreeCode", Version: o.Version}, &mcpsdk.ServerOptions{
 		Instructions: "FreeCode: the tools of the user's MCP servers (named mcp__<server>__<tool>) and FreeCode's built-ins. " +
 			"Every call goes through the user's permission rules; a call that needs permission asks the user or is denied with the reason.",
@@ -70,8 +71,13 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 		Capabilities: &mcpsdk.ServerCapabilities{
 			Logging: &mcpsdk.LoggingCapabilities{},
 			Tools:   &mcpsdk.ToolCapabilities{ListChanged: true},
+			// The go-sdk answers prompts/list (with none) whatever the
+			// capabilities say; 2026-07-28 requires a server that answers
+			// it to declare it.
+			Prompts: &mcpsdk.PromptCapabilities{},
 		},
 		SupportedProtocolVersions: protocolVersions,
+		SetCacheable:              setCacheable,
 	})
 	// Subscribed before the first read of the tools, so that no change
 	// falls between the two.

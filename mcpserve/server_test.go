@@ -149,25 +149,33 @@ func TestPermissions(t *testing.T) {
 		{"not read-only, cancelled", answer("cancel", "", nil), "mcp__srv__write", true, "denied", "denied by the user"},
 		{"deny rule, elicitation never asked", answer("accept", choiceAllowOnce, nil), "mcp__srv__progress", true, "denied", "denied by rule"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := e.connect(t, &mcpsdk.ClientOptions{ElicitationHandler: tc.elicit})
-			r := callTool(t, cs, tc.tool, `{"text":"hi"}`)
-			if r.IsError != tc.wantErr || r.Meta["freecode/decision"] != tc.decision || !strings.Contains(resultText(r), tc.contains) {
-				t.Errorf("isError %v, decision %v, text %q; want isError %v, decision %s, text containing %q",
-					r.IsError, r.Meta["freecode/decision"], resultText(r), tc.wantErr, tc.decision, tc.contains)
-			}
-		})
+	for _, version := range askRevisions {
+		for _, tc := range tests {
+			t.Run(version+"/"+tc.name, func(t *testing.T) {
+				cs := e.connectAt(t, &mcpsdk.ClientOptions{ElicitationHandler: tc.elicit}, version)
+				r := callTool(t, cs, tc.tool, `{"text":"hi"}`)
+				if r.IsError != tc.wantErr || r.Meta["freecode/decision"] != tc.decision || !strings.Contains(resultText(r), tc.contains) {
+					t.Errorf("isError %v, decision %v, text %q; want isError %v, decision %s, text containing %q",
+						r.IsError, r.Meta["freecode/decision"], resultText(r), tc.wantErr, tc.decision, tc.contains)
+				}
+			})
+		}
 	}
 }
 
 // The permission form names the tool, the reason and the arguments, with
 // text from the model escaped, and offers allow once and deny only.
 func TestPermissionForm(t *testing.T) {
+	for _, version := range askRevisions {
+		t.Run(version, func(t *testing.T) { testPermissionForm(t, version) })
+	}
+}
+
+func testPermissionForm(t *testing.T, version string) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
 	e.open(t)
 	asked := make(chan *mcpsdk.ElicitParams, 1)
-	cs := e.connect(t, &mcpsdk.ClientOptions{ElicitationHandler: answer("accept", choiceAllowOnce, asked)})
+	cs := e.connectAt(t, &mcpsdk.ClientOptions{ElicitationHandler: answer("accept", choiceAllowOnce, asked)}, version)
 	r := callTool(t, cs, "mcp__srv__write", `{"text":"a\u202eb"}`)
 	if r.IsError {
 		t.Fatalf("write: %s", resultText(r))
@@ -208,12 +216,14 @@ func choicesOf(t *testing.T, p *mcpsdk.ElicitParams) []string {
 // Arguments too long for the form are listed key by key, long values cut,
 // so a padding value that sorts first cannot push the argument that
 // matters out of sight; and since the call is not shown whole, the form
-// cannot allow it, even if the client answers "allow once".
+// cannot allow it, even if the client answers "allow once". (The go-sdk's
+// client of 2026-07-28 will not send an answer the form does not offer;
+// TestInputRequired sends it by hand.)
 func TestPermissionFormLongArguments(t *testing.T) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
 	e.open(t)
 	asked := make(chan *mcpsdk.ElicitParams, 1)
-	cs := e.connect(t, &mcpsdk.ClientOptions{ElicitationHandler: answer("accept", choiceAllowOnce, asked)})
+	cs := e.connectAt(t, &mcpsdk.ClientOptions{ElicitationHandler: answer("accept", choiceAllowOnce, asked)}, "2025-11-25")
 	pad := strings.Repeat("x", 3*maxShownArgs)
 	r := callTool(t, cs, "mcp__srv__write", `{"file":"`+pad+`","text":"rm -rf ~"}`)
 	p := waitFor(t, asked, "elicitation")
@@ -333,14 +343,22 @@ func TestProjectServerNeedsApproval(t *testing.T) {
 // A tool a pinned server adds later is neither listed nor run under the
 // allow rules that cover it until the user accepts it; then it is listed,
 // the client told, without a restart, and it runs by its allow rule.
+// A 2025-11-25 client is told on its session; a 2026-07-28 one on the
+// subscriptions/listen stream its go-sdk client opens.
 func TestListChanged(t *testing.T) {
+	for _, version := range askRevisions {
+		t.Run(version, func(t *testing.T) { testListChanged(t, version) })
+	}
+}
+
+func testListChanged(t *testing.T, version string) {
 	e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
 	e.rules(t, map[string][]string{"allow": {"mcp__srv__addtool", "mcp__srv__fresh"}})
 	e.open(t)
 	changed := make(chan struct{}, 16)
-	cs := e.connect(t, &mcpsdk.ClientOptions{ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) {
+	cs := e.connectAt(t, &mcpsdk.ClientOptions{ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) {
 		changed <- struct{}{}
-	}})
+	}}, version)
 	sub := e.w.Subscribe(&workspace.SubscribeOptions{Reviews: true})
 	defer sub.Close()
 	if r := callTool(t, cs, "mcp__srv__addtool", `{"text":"fresh"}`); r.IsError {

@@ -150,9 +150,8 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name str
 			}
 		},
 	}
-	if canElicit(ss) {
-		eo.Approver = &elicitApprover{session: ss}
-	}
+	var asker *inputApprover
+	eo.Approver, asker = s.approverFor(req)
 	if token := req.Params.GetProgressToken(); token != nil {
 		eo.OnProgress = func(_ string, p orchestrator.Progress) {
 			err := ss.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
@@ -165,6 +164,9 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name str
 	}
 	callID := "mcp-serve-" + strconv.FormatUint(s.calls.Add(1), 10)
 	rs := s.ws.Execute(ctx, []orchestrator.ToolCall{{CallID: callID, Tool: name, Arguments: req.Params.Arguments}}, eo)
+	if q := asker.inputRequired(); q != nil {
+		return q // the call asks its 2026-07-28 client, and is made again
+	}
 	return result(rs[0], hasOutput)
 }
 

@@ -49,12 +49,15 @@ server's timeout, the result cap.
 
 A call a rule denies is a tool error naming the rule. A call that needs
 permission asks the client's user with an elicitation form (allow once / deny)
-when the client supports elicitation, and is denied otherwise, with the rule to
-add. The tools list follows the servers: clients get tools/list_changed.
+when the client supports elicitation (for a client of MCP 2026-07-28, in an
+input_required result it answers by calling again), and is denied otherwise,
+with the rule to add. The tools list follows the servers: clients get
+tools/list_changed (on subscriptions/listen for 2026-07-28 clients).
 
 --stdio (the default) serves one client on standard input and output: the
 command an MCP client's config starts. --http serves Streamable HTTP at
-http://HOST:PORT/mcp on a loopback address (port 0 picks one). Every request
+http://HOST:PORT/mcp, MCP 2024-11-05 to 2026-07-28, and the legacy HTTP+SSE
+transport at http://HOST:PORT/sse, on a loopback address (port 0 picks one). Every request
 must then send "Authorization: Bearer <token>": the token is printed on standard
 error when it is made and kept, with the URL, in ~/.freecode/auth/mcp-serve.json
 (mode 0600, whatever --config names); the next start keeps it unless
@@ -170,6 +173,7 @@ func serveHTTP(ctx context.Context, stderr io.Writer, s *mcpserve.Server, ln net
 		return err
 	}
 	fmt.Fprintf(stderr, "freecode mcp serve: listening on %s\n", url)
+	fmt.Fprintf(stderr, "freecode mcp serve: legacy HTTP+SSE clients: http://%s%s\n", ln.Addr(), mcpserve.SSEPath)
 	// The token is shown once, when it is made: a terminal's scrollback
 	// or a captured log of every later start need not hold it.
 	switch {

@@ -27,16 +27,26 @@ const benchRounds, benchCalls = 6, 1000
 // process in the middle is measured too: the same client through a relay
 // that decodes and encodes each message and does nothing else
 // (mcptest.RunRelayIfAsked); floor-added-% is what it adds.
+//
+// It runs once per revision, every client offering that one: 2025-11-25
+// (a session of initialize, the HTTP path's Mcp-Session-Id) and 2026-07-28
+// (server/discover, then per-request _meta, HTTP without sessions).
 func BenchmarkServeCall(b *testing.B) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		b.Run(version, func(b *testing.B) { benchServeCall(b, version) })
+	}
+}
+
+func benchServeCall(b *testing.B, version string) {
 	cfgPath, project := serveConfig(b)
-	direct := benchSession(b, &mcpsdk.CommandTransport{Command: exec.Command(demoServer)})
+	direct := benchSession(b, &mcpsdk.CommandTransport{Command: exec.Command(demoServer)}, version)
 	defer direct.Close()
 	gw := exec.Command(freecodeBin, "--config", cfgPath, "mcp", "serve", "--project", project)
-	viaStdio := benchSession(b, &mcpsdk.CommandTransport{Command: gw})
+	viaStdio := benchSession(b, &mcpsdk.CommandTransport{Command: gw}, version)
 	defer viaStdio.Close()
 	hs := startHTTPServe(b, cfgPath, project)
 	viaHTTP := benchSession(b, &mcpsdk.StreamableClientTransport{Endpoint: hs.url,
-		HTTPClient: &http.Client{Transport: bearerRoundTripper{hs.token}}})
+		HTTPClient: &http.Client{Transport: bearerRoundTripper{hs.token}}}, version)
 	defer viaHTTP.Close()
 	exe, err := os.Executable()
 	if err != nil {
@@ -44,7 +54,7 @@ func BenchmarkServeCall(b *testing.B) {
 	}
 	rc := exec.Command(exe)
 	rc.Env = append(os.Environ(), mcptest.RelayEnv([]string{demoServer}, true)...)
-	viaRelay := benchSession(b, &mcpsdk.CommandTransport{Command: rc})
+	viaRelay := benchSession(b, &mcpsdk.CommandTransport{Command: rc}, version)
 	defer viaRelay.Close()
 
 	// Warm every path up first: the first calls pay for connections,
@@ -87,12 +97,17 @@ func (t bearerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// benchSession connects the go-sdk's client over t.
-func benchSession(b *testing.B, t mcpsdk.Transport) *mcpsdk.ClientSession {
+// benchSession connects the go-sdk's client over t, offering the revision
+// version, which it checks the server agreed to.
+func benchSession(b *testing.B, t mcpsdk.Transport, version string) *mcpsdk.ClientSession {
 	b.Helper()
-	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), t, nil)
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), t,
+		&mcpsdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		b.Fatalf("the session speaks %s, not %s", got, version)
 	}
 	return cs
 }
