@@ -30,8 +30,8 @@ func (s *Server) syncTools() {
 	infos := s.ws.Tools("")
 	want := make(map[string]orchestrator.ToolInfo, len(infos))
 	for _, info := range infos {
-		if info.Hidden {
-			continue // its changed definition awaits the user's review
+		if info.Hidden || !info.UI.ForModel() {
+			continue // its changed definition awaits the user's review, or it is for its server's app alone
 		}
 		want[listedName(info)] = info
 	}
