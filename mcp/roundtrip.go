@@ -52,7 +52,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		bound = rt.legacy || !hasDeadline || !isCall(req)
 	}
 	r := req.WithContext(req.Context()) // a shallow copy: the caller's request is not ours to change
-	r, probe := rt.trace(r)               // what became of a call's POST (lostanswer.go)
+	r, probe := rt.trace(r)             // what became of a call's POST (lostanswer.go)
 	// Secrets go only to the configured origin: a redirect elsewhere (even
 	// one the policy allows) gets none of them.
 	u := r.URL
