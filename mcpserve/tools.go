@@ -181,6 +181,9 @@ func result(r orchestrator.ToolResult, hasOutput bool) *mcpsdk.CallToolResult {
 	if r.Truncated != nil {
 		res.Meta["freecode/truncated"] = r.Truncated
 	}
+	if r.OutcomeUnknown {
+		res.Meta["freecode/outcomeUnknown"] = true // its answer was lost and it was not sent again
+	}
 	if hasOutput && !res.IsError && res.StructuredContent == nil {
 		// A client rejects a success without the structured content the
 		// tool's outputSchema promises; say why it is missing instead.
