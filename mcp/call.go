@@ -47,7 +47,8 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		params.SetProgressToken(tok)
 	}
 	drops := c.dropCount()
-	res, err := s.cs.CallTool(ctx, params)
+	callCtx, probe := withAnswerProbe(ctx)
+	res, err := s.cs.CallTool(callCtx, params)
 	if s.proc != nil {
 		proc.PokeAdoptions() // the call may have started a daemon
 	}
@@ -69,6 +70,12 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	if ctx.Err() == nil && c.transportLost(s, err) {
 		s.markLost()
 		return nil, fmt.Errorf("calling %s on %s: %w: %v", name, c.srv.Name, ErrConnectionLost, err)
+	}
+	if ctx.Err() == nil && probe.lost() && !answeredWithError(err) {
+		// The request reached the server and its answer was lost (the
+		// stream broke, or the connection dropped before it): the session
+		// lives on, but whether the call ran nobody can tell.
+		return nil, fmt.Errorf("calling %s on %s: %w: the request went out and its answer was lost: %v", name, c.srv.Name, ErrConnectionLost, err)
 	}
 	return nil, fmt.Errorf("calling %s on %s: %w", name, c.srv.Name, err)
 }
@@ -102,6 +109,13 @@ func (c *Conn) transportLost(s *session, err error) bool {
 	// above fires and calls would keep failing until the next health ping
 	// instead of waiting for a reconnect. Ask the server now.
 	return c.ping(s) != nil
+}
+
+// answeredWithError reports whether err is the server's JSON-RPC error
+// answer, which says what became of the call.
+func answeredWithError(err error) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr) && werr.Code != codeRejected
 }
 
 // codeRejected is the code of the SDK's internal jsonrpc2.ErrRejected: the

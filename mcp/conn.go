@@ -286,7 +286,8 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		Logger: c.logger,
 		// Unless a ClientOptions hook declares them, we serve no roots,
 		// sampling or elicitation: declaring none spares servers
-		// (server-everything) a roots/list round trip per session.
+		// (server-everything) a roots/list round trip per session. MCP
+		// Apps is declared (apps.go).
 		Capabilities:                &mcpsdk.ClientCapabilities{},
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
@@ -294,6 +295,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		ResourceListChangedHandler:  c.onResourcesChanged,
 		PromptListChangedHandler:    c.onPromptsChanged,
 	}
+	declareApps(copts.Capabilities)
 	c.declareAnswerers(copts)
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(srv, copts)

@@ -52,6 +52,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		bound = rt.legacy || !hasDeadline || !isCall(req)
 	}
 	r := req.WithContext(req.Context()) // a shallow copy: the caller's request is not ours to change
+	r, probe := rt.trace(r)             // what became of a call's POST (lostanswer.go)
 	// Secrets go only to the configured origin: a redirect elsewhere (even
 	// one the policy allows) gets none of them.
 	u := r.URL
@@ -102,6 +103,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	if err != nil {
 		return nil, err
 	}
+	probe.answered(resp.StatusCode)
 	// The SDK closes a 202's body unread, and net/http closes a
 	// connection whose body was not read to the end: every legacy SSE call
 	// would pay for a new TCP connection. A small body, or a 202's

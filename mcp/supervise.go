@@ -124,9 +124,10 @@ func (c *Conn) run(s *session, tried int) {
 			}
 		} else if c.opts.NoRetry {
 			// A one-shot command gets one reconnect, after the shortest
-			// backoff, so that a read-only call whose server died under it
-			// can be retried (the orchestrator's rule); a second loss, or
-			// a failed reconnect, is final.
+			// backoff, so that a read-only or idempotent call whose server
+			// died under it can be retried (the orchestrator's rule,
+			// orchestrator.Retryable); a second loss, or a failed
+			// reconnect, is final.
 			if reconnected {
 				c.mu.Unlock()
 				c.logger.Warn("connection lost again", "error", lost)

@@ -34,7 +34,10 @@
 //   - results: the content, structuredContent and isError of the
 //     orchestrator's result, after its cap. Its decision ("allowed",
 //     "asked", "denied", "invalid") and, for a cut result, what was cut
-//     ride in _meta under "freecode/decision" and "freecode/truncated".
+//     ride in _meta under "freecode/decision" and "freecode/truncated";
+//     a call whose answer its server lost and that was not sent again
+//     (neither read-only nor idempotent) has "freecode/outcomeUnknown":
+//     true, and its text says "outcome unknown, not retried".
 //     When the cap dropped the structuredContent of a tool that declares
 //     an outputSchema, the result is marked isError: MCP clients reject a
 //     successful result without the structured content the schema
@@ -46,7 +49,10 @@
 // original input and output schemas (not a provider's conversion), their
 // titles and descriptions, and the annotations readOnlyHint,
 // destructiveHint, idempotentHint and openWorldHint as the orchestrator
-// reads them (with the MCP defaults applied). A
+// reads them (with the MCP defaults applied). The list is a model's:
+// a tool no model may be shown is not in it, neither one awaiting review
+// that is hidden nor one for its server's MCP Apps view alone (its
+// _meta.ui.visibility lacks "model"). A
 // tool is listed under the name a provider sees: its id
 // (mcp__<server>__<tool>, or the built-in's name) or, when the id is
 // longer than 64 characters, its alias. MCP clients hand tool names to

@@ -18,6 +18,9 @@ import (
 // workspace's real Manager.
 const testServerEnv = "FREECODE_MCPSERVE_TEST_SERVER"
 
+// testAppsEnv gives the test server its MCP Apps tools (runTestServer).
+const testAppsEnv = "FREECODE_MCPSERVE_TEST_APPS"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer())
@@ -58,6 +61,10 @@ const testOutputSchema = `{"type":"object","properties":{"text":{"type":"string"
 //	             structuredContent (and as text)
 //	addtool      not destructive: adds a tool named text (list_changed follows)
 //	<longToolName> read-only: returns "long"
+//
+// and with testAppsEnv set, two MCP Apps tools naming the view
+// ui://srv/view.html: app_only (visibility ["app"]) and app_view
+// (["model","app"]), both read-only.
 func runTestServer() int {
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "servetest", Version: "1.0.0"}, nil)
 	in := json.RawMessage(testInputSchema)
@@ -126,6 +133,19 @@ func runTestServer() int {
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			return text("long"), nil
 		})
+	if os.Getenv(testAppsEnv) != "" {
+		ui := func(visibility ...string) mcpsdk.Meta {
+			return mcpsdk.Meta{"ui": map[string]any{"resourceUri": "ui://srv/view.html", "visibility": visibility}}
+		}
+		server.AddTool(&mcpsdk.Tool{Name: "app_only", Description: "The view's own button", InputSchema: in, Annotations: readOnly, Meta: ui("app")},
+			func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				return text("app only ran"), nil
+			})
+		server.AddTool(&mcpsdk.Tool{Name: "app_view", Description: "Show the view", InputSchema: in, Annotations: readOnly, Meta: ui("model", "app")},
+			func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+				return text("view shown"), nil
+			})
+	}
 	if err := server.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		return 1

@@ -30,8 +30,8 @@ func (s *Server) syncTools() {
 	infos := s.ws.Tools("")
 	want := make(map[string]orchestrator.ToolInfo, len(infos))
 	for _, info := range infos {
-		if info.Hidden {
-			continue // its changed definition awaits the user's review
+		if info.Hidden || !info.UI.ForModel() {
+			continue // its changed definition awaits the user's review, or it is for its server's app alone
 		}
 		want[listedName(info)] = info
 	}
@@ -180,6 +180,9 @@ func result(r orchestrator.ToolResult, hasOutput bool) *mcpsdk.CallToolResult {
 	}
 	if r.Truncated != nil {
 		res.Meta["freecode/truncated"] = r.Truncated
+	}
+	if r.OutcomeUnknown {
+		res.Meta["freecode/outcomeUnknown"] = true // its answer was lost and it was not sent again
 	}
 	if hasOutput && !res.IsError && res.StructuredContent == nil {
 		// A client rejects a success without the structured content the

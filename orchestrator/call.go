@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"context"
 	"errors"
+
+	"github.com/freecode/freecode/internal/manifest"
 )
 
 // What a Runner tells the orchestrator about a call that failed, and what
@@ -58,4 +60,33 @@ func withCall(ctx context.Context, id string, answerer any) context.Context {
 func CallOf(ctx context.Context) (id string, answerer any) {
 	v, _ := ctx.Value(callKey{}).(callVal)
 	return v.id, v.answerer
+}
+
+// OutcomeUnknownText is what a result says of a call whose answer was lost
+// and that was not sent again: the words a frontend and the CLI show.
+const OutcomeUnknownText = "outcome unknown, not retried"
+
+// Retryable reports whether a call of t whose answer was lost may be sent
+// again without the user's say: only if the tool declares that it changes
+// nothing (readOnlyHint) or that a second call changes nothing more
+// (idempotentHint). MCP 2026-07-28 has no resumable streams, so a broken
+// response stream loses the answer for good; a write sent twice may
+// happen twice. This is the one rule for every path that might repeat a
+// call: a lost connection, a broken stream, a one-shot command's reconnect.
+// A tool new on its server and not accepted yet is not: as its
+// readOnlyHint, its hints count once the user accepted it.
+func Retryable(t *Tool) bool {
+	if t.Review != nil && t.Review.Kind == manifest.KindNew {
+		return false
+	}
+	return t.ReadOnly || t.Idempotent
+}
+
+// outcomeUnknown reports whether a failed call's result is "outcome
+// unknown, not retried": its answer was lost, and it could not be sent
+// again. A retried call that lost its answer again says so in its text,
+// not this way: its tool may be repeated, so running twice is no harm.
+func outcomeUnknown(ctx context.Context, t *Tool, err error) bool {
+	return ctx.Err() == nil && errors.Is(err, ErrConnectionLost) && !Retryable(t) &&
+		!errors.Is(err, errIdleTimeout) && !errors.Is(err, errHardTimeout)
 }

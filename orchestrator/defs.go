@@ -70,8 +70,8 @@ func DefsSource(r *Registry, opts *DefsOptions) defscache.Source {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if t.Hidden() {
-				continue // its definition awaits review, and no model may see it
+			if !t.offeredToModels() {
+				continue // awaiting review, or for its server's app alone: no model may see it
 			}
 			// The registry keeps provider names unique; should two ever
 			// meet, one tool is left out and reported rather than the

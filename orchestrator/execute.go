@@ -179,6 +179,11 @@ func (o *Orchestrator) prepare(c ToolCall, res *ToolResult) prepared {
 		return p
 	}
 	p.tool = t
+	if why := audienceRefusal(c, t); why != "" {
+		*res = errorResult(c.CallID, DecisionInvalid, why)
+		p.done = true
+		return p
+	}
 	args, err := decodeArgs(c.Arguments)
 	if err != nil {
 		*res = errorResult(c.CallID, DecisionInvalid, fmt.Sprintf("invalid arguments for %s: %v", t.ID, err))
@@ -291,8 +296,9 @@ var (
 )
 
 // run calls an allowed tool, with its timeout, progress relay, one retry for
-// a read-only call whose connection was lost, and the result cap. alone
-// says that the call runs by itself, not beside others of its batch.
+// a call whose answer was lost if the tool may be repeated (Retryable), and
+// the result cap. alone says that the call runs by itself, not beside
+// others of its batch.
 func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *ExecOptions, alone bool) ToolResult {
 	start := time.Now()
 	timeout := o.timeoutOf(p.tool)
@@ -308,12 +314,13 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	}
 	t := p.tool
 	res, err := o.callOnce(hardCtx, p, timeout, eo)
-	if err != nil && errors.Is(err, ErrConnectionLost) && t.ReadOnly && hardCtx.Err() == nil {
-		// Safe to repeat: the tool says it changes nothing. The connection
-		// waits for its reconnect within the call's own deadline, and the
-		// tool must still be what was decided on after it.
-		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p {
-			o.log.Info("retrying read-only call after lost connection", "tool", t.ID, "callId", p.call.CallID)
+	if err != nil && errors.Is(err, ErrConnectionLost) && Retryable(t) && hardCtx.Err() == nil {
+		// Safe to repeat: the tool says it changes nothing, or nothing
+		// more the second time. The connection waits for its reconnect
+		// within the call's own deadline, and the tool must still be what
+		// was decided on after it.
+		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p && Retryable(next.tool) {
+			o.log.Info("retrying a call whose answer was lost", "tool", t.ID, "callId", p.call.CallID, "readOnly", t.ReadOnly, "idempotent", t.Idempotent)
 			res, err = o.callOnce(hardCtx, p, timeout, eo)
 			if err != nil && errors.Is(err, ErrConnectionLost) {
 				err = fmt.Errorf("%w (retried once)", err)
@@ -327,6 +334,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	var r ToolResult
 	if err != nil {
 		r = errorResult(p.call.CallID, d, o.callErrorText(ctx, t, err, timeout))
+		r.OutcomeUnknown = outcomeUnknown(ctx, t, err)
 	} else {
 		r = ToolResult{
 			CallID:            p.call.CallID,
@@ -421,8 +429,8 @@ func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, ti
 		// Refused before it ran (a sign-in or more access wanted): no
 		// "may or may not have run" here.
 		return fmt.Sprintf("%s was not run: server %q refused it: %s", t.ID, t.Server, refused.Reason)
-	case errors.Is(err, ErrConnectionLost) && !t.ReadOnly:
-		return fmt.Sprintf("%s: the connection to server %q was lost during the call, so it may or may not have run; not retried because the tool is not read-only (%v)", t.ID, t.Server, err)
+	case outcomeUnknown(ctx, t, err):
+		return fmt.Sprintf("%s: %s: the call reached server %q and its answer was lost (the connection or the response stream broke), so it may or may not have run; it is neither read-only nor idempotent, so it was not sent again (%v)", t.ID, OutcomeUnknownText, t.Server, err)
 	case errors.Is(err, ErrNotConnected):
 		return fmt.Sprintf("%s: server %q is not connected (%v)", t.ID, t.Server, err)
 	}

@@ -181,12 +181,15 @@ func TestRetryKeepsHardDeadline(t *testing.T) {
 	})
 }
 
-// TestRetry: a read-only call that lost its connection is retried once;
-// a destructive one is never retried, and says it may have run.
+// TestRetry: a read-only or idempotent call that lost its connection is
+// retried once; any other is never retried, and its result says "outcome
+// unknown, not retried".
 func TestRetry(t *testing.T) {
 	fc := newFakeRunner()
 	reg := NewRegistry(nil)
-	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, ""), tool("write", false, ""), tool("flaky", true, "")}, fc)
+	put := tool("put", false, "")
+	put.Annotations = &mcpsdk.ToolAnnotations{IdempotentHint: true}
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, ""), tool("write", false, ""), tool("flaky", true, ""), put}, fc)
 	lostOnce := func(name string) func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
 		return func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
 			if fc.count(name) == 1 {
@@ -197,6 +200,7 @@ func TestRetry(t *testing.T) {
 	}
 	fc.handle("read", lostOnce("read"))
 	fc.handle("write", lostOnce("write"))
+	fc.handle("put", lostOnce("put"))
 	fc.handle("flaky", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
 		return nil, fmt.Errorf("calling flaky on demo: %w: EOF", ErrConnectionLost)
 	})
@@ -205,20 +209,25 @@ func TestRetry(t *testing.T) {
 		{CallID: "1", Tool: "mcp__demo__read"},
 		{CallID: "2", Tool: "mcp__demo__write"},
 		{CallID: "3", Tool: "mcp__demo__flaky"},
+		{CallID: "4", Tool: "mcp__demo__put"},
 	}, &ExecOptions{Approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}})
 
 	mustNotError(t, rs[0])
 	if got := rs[0].Text(); got != "done read" {
 		t.Errorf("read result = %q, want the retry's", got)
 	}
-	if !rs[1].IsError || !strings.Contains(rs[1].Text(), "may or may not have run") || !strings.Contains(rs[1].Text(), "not retried") {
-		t.Errorf("write result = %v %q, want an error saying it may have run and was not retried", rs[1].IsError, rs[1].Text())
+	if !rs[1].IsError || !rs[1].OutcomeUnknown || !strings.Contains(rs[1].Text(), "may or may not have run") || !strings.Contains(rs[1].Text(), OutcomeUnknownText) {
+		t.Errorf("write result = %v %v %q, want an error saying %q and that it may have run", rs[1].IsError, rs[1].OutcomeUnknown, rs[1].Text(), OutcomeUnknownText)
 	}
-	if !rs[2].IsError || !strings.Contains(rs[2].Text(), "retried once") {
-		t.Errorf("flaky result = %v %q, want an error saying it was retried once", rs[2].IsError, rs[2].Text())
+	if !rs[2].IsError || rs[2].OutcomeUnknown || !strings.Contains(rs[2].Text(), "retried once") {
+		t.Errorf("flaky result = %v %v %q, want an error saying it was retried once", rs[2].IsError, rs[2].OutcomeUnknown, rs[2].Text())
 	}
-	got := map[string]int{"read": fc.count("read"), "write": fc.count("write"), "flaky": fc.count("flaky")}
-	if diff := cmp.Diff(map[string]int{"read": 2, "write": 1, "flaky": 2}, got); diff != "" {
+	mustNotError(t, rs[3])
+	if got := rs[3].Text(); got != "done put" {
+		t.Errorf("put result = %q, want the retry's", got)
+	}
+	got := map[string]int{"read": fc.count("read"), "write": fc.count("write"), "flaky": fc.count("flaky"), "put": fc.count("put")}
+	if diff := cmp.Diff(map[string]int{"read": 2, "write": 1, "flaky": 2, "put": 2}, got); diff != "" {
 		t.Errorf("calls the server saw (-want +got):\n%s", diff)
 	}
 }

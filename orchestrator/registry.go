@@ -227,7 +227,7 @@ func sameTool(x, y *Tool) bool {
 	return x.ID == y.ID && x.Name == y.Name && x.Title == y.Title && x.Description == y.Description &&
 		x.ReadOnly == y.ReadOnly && x.Destructive == y.Destructive && x.OpenWorld == y.OpenWorld && x.Idempotent == y.Idempotent &&
 		bytes.Equal(x.InputSchema, y.InputSchema) && bytes.Equal(x.OutputSchema, y.OutputSchema) &&
-		x.Review.equal(y.Review)
+		x.Review.equal(y.Review) && sameUI(x.UI, y.UI)
 }
 
 // RemoveBuiltin drops the built-in id, if it is registered.

@@ -172,7 +172,7 @@ func (s *ToolSearch) current() *searchIndex {
 	gen := s.gen.Load()
 	var tools []*Tool
 	for _, t := range s.reg.Tools("") {
-		if t.ID != ToolSearchName && !t.Hidden() && (s.opts.Searchable == nil || s.opts.Searchable(t)) {
+		if t.ID != ToolSearchName && t.offeredToModels() && (s.opts.Searchable == nil || s.opts.Searchable(t)) {
 			tools = append(tools, t)
 		}
 	}

@@ -73,6 +73,9 @@ type Tool struct {
 	// server lists it.
 	OutputSchema json.RawMessage
 	Runner       Runner
+	// UI is what the tool declares of the MCP Apps extension: its view
+	// and its audience (apps.go); nil for a tool that declares nothing.
+	UI *ToolUI
 	// Review is set when the tool's definition awaits the user's review
 	// (see Review); nil for built-ins and for tools as they were accepted.
 	Review *Review
@@ -118,6 +121,7 @@ func (t *Tool) Info() ToolInfo {
 		InputSchema:  t.InputSchema,
 		OutputSchema: t.OutputSchema,
 		Alias:        t.alias,
+		UI:           t.UI,
 	}
 	if rv := t.Review; rv != nil {
 		info.DefinitionChanged = rv.Kind == manifest.KindChanged || rv.Rejected
@@ -170,6 +174,7 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, r Runner) (*Tool, error) {
 		InputSchema:  schema,
 		OutputSchema: out,
 		Runner:       r,
+		UI:           toolUIOf(st.Meta),
 		noSchema:     noSchema,
 	}
 	if a := st.Annotations; a != nil {

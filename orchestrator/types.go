@@ -38,13 +38,24 @@ type ToolInfo struct {
 	// rejected): not in the provider definitions, tool_search or the list
 	// of FreeCode's MCP server. Frontends list it, marked changed.
 	Hidden bool
+	// UI is what the tool declares of the MCP Apps extension (its ui://
+	// view, its audience); nil when it declares nothing. A tool that is
+	// not for models (UI.ForModel) is listed to frontends, for the app
+	// path, and offered to no model.
+	UI *ToolUI
 }
 
-// ToolCall is one call a model asked for. Tool is an id or an alias.
+// ToolCall is one call a model asked for, or an app. Tool is an id or an
+// alias.
 type ToolCall struct {
 	CallID    string
 	Tool      string
 	Arguments json.RawMessage
+	// App is the server whose app (an MCP Apps view a frontend renders)
+	// makes the call; "" for a model's call. An app may call only its own
+	// server's tools whose visibility includes "app"; a model only the
+	// tools whose visibility includes "model".
+	App string
 }
 
 // Decision says how the permission gate (or validation) handled a call.
@@ -69,6 +80,10 @@ type ToolResult struct {
 	Decision          Decision
 	DurationMs        int64
 	Truncated         *Truncated
+	// OutcomeUnknown: the call was sent and its answer lost, and it was
+	// not retried because the tool is neither read-only nor idempotent
+	// (see Retryable). The server may or may not have run it.
+	OutcomeUnknown bool
 }
 
 // Truncated tells how much of a result the cap cut and where the whole of

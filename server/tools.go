@@ -89,6 +89,10 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 			return nil, invalidParams(field("calls", i, "callId"), "%q is the id of an earlier call of the batch", c.CallID)
 		case c.Tool == "":
 			return nil, required(field("calls", i, "tool"))
+		case c.App != nil && c.App.Server == "":
+			// An app's call is judged by its server: without one it would
+			// pass for a model's.
+			return nil, required(field("calls", i, "app", "server"))
 		}
 		seen[c.CallID] = true
 		calls[i] = wire.ToolCall(c)

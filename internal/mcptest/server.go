@@ -7,7 +7,8 @@
 // kills its sessions the way a crashing process drops its pipes, makes the
 // next connects fail, or mutes it so it answers nothing. A Recorder keeps the
 // status and tool events the code under test publishes, and Await waits for
-// expectations on them without polling.
+// expectations on them without polling. A LossyServer is a real HTTP one on
+// loopback that loses the answers of first calls.
 //
 // The package imports the go-sdk and config only, never mcp, so the mcp
 // package's own tests can use it.

@@ -110,10 +110,16 @@ var fixtures = map[string][]any{
 			ID: "mcp__demo__grep", Server: "demo", Name: "grep", Description: "Search the project.", Destructive: ptr(true), OpenWorld: ptr(true),
 			InputSchema: json.RawMessage(`{"type":"object"}`), New: true,
 		},
+		ToolInfo{
+			ID: "mcp__demo__board_move", Server: "demo", Name: "board_move", Description: "Move a card on the task board (the board's own button).",
+			Destructive: ptr(false), OpenWorld: ptr(false), InputSchema: json.RawMessage(`{"type":"object"}`),
+			UI: &ToolUI{ResourceURI: "ui://demo/board.html", Visibility: []string{"app"}},
+		},
 	},
 	"ToolCall.json": {
 		ToolCall{CallID: "c1", Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{"path":"README.md"}`)},
 		ToolCall{CallID: "c2", Tool: "mcp__a_server_with_a_rather_long_name__a_tool_with_an_e_1a2b3c4d", Arguments: json.RawMessage(`{}`)},
+		ToolCall{CallID: "c3", Tool: "mcp__demo__board_move", Arguments: json.RawMessage(`{"card":"c1","to":"done"}`), App: &CallApp{Server: "demo"}},
 	},
 	"ToolResult.json": {
 		ToolResult{
@@ -139,6 +145,11 @@ var fixtures = map[string][]any{
 			CallID:  "c4",
 			Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"invalid arguments for mcp__demo__read_file (1 error); the tool was not called:\n- /: missing property 'path'"}`)},
 			IsError: true, Decision: DecisionInvalid,
+		},
+		ToolResult{
+			CallID:  "c5",
+			Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"mcp__demo__write_file: outcome unknown, not retried: the call reached server \"demo\" and its answer was lost (the connection or the response stream broke), so it may or may not have run; it is neither read-only nor idempotent, so it was not sent again (connection lost during the call)"}`)},
+			IsError: true, Decision: DecisionAsked, DurationMs: 40, OutcomeUnknown: true,
 		},
 	},
 	"PermissionRequest.json": {

@@ -139,6 +139,21 @@ type ToolInfo struct {
 	// New says that the tool appeared on a server whose tools were
 	// pinned already, and the user has not accepted it yet.
 	New bool `json:"new,omitempty"`
+	// UI is what the tool declares of the MCP Apps extension: its view
+	// and who it is for. Absent when it declares nothing (for both
+	// audiences, no view).
+	UI *ToolUI `json:"ui,omitempty"`
+}
+
+// ToolUI is a tool's part of the MCP Apps extension (SEP-1865).
+type ToolUI struct {
+	// ResourceURI is the ui:// resource that renders the tool's results,
+	// read with freecode/resources/read.
+	ResourceURI string `json:"resourceUri,omitempty"`
+	// Visibility is who the tool is for: "model", "app", both or neither.
+	// A tool without "model" is offered to no model; without "app" no app
+	// may call it.
+	Visibility []string `json:"visibility"`
 }
 
 // ToolCall is one call of a batch. Tool is an id or an alias.
@@ -146,6 +161,15 @@ type ToolCall struct {
 	CallID    string          `json:"callId"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	// App is set when the call comes from an MCP Apps view the frontend
+	// renders, not from a model: the view's server. Absent is a model's call.
+	App *CallApp `json:"app,omitempty"`
+}
+
+// CallApp names the app a call comes from.
+type CallApp struct {
+	// Server is the server whose ui:// resource the view is.
+	Server string `json:"server"`
 }
 
 // Decision says how a call got past, or did not get past, validation and
@@ -172,6 +196,11 @@ type ToolResult struct {
 	Decision          Decision          `json:"decision"`
 	DurationMs        int64             `json:"durationMs"`
 	Truncated         *Truncated        `json:"truncated,omitempty"`
+	// OutcomeUnknown says that the call was sent and its answer lost (the
+	// connection or the response stream broke): the server may or may not
+	// have run it, and it was not retried, since the tool is neither
+	// read-only nor idempotent. The text says "outcome unknown, not retried".
+	OutcomeUnknown bool `json:"outcomeUnknown,omitempty"`
 }
 
 // Truncated says how much of a result was shown and where the whole of it

@@ -39,7 +39,7 @@ const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
 //	         waits until the call is cancelled
 //
 // and those that ask the client, with a resource and a prompt (see
-// addAskTools). It writes "roots changed" to stderr on
+// addAskTools); with AppsEnv, an MCP Apps view and its tools. It writes "roots changed" to stderr on
 // notifications/roots/list_changed. With ToolsFileEnv in its env, it also
 // serves a tool for each name in that file when it starts, returning its
 // name: so a server restarted after the file changed lists other tools;
@@ -205,6 +205,9 @@ func runMCPServer() int {
 			return nil, ctx.Err()
 		})
 	addAskTools(server)
+	if os.Getenv(AppsEnv) != "" {
+		addAppTools(server, os.Getenv(mcpServerEnv))
+	}
 	if path := os.Getenv(ToolsFileEnv); path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

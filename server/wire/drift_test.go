@@ -134,6 +134,11 @@ var conversions = map[string]conversion{
 		"Idempotent":   "FreeCode's MCP server lists it; frontends are not told",
 		"OutputSchema": "FreeCode's MCP server lists it; frontends are not told",
 		"Hidden":       "whether models are shown the tool: a frontend lists it all the same, marked definitionChanged or new",
+	}).with(map[string][2]any{
+		"UI.Visibility": {[]string{"model"}, []string{"app"}}, // audiences: other words are dropped
+	}),
+	"ToolUI": conv(ToolUI).with(map[string][2]any{
+		"Visibility": {[]string{"model"}, []string{"app"}},
 	}),
 	"ToolCall":          conv(ToolCall),
 	"ToolResult":        convErr(ToolResult),

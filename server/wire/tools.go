@@ -17,12 +17,33 @@ func ToolInfo(t orchestrator.ToolInfo) protocol.ToolInfo {
 		ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
 		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
 		InputSchema: t.InputSchema, Alias: t.Alias, DefinitionChanged: t.DefinitionChanged, New: t.New,
+		UI: ToolUI(t.UI),
 	}
+}
+
+// ToolUI is a tool's MCP Apps declaration as freecode/tools lists it: its
+// visibility spelt out, the extension's default (both audiences) included.
+func ToolUI(u *orchestrator.ToolUI) *protocol.ToolUI {
+	if u == nil {
+		return nil
+	}
+	out := &protocol.ToolUI{ResourceURI: u.ResourceURI, Visibility: []string{}}
+	if u.ForModel() {
+		out.Visibility = append(out.Visibility, orchestrator.AudienceModel)
+	}
+	if u.ForApp() {
+		out.Visibility = append(out.Visibility, orchestrator.AudienceApp)
+	}
+	return out
 }
 
 // ToolCall is one call of a frontend's batch, for the orchestrator.
 func ToolCall(c protocol.ToolCall) orchestrator.ToolCall {
-	return orchestrator.ToolCall{CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments}
+	out := orchestrator.ToolCall{CallID: c.CallID, Tool: c.Tool, Arguments: c.Arguments}
+	if c.App != nil {
+		out.App = c.App.Server
+	}
+	return out
 }
 
 // ToolResult is a call's result as freecode/tools/execute answers it: the
@@ -30,7 +51,7 @@ func ToolCall(c protocol.ToolCall) orchestrator.ToolCall {
 func ToolResult(r orchestrator.ToolResult) (protocol.ToolResult, error) {
 	out := protocol.ToolResult{
 		CallID: r.CallID, Content: make([]json.RawMessage, 0, len(r.Content)), IsError: r.IsError,
-		Decision: protocol.Decision(r.Decision), DurationMs: r.DurationMs,
+		Decision: protocol.Decision(r.Decision), DurationMs: r.DurationMs, OutcomeUnknown: r.OutcomeUnknown,
 	}
 	for _, c := range r.Content {
 		b, err := json.Marshal(c)

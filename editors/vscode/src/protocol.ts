@@ -189,6 +189,19 @@ export interface ToolInfo {
 	definitionChanged?: boolean;
 	/** New on a server whose tools were pinned already, not accepted yet. */
 	new?: boolean;
+	/** What the tool declares of the MCP Apps extension; absent: nothing. */
+	ui?: ToolUI;
+}
+
+/** Who an MCP Apps tool is for. */
+export type Audience = 'model' | 'app';
+
+/** A tool's part of the MCP Apps extension (SEP-1865). */
+export interface ToolUI {
+	/** The ui:// resource that renders the tool's results (freecode/resources/read). */
+	resourceUri?: string;
+	/** Without 'model' no model is offered the tool; without 'app' no app may call it. */
+	visibility: Audience[];
 }
 
 /** ToolCall is one call of a batch; tool is an id or an alias. */
@@ -196,6 +209,8 @@ export interface ToolCall {
 	callId: string;
 	tool: string;
 	arguments: unknown;
+	/** Set when an MCP Apps view makes the call, not a model: the view's server. */
+	app?: { server: string };
 }
 
 /** McpContent is one MCP content block (text, image, audio, resource link, embedded resource). */
@@ -224,6 +239,8 @@ export interface ToolResult {
 	decision: CallDecision;
 	durationMs: number;
 	truncated?: Truncation;
+	/** The call's answer was lost and it was not sent again: "outcome unknown, not retried". */
+	outcomeUnknown?: boolean;
 }
 
 /** The extension's half of initialize: initializationOptions. */

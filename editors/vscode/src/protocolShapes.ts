@@ -275,6 +275,12 @@ export const toolInfo = obj<p.ToolInfo>({
 	alias: opt(str),
 	definitionChanged: opt(bool),
 	new: opt(bool),
+	ui: opt(
+		obj<p.ToolUI>({
+			resourceUri: opt(str),
+			visibility: req(arrayOf(enumOf<p.Audience>({ model: true, app: true }))),
+		}),
+	),
 });
 
 export const toolReview = obj<p.ToolReview>({
@@ -314,6 +320,7 @@ export const toolCall = obj<p.ToolCall>({
 	callId: req(str),
 	tool: req(str),
 	arguments: req(anyValue),
+	app: opt(obj<{ server: string }>({ server: req(str) })),
 });
 
 export const toolResult = obj<p.ToolResult>({
@@ -324,6 +331,7 @@ export const toolResult = obj<p.ToolResult>({
 	decision: req(enumOf<p.CallDecision>({ allowed: true, asked: true, denied: true, invalid: true })),
 	durationMs: req(num),
 	truncated: opt(obj<p.Truncation>({ shownChars: req(num), totalChars: req(num), savedTo: req(str) })),
+	outcomeUnknown: opt(bool),
 });
 
 export const permissionRequest = obj<p.PermissionRequest>({

@@ -34,7 +34,8 @@ function contentText(c: McpContent): string {
 
 /** resultDocument is the full text shown for one call's result. */
 export function resultDocument(tool: string, r: ToolResult): string {
-	const head = `${printable(tool)} — ${r.isError ? 'error' : 'ok'}, ${decisionWords[r.decision]}, ${r.durationMs} ms`;
+	const status = r.outcomeUnknown ? 'outcome unknown, not retried' : r.isError ? 'error' : 'ok';
+	const head = `${printable(tool)} — ${status}, ${decisionWords[r.decision]}, ${r.durationMs} ms`;
 	const out = [head, '='.repeat(Math.min(head.length, 80)), ''];
 	for (const c of r.content) out.push(contentText(c), '');
 	if (r.structuredContent !== undefined) {
@@ -55,6 +56,9 @@ export function resultSummary(tool: string, r: ToolResult): string {
 	// The sidecar's own texts name the tool already ("… was denied by the user").
 	if (text.startsWith(`${tool} `)) return text;
 	const what = text ? `: ${text}` : '';
+	// Sent, its answer lost, not sent again: it may have run, which a plain
+	// "failed" would hide.
+	if (r.outcomeUnknown) return `${tool} may or may not have run: outcome unknown, not retried`;
 	if (r.decision === 'denied') return `${tool} was denied${what}`;
 	if (r.decision === 'invalid') return `${tool} was not run${what}`;
 	if (r.isError) return `${tool} failed${what}`;

@@ -38,6 +38,11 @@ const summaries: { name: string; r: ToolResult; want: string }[] = [
 		want: "mcp__demo__x was not run: missing property 'path'",
 	},
 	{
+		name: 'a call whose answer was lost and that was not sent again',
+		r: result({ isError: true, outcomeUnknown: true, content: [text('mcp__demo__x: outcome unknown, not retried')] }),
+		want: 'mcp__demo__x may or may not have run: outcome unknown, not retried',
+	},
+	{
 		name: 'a tool error',
 		r: result({ isError: true, content: [text('no such file')] }),
 		want: 'mcp__demo__x failed: no such file',
