@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // testServerEnv makes the test binary an MCP server on stdio: the servers
@@ -39,6 +40,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer())
 	}
