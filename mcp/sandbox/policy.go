@@ -123,26 +123,21 @@ func (p Policy) Describe() string {
 
 // DescribeServer says in a line what sandbox the entry srv gets, for its
 // approval: "not sandboxed" for an entry that opts out, else the policy
-// it would run under, resolved as far as the entry tells (its cwd, the
-// home directory and npm's default cache; the paths are not checked).
+// it would run under as far as the entry tells (its cwd; the home
+// directory as ~ and npm's default cache; the paths are not checked).
 func DescribeServer(srv config.Server) string {
 	if !srv.Sandboxed() {
 		return "not sandboxed: it runs with all of your rights"
 	}
 	b := srv.SandboxOf()
-	home, _ := os.UserHomeDir()
-	p := Policy{Cwd: srv.Cwd, DenyRead: slices.Clone(b.DenyRead)}
+	p := Policy{Cwd: srv.Cwd, Writable: []string{"~/.npm"}}
 	if p.Cwd == "" {
 		p.Cwd = "the working directory"
 	}
-	if home != "" {
-		p.Writable = append(p.Writable, filepath.Join(home, ".npm"))
-		var deny []string
-		for _, d := range DefaultDenyRead {
-			deny = append(deny, filepath.Join("~", d))
-		}
-		p.DenyRead = append(deny, p.DenyRead...)
+	for _, d := range DefaultDenyRead {
+		p.DenyRead = append(p.DenyRead, filepath.Join("~", d))
 	}
+	p.DenyRead = append(p.DenyRead, b.DenyRead...)
 	p.Writable = append(p.Writable, b.AllowWrite...)
 	p.Network, p.Domains = b.Net()
 	return p.Describe()
