@@ -173,3 +173,55 @@ func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
 		t.Errorf("processes %v are left in %s", left, dir)
 	}
 }
+
+// Without bwrap a sandboxed server does not start, unsandboxed or at all:
+// its status says why and what to do.
+func TestSandboxedServerWithoutBwrap(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no bwrap there
+	c := NewConn(config.Server{
+		Name: "s", Type: config.TypeLocal, Enabled: true, Cwd: t.TempDir(),
+		Command: []string{exe}, Env: map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute, Sandbox: &config.Sandbox{},
+	}, &ConnOptions{NoRetry: true})
+	defer c.Close()
+	err = c.Start(t.Context())
+	want := `bubblewrap (bwrap) is not installed, and this server is to run in a sandbox: install it`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"sandbox": false`) {
+		t.Fatalf("Start: %v, want an error saying %q", err, want)
+	}
+	if st := c.Status(); st.State != StateFailed || !strings.Contains(st.LastError, want) || st.PID != 0 {
+		t.Errorf("status: %s, pid %d, %q", st.State, st.PID, st.LastError)
+	}
+}
+
+// A sandboxed server that fails on a path it may not write: its status
+// names the path and the line that would allow it.
+func TestSandboxedServerDenialInStatus(t *testing.T) {
+	needBwrap(t)
+	c := NewConn(config.Server{
+		Name: "s", Type: config.TypeLocal, Enabled: true, Cwd: t.TempDir(),
+		Command: []string{"sh", "-c", "echo x > /usr/freecode-denied; exit 1"},
+		Timeout: time.Minute, Sandbox: &config.Sandbox{Network: config.NetworkNone},
+	}, &ConnOptions{NoRetry: true})
+	defer c.Close()
+	if err := c.Start(t.Context()); err == nil {
+		t.Fatal("the server started")
+	}
+	st := c.Status()
+	for _, want := range []string{
+		"the sandbox kept the server from writing /usr/freecode-denied",
+		`to allow it, set in the server's entry: "sandbox":{"filesystem":{"allowWrite":["/usr"]}}`,
+	} {
+		if !strings.Contains(st.LastError, want) {
+			t.Errorf("the status's error does not say %q: %s", want, st.LastError)
+		}
+	}
+	if _, err := os.Stat("/usr/freecode-denied"); err == nil {
+		os.Remove("/usr/freecode-denied")
+		t.Error("the file was written")
+	}
+}
