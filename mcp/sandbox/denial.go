@@ -58,6 +58,7 @@ var privateDirs = []string{"/tmp", "/run/user"}
 // path or host is told once.
 func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Denial {
 	var out []Denial
+	offline := false // a network failure that names no domain, under "none"
 	seen := map[string]bool{}
 	add := func(d Denial) {
 		if !seen[d.Kind+d.What] {
@@ -91,11 +92,13 @@ func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Deni
 			if m := dnsFailed.FindStringSubmatch(line); m != nil && m[1] != "" {
 				add(networkDenial(b, strings.ToLower(m[1])))
 			} else if m != nil || netDown.MatchString(line) {
-				if p.Network == config.NetworkNone {
-					add(Denial{Kind: DeniedNetwork, What: "", Why: `the server has no network ("network": "none")`, Fix: `"sandbox": {"network": {"allowedDomains": ["<the domain it needs>"]}}`})
-				}
+				offline = p.Network == config.NetworkNone
 			}
 		}
+	}
+	// A failure that names no domain is told only if none named one.
+	if offline && !slices.ContainsFunc(out, func(d Denial) bool { return d.Kind == DeniedNetwork }) {
+		add(Denial{Kind: DeniedNetwork, Why: `the server has no network ("network": "none")`, Fix: `"sandbox":{"network":{"allowedDomains":["<the domain it needs>"]}}`})
 	}
 	return out
 }

@@ -115,6 +115,7 @@ func TestDenialsFromStderr(t *testing.T) {
 	got := Denials(p, b, []string{
 		"Error: EROFS: read-only file system, open '/usr/lib/x.json'",
 		"PermissionError: [Errno 13] Permission denied: '/home/me/.ssh/id_rsa'",
+		"npm error code EAI_AGAIN",
 		"Error: getaddrinfo EAI_AGAIN api.github.com",
 		"bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.",
 		"an unrelated line",
@@ -145,5 +146,15 @@ func TestBwrapArgsOrder(t *testing.T) {
 	}
 	if strings.Contains(a, "--share-net") || !strings.HasSuffix(a, "--chdir "+dir+" -- node s.js") {
 		t.Errorf("args: %s", a)
+	}
+}
+
+// Under "none", a network failure that names no domain gets the generic
+// advice, once.
+func TestDenialsOffline(t *testing.T) {
+	p := Policy{Cwd: "/work", Network: config.NetworkNone}
+	got := Denials(p, config.Sandbox{Network: config.NetworkNone}, []string{"connect ENETUNREACH 1.2.3.4:443", "npm error code EAI_AGAIN"}, nil)
+	if len(got) != 1 || got[0].Kind != DeniedNetwork || got[0].What != "" || !strings.Contains(got[0].Fix, "<the domain it needs>") {
+		t.Errorf("denials: %+v", got)
 	}
 }
