@@ -47,6 +47,8 @@ var (
 	dnsFailed = regexp.MustCompile(`(?:EAI_AGAIN|ENOTFOUND|Temporary failure in name resolution|Name or service not known)\s*'?([A-Za-z0-9.-]+\.[A-Za-z]{2,})?`)
 	netDown   = regexp.MustCompile(`ENETUNREACH|Network is unreachable|ECONNREFUSED`)
 	notFound  = regexp.MustCompile(`(?i)(no such file or directory|ENOENT)`)
+	// What bwrap says where it may not make namespaces.
+	userns = regexp.MustCompile(`(?i)namespace|uid map|setting up uid|Operation not permitted|Permission denied`)
 )
 
 // privateDirs are the host's directories a sandbox has its own, empty
@@ -73,7 +75,11 @@ func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Deni
 	}
 	for _, line := range stderr {
 		if rest, ok := strings.CutPrefix(line, "bwrap: "); ok {
-			add(Denial{Kind: DeniedSetup, What: rest, Why: "bubblewrap could not set the sandbox up (" + rest + "): user namespaces may be off or restricted here (sysctl kernel.unprivileged_userns_clone, or AppArmor's kernel.apparmor_restrict_unprivileged_userns on Ubuntu)"})
+			why := "bubblewrap could not set the sandbox up (" + rest + ")"
+			if userns.MatchString(rest) {
+				why += ": user namespaces may be off or restricted here (sysctl kernel.unprivileged_userns_clone, or AppArmor's kernel.apparmor_restrict_unprivileged_userns on Ubuntu)"
+			}
+			add(Denial{Kind: DeniedSetup, What: rest, Why: why})
 			continue
 		}
 		if fsDenied.MatchString(line) {

@@ -158,3 +158,13 @@ func TestDenialsOffline(t *testing.T) {
 		t.Errorf("denials: %+v", got)
 	}
 }
+
+func TestDenialsSetup(t *testing.T) {
+	got := Denials(Policy{}, config.Sandbox{}, []string{
+		"bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.",
+		"bwrap: Can't find source path /gone: No such file or directory",
+	}, nil)
+	if len(got) != 2 || !strings.Contains(got[0].Why, "user namespaces may be off") || strings.Contains(got[1].Why, "user namespaces") {
+		t.Errorf("denials: %+v", got)
+	}
+}
