@@ -16,7 +16,7 @@ ifeq ($(FREECODE_CONFORMANCE),$(CONFORMANCE_DIR)/node_modules)
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.freecode-stamp
 endif
 
-.PHONY: all build demo test test-go bench lint npm conformance-suite conformance clean
+.PHONY: all build demo test test-go bench lint npm conformance-suite conformance sandbox-apt clean
 
 all: build
 
@@ -49,12 +49,21 @@ conformance: conformance-suite
 demo: build
 	@./scripts/demo.sh $(BIN)
 
-test: npm conformance-suite vscode-test vscode-integration e2e
+# bubblewrap, which sandboxes local servers on Linux: its tests skip without
+# it, so `make test` installs it (Debian's package, as root) where it is
+# missing. Elsewhere than Linux or where dpkg is not, nothing is done.
+sandbox-apt:
+	@if [ "$$(uname -s)" = Linux ] && command -v dpkg >/dev/null && ! command -v bwrap >/dev/null; then \
+		echo "installing Debian packages: bubblewrap"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; \
+	fi
+
+test: npm conformance-suite sandbox-apt vscode-test vscode-integration e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
 
-bench: npm build
+bench: npm sandbox-apt build
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 lint:

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // mcpServerEnv makes the test binary an MCP server over stdio: "echo"
@@ -57,6 +58,7 @@ func binaries(b *testing.B) (sidecar, demo string) {
 }
 
 func TestMain(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	mcptest.RunRelayIfAsked()
 	if mode := os.Getenv(mcpServerEnv); mode != "" {
 		os.Exit(serveMCP(mode))

@@ -75,6 +75,10 @@ type MCP struct {
 	// that log are asked for: their notifications/message below it are not
 	// sent.
 	LogLevel string
+	// Sandbox is "mcp.sandbox": the sandbox every local server of the
+	// user's file runs in unless its entry says "sandbox": false; nil if
+	// the key is absent (see Sandbox).
+	Sandbox *Sandbox
 }
 
 // LogLevels are the MCP log levels (RFC 5424's severities), least severe
@@ -93,6 +97,9 @@ type Server struct {
 	Env        map[string]string // values may hold ${env:NAME}
 	Cwd        string
 	InheritEnv bool // "inheritEnv": pass the sidecar's whole environment
+	// Sandbox is the entry's "sandbox" key, mcp.sandbox merged in for the
+	// user's entries; nil if neither is set. See Sandboxed.
+	Sandbox *Sandbox
 
 	// Remote servers.
 	URL        string            // may hold ${env:NAME}

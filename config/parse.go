@@ -100,6 +100,7 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
 		d.mcp(raw, cfg, scope, baseDir)
 	}
+	d.sandboxes(cfg, scope)
 	d.validate(cfg)
 	if len(d.problems) > 0 {
 		sortProblems(d.problems)
@@ -251,6 +252,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.millis(key, "", v, &cfg.MCP.IdleTimeout)
 		case "logLevel":
 			d.logLevel(key, v, &cfg.MCP.LogLevel)
+		case "sandbox":
+			cfg.MCP.Sandbox = d.sandbox(key, "", v, baseDir)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:
@@ -334,6 +337,8 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			d.start(fk, s.Name, v, &s.Start)
 		case "idleTimeout":
 			d.millis(fk, s.Name, v, &s.IdleTimeout)
+		case "sandbox":
+			s.Sandbox = d.sandbox(fk, s.Name, v, baseDir)
 		case "pinning":
 			d.pinning(fk, s.Name, v, &s.PinningOff)
 			if s.PinningOff && scope == ScopeProject {

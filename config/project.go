@@ -106,6 +106,10 @@ type approvalEntry struct {
 	ClientKey  string            `json:"clientKey"`
 	// Left out when absent, so approvals given before the key existed hold.
 	OAuth *fileOAuth `json:"oauth,omitempty"`
+	// Left out when absent: such an entry runs in the default sandbox,
+	// and approvals given before the key existed hold (they approved a
+	// server that ran unsandboxed).
+	Sandbox *fileSandbox `json:"sandbox,omitempty"`
 
 	RunSettings
 }
@@ -157,6 +161,7 @@ func approvalOf(s Server) approvalEntry {
 		URL: s.URL, Transport: s.Transport, Headers: s.Headers,
 		CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
 		OAuth:       toFileOAuth(s.OAuth),
+		Sandbox:     toFileSandbox(s.Sandbox),
 		RunSettings: s.RunSettings(),
 	}
 	// encoding/json writes struct fields in order and map keys sorted, and
@@ -187,7 +192,7 @@ func ApprovalKey(projectDir string, s Server) string {
 
 // EntryHash returns the hex SHA-256 of a canonical encoding of what
 // approving the project server s covers (command, url, env, headers, cwd,
-// type, transport, TLS files, inheritEnv, name, oauth, and pinning,
+// type, transport, TLS files, inheritEnv, name, oauth, sandbox, and pinning,
 // start, deferTools, the timeouts, maxMessageBytes and protocolVersion
 // where they are not the defaults): the part of its ApprovalKey that names
 // the entry. A frontend is shown it with the entry and approves by it, so

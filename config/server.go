@@ -195,6 +195,10 @@ func (s Server) clone() Server {
 	s.Env = maps.Clone(s.Env)
 	s.Headers = maps.Clone(s.Headers)
 	s.OAuth = s.OAuth.clone()
+	if s.Sandbox != nil {
+		b := s.Sandbox.clone()
+		s.Sandbox = &b
+	}
 	return s
 }
 
@@ -213,7 +217,7 @@ func (s Server) Equal(o Server) bool {
 		s.CABundle == o.CABundle && s.ClientCert == o.ClientCert && s.ClientKey == o.ClientKey && s.OAuth.Equal(o.OAuth) &&
 		s.Timeout == o.Timeout && s.ToolTimeout == o.ToolTimeout &&
 		s.ProtocolVersion == o.ProtocolVersion && s.MaxMessageBytes == o.MaxMessageBytes &&
-		s.Scope == o.Scope
+		s.Scope == o.Scope && equalSandbox(s.Sandbox, o.Sandbox)
 }
 
 // Server returns the server named name, or false.

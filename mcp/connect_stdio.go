@@ -13,6 +13,7 @@ import (
 	"github.com/freecode/freecode/internal/jsonline"
 	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/freecode/freecode/mcp/proc"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // dialStdio starts srv's process and runs initialize over its stdio. A
@@ -51,12 +52,27 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *proc.Process, b *brokenNPX, _ error) {
 	drops := c.dropCount()
 	lines := c.tail.count()
-	p, err := proc.Start(proc.Command{
+	cmd := proc.Command{
 		Argv: srv.Command, Dir: srv.Cwd, Env: env,
 		Gentle: runnerOf(srv.Command) != nil,
 		Stderr: func(line string) { c.noteStderr(red.String(line)) },
-	}, c.logger)
+	}
+	var (
+		pol    sandbox.Policy
+		launch *sandbox.Launch
+	)
+	if srv.Sandboxed() {
+		var err error
+		if pol, launch, err = c.sandboxLaunch(srv, env); err != nil {
+			return nil, nil, nil, fmt.Errorf("starting %s in its sandbox: %w", srv.Command[0], err)
+		}
+		cmd.Argv, cmd.Env, cmd.Session, cmd.Release = launch.Argv, launch.Env, true, launch.Release
+	}
+	p, err := proc.Start(cmd, c.logger)
 	if err != nil {
+		if launch != nil {
+			launch.Release()
+		}
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}
 	f := jsonline.NewFilter(p.Stdout(), srv.MaxMessageBytes, c.logger, &jsonline.FilterOptions{
@@ -104,6 +120,11 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 	tail := c.tail.since(lines) // stopped: its stderr is drained
 	if len(tail) > 0 {
 		err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
+	}
+	if launch != nil {
+		if why := sandboxDenials(pol, srv.SandboxOf(), launch, tail); why != "" {
+			err = fmt.Errorf("%w; %s", err, why)
+		}
 	}
 	if exited && iw != nil && iw.r.npm != nil {
 		cwd := srv.Cwd

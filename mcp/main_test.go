@@ -5,11 +5,14 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // TestMain doubles as the test MCP server: a Conn under test re-executes
 // this binary with testServerEnv set (see testserver_test.go).
 func TestMain(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer(os.Args[1:]))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/manifest"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // State is the lifecycle state of a Conn.
@@ -127,6 +128,10 @@ type Approval struct {
 	// RunSettings are how it would run and how what it lists is checked,
 	// where the entry sets them.
 	config.RunSettings
+	// Sandbox says in a line the sandbox a local server would run in, or
+	// that it would run unsandboxed (sandbox.DescribeServer); "" for a
+	// remote one.
+	Sandbox string
 	// Pending is what the server's manifest holds that awaits review:
 	// definitions it listed that differ from those the user accepted, or
 	// are new. The entry cannot tell them; the workspace fills them in, so
@@ -151,6 +156,9 @@ func ApprovalOf(srv config.Server) *Approval {
 		InheritEnv: srv.InheritEnv, URL: srv.URL, Transport: srv.Transport, Headers: maps.Clone(srv.Headers),
 		CABundle: srv.CABundle, ClientCert: srv.ClientCert, ClientKey: srv.ClientKey,
 		RunSettings: srv.RunSettings(),
+	}
+	if srv.Type == config.TypeLocal {
+		a.Sandbox = sandbox.DescribeServer(srv)
 	}
 	if o := srv.OAuth; o != nil && !o.Equal(&config.OAuth{}) {
 		a.OAuth = &ApprovalOAuth{

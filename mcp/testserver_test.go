@@ -429,6 +429,9 @@ const (
 	testOwnerEscapeEnv  = "FREECODE_MCP_TEST_OWNER_ESCAPE"
 	testOwnerInstallEnv = "FREECODE_MCP_TEST_OWNER_INSTALL"
 	testReapEnv         = "FREECODE_MCP_TEST_REAP"
+	// testOwnerSandboxEnv, with testOwnerEscapeEnv, runs the server in a
+	// sandbox whose cwd is the variable's value.
+	testOwnerSandboxEnv = "FREECODE_MCP_TEST_OWNER_SANDBOX"
 )
 
 func runTestOwner(dir string) int {
@@ -472,12 +475,16 @@ func runReaper(dir string) int {
 // daemon, whose pid it writes to file.
 func runEscapeOwner(exe, file string) int {
 	m := NewManager(&ManagerOptions{ConnOptions: ConnOptions{NoRetry: true}})
-	_ = m.Apply(context.Background(), []config.Server{{
+	srv := config.Server{
 		Name: "escaper", Type: config.TypeLocal, Enabled: true,
 		Command: []string{exe, "escape=" + file},
 		Env:     map[string]string{testServerEnv: "1"},
 		Timeout: time.Minute,
-	}})
+	}
+	if dir := os.Getenv(testOwnerSandboxEnv); dir != "" {
+		srv.Cwd, srv.Sandbox = dir, &config.Sandbox{Network: config.NetworkNone}
+	}
+	_ = m.Apply(context.Background(), []config.Server{srv})
 	st, err := m.Start(context.Background(), "escaper")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "owner:", err)

@@ -11,6 +11,8 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // testServerEnv makes the test binary an MCP server on stdio: the servers
@@ -22,6 +24,7 @@ const testServerEnv = "FREECODE_MCPSERVE_TEST_SERVER"
 const testAppsEnv = "FREECODE_MCPSERVE_TEST_APPS"
 
 func TestMain(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer())
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // testServerEnv makes the test binary an MCP server on stdio: the servers
@@ -28,6 +29,7 @@ const changesEnv = "FREECODE_WORKSPACE_TEST_CHANGES"
 const startsEnv = "FREECODE_WORKSPACE_TEST_STARTS"
 
 func TestMain(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	mcptest.RunCrashServerIfAsked()
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer())

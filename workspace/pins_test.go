@@ -24,8 +24,12 @@ import (
 func changingServer(t *testing.T, name string) (map[string]any, string) {
 	t.Helper()
 	s := server(t, name)
-	flag := filepath.Join(t.TempDir(), "changed")
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "changed")
 	s["env"].(map[string]string)[changesEnv] = flag
+	// A project server runs sandboxed, with a /tmp of its own: the flag's
+	// directory is one it may see.
+	s["sandbox"] = map[string]any{"filesystem": map[string]any{"allowWrite": []string{dir}}}
 	return s, flag
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/proctest"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
 )
@@ -235,8 +236,13 @@ func TestProjectServerApproval(t *testing.T) {
 	}
 	want := []mcp.Status{{
 		Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe},
-		Approval: &mcp.Approval{EntryHash: config.EntryHash(project[0]), Command: []string{exe}, Env: map[string]string{testServerEnv: "1"}},
+		Approval: &mcp.Approval{EntryHash: config.EntryHash(project[0]), Command: []string{exe}, Env: map[string]string{testServerEnv: "1"},
+			Sandbox: sandbox.DescribeServer(project[0])},
 	}}
+	// A project's server is sandboxed though its entry says nothing.
+	if !strings.HasPrefix(want[0].Approval.Sandbox, "sandboxed: ") {
+		t.Errorf("the approval's sandbox: %q", want[0].Approval.Sandbox)
+	}
 	sts := w.Statuses()
 	if diff := cmp.Diff(want, sts); diff != "" {
 		t.Errorf("statuses before approval (-want +got):\n%s", diff)

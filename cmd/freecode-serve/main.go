@@ -25,10 +25,13 @@ import (
 
 	fcconfig "github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/mcp/proc"
+	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/freecode/freecode/server"
 )
 
 func main() {
+	// A sandboxed server's bridge to its proxy is this binary (mcp/sandbox).
+	sandbox.RunBridge()
 	var (
 		listen   = flag.String("listen", "", "listen on unix:PATH or tcp:127.0.0.1:PORT instead of stdio")
 		project  = flag.String("project", "", "project directory (listening: default the current directory; stdio: when the editor names none)")

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/mcp/proc"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // app holds what every subcommand shares: the global flags.
@@ -54,6 +55,8 @@ func newRootCmd() *cobra.Command {
 }
 
 func main() {
+	// A sandboxed server's bridge to its proxy is this binary (mcp/sandbox).
+	sandbox.RunBridge()
 	// SIGHUP (the terminal closed) stops like SIGINT and SIGTERM: the
 	// command's context is cancelled and it stops its servers, process
 	// groups and all. Left to its default, SIGHUP would kill freecode at

@@ -187,6 +187,7 @@ func describeProjectServer(w io.Writer, a *mcp.Approval) {
 		if a.InheritEnv {
 			fmt.Fprintln(w, "  inheritEnv: true (it gets your whole environment, API keys included)")
 		}
+		line("sandbox", a.Sandbox)
 	} else {
 		line("url", a.URL)
 		line("transport", a.Transport)

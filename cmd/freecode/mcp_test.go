@@ -15,6 +15,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
@@ -25,6 +26,7 @@ import (
 var demoServer, freecodeBin string
 
 func TestMain(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	mcptest.RunRelayIfAsked()
 	if os.Getenv(testBrowserEnv) == "1" {
 		os.Exit(runTestBrowser(os.Args[len(os.Args)-1]))

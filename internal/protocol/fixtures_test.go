@@ -48,6 +48,7 @@ var fixtures = map[string][]any{
 				Env: map[string]string{"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "NODE_OPTIONS": "--require ./evil.js"}, InheritEnv: true,
 				Start: "onDemand", DeferTools: ptr(true), TimeoutMs: 60000, ToolTimeoutMs: 3600000, IdleTimeoutMs: 30000,
 				MaxMessageBytes: 1 << 30, ProtocolVersion: "2025-06-18",
+				Sandbox:        "sandboxed: system read-only; writes /home/me/project/tools, a private /tmp, ~/.npm; cannot read ~/.ssh, ~/.aws; network only to registry.npmjs.org",
 				PendingReviews: []DefinitionChange{fixtureChange.change},
 			},
 		},

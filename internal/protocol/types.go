@@ -102,6 +102,10 @@ type ServerApproval struct {
 	IdleTimeoutMs   int64  `json:"idleTimeout,omitempty"`
 	MaxMessageBytes int    `json:"maxMessageBytes,omitempty"`
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Sandbox says in a line the sandbox a local server would run in:
+	// what it may write, what it cannot read, what it may reach; or that
+	// it would run unsandboxed ("sandbox": false).
+	Sandbox string `json:"sandbox,omitempty"`
 	// PendingReviews are the definitions the server listed when it last
 	// ran that differ from those the user accepted, or are new: they still
 	// await review once the entry is approved, and are shown beside it.

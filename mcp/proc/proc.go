@@ -31,6 +31,13 @@ type Command struct {
 	// dies SIGTERM instead of SIGKILL (Linux): for a package runner, which
 	// may be installing and undoes a half-done install on SIGTERM.
 	Gentle bool
+	// Session starts the server in a session of its own (setsid), which
+	// is its process group too, so it has no controlling terminal to
+	// push keystrokes into: for a sandboxed server (Unix).
+	Session bool
+	// Release, if set, is called once when Stop is done, to let go of
+	// what the caller set up for the process (a sandbox's proxy).
+	Release func()
 	// Stderr, if set, gets each line the server writes to stderr, without
 	// its line end and cut to MaxLine bytes, on a goroutine of the
 	// Process's; Stop returns once the last one was handed over.
@@ -54,6 +61,7 @@ type Process struct {
 
 	stopOnce sync.Once
 	wg       sync.WaitGroup // the waiter and the stderr reader
+	release  func()
 }
 
 // Start starts c in a process group of its own, recorded until its Stop
@@ -97,7 +105,7 @@ func Start(c Command, logger *slog.Logger) (_ *Process, err error) {
 	cmd.Env = c.Env
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr(c.Gentle)
+	cmd.SysProcAttr = sysProcAttr(c.Gentle, c.Session)
 	if err := startServerCmd(cmd); err != nil {
 		return nil, err
 	}
@@ -108,7 +116,7 @@ func Start(c Command, logger *slog.Logger) (_ *Process, err error) {
 	p := &Process{
 		cmd: cmd, pid: cmd.Process.Pid,
 		stdin: inW, stdout: outR, stderr: errR,
-		logger: logger, exited: make(chan struct{}),
+		logger: logger, exited: make(chan struct{}), release: c.Release,
 	}
 	recordGroup(p.pid)
 	p.wg.Go(func() {
@@ -223,6 +231,9 @@ func (p *Process) Stop(closeGrace, termGrace time.Duration) {
 		}
 		t.Stop()
 		p.stderr.Close()
+		if p.release != nil {
+			p.release()
+		}
 	})
 }
 

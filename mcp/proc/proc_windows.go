@@ -12,7 +12,7 @@ var (
 	sigKill = os.Kill
 )
 
-func sysProcAttr(bool) *syscall.SysProcAttr { return nil }
+func sysProcAttr(bool, bool) *syscall.SysProcAttr { return nil }
 
 func signalGroup(p *Process, _ os.Signal) { _ = p.cmd.Process.Kill() }
 

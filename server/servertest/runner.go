@@ -39,6 +39,7 @@ import (
 
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/freecode/freecode/server"
 	"github.com/freecode/freecode/workspace"
 )
@@ -85,6 +86,7 @@ func (m Mode) String() string {
 // test binary is re-executed as a test server (Server), and checks that no
 // goroutine is left after the tests.
 func Main(m *testing.M) {
+	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
 	if os.Getenv(mcpServerEnv) != "" {
 		os.Exit(runMCPServer())
 	}

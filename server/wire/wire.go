@@ -62,7 +62,7 @@ func approval(a *mcp.Approval) *protocol.ServerApproval {
 		CABundle: a.CABundle, ClientCert: a.ClientCert, ClientKey: a.ClientKey,
 		Start: a.Start, DeferTools: a.DeferTools,
 		TimeoutMs: a.TimeoutMs, ToolTimeoutMs: a.ToolTimeoutMs, IdleTimeoutMs: a.IdleTimeoutMs,
-		MaxMessageBytes: a.MaxMessageBytes, ProtocolVersion: a.ProtocolVersion,
+		MaxMessageBytes: a.MaxMessageBytes, ProtocolVersion: a.ProtocolVersion, Sandbox: a.Sandbox,
 	}
 	for _, c := range a.Pending {
 		out.PendingReviews = append(out.PendingReviews, DefinitionChange(c))

@@ -114,6 +114,7 @@ export function approvalLines(a: ServerApproval): string[] {
 	if (a.idleTimeout) out.push(`Idle timeout: ${a.idleTimeout} ms`);
 	if (a.maxMessageBytes) out.push(`Largest message: ${a.maxMessageBytes} bytes`);
 	if (a.protocolVersion) out.push(`MCP version: ${value(a.protocolVersion)}`);
+	if (a.sandbox) out.push(`Sandbox: ${value(a.sandbox)}`);
 	// Where the sidecar expands ${env:NAME}: the variables it would send.
 	const refs = envRefs([a.url ?? '', ...Object.values(a.env ?? {}), ...Object.values(a.headers ?? {}), o?.clientSecret ?? '']);
 	if (refs.length) out.push(`It reads these variables of yours: ${refs.map(value).join(', ')}.`);

@@ -155,6 +155,8 @@ export interface ServerApproval {
 	idleTimeout?: number;
 	maxMessageBytes?: number;
 	protocolVersion?: string;
+	/** The sandbox a local server would run in, in a line, or that it would run unsandboxed. */
+	sandbox?: string;
 	/** Definitions the server listed when it last ran that differ from those accepted, or are new: they still await review after approval. */
 	pendingReviews?: DefinitionChange[];
 }

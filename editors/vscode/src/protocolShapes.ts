@@ -255,6 +255,7 @@ export const serverStatus = obj<p.ServerStatus>({
 			idleTimeout: opt(num),
 			maxMessageBytes: opt(num),
 			protocolVersion: opt(str),
+			sandbox: opt(str),
 			pendingReviews: opt(arrayOf(definitionChange)),
 		}),
 	),

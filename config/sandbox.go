@@ -1,0 +1,244 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Sandbox networks: what a sandboxed server may reach.
+const (
+	// NetworkDomains (the default) lets the server reach the domains of
+	// its allow-list, through FreeCode's filtering proxy, and nothing else.
+	NetworkDomains = "domains"
+	NetworkNone    = "none" // no network at all, not even the host's loopback
+	NetworkAll     = "all"  // the host's network, unfiltered
+)
+
+// DefaultAllowedDomains is the allow-list of a sandbox that names none:
+// npm's registry, so that npx can install the package it runs.
+var DefaultAllowedDomains = []string{"registry.npmjs.org"}
+
+// Sandbox is a local server's "sandbox" key, or mcp.sandbox, as written:
+//
+//	"sandbox": false                    run unsandboxed
+//	"sandbox": true                     the default sandbox
+//	"sandbox": {
+//	  "filesystem": {"allowWrite": ["~/notes"], "denyRead": ["~/.config/gh"]},
+//	  "network": "none" | "all" | {"allowedDomains": ["api.example.com"]}
+//	}
+//
+// The system is read-only, the server's cwd, npm's cache and a private
+// /tmp are writable, and a list of secrets is unreadable (see package
+// mcp/sandbox); AllowWrite and DenyRead add to that. Network "" is
+// NetworkDomains with DefaultAllowedDomains.
+type Sandbox struct {
+	Off            bool     // "sandbox": false
+	AllowWrite     []string // absolute, ~ expanded
+	DenyRead       []string // absolute, ~ expanded
+	Network        string   // "", NetworkNone, NetworkAll or NetworkDomains
+	AllowedDomains []string // with NetworkDomains
+}
+
+// Sandboxed reports whether s runs in a sandbox: one whose entry has a
+// sandbox block that is not false, and every project server whose entry
+// does not say "sandbox": false (the user's mcp.sandbox was merged into
+// each of the user's entries when the file was read).
+func (s Server) Sandboxed() bool {
+	if s.Type != TypeLocal {
+		return false
+	}
+	if s.Sandbox != nil {
+		return !s.Sandbox.Off
+	}
+	return s.Scope == ScopeProject
+}
+
+// SandboxOf returns the sandbox s runs in (see Sandboxed), defaults not
+// filled in: that is package mcp/sandbox's job.
+func (s Server) SandboxOf() Sandbox {
+	if s.Sandbox == nil {
+		return Sandbox{}
+	}
+	return s.Sandbox.clone()
+}
+
+// Net returns the sandbox's network, "" read as NetworkDomains, and its
+// allow-list, DefaultAllowedDomains when it names none.
+func (b Sandbox) Net() (string, []string) {
+	switch b.Network {
+	case NetworkNone, NetworkAll:
+		return b.Network, nil
+	}
+	if b.AllowedDomains == nil {
+		return NetworkDomains, slices.Clone(DefaultAllowedDomains)
+	}
+	return NetworkDomains, slices.Clone(b.AllowedDomains)
+}
+
+func (b Sandbox) clone() Sandbox {
+	b.AllowWrite = slices.Clone(b.AllowWrite)
+	b.DenyRead = slices.Clone(b.DenyRead)
+	b.AllowedDomains = slices.Clone(b.AllowedDomains)
+	return b
+}
+
+// equalSandbox compares two sandbox keys, nil and absent alike.
+func equalSandbox(a, b *Sandbox) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Off == b.Off && slices.Equal(a.AllowWrite, b.AllowWrite) && slices.Equal(a.DenyRead, b.DenyRead) &&
+		a.Network == b.Network && slices.Equal(a.AllowedDomains, b.AllowedDomains)
+}
+
+// withDefaults is the entry's block b over the user's mcp.sandbox def:
+// the path lists added up, the entry's network if it names one.
+func (b *Sandbox) withDefaults(def *Sandbox) *Sandbox {
+	if def == nil || def.Off {
+		return b
+	}
+	if b == nil {
+		c := def.clone()
+		return &c
+	}
+	if b.Off {
+		return b
+	}
+	out := b.clone()
+	out.AllowWrite = appendNew(def.AllowWrite, out.AllowWrite)
+	out.DenyRead = appendNew(def.DenyRead, out.DenyRead)
+	if out.Network == "" && out.AllowedDomains == nil {
+		out.Network, out.AllowedDomains = def.Network, slices.Clone(def.AllowedDomains)
+	}
+	return &out
+}
+
+func appendNew(base, more []string) []string {
+	out := slices.Clone(base)
+	for _, m := range more {
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// sandboxes refuses a sandbox key on a remote entry and merges
+// mcp.sandbox into every local entry of the user's file. A project's
+// entries get the built-in defaults only: a repository's file has no say
+// over the user's other servers, and the user's mcp.sandbox is not part of
+// what a project server's approval covers.
+func (d *decoder) sandboxes(cfg *Config, scope string) {
+	for i, s := range cfg.MCP.Servers {
+		switch {
+		case s.Type == TypeRemote && s.Sandbox != nil && !s.Sandbox.Off:
+			d.fail(d.entries[i]+".sandbox", s.Name, "only a local server runs in a sandbox: a remote one is a URL, not a process")
+		case s.Type == TypeLocal && scope == ScopeUser:
+			cfg.MCP.Servers[i].Sandbox = s.Sandbox.withDefaults(cfg.MCP.Sandbox)
+		}
+	}
+}
+
+// sandbox decodes a "sandbox" key: false, true or an object.
+func (d *decoder) sandbox(key, server string, raw json.RawMessage, baseDir string) *Sandbox {
+	var on bool
+	if json.Unmarshal(raw, &on) == nil {
+		return &Sandbox{Off: !on}
+	}
+	m, ok := d.object(key, server, raw)
+	if !ok {
+		return nil
+	}
+	b := &Sandbox{}
+	for k, v := range m {
+		if isNull(v) {
+			continue
+		}
+		fk := key + "." + k
+		switch k {
+		case "filesystem":
+			fs, ok := d.object(fk, server, v)
+			if !ok {
+				continue
+			}
+			for fkey, fv := range fs {
+				switch fkey {
+				case "allowWrite":
+					b.AllowWrite = d.paths(fk+"."+fkey, server, fv, baseDir)
+				case "denyRead":
+					b.DenyRead = d.paths(fk+"."+fkey, server, fv, baseDir)
+				default:
+					d.fail(fk+"."+fkey, server, "unknown key: want allowWrite or denyRead")
+				}
+			}
+		case "network":
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				if s != NetworkNone && s != NetworkAll {
+					d.fail(fk, server, `want "none", "all" or {"allowedDomains": [...]}, not %q`, s)
+				}
+				b.Network = s
+				continue
+			}
+			nm, ok := d.object(fk, server, v)
+			if !ok {
+				continue
+			}
+			b.Network = NetworkDomains
+			b.AllowedDomains = []string{}
+			if dv, ok := nm["allowedDomains"]; ok {
+				for _, dom := range d.strings(fk+".allowedDomains", server, dv) {
+					if err := checkDomain(dom); err != nil {
+						d.fail(fk+".allowedDomains", server, "%v", err)
+						continue
+					}
+					b.AllowedDomains = append(b.AllowedDomains, strings.ToLower(dom))
+				}
+			}
+		default:
+			d.fail(fk, server, "unknown key: want filesystem or network")
+		}
+	}
+	return b
+}
+
+// paths decodes a list of paths: absolute, "~/…", or relative to the file.
+func (d *decoder) paths(key, server string, raw json.RawMessage, baseDir string) []string {
+	var out []string
+	for _, p := range d.strings(key, server, raw) {
+		if p == "" {
+			d.fail(key, server, "an empty path")
+			continue
+		}
+		out = append(out, filepath.Clean(resolve(baseDir, p)))
+	}
+	return out
+}
+
+// checkDomain accepts a host name, or "*." and one: no scheme, port or path.
+func checkDomain(dom string) error {
+	h := strings.TrimPrefix(dom, "*.")
+	if h == "" || strings.ContainsAny(h, "/:*@ ") || strings.HasPrefix(h, ".") || strings.HasSuffix(h, ".") {
+		return fmt.Errorf("%q is not a domain: want a host name such as api.example.com, or *.example.com", dom)
+	}
+	return nil
+}
+
+// fileSandbox is a sandbox key as a project server's approval hashes it.
+type fileSandbox struct {
+	Off            bool     `json:"off,omitempty"`
+	AllowWrite     []string `json:"allowWrite,omitempty"`
+	DenyRead       []string `json:"denyRead,omitempty"`
+	Network        string   `json:"network,omitempty"`
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+}
+
+func toFileSandbox(b *Sandbox) *fileSandbox {
+	if b == nil {
+		return nil
+	}
+	return &fileSandbox{Off: b.Off, AllowWrite: b.AllowWrite, DenyRead: b.DenyRead, Network: b.Network, AllowedDomains: b.AllowedDomains}
+}

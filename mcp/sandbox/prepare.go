@@ -1,0 +1,74 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strings"
+)
+
+// ErrUnavailable is wrapped by Prepare's error when this system cannot
+// sandbox a server (no bubblewrap, no sandbox-exec, another OS): such a
+// server does not start, unless its entry says "sandbox": false.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// Options are Prepare's options; nil means the defaults.
+type Options struct {
+	// Executable is the program run as the bridge (see RunBridge); ""
+	// is this one.
+	Executable string
+	// Dial, if set, makes the proxy's outgoing connections (see
+	// ProxyOptions).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// OnDecision, if set, is told of each of the proxy's decisions.
+	OnDecision func(Decision)
+}
+
+// Launch is a server's command line made to run in its sandbox.
+type Launch struct {
+	Argv []string
+	Env  []string
+	// Proxy is the filtering proxy of a sandbox with an allow-list; nil
+	// for the other networks.
+	Proxy *Proxy
+	// Release lets go of what the sandbox holds outside (the proxy, its
+	// socket): call it once the process has been stopped.
+	Release func()
+}
+
+// Prepare returns the command line that runs argv, with environment env,
+// under p. On failure it holds nothing; the error wraps ErrUnavailable
+// where this system cannot sandbox at all.
+func Prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	return prepare(p, argv, sandboxEnv(env), opts)
+}
+
+// sandboxEnv is env with TMPDIR set to the sandbox's private /tmp: the
+// caller's TMPDIR is not writable in there.
+func sandboxEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR=/tmp")
+}
+
+// newProxy starts p's proxy on ln, closing ln with it.
+func newProxy(p Policy, ln net.Listener, opts *Options) *Proxy {
+	px := NewProxy(p.Domains, &ProxyOptions{Dial: opts.Dial, OnDecision: opts.OnDecision})
+	px.Serve(ln)
+	return px
+}
+
+func executable(opts *Options) (string, error) {
+	if opts.Executable != "" {
+		return opts.Executable, nil
+	}
+	return os.Executable()
+}

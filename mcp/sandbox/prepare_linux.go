@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/freecode/freecode/config"
+)
+
+// BwrapMissing is the error of a sandboxed start where bwrap is not on
+// the PATH.
+const bwrapMissing = `bubblewrap (bwrap) is not installed, and this server is to run in a sandbox: install it (Debian, Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap), or set "sandbox": false on the server's entry to run it with all of your rights`
+
+func prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, bwrapMissing)
+	}
+	l := &Launch{Env: env, Release: func() {}}
+	if p.Network != config.NetworkDomains {
+		l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, "", "")...)
+		return l, nil
+	}
+	exe, err := executable(opts)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the bridge to the proxy: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "freecode-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	sock := filepath.Join(dir, "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("sandbox: the proxy: %w", err)
+	}
+	l.Proxy = newProxy(p, ln, opts)
+	l.Release = func() {
+		l.Proxy.Close()
+		os.RemoveAll(dir)
+	}
+	l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, exe, sock)...)
+	return l, nil
+}

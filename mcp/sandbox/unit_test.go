@@ -1,0 +1,170 @@
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/freecode/freecode/config"
+)
+
+func TestSeatbeltProfile(t *testing.T) {
+	p := Policy{
+		Cwd: "/Users/me/proj", Writable: []string{"/Users/me/.npm"},
+		DenyRead: []string{"/Users/me/.ssh", `/Users/me/odd "dir"`},
+		Network:  config.NetworkDomains, Domains: []string{"registry.npmjs.org"},
+	}
+	got := seatbeltProfile(p, 40123)
+	for _, want := range []string{
+		"(version 1)\n(deny default)\n",
+		"(allow file-read*)\n(deny file-read* file-write*\n  (subpath \"/Users/me/.ssh\")\n  (subpath \"/Users/me/odd \\\"dir\\\"\"))\n",
+		"(allow file-write*\n  (subpath \"/Users/me/proj\")\n  (subpath \"/Users/me/.npm\")\n",
+		"(allow network-outbound (remote ip \"localhost:40123\"))\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the profile has no %q:\n%s", want, got)
+		}
+	}
+	// The hidden paths are denied again after the writable ones: the last
+	// rule that matches wins.
+	if strings.LastIndex(got, "(deny file-write*") < strings.Index(got, "(allow file-write*") {
+		t.Errorf("no deny of the hidden paths after the writable ones:\n%s", got)
+	}
+	if strings.Contains(got, "(allow network*)") {
+		t.Errorf("an allow-list profile allows the whole network:\n%s", got)
+	}
+	for net, want := range map[string]string{config.NetworkAll: "(allow network*)\n", config.NetworkNone: ""} {
+		p.Network = net
+		got := seatbeltProfile(p, 0)
+		if want != "" && !strings.Contains(got, want) || want == "" && strings.Contains(got, "network") {
+			t.Errorf("network %s: profile\n%s", net, got)
+		}
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	domains := []string{"registry.npmjs.org", "*.example.com"}
+	for host, want := range map[string]bool{
+		"registry.npmjs.org": true, "REGISTRY.npmjs.org.": true, "evil-registry.npmjs.org": false,
+		"api.example.com": true, "a.b.example.com": true, "example.com": false, "example.com.evil.org": false,
+		"127.0.0.1": false,
+	} {
+		if got := Allowed(domains, host); got != want {
+			t.Errorf("Allowed(%s) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// The proxy over a unix socket, as the bridge reaches it: a CONNECT to an
+// allowed host is tunnelled, one to another is refused, and both are in
+// its log.
+func TestProxyConnect(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "upstream") }))
+	defer up.Close()
+	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	ln, err := net.Listen("unix", t.TempDir()+"/p.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := NewProxy([]string{"localhost"}, nil)
+	px.Serve(ln)
+	defer px.Close()
+	connect := func(host string) (string, *bufio.Reader, net.Conn) {
+		c, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port, host, port)
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(line), br, c
+	}
+	status, br, c := connect("localhost")
+	if status != "HTTP/1.1 200 Connection established" {
+		t.Fatalf("CONNECT localhost: %q", status)
+	}
+	br.ReadString('\n') // the blank line
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("through the tunnel: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	c.Close()
+	status, _, c = connect("127.0.0.1")
+	c.Close()
+	if !strings.HasPrefix(status, "HTTP/1.1 403") {
+		t.Errorf("CONNECT 127.0.0.1: %q, want 403", status)
+	}
+	log := px.Log()
+	if len(log) != 2 || !log[0].Allowed || log[0].Host != "localhost" || log[1].Allowed || log[1].Host != "127.0.0.1" {
+		t.Errorf("the log: %+v", log)
+	}
+}
+
+func TestDenialsFromStderr(t *testing.T) {
+	p := Policy{Cwd: "/work", DenyRead: []string{"/home/me/.ssh"}, Network: config.NetworkNone}
+	b := config.Sandbox{Network: config.NetworkNone}
+	got := Denials(p, b, []string{
+		"Error: EROFS: read-only file system, open '/usr/lib/x.json'",
+		"PermissionError: [Errno 13] Permission denied: '/home/me/.ssh/id_rsa'",
+		"npm error code EAI_AGAIN",
+		"Error: getaddrinfo EAI_AGAIN api.github.com",
+		"bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.",
+		"an unrelated line",
+	}, nil)
+	want := []struct{ kind, what, fix string }{
+		{DeniedWrite, "/usr/lib/x.json", `"sandbox":{"filesystem":{"allowWrite":["/usr/lib"]}}`},
+		{DeniedRead, "/home/me/.ssh/id_rsa", ""},
+		{DeniedNetwork, "api.github.com", `"sandbox":{"network":{"allowedDomains":["api.github.com"]}}`},
+		{DeniedSetup, "No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.", ""},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d denials, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		if got[i].Kind != w.kind || got[i].What != w.what || got[i].Fix != w.fix {
+			t.Errorf("denial %d: %+v, want %+v", i, got[i], w)
+		}
+	}
+}
+
+func TestBwrapArgsOrder(t *testing.T) {
+	dir := t.TempDir()
+	p := Policy{Cwd: dir, DenyRead: []string{dir + "/secret"}, Network: config.NetworkNone}
+	a := strings.Join(bwrapArgs(p, []string{"node", "s.js"}, "", ""), " ")
+	bind, hide := strings.Index(a, "--bind "+dir+" "+dir), strings.Index(a, "/dev/null "+dir+"/secret")
+	if bind < 0 || hide < bind || strings.Index(a, "--ro-bind / /") > bind {
+		t.Errorf("mounts out of order: %s", a)
+	}
+	if strings.Contains(a, "--share-net") || !strings.HasSuffix(a, "--chdir "+dir+" -- node s.js") {
+		t.Errorf("args: %s", a)
+	}
+}
+
+// Under "none", a network failure that names no domain gets the generic
+// advice, once.
+func TestDenialsOffline(t *testing.T) {
+	p := Policy{Cwd: "/work", Network: config.NetworkNone}
+	got := Denials(p, config.Sandbox{Network: config.NetworkNone}, []string{"connect ENETUNREACH 1.2.3.4:443", "npm error code EAI_AGAIN"}, nil)
+	if len(got) != 1 || got[0].Kind != DeniedNetwork || got[0].What != "" || !strings.Contains(got[0].Fix, "<the domain it needs>") {
+		t.Errorf("denials: %+v", got)
+	}
+}
+
+func TestDenialsSetup(t *testing.T) {
+	got := Denials(Policy{}, config.Sandbox{}, []string{
+		"bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.",
+		"bwrap: Can't find source path /gone: No such file or directory",
+	}, nil)
+	if len(got) != 2 || !strings.Contains(got[0].Why, "user namespaces may be off") || strings.Contains(got[1].Why, "user namespaces") {
+		t.Errorf("denials: %+v", got)
+	}
+}

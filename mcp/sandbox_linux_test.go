@@ -1,0 +1,227 @@
+package mcp
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/freecode/freecode/config"
+)
+
+func needBwrap(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bubblewrap is not installed (make test installs it)")
+	}
+	return p
+}
+
+// inDir returns the pids of the processes whose working directory is
+// dir: a sandboxed server and what it started (bwrap starts it there).
+func inDir(t *testing.T, dir string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// A project's server runs in a sandbox though its entry says nothing of
+// one: under bwrap, with the proxy's bridge (the default network is the
+// allow-list), a private /tmp, and connected all the same.
+func TestProjectServerStartsSandboxed(t *testing.T) {
+	bwrap := needBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := t.TempDir()
+	settings := config.ProjectSettingsPath(project)
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entry := fmt.Sprintf(`{"mcp": {"servers": [{"name": "repo", "command": [%q, "printenv"], "cwd": ".", "env": {%q: "1"}, "timeout": 60000}]}}`, exe, testServerEnv)
+	if err := os.WriteFile(settings, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	servers, err := config.LoadProject(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(servers) != 1 || !servers[0].Sandboxed() {
+		t.Fatalf("the project's server is not to be sandboxed: %+v", servers)
+	}
+	c := NewConn(servers[0], &ConnOptions{NoRetry: true})
+	defer c.Close()
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Status()
+	if prog, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", st.PID)); err != nil || prog != bwrap {
+		t.Errorf("the server's process runs %q (%v), want %s", prog, err, bwrap)
+	}
+	env := strings.Join(st.StderrTail, "\n")
+	for _, want := range []string{"TMPDIR=/tmp", "HTTPS_PROXY=http://127.0.0.1:", "NODE_USE_ENV_PROXY=1"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("the server's environment has no %s:\n%s", want, env)
+		}
+	}
+}
+
+// A sandboxed server that started a daemon (double fork, setsid): the
+// server's stop ends it, as it ends the processes of an unsandboxed one.
+func TestSandboxedServerStopEndsDaemon(t *testing.T) {
+	needBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := NewConn(config.Server{
+		Name: "escaper", Type: config.TypeLocal, Enabled: true, Cwd: dir,
+		Command: []string{exe, "escape=" + filepath.Join(dir, "daemon")},
+		Env:     map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute, Sandbox: &config.Sandbox{Network: config.NetworkNone},
+	}, &ConnOptions{NoRetry: true})
+	if err := c.Start(t.Context()); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "daemon")); err != nil {
+		t.Errorf("the daemon did not write its pid into the server's cwd: %v", err)
+	}
+	// bwrap, its first process in the sandbox, the server, the daemon.
+	if pids := inDir(t, dir); len(pids) < 4 {
+		t.Errorf("%d processes in %s, want bwrap's two, the server and its daemon", len(pids), dir)
+	}
+	c.Close()
+	if pids := inDir(t, dir); len(pids) != 0 {
+		t.Errorf("processes %v are left in %s after the stop", pids, dir)
+	}
+}
+
+// A FreeCode process whose sandboxed server started a daemon is killed
+// with SIGKILL: nothing of the sandbox lives on, the daemon included (its
+// pid namespace dies with bwrap, which dies with its FreeCode process).
+func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
+	needBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	owner := exec.Command(exe)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+t.TempDir(), testOwnerEscapeEnv+"="+filepath.Join(dir, "daemon"), testOwnerSandboxEnv+"="+dir)
+	owner.Stderr = os.Stderr
+	out, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready ") {
+		owner.Process.Kill()
+		owner.Wait()
+		t.Fatalf("owner said %q (%v)", line, err)
+	}
+	pids := inDir(t, dir)
+	if len(pids) < 4 {
+		t.Errorf("%d processes in %s, want bwrap's two, the server and its daemon", len(pids), dir)
+	}
+	var fds []unix.PollFd
+	for _, pid := range pids {
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			defer unix.Close(fd)
+			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
+	}
+	if err := owner.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	owner.Wait()
+	// A pidfd is readable once its process has exited: wait for each.
+	for _, fd := range fds {
+		for {
+			one := []unix.PollFd{fd}
+			if _, err := unix.Poll(one, -1); err == nil || err != unix.EINTR {
+				break
+			}
+		}
+	}
+	if left := inDir(t, dir); len(left) != 0 {
+		t.Errorf("processes %v are left in %s", left, dir)
+	}
+}
+
+// Without bwrap a sandboxed server does not start, unsandboxed or at all:
+// its status says why and what to do.
+func TestSandboxedServerWithoutBwrap(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no bwrap there
+	c := NewConn(config.Server{
+		Name: "s", Type: config.TypeLocal, Enabled: true, Cwd: t.TempDir(),
+		Command: []string{exe}, Env: map[string]string{testServerEnv: "1"},
+		Timeout: time.Minute, Sandbox: &config.Sandbox{},
+	}, &ConnOptions{NoRetry: true})
+	defer c.Close()
+	err = c.Start(t.Context())
+	want := `bubblewrap (bwrap) is not installed, and this server is to run in a sandbox: install it`
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"sandbox": false`) {
+		t.Fatalf("Start: %v, want an error saying %q", err, want)
+	}
+	if st := c.Status(); st.State != StateFailed || !strings.Contains(st.LastError, want) || st.PID != 0 {
+		t.Errorf("status: %s, pid %d, %q", st.State, st.PID, st.LastError)
+	}
+}
+
+// A sandboxed server that fails on a path it may not write: its status
+// names the path and the line that would allow it.
+func TestSandboxedServerDenialInStatus(t *testing.T) {
+	needBwrap(t)
+	c := NewConn(config.Server{
+		Name: "s", Type: config.TypeLocal, Enabled: true, Cwd: t.TempDir(),
+		Command: []string{"sh", "-c", "echo x > /usr/freecode-denied; exit 1"},
+		Timeout: time.Minute, Sandbox: &config.Sandbox{Network: config.NetworkNone},
+	}, &ConnOptions{NoRetry: true})
+	defer c.Close()
+	if err := c.Start(t.Context()); err == nil {
+		t.Fatal("the server started")
+	}
+	st := c.Status()
+	for _, want := range []string{
+		"the sandbox kept the server from writing /usr/freecode-denied",
+		`to allow it, set in the server's entry: "sandbox":{"filesystem":{"allowWrite":["/usr"]}}`,
+	} {
+		if !strings.Contains(st.LastError, want) {
+			t.Errorf("the status's error does not say %q: %s", want, st.LastError)
+		}
+	}
+	if _, err := os.Stat("/usr/freecode-denied"); err == nil {
+		os.Remove("/usr/freecode-denied")
+		t.Error("the file was written")
+	}
+}
