@@ -137,11 +137,7 @@ func (s *Server) serveConn(ctx context.Context, rwc io.ReadWriteCloser, handshoo
 		// A refused frontend's connection ends once the answer to its
 		// initialize, which says why, is out: jsonrpc2 writes nothing more
 		// once Close began.
-		AfterWrite: func(err error) {
-			if err != nil {
-				// The frontend can be answered no more (see Requests).
-				sess.reqs.CancelAll()
-			}
+		AfterWrite: func(error) {
 			if sess.refused() {
 				cancel()
 			}
@@ -226,7 +222,7 @@ func traceTo(w io.Writer, id int, token string) func(protocol.Direction, []byte)
 type handler func(sess *session, ctx context.Context, params jsonrpc2.RawMessage) (any, error)
 
 // requests are the requests a frontend may send once initialized, by
-// method; each runs on its own goroutine, but those of atOnce.
+// method; each runs on its own goroutine.
 var requests = map[string]handler{
 	protocol.MethodShutdown:         (*session).shutdown,
 	protocol.MethodServers:          (*session).servers,
@@ -249,20 +245,10 @@ var requests = map[string]handler{
 	protocol.MethodToolsReview:      (*session).toolsReview,
 }
 
-// atOnce are the requests answered from memory in microseconds, never
-// waiting on a lock held across I/O or on a server: they run on the read
-// loop, which they would hold up no longer than releasing it costs (a
-// goroutine to take over the reading, and the wake-ups it takes), and keep
-// nothing of their ctx.
-var atOnce = map[string]bool{
-	protocol.MethodServers: true,
-}
-
 // handle dispatches one message of the frontend. The lifecycle messages
 // run in order on the read loop, since what follows them depends on them,
 // and keep nothing of their ctx, which jsonrpc2 recycles once they return;
-// so do the requests of atOnce. Every other request releases the loop at
-// once.
+// every other request releases the loop at once.
 func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	switch req.Method() {
 	case protocol.MethodInitialize:
@@ -300,11 +286,8 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	}
 	defer sess.release()
 	sess.active.Store(sess.srv.clock.Add(1))
-	if !atOnce[req.Method()] {
-		var done func()
-		ctx, done = sess.reqs.Detach(ctx, req)
-		defer done()
-	}
+	ctx, done := sess.reqs.Detach(ctx, req)
+	defer done()
 	res, err := h(sess, withSession(ctx, sess), req.Params())
 	if ctx.Err() != nil {
 		// $/cancelRequest, or the frontend went away.

@@ -21,10 +21,8 @@
 // the editor's initialize names the project and the config, and the
 // workspace opens at initialized; a sidecar that listens opens its
 // workspace first (Open) and its frontends must present its token. Every
-// request that may wait runs on its own goroutine, so a slow tool call
-// never delays another request; $/cancelRequest cancels one. The few
-// answered from memory at once are answered on the read loop (conn.go's
-// atOnce).
+// request runs on its own goroutine, so a slow tool call never delays
+// another request; $/cancelRequest cancels one.
 package server
 
 import (
