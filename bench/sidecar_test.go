@@ -89,8 +89,9 @@ func writeConfig(b *testing.B, servers []entry) string {
 	return path
 }
 
-// sidecar is a freecode-serve process over stdio with a Go frontend on it,
-// and the time each server first reported connected.
+// sidecar is a sidecar with a Go frontend on it (a freecode-serve
+// process over stdio, or one in this process: cmd nil), and the time each
+// server first reported connected.
 type sidecar struct {
 	*frontend.Client
 	cmd     *exec.Cmd
@@ -106,25 +107,34 @@ type sidecar struct {
 // and initializes it. Stop it with stop.
 func startSidecar(b *testing.B, cfg string) *sidecar {
 	b.Helper()
-	s := &sidecar{connected: make(map[string]time.Time)}
-	s.cond = sync.NewCond(&s.mu)
 	sidecarBin, _ := binaries(b)
-	s.cmd = exec.Command(sidecarBin, "--log-level", "error")
-	s.cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(cfg))
-	s.cmd.Stderr = os.Stderr
-	stdin, err := s.cmd.StdinPipe()
+	cmd := exec.Command(sidecarBin, "--log-level", "error")
+	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(cfg))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	stdout, err := s.cmd.StdoutPipe()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.started = time.Now()
-	if err := s.cmd.Start(); err != nil {
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	s.Client = frontend.New(stdio{stdout, stdin}, &frontend.Options{
+	s := newSidecar(b, stdio{stdout, stdin}, cfg)
+	s.cmd, s.started = cmd, started
+	return s
+}
+
+// newSidecar connects a Go frontend to the sidecar at the other end of
+// rwc and initializes it, with cfg's directory as its folder.
+func newSidecar(b *testing.B, rwc io.ReadWriteCloser, cfg string) *sidecar {
+	b.Helper()
+	s := &sidecar{connected: make(map[string]time.Time), started: time.Now()}
+	s.cond = sync.NewCond(&s.mu)
+	s.Client = frontend.New(rwc, &frontend.Options{
 		Folders: []string{filepath.Dir(cfg)}, ConfigPath: cfg, OnNotification: s.note,
 	})
 	if _, err := s.Initialize(b.Context()); err != nil {

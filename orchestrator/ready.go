@@ -47,20 +47,29 @@ func (o *Orchestrator) ready(ctx context.Context, preps []prepared, results []To
 		releases []func()
 		wg       sync.WaitGroup
 	)
-	for name, s := range servers {
-		wg.Go(func() {
-			defer s.stop()
-			rel, err := s.r.Ready(s.limit)
-			if err != nil {
-				o.log.Debug("server not ready before its calls were decided", "server", name, "error", err)
-				return
-			}
-			mu.Lock()
-			releases = append(releases, rel)
-			mu.Unlock()
-		})
+	readyOne := func(name string, s *pending) {
+		defer s.stop()
+		rel, err := s.r.Ready(s.limit)
+		if err != nil {
+			o.log.Debug("server not ready before its calls were decided", "server", name, "error", err)
+			return
+		}
+		mu.Lock()
+		releases = append(releases, rel)
+		mu.Unlock()
 	}
-	wg.Wait()
+	if len(servers) == 1 {
+		// The common batch, one server's calls: nothing to overlap, so no
+		// goroutine to start and wait for.
+		for name, s := range servers {
+			readyOne(name, s)
+		}
+	} else {
+		for name, s := range servers {
+			wg.Go(func() { readyOne(name, s) })
+		}
+		wg.Wait()
+	}
 	for i := range preps {
 		p := &preps[i]
 		if p.done || servers[p.tool.Server] == nil {

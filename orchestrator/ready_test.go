@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -125,4 +126,35 @@ func TestReadyNotForDenied(t *testing.T) {
 	if rc.calls != 0 {
 		t.Errorf("a denied call made its server ready %d times", rc.calls)
 	}
+}
+
+// A batch whose calls are all one server's makes that server ready on the
+// caller's goroutine: with nothing to overlap, a goroutine to start and
+// wait for would only cost the wake-ups.
+func TestReadyOneServerNoGoroutine(t *testing.T) {
+	_, rc, o := readyEnv(t, `{"permissions":{"allow":["mcp__demo"]}}`)
+	rc.handle("read_file", func(context.Context, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
+		return textResult("read"), nil
+	})
+	const n = 100
+	before := goroutinesCreated()
+	for range n {
+		rs := o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: "mcp__demo__read_file"}, {CallID: "2", Tool: "mcp__demo__read_file"}}, nil)
+		mustNotError(t, rs[0])
+	}
+	// Two read-only calls run beside each other, one goroutine each; what
+	// else the process starts meanwhile is left room for.
+	if got := goroutinesCreated() - before; got > 2*n+n/4 {
+		t.Errorf("%d batches of one server's two calls started %d goroutines; want 2 a batch", n, got)
+	}
+	if rc.held != 0 {
+		t.Errorf("%d holds on the server left after the batches", rc.held)
+	}
+}
+
+// goroutinesCreated is how many goroutines this process has started.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -114,7 +114,11 @@ func New(rwc io.ReadWriteCloser, opts *Options) *Client {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	c.conn = protocol.NewConn(rwc, &protocol.StreamOptions{Trace: c.opts.Trace})
+	c.conn = protocol.NewConn(rwc, &protocol.StreamOptions{Trace: c.opts.Trace, AfterWrite: func(err error) {
+		if err != nil {
+			c.reqs.CancelAll() // the sidecar can be answered no more
+		}
+	}})
 	c.conn.Go(ctx, c.handle)
 	c.wg.Go(c.deliver)
 	return c

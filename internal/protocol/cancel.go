@@ -18,6 +18,15 @@ import (
 // derived only once the call is released (Detach), after which jsonrpc2
 // never recycles it. A handler that answers on the read loop must not keep
 // its ctx either: jsonrpc2.DetachContext gives one it may keep.
+//
+// The context Detach returns is derived from the connection's (the one
+// its Go was given, through jsonrpc2.DetachContext), not from jsonrpc2's
+// per-request one: that is a context type of the library's own, so a
+// context.WithCancel of it would cost a goroutine per request to watch it
+// (the standard library can only link cancellation to its own types). What
+// jsonrpc2 cancels it for besides the connection's end, a write that failed
+// (the peer can be answered no more), the owner of the connection passes on
+// with CancelAll (StreamOptions.AfterWrite).
 type Requests struct {
 	// mu guards inFlight.
 	mu       sync.Mutex
@@ -26,11 +35,11 @@ type Requests struct {
 
 // Detach releases req from the read loop (jsonrpc2.Async), so that the
 // messages after it are read while it runs, and returns the context to run
-// it with, which $/cancelRequest naming it cancels. Call done when it is
-// answered.
+// it with, which $/cancelRequest naming it cancels, and CancelAll. Call done
+// when it is answered.
 func (r *Requests) Detach(ctx context.Context, req *jsonrpc2.Request) (_ context.Context, done func()) {
 	jsonrpc2.Async(ctx)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(jsonrpc2.DetachContext(ctx))
 	if !req.IsCall() {
 		return ctx, cancel
 	}
@@ -45,6 +54,16 @@ func (r *Requests) Detach(ctx context.Context, req *jsonrpc2.Request) (_ context
 		r.mu.Lock()
 		delete(r.inFlight, id)
 		r.mu.Unlock()
+		cancel()
+	}
+}
+
+// CancelAll cancels every request running: a write to the peer failed, so
+// none of them can be answered.
+func (r *Requests) CancelAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, cancel := range r.inFlight {
 		cancel()
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -304,17 +305,37 @@ func recordAdoptedLocked() {
 // for: thousands of calls a second cost a look every adoptPokeGap.
 const adoptPokeGap = 100 * time.Millisecond
 
-// adoptPoke holds a tool call's request for a look (pokeAdoptions).
-var adoptPoke = make(chan struct{}, 1)
+// adoptPoke holds the tool calls' requests for a look (pokeAdoptions).
+var adoptPoke = newPoker()
 
 // pokeAdoptions asks for a look at the strays soon, off the caller's path:
 // a tool call may have started a daemon.
-func pokeAdoptions() {
+func pokeAdoptions() { adoptPoke.poke() }
+
+// poker passes requests for a look to the reaper: a request made while one
+// waits for its look wakes nobody, so that thousands of calls a second wake
+// the reaper once per look, not once per call.
+type poker struct {
+	c       chan struct{} // a request; buffered 1
+	pending atomic.Bool   // a request was made since the last look began
+}
+
+func newPoker() *poker { return &poker{c: make(chan struct{}, 1)} }
+
+// poke requests a look.
+func (p *poker) poke() {
+	if p.pending.Load() || !p.pending.CompareAndSwap(false, true) {
+		return
+	}
 	select {
-	case adoptPoke <- struct{}{}:
+	case p.c <- struct{}{}:
 	default:
 	}
 }
+
+// looking is called as a look begins: it covers what was requested
+// before.
+func (p *poker) looking() { p.pending.Store(false) }
 
 // childrenOf lists pid's children from its threads' children lists, which
 // cost a read per thread, not one per process of the system; without
@@ -517,12 +538,13 @@ func startZombieReaper() *zombieReaper {
 		defer ticker.Stop()
 		var last time.Time
 		var later <-chan time.Time // a poke that came too soon after the last look
+		adoptPoke.looking()        // a poke an earlier reaper left unanswered is taken again
 		for {
 			select {
 			case <-r.sigs:
 				reapAdopted()
 			case <-ticker.C:
-			case <-adoptPoke:
+			case <-adoptPoke.c:
 				if wait := adoptPokeGap - time.Since(last); wait > 0 {
 					if later == nil {
 						later = time.After(wait)
@@ -534,6 +556,7 @@ func startZombieReaper() *zombieReaper {
 			case <-r.quit:
 				return
 			}
+			adoptPoke.looking()
 			recordAdopted()
 			last = time.Now()
 		}
