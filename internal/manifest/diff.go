@@ -95,6 +95,7 @@ func Diff(pinned, current *Def) *Change {
 		{"idempotentHint", p.Idempotent, n.Idempotent},
 		{"openWorldHint", p.OpenWorld, n.OpenWorld},
 		{"title", p.Title, n.Title},
+		{"forModel", !pinned.HiddenFromModel, !current.HiddenFromModel},
 	} {
 		if h.old != h.new {
 			c.Annotations = append(c.Annotations, HintChange{Hint: h.name, Old: h.old, New: h.new})
@@ -142,12 +143,25 @@ func (c *Change) Text() string {
 	writePointers(&b, "outputSchema", c.OutputSchema)
 	for _, h := range c.Annotations {
 		line := fmt.Sprintf("  annotation %s: %s → %s", h.Hint, shownHint(h.Old), shownHint(h.New))
-		if h.Hint == "readOnlyHint" && h.New == true {
+		switch {
+		case h.Hint == "readOnlyHint" && h.New == true:
 			line += " (not in effect until accepted: the tool still asks)"
+		case h.Hint == "forModel":
+			line = fmt.Sprintf("  _meta.ui.visibility: %s → %s", audience(h.Old), audience(h.New))
+			if h.New == true {
+				line += " (not in effect until accepted: no model is shown it)"
+			}
 		}
 		b.WriteString(line + "\n")
 	}
 	return b.String()
+}
+
+func audience(forModel any) string {
+	if forModel == true {
+		return "offered to models"
+	}
+	return "for the app only"
 }
 
 func shownHint(v any) string {

@@ -85,6 +85,11 @@ type Def struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  Annotations     `json:"annotations"`
+	// HiddenFromModel is true for a tool its server declares for its app
+	// alone: an MCP Apps _meta.ui.visibility that lacks "model". A server
+	// that turns such a tool into one a model is shown changes what a
+	// model sees, which is what pinning holds until accepted.
+	HiddenFromModel bool `json:"hiddenFromModel,omitempty"`
 }
 
 // Annotations are a tool's annotations with MCP's defaults applied, so an
@@ -108,6 +113,7 @@ func DefOf(t *mcpsdk.Tool) (Def, error) {
 	if d.OutputSchema, err = canonical(t.OutputSchema); err != nil {
 		return Def{}, fmt.Errorf("tool %q: outputSchema: %w", t.Name, err)
 	}
+	d.HiddenFromModel = hiddenFromModel(t.Meta)
 	if a := t.Annotations; a != nil {
 		d.Annotations.Title = a.Title
 		d.Annotations.ReadOnly = a.ReadOnlyHint
@@ -120,6 +126,18 @@ func DefOf(t *mcpsdk.Tool) (Def, error) {
 		}
 	}
 	return d, nil
+}
+
+// hiddenFromModel reports whether meta declares the tool for its app
+// alone: _meta.ui.visibility is a list without "model" (the orchestrator's
+// ToolUI.ForModel reads it the same way).
+func hiddenFromModel(meta map[string]any) bool {
+	ui, ok := meta["ui"].(map[string]any)
+	if !ok {
+		return false
+	}
+	list, ok := ui["visibility"].([]any)
+	return ok && !slices.Contains(list, any("model"))
 }
 
 // Hash returns the hex SHA-256 of d's canonical JSON.

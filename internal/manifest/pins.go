@@ -249,6 +249,12 @@ func Shown(live *mcpsdk.Tool, s ToolStatus) (*mcpsdk.Tool, bool) {
 			t.OutputSchema = p.OutputSchema
 		}
 		t.Annotations = safer(s.Pinned, s.Current)
+		if p.HiddenFromModel && !s.Current.HiddenFromModel {
+			// Declared for the app alone when accepted: it stays so,
+			// for the model's calls too, until the change is accepted.
+			t.Meta = appOnly(live.Meta)
+			return &t, false
+		}
 		if !InputCompatible(p.InputSchema, s.Current.InputSchema) {
 			// What is offered nowhere is validated against what the
 			// server takes, should the user allow a call by its id.
@@ -264,6 +270,23 @@ func Shown(live *mcpsdk.Tool, s ToolStatus) (*mcpsdk.Tool, bool) {
 		return &t, false
 	}
 	return live, true
+}
+
+// appOnly returns meta with its _meta.ui.visibility set to the app's
+// alone, the rest as it was (meta itself is not changed).
+func appOnly(meta map[string]any) map[string]any {
+	out := maps.Clone(meta)
+	if out == nil {
+		out = map[string]any{}
+	}
+	ui, _ := out["ui"].(map[string]any)
+	ui = maps.Clone(ui)
+	if ui == nil {
+		ui = map[string]any{}
+	}
+	ui["visibility"] = []any{"app"}
+	out["ui"] = ui
+	return out
 }
 
 // safer returns the annotations of the pinned and current definitions

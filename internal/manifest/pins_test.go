@@ -245,3 +245,50 @@ func find(t *testing.T, tools []*mcpsdk.Tool, name string) *mcpsdk.Tool {
 	t.Fatalf("no tool %q", name)
 	return nil
 }
+
+// A tool pinned as its app's alone (MCP Apps: a _meta.ui.visibility
+// without "model") that its server turns into one for models too is a
+// change: it is not offered, and it stays the app's alone, until accepted.
+func TestVisibilityFlip(t *testing.T) {
+	withVisibility := func(v ...any) *mcpsdk.Tool {
+		tl := tool("panel", "Refresh the panel.", `{"type":"object"}`)
+		tl.Meta = mcpsdk.Meta{"ui": map[string]any{"resourceUri": "ui://panel", "visibility": v}}
+		return tl
+	}
+	m := &Manifest{}
+	if err := m.Observe([]*mcpsdk.Tool{withVisibility("app")}, true); err != nil {
+		t.Fatal(err)
+	}
+	live := withVisibility("model", "app")
+	if err := m.Observe([]*mcpsdk.Tool{live}, true); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := m.Status("panel")
+	if !st.Changed || !st.NeedsReview() {
+		t.Fatalf("a tool turned from the app's alone into a model's is not a change: %+v", st)
+	}
+	shown, offered := Shown(live, st)
+	if offered {
+		t.Error("a tool pinned as the app's alone is offered to models before its change is accepted")
+	}
+	ui, _ := shown.Meta["ui"].(map[string]any)
+	if diff := cmp.Diff([]any{"app"}, ui["visibility"]); diff != "" || ui["resourceUri"] != "ui://panel" {
+		t.Errorf("shown _meta.ui = %v, want the app's alone with its view (visibility -want +got: %s)", ui, diff)
+	}
+	if live.Meta["ui"].(map[string]any)["visibility"].([]any)[0] != "model" {
+		t.Error("Shown changed the live tool's _meta")
+	}
+	text := Diff(st.Pinned, st.Current).Text()
+	if !strings.Contains(text, "_meta.ui.visibility: for the app only → offered to models (not in effect until accepted") {
+		t.Errorf("the change reads:\n%s", text)
+	}
+	// A tool that declares nothing keeps the hash it had before the field
+	// existed: existing pins hold.
+	d, _ := DefOf(tool("plain", "x", `{"type":"object"}`))
+	if d.HiddenFromModel {
+		t.Error("a tool without _meta.ui is hidden from models")
+	}
+	if b, _ := json.Marshal(d); strings.Contains(string(b), "hiddenFromModel") {
+		t.Errorf("an undeclared visibility is in the pinned JSON: %s", b)
+	}
+}
