@@ -20,6 +20,16 @@ const remoteHangGuard = 30 * time.Second
 // HTTP or legacy SSE. Sessions a client left behind (it never sent DELETE,
 // or was told the session is gone) are closed when the test ends.
 func goSDKHandler(t testing.TB, transport string) http.Handler {
+	server := goSDKServer(t)
+	get := func(*http.Request) *mcpsdk.Server { return server }
+	if transport == config.TransportSSE {
+		return mcpsdk.NewSSEHandler(get, nil)
+	}
+	return mcpsdk.NewStreamableHTTPHandler(get, nil)
+}
+
+// goSDKServer is goSDKHandler's MCP server.
+func goSDKServer(t testing.TB) *mcpsdk.Server {
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "oauth-test", Version: "1"}, nil)
 	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "echoes text", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -32,11 +42,7 @@ func goSDKHandler(t testing.TB, transport string) http.Handler {
 			ss.Close()
 		}
 	})
-	get := func(*http.Request) *mcpsdk.Server { return server }
-	if transport == config.TransportSSE {
-		return mcpsdk.NewSSEHandler(get, nil)
-	}
-	return mcpsdk.NewStreamableHTTPHandler(get, nil)
+	return server
 }
 
 func remoteServer(url, transport string) config.Server {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -49,9 +50,14 @@ func newAuthEnv(t *testing.T, setup oauthtest.Setup) *authEnv {
 
 // newAuthEnvOver is newAuthEnv with the MCP server speaking transport.
 func newAuthEnvOver(t *testing.T, setup oauthtest.Setup, transport string) *authEnv {
+	return newAuthEnvServing(t, setup, transport, goSDKHandler(t, transport))
+}
+
+// newAuthEnvServing is newAuthEnvOver with the MCP server h.
+func newAuthEnvServing(t *testing.T, setup oauthtest.Setup, transport string, h http.Handler) *authEnv {
 	e := &authEnv{
 		t: t, setup: setup, sse: transport == config.TransportSSE,
-		as:    oauthtest.New(t, setup, goSDKHandler(t, transport)),
+		as:    oauthtest.New(t, setup, h),
 		store: tokenstore.Open(t.TempDir(), nil), browser: oauthtest.NewBrowser(t),
 		changed: make(chan struct{}, 1),
 	}
