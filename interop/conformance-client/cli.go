@@ -21,7 +21,8 @@ import (
 // callback, as a user who consents at once.
 
 // viaEnv picks the driver: "cli" runs the freecode binary named by
-// cliBinEnv; anything else uses the mcp package directly (run).
+// cliBinEnv, "sidecar" its sidecar (sidecar.go); anything else uses the
+// mcp package directly (run).
 const (
 	viaEnv     = "FREECODE_CONFORMANCE_VIA"
 	cliBinEnv  = "FREECODE_CONFORMANCE_FREECODE"
@@ -168,84 +169,83 @@ func runCLI(ctx context.Context, serverURL, scenario string, stderr io.Writer) e
 		return err
 	}
 	defer os.RemoveAll(dir)
-	if path := os.Getenv(logEnv); path != "" {
-		// The suite shows none of what the client says: keep it.
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		stderr = io.MultiWriter(stderr, f)
+	stderr, closeLog, err := withLog(stderr)
+	if err != nil {
+		return err
 	}
+	defer closeLog()
 	c, err := newCLI(dir, stderr)
 	if err != nil {
 		return err
 	}
-	add := []string{"mcp", "add", serverName, "remote", serverURL, "--transport", "http", "--timeout", "30s"}
-	auth := strings.HasPrefix(scenario, "auth/")
-	switch {
-	case sc.ClientID != "":
-		add = append(add, "--client-id", sc.ClientID, "--client-secret", sc.ClientSecret)
-	case auth:
-		add = append(add, "--client-metadata-url", clientMetadataURL)
-	}
-	if _, err := c.run(ctx, add...); err != nil {
+	if err := c.add(ctx, serverURL, scenario, sc); err != nil {
 		return err
 	}
-	if auth {
+	if isAuth(scenario) {
 		if _, err := c.run(ctx, "mcp", "login", serverName); err != nil {
 			return err
 		}
 	}
-	tools, err := c.tools(ctx)
+	return play(ctx, c, scenario, sc)
+}
+
+// add adds the scenario's server, as `freecode mcp add` does: over
+// Streamable HTTP, signing in with the suite's client when it names one,
+// else with the Client ID Metadata Document the suite expects.
+func (c *cli) add(ctx context.Context, serverURL, scenario string, sc suiteContext) error {
+	add := []string{"mcp", "add", serverName, "remote", serverURL, "--transport", "http", "--timeout", "30s"}
+	switch {
+	case sc.ClientID != "":
+		add = append(add, "--client-id", sc.ClientID, "--client-secret", sc.ClientSecret)
+	case isAuth(scenario):
+		add = append(add, "--client-metadata-url", clientMetadataURL)
+	}
+	_, err := c.run(ctx, add...)
+	return err
+}
+
+func (c *cli) resources(ctx context.Context) ([]string, error) {
+	out, err := c.run(ctx, "mcp", "resources", serverName, "--json")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	switch scenario {
-	case "tools_call":
-		return c.call(ctx, "add_numbers", map[string]any{"a": 5, "b": 3})
-	case "elicitation-sep1034-client-defaults":
-		return c.call(ctx, "test_client_elicitation_defaults", nil)
-	case "sse-retry":
-		return c.call(ctx, "test_reconnection", nil)
-	case "sep-2322-client-request-state":
-		for _, t := range tools {
-			c.call(ctx, t, nil) // some are refused by design
-		}
-	case "http-standard-headers":
-		if len(tools) > 0 {
-			c.call(ctx, tools[0], nil)
-		}
-		if out, err := c.run(ctx, "mcp", "resources", serverName, "--json"); err == nil {
-			var rs []struct {
-				URI string `json:"uri"`
-			}
-			if json.Unmarshal(out, &rs) == nil && len(rs) > 0 {
-				c.run(ctx, "mcp", "resources", serverName, "--read", rs[0].URI)
-			}
-		}
-		if out, err := c.run(ctx, "mcp", "prompts", serverName, "--json"); err == nil {
-			var ps []struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(out, &ps) == nil && len(ps) > 0 {
-				c.run(ctx, "mcp", "prompts", serverName, "--get", ps[0].Name)
-			}
-		}
-	case "http-custom-headers":
-		for _, tc := range sc.ToolCalls {
-			c.call(ctx, tc.Name, tc.Arguments)
-		}
-	case "http-invalid-tool-headers":
-		for _, t := range tools {
-			c.call(ctx, t, map[string]any{"region": "us-west1"})
-		}
-	default:
-		for _, t := range tools {
-			if t == "test-tool" {
-				return c.call(ctx, t, nil)
-			}
-		}
+	var rs []struct {
+		URI string `json:"uri"`
 	}
-	return nil
+	if err := json.Unmarshal(out, &rs); err != nil {
+		return nil, fmt.Errorf("mcp resources --json: %w", err)
+	}
+	uris := make([]string, len(rs))
+	for i, r := range rs {
+		uris[i] = r.URI
+	}
+	return uris, nil
+}
+
+func (c *cli) read(ctx context.Context, uri string) error {
+	_, err := c.run(ctx, "mcp", "resources", serverName, "--read", uri)
+	return err
+}
+
+func (c *cli) prompts(ctx context.Context) ([]string, error) {
+	out, err := c.run(ctx, "mcp", "prompts", serverName, "--json")
+	if err != nil {
+		return nil, err
+	}
+	var ps []struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(out, &ps); err != nil {
+		return nil, fmt.Errorf("mcp prompts --json: %w", err)
+	}
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return names, nil
+}
+
+func (c *cli) prompt(ctx context.Context, name string) error {
+	_, err := c.run(ctx, "mcp", "prompts", serverName, "--get", name)
+	return err
 }

@@ -50,6 +50,10 @@ func dispatch(arg string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
 		defer cancel()
 		err = runCLI(ctx, arg, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Stderr)
+	case os.Getenv(viaEnv) == "sidecar":
+		ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
+		defer cancel()
+		err = runSidecar(ctx, arg, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Stderr)
 	default:
 		err = run(arg, os.Stderr)
 	}

@@ -57,7 +57,8 @@ func buildFreecode(t *testing.T) string {
 
 // TestConformanceRequirements2026 runs every client scenario the
 // 2026-07-28 revision requires, at that revision's wire, through the
-// freecode binary as a user drives it (cli.go): each must pass.
+// freecode binary as a user drives it (cli.go) and through the sidecar as
+// a frontend drives it (sidecar.go): each must pass both ways.
 func TestConformanceRequirements2026(t *testing.T) {
 	dir := os.Getenv("FREECODE_CONFORMANCE_NEXT")
 	if dir == "" {
@@ -79,25 +80,32 @@ func TestConformanceRequirements2026(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, scenario := range scenarios {
-		t.Run(scenario, func(t *testing.T) {
-			t.Parallel()
-			// A hang guard only: a scenario takes a few seconds.
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario, "--spec-version", "2026-07-28")
-			cmd.Dir = t.TempDir()
-			log := filepath.Join(cmd.Dir, "client.log")
-			cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1", viaEnv+"=cli", cliBinEnv+"="+freecode, logEnv+"="+log)
-			out, err := cmd.CombinedOutput()
-			m := passedRe.FindSubmatch(out)
-			if m == nil {
-				t.Fatalf("no result line (%v):\n%s", err, out)
-			}
-			if err != nil || string(m[3]) != "0" || string(m[1]) != string(m[2]) {
-				said, _ := os.ReadFile(log)
-				t.Errorf("%s (%v):\n%s\nthe driver and freecode said:\n%s", m[0], err, out, said)
-			}
-		})
+	for _, via := range []string{"cli", "sidecar"} {
+		for _, scenario := range scenarios {
+			t.Run(via+"/"+scenario, func(t *testing.T) {
+				t.Parallel()
+				runRequired(t, node, suite, self, freecode, via, scenario)
+			})
+		}
+	}
+}
+
+// runRequired runs one scenario through the driver via.
+func runRequired(t *testing.T, node, suite, self, freecode, via, scenario string) {
+	// A hang guard only: a scenario takes a few seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario, "--spec-version", "2026-07-28")
+	cmd.Dir = t.TempDir()
+	log := filepath.Join(cmd.Dir, "client.log")
+	cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1", viaEnv+"="+via, cliBinEnv+"="+freecode, logEnv+"="+log)
+	out, err := cmd.CombinedOutput()
+	m := passedRe.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no result line (%v):\n%s", err, out)
+	}
+	if err != nil || string(m[3]) != "0" || string(m[1]) != string(m[2]) {
+		said, _ := os.ReadFile(log)
+		t.Errorf("%s (%v):\n%s\nthe driver and freecode said:\n%s", m[0], err, out, said)
 	}
 }
