@@ -81,9 +81,10 @@ type discoveryProbe struct {
 	mu   sync.Mutex
 	sent bool
 	why  string // why the discovery did not give the newest version, or ""
-	// held counts the sign-ins under way (hold): a wait that runs out
-	// meanwhile is late, and starts again in full once they end, as the
-	// answer a sign-in holds up is the server's only after it.
+	// held counts the sign-ins under way (hold): the wait starts again in
+	// full once they end, as the answer a sign-in holds up is the
+	// server's only after it, and one that runs out meanwhile waits for
+	// that.
 	held  int
 	late  bool
 	timer *time.Timer // the running wait, once armed
@@ -101,7 +102,7 @@ func (p *discoveryProbe) hold() (release func()) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.held--
-			if p.held == 0 && p.late && p.timer != nil {
+			if p.held == 0 && p.timer != nil && (p.late || p.timer.Stop()) {
 				p.late = false
 				p.timer.Reset(p.wait)
 			}
