@@ -249,8 +249,9 @@ func (c *Conn) sessionVersion(srv config.Server) (string, *discoveryProbe) {
 // noteNegotiation learns from an attempt that offered version. A connect
 // that fell back is remembered for the entry; one that failed after a
 // discovery that did not bring the newest version makes this Conn's next
-// attempts skip the discovery (a server may break on a request it does not
-// know), and is remembered once one of them connects. ctx is the
+// attempt skip the discovery (a server may break on a request it does not
+// know), and is remembered once one of them connects; the attempts then
+// alternate until one does. ctx is the
 // attempt's, which bounds the memo's wait for its file.
 func (c *Conn) noteNegotiation(ctx context.Context, p *discoveryProbe, version string, s *session, connectErr error) {
 	if c.srv.ProtocolVersion != "" {
@@ -270,8 +271,12 @@ func (c *Conn) noteNegotiation(ctx context.Context, p *discoveryProbe, version s
 		return
 	}
 	if connectErr != nil {
+		// After a discovery that did not bring the newest version, the
+		// next attempt offers the fallback; after a fallback that failed
+		// too, the newest again: a server that speaks nothing older may
+		// only have answered its discovery late (a loaded machine).
 		c.mu.Lock()
-		c.skipDiscovery = true
+		c.skipDiscovery = !skipped
 		c.mu.Unlock()
 		return
 	}
