@@ -90,32 +90,35 @@ func TestConformanceAuthScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var runs []func()
 	for scenario, want := range authScenarios {
-		t.Run(scenario, func(t *testing.T) {
-			t.Parallel()
-			// A hang guard only: a scenario takes about a second.
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario)
-			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1")
-			out, err := cmd.CombinedOutput()
-			m := passedRe.FindSubmatch(out)
-			if m == nil {
-				t.Fatalf("no result line (%v):\n%s", err, out)
-			}
-			passed := err == nil && string(m[3]) == "0" && string(m[1]) == string(m[2])
-			switch {
-			case want == "pass" && !passed:
-				t.Errorf("%s (%v):\n%s", m[0], err, out)
-			case want != "pass" && passed:
-				t.Errorf("passes now: update authScenarios (it expected %q)", want)
-			case want != "pass" && !regexp.MustCompile(want).Match(out):
-				t.Errorf("fails otherwise than expected (%q):\n%s", want, out)
-			}
-			if want == "pass" && strings.Contains(string(out), "WARNING") && !strings.Contains(string(out), "0 warnings") {
-				t.Errorf("warnings:\n%s", out)
-			}
+		runs = append(runs, func() {
+			t.Run(scenario, func(t *testing.T) {
+				// A hang guard only: a scenario takes about a second.
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario)
+				cmd.Dir = t.TempDir()
+				cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1")
+				out, err := cmd.CombinedOutput()
+				m := passedRe.FindSubmatch(out)
+				if m == nil {
+					t.Fatalf("no result line (%v):\n%s", err, out)
+				}
+				passed := err == nil && string(m[3]) == "0" && string(m[1]) == string(m[2])
+				switch {
+				case want == "pass" && !passed:
+					t.Errorf("%s (%v):\n%s", m[0], err, out)
+				case want != "pass" && passed:
+					t.Errorf("passes now: update authScenarios (it expected %q)", want)
+				case want != "pass" && !regexp.MustCompile(want).Match(out):
+					t.Errorf("fails otherwise than expected (%q):\n%s", want, out)
+				}
+				if want == "pass" && strings.Contains(string(out), "WARNING") && !strings.Contains(string(out), "0 warnings") {
+					t.Errorf("warnings:\n%s", out)
+				}
+			})
 		})
 	}
+	runAtOnce(runs)
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -80,14 +81,37 @@ func TestConformanceRequirements2026(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var runs []func()
 	for _, via := range []string{"cli", "sidecar"} {
 		for _, scenario := range scenarios {
-			t.Run(via+"/"+scenario, func(t *testing.T) {
-				t.Parallel()
-				runRequired(t, node, suite, self, freecode, via, scenario)
+			runs = append(runs, func() {
+				t.Run(via+"/"+scenario, func(t *testing.T) {
+					runRequired(t, node, suite, self, freecode, via, scenario)
+				})
 			})
 		}
 	}
+	runAtOnce(runs)
+}
+
+// scenariosAtOnce is how many scenarios run at a time: each mostly waits
+// (on Node, on a freecode process starting), so more than -parallel's
+// GOMAXPROCS, for the package to fit go test's default timeout.
+const scenariosAtOnce = 6
+
+// runAtOnce runs each of runs (t.Run calls, which may run at once),
+// scenariosAtOnce at a time, and returns when all have.
+func runAtOnce(runs []func()) {
+	sem := make(chan struct{}, scenariosAtOnce)
+	var wg sync.WaitGroup
+	for _, run := range runs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			run()
+		})
+	}
+	wg.Wait()
 }
 
 // runRequired runs one scenario through the driver via.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	lsp "go.lsp.dev/protocol"
 
@@ -111,6 +112,24 @@ func (s *sidecar) drive(ctx context.Context, scenario string, sc suiteContext) e
 	}
 	if err != nil {
 		return err
+	}
+	// A first attempt that failed is retried: an editor waits for the
+	// server's status to settle, as this does.
+	for st.State == protocol.StateConnecting || st.State == protocol.StateReconnecting {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the server is still %s: %s", st.State, st.LastError)
+		case <-time.After(100 * time.Millisecond):
+		}
+		all, err := s.fc.Servers(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range all {
+			if all[i].Name == serverName {
+				st = &all[i]
+			}
+		}
 	}
 	if st.State != protocol.StateConnected {
 		return fmt.Errorf("the server is %s: %s", st.State, st.LastError)
