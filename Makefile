@@ -15,6 +15,15 @@ export FREECODE_CONFORMANCE
 ifeq ($(FREECODE_CONFORMANCE),$(CONFORMANCE_DIR)/node_modules)
 CONFORMANCE_STAMP := $(CONFORMANCE_DIR)/node_modules/.freecode-stamp
 endif
+# The suite's prerelease that pins what the 2026-07-28 revision requires
+# (--requirements 2026-07-28), beside the release above, on its Node.
+# FREECODE_CONFORMANCE_NEXT may name a node_modules holding it already.
+CONFORMANCE_NEXT_DIR := $(NPM_DIR)/conformance-next
+FREECODE_CONFORMANCE_NEXT ?= $(CONFORMANCE_NEXT_DIR)/node_modules
+export FREECODE_CONFORMANCE_NEXT
+ifeq ($(FREECODE_CONFORMANCE_NEXT),$(CONFORMANCE_NEXT_DIR)/node_modules)
+CONFORMANCE_NEXT_STAMP := $(CONFORMANCE_NEXT_DIR)/node_modules/.freecode-stamp
+endif
 
 .PHONY: all build demo test test-go bench lint npm conformance-suite conformance sandbox-apt clean
 
@@ -34,12 +43,18 @@ $(CONFORMANCE_DIR)/node_modules/.freecode-stamp: $(CONFORMANCE_DIR)/package.json
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-conformance-suite: $(CONFORMANCE_STAMP)
+$(CONFORMANCE_NEXT_DIR)/node_modules/.freecode-stamp: $(CONFORMANCE_NEXT_DIR)/package.json $(CONFORMANCE_NEXT_DIR)/package-lock.json
+	cd $(CONFORMANCE_NEXT_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+conformance-suite: $(CONFORMANCE_STAMP) $(CONFORMANCE_NEXT_STAMP)
 
 # The suite's server scenarios against `freecode mcp serve`, and its client
 # scenarios against FreeCode's client through interop/conformance-client, a
 # test-only program that `make build` leaves out (its test runs the suite
-# with the test binary as the client). `make test` runs them too.
+# with the test binary as the client, driving FreeCode's mcp package or the
+# freecode binary as a user would; the 2026-07-28 requirements with the
+# prerelease). `make test` runs them too.
 conformance: conformance-suite
 	$(GO) test -race -count=1 -run 'Conformance' ./cmd/freecode ./interop/conformance-client
 

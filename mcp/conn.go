@@ -171,8 +171,9 @@ type Conn struct {
 	toolListCut string // why the held tool list was cut short, or ""
 	drops       int    // messages the stdio filter dropped, ever
 	lastDrop    string // why the last one was dropped
-	// skipDiscovery makes the next attempts offer the fallback version at
-	// once: a connect failed after a discovery that brought no answer.
+	// skipDiscovery makes the next attempt offer the fallback version at
+	// once: a connect failed after a discovery that brought no answer (and
+	// the attempt after it the newest again, see noteNegotiation).
 	skipDiscovery bool
 	lists         listState // resources and prompts (lists.go)
 	logLevel      string    // see SetLogLevel

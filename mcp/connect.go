@@ -214,14 +214,20 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 	c.redactor.Store(red)
 	// The sign-in adds its tokens to the redactor as it learns them.
 	defer func() { err = c.redactor.Load().Error(err) }()
+	// The newest version, its discovery bounded, or a pin (negotiate.go).
+	version, probe := c.sessionVersion(srv)
 	var flow *oauth.Flow
 	if srv.Type == config.TypeRemote && c.opts.Dial == nil {
-		flow = oauth.NewFlow(srv, oauth.FlowConfig{
+		fc := oauth.FlowConfig{
 			Entry: c.srv, Options: c.opts.Auth, Login: login, StepUps: &c.stepUps,
 			Secrets:    secrets,
 			OnRedactor: func(r *urlpolicy.Redactor) { c.redactor.Store(r) },
 			Logger:     c.logger,
-		})
+		}
+		if probe != nil {
+			fc.OnSignIn = probe.hold
+		}
+		flow = oauth.NewFlow(srv, fc)
 	}
 	timeout := srv.Timeout
 	if flow != nil {
@@ -230,8 +236,6 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 	drops := c.dropCount()
 	ctx, cancel := c.withStop(ctx)
 	defer cancel()
-	// The newest version, its discovery bounded, or a pin (negotiate.go).
-	version, probe := c.sessionVersion(srv, login != nil)
 	if r := runnerOf(srv.Command); r != nil && srv.Type == config.TypeLocal && c.opts.Dial == nil {
 		// A package runner may be installing: the timeout runs once the
 		// server reads, within the first-start budget (runner.go).

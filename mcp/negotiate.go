@@ -81,6 +81,51 @@ type discoveryProbe struct {
 	mu   sync.Mutex
 	sent bool
 	why  string // why the discovery did not give the newest version, or ""
+	// held counts the sign-ins under way (hold): the wait starts again in
+	// full once they end, as the answer a sign-in holds up is the
+	// server's only after it, and one that runs out meanwhile waits for
+	// that.
+	held  int
+	late  bool
+	timer *time.Timer // the running wait, once armed
+}
+
+// hold pauses the wait for the discovery's answer while the user signs in
+// (oauth.FlowConfig.OnSignIn); the func it returns resumes it.
+func (p *discoveryProbe) hold() (release func()) {
+	p.mu.Lock()
+	p.held++
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.held--
+			if p.held == 0 && p.timer != nil && (p.late || p.timer.Stop()) {
+				p.late = false
+				p.timer.Reset(p.wait)
+			}
+		})
+	}
+}
+
+// arm starts the wait: giveUp runs once it runs out, unless a sign-in
+// holds it then.
+func (p *discoveryProbe) arm(giveUp func()) *time.Timer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer = time.AfterFunc(p.wait, func() {
+		p.mu.Lock()
+		if p.held > 0 {
+			p.late = true
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		giveUp()
+	})
+	return p.timer
 }
 
 type probeKey struct{}
@@ -120,7 +165,7 @@ func (p *discoveryProbe) record(res mcpsdk.Result, err, cause error) {
 // begun), unless the returned stop is called first or ctx ends.
 func (p *discoveryProbe) afterBegun(ctx context.Context, giveUp func()) (stop func()) {
 	if p.begun == nil {
-		t := time.AfterFunc(p.wait, giveUp)
+		t := p.arm(giveUp)
 		return func() { t.Stop() }
 	}
 	done := make(chan struct{})
@@ -133,11 +178,9 @@ func (p *discoveryProbe) afterBegun(ctx context.Context, giveUp func()) (stop fu
 		case <-ctx.Done():
 			return
 		}
-		t := time.NewTimer(p.wait)
+		t := p.arm(giveUp)
 		defer t.Stop()
 		select {
-		case <-t.C:
-			giveUp()
 		case <-done:
 		case <-ctx.Done():
 		}
@@ -185,17 +228,19 @@ func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 
 // sessionVersion picks the version an attempt offers: the entry's pin, else
 // the fallback when the memo (or an earlier attempt of this Conn) says the
-// server does not take the newest, or when the attempt signs in (a sign-in
-// in the browser takes longer than any discovery may wait), else the
-// newest, with the probe that bounds its discovery.
-func (c *Conn) sessionVersion(srv config.Server, signIn bool) (string, *discoveryProbe) {
+// server does not take the newest, else the newest, with the probe that
+// bounds its discovery. An attempt that signs in offers the newest too (a
+// server may speak nothing else): the sign-in in the browser holds the
+// probe's wait (discoveryProbe.hold), so the user's time is not the
+// server's.
+func (c *Conn) sessionVersion(srv config.Server) (string, *discoveryProbe) {
 	if srv.ProtocolVersion != "" {
 		return srv.ProtocolVersion, nil
 	}
 	c.mu.Lock()
 	skip := c.skipDiscovery
 	c.mu.Unlock()
-	if skip || signIn || c.versions.fellBack(c.srv) {
+	if skip || c.versions.fellBack(c.srv) {
 		return config.DefaultProtocolVersion, nil
 	}
 	return LatestProtocolVersion, &discoveryProbe{wait: discoveryWait(srv.Timeout)}
@@ -204,8 +249,9 @@ func (c *Conn) sessionVersion(srv config.Server, signIn bool) (string, *discover
 // noteNegotiation learns from an attempt that offered version. A connect
 // that fell back is remembered for the entry; one that failed after a
 // discovery that did not bring the newest version makes this Conn's next
-// attempts skip the discovery (a server may break on a request it does not
-// know), and is remembered once one of them connects. ctx is the
+// attempt skip the discovery (a server may break on a request it does not
+// know), and is remembered once one of them connects; the attempts then
+// alternate until one does. ctx is the
 // attempt's, which bounds the memo's wait for its file.
 func (c *Conn) noteNegotiation(ctx context.Context, p *discoveryProbe, version string, s *session, connectErr error) {
 	if c.srv.ProtocolVersion != "" {
@@ -225,8 +271,12 @@ func (c *Conn) noteNegotiation(ctx context.Context, p *discoveryProbe, version s
 		return
 	}
 	if connectErr != nil {
+		// After a discovery that did not bring the newest version, the
+		// next attempt offers the fallback; after a fallback that failed
+		// too, the newest again: a server that speaks nothing older may
+		// only have answered its discovery late (a loaded machine).
 		c.mu.Lock()
-		c.skipDiscovery = true
+		c.skipDiscovery = !skipped
 		c.mu.Unlock()
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,12 +198,35 @@ func (o *Orchestrator) prepare(c ToolCall, res *ToolResult) prepared {
 		return p
 	}
 	if err := v.Validate(args); err != nil {
-		*res = errorResult(c.CallID, DecisionInvalid, invalidText(t.ID, err))
-		p.done = true
-		return p
+		stripped, ok := withoutNulls(args)
+		if !ok || v.Validate(stripped) != nil {
+			*res = errorResult(c.CallID, DecisionInvalid, invalidText(t.ID, err))
+			p.done = true
+			return p
+		}
+		args = stripped
 	}
 	p.args = args
 	return p
+}
+
+// withoutNulls returns args without its null arguments, and whether it had
+// any. A null the schema refuses is an argument not given (models, and
+// callers following SEP-2243's "null or not provided", write it so): the
+// call goes on without it when the rest is valid, and the server sees it
+// left out, not a value its schema forbids.
+func withoutNulls(args map[string]any) (map[string]any, bool) {
+	var out map[string]any
+	for k, v := range args {
+		if v != nil {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(args)
+		}
+		delete(out, k)
+	}
+	return out, out != nil
 }
 
 // decodeArgs decodes a call's arguments; absent or null means {}. Numbers

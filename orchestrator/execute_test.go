@@ -263,6 +263,41 @@ func TestValidationRejectsBeforeServer(t *testing.T) {
 	}
 }
 
+// TestNullArgumentLeftOut: a null the schema refuses is an argument not
+// given; one the schema takes reaches the server; a required one stays
+// invalid.
+func TestNullArgumentLeftOut(t *testing.T) {
+	fc := newFakeRunner()
+	reg := NewRegistry(nil)
+	schema := `{"type":"object","properties":{"path":{"type":"string"},"verbose":{"type":"boolean"},"note":{"type":["string","null"]}},"required":["path"]}`
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read", true, schema)}, fc)
+	var (
+		mu  sync.Mutex
+		got = map[string]map[string]any{} // by path: read-only calls run at once
+	)
+	fc.handle("read", func(_ context.Context, args map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[fmt.Sprint(args["path"])] = args
+		return textResult("ok"), nil
+	})
+	rs := New(reg, nil).Execute(t.Context(), []ToolCall{
+		{CallID: "optional", Tool: "mcp__demo__read", Arguments: json.RawMessage(`{"path":"a","verbose":null}`)},
+		{CallID: "nullable", Tool: "mcp__demo__read", Arguments: json.RawMessage(`{"path":"b","note":null}`)},
+		{CallID: "required", Tool: "mcp__demo__read", Arguments: json.RawMessage(`{"path":null,"verbose":null}`)},
+	}, nil)
+	if diff := cmp.Diff([]Decision{DecisionAllowed, DecisionAllowed, DecisionInvalid}, decisions(rs)); diff != "" {
+		t.Errorf("decisions (-want +got):\n%s", diff)
+	}
+	want := map[string]map[string]any{"a": {"path": "a"}, "b": {"path": "b", "note": nil}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("arguments the server got (-want +got):\n%s", diff)
+	}
+	if text := rs[2].Text(); !strings.Contains(text, "/path") {
+		t.Errorf("a null required argument is not reported: %s", text)
+	}
+}
+
 // TestLargeIntegerArgument: numbers reach the server as written.
 func TestLargeIntegerArgument(t *testing.T) {
 	fc := newFakeRunner()

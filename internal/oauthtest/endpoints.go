@@ -40,7 +40,7 @@ func (as *Server) register(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	as.clients[c.id] = c
-	as.events = append(as.events, "register grant_types="+strings.Join(md.GrantTypes, ","))
+	as.events = append(as.events, "register grant_types="+strings.Join(md.GrantTypes, ",")+" application_type="+md.ApplicationType)
 	as.mu.Unlock()
 	answer := map[string]any{
 		"client_id": c.id, "token_endpoint_auth_method": c.method,

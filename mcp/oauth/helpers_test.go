@@ -21,6 +21,12 @@ const remoteHangGuard = 30 * time.Second
 // HTTP or legacy SSE. Sessions a client left behind (it never sent DELETE,
 // or was told the session is gone) are closed when the test ends.
 func goSDKHandler(t testing.TB, transport string) http.Handler {
+	return mcptest.HTTPHandler(t, goSDKServer(t), transport)
+}
+
+// goSDKServer is goSDKHandler's MCP server. Sessions a client left behind
+// are closed when the test ends.
+func goSDKServer(t testing.TB) *mcpsdk.Server {
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "oauth-test", Version: "1"}, nil)
 	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "echoes text", InputSchema: map[string]any{"type": "object"}},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -28,7 +34,12 @@ func goSDKHandler(t testing.TB, transport string) http.Handler {
 			_ = json.Unmarshal(req.Params.Arguments, &args)
 			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: args.Text}}}, nil
 		})
-	return mcptest.HTTPHandler(t, server, transport)
+	t.Cleanup(func() {
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
+	return server
 }
 
 func remoteServer(url, transport string) config.Server {

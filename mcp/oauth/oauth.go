@@ -155,6 +155,9 @@ type Flow struct {
 	// request: what a refresh asks for again.
 	resource string
 	onLost   func() // ends the live session; nil while connecting
+	// onSignIn, if set, is told when an interactive sign-in begins; the
+	// func it returns, when it ends.
+	onSignIn func() (done func())
 }
 
 // FlowConfig is what a Flow is made of besides the server.
@@ -177,7 +180,12 @@ type FlowConfig struct {
 	// flow learns a secret (a token, a client secret), so that whatever
 	// the session logs or shows from then on hides it.
 	OnRedactor func(*urlpolicy.Redactor)
-	Logger     *slog.Logger
+	// OnSignIn, if set, is called when a sign-in in the browser begins,
+	// and the func it returns when it ends: the time the user takes is
+	// no server's answer being late (the connect's protocol discovery
+	// does not count it).
+	OnSignIn func() (done func())
+	Logger   *slog.Logger
 }
 
 // NewFlow returns the flow of one connect of the remote server srv, its
@@ -186,7 +194,7 @@ func NewFlow(srv config.Server, cfg FlowConfig) *Flow {
 	f := &Flow{
 		srv: srv, key: signInKey(cfg.Entry), login: cfg.Login,
 		logger: cfg.Logger, stepUps: cfg.StepUps,
-		onRedactor: cfg.OnRedactor, base: cfg.Secrets,
+		onRedactor: cfg.OnRedactor, base: cfg.Secrets, onSignIn: cfg.OnSignIn,
 	}
 	if cfg.Options != nil {
 		f.opts = *cfg.Options
@@ -392,6 +400,10 @@ func (f *Flow) Authorize(ctx context.Context, req *http.Request, resp *http.Resp
 			return f.fail(why, nil)
 		}
 		return f.fail("the server refused the stored token", nil)
+	}
+	if f.onSignIn != nil {
+		done := f.onSignIn()
+		defer done()
 	}
 	if err := f.authorizeInteractive(ctx, req, resp, open, stepUp); err != nil {
 		return f.fail("the sign-in did not complete", err)

@@ -1,0 +1,66 @@
+package oauth_test
+
+import (
+	"net/http"
+	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/oauthtest"
+	"github.com/freecode/freecode/mcp"
+)
+
+// newestOnlyServer is goSDKServer as a server that speaks only the newest
+// protocol: stateless Streamable HTTP (the go-sdk serves 2026-07-28 only
+// there), in front of it newestOnly.
+func newestOnlyServer(t *testing.T) http.Handler {
+	server := goSDKServer(t)
+	return newestOnly(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
+		&mcpsdk.StreamableHTTPOptions{Stateless: true}))
+}
+
+// newestOnly serves h to requests of the 2026-07-28 protocol alone, as a
+// server that speaks nothing older does: any other POST (an initialize,
+// which carries no MCP-Protocol-Version header) is refused.
+func newestOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("MCP-Protocol-Version") != mcp.LatestProtocolVersion {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Missing MCP-Protocol-Version header"}}`))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// A server that speaks only the newest protocol, behind OAuth: the sign-in
+// connects at that protocol (it used to fall back to initialize, which such
+// a server refuses), and so does the next connect on the stored tokens.
+func TestOAuthNewestOnlyServer(t *testing.T) {
+	e := newAuthEnvServing(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"}, config.TransportHTTP, newestOnlyServer(t))
+	srv := e.server(nil)
+	c, err := e.login(srv, e.options(nil))
+	if err != nil {
+		t.Fatalf("signing in: %v\nauthorization server: %q\n%s", err, e.as.Events(""), e.logs.String())
+	}
+	if got := c.Status().ProtocolVersion; got != mcp.LatestProtocolVersion {
+		t.Errorf("signed in at %q, want %q", got, mcp.LatestProtocolVersion)
+	}
+	if err := e.echo(c); err != nil {
+		t.Fatalf("calling after the sign-in: %v", err)
+	}
+	c.Close()
+
+	c, err = e.start(srv, e.options(nil))
+	if err != nil {
+		t.Fatalf("connecting on the stored sign-in: %v", err)
+	}
+	if err := e.echo(c); err != nil {
+		t.Fatalf("calling on the stored sign-in: %v", err)
+	}
+	if got := c.Status().ProtocolVersion; got != mcp.LatestProtocolVersion {
+		t.Errorf("connected at %q, want %q", got, mcp.LatestProtocolVersion)
+	}
+}
