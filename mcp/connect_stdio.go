@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +27,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	for repaired := false; ; repaired = true {
 		cs, p, b, err := c.startStdio(ctx, srv, env, sopts, red, iw)
 		if err == nil {
-			s.cs, s.proc = cs, p
+			s.cs, s.proc, s.tailFrom = cs, p, c.tail.count()
 			// A daemon the server started on its way up is recorded now,
 			// before anything could kill this process
 			// (proc.RecordAdopted).
@@ -52,6 +54,10 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *proc.Process, b *brokenNPX, _ error) {
 	drops := c.dropCount()
 	lines := c.tail.count()
+	if err := lookCommand(srv.Command[0], srv.Cwd, env); err != nil {
+		return nil, nil, nil, err
+	}
+	c.lifeLog(LevelInfo, "starting: "+strings.Join(srv.Command, " "))
 	cmd := proc.Command{
 		Argv: srv.Command, Dir: srv.Cwd, Env: env,
 		Gentle: runnerOf(srv.Command) != nil,
@@ -69,6 +75,15 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 		cmd.Argv, cmd.Env, cmd.Session, cmd.Release = launch.Argv, launch.Env, true, launch.Release
 	}
 	p, err := proc.Start(cmd, c.logger)
+	if errors.Is(err, exec.ErrNotFound) {
+		if launch != nil {
+			launch.Release()
+		}
+		// Found on the server's PATH but not on FreeCode's, which is what
+		// the exec looks in.
+		return nil, nil, nil, &Failure{Kind: FailureCommandNotFound, ExitCode: -1, Err: err,
+			Msg: fmt.Sprintf("`%s` is not on the PATH FreeCode runs with: %s", srv.Command[0], os.Getenv("PATH"))}
+	}
 	if err != nil {
 		if launch != nil {
 			launch.Release()
@@ -121,9 +136,19 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 	if len(tail) > 0 {
 		err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
 	}
+	// What happened, in the user's terms, first; err is the log's.
+	if code, how, ok := p.Exit(); exited && ok {
+		err = exitFailure(how, code, tail, err)
+	} else if f := failureOf(err); f != nil && f.Kind == FailureTimeout {
+		err = timeoutFailure(f.Msg, tail, err)
+	}
 	if launch != nil {
 		if why := sandboxDenials(pol, srv.SandboxOf(), launch, tail); why != "" {
-			err = fmt.Errorf("%w; %s", err, why)
+			if f := failureOf(err); f != nil {
+				f.Msg += "; " + why
+			} else {
+				err = fmt.Errorf("%w; %s", err, why)
+			}
 		}
 	}
 	if exited && iw != nil && iw.r.npm != nil {

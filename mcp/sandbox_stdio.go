@@ -60,13 +60,3 @@ func sandboxDenials(pol sandbox.Policy, b config.Sandbox, l *sandbox.Launch, tai
 	}
 	return "sandbox: " + strings.Join(parts, "; ")
 }
-
-// envValue is the value of name in env (os.Environ form), or "".
-func envValue(env []string, name string) string {
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}

@@ -37,8 +37,19 @@ var fixtures = map[string][]any{
 		},
 		ServerStatus{
 			Name: "fs", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,
-			LastError:  `starting fs: exec: "npx": executable file not found in $PATH`,
-			StderrTail: []string{"line one", "line two"}, Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem"},
+			LastError: "`npx` is not on the PATH the server gets: /usr/bin:/bin", LastErrorKind: FailureCommandNotFound,
+			Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem"},
+		},
+		ServerStatus{
+			Name: "github", Scope: "user", Type: "local", Transport: "stdio", State: StateConnecting,
+			LastError: "exited with code 3: error: GITHUB_TOKEN is not set", LastErrorKind: FailureExited, ExitCode: ptr(3),
+			Retry:      &RetryStatus{Attempt: 2, Max: 6, At: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)},
+			StderrTail: []string{"error: GITHUB_TOKEN is not set"}, Command: []string{"node", "github-server.js"},
+		},
+		ServerStatus{
+			Name: "pkg", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,
+			LastError: "npm has no package named @x/y (npm's registry answered 404)", LastErrorKind: FailurePackageNotFound, ExitCode: ptr(1),
+			StderrTail: []string{"npm error code E404"}, Command: []string{"npx", "-y", "@x/y"},
 		},
 		ServerStatus{
 			Name: "repo-tools", Scope: "project", Type: "local", Transport: "stdio", State: StateAwaitingApproval,
@@ -68,7 +79,7 @@ var fixtures = map[string][]any{
 		ServerStatus{Name: "memory", Scope: "user", Type: "local", Transport: "stdio", State: StateDisabled, Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
 		ServerStatus{
 			Name: "everything", Scope: "user", Type: "remote", Transport: "sse", State: StateReconnecting,
-			ToolCount: 13, LastError: "connection reset by peer", URL: "http://127.0.0.1:3001/sse",
+			ToolCount: 13, LastError: "connection reset by peer", LastErrorKind: FailureOther, URL: "http://127.0.0.1:3001/sse",
 		},
 		ServerStatus{Name: "search", Scope: "project", Type: "local", Transport: "stdio", State: StateStopped},
 		ServerStatus{
@@ -213,12 +224,19 @@ var fixtures = map[string][]any{
 		ServerLog{Name: "demo", Level: LevelWarning, Source: SourceMCP, Message: "disk almost full", Time: time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)},
 		ServerLog{Name: "gh", Level: LevelError, Source: SourceMCP, Message: "token *** rejected", Time: time.Date(2026, 5, 1, 10, 0, 2, 0, time.UTC)},
 		ServerLog{Name: "gh", Level: LevelDebug, Source: SourceStderr, Message: "GET /mcp", Time: time.Date(2026, 5, 1, 10, 0, 3, 0, time.UTC)},
+		ServerLog{Name: "gh", Level: LevelWarning, Source: SourceFreeCode, Message: "retrying 2/6 in 4 s", Time: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)},
 	},
 	"ConfigProblems.json": {
 		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
-			{Message: "invalid character '}' looking for beginning of object key string", Line: 7, Column: 3},
-			{Message: `server "a__b": name must not contain "__"`, Key: "mcp.servers[1].name"},
-		}},
+			{Message: "invalid character '}' looking for beginning of object key string", Line: 7, Column: 3, Severity: "error"},
+		}, LastGood: true, Summary: "the config has 1 problem; showing the last good one"},
+		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
+			{Message: `server "a__b": name must not contain "__"`, Line: 9, Column: 17, Key: "mcp.servers[1].name", Severity: "error"},
+			{Message: `server "a": unknown key "disabled" is ignored: FreeCode's is "enabled": false`, Line: 5, Column: 9, Key: "mcp.servers[0].disabled", Severity: "warning"},
+		}, LastGood: true, Summary: "the config has 2 problems; showing the last good one"},
+		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
+			{Message: `server "a": unknown key "disabled" is ignored: FreeCode's is "enabled": false`, Line: 5, Column: 9, Key: "mcp.servers[0].disabled", Severity: "warning"},
+		}, Summary: "the config has 1 warning"},
 		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{}},
 	},
 	"InitializationOptions.json": {
@@ -282,7 +300,8 @@ var fixtures = map[string][]any{
 			},
 		},
 		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"},
-			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url"}}}}},
+			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url", Severity: "error"}},
+				LastGood: true, Summary: "the config has 1 problem; showing the last good one"}}},
 	},
 }
 

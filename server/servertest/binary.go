@@ -82,7 +82,8 @@ func (env *Env) startBinary(t *testing.T) {
 	sb := env.Sandbox
 	sock := filepath.Join(filepath.Dir(sb.Home), "sock")
 	env.cmd = exec.Command(binary(t, "freecode-serve"), "--listen", "unix:"+sock, "--project", sb.Project, "--config", sb.ConfigPath,
-		"--trace", "--log-level", "debug")
+		// The tests look for slog's text lines (msg=…), as in-process.
+		"--trace", "--log-level", "debug", "--log-format", "text")
 	env.cmd.Env = append(withoutEnv(os.Environ(), "HOME", "FREECODE_CONFIG"), "HOME="+sb.Home)
 	stderr, err := env.cmd.StderrPipe()
 	if err != nil {

@@ -99,9 +99,8 @@ type (
 // problemsUnsent are the fields of a ProblemsEvent that
 // freecode/config/problems does not carry.
 var problemsUnsent = map[string]string{
-	"Err":                  "the error the problems were read from: they say it, line and column included",
-	"RulesErr":             "as Err, for the rules",
-	"Problems[0].Severity": "the protocol's problems have none: the sidecar tells it in window/logMessage's type",
+	"Err":      "the error the problems were read from: they say it, line and column included",
+	"RulesErr": "as Err, for the rules",
 }
 
 func prefixed(prefix string, m map[string]string) map[string]string {
@@ -116,6 +115,8 @@ func prefixed(prefix string, m map[string]string) map[string]string {
 var conversions = map[string]conversion{
 	"ServerStatus": conv(ServerStatus).leavesOut(map[string]string{
 		"Approval.RunSettings.Pinning": "a project cannot turn pinning off (config refuses the key in a project's settings), so an approval never shows it",
+	}).with(map[string][2]any{
+		"LastErrorKind": {mcp.FailureExited, mcp.FailureTimeout}, // a kind past the names is "other"
 	}),
 	"Project": conv(func(a projectArgs) protocol.Project { return Project(a.Info, a.Problems) }).
 		leavesOut(prefixed("Problems[0].", problemsUnsent)),

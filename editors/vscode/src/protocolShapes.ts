@@ -222,6 +222,11 @@ export const serverStatus = obj<p.ServerStatus>({
 	connectedAt: opt(str),
 	lastPingMs: opt(num),
 	lastError: opt(str),
+	lastErrorKind: opt(
+		enumOf<p.FailureKind>({ commandNotFound: true, exited: true, packageNotFound: true, timeout: true, config: true, other: true }),
+	),
+	exitCode: opt(num),
+	retry: opt(obj<p.RetryStatus>({ attempt: req(num), max: req(num), nextAt: req(str) })),
 	stderrTail: opt(arrayOf(str)),
 	command: opt(arrayOf(str)),
 	url: opt(str),
@@ -361,7 +366,7 @@ export const toolsChanged = obj<p.ToolsChangedParams>({
 export const serverLog = obj<p.ServerLogParams>({
 	name: req(str),
 	level: req(enumOf<p.LogLevel>({ debug: true, info: true, warning: true, error: true })),
-	source: req(enumOf<'stderr' | 'mcp'>({ stderr: true, mcp: true })),
+	source: req(enumOf<'stderr' | 'mcp' | 'freecode'>({ stderr: true, mcp: true, freecode: true })),
 	message: req(str),
 	time: req(str),
 });
@@ -376,8 +381,18 @@ export const toolProgress = obj<p.ToolProgressParams>({
 export const configProblems = obj<p.ConfigProblemsParams>({
 	path: req(str),
 	problems: req(
-		arrayOf(obj<p.ConfigProblem>({ message: req(str), line: opt(num), column: opt(num), key: opt(str) })),
+		arrayOf(
+			obj<p.ConfigProblem>({
+				message: req(str),
+				line: opt(num),
+				column: opt(num),
+				key: opt(str),
+				severity: req(enumOf<'error' | 'warning'>({ error: true, warning: true })),
+			}),
+		),
 	),
+	lastGood: opt(bool),
+	summary: opt(str),
 });
 
 export const projectResult = obj<p.ProjectResult>({
