@@ -6,7 +6,7 @@
 // it. Pure: no `vscode` import, so the headless tests drive it with plain
 // sequences of ServerStatus and ToolInfo.
 
-import type { PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol';
+import type { ConfigProblem, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol';
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {
@@ -20,6 +20,14 @@ export interface Summary {
 	busy: number;
 	/** Servers started on demand that are not running: ready, their first call starts them. */
 	idle: number;
+	/** Problems in the config and settings files, all files together: the sidecar runs their last good state. */
+	problems: number;
+}
+
+/** FileProblems is one file's problems as freecode/config/problems last told them. */
+export interface FileProblems {
+	path: string;
+	problems: readonly ConfigProblem[];
 }
 
 /** ServersModel holds the last word of the sidecar on each server, and tells listeners when it changes. */
@@ -28,6 +36,7 @@ export class ServersModel {
 	private readonly tools = new Map<string, ToolInfo[]>();
 	private readonly resources = new Map<string, ResourceInfo[]>();
 	private readonly prompts = new Map<string, PromptInfo[]>();
+	private readonly problems = new Map<string, readonly ConfigProblem[]>();
 	private readonly listeners = new Set<() => void>();
 
 	/** onDidChange registers fn to run after every change; the result unregisters it. */
@@ -96,8 +105,21 @@ export class ServersModel {
 		this.changed();
 	}
 
+	/** setProblems applies a freecode/config/problems notification: a file's problems, none once it is fixed. */
+	setProblems(path: string, problems: readonly ConfigProblem[]): void {
+		if (problems.length === 0) this.problems.delete(path);
+		else this.problems.set(path, [...problems]);
+		this.changed();
+	}
+
+	/** fileProblems is every file that has problems now, by path. */
+	fileProblems(): FileProblems[] {
+		return [...this.problems.keys()].sort().map((path) => ({ path, problems: this.problems.get(path)! }));
+	}
+
 	/** clear forgets everything (the sidecar went away). */
 	clear(): void {
+		this.problems.clear();
 		this.statuses.clear();
 		this.tools.clear();
 		this.resources.clear();
@@ -147,7 +169,8 @@ export class ServersModel {
 	}
 
 	summary(): Summary {
-		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0 };
+		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0, problems: 0 };
+		for (const ps of this.problems.values()) sum.problems += ps.length;
 		for (const s of this.servers()) {
 			sum.total++;
 			if (s.state !== 'disabled') sum.enabled++;

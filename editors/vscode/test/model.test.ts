@@ -159,7 +159,23 @@ test('model: summary counts connected of enabled and names the failed', () => {
 		needsAuth: ['f'],
 		busy: 2,
 		idle: 1,
+		problems: 0,
 	});
+});
+
+test('model: config problems are counted across files, cleared per file, and forgotten with the sidecar', () => {
+	const m = new ServersModel();
+	let changes = 0;
+	m.onDidChange(() => changes++);
+	m.setProblems('/h/.freecode/config.json', [{ message: 'unknown key "typ"', line: 4, column: 7 }]);
+	m.setProblems('/p/.freecode/settings.json', [{ message: 'a', line: 1 }, { message: 'b', line: 2 }]);
+	assert.equal(m.summary().problems, 3);
+	assert.deepEqual(m.fileProblems().map((f) => f.path), ['/h/.freecode/config.json', '/p/.freecode/settings.json']);
+	m.setProblems('/p/.freecode/settings.json', []);
+	assert.equal(m.summary().problems, 1);
+	m.clear();
+	assert.equal(m.summary().problems, 0);
+	assert.equal(changes, 4);
 });
 
 test('model: a server has its tools registered while connected, reconnecting or idle', () => {

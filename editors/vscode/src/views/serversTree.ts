@@ -6,6 +6,7 @@
 // the headless tests check every word.
 
 import { hasTools, toolKind, type ServersModel } from '../model';
+import { canDo, type ServerAction } from '../serverActions';
 import type { Icon, ServerNode, ToolNode } from '../nodes';
 import type { ServerState, ServerStatus, ToolInfo } from '../protocol';
 import { commandLine, oneLine, printable } from '../text';
@@ -44,6 +45,8 @@ function plural(n: number, one: string, many: string): string {
 	return `${n} ${n === 1 ? one : many}`;
 }
 
+const menuActions: ServerAction[] = ['start', 'stop', 'restart', 'enable', 'disable', 'remove'];
+
 /** serverNode describes one server: state icon and words, tool count, scope. */
 export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerNode {
 	const parts: string[] = [];
@@ -66,6 +69,8 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 		...(s.type === 'remote' ? ['remote'] : []),
 		// A project server that runs, or ran, was approved: it can be revoked.
 		...(s.scope === 'project' && s.state !== 'awaitingApproval' ? ['approved'] : []),
+		// What the menus offer: serverActions.ts decides, the when clauses match.
+		...menuActions.filter((a) => canDo(a, s)).map((a) => `can:${a}`),
 	];
 	return {
 		kind: 'server',
