@@ -49,8 +49,16 @@ export class ServersModel {
 		for (const fn of this.listeners) fn();
 	}
 
+	private everLoaded = false;
+
+	/** loaded says whether freecode/servers was read since the sidecar (re)started. */
+	get loaded(): boolean {
+		return this.everLoaded;
+	}
+
 	/** setServers replaces every server with the freecode/servers answer: a server not in it is gone. */
 	setServers(list: readonly ServerStatus[]): void {
+		this.everLoaded = true;
 		this.statuses.clear();
 		for (const s of list) this.statuses.set(s.name, s);
 		for (const m of [this.tools, this.resources, this.prompts]) {
@@ -119,6 +127,7 @@ export class ServersModel {
 
 	/** clear forgets everything (the sidecar went away). */
 	clear(): void {
+		this.everLoaded = false;
 		this.problems.clear();
 		this.statuses.clear();
 		this.tools.clear();

@@ -10,6 +10,7 @@ import { canDo, type ServerAction } from '../serverActions';
 import type { Icon, ServerNode, ToolNode } from '../nodes';
 import type { ServerState, ServerStatus, ToolInfo } from '../protocol';
 import { commandLine, oneLine, printable } from '../text';
+import { since } from '../wording';
 
 const stateIcons: Record<ServerState, Icon> = {
 	connected: { id: 'pass-filled', color: 'testing.iconPassed' },
@@ -85,7 +86,7 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 }
 
 /** serverTooltip is everything the status says, one fact a line, with what the server sent made printable. */
-export function serverTooltip(s: ServerStatus): string {
+export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
 	const kind = s.type === 'local' ? 'local (stdio)' : `remote${s.transport ? ` (${s.transport})` : ''}`;
 	lines.push(`${kind}, ${s.scope === 'project' ? "from this project's settings" : 'from your config'}`);
@@ -96,7 +97,7 @@ export function serverTooltip(s: ServerStatus): string {
 	if (hasTools(s.state)) lines.push(`tools: ${s.toolCount}`);
 	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
-	if (s.connectedAt) lines.push(`connected since: ${printable(s.connectedAt)}`);
+	if (s.connectedAt) lines.push(`connected since ${printable(since(s.connectedAt, now))}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
 	if (s.state === 'awaitingApproval') lines.push('This project ships this server; it runs once you approve it.');
 	if (s.state === 'needsAuth') lines.push('The server needs you to sign in.');
