@@ -19,6 +19,7 @@ import { NewServers } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
+import { registerWithVSCodeChat } from './vscodeChat';
 import { ServersView } from './views/serversView';
 import { watchSidecar } from './watch';
 
@@ -72,6 +73,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	});
 	ext.subscriptions.push({ dispose: offAdded });
 	watchSidecar(fc);
+	registerWithVSCodeChat(ext, settings, sc.output);
 	await sc.start();
 }
 
