@@ -50,6 +50,9 @@ type Config struct {
 	// Trusted lists the real paths of projects whose settings the user
 	// trusts. In the file: "mcp.trustedProjects".
 	Trusted []string
+	// Warnings are what the file holds that FreeCode ignores (keys it
+	// does not know), with their line and column: the rest loaded.
+	Warnings []Problem
 }
 
 // MCP is the "mcp" section of the config file.

@@ -73,6 +73,8 @@ func (d *decoder) oauth(key, server string, raw json.RawMessage) *OAuth {
 			// sign-in would go on without the client it names.
 			if i := slices.IndexFunc(oauthKeys, func(want string) bool { return strings.EqualFold(want, k) }); i >= 0 {
 				d.fail(fk, server, "unknown key; did you mean %q?", oauthKeys[i])
+			} else {
+				d.unknown(fk, server, oauthKeys)
 			}
 		}
 	}

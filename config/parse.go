@@ -75,7 +75,9 @@ func Load(path string) (*Config, error) {
 // defaults. A file that is not JSON is a *ParseError; a file whose mcp
 // section breaks the rules is a *ValidationError listing every problem.
 // Relative caBundle, clientCert, clientKey and cwd values resolve against
-// the file's directory. Unknown keys are ignored.
+// the file's directory. Keys of the mcp section and of server entries that
+// FreeCode does not know are ignored, each a warning in Config.Warnings
+// (shapes.go); every problem carries its line and column.
 func Parse(path string, data []byte) (*Config, error) {
 	return parse(path, data, ScopeUser, filepath.Dir(path))
 }
@@ -90,21 +92,24 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	d := &decoder{pos: &positions{data: data, root: new(v.Clone())}}
 	v.Standardize()
 	std := v.Pack()
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(std, &root); err != nil || root == nil {
 		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
 	}
-	d := &decoder{}
 	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
 		d.mcp(raw, cfg, scope, baseDir)
 	}
 	d.validate(cfg)
+	d.place()
+	sortProblems(d.warnings)
 	if len(d.problems) > 0 {
 		sortProblems(d.problems)
-		return nil, &ValidationError{Path: path, Problems: d.problems}
+		return nil, &ValidationError{Path: path, Problems: d.problems, Warnings: d.warnings}
 	}
+	cfg.Warnings = d.warnings
 	return cfg, nil
 }
 
@@ -112,7 +117,9 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 // wrong JSON type is reported with its key and the rest is still checked.
 type decoder struct {
 	problems []Problem
-	entries  []string // the key of each decoded server, e.g. "mcp.servers[2]"
+	warnings []Problem // keys ignored: the file loads all the same
+	entries  []string  // the key of each decoded server, e.g. "mcp.servers[2]"
+	pos      *positions
 }
 
 func (d *decoder) fail(key, server, format string, args ...any) {
@@ -255,6 +262,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:
 			cfg.Approvals = d.strings(key, "", v)
+		default:
+			d.unknown(key, "", mcpKeys)
 		}
 	}
 }
@@ -272,6 +281,7 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 		d.str(key+".name", "", v, &s.Name)
 	}
 	// key names the entry from here on; the server's name goes beside it.
+	sh := d.shape(key, m)
 	for k, v := range m {
 		if isNull(v) || k == "name" {
 			continue
@@ -280,8 +290,14 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 		switch k {
 		case "type":
 			d.str(fk, s.Name, v, &s.Type)
+		case "args":
+			// Decoded by shape, before the command it goes with.
 		case "command":
 			var one string
+			if json.Unmarshal(v, &one) == nil && sh.args != nil {
+				s.Command = []string{one} // the program alone: "args" holds the rest
+				continue
+			}
 			if json.Unmarshal(v, &one) == nil {
 				argv, err := SplitCommand(one)
 				if err != nil {
@@ -341,9 +357,12 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 				// definitions go unchecked.
 				d.fail(fk, s.Name, `a project cannot turn pinning off: the definitions of the servers a repository ships are always checked`)
 			}
+		default:
+			d.unknown(fk, s.Name, serverKeys)
 		}
 	}
-	if s.Type == "" {
+	sh.apply(d, key, &s)
+	if s.Type == "" && sh.typ == "" {
 		// An entry that has only one of command or url means what it says.
 		_, hasCommand := m["command"]
 		_, hasURL := m["url"]

@@ -101,6 +101,9 @@ func TestParse(t *testing.T) {
 					AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}
 				c.Trusted = []string{"/src/a"}
 				c.Approvals = []string{"/src/a:abc"}
+				// A key of the mcp section FreeCode does not know is kept
+				// in the file and told, at its name.
+				c.Warnings = []Problem{{Key: "mcp.somethingNew", Msg: `unknown key "somethingNew" is ignored`, Line: 20, Col: 5, Warning: true}}
 			},
 		},
 		{

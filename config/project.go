@@ -69,19 +69,26 @@ func resolvePath(p string) (string, error) {
 // A missing file means no servers. Such a server must not start before the
 // user approved it: see ApprovalKey and Config.Approved.
 func LoadProject(dir string) ([]Server, error) {
+	servers, _, err := LoadProjectWarnings(dir)
+	return servers, err
+}
+
+// LoadProjectWarnings is LoadProject, and the keys of the file's mcp
+// section that FreeCode ignores (see Config.Warnings).
+func LoadProjectWarnings(dir string) ([]Server, []Problem, error) {
 	path := ProjectSettingsPath(dir)
 	data, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := parse(path, data, ScopeProject, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cfg.MCP.Servers, nil
+	return cfg.MCP.Servers, cfg.Warnings, nil
 }
 
 // approvalEntry is what an approval covers: everything that decides what

@@ -19,6 +19,13 @@ type Problem struct {
 	Key    string // where, e.g. "mcp.servers[2].timeout"
 	Server string // the entry's name, if it has one
 	Msg    string // what is wrong and what the rule is
+	// Line and Col are where in the file (1-based; the column in bytes):
+	// the value of Key, or its name for a key FreeCode does not know, or
+	// the nearest part of Key the file has. 0 when the file has none of it.
+	Line, Col int
+	// Warning marks a problem that does not stop the file from loading: a
+	// key FreeCode ignores.
+	Warning bool
 }
 
 // String returns the problem as one line: key, server, message.
@@ -34,6 +41,9 @@ func (p Problem) String() string {
 type ValidationError struct {
 	Path     string
 	Problems []Problem
+	// Warnings are the file's keys FreeCode ignores, which would not have
+	// stopped it from loading by themselves.
+	Warnings []Problem
 }
 
 // Error returns the path and every problem, one a line when there are several.
@@ -144,9 +154,9 @@ func checkServer(s Server) []Problem {
 			fail(".transport", "transport %q must be \"http\", \"sse\" or \"auto\"", s.Transport)
 		}
 	case "":
-		fail(".type", "want \"local\" (with a command) or \"remote\" (with a url)")
+		fail(".type", "want \"local\" (with a command) or \"remote\" (with a url); \"stdio\", \"http\" and \"sse\" are taken too")
 	default:
-		fail(".type", "type %q must be \"local\" or \"remote\"", s.Type)
+		fail(".type", "type %q must be \"local\" or \"remote\" (or \"stdio\", \"http\", \"sse\")", s.Type)
 	}
 	if s.ProtocolVersion != "" && !versionRe.MatchString(s.ProtocolVersion) {
 		fail(".protocolVersion", "protocol version %q must be an MCP version date like %q", s.ProtocolVersion, DefaultProtocolVersion)

@@ -82,6 +82,10 @@ type ProblemsEvent struct {
 	// they load or the file holds none. Of the project's settings it may
 	// be nil while Err is not: a bad server entry leaves the rules in force.
 	RulesErr error
+	// Summary is the problems in one line for a view or a status bar:
+	// "the config has 2 problems; showing the last good one", "the
+	// config has 1 warning"; "" when there are none.
+	Summary string
 }
 
 // Severity says whether a Problem stops a file from loading.

@@ -32,6 +32,9 @@ type fileErrs struct {
 	servers  error // config.Load or config.LoadProject
 	rules    error // the permissions loader
 	warnings []permissions.Warning
+	// keys are the keys of the servers' part FreeCode ignores (config's
+	// warnings), of the file as it loaded or failed to.
+	keys []config.Problem
 }
 
 // state is what one reload read: the next state of the workspace.
@@ -96,7 +99,8 @@ func (w *Workspace) load(kinds kind) *state {
 
 	if kinds&kindConfig != 0 {
 		cfg, err := config.Load(w.files.config)
-		errsOf(w.files.config).servers = err
+		fe := errsOf(w.files.config)
+		fe.servers, fe.keys = err, configWarnings(cfg, err)
 		if err == nil {
 			st.cfg = cfg
 		}
@@ -105,8 +109,12 @@ func (w *Workspace) load(kinds kind) *state {
 		st.cfg, _ = config.Parse(w.files.config, nil)
 	}
 	if kinds&kindProject != 0 && w.files.project != "" {
-		servers, err := config.LoadProject(w.root)
-		errsOf(w.files.project).servers = err
+		servers, keys, err := config.LoadProjectWarnings(w.root)
+		fe := errsOf(w.files.project)
+		fe.servers, fe.keys = err, keys
+		if ve := (*config.ValidationError)(nil); errors.As(err, &ve) {
+			fe.keys = ve.Warnings
+		}
 		if err == nil {
 			st.project = servers
 		}
@@ -174,7 +182,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 		}
 		fixed := len(probs) == 0 && len(w.published[path]) > 0
 		w.published[path] = probs
-		evs = append(evs, &ProblemsEvent{Path: path, Problems: probs, Err: err, RulesErr: fe.rulesErr()})
+		evs = append(evs, &ProblemsEvent{Path: path, Problems: probs, Err: err, RulesErr: fe.rulesErr(), Summary: w.files.summary(path, probs, err)})
 		w.logProblems(path, probs, fixed)
 	}
 	if st.rulesBefore != nil {
@@ -259,6 +267,9 @@ func (fe *fileErrs) problems() []Problem {
 			}
 		}
 	}
+	for _, p := range fe.keys {
+		add(configProblem(p, SeverityWarning))
+	}
 	for _, wn := range fe.warnings {
 		msg := wn.Msg
 		if wn.Effect != 0 {
@@ -319,15 +330,63 @@ func errorProblems(err error) []Problem {
 	if errors.As(err, &ve) {
 		out := make([]Problem, 0, len(ve.Problems))
 		for _, p := range ve.Problems {
-			msg := p.Msg
-			if p.Server != "" {
-				msg = fmt.Sprintf("server %q: %s", p.Server, p.Msg)
-			}
-			out = append(out, Problem{Message: msg, Key: p.Key, Severity: SeverityError})
+			out = append(out, configProblem(p, SeverityError))
 		}
 		return out
 	}
 	return []Problem{{Message: err.Error(), Severity: SeverityError}}
+}
+
+// summary says in one line what the problems probs of the file path
+// mean: how many, and, when the file does not load (err), that what it
+// last held is what runs.
+func (f files) summary(path string, probs []Problem, err error) string {
+	if len(probs) == 0 {
+		return ""
+	}
+	what, kept := "the user's rules have", "the last good rules stay in force"
+	switch path {
+	case f.config:
+		what, kept = "the config has", "showing the last good one"
+	case f.project:
+		what, kept = "the project's settings have", "showing the last good ones"
+	case f.local:
+		what = "the project's local rules have"
+	}
+	if err == nil {
+		return fmt.Sprintf("%s %s", what, plural(len(probs), "warning"))
+	}
+	return fmt.Sprintf("%s %s; %s", what, plural(len(probs), "problem"), kept)
+}
+
+// plural is "1 problem", "2 problems".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// configProblem is a problem of the config package's as a frontend is
+// shown it.
+func configProblem(p config.Problem, sev Severity) Problem {
+	msg := p.Msg
+	if p.Server != "" {
+		msg = fmt.Sprintf("server %q: %s", p.Server, p.Msg)
+	}
+	return Problem{Message: msg, Line: p.Line, Column: p.Col, Key: p.Key, Severity: sev}
+}
+
+// configWarnings returns the ignored keys of a config file that loaded
+// (cfg) or did not (err).
+func configWarnings(cfg *config.Config, err error) []config.Problem {
+	if ve := (*config.ValidationError)(nil); errors.As(err, &ve) {
+		return ve.Warnings
+	}
+	if cfg != nil {
+		return cfg.Warnings
+	}
+	return nil
 }
 
 // Problems returns the current problems of every watched file that has
@@ -340,7 +399,7 @@ func (w *Workspace) Problems() []ProblemsEvent {
 	for _, path := range w.files.list() {
 		fe := w.fileErrs[path]
 		if probs := fe.problems(); len(probs) > 0 {
-			out = append(out, ProblemsEvent{Path: path, Problems: probs, Err: fe.err(), RulesErr: fe.rulesErr()})
+			out = append(out, ProblemsEvent{Path: path, Problems: probs, Err: fe.err(), RulesErr: fe.rulesErr(), Summary: w.files.summary(path, probs, fe.err())})
 		}
 	}
 	return out

@@ -387,7 +387,7 @@ func TestTrust(t *testing.T) {
 	wantWarning := []ProblemsEvent{{Path: e.projectFile(), Problems: []Problem{{
 		Message: "ignored allow rule \"mcp__srv__write\": project not trusted; run `freecode trust`",
 		Line:    1, Column: 28, Severity: SeverityWarning,
-	}}}}
+	}}, Summary: "the project's settings have 1 warning"}}
 	if diff := cmp.Diff(wantWarning, w.Problems()); diff != "" {
 		t.Errorf("problems of an untrusted project (-want +got):\n%s", diff)
 	}
@@ -454,11 +454,27 @@ func TestBrokenConfig(t *testing.T) {
 		t.Errorf("call with the config broken: %+v", r)
 	}
 
-	// Valid JSON that breaks a rule: the problem names the key.
-	writeRaw(t, e.cfgPath, `{"mcp": {"servers": [{"name": "a__b", "command": "x"}]}}`)
+	if want := "the config has 1 problem; showing the last good one"; pe.Summary != want {
+		t.Errorf("summary = %q, want %q", pe.Summary, want)
+	}
+
+	// Valid JSON that breaks a rule: the problem names the key, at the
+	// line and column of its value; a key FreeCode does not know is a
+	// warning beside it, at its name.
+	writeRaw(t, e.cfgPath, "{\"mcp\": {\"servers\": [\n  {\"name\": \"a__b\", \"command\": \"x\",\n   \"disabled\": true}]}}")
 	pe = await(t, sub, "config validation problems", isConfig)
-	if len(pe.Problems) != 1 || pe.Problems[0].Key != "mcp.servers[0].name" {
-		t.Errorf("problems of an invalid config: %+v", pe.Problems)
+	want := []Problem{
+		{Message: `name "a__b" must not contain "__": it separates server and tool in tool ids (mcp__<server>__<tool>)`, Line: 2, Column: 12, Key: "mcp.servers[0].name", Severity: SeverityError},
+		{Message: `server "a__b": unknown key "disabled" is ignored: FreeCode's is "enabled": false`, Line: 3, Column: 4, Key: "mcp.servers[0].disabled", Severity: SeverityWarning},
+	}
+	if diff := cmp.Diff(want, pe.Problems); diff != "" {
+		t.Errorf("problems of an invalid config (-want +got):\n%s", diff)
+	}
+	if want := "the config has 2 problems; showing the last good one"; pe.Summary != want || pe.Err == nil {
+		t.Errorf("summary = %q (err %v), want %q", pe.Summary, pe.Err, want)
+	}
+	if sts := w.Statuses(); len(sts) != 1 || sts[0].Name != "srv" || sts[0].State != mcp.StateConnected {
+		t.Errorf("statuses with the config invalid: %+v", sts)
 	}
 	if got := w.Problems(); len(got) != 1 || got[0].Path != e.cfgPath {
 		t.Errorf("Problems() = %+v", got)

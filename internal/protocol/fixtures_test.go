@@ -204,9 +204,15 @@ var fixtures = map[string][]any{
 	},
 	"ConfigProblems.json": {
 		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
-			{Message: "invalid character '}' looking for beginning of object key string", Line: 7, Column: 3},
-			{Message: `server "a__b": name must not contain "__"`, Key: "mcp.servers[1].name"},
-		}},
+			{Message: "invalid character '}' looking for beginning of object key string", Line: 7, Column: 3, Severity: "error"},
+		}, LastGood: true, Summary: "the config has 1 problem; showing the last good one"},
+		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
+			{Message: `server "a__b": name must not contain "__"`, Line: 9, Column: 17, Key: "mcp.servers[1].name", Severity: "error"},
+			{Message: `server "a": unknown key "disabled" is ignored: FreeCode's is "enabled": false`, Line: 5, Column: 9, Key: "mcp.servers[0].disabled", Severity: "warning"},
+		}, LastGood: true, Summary: "the config has 2 problems; showing the last good one"},
+		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{
+			{Message: `server "a": unknown key "disabled" is ignored: FreeCode's is "enabled": false`, Line: 5, Column: 9, Key: "mcp.servers[0].disabled", Severity: "warning"},
+		}, Summary: "the config has 1 warning"},
 		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{}},
 	},
 	"InitializationOptions.json": {
@@ -270,7 +276,8 @@ var fixtures = map[string][]any{
 			},
 		},
 		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"},
-			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url"}}}}},
+			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url", Severity: "error"}},
+				LastGood: true, Summary: "the config has 1 problem; showing the last good one"}}},
 	},
 }
 

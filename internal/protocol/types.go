@@ -345,6 +345,12 @@ type ServerLog struct {
 type ConfigProblems struct {
 	Path     string    `json:"path"`
 	Problems []Problem `json:"problems"`
+	// LastGood is set while the file does not load: what it last held is
+	// what runs.
+	LastGood bool `json:"lastGood,omitempty"`
+	// Summary is the problems in one line to show as it is ("the config
+	// has 2 problems; showing the last good one"); "" without problems.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Problem is one problem of a file. Line and Column are 1-based; Key names
@@ -354,4 +360,7 @@ type Problem struct {
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
 	Key     string `json:"key,omitempty"`
+	// Severity is "error" (the file does not load) or "warning" (it loads;
+	// this part of it is ignored).
+	Severity string `json:"severity"`
 }

@@ -99,9 +99,8 @@ type (
 // problemsUnsent are the fields of a ProblemsEvent that
 // freecode/config/problems does not carry.
 var problemsUnsent = map[string]string{
-	"Err":                  "the error the problems were read from: they say it, line and column included",
-	"RulesErr":             "as Err, for the rules",
-	"Problems[0].Severity": "the protocol's problems have none: the sidecar tells it in window/logMessage's type",
+	"Err":      "the error the problems were read from: they say it, line and column included",
+	"RulesErr": "as Err, for the rules",
 }
 
 func prefixed(prefix string, m map[string]string) map[string]string {

@@ -92,12 +92,12 @@ func Project(p workspace.ProjectInfo, problems []workspace.ProblemsEvent) protoc
 // ConfigProblems is a file's problems as freecode/config/problems has
 // them: an empty list, never null, for a file that has none. Why the file
 // does not load (Err, RulesErr) is told by the problems themselves, and
-// whether each stops it from loading (Severity) only in the sidecar's
-// window/logMessage.
+// that it does not by LastGood.
 func ConfigProblems(pe workspace.ProblemsEvent) protocol.ConfigProblems {
-	cp := protocol.ConfigProblems{Path: pe.Path, Problems: make([]protocol.Problem, 0, len(pe.Problems))}
+	cp := protocol.ConfigProblems{Path: pe.Path, Problems: make([]protocol.Problem, 0, len(pe.Problems)),
+		LastGood: pe.Err != nil || pe.RulesErr != nil, Summary: pe.Summary}
 	for _, p := range pe.Problems {
-		cp.Problems = append(cp.Problems, protocol.Problem{Message: p.Message, Line: p.Line, Column: p.Column, Key: p.Key})
+		cp.Problems = append(cp.Problems, protocol.Problem{Message: p.Message, Line: p.Line, Column: p.Column, Key: p.Key, Severity: string(p.Severity)})
 	}
 	return cp
 }
