@@ -111,6 +111,7 @@ export interface ServerStatus {
 	/** RFC 3339 time. */
 	connectedAt?: string;
 	lastPingMs?: number;
+	/** What went wrong, in the user's terms first (docs/protocol.md, Failures). */
 	lastError?: string;
 	stderrTail?: string[];
 	/** A local server's argv as configured, ${env:NAME} unexpanded: what approving a project server would run. */
@@ -456,7 +457,8 @@ export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 export interface ServerLogParams {
 	name: string;
 	level: LogLevel;
-	source: 'stderr' | 'mcp';
+	/** freecode: the server's life as FreeCode saw it (starting, exited, retrying, gave up, stopped). */
+	source: 'stderr' | 'mcp' | 'freecode';
 	message: string;
 	/** RFC 3339 time. */
 	time: string;
@@ -471,9 +473,12 @@ export interface ToolProgressParams {
 
 export interface ConfigProblem {
 	message: string;
+	/** 1-based; column in bytes. */
 	line?: number;
 	column?: number;
 	key?: string;
+	/** error: the file does not load (its last good state runs); warning: it loads, that part is ignored. */
+	severity: 'error' | 'warning';
 }
 /** freecode/resources/changed and freecode/prompts/changed: read that server's list again. */
 export interface ListChangedParams {
@@ -484,6 +489,10 @@ export interface ListChangedParams {
 export interface ConfigProblemsParams {
 	path: string;
 	problems: ConfigProblem[];
+	/** The file does not load: what it last held runs. */
+	lastGood?: boolean;
+	/** One line to show as it is ("the config has 2 problems; showing the last good one"); absent with no problem. */
+	summary?: string;
 }
 
 // Pinned tool definitions (freecode/tools/review, freecode/tools/reviewNeeded).

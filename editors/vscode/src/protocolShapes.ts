@@ -352,7 +352,7 @@ export const toolsChanged = obj<p.ToolsChangedParams>({
 export const serverLog = obj<p.ServerLogParams>({
 	name: req(str),
 	level: req(enumOf<p.LogLevel>({ debug: true, info: true, warning: true, error: true })),
-	source: req(enumOf<'stderr' | 'mcp'>({ stderr: true, mcp: true })),
+	source: req(enumOf<p.ServerLogParams['source']>({ stderr: true, mcp: true, freecode: true })),
 	message: req(str),
 	time: req(str),
 });
@@ -367,8 +367,18 @@ export const toolProgress = obj<p.ToolProgressParams>({
 export const configProblems = obj<p.ConfigProblemsParams>({
 	path: req(str),
 	problems: req(
-		arrayOf(obj<p.ConfigProblem>({ message: req(str), line: opt(num), column: opt(num), key: opt(str) })),
+		arrayOf(
+			obj<p.ConfigProblem>({
+				message: req(str),
+				line: opt(num),
+				column: opt(num),
+				key: opt(str),
+				severity: req(enumOf<p.ConfigProblem['severity']>({ error: true, warning: true })),
+			}),
+		),
 	),
+	lastGood: opt(bool),
+	summary: opt(str),
 });
 
 export const projectResult = obj<p.ProjectResult>({

@@ -83,7 +83,7 @@ export class Session {
 			this.conn.onNotification(p.Notifications.configProblems, (params) => {
 				if (!this.check('freecode/config/problems', shapes.configProblems, params)) return;
 				// The view and the status bar say it too, not only the Problems panel.
-				this.model.setProblems(params.path, params.problems);
+				this.model.setProblems(params);
 				this.hooks.configProblems?.(params);
 			}),
 			this.conn.onNotification(p.Notifications.toolsProgress, (params) => {

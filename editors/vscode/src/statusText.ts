@@ -2,7 +2,6 @@
 // summary. status.ts puts it on screen. Pure: no `vscode` import.
 
 import type { Summary } from './model';
-import { problemsHeadline } from './views/problemsTree';
 
 /** SidecarState is the extension's view of its sidecar process. */
 export type SidecarState = 'starting' | 'running' | 'missing' | 'failed' | 'stopped';
@@ -40,10 +39,10 @@ export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 		case 'running':
 			break;
 	}
-	if (sum.total === 0 && sum.problems > 0) {
+	if (sum.total === 0 && sum.configBroken) {
 		return {
 			text: '$(warning) MCP',
-			tooltip: `FreeCode: ${problemsHeadline('the config', sum.problems, false)}. Click for actions.`,
+			tooltip: ['FreeCode: no MCP server loaded', ...sum.problemLines, 'Click for actions.'].join('\n'),
 			background: 'statusBarItem.warningBackground',
 		};
 	}
@@ -54,13 +53,13 @@ export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 	// its tools are registered and its first call starts it.
 	const ready = sum.connected + sum.idle;
 	const lines = [`FreeCode: ${sum.connected} of ${sum.enabled} enabled MCP servers connected`];
-	if (sum.problems > 0) lines.push(problemsHeadline('the config', sum.problems, true));
+	lines.push(...sum.problemLines);
 	if (sum.idle > 0) lines.push(`${sum.idle} idle: started on demand, at their first call`);
 	if (sum.failed.length > 0) lines.push(`failed: ${list(sum.failed)}`);
 	if (sum.awaitingApproval.length > 0) lines.push(`awaiting approval: ${list(sum.awaitingApproval)}`);
 	if (sum.needsAuth.length > 0) lines.push(`sign-in needed: ${list(sum.needsAuth)}`);
 	if (sum.busy > 0) lines.push(`${sum.busy} connecting`);
-	const warn = sum.failed.length > 0 || sum.problems > 0;
+	const warn = sum.failed.length > 0 || sum.configBroken;
 	const icon = warn ? '$(warning)' : sum.busy > 0 ? '$(sync~spin)' : '$(plug)';
 	return {
 		text: `${icon} MCP ${ready}/${sum.enabled}`,

@@ -160,6 +160,8 @@ test('model: summary counts connected of enabled and names the failed', () => {
 		busy: 2,
 		idle: 1,
 		problems: 0,
+		configBroken: false,
+		problemLines: [],
 	});
 });
 
@@ -167,11 +169,11 @@ test('model: config problems are counted across files, cleared per file, and for
 	const m = new ServersModel();
 	let changes = 0;
 	m.onDidChange(() => changes++);
-	m.setProblems('/h/.freecode/config.json', [{ message: 'unknown key "typ"', line: 4, column: 7 }]);
-	m.setProblems('/p/.freecode/settings.json', [{ message: 'a', line: 1 }, { message: 'b', line: 2 }]);
+	m.setProblems({ path: '/h/.freecode/config.json', problems: [{ message: 'unknown key "typ"', line: 4, column: 7, severity: 'error' }] });
+	m.setProblems({ path: '/p/.freecode/settings.json', problems: [{ message: 'a', line: 1, severity: 'error' }, { message: 'b', line: 2, severity: 'error' }] });
 	assert.equal(m.summary().problems, 3);
 	assert.deepEqual(m.fileProblems().map((f) => f.path), ['/h/.freecode/config.json', '/p/.freecode/settings.json']);
-	m.setProblems('/p/.freecode/settings.json', []);
+	m.setProblems({ path: '/p/.freecode/settings.json', problems: [] });
 	assert.equal(m.summary().problems, 1);
 	m.clear();
 	assert.equal(m.summary().problems, 0);

@@ -82,7 +82,7 @@ test('actions: the picker offers only the servers an action applies to, failed o
 test('status menu: what is wrong comes first, then the everyday actions', () => {
 	const m = new ServersModel();
 	m.setServers([st('a', {}), st('b', { state: 'failed' })]);
-	m.setProblems('/c.json', [{ message: 'x' }]);
+	m.setProblems({ path: '/c.json', problems: [{ message: 'x', severity: 'error' }] });
 	assert.deepEqual(
 		statusMenu('running', m.summary()).map((i) => i.command),
 		[
