@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ToolProgressParams } from './protocol';
+import type { ToolProgressParams, ToolResult } from './protocol';
+import { imagesPage, resultImages } from './resultImages';
 
 /** The result's name under the freecode: scheme. */
 export const RESULT_DOC = 'Tool Result.txt';
@@ -19,6 +20,7 @@ export class ToolRuns implements vscode.Disposable {
 	private seq = 0;
 	private readonly subs: vscode.Disposable[] = [];
 	private readonly dir: string;
+	private images: vscode.WebviewPanel | undefined;
 	/** The arguments document's file. */
 	readonly argumentsUri: vscode.Uri;
 
@@ -76,6 +78,26 @@ export class ToolRuns implements vscode.Disposable {
 		return have?.viewColumn ?? vscode.ViewColumn.Beside;
 	}
 
+	/**
+	 * showImages shows a result's images as images, in one panel reused
+	 * from run to run (a text document can only name them); a result
+	 * without any leaves the panel as it is.
+	 */
+	showImages(tool: string, r: ToolResult, column: vscode.ViewColumn): void {
+		const images = resultImages(r);
+		if (images.length === 0) return;
+		if (!this.images) {
+			this.images = vscode.window.createWebviewPanel('freecode.resultImages', 'Tool Result Images', { viewColumn: column, preserveFocus: true }, {
+				enableScripts: false,
+				localResourceRoots: [],
+			});
+			this.images.onDidDispose(() => (this.images = undefined));
+		} else {
+			this.images.reveal(undefined, true);
+		}
+		this.images.webview.html = imagesPage(tool, images);
+	}
+
 	/** callId makes an id unique within this window's session. */
 	callId(): string {
 		return `vscode-${Date.now().toString(36)}-${++this.seq}`;
@@ -93,6 +115,7 @@ export class ToolRuns implements vscode.Disposable {
 	}
 
 	dispose(): void {
+		this.images?.dispose();
 		this.subs.forEach((s) => s.dispose());
 		fs.rmSync(this.dir, { recursive: true, force: true });
 	}

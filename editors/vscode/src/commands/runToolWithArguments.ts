@@ -56,11 +56,9 @@ export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Pro
 			return;
 		}
 		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${RESULT_DOC}` });
-		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), {
-			preview: true,
-			preserveFocus: true,
-			viewColumn: fc.toolRuns.resultColumn(uri),
-		});
+		const column = fc.toolRuns.resultColumn(uri);
+		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), { preview: true, preserveFocus: true, viewColumn: column });
+		fc.toolRuns.showImages(tool, r, vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString())?.viewColumn ?? column);
 		const summary = resultSummary(tool, r);
 		// A call the user denied went as they asked: no error for it.
 		if (r.isError && r.decision !== 'denied') void vscode.window.showErrorMessage(summary);
