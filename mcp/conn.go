@@ -168,6 +168,12 @@ type Conn struct {
 	connectedAt time.Time
 	lastPing    time.Duration
 	lastError   string
+	// lastFailure is the Failure lastError was told from, for as long as
+	// lastError is still failureText; retryNext is the try awaited
+	// (failure.go).
+	lastFailure *Failure
+	failureText string
+	retryNext   *Retry
 	toolListCut string // why the held tool list was cut short, or ""
 	drops       int    // messages the stdio filter dropped, ever
 	lastDrop    string // why the last one was dropped
@@ -195,6 +201,7 @@ type session struct {
 	cs        *mcpsdk.ClientSession
 	proc      *proc.Process
 	transport string
+	tailFrom  int           // the stderr lines added before the session came up (tailBuffer.count)
 	auth      *oauth.Flow   // a remote session's sign-in; nil for others
 	done      chan struct{} // closed when the session has ended
 	lostOnce  sync.Once
@@ -351,6 +358,7 @@ func (c *Conn) statusLocked() Status {
 	st.ConnectedAt = c.connectedAt
 	st.LastPing = c.lastPing
 	st.LastError = c.lastError
+	c.failureStatusLocked(&st)
 	st.StderrTail = c.tail.snapshot()
 	st.ToolListCut = c.toolListCut
 	if c.serverInfo != nil {
@@ -518,6 +526,9 @@ func (c *Conn) closeWith(reason string) error {
 	}
 	c.mu.Unlock()
 	c.wg.Wait()
+	if prev != StateDisabled && prev != StateAwaitingApproval && prev != StateIdle {
+		c.lifeLog(LevelInfo, reason)
+	}
 	c.emitStatus(st)
 	if hadTools {
 		c.emitTools(reason, nil)

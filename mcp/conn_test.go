@@ -348,8 +348,10 @@ func TestReconnectAfterCrashThenFailed(t *testing.T) {
 			}
 			rec.MustAwait(t, mcptest.ReachedState("crashy", StateFailed), mcptest.ToolsChangedFor("crashy", "failed", 0))
 			st := c.Status()
-			if !strings.Contains(st.LastError, "exit status 2") {
-				t.Errorf("lastError = %q", st.LastError)
+			// What happened, in the user's words: the exit code and the
+			// stderr line that says why.
+			if !strings.HasPrefix(st.LastError, "exited with code 2: refusing to start") || st.LastErrorKind != FailureExited || !st.HasExitCode || st.ExitCode != 2 {
+				t.Errorf("lastError = %q, kind %v, exit code %d (%v)", st.LastError, st.LastErrorKind, st.ExitCode, st.HasExitCode)
 			}
 			b, _ := os.ReadFile(counter)
 			if got, want := strings.TrimSpace(string(b)), strconv.Itoa(tc.starts); got != want {

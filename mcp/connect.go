@@ -90,18 +90,20 @@ func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
 		return fmt.Errorf("starting %s: %w", c.srv.Name, ErrNotConnected)
 	}
 	if err != nil {
-		c.lastError = err.Error()
+		c.noteErrorLocked(err)
 		c.endAttemptLocked()
 		if c.opts.NoRetry || ctx.Err() != nil || !retryable(err) {
 			st := c.setStateLocked(failState(err))
 			c.mu.Unlock()
+			c.lifeGaveUp(err, 1)
 			c.emitStatus(st)
 			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
 		}
 		st := c.statusLocked()
 		c.wg.Go(func() { c.run(nil, 0) })
 		c.mu.Unlock()
-		c.logger.Warn("first connect failed; retrying", "error", err)
+		c.logger.Warn("first connect failed; retrying", "error", err, "detail", detail(err))
+		c.lifeLog(LevelWarning, err.Error())
 		c.emitStatus(st)
 		return fmt.Errorf("starting %s: %w (%w)", c.srv.Name, err, ErrRetrying)
 	}
@@ -117,6 +119,7 @@ func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
 	// The tools first: whoever sees the server connected finds its tools.
 	c.emitTools("connected", tools.tools)
 	c.handoverMu.Unlock()
+	c.lifeConnected(st)
 	c.emitStatus(st)
 	close(announced)
 	return nil
@@ -169,6 +172,9 @@ func (e *configError) Unwrap() error { return e.err }
 // not for a problem of the entry, nor for a URL the policy refuses, nor
 // while the user has to sign in.
 func retryable(err error) bool {
+	if f := failureOf(err); f != nil && f.final() {
+		return false
+	}
 	var cerr *configError
 	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, oauth.ErrNeedsAuth)
 }
@@ -317,10 +323,12 @@ func (c *Conn) connectError(ctx context.Context, timeout time.Duration, err erro
 		timedOut = fmt.Sprintf("no answer within timeout %v", timeout)
 	}
 	if timedOut != "" {
-		err = fmt.Errorf("%s: %w", timedOut, err)
+		internal := fmt.Errorf("%s: %w", timedOut, err)
 		if why := c.dropSince(dropsBefore); why != "" {
-			err = fmt.Errorf("%w (the server did send something: %s)", err, why)
+			timedOut += fmt.Sprintf(" (the server did send something: %s)", why)
+			internal = fmt.Errorf("%w (the server did send something: %s)", internal, why)
 		}
+		err = &Failure{Kind: FailureTimeout, Msg: timedOut, ExitCode: -1, Err: internal}
 	}
 	if p != nil {
 		if perr := p.ExitError(); perr != nil {

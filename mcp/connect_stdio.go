@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,7 +26,7 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 	for repaired := false; ; repaired = true {
 		cs, p, b, err := c.startStdio(ctx, srv, env, sopts, red, iw)
 		if err == nil {
-			s.cs, s.proc = cs, p
+			s.cs, s.proc, s.tailFrom = cs, p, c.tail.count()
 			// A daemon the server started on its way up is recorded now,
 			// before anything could kill this process
 			// (proc.RecordAdopted).
@@ -51,11 +53,21 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *proc.Process, b *brokenNPX, _ error) {
 	drops := c.dropCount()
 	lines := c.tail.count()
+	if err := lookCommand(srv.Command[0], srv.Cwd, env); err != nil {
+		return nil, nil, nil, err
+	}
+	c.lifeLog(LevelInfo, "starting: "+strings.Join(srv.Command, " "))
 	p, err := proc.Start(proc.Command{
 		Argv: srv.Command, Dir: srv.Cwd, Env: env,
 		Gentle: runnerOf(srv.Command) != nil,
 		Stderr: func(line string) { c.noteStderr(red.String(line)) },
 	}, c.logger)
+	if errors.Is(err, exec.ErrNotFound) {
+		// Found on the server's PATH but not on FreeCode's, which is what
+		// the exec looks in.
+		return nil, nil, nil, &Failure{Kind: FailureCommandNotFound, ExitCode: -1, Err: err,
+			Msg: fmt.Sprintf("`%s` is not on the PATH FreeCode runs with: %s", srv.Command[0], os.Getenv("PATH"))}
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}
@@ -104,6 +116,12 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 	tail := c.tail.since(lines) // stopped: its stderr is drained
 	if len(tail) > 0 {
 		err = fmt.Errorf("%w; stderr: %s", err, tail[len(tail)-1])
+	}
+	// What happened, in the user's terms, first; err is the log's.
+	if code, how, ok := p.Exit(); exited && ok {
+		err = exitFailure(how, code, tail, err)
+	} else if f := failureOf(err); f != nil && f.Kind == FailureTimeout {
+		err = timeoutFailure(f.Msg, tail, err)
 	}
 	if exited && iw != nil && iw.r.npm != nil {
 		cwd := srv.Cwd

@@ -85,8 +85,17 @@ type Status struct {
 	ProtocolVersion string
 	ConnectedAt     time.Time     // when the live session came up; zero if none
 	LastPing        time.Duration // the last health ping's round trip; 0 if none yet
-	LastError       string
-	StderrTail      []string
+	// LastError says what went wrong last, in the user's terms first
+	// (see Failure); LastErrorKind what kind of failure it was.
+	LastError     string
+	LastErrorKind FailureKind
+	// ExitCode is the exit code of the process whose exit LastError
+	// tells, when HasExitCode.
+	ExitCode    int
+	HasExitCode bool
+	// Retry is set while a failed connect waits for its next try.
+	Retry      *Retry
+	StderrTail []string
 
 	// Command is a local server's argv as configured: ${env:NAME}
 	// unexpanded, nothing escaped (whoever prints it escapes it). It is

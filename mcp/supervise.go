@@ -73,6 +73,7 @@ func (c *Conn) run(s *session, tried int) {
 				c.emitTools("reconnected", tools.tools)
 			}
 			c.handoverMu.Unlock()
+			c.lifeConnected(st)
 			c.emitStatus(st)
 			c.announce()
 		}
@@ -85,6 +86,7 @@ func (c *Conn) run(s *session, tried int) {
 		if lost == nil {
 			return
 		}
+		lost = c.explainExit(s, lost) // stopped: its stderr is drained
 		if err := s.auth.NeedsAuth(); err != nil {
 			lost = err // the session ended because the user must sign in
 		}
@@ -109,7 +111,7 @@ func (c *Conn) run(s *session, tried int) {
 		}
 		c.sess = nil
 		c.pid = 0
-		c.lastError = lost.Error()
+		c.noteErrorLocked(lost)
 		if restarted {
 			// Asked for: every try is given back and the first comes at
 			// once; a one-shot command gets one.
@@ -130,6 +132,7 @@ func (c *Conn) run(s *session, tried int) {
 			if reconnected {
 				c.mu.Unlock()
 				c.logger.Warn("connection lost again", "error", lost)
+				c.lifeGaveUp(lost, 2)
 				c.fail(lost)
 				return
 			}
@@ -140,8 +143,10 @@ func (c *Conn) run(s *session, tried int) {
 		c.mu.Unlock()
 		if restarted {
 			c.logger.Info("restarting")
+			c.lifeLog(LevelInfo, "restarting")
 		} else {
-			c.logger.Warn("connection lost; reconnecting", "error", lost)
+			c.logger.Warn("connection lost; reconnecting", "error", lost, "detail", detail(lost))
+			c.lifeLog(LevelWarning, lost.Error()+"; reconnecting")
 		}
 		c.emitStatus(st)
 	}
@@ -216,7 +221,9 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 // short.
 func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
 	for attempt := tried; attempt < limit; attempt++ {
-		timer := time.NewTimer(c.backoff(attempt))
+		wait := c.backoff(attempt)
+		c.awaitRetry(attempt+1, limit, wait)
+		timer := time.NewTimer(wait)
 		select {
 		case <-c.stopCh:
 			timer.Stop()
@@ -227,25 +234,32 @@ func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
 		}
 		c.mu.Lock()
 		c.attempting = true
+		c.retryNext = nil
+		st := c.statusLocked()
 		c.mu.Unlock()
+		c.emitStatus(st) // the try starts: no "retrying in" any more
 		s, tools, err := c.connect(context.Background(), nil)
 		if err == nil {
 			return s, tools, attempt + 1 // the caller ends the attempt
 		}
-		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err)
+		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err, "detail", detail(err))
 		c.mu.Lock()
-		c.lastError = err.Error()
+		c.noteErrorLocked(err)
 		c.endAttemptLocked()
-		st := c.statusLocked()
 		c.mu.Unlock()
 		if !retryable(err) {
+			c.lifeGaveUp(err, 1)
 			c.fail(err)
 			c.announce()
 			return nil, toolList{}, limit
 		}
-		c.emitStatus(st)
 		if attempt+1 < limit {
+			// The next turn of the loop tells the status, with when the
+			// next try comes.
+			c.lifeLog(LevelWarning, err.Error())
 			c.announce()
+		} else {
+			c.lifeGaveUp(err, limit)
 		}
 	}
 	c.fail(nil)
@@ -293,12 +307,12 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 		case <-s.done:
 			if s.proc != nil {
 				if err := s.proc.ExitError(); err != nil {
-					return err
+					return &processExit{err}
 				}
 			}
 			return errors.New("session ended")
 		case <-s.exited():
-			return s.proc.ExitError()
+			return &processExit{s.proc.ExitError()}
 		case <-s.lost:
 			return errors.New("transport failed during a call")
 		case <-c.restart:

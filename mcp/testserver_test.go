@@ -132,6 +132,13 @@ func runTestServer(args []string) int {
 			return 1
 		}
 	}
+	if f, ok := flags["stderrfile"]; ok {
+		// Write a real program's stderr (testdata/stderr) and exit as it did.
+		b, _ := os.ReadFile(f)
+		os.Stderr.Write(b)
+		code, _ := strconv.Atoi(flags["exit"])
+		return code
+	}
 	if f, ok := flags["starts"]; ok {
 		b, _ := os.ReadFile(f)
 		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))

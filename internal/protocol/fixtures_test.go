@@ -37,8 +37,19 @@ var fixtures = map[string][]any{
 		},
 		ServerStatus{
 			Name: "fs", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,
-			LastError:  `starting fs: exec: "npx": executable file not found in $PATH`,
-			StderrTail: []string{"line one", "line two"}, Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem"},
+			LastError: "`npx` is not on the PATH the server gets: /usr/bin:/bin", LastErrorKind: FailureCommandNotFound,
+			Command: []string{"npx", "-y", "@modelcontextprotocol/server-filesystem"},
+		},
+		ServerStatus{
+			Name: "github", Scope: "user", Type: "local", Transport: "stdio", State: StateConnecting,
+			LastError: "exited with code 3: error: GITHUB_TOKEN is not set", LastErrorKind: FailureExited, ExitCode: ptr(3),
+			Retry:      &RetryStatus{Attempt: 2, Max: 6, At: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)},
+			StderrTail: []string{"error: GITHUB_TOKEN is not set"}, Command: []string{"node", "github-server.js"},
+		},
+		ServerStatus{
+			Name: "pkg", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,
+			LastError: "npm has no package named @x/y (npm's registry answered 404)", LastErrorKind: FailurePackageNotFound, ExitCode: ptr(1),
+			StderrTail: []string{"npm error code E404"}, Command: []string{"npx", "-y", "@x/y"},
 		},
 		ServerStatus{
 			Name: "repo-tools", Scope: "project", Type: "local", Transport: "stdio", State: StateAwaitingApproval,
@@ -67,7 +78,7 @@ var fixtures = map[string][]any{
 		ServerStatus{Name: "memory", Scope: "user", Type: "local", Transport: "stdio", State: StateDisabled, Command: []string{"npx", "-y", "@modelcontextprotocol/server-memory"}},
 		ServerStatus{
 			Name: "everything", Scope: "user", Type: "remote", Transport: "sse", State: StateReconnecting,
-			ToolCount: 13, LastError: "connection reset by peer", URL: "http://127.0.0.1:3001/sse",
+			ToolCount: 13, LastError: "connection reset by peer", LastErrorKind: FailureOther, URL: "http://127.0.0.1:3001/sse",
 		},
 		ServerStatus{Name: "search", Scope: "project", Type: "local", Transport: "stdio", State: StateStopped},
 		ServerStatus{

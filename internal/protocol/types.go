@@ -51,9 +51,16 @@ type ServerStatus struct {
 	// ConnectedAt is when the live session came up (RFC 3339).
 	ConnectedAt time.Time `json:"connectedAt,omitzero"`
 	// LastPingMs is the last health ping's round trip.
-	LastPingMs float64  `json:"lastPingMs,omitempty"`
-	LastError  string   `json:"lastError,omitempty"`
-	StderrTail []string `json:"stderrTail,omitempty"`
+	LastPingMs float64 `json:"lastPingMs,omitempty"`
+	// LastError says what went wrong last, in the user's terms first
+	// (docs/protocol.md, "Failures"); LastErrorKind what kind of failure.
+	LastError     string      `json:"lastError,omitempty"`
+	LastErrorKind FailureKind `json:"lastErrorKind,omitempty"`
+	// ExitCode is the exit code of the process whose exit LastError tells.
+	ExitCode *int `json:"exitCode,omitempty"`
+	// Retry is set while a failed connect waits for its next try.
+	Retry      *RetryStatus `json:"retry,omitempty"`
+	StderrTail []string     `json:"stderrTail,omitempty"`
 	// Command is a local server's argv as configured, ${env:NAME}
 	// unexpanded: what approving a project server would run.
 	Command []string `json:"command,omitempty"`
@@ -326,7 +333,31 @@ type LogSource string
 const (
 	SourceStderr LogSource = "stderr" // a line the server wrote to stderr
 	SourceMCP    LogSource = "mcp"    // an MCP notifications/message
+	// SourceFreeCode is a line of the server's life as FreeCode saw it:
+	// starting, connected, exited, retrying, gave up, stopped.
+	SourceFreeCode LogSource = "freecode"
 )
+
+// FailureKind says what kind of failure a ServerStatus's lastError is.
+type FailureKind string
+
+// The kinds of failure (docs/protocol.md, "Failures").
+const (
+	FailureCommandNotFound FailureKind = "commandNotFound"
+	FailureExited          FailureKind = "exited"
+	FailurePackageNotFound FailureKind = "packageNotFound"
+	FailureTimeout         FailureKind = "timeout"
+	FailureConfig          FailureKind = "config"
+	FailureOther           FailureKind = "other"
+)
+
+// RetryStatus is the next try of a server whose connect failed: "retrying
+// 2/6 in 4 s" is Attempt/Max and At less now.
+type RetryStatus struct {
+	Attempt int       `json:"attempt"` // 1 for the first retry
+	Max     int       `json:"max"`
+	At      time.Time `json:"nextAt"`
+}
 
 // ServerLog is the params of freecode/servers/log: one line of an MCP
 // server's log, its secrets masked. The text is as the server wrote it: a

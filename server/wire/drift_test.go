@@ -115,6 +115,8 @@ func prefixed(prefix string, m map[string]string) map[string]string {
 var conversions = map[string]conversion{
 	"ServerStatus": conv(ServerStatus).leavesOut(map[string]string{
 		"Approval.RunSettings.Pinning": "a project cannot turn pinning off (config refuses the key in a project's settings), so an approval never shows it",
+	}).with(map[string][2]any{
+		"LastErrorKind": {mcp.FailureExited, mcp.FailureTimeout}, // a kind past the names is "other"
 	}),
 	"Project": conv(func(a projectArgs) protocol.Project { return Project(a.Info, a.Problems) }).
 		leavesOut(prefixed("Problems[0].", problemsUnsent)),

@@ -56,8 +56,13 @@ func goldenStatuses() []mcp.Status {
 		ToolListCut: "the tool list was cut at 1000 pages; the server kept handing out cursors",
 	}
 	failed := mcp.StatusOf(config.Server{Name: "gone", Scope: "user", Type: "local", Command: []string{"false"}}, mcp.StateFailed)
-	failed.LastError = "initialize: EOF (process exit status 1)"
-	return []mcp.Status{connected, pending, mine, remote, cut, failed, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled)}
+	failed.LastError = "exited with code 1: Error: GITHUB_TOKEN is not set"
+	failed.LastErrorKind, failed.ExitCode, failed.HasExitCode = mcp.FailureExited, 1, true
+	retrying := mcp.StatusOf(config.Server{Name: "gh", Scope: "user", Type: "local", Command: []string{"node", "gh.js"}}, mcp.StateConnecting)
+	retrying.LastError = "exited with code 3: error: GITHUB_TOKEN is not set"
+	retrying.LastErrorKind, retrying.ExitCode, retrying.HasExitCode = mcp.FailureExited, 3, true
+	retrying.Retry = &mcp.Retry{Attempt: 2, Max: 6, At: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)}
+	return []mcp.Status{connected, pending, mine, remote, cut, failed, retrying, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled)}
 }
 
 // The statuses a frontend is sent, as JSON: every field, and the ways each
@@ -126,5 +131,35 @@ func TestServerStates(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Errorf("%d states counted, want %d", n, len(want))
+	}
+}
+
+// A stderr line has no level; one that starts by saying it is an error or
+// a warning is shown as one, and the rest as info.
+func TestStderrLevel(t *testing.T) {
+	tests := []struct {
+		line string
+		want protocol.LogLevel
+	}{
+		{"error: GITHUB_TOKEN is not set", protocol.LevelError},
+		{"Error: GITHUB_PERSONAL_ACCESS_TOKEN environment variable is not set", protocol.LevelError},
+		{"npm error code E404", protocol.LevelError},
+		{"KeyError: 'GITHUB_TOKEN'", protocol.LevelError},
+		{"[ERROR] boom", protocol.LevelError},
+		{"WARN deprecated option", protocol.LevelWarning},
+		{"npm warn exec The following package was not found and will be installed", protocol.LevelWarning},
+		{"Secure MCP Filesystem Server running on stdio", protocol.LevelInfo},
+		{"    at file:///x.js:2:15", protocol.LevelInfo},
+		{"errors are reported below", protocol.LevelInfo},
+	}
+	for _, tc := range tests {
+		got := ServerLog(mcp.Log{Server: "s", Source: mcp.LogStderr, Message: tc.line})
+		if got.Level != tc.want {
+			t.Errorf("%q: level %q, want %q", tc.line, got.Level, tc.want)
+		}
+	}
+	// A line of the server's life keeps the level FreeCode gave it.
+	if got := ServerLog(mcp.Log{Server: "s", Source: mcp.LogFreeCode, Level: mcp.LevelWarning, Message: "retrying 1/6 in 0.5 s"}); got.Level != protocol.LevelWarning || got.Source != protocol.SourceFreeCode {
+		t.Errorf("life line: %+v", got)
 	}
 }

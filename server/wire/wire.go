@@ -18,6 +18,7 @@
 package wire
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/freecode/freecode/defscache"
@@ -48,6 +49,16 @@ func ServerStatus(st mcp.Status) protocol.ServerStatus {
 	}
 	if st.Approval != nil {
 		out.Approval = approval(st.Approval)
+	}
+	if st.LastError != "" {
+		out.LastErrorKind = protocol.FailureKind(st.LastErrorKind.String())
+	}
+	if st.HasExitCode {
+		code := st.ExitCode
+		out.ExitCode = &code
+	}
+	if r := st.Retry; r != nil {
+		out.Retry = &protocol.RetryStatus{Attempt: r.Attempt, Max: r.Max, At: r.At.UTC().Truncate(time.Millisecond)}
 	}
 	return out
 }
@@ -131,8 +142,30 @@ func PromptsChanged(ev *workspace.PromptsChangedEvent) protocol.ListChanged {
 // ServerLog is one line of a server's log as freecode/servers/log sends
 // it, MCP's eight levels folded into the protocol's four.
 func ServerLog(l mcp.Log) protocol.ServerLog {
-	return protocol.ServerLog{Name: l.Server, Level: logLevel(l.Level), Source: protocol.LogSource(l.Source), Message: l.Message, Time: l.Time}
+	level := logLevel(l.Level)
+	if l.Source == mcp.LogStderr {
+		level = stderrLevel(l.Message)
+	}
+	return protocol.ServerLog{Name: l.Server, Level: level, Source: protocol.LogSource(l.Source), Message: l.Message, Time: l.Time}
 }
+
+// stderrLevel is the level of a stderr line, which has none: warning or
+// error when the line starts by saying so ("error:", "Error:", "WARN",
+// "npm error", a Python traceback's exception), else info.
+func stderrLevel(line string) protocol.LogLevel {
+	switch {
+	case stderrError.MatchString(line):
+		return protocol.LevelError
+	case stderrWarning.MatchString(line):
+		return protocol.LevelWarning
+	}
+	return protocol.LevelInfo
+}
+
+var (
+	stderrError   = regexp.MustCompile(`^(?:\[?(?:error|ERROR|Error|fatal|FATAL|Fatal|panic|CRITICAL)\b|npm (?:error|ERR!)|[A-Z]\w*(?:Error|Exception): )`)
+	stderrWarning = regexp.MustCompile(`^(?:\[?(?:warn|WARN|Warn|warning|WARNING|Warning)\b|npm warn)`)
+)
 
 // logLevel folds MCP's log levels into the protocol's; a stderr line,
 // which has none, is info.

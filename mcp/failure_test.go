@@ -1,0 +1,202 @@
+package mcp
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// stderrSample reads a real program's stderr, kept in testdata/stderr:
+// npx 11 on packages its registry does not have (run here against
+// registry.npmjs.org, which answered 404), node and python failing on a
+// variable that is not set.
+func stderrSample(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "stderr", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+}
+
+// Each kind of failure is told in the user's words, first.
+func TestFailureWording(t *testing.T) {
+	internal := errors.New(`initialize: calling "initialize": write |1: broken pipe`)
+	tests := []struct {
+		name     string
+		stderr   string // a file of testdata/stderr, or "" for none
+		code     int
+		how      string
+		wantKind FailureKind
+		wantMsg  string
+	}{
+		{"exit 3 on a missing token", "exit-3-token.txt", 3, "exited with code 3", FailureExited,
+			"exited with code 3: error: GITHUB_TOKEN is not set"},
+		{"node throws", "node-throw.txt", 1, "exited with code 1", FailureExited,
+			"exited with code 1: Error: GITHUB_PERSONAL_ACCESS_TOKEN environment variable is not set"},
+		{"python KeyError", "python-keyerror.txt", 1, "exited with code 1", FailureExited,
+			"exited with code 1: KeyError: 'GITHUB_TOKEN'"},
+		{"npx 404, scoped", "npx-404-scoped.txt", 1, "exited with code 1", FailurePackageNotFound,
+			"npm has no package named @freecode-nonexistent/definitely-not-a-package-22 (npm's registry answered 404)"},
+		{"npx 404", "npx-404.txt", 1, "exited with code 1", FailurePackageNotFound,
+			"npm has no package named freecode-not-a-package-zz22 (npm's registry answered 404)"},
+		{"no stderr", "", 0, "exited with code 0", FailureExited, "exited with code 0"},
+		{"a signal", "", -1, "was ended by signal killed", FailureExited, "was ended by signal killed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr []string
+			if tc.stderr != "" {
+				stderr = stderrSample(t, tc.stderr)
+			}
+			f := exitFailure(tc.how, tc.code, stderr, internal)
+			if f.Kind != tc.wantKind || f.Msg != tc.wantMsg {
+				t.Errorf("got %v %q, want %v %q", f.Kind, f.Msg, tc.wantKind, tc.wantMsg)
+			}
+			if !errors.Is(f, internal) {
+				t.Errorf("the internal error is not kept for the log")
+			}
+			if strings.Contains(f.Msg, "A complete log") || strings.Contains(f.Msg, "broken pipe") {
+				t.Errorf("message leads with internals: %q", f.Msg)
+			}
+		})
+	}
+
+	t.Run("timeout", func(t *testing.T) {
+		f := timeoutFailure("no answer within timeout 5s", []string{"Listening on port 3000", "    at x (y:1:2)"}, internal)
+		if want := "no answer within timeout 5s; the server's last word on stderr: Listening on port 3000"; f.Kind != FailureTimeout || f.Msg != want {
+			t.Errorf("got %v %q, want %q", f.Kind, f.Msg, want)
+		}
+	})
+	t.Run("not on the PATH", func(t *testing.T) {
+		dir := t.TempDir()
+		err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir + ":/nonexistent"})
+		want := "`freecode-no-such-command` is not on the PATH the server gets: " + dir + ":/nonexistent"
+		if f := failureOf(err); f == nil || f.Kind != FailureCommandNotFound || f.Msg != want || !f.final() {
+			t.Errorf("got %v, want %q", err, want)
+		}
+		// The server's PATH counts, not FreeCode's.
+		exe := filepath.Join(dir, "freecode-no-such-command")
+		if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir}); err != nil {
+			t.Errorf("a command on the server's PATH: %v", err)
+		}
+		if err := lookCommand("./nope.js", dir, nil); err == nil || err.Error() != "`./nope.js` does not exist" {
+			t.Errorf("a relative path that does not exist: %v", err)
+		}
+	})
+}
+
+// logLines collects a Conn's log lines of FreeCode's own (its life).
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) add(lg Log) {
+	if lg.Source == LogFreeCode {
+		l.mu.Lock()
+		l.lines = append(l.lines, lg.Level+" "+lg.Message)
+		l.mu.Unlock()
+	}
+}
+
+func (l *logLines) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.lines)
+}
+
+// A command that is not there fails at once, without a retry: no retry
+// can make it appear.
+func TestMissingCommandFailsAtOnce(t *testing.T) {
+	srv := testSrv(t, "missing")
+	srv.Command = []string{"freecode-no-such-command-22", "--stdio"}
+	var logs logLines
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, OnLog: logs.add})
+	retries := 0
+	c.backoff = func(int) time.Duration { retries++; return time.Millisecond }
+	err := c.Start(t.Context())
+	if err == nil || errors.Is(err, ErrRetrying) {
+		t.Fatalf("Start = %v, want a final failure", err)
+	}
+	st := c.Status()
+	want := "`freecode-no-such-command-22` is not on the PATH the server gets: " + os.Getenv("PATH")
+	if st.State != StateFailed || st.LastError != want || st.LastErrorKind != FailureCommandNotFound || st.Retry != nil || retries != 0 {
+		t.Errorf("status %v %q kind %v retry %v, %d retries; want failed %q", st.State, st.LastError, st.LastErrorKind, st.Retry, retries, want)
+	}
+	if diff := cmp.Diff([]string{"error " + want}, logs.get()); diff != "" {
+		t.Errorf("life in the log (-want +got):\n%s", diff)
+	}
+}
+
+// A server that exits before the handshake says so at once, with its
+// exit code and the stderr line that says why, and the status tells the
+// next try while it waits.
+func TestEarlyExitTellsWhyAndRetries(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("testdata", "stderr", "exit-3-token.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3")
+	var logs logLines
+	retrying := make(chan Status, 16)
+	opts := &ConnOptions{Environ: testEnviron, OnLog: logs.add, OnStatus: func(st Status) {
+		if st.Retry != nil {
+			retrying <- st
+		}
+	}}
+	c := newTestConnOpts(t, srv, nil, opts)
+	c.backoff = func(int) time.Duration { return time.Hour } // the retry waits: what the status says meanwhile
+	err = c.Start(t.Context())
+	const want = "exited with code 3: error: GITHUB_TOKEN is not set"
+	if !errors.Is(err, ErrRetrying) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Start = %v, want %q and a retry", err, want)
+	}
+	var st Status
+	select {
+	case st = <-retrying:
+	case <-time.After(hangGuard):
+		t.Fatal("no status told the retry")
+	}
+	if st.State != StateConnecting || st.LastError != want || st.LastErrorKind != FailureExited || !st.HasExitCode || st.ExitCode != 3 {
+		t.Errorf("status %v %q kind %v exit %d", st.State, st.LastError, st.LastErrorKind, st.ExitCode)
+	}
+	if r := st.Retry; r == nil || r.Attempt != 1 || r.Max != reconnectTries || r.At.Before(time.Now().Add(59*time.Minute)) {
+		t.Errorf("retry = %+v, want the first of %d, an hour from now", r, reconnectTries)
+	}
+	if got := c.Status(); got.Retry == nil || got.LastError != want {
+		t.Errorf("Status() while it waits: retry %+v, lastError %q", got.Retry, got.LastError)
+	}
+	wantLines := []string{"info starting: " + strings.Join(srv.Command, " "), "warning " + want, "warning retrying 1/6 in 3600 s"}
+	if diff := cmp.Diff(wantLines, logs.get()); diff != "" {
+		t.Errorf("life in the log (-want +got):\n%s", diff)
+	}
+}
+
+// npx's 404 is told as the package npm does not have, and not retried.
+func TestPackageNotFoundIsFinal(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("testdata", "stderr", "npx-404-scoped.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testSrv(t, "pkg", "stderrfile="+abs, "exit=1")
+	c := newTestConn(t, srv, nil)
+	retries := 0
+	c.backoff = func(int) time.Duration { retries++; return time.Millisecond }
+	err = c.Start(t.Context())
+	const want = "npm has no package named @freecode-nonexistent/definitely-not-a-package-22 (npm's registry answered 404)"
+	st := c.Status()
+	if err == nil || errors.Is(err, ErrRetrying) || st.State != StateFailed || st.LastError != want || st.LastErrorKind != FailurePackageNotFound || retries != 0 {
+		t.Errorf("Start = %v; status %v %q kind %v, %d retries; want failed %q", err, st.State, st.LastError, st.LastErrorKind, retries, want)
+	}
+}
