@@ -60,6 +60,13 @@ func (r *logRelay) onLog(l mcp.Log) {
 		b = &logBucket{lim: rate.NewLimiter(LogRate, logBurst)}
 		r.buckets[l.Server] = b
 	}
+	// A line of the server's life (FreeCode's: starting, exited, gave up)
+	// is never dropped: a server sends none of them, and the few there are
+	// say what the user needs to know. It spends no token of the bucket.
+	if l.Source == mcp.LogFreeCode {
+		r.publish(&LogEvent{Log: l})
+		return
+	}
 	if !b.lim.Allow() {
 		b.dropped++
 		b.source = l.Source

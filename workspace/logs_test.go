@@ -30,7 +30,9 @@ func TestLogEvents(t *testing.T) {
 	}
 	published, dropped := 0, 0
 	for published+dropped < lines {
-		ev := await(t, sub, "log lines", func(ev *LogEvent) bool { return ev.Log.Server == "srv" })
+		// The server's stderr, not its life (starting, connected) told
+		// beside it.
+		ev := await(t, sub, "log lines", func(ev *LogEvent) bool { return ev.Log.Server == "srv" && ev.Log.Source != mcp.LogFreeCode })
 		dropped += ev.Dropped
 		if ev.Log.Message != "" {
 			published++

@@ -216,6 +216,16 @@ var stateMarks = map[protocol.ServerState]string{
 	protocol.StateRemoved:          "-",
 }
 
+// retryText is a retry awaited as the frontends say it: "retrying 2/6 in
+// 4 s" (the wait in whole seconds, "now" once it is due).
+func retryText(r *protocol.RetryStatus, now time.Time) string {
+	wait := r.At.Sub(now)
+	if wait < time.Second/2 {
+		return fmt.Sprintf("retrying %d/%d now", r.Attempt, r.Max)
+	}
+	return fmt.Sprintf("retrying %d/%d in %d s", r.Attempt, r.Max, int(wait.Round(time.Second).Seconds()))
+}
+
 // printStatus prints one server's status for a person, with the last
 // tail lines of its stderr (all of them if tail < 0). Everything a server
 // or a project wrote is escaped.
@@ -271,6 +281,9 @@ func printStatus(w io.Writer, st *protocol.ServerStatus, now time.Time, tail int
 		for _, l := range lines[1:] {
 			field("", termtext.Escape(l))
 		}
+	}
+	if r := st.Retry; r != nil {
+		field("", retryText(r, now))
 	}
 	lines := st.StderrTail
 	if tail >= 0 && len(lines) > tail {

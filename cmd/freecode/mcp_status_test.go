@@ -61,6 +61,25 @@ func TestPrintStatus(t *testing.T) {
 `,
 		},
 		{
+			// What happened first, and the next try while it waits.
+			name: "connecting, an early exit retried",
+			st: protocol.ServerStatus{
+				Name: "gh", Scope: "user", Type: "local", Transport: "stdio", State: protocol.StateConnecting,
+				LastError: "exited with code 3: error: GITHUB_TOKEN is not set", LastErrorKind: protocol.FailureExited,
+				Retry:      &protocol.RetryStatus{Attempt: 2, Max: 6, At: now.Add(4 * time.Second)},
+				StderrTail: []string{"error: GITHUB_TOKEN is not set"},
+			},
+			tail: 5,
+			want: `… gh: connecting
+    scope      user, local
+    transport  stdio
+    tools      0
+    last error exited with code 3: error: GITHUB_TOKEN is not set
+               retrying 2/6 in 4 s
+    stderr     error: GITHUB_TOKEN is not set
+`,
+		},
+		{
 			name: "remote, needing a sign-in, whole tail",
 			st: protocol.ServerStatus{
 				Name: "gh", Scope: "user", Type: "remote", State: protocol.StateNeedsAuth,
