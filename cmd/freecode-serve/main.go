@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	fcconfig "github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/plainlog"
 	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/server"
 )
@@ -35,6 +36,7 @@ func main() {
 		config   = flag.String("config", "", "config file (default $FREECODE_CONFIG or ~/.freecode/config.json)")
 		trace    = flag.Bool("trace", false, "log every JSON-RPC message to stderr")
 		logLevel = flag.String("log-level", "info", "log level: debug, info, warn or error")
+		logFmt   = flag.String("log-format", plainlog.FormatAuto, "log lines: plain (LEVEL message key=value, for an editor's output channel), text (with time=), or auto (text on a terminal)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -46,7 +48,12 @@ func main() {
 		fmt.Fprintf(os.Stderr, "freecode-serve: --log-level: %v\n", err)
 		os.Exit(2)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	handler, err := plainlog.NewHandler(os.Stderr, *logFmt, &slog.HandlerOptions{Level: level})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "freecode-serve: --log-format: %v\n", err)
+		os.Exit(2)
+	}
+	logger := slog.New(handler)
 	// Servers that a FreeCode process killed outright left behind are
 	// reaped before this one starts any; the ones it starts are recorded
 	// beside the config file, for the next one to reap if it is killed.
@@ -73,7 +80,7 @@ func main() {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	err := server.Run(ctx, opts)
+	err = server.Run(ctx, opts)
 	switch {
 	case errors.Is(err, server.ErrNoShutdown):
 		logger.Warn(err.Error())

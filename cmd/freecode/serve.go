@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/plainlog"
 	"github.com/freecode/freecode/server"
 )
 
@@ -19,11 +20,12 @@ func init() { subcommands = append(subcommands, newServeCmd) }
 // newServeCmd is `freecode serve`: the sidecar, as freecode-serve runs it.
 func newServeCmd(a *app) *cobra.Command {
 	var (
-		stdio    bool
-		listen   string
-		project  string
-		trace    bool
-		logLevel string
+		stdio     bool
+		listen    string
+		project   string
+		trace     bool
+		logLevel  string
+		logFormat string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--stdio | --listen unix:PATH | --listen tcp:127.0.0.1:PORT]",
@@ -48,7 +50,11 @@ is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			opts := &server.RunOptions{Listen: listen}
-			opts.Server.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			handler, err := plainlog.NewHandler(cmd.ErrOrStderr(), logFormat, &slog.HandlerOptions{Level: level})
+			if err != nil {
+				return fmt.Errorf("--log-format: %w", err)
+			}
+			opts.Server.Logger = slog.New(handler)
 			opts.Server.Workspace.Root, opts.Server.Workspace.ConfigPath = project, a.configPath
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				opts.Server.Version = bi.Main.Version
@@ -63,7 +69,7 @@ is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
 			signal.Ignore(syscall.SIGPIPE)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
-			err := server.Run(ctx, opts)
+			err = server.Run(ctx, opts)
 			if errors.Is(err, server.ErrNoShutdown) {
 				opts.Server.Logger.Warn(err.Error())
 				return exitError(1)
@@ -76,5 +82,6 @@ is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
 	cmd.Flags().StringVar(&project, "project", "", "project directory (listening: default the current directory; stdio: when the editor names none)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "log every JSON-RPC message to stderr")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().StringVar(&logFormat, "log-format", plainlog.FormatAuto, "log lines: plain (LEVEL message key=value, for an editor's output channel), text (with time=), or auto (text on a terminal)")
 	return cmd
 }
