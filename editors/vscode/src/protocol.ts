@@ -91,6 +91,16 @@ export const ServerStates: readonly ServerState[] = [
 	'idle',
 ];
 
+/** What kind of failure lastError is; commandNotFound, packageNotFound and config are never retried. */
+export type FailureKind = 'commandNotFound' | 'exited' | 'packageNotFound' | 'timeout' | 'config' | 'other';
+
+/** RetryStatus is the try that comes next, of how many, and when (RFC 3339). */
+export interface RetryStatus {
+	attempt: number;
+	max: number;
+	nextAt: string;
+}
+
 /** The name and version a server reports in initialize. */
 export interface ServerInfo {
 	name: string;
@@ -113,6 +123,11 @@ export interface ServerStatus {
 	lastPingMs?: number;
 	/** What went wrong, in the user's terms first (docs/protocol.md, Failures). */
 	lastError?: string;
+	lastErrorKind?: FailureKind;
+	/** The last process's exit code, when it exited. */
+	exitCode?: number;
+	/** Set while a failed attempt waits for the next one. */
+	retry?: RetryStatus;
 	stderrTail?: string[];
 	/** A local server's argv as configured, ${env:NAME} unexpanded: what approving a project server would run. */
 	command?: string[];

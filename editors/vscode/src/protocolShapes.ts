@@ -222,6 +222,11 @@ export const serverStatus = obj<p.ServerStatus>({
 	connectedAt: opt(str),
 	lastPingMs: opt(num),
 	lastError: opt(str),
+	lastErrorKind: opt(
+		enumOf<p.FailureKind>({ commandNotFound: true, exited: true, packageNotFound: true, timeout: true, config: true, other: true }),
+	),
+	exitCode: opt(num),
+	retry: opt(obj<p.RetryStatus>({ attempt: req(num), max: req(num), nextAt: req(str) })),
 	stderrTail: opt(arrayOf(str)),
 	command: opt(arrayOf(str)),
 	url: opt(str),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServerStatus } from '../src/protocol';
-import { serverTooltip } from '../src/views/serversTree';
+import { retryWords, serverNode, serverTooltip } from '../src/views/serversTree';
 import { ago, since } from '../src/wording';
 import { takesNoArguments } from '../src/schemaPrefill';
 
@@ -31,4 +31,24 @@ test('tool runs: a tool with nothing to fill in runs at once', () => {
 	assert.equal(takesNoArguments({ type: 'object', required: ['a'] }), false);
 	assert.equal(takesNoArguments({ type: 'object', additionalProperties: { type: 'string' } }), false);
 	assert.equal(takesNoArguments({ $ref: '#/$defs/x', $defs: { x: { properties: { y: {} } } } }), false);
+});
+
+test('wording: between tries, a row says what went wrong and which try comes when', () => {
+	const now = Date.UTC(2026, 11, 2, 12, 0, 0);
+	const s: ServerStatus = {
+		name: 'gh',
+		scope: 'user',
+		type: 'local',
+		state: 'connecting',
+		toolCount: 0,
+		lastError: 'exited with code 3: error: GITHUB_TOKEN is not set',
+		lastErrorKind: 'exited',
+		exitCode: 3,
+		retry: { attempt: 2, max: 6, nextAt: new Date(now + 3500).toISOString() },
+	};
+	assert.equal(serverNode(s, [], now).description, 'retrying 2/6 in 4 s: exited with code 3: error: GITHUB_TOKEN is not set');
+	const tip = serverTooltip(s, now).split('\n');
+	assert.ok(tip.includes('exit code: 3'));
+	assert.ok(tip.includes('retrying 2/6 in 4 s'));
+	assert.equal(retryWords({ attempt: 3, max: 6, nextAt: new Date(now - 10).toISOString() }, now), 'retrying 3/6');
 });

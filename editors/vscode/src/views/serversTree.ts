@@ -49,10 +49,13 @@ function plural(n: number, one: string, many: string): string {
 const menuActions: ServerAction[] = ['start', 'stop', 'restart', 'enable', 'disable', 'remove'];
 
 /** serverNode describes one server: state icon and words, tool count, scope. */
-export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerNode {
+export function serverNode(s: ServerStatus, tools: readonly ToolInfo[], now = Date.now()): ServerNode {
 	const parts: string[] = [];
 	if (s.state === 'failed' && s.lastError) {
 		parts.push(`failed: ${oneLine(s.lastError, descriptionErrorChars)}`);
+	} else if ((s.state === 'connecting' || s.state === 'reconnecting') && s.retry) {
+		// Between tries: what went wrong, and when the next one comes.
+		parts.push(`${retryWords(s.retry, now)}${s.lastError ? `: ${oneLine(s.lastError, descriptionErrorChars)}` : ''}`);
 	} else {
 		parts.push(stateWords[s.state]);
 	}
@@ -85,6 +88,13 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 	};
 }
 
+/** retryWords is "retrying 2/6 in 4 s", from when the status was read. */
+export function retryWords(r: { attempt: number; max: number; nextAt: string }, now: number): string {
+	const at = Date.parse(r.nextAt);
+	const secs = Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+	return `retrying ${r.attempt}/${r.max}${secs !== undefined && secs > 0 ? ` in ${secs} s` : ''}`;
+}
+
 /** serverTooltip is everything the status says, one fact a line, with what the server sent made printable. */
 export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
@@ -103,6 +113,8 @@ export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	if (s.state === 'needsAuth') lines.push('The server needs you to sign in.');
 	if (s.state === 'idle') lines.push('Started on demand: the first call of one of its tools starts it.');
 	if (s.lastError) lines.push(`last error: ${printable(s.lastError)}`);
+	if (s.exitCode !== undefined) lines.push(`exit code: ${s.exitCode}`);
+	if (s.retry) lines.push(retryWords(s.retry, now));
 	if (s.stderrTail && s.stderrTail.length > 0) {
 		lines.push('stderr:');
 		for (const l of s.stderrTail.slice(-5)) lines.push(`  ${printable(l)}`);
