@@ -212,6 +212,7 @@ var fixtures = map[string][]any{
 		ServerLog{Name: "demo", Level: LevelWarning, Source: SourceMCP, Message: "disk almost full", Time: time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC)},
 		ServerLog{Name: "gh", Level: LevelError, Source: SourceMCP, Message: "token *** rejected", Time: time.Date(2026, 5, 1, 10, 0, 2, 0, time.UTC)},
 		ServerLog{Name: "gh", Level: LevelDebug, Source: SourceStderr, Message: "GET /mcp", Time: time.Date(2026, 5, 1, 10, 0, 3, 0, time.UTC)},
+		ServerLog{Name: "gh", Level: LevelWarning, Source: SourceFreeCode, Message: "retrying 2/6 in 4 s", Time: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)},
 	},
 	"ConfigProblems.json": {
 		ConfigProblems{Path: "/home/me/.freecode/config.json", Problems: []Problem{

@@ -107,6 +107,15 @@ export interface ServerInfo {
 	version: string;
 }
 
+export type FailureKind = 'commandNotFound' | 'exited' | 'packageNotFound' | 'timeout' | 'config' | 'other';
+export interface RetryStatus {
+	/** The retry that comes next: 1 for the first. */
+	attempt: number;
+	max: number;
+	/** RFC 3339 time. */
+	nextAt: string;
+}
+
 /** ServerStatus is one MCP server as the sidecar runs it (freecode/servers, freecode/servers/status). */
 export interface ServerStatus {
 	name: string;
@@ -121,12 +130,12 @@ export interface ServerStatus {
 	/** RFC 3339 time. */
 	connectedAt?: string;
 	lastPingMs?: number;
-	/** What went wrong, in the user's terms first (docs/protocol.md, Failures). */
+	/** What went wrong last, in the user's terms first (docs/protocol.md, "Failures"). */
 	lastError?: string;
 	lastErrorKind?: FailureKind;
-	/** The last process's exit code, when it exited. */
+	/** The exit code of the process whose exit lastError tells. */
 	exitCode?: number;
-	/** Set while a failed attempt waits for the next one. */
+	/** Set while a failed connect waits for its next try: "retrying attempt/max in (nextAt - now)". */
 	retry?: RetryStatus;
 	stderrTail?: string[];
 	/** A local server's argv as configured, ${env:NAME} unexpanded: what approving a project server would run. */
@@ -472,7 +481,7 @@ export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
 export interface ServerLogParams {
 	name: string;
 	level: LogLevel;
-	/** freecode: the server's life as FreeCode saw it (starting, exited, retrying, gave up, stopped). */
+	/** freecode: the server's life as the sidecar saw it (starting, exited, retrying, gave up). */
 	source: 'stderr' | 'mcp' | 'freecode';
 	message: string;
 	/** RFC 3339 time. */
@@ -492,7 +501,7 @@ export interface ConfigProblem {
 	line?: number;
 	column?: number;
 	key?: string;
-	/** error: the file does not load (its last good state runs); warning: it loads, that part is ignored. */
+	/** error: the file does not load (the last good one runs); warning: it loads, this part is ignored. */
 	severity: 'error' | 'warning';
 }
 /** freecode/resources/changed and freecode/prompts/changed: read that server's list again. */
@@ -506,7 +515,7 @@ export interface ConfigProblemsParams {
 	problems: ConfigProblem[];
 	/** The file does not load: what it last held runs. */
 	lastGood?: boolean;
-	/** One line to show as it is ("the config has 2 problems; showing the last good one"); absent with no problem. */
+	/** One line to show as it is: "the config has 2 problems; showing the last good one". */
 	summary?: string;
 }
 

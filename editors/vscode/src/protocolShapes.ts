@@ -357,7 +357,7 @@ export const toolsChanged = obj<p.ToolsChangedParams>({
 export const serverLog = obj<p.ServerLogParams>({
 	name: req(str),
 	level: req(enumOf<p.LogLevel>({ debug: true, info: true, warning: true, error: true })),
-	source: req(enumOf<p.ServerLogParams['source']>({ stderr: true, mcp: true, freecode: true })),
+	source: req(enumOf<'stderr' | 'mcp' | 'freecode'>({ stderr: true, mcp: true, freecode: true })),
 	message: req(str),
 	time: req(str),
 });
@@ -378,7 +378,7 @@ export const configProblems = obj<p.ConfigProblemsParams>({
 				line: opt(num),
 				column: opt(num),
 				key: opt(str),
-				severity: req(enumOf<p.ConfigProblem['severity']>({ error: true, warning: true })),
+				severity: req(enumOf<'error' | 'warning'>({ error: true, warning: true })),
 			}),
 		),
 	),
