@@ -267,7 +267,7 @@ func startListening(b *testing.B, cfg string) *listening {
 		// Drained to the end: a sidecar whose stderr is full stops.
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if _, addr, ok := strings.Cut(sc.Text(), "address=tcp:"); ok && strings.Contains(sc.Text(), "msg=listening") {
+			if _, addr, ok := strings.Cut(sc.Text(), "address=tcp:"); ok && (strings.Contains(sc.Text(), "msg=listening") || strings.HasPrefix(sc.Text(), "INFO listening ")) {
 				addr, _, _ = strings.Cut(addr, " ")
 				up <- addr
 			}

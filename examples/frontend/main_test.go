@@ -124,7 +124,7 @@ func TestSessionConnect(t *testing.T) {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "msg=listening") {
+			if strings.Contains(sc.Text(), "msg=listening") || strings.HasPrefix(sc.Text(), "INFO listening ") { // text or plain log lines
 				close(listening)
 			}
 		}
