@@ -91,16 +91,6 @@ export const ServerStates: readonly ServerState[] = [
 	'idle',
 ];
 
-/** What kind of failure lastError is; commandNotFound, packageNotFound and config are never retried. */
-export type FailureKind = 'commandNotFound' | 'exited' | 'packageNotFound' | 'timeout' | 'config' | 'other';
-
-/** RetryStatus is the try that comes next, of how many, and when (RFC 3339). */
-export interface RetryStatus {
-	attempt: number;
-	max: number;
-	nextAt: string;
-}
-
 /** The name and version a server reports in initialize. */
 export interface ServerInfo {
 	name: string;
@@ -497,7 +487,6 @@ export interface ToolProgressParams {
 
 export interface ConfigProblem {
 	message: string;
-	/** 1-based; column in bytes. */
 	line?: number;
 	column?: number;
 	key?: string;
