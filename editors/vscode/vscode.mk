@@ -57,13 +57,16 @@ vscode-integration: build $(VSCODE_STAMP)
 	fi
 	cd $(VSCODE_DIR) && FREECODE_BIN=$(BIN) npm run --silent test:integration
 
+# The README's screenshots are the repository's (docs/images/vscode), linked
+# relatively: vsce would need a repository URL to rewrite them, which this
+# private package has none of, so they stay as written.
 # The .vsix carries the sidecar and the CLI for this host's platform only,
 # built here without the symbol table and DWARF (-s -w: half the size; a
 # panic's stack trace keeps its function names and lines).
 vsix: vscode
 	rm -rf $(VSCODE_DIR)/bin && mkdir -p $(VSCODE_DIR)/bin $(VSCODE_DIR)/dist
 	$(GO) build -trimpath -ldflags='-s -w' -o $(VSCODE_DIR)/bin/ ./cmd/freecode-serve ./cmd/freecode
-	cd $(VSCODE_DIR) && npx --no-install vsce package --no-dependencies --allow-missing-repository --skip-license --target $(VSCODE_TARGET) --out $(VSIX)
+	cd $(VSCODE_DIR) && npx --no-install vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links --skip-license --target $(VSCODE_TARGET) --out $(VSIX)
 	cd $(VSCODE_DIR) && node vsixCheck.mjs $(VSIX)
 
 # apt-get only for what is missing, so a machine that has them needs no root.

@@ -100,7 +100,7 @@ func (env *Env) startBinary(t *testing.T) {
 		for sc.Scan() {
 			line := sc.Text()
 			env.log.WriteString("sidecar: " + line + "\n")
-			if strings.Contains(line, "msg=listening") {
+			if strings.Contains(line, "msg=listening") || strings.HasPrefix(line, "INFO listening ") { // text or plain log lines
 				select {
 				case listening <- line:
 				default:

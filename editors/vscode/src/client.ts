@@ -6,6 +6,8 @@
 // and restarts, and that those never overlap, is lifecycle.ts's.
 
 import * as fs from 'node:fs';
+import * as readline from 'node:readline';
+import type { Readable } from 'node:stream';
 import * as vscode from 'vscode';
 import {
 	CloseAction,
@@ -21,6 +23,7 @@ import type { ServersModel } from './model';
 import type { InitializationOptions } from './protocol';
 import type { Hooks, Session } from './session';
 import type { Settings } from './settings';
+import { parseLine, type ChannelLevel } from './sidecarLog';
 import type { SidecarState } from './statusText';
 
 /**
@@ -112,6 +115,7 @@ export class Sidecar implements vscode.Disposable {
 				closed: () => this.closed(),
 			},
 			middleware: { window: { showDocument: openSignInPage } },
+			stdioOptions: { stdout: logLines, stderr: logLines },
 		};
 		// The id makes the client read freecode.trace.server itself.
 		return new LanguageClient('freecode', 'FreeCode Sidecar', serverOptions, clientOptions);
@@ -139,6 +143,20 @@ export class Sidecar implements vscode.Disposable {
 		this.output.dispose();
 		this.trace.dispose();
 	}
+}
+
+/**
+ * logLines writes a stream's lines to the channel at their own level and
+ * without their own time (sidecarLog.ts): the client's default tags every
+ * stderr line [error] under a second timestamp.
+ */
+function logLines(input: Readable, channel: vscode.LogOutputChannel): void {
+	let previous: ChannelLevel = 'info';
+	readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', (line) => {
+		const l = parseLine(line, previous);
+		previous = l.level;
+		channel[l.level](l.text);
+	});
 }
 
 /** sidecarClient is a LanguageClient as the lifecycle sees it. */

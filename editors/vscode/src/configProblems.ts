@@ -23,7 +23,7 @@ export class ConfigProblems implements vscode.Disposable {
 				const d = new vscode.Diagnostic(
 					new vscode.Range(line, col, line, col + 1),
 					x.key ? `${x.key}: ${x.message}` : x.message,
-					vscode.DiagnosticSeverity.Error,
+					x.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error,
 				);
 				d.source = 'FreeCode';
 				return d;

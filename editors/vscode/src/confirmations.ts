@@ -114,3 +114,17 @@ export function signOutConfirmation(server: string): Confirmation {
 		buttons: choice(STAY_SIGNED_IN, SIGN_OUT),
 	};
 }
+
+export const KEEP = 'Keep';
+export const REMOVE = 'Remove';
+
+/** removeConfirmation asks before a server's entry leaves the config (freecode mcp remove). */
+export function removeConfirmation(name: string, configPath: string): Confirmation {
+	return {
+		message: `Remove ${oneLine(name, 80)} from your config?`,
+		detail:
+			`Its entry leaves ${printable(configPath)}, and the server stops. ` +
+			'Its tools go with it; add it again with Add MCP Server, or Disable it instead to keep the entry.',
+		buttons: choice(KEEP, REMOVE),
+	};
+}

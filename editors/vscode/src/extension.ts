@@ -11,11 +11,15 @@ import { askElicitation } from './elicitationPrompt';
 import { ServersModel, toolKind } from './model';
 import { askPermission } from './permissionPrompt';
 import { askSampling } from './samplingPrompt';
+import type { PermissionResponse } from './protocol';
+import type { Session } from './session';
 import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
+import { NewServers } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { ToolRuns } from './toolRuns';
+import { registerWithVSCodeChat } from './vscodeChat';
 import { ServersView } from './views/serversView';
 import { watchSidecar } from './watch';
 
@@ -25,16 +29,21 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const model = new ServersModel();
 	const logs = new ServerLogs();
 	const problems = new ConfigProblems();
-	const toolRuns = new ToolRuns();
+	const toolRuns = new ToolRuns(ext.globalStorageUri.fsPath);
 	const docs = new ReadOnlyDocs();
 	const settings = () => readSettings(ext);
 	const reviews = new ReviewNotices(docs, () => sidecar?.session);
-	const sc = new Sidecar(
+	const sc: Sidecar = new Sidecar(
 		model,
 		{
-			askPermission: (req, token) => {
+			askPermission: async (req, token): Promise<PermissionResponse> => {
 				const tool = model.tool(req.tool);
-				return askPermission(req, settings().argumentChars, token, docs, tool && toolKind(tool) === 'destructive');
+				const s: Session | undefined = sc.session;
+				// Whether there is a project to allow in: an untrusted one's
+				// "in this project" trusts it first.
+				const root: string | undefined = req.projectTrusted ? undefined : await s?.project().then((p) => p.root, () => undefined);
+				const project = { exists: req.projectTrusted || root !== undefined, trust: async () => void (await s?.trust(true)) };
+				return askPermission(req, settings().argumentChars, token, docs, tool && toolKind(tool) === 'destructive', project);
 			},
 			serverLog: (l) => logs.append(l),
 			configProblems: (p) => problems.set(p),
@@ -50,7 +59,21 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, settings, machine: () => machine(ext) };
 	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, new ServersView(model, sc), new StatusItem(model, sc));
 	registerCommands(fc);
+	const added = new NewServers();
+	const offAdded = model.onDidChange(() => {
+		for (const name of added.update(model)) {
+			const st = model.server(name);
+			void vscode.window
+				.showErrorMessage(`The MCP server ${name}, just added, failed: ${st?.lastError ?? 'no reason given'}`, 'Show Log', 'Show Configuration')
+				.then((pick) => {
+					if (pick === 'Show Log') fc.logs.show(name, model.server(name));
+					if (pick === 'Show Configuration') void vscode.commands.executeCommand('freecode.server.showConfiguration', { kind: 'server', name });
+				});
+		}
+	});
+	ext.subscriptions.push({ dispose: offAdded });
 	watchSidecar(fc);
+	registerWithVSCodeChat(ext, settings, sc.output);
 	await sc.start();
 }
 

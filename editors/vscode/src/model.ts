@@ -6,7 +6,7 @@
 // it. Pure: no `vscode` import, so the headless tests drive it with plain
 // sequences of ServerStatus and ToolInfo.
 
-import type { PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol';
+import type { ConfigProblem, ConfigProblemsParams, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol';
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {
@@ -20,6 +20,49 @@ export interface Summary {
 	busy: number;
 	/** Servers started on demand that are not running: ready, their first call starts them. */
 	idle: number;
+	/** Problems in the config and settings files, all files together, warnings included. */
+	problems: number;
+	/** Whether a file does not load, so the sidecar runs its last good state. */
+	configBroken: boolean;
+	/** A line per file with problems, for the status bar's tooltip. */
+	problemLines: string[];
+}
+
+/** FileProblems is one file's problems as freecode/config/problems last told them. */
+export type FileProblems = Readonly<ConfigProblemsParams> & { readonly problems: readonly ConfigProblem[] };
+
+/** broken says whether a file's problems stop it from loading. */
+export function broken(f: FileProblems): boolean {
+	return f.lastGood === true || f.problems.some((p) => p.severity !== 'warning');
+}
+
+function plural(n: number, one: string, many: string): string {
+	return `${n} ${n === 1 ? one : many}`;
+}
+
+/** fileWords names a file as a user knows it: "the config", or a settings file by its name. */
+export function fileWords(path: string): string {
+	const base = path.split(/[\\/]/).pop() ?? path;
+	if (/^settings(\.local)?\.json$/.test(base)) return base;
+	return 'the config';
+}
+
+/**
+ * headline says what is wrong with a file and what runs meanwhile: the
+ * sidecar's own summary when it sent one, else the same words made here.
+ * A file that does not load runs its last good state, or, when no server
+ * loaded yet, nothing.
+ */
+export function headline(f: FileProblems, haveServers: boolean): string {
+	const text = f.summary ?? madeHeadline(f, haveServers);
+	return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function madeHeadline(f: FileProblems, haveServers: boolean): string {
+	const what = fileWords(f.path);
+	if (!broken(f)) return `${what} has ${plural(f.problems.length, 'warning', 'warnings')}`;
+	const has = `${what} has ${plural(f.problems.length, 'problem', 'problems')}`;
+	return haveServers ? `${has}; showing the last good one` : `${has}; fix it to load its servers`;
 }
 
 /** ServersModel holds the last word of the sidecar on each server, and tells listeners when it changes. */
@@ -28,6 +71,7 @@ export class ServersModel {
 	private readonly tools = new Map<string, ToolInfo[]>();
 	private readonly resources = new Map<string, ResourceInfo[]>();
 	private readonly prompts = new Map<string, PromptInfo[]>();
+	private readonly problems = new Map<string, FileProblems>();
 	private readonly listeners = new Set<() => void>();
 
 	/** onDidChange registers fn to run after every change; the result unregisters it. */
@@ -40,8 +84,16 @@ export class ServersModel {
 		for (const fn of this.listeners) fn();
 	}
 
+	private everLoaded = false;
+
+	/** loaded says whether freecode/servers was read since the sidecar (re)started. */
+	get loaded(): boolean {
+		return this.everLoaded;
+	}
+
 	/** setServers replaces every server with the freecode/servers answer: a server not in it is gone. */
 	setServers(list: readonly ServerStatus[]): void {
+		this.everLoaded = true;
 		this.statuses.clear();
 		for (const s of list) this.statuses.set(s.name, s);
 		for (const m of [this.tools, this.resources, this.prompts]) {
@@ -96,8 +148,22 @@ export class ServersModel {
 		this.changed();
 	}
 
+	/** setProblems applies a freecode/config/problems notification: a file's problems, none once it is fixed. */
+	setProblems(p: ConfigProblemsParams): void {
+		if (p.problems.length === 0) this.problems.delete(p.path);
+		else this.problems.set(p.path, { ...p, problems: [...p.problems] });
+		this.changed();
+	}
+
+	/** fileProblems is every file that has problems now, by path. */
+	fileProblems(): FileProblems[] {
+		return [...this.problems.keys()].sort().map((path) => this.problems.get(path)!);
+	}
+
 	/** clear forgets everything (the sidecar went away). */
 	clear(): void {
+		this.everLoaded = false;
+		this.problems.clear();
 		this.statuses.clear();
 		this.tools.clear();
 		this.resources.clear();
@@ -147,7 +213,12 @@ export class ServersModel {
 	}
 
 	summary(): Summary {
-		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0 };
+		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0, problems: 0, configBroken: false, problemLines: [] };
+		for (const f of this.fileProblems()) {
+			sum.problems += f.problems.length;
+			sum.configBroken ||= broken(f);
+			sum.problemLines.push(headline(f, this.statuses.size > 0));
+		}
 		for (const s of this.servers()) {
 			sum.total++;
 			if (s.state !== 'disabled') sum.enabled++;

@@ -76,4 +76,19 @@ export interface PromptNode {
 	contextValue: string;
 }
 
-export type Node = ServerNode | ToolNode | GroupNode | ResourceNode | PromptNode;
+/** NoticeNode is a line above the servers about a file they come from: its problems. */
+export interface NoticeNode {
+	kind: 'notice';
+	/** The file the notice is about. */
+	path: string;
+	/** Its first problem's 1-based line and column, where Show Problems goes. */
+	line: number;
+	column: number;
+	label: string;
+	description: string;
+	tooltip: string;
+	icon: Icon;
+	contextValue: string;
+}
+
+export type Node = ServerNode | ToolNode | GroupNode | ResourceNode | PromptNode | NoticeNode;

@@ -4,6 +4,7 @@
 
 import type { PermissionRequest, PermissionResponse } from './protocol';
 import { oneLine, printable, truncate } from './text';
+import { whyAsked } from './wording';
 
 /**
  * Choice is one button: an answer for the sidecar, or the request to see the
@@ -23,6 +24,8 @@ export interface Choice {
 	answer?: PermissionResponse;
 	/** Never set here: see above. */
 	isCloseAffordance?: boolean;
+	/** Trust the project (freecode/project/trust) before answering: its allow rules apply only then. */
+	trustFirst?: boolean;
 }
 
 /** Prompt is what the modal shows. */
@@ -36,6 +39,7 @@ export interface Prompt {
 
 export const ALLOW_ONCE = 'Allow Once';
 export const ALLOW_PROJECT = 'Always Allow in This Project';
+export const TRUST_AND_ALLOW_PROJECT = 'Trust Project and Always Allow Here';
 export const ALLOW_EVERYWHERE = 'Always Allow Everywhere';
 export const SHOW_FULL = 'Show Full Arguments';
 export const ACCEPT_CHANGE = 'Accept Change and Allow Once';
@@ -65,11 +69,18 @@ const maxReviewChars = 1500;
  * maxArgumentChars are cut, and a Show Full Arguments button appears. A
  * request for a tool whose definition changed since the user accepted it
  * (or that is new) shows the change, and offers to accept it with the call.
- * "Always Allow in This Project" is offered only when the sidecar says the
- * project is trusted: an untrusted project's allow rules are ignored, so the
- * button would promise something that does not happen.
+ * "Always Allow in This Project" stands beside "everywhere" whenever there is
+ * a project: as it is when the sidecar says the project is trusted, and as
+ * "Trust Project and Always Allow Here" when not, since an untrusted
+ * project's allow rules are ignored and the button would otherwise promise
+ * something that does not happen.
  */
-export function permissionPrompt(req: PermissionRequest, maxArgumentChars: number, destructive?: boolean): Prompt {
+export function permissionPrompt(
+	req: PermissionRequest,
+	maxArgumentChars: number,
+	destructive?: boolean,
+	hasProject = req.projectTrusted,
+): Prompt {
 	const pretty = printable(prettyArguments(req.arguments));
 	const cut = pretty.length > maxArgumentChars;
 	const shown = cut ? pretty.slice(0, maxArgumentChars) : pretty;
@@ -81,7 +92,7 @@ export function permissionPrompt(req: PermissionRequest, maxArgumentChars: numbe
 			: destructive
 				? 'This tool can change things, maybe for good (destructive, as its server describes it).'
 				: 'This tool can change things (not read-only).',
-		`Why you are asked: ${oneLine(req.reason, 300)}`,
+		`Why you are asked: ${oneLine(whyAsked(req.reason), 400)}`,
 		'',
 		'Arguments:',
 		shown,
@@ -109,6 +120,8 @@ export function permissionPrompt(req: PermissionRequest, maxArgumentChars: numbe
 	}
 	if (req.projectTrusted) {
 		choices.push({ title: ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' } });
+	} else if (hasProject) {
+		choices.push({ title: TRUST_AND_ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' }, trustFirst: true });
 	}
 	choices.push({ title: ALLOW_EVERYWHERE, answer: { decision: 'allowAlways', scope: 'user' } });
 	if (cut) choices.push({ title: SHOW_FULL });
@@ -125,4 +138,9 @@ export function answerFor(prompt: Prompt, picked: string | undefined): Permissio
 	const c = prompt.choices.find((x) => x.title === picked);
 	if (!c) return DENIED;
 	return c.answer ?? 'showFull';
+}
+
+/** trustsFirst says whether the button picked trusts the project before its answer goes. */
+export function trustsFirst(prompt: Prompt, picked: string | undefined): boolean {
+	return prompt.choices.find((x) => x.title === picked)?.trustFirst === true;
 }

@@ -4,7 +4,7 @@
 // deny.
 
 import * as vscode from 'vscode';
-import { answerFor, DENIED, permissionPrompt } from './permissionChoices';
+import { answerFor, DENIED, permissionPrompt, trustsFirst } from './permissionChoices';
 import type { PermissionRequest, PermissionResponse } from './protocol';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { CancellationToken } from './session';
@@ -16,8 +16,9 @@ export async function askPermission(
 	token: CancellationToken,
 	docs: ReadOnlyDocs,
 	destructive?: boolean,
+	project?: { exists: boolean; trust(): Promise<void> },
 ): Promise<PermissionResponse> {
-	const prompt = permissionPrompt(req, argumentChars, destructive);
+	const prompt = permissionPrompt(req, argumentChars, destructive, req.projectTrusted || project?.exists === true);
 	const cancelled = new Promise<undefined>((resolve) => {
 		if (token.isCancellationRequested) resolve(undefined);
 		token.onCancellationRequested(() => resolve(undefined));
@@ -35,6 +36,14 @@ export async function askPermission(
 		]);
 		if (token.isCancellationRequested) return DENIED;
 		const answer = answerFor(prompt, picked?.title);
+		if (answer !== 'showFull' && trustsFirst(prompt, picked?.title) && project) {
+			try {
+				await project.trust();
+			} catch (e) {
+				// The rule is still written; it applies once the project is trusted.
+				void vscode.window.showWarningMessage(`Trusting the project failed: ${(e as Error).message}`);
+			}
+		}
 		if (answer !== 'showFull') return answer;
 		await docs.show(`arguments/${req.callId}.json`, prompt.fullArguments ?? '', { preview: true });
 	}

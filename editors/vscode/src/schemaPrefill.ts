@@ -159,3 +159,17 @@ export function parseArgumentsDocument(text: string): { value?: unknown; error?:
 		return { error: `The arguments are not JSON: ${(e as Error).message}` };
 	}
 }
+
+/**
+ * takesNoArguments says whether a tool's input schema has nothing to fill
+ * in: no property, required or optional (an object schema with none, or no
+ * schema at all). Such a tool runs at once, with {}.
+ */
+export function takesNoArguments(inputSchema: unknown): boolean {
+	if (!isObject(inputSchema)) return true;
+	const top = merge(resolve(inputSchema, inputSchema), inputSchema);
+	const props = isObject(top.properties) ? Object.keys(top.properties) : [];
+	const required = Array.isArray(top.required) ? top.required : [];
+	const more = top.additionalProperties === true || isObject(top.additionalProperties) || isObject(top.patternProperties);
+	return props.length === 0 && required.length === 0 && !more && !Array.isArray(top.anyOf) && !Array.isArray(top.oneOf);
+}

@@ -81,7 +81,10 @@ export class Session {
 				if (this.check('freecode/servers/log', shapes.serverLog, params)) this.hooks.serverLog?.(params);
 			}),
 			this.conn.onNotification(p.Notifications.configProblems, (params) => {
-				if (this.check('freecode/config/problems', shapes.configProblems, params)) this.hooks.configProblems?.(params);
+				if (!this.check('freecode/config/problems', shapes.configProblems, params)) return;
+				// The view and the status bar say it too, not only the Problems panel.
+				this.model.setProblems(params);
+				this.hooks.configProblems?.(params);
 			}),
 			this.conn.onNotification(p.Notifications.toolsProgress, (params) => {
 				if (this.check('freecode/tools/progress', shapes.toolProgress, params)) this.hooks.toolProgress?.(params);

@@ -17,7 +17,7 @@ function list(names: string[]): string {
 	return names.length <= 3 ? names.join(', ') : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
 }
 
-/** statusText says connected of enabled servers, in warning colours when one failed. */
+/** statusText says connected of enabled servers, in warning colours when one failed or a config file has problems. */
 export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 	switch (sidecar) {
 		case 'starting':
@@ -39,22 +39,31 @@ export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 		case 'running':
 			break;
 	}
+	if (sum.total === 0 && sum.configBroken) {
+		return {
+			text: '$(warning) MCP',
+			tooltip: ['FreeCode: no MCP server loaded', ...sum.problemLines, 'Click for actions.'].join('\n'),
+			background: 'statusBarItem.warningBackground',
+		};
+	}
 	if (sum.total === 0) {
-		return { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click to add one.' };
+		return { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click for actions.' };
 	}
 	// An idle server (started on demand) is as ready as a connected one:
 	// its tools are registered and its first call starts it.
 	const ready = sum.connected + sum.idle;
 	const lines = [`FreeCode: ${sum.connected} of ${sum.enabled} enabled MCP servers connected`];
+	lines.push(...sum.problemLines);
 	if (sum.idle > 0) lines.push(`${sum.idle} idle: started on demand, at their first call`);
 	if (sum.failed.length > 0) lines.push(`failed: ${list(sum.failed)}`);
 	if (sum.awaitingApproval.length > 0) lines.push(`awaiting approval: ${list(sum.awaitingApproval)}`);
 	if (sum.needsAuth.length > 0) lines.push(`sign-in needed: ${list(sum.needsAuth)}`);
 	if (sum.busy > 0) lines.push(`${sum.busy} connecting`);
-	const icon = sum.failed.length > 0 ? '$(warning)' : sum.busy > 0 ? '$(sync~spin)' : '$(plug)';
+	const warn = sum.failed.length > 0 || sum.configBroken;
+	const icon = warn ? '$(warning)' : sum.busy > 0 ? '$(sync~spin)' : '$(plug)';
 	return {
 		text: `${icon} MCP ${ready}/${sum.enabled}`,
 		tooltip: lines.join('\n'),
-		background: sum.failed.length > 0 ? 'statusBarItem.warningBackground' : undefined,
+		background: warn ? 'statusBarItem.warningBackground' : undefined,
 	};
 }

@@ -1,36 +1,101 @@
-// What Run Tool… keeps between its two steps: which untitled documents hold
-// arguments for which tool, and where the progress of a running call goes.
+// What Run Tool… keeps between its two steps: one arguments document per
+// window, reused for every run (a file of the extension's own, saved as it
+// is edited, so closing it never asks to save it), which tool it holds the
+// arguments of, and where the progress of a running call goes. The result
+// goes to one read-only document (ReadOnlyDocs), reused too: three runs
+// leave one pair of editors, not six.
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ToolProgressParams } from './protocol';
+import type { ToolProgressParams, ToolResult } from './protocol';
+import { imagesPage, resultImages } from './resultImages';
+
+/** The result's name under the freecode: scheme. */
+export const RESULT_DOC = 'Tool Result.txt';
 
 export class ToolRuns implements vscode.Disposable {
-	private readonly docs = new Map<string, string>();
+	private tool: string | undefined;
 	private readonly progress = new Map<string, (p: ToolProgressParams) => void>();
 	private seq = 0;
 	private readonly subs: vscode.Disposable[] = [];
+	private readonly dir: string;
+	private images: vscode.WebviewPanel | undefined;
+	/** The arguments document's file. */
+	readonly argumentsUri: vscode.Uri;
 
-	constructor() {
+	/** storage is a directory of the extension's own; each window gets a folder of it. */
+	constructor(storage: string) {
+		this.dir = path.join(storage, 'tool-runs', String(process.pid));
+		this.argumentsUri = vscode.Uri.file(path.join(this.dir, 'Tool Arguments.jsonc'));
 		this.subs.push(
 			vscode.window.onDidChangeActiveTextEditor((e) => this.updateContext(e)),
-			vscode.workspace.onDidCloseTextDocument((d) => this.docs.delete(d.uri.toString())),
+			vscode.workspace.onDidChangeTextDocument((e) => {
+				// Saved as typed: the document never counts as unsaved.
+				if (this.isArguments(e.document) && e.document.isDirty) void e.document.save();
+			}),
 		);
 	}
 
+	private isArguments(doc: vscode.TextDocument): boolean {
+		return doc.uri.toString() === this.argumentsUri.toString();
+	}
+
 	private updateContext(e: vscode.TextEditor | undefined): void {
-		const on = e !== undefined && this.docs.has(e.document.uri.toString());
+		const on = e !== undefined && this.isArguments(e.document) && this.tool !== undefined;
 		void vscode.commands.executeCommand('setContext', 'freecode.toolArgumentsEditor', on);
 	}
 
-	/** remember marks doc as the arguments of tool. */
-	remember(doc: vscode.TextDocument, tool: string): void {
-		this.docs.set(doc.uri.toString(), tool);
+	/**
+	 * openArguments puts text in the arguments document, for tool, and shows
+	 * it where it already is, else in the first column.
+	 */
+	async openArguments(tool: string, text: string): Promise<void> {
+		fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+		fs.writeFileSync(this.argumentsUri.fsPath, text, { mode: 0o600 });
+		this.tool = tool;
+		const doc = await vscode.workspace.openTextDocument(this.argumentsUri);
+		if (doc.getText() !== text) {
+			// Open already: VS Code may not have read the file again yet.
+			const edit = new vscode.WorkspaceEdit();
+			edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), text);
+			await vscode.workspace.applyEdit(edit);
+			await doc.save();
+		}
+		const shown = vscode.window.visibleTextEditors.find((e) => this.isArguments(e.document));
+		await vscode.window.showTextDocument(doc, { preview: false, viewColumn: shown?.viewColumn ?? vscode.ViewColumn.One });
 		this.updateContext(vscode.window.activeTextEditor);
 	}
 
 	/** toolOf is the tool whose arguments doc holds. */
 	toolOf(doc: vscode.TextDocument): string | undefined {
-		return this.docs.get(doc.uri.toString());
+		return this.isArguments(doc) ? this.tool : undefined;
+	}
+
+	/** resultColumn is where the result goes: where it is already, else beside the arguments. */
+	resultColumn(resultUri: vscode.Uri): vscode.ViewColumn {
+		const have = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === resultUri.toString());
+		return have?.viewColumn ?? vscode.ViewColumn.Beside;
+	}
+
+	/**
+	 * showImages shows a result's images as images, in one panel reused
+	 * from run to run (a text document can only name them); a result
+	 * without any leaves the panel as it is.
+	 */
+	showImages(tool: string, r: ToolResult, column: vscode.ViewColumn): void {
+		const images = resultImages(r);
+		if (images.length === 0) return;
+		if (!this.images) {
+			this.images = vscode.window.createWebviewPanel('freecode.resultImages', 'Tool Result Images', { viewColumn: column, preserveFocus: true }, {
+				enableScripts: false,
+				localResourceRoots: [],
+			});
+			this.images.onDidDispose(() => (this.images = undefined));
+		} else {
+			this.images.reveal(undefined, true);
+		}
+		this.images.webview.html = imagesPage(tool, images);
 	}
 
 	/** callId makes an id unique within this window's session. */
@@ -50,6 +115,8 @@ export class ToolRuns implements vscode.Disposable {
 	}
 
 	dispose(): void {
+		this.images?.dispose();
 		this.subs.forEach((s) => s.dispose());
+		fs.rmSync(this.dir, { recursive: true, force: true });
 	}
 }

@@ -79,7 +79,10 @@ test('tree: a remote server can sign out; a local one has no sign-in', () => {
 	m.setServers([st('gh', { type: 'remote', state: 'needsAuth' }), st('fs')]);
 	assert.deepEqual(
 		serverNodes(m).map((n) => n.contextValue),
-		['server state:connected scope:user', 'server state:needsAuth scope:user remote'],
+		[
+			'server state:connected scope:user can:stop can:restart can:disable can:remove',
+			'server state:needsAuth scope:user remote can:disable can:remove',
+		],
 	);
 });
 

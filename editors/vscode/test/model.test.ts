@@ -159,7 +159,25 @@ test('model: summary counts connected of enabled and names the failed', () => {
 		needsAuth: ['f'],
 		busy: 2,
 		idle: 1,
+		problems: 0,
+		configBroken: false,
+		problemLines: [],
 	});
+});
+
+test('model: config problems are counted across files, cleared per file, and forgotten with the sidecar', () => {
+	const m = new ServersModel();
+	let changes = 0;
+	m.onDidChange(() => changes++);
+	m.setProblems({ path: '/h/.freecode/config.json', problems: [{ message: 'unknown key "typ"', line: 4, column: 7, severity: 'error' }] });
+	m.setProblems({ path: '/p/.freecode/settings.json', problems: [{ message: 'a', line: 1, severity: 'error' }, { message: 'b', line: 2, severity: 'error' }] });
+	assert.equal(m.summary().problems, 3);
+	assert.deepEqual(m.fileProblems().map((f) => f.path), ['/h/.freecode/config.json', '/p/.freecode/settings.json']);
+	m.setProblems({ path: '/p/.freecode/settings.json', problems: [] });
+	assert.equal(m.summary().problems, 1);
+	m.clear();
+	assert.equal(m.summary().problems, 0);
+	assert.equal(changes, 4);
 });
 
 test('model: a server has its tools registered while connected, reconnecting or idle', () => {

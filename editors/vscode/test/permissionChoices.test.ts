@@ -12,6 +12,8 @@ import {
 	DENY,
 	permissionPrompt,
 	SHOW_FULL,
+	TRUST_AND_ALLOW_PROJECT,
+	trustsFirst,
 } from '../src/permissionChoices';
 import type { PermissionRequest } from '../src/protocol';
 
@@ -33,7 +35,7 @@ test('prompt: the tool, its server, read-only or not, why, and the arguments', (
 		[
 			'Server: demo',
 			'This tool can change things (not read-only).',
-			'Why you are asked: no rule; tool is not read-only',
+			'Why you are asked: No rule of yours covers this tool, and it can change things, so FreeCode asks before each call.',
 			'',
 			'Arguments:',
 			'{\n  "path": "README.md"\n}',
@@ -215,4 +217,33 @@ test('prompt: a new tool is shown whole, and can be accepted with the call', () 
 	assert.ok(p.detail.includes('This tool is new on the server, since you accepted its tools:\ndelete_file: new tool'), p.detail);
 	assert.deepEqual(answerFor(p, ACCEPT_NEW), { decision: 'allowOnce', acceptDefinition: true });
 	assert.ok(!p.choices.some((c) => c.title === ACCEPT_CHANGE));
+});
+
+test('prompt: an untrusted project still offers "in this project" beside "everywhere", trusting it first', () => {
+	const untrusted = { ...req, projectTrusted: false };
+	const p = permissionPrompt(untrusted, 1200, undefined, true);
+	assert.deepEqual(p.choices.map((c) => c.title), [DENY, ALLOW_ONCE, TRUST_AND_ALLOW_PROJECT, ALLOW_EVERYWHERE]);
+	assert.deepEqual(answerFor(p, TRUST_AND_ALLOW_PROJECT), { decision: 'allowAlways', scope: 'local' });
+	assert.equal(trustsFirst(p, TRUST_AND_ALLOW_PROJECT), true);
+	assert.equal(trustsFirst(p, ALLOW_EVERYWHERE), false);
+	// No project: nothing to allow in.
+	assert.deepEqual(permissionPrompt(untrusted, 1200).choices.map((c) => c.title), [DENY, ALLOW_ONCE, ALLOW_EVERYWHERE]);
+});
+
+test('prompt: why you are asked, in plain words', () => {
+	const why = (reason: string) => permissionPrompt({ ...req, reason }, 1200).detail.split('\n')[2];
+	assert.deepEqual(
+		[
+			why('no rule; tool is read-only'),
+			why('ask rule "mcp__github" in /p/.freecode/settings.json'),
+			why('ask rule "mcp__*" for this session'),
+			why('something new'),
+		],
+		[
+			'Why you are asked: No rule of yours covers this tool.',
+			'Why you are asked: A rule in /p/.freecode/settings.json, "mcp__github", says to ask before this tool runs.',
+			'Why you are asked: A rule for this session, "mcp__*", says to ask before this tool runs.',
+			'Why you are asked: something new',
+		],
+	);
 });

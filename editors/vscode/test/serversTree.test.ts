@@ -21,7 +21,9 @@ function st(over: Partial<ServerStatus>): ServerStatus {
 function view(m: ServersModel): string[] {
 	const out: string[] = [];
 	for (const s of serverNodes(m)) {
-		out.push(`${s.icon.id} ${s.label} — ${s.description} [${s.contextValue}]`);
+		// The can: words are serverActions.test.ts's.
+		const words = s.contextValue.split(' ').filter((w) => !w.startsWith('can:'));
+		out.push(`${s.icon.id} ${s.label} — ${s.description} [${words.join(' ')}]`);
 		for (const t of toolNodes(m, s.name)) out.push(`  ${t.icon.id} ${t.label} — ${t.description}`);
 	}
 	return out;

@@ -53,7 +53,7 @@ const cases: { name: string; sidecar: SidecarState; states: ServerStatus['state'
 		name: 'no server',
 		sidecar: 'running',
 		states: [],
-		want: { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click to add one.' },
+		want: { text: '$(plug) MCP', tooltip: 'FreeCode: no MCP server configured. Click for actions.' },
 	},
 	{
 		name: 'sidecar missing',
@@ -82,3 +82,35 @@ for (const tc of cases) {
 		assert.deepEqual(statusText(tc.sidecar, summary(tc.states)), tc.want);
 	});
 }
+
+test('status: a config with problems is a warning, with or without servers', () => {
+	const m = new ServersModel();
+	m.setServers([
+		{ name: 'a', scope: 'user', type: 'local', state: 'connected', toolCount: 1 },
+		{ name: 'b', scope: 'user', type: 'local', state: 'connected', toolCount: 1 },
+	]);
+	m.setProblems({ path: '/h/.freecode/config.json', problems: [{ message: 'unknown key "typ"', line: 4, column: 7, severity: 'error' }] });
+	assert.deepEqual(statusText('running', m.summary()), {
+		text: '$(warning) MCP 2/2',
+		tooltip: 'FreeCode: 2 of 2 enabled MCP servers connected\nThe config has 1 problem; showing the last good one',
+		background: 'statusBarItem.warningBackground',
+	});
+	const empty = new ServersModel();
+	empty.setProblems({ path: '/h/.freecode/config.json', problems: [{ message: 'a', severity: 'error' }, { message: 'b', severity: 'error' }] });
+	assert.deepEqual(statusText('running', empty.summary()), {
+		text: '$(warning) MCP',
+		tooltip: 'FreeCode: no MCP server loaded\nThe config has 2 problems; fix it to load its servers\nClick for actions.',
+		background: 'statusBarItem.warningBackground',
+	});
+});
+
+test('status: warnings alone leave the colour as it is, and are in the tooltip', () => {
+	const m = new ServersModel();
+	m.setServers([{ name: 'a', scope: 'user', type: 'local', state: 'connected', toolCount: 1 }]);
+	m.setProblems({ path: '/c.json', problems: [{ message: 'unknown key', severity: 'warning' }], summary: 'the config has 1 warning' });
+	assert.deepEqual(statusText('running', m.summary()), {
+		text: '$(plug) MCP 1/1',
+		tooltip: 'FreeCode: 1 of 1 enabled MCP servers connected\nThe config has 1 warning',
+		background: undefined,
+	});
+});

@@ -11,7 +11,7 @@ import { serverName } from './util';
  * the entry since, and asks again on any later change.
  */
 export const approveServer: CommandFactory = (fc) => async (node?: unknown) => {
-	const name = await serverName(fc, node, 'Project server to approve');
+	const name = await serverName(fc, node, 'approve');
 	if (!name) return;
 	const st = fc.model.server(name);
 	const prompt = st ? approvalPrompt(st) : { error: `No server named ${name}.` };
@@ -26,5 +26,5 @@ export const approveServer: CommandFactory = (fc) => async (node?: unknown) => {
 	);
 	const hash = approvedHash(prompt, picked?.title);
 	if (!hash) return;
-	await serverAction(fc, { kind: 'server', name }, 'Approving', (s, n) => s.approve(n, true, hash));
+	await serverAction(fc, { kind: 'server', name }, 'approve', 'Approving', (s, n) => s.approve(n, true, hash));
 };

@@ -1,5 +1,9 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { message, runCli, type CliResult } from '../cli';
+import type { FreeCode } from '../context';
+import { vscodeSources } from '../importSources';
 import { importConfirmation } from '../confirmations';
 import { truncate } from '../text';
 import type { CommandFactory } from './util';
@@ -20,22 +24,58 @@ const noConfigAt = /^no .* config at /m;
  * with `freecode mcp import`: a dry run first, shown to the user, and only
  * then the import.
  */
+/** chooseFile asks for a client's config file when it is not where it usually is. */
+async function chooseFile(label: string, why: string): Promise<string | undefined> {
+	const files = await vscode.window.showOpenDialog({
+		canSelectMany: false,
+		filters: { JSON: ['json', 'jsonc'] },
+		title: `${why} Choose ${label}'s MCP config file`,
+		openLabel: 'Import from This File',
+	});
+	return files?.[0]?.fsPath;
+}
+
+/**
+ * vscodeFile picks VS Code's mcp.json: the running editor's own, the
+ * workspace's, the usual places (importSources.ts); a picker when there
+ * are several, the file dialog when there is none.
+ */
+async function vscodeFile(fc: FreeCode): Promise<string | undefined> {
+	const found = vscodeSources({
+		globalStorage: fc.ext.globalStorageUri.fsPath,
+		home: os.homedir(),
+		platform: process.platform,
+		env: process.env,
+		folders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+		exists: (p) => fs.existsSync(p),
+	});
+	if (found.length === 0) return chooseFile('VS Code', 'No mcp.json of VS Code was found.');
+	if (found.length === 1) return found[0].path;
+	const choose = { label: '$(folder-opened) Choose File…', path: '' };
+	const pick = await vscode.window.showQuickPick(
+		[...found.map((s) => ({ label: s.label, description: s.path, path: s.path })), choose],
+		{ placeHolder: "Which of VS Code's MCP configs?" },
+	);
+	if (!pick) return undefined;
+	return pick === choose ? chooseFile('VS Code', '') : pick.path;
+}
+
 export const importServers: CommandFactory = (fc) => async () => {
 	const pick = await vscode.window.showQuickPick(kinds, { placeHolder: 'Import MCP servers from' });
 	if (!pick) return;
 	const args = ['mcp', 'import', pick.client];
 	try {
+		if (pick.client === 'vscode') {
+			const file = await vscodeFile(fc);
+			if (!file) return;
+			args.push(file);
+		}
 		let preview: CliResult = await runCli(fc.settings(), [...args, '--dry-run']);
 		if (preview.code !== 0 && noConfigAt.test(preview.stderr)) {
-			const choose = await vscode.window.showWarningMessage(preview.stderr.trim(), 'Choose File…');
-			if (!choose) return;
-			const files = await vscode.window.showOpenDialog({
-				canSelectMany: false,
-				filters: { JSON: ['json'] },
-				title: `${pick.label}'s MCP config`,
-			});
-			if (!files || files.length === 0) return;
-			args.push(files[0].fsPath);
+			// Not a toast that goes away: the dialog, saying why.
+			const file = await chooseFile(pick.label, `${preview.stderr.trim().split('\n')[0]}.`);
+			if (!file) return;
+			args.push(file);
 			preview = await runCli(fc.settings(), [...args, '--dry-run']);
 		}
 		if (preview.code !== 0) {

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { FreeCode } from '../context';
 import { addServer } from './addServer';
 import { approveServer } from './approveServer';
+import { disableServer, enableServer, removeServer, showServerConfiguration } from './configServer';
 import { getPrompt } from './getPrompt';
 import { importServers } from './importServers';
 import { openConfig } from './openConfig';
@@ -14,6 +15,7 @@ import { restartSidecar } from './restartSidecar';
 import { revokeServer } from './revokeServer';
 import { runTool } from './runTool';
 import { runToolWithArguments } from './runToolWithArguments';
+import { showConfigProblems } from './showConfigProblems';
 import { showServerLog } from './showServerLog';
 import { showSidecarLog } from './showSidecarLog';
 import { showToolDefinitions } from './showToolDefinitions';
@@ -42,6 +44,11 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.server.stop': stopServer,
 	'freecode.server.restart': restartServer,
 	'freecode.server.showLog': showServerLog,
+	'freecode.server.showConfiguration': showServerConfiguration,
+	'freecode.server.enable': enableServer,
+	'freecode.server.disable': disableServer,
+	'freecode.server.remove': removeServer,
+	'freecode.showConfigProblems': showConfigProblems,
 	'freecode.server.approve': approveServer,
 	'freecode.server.revoke': revokeServer,
 	'freecode.server.signIn': signIn,

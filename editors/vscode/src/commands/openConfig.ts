@@ -26,6 +26,16 @@ export const openConfig: CommandFactory = (fc) => async () => {
 		fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
 		fs.writeFileSync(file, emptyConfig, { mode: 0o600, flag: 'wx' });
 	}
-	const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-	await vscode.window.showTextDocument(doc, { preview: false });
+	await openConfigDocument(vscode.Uri.file(file));
 };
+
+/**
+ * openConfigDocument opens a config or settings file as JSON with comments,
+ * which is what FreeCode reads (a plain JSON editor flags every // comment),
+ * with the cursor at selection when given.
+ */
+export async function openConfigDocument(uri: vscode.Uri, selection?: vscode.Range): Promise<vscode.TextEditor> {
+	let doc = await vscode.workspace.openTextDocument(uri);
+	if (doc.languageId !== 'jsonc') doc = await vscode.languages.setTextDocumentLanguage(doc, 'jsonc');
+	return vscode.window.showTextDocument(doc, { preview: false, selection });
+}

@@ -3,4 +3,4 @@ import { serverAction } from './serverAction';
 
 /** restartServer reconnects a server (freecode/servers/restart). */
 export const restartServer: CommandFactory = (fc) => (node?: unknown) =>
-	serverAction(fc, node, 'Restarting', (s, name) => s.restart(name));
+	serverAction(fc, node, 'restart', 'Restarting', (s, name) => s.restart(name));

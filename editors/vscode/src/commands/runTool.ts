@@ -1,15 +1,17 @@
 import * as vscode from 'vscode';
 import { toolKind } from '../model';
 import type { Node } from '../nodes';
-import { argumentsDocument } from '../schemaPrefill';
+import { argumentsDocument, takesNoArguments } from '../schemaPrefill';
 import { printable } from '../text';
 import type { CommandFactory } from './util';
+import { runAndShow } from './runToolWithArguments';
 import { session } from './util';
 
 /**
  * runTool is the manual way to try a server: pick a tool, get its required
- * arguments prefilled from its input schema in a JSON document to edit, then
- * run it with Run Tool with These Arguments.
+ * arguments prefilled from its input schema in the arguments document to
+ * edit, then run it with Run Tool with These Arguments. A tool that takes
+ * no arguments runs at once.
  */
 export const runTool: CommandFactory = (fc) => async (node?: unknown) => {
 	if (!session(fc)) return;
@@ -38,10 +40,9 @@ export const runTool: CommandFactory = (fc) => async (node?: unknown) => {
 		void vscode.window.showErrorMessage(`No tool ${printable(id)} (its server may have gone).`);
 		return;
 	}
-	const doc = await vscode.workspace.openTextDocument({
-		language: 'jsonc',
-		content: argumentsDocument(tool.id, tool.inputSchema),
-	});
-	fc.toolRuns.remember(doc, tool.id);
-	await vscode.window.showTextDocument(doc, { preview: false });
+	if (takesNoArguments(tool.inputSchema)) {
+		await runAndShow(fc, tool.id, {});
+		return;
+	}
+	await fc.toolRuns.openArguments(tool.id, argumentsDocument(tool.id, tool.inputSchema));
 };

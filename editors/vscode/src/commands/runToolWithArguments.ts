@@ -1,7 +1,10 @@
 import * as vscode from 'vscode';
+import type { FreeCode } from '../context';
 import type { ToolCall } from '../protocol';
 import { resultDocument, resultSummary } from '../resultText';
 import { parseArgumentsDocument } from '../schemaPrefill';
+import { RESULT_DOC } from '../toolRuns';
+import { SCHEME } from '../readOnlyDocs';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 
@@ -22,9 +25,14 @@ export const runToolWithArguments: CommandFactory = (fc) => async () => {
 		void vscode.window.showErrorMessage(parsed.error);
 		return;
 	}
+	await runAndShow(fc, tool, parsed.value);
+};
+
+/** runAndShow runs one call and shows its result in the result document, reused from run to run. */
+export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Promise<void> {
 	const s = session(fc);
 	if (!s) return;
-	const call: ToolCall = { callId: fc.toolRuns.callId(), tool, arguments: parsed.value };
+	const call: ToolCall = { callId: fc.toolRuns.callId(), tool, arguments: args };
 	try {
 		const res = await vscode.window.withProgress(
 			{ location: vscode.ProgressLocation.Notification, title: `Running ${tool}`, cancellable: true },
@@ -47,14 +55,15 @@ export const runToolWithArguments: CommandFactory = (fc) => async () => {
 			void vscode.window.showErrorMessage(`${tool}: the sidecar returned no result.`);
 			return;
 		}
-		await fc.docs.show(`results/${call.callId}/${tool}.txt`, resultDocument(tool, r), {
-			preview: true,
-			viewColumn: vscode.ViewColumn.Beside,
-		});
+		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${RESULT_DOC}` });
+		const column = fc.toolRuns.resultColumn(uri);
+		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), { preview: true, preserveFocus: true, viewColumn: column });
+		fc.toolRuns.showImages(tool, r, vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString())?.viewColumn ?? column);
 		const summary = resultSummary(tool, r);
-		if (r.isError) void vscode.window.showErrorMessage(summary);
+		// A call the user denied went as they asked: no error for it.
+		if (r.isError && r.decision !== 'denied') void vscode.window.showErrorMessage(summary);
 		else void vscode.window.showInformationMessage(summary);
 	} catch (e) {
 		showError(`Running ${tool}`, e);
 	}
-};
+}

@@ -6,9 +6,18 @@ import * as vscode from 'vscode';
 import type { Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { ServerStatus } from '../protocol';
+import type { ServerAction } from '../serverActions';
 import type { Session } from '../session';
 import { oneLine } from '../text';
 import { confirm, serverName, session, showError } from './util';
+
+const stateDone = {
+	connected: 'connected',
+	connecting: 'connecting…',
+	stopped: 'stopped',
+	idle: 'ready, started on demand',
+	disabled: 'disabled',
+} as const;
 
 /**
  * serverAction runs an action on the server of node, or on one the user
@@ -18,13 +27,14 @@ import { confirm, serverName, session, showError } from './util';
 export async function serverAction(
 	fc: FreeCode,
 	node: unknown,
+	action: ServerAction,
 	verb: string,
 	run: (s: Session, name: string) => Promise<ServerStatus>,
 	confirmation?: (name: string) => Confirmation,
 ): Promise<void> {
 	const s = session(fc);
 	if (!s) return;
-	const name = await serverName(fc, node, `${verb} which server?`);
+	const name = await serverName(fc, node, action);
 	if (!name) return;
 	if (confirmation && !(await confirm(confirmation(name)))) return;
 	try {
@@ -32,7 +42,11 @@ export async function serverAction(
 			{ location: { viewId: 'freecode.servers' }, title: `${verb} ${name}` },
 			() => run(s, name),
 		);
-		if (st.state === 'failed') {
+		if (st.state in stateDone) {
+			// The row changes too, but a command from the palette or the
+			// status bar's menu needs its answer where the user looks.
+			vscode.window.setStatusBarMessage(`$(check) ${name}: ${stateDone[st.state as keyof typeof stateDone]}`, 5000);
+		} else if (st.state === 'failed') {
 			void vscode.window.showErrorMessage(`${name} failed: ${oneLine(st.lastError ?? 'no reason given', 300)}`, 'Show Log').then((pick) => {
 				if (pick) fc.logs.show(name, st);
 			});

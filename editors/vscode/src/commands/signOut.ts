@@ -7,4 +7,4 @@ import { serverAction } from './serverAction';
  * once confirmed: its next start needs a sign-in.
  */
 export const signOut: CommandFactory = (fc) => (node?: unknown) =>
-	serverAction(fc, node, 'Signing out of', (s, name) => s.logout(name), signOutConfirmation);
+	serverAction(fc, node, 'signOut', 'Signing out of', (s, name) => s.logout(name), signOutConfirmation);

@@ -3,4 +3,4 @@ import { serverAction } from './serverAction';
 
 /** stopServer disconnects a server until it is started again (freecode/servers/stop). */
 export const stopServer: CommandFactory = (fc) => (node?: unknown) =>
-	serverAction(fc, node, 'Stopping', (s, name) => s.stop(name));
+	serverAction(fc, node, 'stop', 'Stopping', (s, name) => s.stop(name));

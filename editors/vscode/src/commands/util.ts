@@ -6,7 +6,7 @@ import { confirmed, type Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { Node } from '../nodes';
 import type { Session } from '../session';
-import { serverNodes } from '../views/tree';
+import { actionWords, serverPicks, type ServerAction } from '../serverActions';
 
 /** session returns the live session, or tells the user why there is none. */
 export function session(fc: FreeCode): Session | undefined {
@@ -24,20 +24,20 @@ export function session(fc: FreeCode): Session | undefined {
 	return undefined;
 }
 
-/** serverName is the server of a tree node, or one the user picks. */
-export async function serverName(fc: FreeCode, node: unknown, placeHolder: string): Promise<string | undefined> {
+/**
+ * serverName is the server of a tree node, or one the user picks among the
+ * servers action applies to (from the palette, or the status bar's menu).
+ */
+export async function serverName(fc: FreeCode, node: unknown, action: ServerAction): Promise<string | undefined> {
 	const n = node as Node | undefined;
 	if (n && n.kind === 'server') return n.name;
 	if (n && n.kind === 'tool') return n.server;
-	const nodes = serverNodes(fc.model);
-	if (nodes.length === 0) {
-		void vscode.window.showInformationMessage('No MCP server is configured.');
+	const picks = serverPicks(fc.model.servers(), action);
+	if (picks.length === 0) {
+		void vscode.window.showInformationMessage(actionWords[action].none);
 		return undefined;
 	}
-	const pick = await vscode.window.showQuickPick(
-		nodes.map((s) => ({ label: s.label, description: s.description, name: s.name })),
-		{ placeHolder },
-	);
+	const pick = await vscode.window.showQuickPick(picks, { placeHolder: actionWords[action].placeHolder });
 	return pick?.name;
 }
 

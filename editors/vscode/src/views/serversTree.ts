@@ -6,9 +6,11 @@
 // the headless tests check every word.
 
 import { hasTools, toolKind, type ServersModel } from '../model';
+import { canDo, type ServerAction } from '../serverActions';
 import type { Icon, ServerNode, ToolNode } from '../nodes';
 import type { ServerState, ServerStatus, ToolInfo } from '../protocol';
 import { commandLine, oneLine, printable } from '../text';
+import { since } from '../wording';
 
 const stateIcons: Record<ServerState, Icon> = {
 	connected: { id: 'pass-filled', color: 'testing.iconPassed' },
@@ -44,11 +46,16 @@ function plural(n: number, one: string, many: string): string {
 	return `${n} ${n === 1 ? one : many}`;
 }
 
+const menuActions: ServerAction[] = ['start', 'stop', 'restart', 'enable', 'disable', 'remove'];
+
 /** serverNode describes one server: state icon and words, tool count, scope. */
-export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerNode {
+export function serverNode(s: ServerStatus, tools: readonly ToolInfo[], now = Date.now()): ServerNode {
 	const parts: string[] = [];
 	if (s.state === 'failed' && s.lastError) {
 		parts.push(`failed: ${oneLine(s.lastError, descriptionErrorChars)}`);
+	} else if ((s.state === 'connecting' || s.state === 'reconnecting') && s.retry) {
+		// Between tries: what went wrong, and when the next one comes.
+		parts.push(`${retryWords(s.retry, now)}${s.lastError ? `: ${oneLine(s.lastError, descriptionErrorChars)}` : ''}`);
 	} else {
 		parts.push(stateWords[s.state]);
 	}
@@ -66,6 +73,8 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 		...(s.type === 'remote' ? ['remote'] : []),
 		// A project server that runs, or ran, was approved: it can be revoked.
 		...(s.scope === 'project' && s.state !== 'awaitingApproval' ? ['approved'] : []),
+		// What the menus offer: serverActions.ts decides, the when clauses match.
+		...menuActions.filter((a) => canDo(a, s)).map((a) => `can:${a}`),
 	];
 	return {
 		kind: 'server',
@@ -79,8 +88,15 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[]): ServerN
 	};
 }
 
+/** retryWords is "retrying 2/6 in 4 s", from when the status was read. */
+export function retryWords(r: { attempt: number; max: number; nextAt: string }, now: number): string {
+	const at = Date.parse(r.nextAt);
+	const secs = Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+	return `retrying ${r.attempt}/${r.max}${secs !== undefined && secs > 0 ? ` in ${secs} s` : ''}`;
+}
+
 /** serverTooltip is everything the status says, one fact a line, with what the server sent made printable. */
-export function serverTooltip(s: ServerStatus): string {
+export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
 	const kind = s.type === 'local' ? 'local (stdio)' : `remote${s.transport ? ` (${s.transport})` : ''}`;
 	lines.push(`${kind}, ${s.scope === 'project' ? "from this project's settings" : 'from your config'}`);
@@ -91,12 +107,14 @@ export function serverTooltip(s: ServerStatus): string {
 	if (hasTools(s.state)) lines.push(`tools: ${s.toolCount}`);
 	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
-	if (s.connectedAt) lines.push(`connected since: ${printable(s.connectedAt)}`);
+	if (s.connectedAt) lines.push(`connected since ${printable(since(s.connectedAt, now))}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
 	if (s.state === 'awaitingApproval') lines.push('This project ships this server; it runs once you approve it.');
 	if (s.state === 'needsAuth') lines.push('The server needs you to sign in.');
 	if (s.state === 'idle') lines.push('Started on demand: the first call of one of its tools starts it.');
 	if (s.lastError) lines.push(`last error: ${printable(s.lastError)}`);
+	if (s.exitCode !== undefined) lines.push(`exit code: ${s.exitCode}`);
+	if (s.retry) lines.push(retryWords(s.retry, now));
 	if (s.stderrTail && s.stderrTail.length > 0) {
 		lines.push('stderr:');
 		for (const l of s.stderrTail.slice(-5)) lines.push(`  ${printable(l)}`);

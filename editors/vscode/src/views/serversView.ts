@@ -40,7 +40,9 @@ class Provider implements vscode.TreeDataProvider<Node> {
 		item.tooltip = node.tooltip;
 		item.iconPath = themeIcon(node.icon);
 		item.contextValue = node.contextValue;
-		if (node.kind === 'resource') item.command = { command: 'freecode.resource.open', title: 'Open Resource', arguments: [node] };
+		// A click (or Enter) does what the row's inline button does.
+		const click = clickCommands[node.kind];
+		if (click) item.command = { command: click, title: node.label, arguments: [node] };
 		return item;
 	}
 
@@ -48,6 +50,13 @@ class Provider implements vscode.TreeDataProvider<Node> {
 		this.emitter.dispose();
 	}
 }
+
+const clickCommands: Partial<Record<Node['kind'], string>> = {
+	resource: 'freecode.resource.open',
+	tool: 'freecode.runTool',
+	prompt: 'freecode.prompt.get',
+	notice: 'freecode.showConfigProblems',
+};
 
 function nodeId(node: Node): string {
 	switch (node.kind) {
@@ -61,6 +70,8 @@ function nodeId(node: Node): string {
 			return `resource:${node.server}:${node.uri}`;
 		case 'prompt':
 			return `prompt:${node.server}:${node.name}`;
+		case 'notice':
+			return `notice:${node.path}`;
 	}
 }
 

@@ -1,0 +1,56 @@
+// Where the running editor keeps VS Code's MCP servers, for Import MCP
+// Servers: its own user mcp.json (next to its globalStorage, so code-server's
+// and a desktop VS Code's alike, whichever runs), the desktop VS Code's
+// default one, code-server's default one, and each workspace folder's
+// .vscode/mcp.json. Only those that exist are offered; with none, a file
+// picker. Pure: no `vscode` import; the caller says what exists.
+
+import * as path from 'node:path';
+
+export interface Where {
+	/** The extension's globalStorage directory: <user data>/User/globalStorage/<extension id>. */
+	globalStorage: string;
+	home: string;
+	platform: NodeJS.Platform;
+	env: Readonly<Record<string, string | undefined>>;
+	/** The workspace folders' paths. */
+	folders: readonly string[];
+	exists(p: string): boolean;
+}
+
+export interface Source {
+	label: string;
+	path: string;
+}
+
+function desktopUserDir(w: Where): string {
+	switch (w.platform) {
+		case 'darwin':
+			return path.join(w.home, 'Library', 'Application Support', 'Code', 'User');
+		case 'win32':
+			return path.join(w.env.APPDATA ?? path.join(w.home, 'AppData', 'Roaming'), 'Code', 'User');
+		default:
+			return path.join(w.env.XDG_CONFIG_HOME || path.join(w.home, '.config'), 'Code', 'User');
+	}
+}
+
+/** vscodeSources lists the VS Code mcp.json files there are, this editor's first, each once. */
+export function vscodeSources(w: Where): Source[] {
+	const all: Source[] = [
+		{ label: "This editor's user MCP servers", path: path.join(w.globalStorage, '..', '..', 'mcp.json') },
+		...w.folders.map((f) => ({ label: `Workspace ${path.basename(f)}`, path: path.join(f, '.vscode', 'mcp.json') })),
+		{ label: 'VS Code (desktop)', path: path.join(desktopUserDir(w), 'mcp.json') },
+		{
+			label: 'code-server',
+			path: path.join(w.env.XDG_DATA_HOME || path.join(w.home, '.local', 'share'), 'code-server', 'User', 'mcp.json'),
+		},
+	];
+	const seen = new Set<string>();
+	return all
+		.map((s) => ({ ...s, path: path.normalize(s.path) }))
+		.filter((s) => {
+			if (seen.has(s.path) || !w.exists(s.path)) return false;
+			seen.add(s.path);
+			return true;
+		});
+}

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { vscodeSources, type Where } from '../src/importSources';
+
+function where(existing: string[], over: Partial<Where> = {}): Where {
+	return {
+		globalStorage: '/d/user-data/User/globalStorage/freecode.freecode',
+		home: '/home/me',
+		platform: 'linux',
+		env: {},
+		folders: ['/w/app'],
+		exists: (p) => existing.includes(p),
+		...over,
+	};
+}
+
+test("import: this editor's own mcp.json first, then the workspace's, then the usual places, only those that exist", () => {
+	const all = ['/d/user-data/User/mcp.json', '/w/app/.vscode/mcp.json', '/home/me/.config/Code/User/mcp.json', '/home/me/.local/share/code-server/User/mcp.json'];
+	assert.deepEqual(vscodeSources(where(all)), [
+		{ label: "This editor's user MCP servers", path: '/d/user-data/User/mcp.json' },
+		{ label: 'Workspace app', path: '/w/app/.vscode/mcp.json' },
+		{ label: 'VS Code (desktop)', path: '/home/me/.config/Code/User/mcp.json' },
+		{ label: 'code-server', path: '/home/me/.local/share/code-server/User/mcp.json' },
+	]);
+	assert.deepEqual(vscodeSources(where([])), []);
+});
+
+test('import: the desktop VS Code running is listed once, as this editor', () => {
+	const desktop = where(['/home/me/.config/Code/User/mcp.json'], { globalStorage: '/home/me/.config/Code/User/globalStorage/freecode.freecode', folders: [] });
+	assert.deepEqual(vscodeSources(desktop), [{ label: "This editor's user MCP servers", path: '/home/me/.config/Code/User/mcp.json' }]);
+	const mac = where(['/Users/me/Library/Application Support/Code/User/mcp.json'], { home: '/Users/me', platform: 'darwin', folders: [] });
+	assert.deepEqual(vscodeSources(mac).map((s) => s.label), ['VS Code (desktop)']);
+	const xdg = where(['/x/data/code-server/User/mcp.json'], { env: { XDG_DATA_HOME: '/x/data' }, folders: [] });
+	assert.deepEqual(vscodeSources(xdg).map((s) => s.label), ['code-server']);
+});
