@@ -160,33 +160,46 @@ func (c *cli) call(ctx context.Context, tool string, args map[string]any) error 
 
 // runCLI drives scenario against serverURL through the freecode binary.
 func runCLI(ctx context.Context, serverURL, scenario string, stderr io.Writer) error {
-	sc, err := readSuiteContext()
+	c, sc, done, err := prepare(ctx, serverURL, scenario, stderr, "freecode-conformance-cli")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "freecode-conformance-cli")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	stderr, closeLog, err := withLog(stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	c, err := newCLI(dir, stderr)
-	if err != nil {
-		return err
-	}
-	if err := c.add(ctx, serverURL, scenario, sc); err != nil {
-		return err
-	}
+	defer done()
 	if isAuth(scenario) {
 		if _, err := c.run(ctx, "mcp", "login", serverName); err != nil {
 			return err
 		}
 	}
 	return play(ctx, c, scenario, sc)
+}
+
+// prepare makes a config in a directory of its own (named after prefix)
+// holding the scenario's server, for a driver; done removes it and closes
+// the log that stderr now goes to as well.
+func prepare(ctx context.Context, serverURL, scenario string, stderr io.Writer, prefix string) (_ *cli, _ suiteContext, done func(), err error) {
+	sc, err := readSuiteContext()
+	if err != nil {
+		return nil, sc, nil, err
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, sc, nil, err
+	}
+	stderr, closeLog, err := withLog(stderr)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, sc, nil, err
+	}
+	done = func() { closeLog(); os.RemoveAll(dir) }
+	c, err := newCLI(dir, stderr)
+	if err == nil {
+		err = c.add(ctx, serverURL, scenario, sc)
+	}
+	if err != nil {
+		done()
+		return nil, sc, nil, err
+	}
+	return c, sc, done, nil
 }
 
 // add adds the scenario's server, as `freecode mcp add` does: over

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -37,27 +37,12 @@ type sidecar struct {
 
 // runSidecar drives scenario against serverURL through the sidecar.
 func runSidecar(ctx context.Context, serverURL, scenario string, stderr io.Writer) error {
-	sc, err := readSuiteContext()
+	c, sc, done, err := prepare(ctx, serverURL, scenario, stderr, "freecode-conformance-sidecar")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "freecode-conformance-sidecar")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	stderr, closeLog, err := withLog(stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	c, err := newCLI(dir, stderr)
-	if err != nil {
-		return err
-	}
-	if err := c.add(ctx, serverURL, scenario, sc); err != nil {
-		return err
-	}
+	defer done()
+	dir, stderr := filepath.Dir(c.config), c.stderr
 
 	cmd := exec.Command(c.bin, "--config", c.config, "serve", "--stdio")
 	cmd.Env, cmd.Dir, cmd.Stderr = c.env, dir, stderr
