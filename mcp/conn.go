@@ -181,8 +181,12 @@ type Conn struct {
 	// once: a connect failed after a discovery that brought no answer (and
 	// the attempt after it the newest again, see noteNegotiation).
 	skipDiscovery bool
-	lists         listState // resources and prompts (lists.go)
-	logLevel      string    // see SetLogLevel
+	// unanswered is set when an attempt failed after its discovery was
+	// given up unanswered; patient makes the next discovery wait the
+	// whole connect (see Conn.start's second attempt for NoRetry).
+	unanswered, patient bool
+	lists               listState // resources and prompts (lists.go)
+	logLevel            string    // see SetLogLevel
 
 	// redactor hides the secrets of the current session (a local server's
 	// env values; a remote one's header values, URL userinfo, query and

@@ -76,6 +76,15 @@ func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
 	c.emitStatus(st)
 
 	s, tools, err := c.connect(ctx, login)
+	if err != nil && c.opts.NoRetry && ctx.Err() == nil && retryable(err) && c.takeUnanswered() {
+		// A one-shot connect has no later attempt to learn from: a
+		// server that answered its discovery only late (a loaded
+		// machine) and refused the fallback's initialize, as a server
+		// that speaks only the newest protocol does, gets one more,
+		// whose discovery waits the whole connect.
+		c.logger.Info("the discovery went unanswered and the fallback failed; connecting once more, waiting for the discovery", "error", err)
+		s, tools, err = c.connect(ctx, login)
+	}
 	c.handoverMu.Lock()
 	c.mu.Lock()
 	if c.closed || err != nil {
@@ -177,6 +186,19 @@ func retryable(err error) bool {
 	}
 	var cerr *configError
 	return !errors.As(err, &cerr) && !errors.Is(err, ErrURLRefused) && !errors.Is(err, oauth.ErrNeedsAuth)
+}
+
+// takeUnanswered reports whether the attempt that just failed had its
+// discovery given up unanswered, and if so makes the next discovery
+// patient and not skipped.
+func (c *Conn) takeUnanswered() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.unanswered {
+		return false
+	}
+	c.unanswered, c.patient, c.skipDiscovery = false, true, false
+	return true
 }
 
 // endAttemptLocked records that a connect attempt ended, for awaitAttempt.

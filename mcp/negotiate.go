@@ -29,7 +29,11 @@ import (
 // at 2025-11-25 on the same connection. Some older servers never answer a
 // request they do not know before initialize: the discovery gets
 // discoveryWait(timeout) to be answered, then the go-sdk falls back all the
-// same, so a connect never hangs on it.
+// same, so a connect never hangs on it. A server that speaks only the
+// newest may answer its discovery late (a loaded machine) and then refuse
+// the fallback's initialize: a Conn's later attempts alternate between the
+// two, and a one-shot Conn (NoRetry), which has no later attempt, makes one
+// more at once whose discovery waits the whole connect.
 //
 // What it costs is paid once per entry: a fallback is remembered (see
 // VersionMemo) and the next connects, of this process and of the next ones,
@@ -78,9 +82,10 @@ type discoveryProbe struct {
 	// ends there instead of sending initialize to be refused again.
 	failed func()
 
-	mu   sync.Mutex
-	sent bool
-	why  string // why the discovery did not give the newest version, or ""
+	mu         sync.Mutex
+	sent       bool
+	unanswered bool   // given up: no answer within wait
+	why        string // why the discovery did not give the newest version, or ""
 	// held counts the sign-ins under way (hold): the wait starts again in
 	// full once they end, as the answer a sign-in holds up is the
 	// server's only after it, and one that runs out meanwhile waits for
@@ -144,6 +149,7 @@ func (p *discoveryProbe) record(res mcpsdk.Result, err, cause error) {
 	p.sent = true
 	switch {
 	case errors.Is(cause, errNoDiscoverAnswer):
+		p.unanswered = true
 		p.why = fmt.Sprintf("%s within %v", errNoDiscoverAnswer, p.wait)
 	case err != nil:
 		msg := err.Error()
@@ -243,6 +249,13 @@ func (c *Conn) sessionVersion(srv config.Server) (string, *discoveryProbe) {
 	if skip || c.versions.fellBack(c.srv) {
 		return config.DefaultProtocolVersion, nil
 	}
+	c.mu.Lock()
+	patient := c.patient
+	c.mu.Unlock()
+	if patient {
+		// The go-sdk's fallback then comes only at the attempt's end.
+		return LatestProtocolVersion, &discoveryProbe{wait: srv.Timeout}
+	}
 	return LatestProtocolVersion, &discoveryProbe{wait: discoveryWait(srv.Timeout)}
 }
 
@@ -259,6 +272,12 @@ func (c *Conn) noteNegotiation(ctx context.Context, p *discoveryProbe, version s
 	}
 	c.mu.Lock()
 	skipped := c.skipDiscovery
+	c.unanswered = false
+	if p != nil && connectErr != nil {
+		p.mu.Lock()
+		c.unanswered = p.unanswered
+		p.mu.Unlock()
+	}
 	c.mu.Unlock()
 	var why string
 	switch {
