@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +69,8 @@ func TestToolSearchRecallIdeas(t *testing.T) {
 		{"each tool of a server already taken counts less (diversification)", diversifySettings(x)},
 		{"a bonus for the query's pairs of words found together in a tool's text", bigramSettings(x)},
 		{"words of a request (please, help, want, …) as stop words", requestWordSettings(x)},
+		{"a file path in the query adds \"file\"; save, write and store one verb", pathSettings(x)},
+		{"a relative date (today, tomorrow, a weekday, …) adds \"date\" and \"time\"", dateSettings(x)},
 		{"one field weight, k1, b or the verbs' weight changed", weightSettings(x)},
 	}
 	score := func(search func(string) []*Tool) toolrecall.Split {
@@ -360,20 +363,7 @@ var ideaVocabulary = [][]string{
 }
 
 func vocabSettings(x *searchIndex) []recallSetting {
-	related := make(map[string][]string)
-	for _, g := range ideaVocabulary {
-		var ts []string
-		for _, w := range g {
-			ts = slices.AppendSeq(ts, terms(w))
-		}
-		for _, t := range ts {
-			for _, o := range ts {
-				if o != t && !slices.Contains(related[t], o) {
-					related[t] = append(related[t], o)
-				}
-			}
-		}
-	}
+	related := relatedTerms(ideaVocabulary)
 	var out []recallSetting
 	for _, weight := range []float64{0.05, 0.1, 0.2, 0.3, 0.5} {
 		out = append(out, recallSetting{fmt.Sprintf("weight %.2f", weight), func(q string) []*Tool {
@@ -532,6 +522,60 @@ func weightSettings(x *searchIndex) []recallSetting {
 					idx = newSearchIndex(x.tools)
 				}
 				return topTools(idx, rankAll(idx, queryTerms(q)), 10)
+			}})
+		}
+	}
+	return out
+}
+
+// withTerms returns qs and each of add not in it, at weight w.
+func withTerms(qs []queryTerm, w float64, add ...string) []queryTerm {
+	for _, t := range add {
+		if !slices.ContainsFunc(qs, func(q queryTerm) bool { return q.term == t }) {
+			qs = append(qs, queryTerm{t, w})
+		}
+	}
+	return qs
+}
+
+// filePath matches a path ("/root/a/b.md", "./x") or a file name with a
+// common extension; urlText matches what is a URL instead.
+var (
+	filePath = regexp.MustCompile(`(^|\s)(~|\.{1,2})?/[\w.\-]+(/[\w.\-]*)*|\b[\w\-]+\.(md|txt|pdf|docx?|xlsx?|csv|pptx?|png|jpe?g|json|html?|py|js|ts|go|wav|mp3|mp4|zip|svg)\b`)
+	urlText  = regexp.MustCompile(`https?://\S+|\bwww\.\S+`)
+)
+
+func pathSettings(x *searchIndex) []recallSetting {
+	persist := []string{"save", "write", "store"}
+	var out []recallSetting
+	for _, pathWeight := range []float64{0, 0.3, 0.5, 1} {
+		for _, verbWeight := range []float64{0, 0.1, 0.3, 0.5, 1} {
+			out = append(out, recallSetting{fmt.Sprintf("\"file\" at %.1f, the verbs at %.1f", pathWeight, verbWeight), func(q string) []*Tool {
+				qs := queryTerms(q)
+				if pathWeight > 0 && filePath.MatchString(urlText.ReplaceAllString(q, " ")) {
+					qs = withTerms(qs, pathWeight, "file")
+				}
+				if slices.ContainsFunc(qs, func(q queryTerm) bool { return q.weight == 1 && slices.Contains(persist, q.term) }) {
+					qs = withTerms(qs, verbWeight, persist...)
+				}
+				return topTools(x, rankAll(x, qs), 10)
+			}})
+		}
+	}
+	return out
+}
+
+func dateSettings(x *searchIndex) []recallSetting {
+	relative := strings.Fields("today tomorrow yesterday tonight now latest recent monday tuesday wednesday thursday friday saturday sunday week weekend month year")
+	var out []recallSetting
+	for _, add := range []string{"current time", "date time", "current date time"} {
+		for _, w := range []float64{0.1, 0.3, 0.5, 1} {
+			out = append(out, recallSetting{fmt.Sprintf("%q at %.1f", add, w), func(q string) []*Tool {
+				qs := queryTerms(q)
+				if slices.ContainsFunc(qs, func(q queryTerm) bool { return slices.Contains(relative, q.term) }) {
+					qs = withTerms(qs, w, strings.Fields(add)...)
+				}
+				return topTools(x, rankAll(x, qs), 10)
 			}})
 		}
 	}
