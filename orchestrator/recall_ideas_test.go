@@ -70,6 +70,7 @@ func TestToolSearchRecallIdeas(t *testing.T) {
 		{"a bonus for the query's pairs of words found together in a tool's text", bigramSettings(x)},
 		{"words of a request (please, help, want, …) as stop words", requestWordSettings(x)},
 		{"a file path in the query adds \"file\"; save, write and store one verb", pathSettings(x)},
+		{"a file path's words (its folders' and file's names) count less", pathWordSettings(x)},
 		{"a relative date (today, tomorrow, a weekday, …) adds \"date\" and \"time\"", dateSettings(x)},
 		{"one field weight, k1, b or the verbs' weight changed", weightSettings(x)},
 	}
@@ -574,6 +575,40 @@ func dateSettings(x *searchIndex) []recallSetting {
 				qs := queryTerms(q)
 				if slices.ContainsFunc(qs, func(q queryTerm) bool { return slices.Contains(relative, q.term) }) {
 					qs = withTerms(qs, w, strings.Fields(add)...)
+				}
+				return topTools(x, rankAll(x, qs), 10)
+			}})
+		}
+	}
+	return out
+}
+
+// pathWordSettings give the words of the query's file paths a weight of
+// their own, the file's extension kept at 1 or not.
+func pathWordSettings(x *searchIndex) []recallSetting {
+	var out []recallSetting
+	for _, w := range []float64{0, 0.1, 0.3, 0.5} {
+		for _, keepExt := range []bool{false, true} {
+			out = append(out, recallSetting{fmt.Sprintf("at %.1f, the extension at 1 %v", w, keepExt), func(q string) []*Tool {
+				var paths []string
+				rest := filePath.ReplaceAllStringFunc(urlText.ReplaceAllString(q, " "), func(p string) string {
+					paths = append(paths, p)
+					return " "
+				})
+				urls := urlText.FindAllString(q, -1)
+				qs := queryTerms(rest + " " + strings.Join(urls, " "))
+				for _, p := range paths {
+					ext := ""
+					if i := strings.LastIndexByte(p, '.'); i > strings.LastIndexByte(p, '/') {
+						ext = strings.ToLower(p[i+1:])
+					}
+					for term := range terms(p) {
+						if keepExt && term == ext {
+							qs = withTerms(qs, 1, term)
+						} else if w > 0 {
+							qs = withTerms(qs, w, term)
+						}
+					}
 				}
 				return topTools(x, rankAll(x, qs), 10)
 			}})
