@@ -164,27 +164,7 @@ func (x *searchIndex) search(query string, limit int, skip func(*Tool) bool) (fo
 		scratchPool.Put(sc)
 	}()
 	scores := sc.scores
-	n := float64(len(x.tools))
-	for _, q := range queryTerms(query) {
-		ps := x.postings[q.term]
-		if len(ps) == 0 {
-			continue
-		}
-		df := float64(len(ps))
-		idf := q.weight * math.Log(1+(n-df+0.5)/(df+0.5))
-		for _, p := range ps {
-			var w float64
-			for f := range numFields {
-				if p.tf[f] > 0 {
-					w += fieldWeights[f] * float64(p.tf[f]) / x.norm[p.doc][f]
-				}
-			}
-			if scores[p.doc] == 0 {
-				sc.touched = append(sc.touched, p.doc)
-			}
-			scores[p.doc] += idf * w / (bm25K1 + w)
-		}
-	}
+	x.score(queryTerms(query), sc)
 	// The best limit, kept sorted: most candidates fall below the last
 	// kept one and cost one comparison (and one skip, to be counted).
 	top := make([]hit, 0, limit+1)
@@ -212,6 +192,32 @@ func (x *searchIndex) search(query string, limit int, skip func(*Tool) bool) (fo
 		found[i] = x.tools[h.doc]
 	}
 	return found, more
+}
+
+// score adds to sc each tool's BM25F score for qs, noting in sc.touched
+// each tool that had none before.
+func (x *searchIndex) score(qs []queryTerm, sc *scratch) {
+	n := float64(len(x.tools))
+	for _, q := range qs {
+		ps := x.postings[q.term]
+		if len(ps) == 0 {
+			continue
+		}
+		df := float64(len(ps))
+		idf := q.weight * math.Log(1+(n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			var w float64
+			for f := range numFields {
+				if p.tf[f] > 0 {
+					w += fieldWeights[f] * float64(p.tf[f]) / x.norm[p.doc][f]
+				}
+			}
+			if sc.scores[p.doc] == 0 {
+				sc.touched = append(sc.touched, p.doc)
+			}
+			sc.scores[p.doc] += idf * w / (bm25K1 + w)
+		}
+	}
 }
 
 // lookup returns the tool whose id or alias is name.

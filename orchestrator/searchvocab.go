@@ -50,9 +50,12 @@ var verbGroups = [][]string{
 }
 
 // verbIndex maps each term of verbGroups to the other terms of its groups.
-var verbIndex = func() map[string][]string {
+var verbIndex = relatedTerms(verbGroups)
+
+// relatedTerms maps each term of groups to the other terms of its groups.
+func relatedTerms(groups [][]string) map[string][]string {
 	m := make(map[string][]string)
-	for _, g := range verbGroups {
+	for _, g := range groups {
 		var ts []string
 		for _, w := range g {
 			ts = slices.AppendSeq(ts, terms(w))
@@ -66,7 +69,7 @@ var verbIndex = func() map[string][]string {
 		}
 	}
 	return m
-}()
+}
 
 // expansions returns the terms term stands with in verbGroups.
 func expansions(term string) []string { return verbIndex[term] }
