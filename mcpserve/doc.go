@@ -105,7 +105,12 @@
 // _meta and Mcp-Method and Mcp-Name against the body, and refuses what the
 // revision removed (initialize, ping, logging/setLevel); any other POST to
 // the sessions if it is an initialize or a batch, else to the stateless
-// handler. Over stdio one session serves either.
+// handler. Over stdio one session serves either, each message by the
+// revision it names: a call whose _meta names 2026-07-28 is served as one
+// request of that revision, a JSON-RPC batch holding one is refused
+// (its calls answered with errors; the session goes on), and on a session
+// that never initialized a call naming no revision is refused instead of
+// served under the revision of the calls before it.
 //
 // The server declares the prompts capability and lists none: the go-sdk
 // answers prompts/list whatever the capabilities say, and 2026-07-28
