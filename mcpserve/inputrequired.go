@@ -65,7 +65,7 @@ var _ orchestrator.Approver = (*inputApprover)(nil)
 
 // errAskClient ends the first round of a call that needs permission: its
 // denial is replaced by the input_required result.
-var errAskClient = errors.New("the client is asked by an input_required result")
+var errAskClient = fmt.Errorf("%w (an input_required result)", orchestrator.ErrAskedLater)
 
 // Approve answers from the call's input response, if it has one for this
 // question; otherwise it notes the question and denies, and the call's
