@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +80,7 @@ func TestFailureWording(t *testing.T) {
 	})
 	t.Run("not on the PATH", func(t *testing.T) {
 		dir := t.TempDir()
-		err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir + ":/nonexistent"})
+		_, err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir + ":/nonexistent"})
 		want := "`freecode-no-such-command` is not on the PATH the server gets: " + dir + ":/nonexistent"
 		if f := failureOf(err); f == nil || f.Kind != FailureCommandNotFound || f.Msg != want || !f.final() {
 			t.Errorf("got %v, want %q", err, want)
@@ -87,10 +90,10 @@ func TestFailureWording(t *testing.T) {
 		if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir}); err != nil {
-			t.Errorf("a command on the server's PATH: %v", err)
+		if p, err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir}); err != nil || p != exe {
+			t.Errorf("a command on the server's PATH: %q, %v; want %q", p, err, exe)
 		}
-		if err := lookCommand("./nope.js", dir, nil); err == nil || err.Error() != "`./nope.js` does not exist" {
+		if _, err := lookCommand("./nope.js", dir, nil); err == nil || err.Error() != "`./nope.js` does not exist" {
 			t.Errorf("a relative path that does not exist: %v", err)
 		}
 	})
@@ -198,5 +201,66 @@ func TestPackageNotFoundIsFinal(t *testing.T) {
 	st := c.Status()
 	if err == nil || errors.Is(err, ErrRetrying) || st.State != StateFailed || st.LastError != want || st.LastErrorKind != FailurePackageNotFound || retries != 0 {
 		t.Errorf("Start = %v; status %v %q kind %v, %d retries; want failed %q", err, st.State, st.LastError, st.LastErrorKind, retries, want)
+	}
+}
+
+// The command a local server runs is the one FreeCode found for it: on the
+// PATH its entry's env sets, else on the sidecar's, and never one of the
+// same name on the PATH FreeCode itself was started with.
+func TestServerCommandOnItsPath(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in commands are shell scripts")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two directories, neither on this process's PATH, each with its own
+	// freecode-path-test-server, which counts its starts in its own file.
+	stand := func(t *testing.T) (dir, starts string) {
+		dir = t.TempDir()
+		starts = filepath.Join(dir, "starts")
+		script := fmt.Sprintf("#!/bin/sh\nexec %q starts=%s \"$@\"\n", exe, starts)
+		if err := os.WriteFile(filepath.Join(dir, "freecode-path-test-server"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir, starts
+	}
+	sidecarDir, sidecarStarts := stand(t)
+	ownDir, ownStarts := stand(t)
+	sidecarEnv := func() []string {
+		return append(slices.DeleteFunc(testEnviron(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+sidecarDir)
+	}
+	started := func(file string) int {
+		b, _ := os.ReadFile(file)
+		n, _ := strconv.Atoi(string(b))
+		return n
+	}
+	for _, tc := range []struct {
+		name        string
+		entryPath   string // the PATH the entry's env sets; "" sets none
+		wantSidecar int
+		wantOwn     int
+	}{
+		{name: "the entry sets PATH", entryPath: ownDir, wantOwn: 1},
+		{name: "the sidecar's PATH", wantSidecar: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(sidecarStarts)
+			os.Remove(ownStarts)
+			srv := testSrv(t, "pathed")
+			srv.Command = []string{"freecode-path-test-server"}
+			if tc.entryPath != "" {
+				srv.Env["PATH"] = tc.entryPath + ":/usr/bin:/bin"
+			}
+			c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: sidecarEnv, NoRetry: true})
+			if err := c.Start(t.Context()); err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			c.Close()
+			if got, want := [2]int{started(sidecarStarts), started(ownStarts)}, [2]int{tc.wantSidecar, tc.wantOwn}; got != want {
+				t.Errorf("starts (the sidecar PATH's command, the entry PATH's) = %v, want %v", got, want)
+			}
+		})
 	}
 }
