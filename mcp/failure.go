@@ -252,8 +252,9 @@ func (c *Conn) explainExit(s *session, lost error) error {
 	return exitFailure(how, code, c.tail.since(s.tailFrom), lost)
 }
 
-// Retry is the next try of a server that failed to connect: which (1 for
-// the first retry), of how many, and when it starts.
+// Retry is the next try of a server that failed to connect: which retry
+// it is (Attempt: 1 for the first, the try after the one that failed), of
+// how many retries in all (Max: 6), and when it starts.
 type Retry struct {
 	Attempt, Max int
 	At           time.Time
@@ -321,10 +322,15 @@ func (c *Conn) lifeLog(level, msg string) {
 	c.emitLog(LogFreeCode, level, c.redactor.Load().String(msg))
 }
 
-// lifeGaveUp tells that the Conn gave up on the server after tries tries.
-func (c *Conn) lifeGaveUp(err error, tries int) {
-	if tries > 1 {
-		c.lifeLog(LevelError, fmt.Sprintf("gave up after %d tries: %v", tries, err))
+// lifeGaveUp tells that the Conn gave up on the server after retries
+// retries (0: the failure was final, no retry could help).
+func (c *Conn) lifeGaveUp(err error, retries int) {
+	switch {
+	case retries == 1:
+		c.lifeLog(LevelError, fmt.Sprintf("gave up after 1 retry: %v", err))
+		return
+	case retries > 1:
+		c.lifeLog(LevelError, fmt.Sprintf("gave up after %d retries: %v", retries, err))
 		return
 	}
 	c.lifeLog(LevelError, err.Error())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -262,5 +263,97 @@ func TestServerCommandOnItsPath(t *testing.T) {
 				t.Errorf("starts (the sidecar PATH's command, the entry PATH's) = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// The retry counts mean one thing in the status, the server's log and
+// docs/protocol.md: Attempt is the retry that comes next (1 for the first,
+// the try after the one that failed), Max the retries in all, and a Conn
+// that gives up says how many retries it made: a server that never comes
+// up is tried once and retried Max times.
+func TestRetryCountsAgree(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("testdata", "stderr", "exit-3-token.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3")
+	var logs logLines
+	var (
+		mu       sync.Mutex
+		attempts []int
+		told     int
+	)
+	failed := make(chan struct{})
+	var once sync.Once
+	opts := &ConnOptions{Environ: testEnviron, OnLog: logs.add, OnStatus: func(st Status) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r := st.Retry; r != nil && (len(attempts) == 0 || attempts[len(attempts)-1] != r.Attempt) {
+			attempts = append(attempts, r.Attempt)
+			told = r.Max
+		}
+		if st.State == StateFailed {
+			once.Do(func() { close(failed) })
+		}
+	}}
+	c := newTestConnOpts(t, srv, nil, opts)
+	c.backoff = func(int) time.Duration { return time.Millisecond }
+	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
+		t.Fatalf("Start = %v, want a retry", err)
+	}
+	select {
+	case <-failed:
+	case <-time.After(hangGuard):
+		t.Fatal("the Conn did not give up")
+	}
+	lines := logs.get()
+	starts := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "info starting: ") {
+			starts++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := make([]int, reconnectTries)
+	for i := range want {
+		want[i] = i + 1
+	}
+	if !slices.Equal(attempts, want) || told != reconnectTries || starts != reconnectTries+1 {
+		t.Errorf("retries told %v of %d, %d starts; want %v of %d, %d starts", attempts, told, starts, want, reconnectTries, reconnectTries+1)
+	}
+	const why = "exited with code 3: error: GITHUB_TOKEN is not set"
+	if last, wantLast := lines[len(lines)-1], fmt.Sprintf("error gave up after %d retries: %s", reconnectTries, why); last != wantLast {
+		t.Errorf("the last life line = %q, want %q", last, wantLast)
+	}
+	// Each retry is told after the failure it follows.
+	for i, l := range lines {
+		if strings.HasPrefix(l, "warning retrying ") && (i == 0 || lines[i-1] != "warning "+why) {
+			t.Errorf("line %d %q does not follow the failure it retries: %q", i, l, lines[max(0, i-1)])
+		}
+	}
+
+	// What docs/protocol.md says of them.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []struct {
+		re   string
+		want int
+	}{
+		{`attempt: number /\* the retry that comes next: (\d+) for the first`, want[0]},
+		{`max: number /\* retries in all: (\d+)`, reconnectTries},
+		{"`gave up after (\\d+) retries: exited with code 3: …`", reconnectTries},
+		{"`retrying (\\d+)/\\d+ in 0.5 s` after the first try", want[0]},
+	} {
+		m := regexp.MustCompile(check.re).FindSubmatch(doc)
+		if m == nil {
+			t.Errorf("docs/protocol.md has nothing matching %s", check.re)
+			continue
+		}
+		if n, _ := strconv.Atoi(string(m[1])); n != check.want {
+			t.Errorf("docs/protocol.md: %q says %d, the Conn %d", m[0], n, check.want)
+		}
 	}
 }
