@@ -94,8 +94,11 @@
 //     and that state; an answer counts only with a state of this call,
 //     unexpired and not used before, so one "allow once" runs one call.
 //     A state that fails any of these denies the call and says why; an
-//     answer without a state asks again. A state does not outlive the
-//     server: after a restart the client is asked again.
+//     answer without a state asks again. A server with a StateDir
+//     (freecode mcp serve keeps it with the user's secrets) keeps the key
+//     and the answers taken there, in 0600 files, so a state outlives a
+//     restart and is still used once, whichever server takes it; one
+//     without refuses the states of the server before it, saying so.
 //
 // Over HTTP, each request of Path goes to the go-sdk handler of its
 // revision (the SDK serves 2026-07-28 only statelessly, the older
