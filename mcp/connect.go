@@ -288,6 +288,7 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 		defer cancelT()
 	}
 	if probe != nil {
+		probe.untilHeard = srv.Type == config.TypeRemote && c.opts.Dial == nil
 		if flow != nil {
 			var abort context.CancelCauseFunc
 			ctx, abort = context.WithCancelCause(ctx)
