@@ -104,16 +104,24 @@ func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
 		if c.opts.NoRetry || ctx.Err() != nil || !retryable(err) {
 			st := c.setStateLocked(failState(err))
 			c.mu.Unlock()
-			c.lifeGaveUp(err, 1)
+			c.lifeGaveUp(err, 0)
 			c.emitStatus(st)
 			return fmt.Errorf("starting %s: %w", c.srv.Name, err)
 		}
 		st := c.statusLocked()
-		c.wg.Go(func() { c.run(nil, 0) })
+		// The retries start once this failure is told (its log line, its
+		// status), so that "retrying 1/6" and the status that carries it
+		// come after it.
+		told := make(chan struct{})
+		c.wg.Go(func() {
+			<-told
+			c.run(nil, 0)
+		})
 		c.mu.Unlock()
 		c.logger.Warn("first connect failed; retrying", "error", err, "detail", detail(err))
 		c.lifeLog(LevelWarning, err.Error())
 		c.emitStatus(st)
+		close(told)
 		return fmt.Errorf("starting %s: %w (%w)", c.srv.Name, err, ErrRetrying)
 	}
 	st, _ = c.installLocked(s, tools)
@@ -280,6 +288,7 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 		defer cancelT()
 	}
 	if probe != nil {
+		probe.untilHeard = srv.Type == config.TypeRemote && c.opts.Dial == nil
 		if flow != nil {
 			var abort context.CancelCauseFunc
 			ctx, abort = context.WithCancelCause(ctx)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -54,12 +53,13 @@ func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.C
 func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, sopts *mcpsdk.ClientSessionOptions, red *urlpolicy.Redactor, iw *installWait) (_ *mcpsdk.ClientSession, _ *proc.Process, b *brokenNPX, _ error) {
 	drops := c.dropCount()
 	lines := c.tail.count()
-	if err := lookCommand(srv.Command[0], srv.Cwd, env); err != nil {
+	exe, err := lookCommand(srv.Command[0], srv.Cwd, env)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	c.lifeLog(LevelInfo, "starting: "+strings.Join(srv.Command, " "))
 	cmd := proc.Command{
-		Argv: srv.Command, Dir: srv.Cwd, Env: env,
+		Path: exe, Argv: srv.Command, Dir: srv.Cwd, Env: env,
 		Gentle: runnerOf(srv.Command) != nil,
 		Stderr: func(line string) { c.noteStderr(red.String(line)) },
 	}
@@ -72,18 +72,11 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 		if pol, launch, err = c.sandboxLaunch(srv, env); err != nil {
 			return nil, nil, nil, fmt.Errorf("starting %s in its sandbox: %w", srv.Command[0], err)
 		}
-		cmd.Argv, cmd.Env, cmd.Session, cmd.Release = launch.Argv, launch.Env, true, launch.Release
+		// The sandbox's launcher is FreeCode's own program, found on
+		// FreeCode's PATH; it runs the server's command as it was given.
+		cmd.Path, cmd.Argv, cmd.Env, cmd.Session, cmd.Release = "", launch.Argv, launch.Env, true, launch.Release
 	}
 	p, err := proc.Start(cmd, c.logger)
-	if errors.Is(err, exec.ErrNotFound) {
-		if launch != nil {
-			launch.Release()
-		}
-		// Found on the server's PATH but not on FreeCode's, which is what
-		// the exec looks in.
-		return nil, nil, nil, &Failure{Kind: FailureCommandNotFound, ExitCode: -1, Err: err,
-			Msg: fmt.Sprintf("`%s` is not on the PATH FreeCode runs with: %s", srv.Command[0], os.Getenv("PATH"))}
-	}
 	if err != nil {
 		if launch != nil {
 			launch.Release()

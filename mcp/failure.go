@@ -83,13 +83,15 @@ func failureOf(err error) *Failure {
 	return nil
 }
 
-// lookCommand finds argv0 as the server's process would be started: on
-// the PATH of env (the environment the server gets, not FreeCode's own),
-// or, if it holds a path separator, at that path (relative to dir). It
-// returns a FailureCommandNotFound when there is nothing to run.
-func lookCommand(argv0, dir string, env []string) error {
+// lookCommand finds argv0 as the server's process is started: on the PATH
+// of env (the environment the server gets: its entry's PATH when the entry
+// sets one, else the sidecar's), or, if it holds a path separator, at that
+// path (relative to dir). It returns the absolute path of the file to run,
+// which the process is started from (proc.Command.Path), so what is found
+// is what runs; or a FailureCommandNotFound when there is nothing to run.
+func lookCommand(argv0, dir string, env []string) (string, error) {
 	if argv0 == "" {
-		return &Failure{Kind: FailureCommandNotFound, Msg: "the command is empty", ExitCode: -1}
+		return "", &Failure{Kind: FailureCommandNotFound, Msg: "the command is empty", ExitCode: -1}
 	}
 	if strings.ContainsRune(argv0, '/') || strings.ContainsRune(argv0, filepath.Separator) {
 		p := argv0
@@ -97,9 +99,9 @@ func lookCommand(argv0, dir string, env []string) error {
 			p = filepath.Join(dir, p)
 		}
 		if err := executable(p); err != nil {
-			return &Failure{Kind: FailureCommandNotFound, Msg: fmt.Sprintf("`%s` %s", argv0, err), ExitCode: -1, Err: err}
+			return "", &Failure{Kind: FailureCommandNotFound, Msg: fmt.Sprintf("`%s` %s", argv0, err), ExitCode: -1, Err: err}
 		}
-		return nil
+		return filepath.Abs(p)
 	}
 	path := envValue(env, "PATH")
 	for _, d := range filepath.SplitList(path) {
@@ -110,8 +112,8 @@ func lookCommand(argv0, dir string, env []string) error {
 			d = filepath.Join(dir, d)
 		}
 		for _, name := range commandNames(argv0) {
-			if executable(filepath.Join(d, name)) == nil {
-				return nil
+			if p := filepath.Join(d, name); executable(p) == nil {
+				return filepath.Abs(p)
 			}
 		}
 	}
@@ -119,7 +121,7 @@ func lookCommand(argv0, dir string, env []string) error {
 	if shown == "" {
 		shown = "(empty)"
 	}
-	return &Failure{Kind: FailureCommandNotFound, ExitCode: -1,
+	return "", &Failure{Kind: FailureCommandNotFound, ExitCode: -1,
 		Msg: fmt.Sprintf("`%s` is not on the PATH the server gets: %s", argv0, shown)}
 }
 
@@ -250,8 +252,9 @@ func (c *Conn) explainExit(s *session, lost error) error {
 	return exitFailure(how, code, c.tail.since(s.tailFrom), lost)
 }
 
-// Retry is the next try of a server that failed to connect: which (1 for
-// the first retry), of how many, and when it starts.
+// Retry is the next try of a server that failed to connect: which retry
+// it is (Attempt: 1 for the first, the try after the one that failed), of
+// how many retries in all (Max: 6), and when it starts.
 type Retry struct {
 	Attempt, Max int
 	At           time.Time
@@ -319,10 +322,15 @@ func (c *Conn) lifeLog(level, msg string) {
 	c.emitLog(LogFreeCode, level, c.redactor.Load().String(msg))
 }
 
-// lifeGaveUp tells that the Conn gave up on the server after tries tries.
-func (c *Conn) lifeGaveUp(err error, tries int) {
-	if tries > 1 {
-		c.lifeLog(LevelError, fmt.Sprintf("gave up after %d tries: %v", tries, err))
+// lifeGaveUp tells that the Conn gave up on the server after retries
+// retries (0: the failure was final, no retry could help).
+func (c *Conn) lifeGaveUp(err error, retries int) {
+	switch {
+	case retries == 1:
+		c.lifeLog(LevelError, fmt.Sprintf("gave up after 1 retry: %v", err))
+		return
+	case retries > 1:
+		c.lifeLog(LevelError, fmt.Sprintf("gave up after %d retries: %v", retries, err))
 		return
 	}
 	c.lifeLog(LevelError, err.Error())

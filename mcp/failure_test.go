@@ -2,9 +2,13 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +81,7 @@ func TestFailureWording(t *testing.T) {
 	})
 	t.Run("not on the PATH", func(t *testing.T) {
 		dir := t.TempDir()
-		err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir + ":/nonexistent"})
+		_, err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir + ":/nonexistent"})
 		want := "`freecode-no-such-command` is not on the PATH the server gets: " + dir + ":/nonexistent"
 		if f := failureOf(err); f == nil || f.Kind != FailureCommandNotFound || f.Msg != want || !f.final() {
 			t.Errorf("got %v, want %q", err, want)
@@ -87,10 +91,10 @@ func TestFailureWording(t *testing.T) {
 		if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir}); err != nil {
-			t.Errorf("a command on the server's PATH: %v", err)
+		if p, err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir}); err != nil || p != exe {
+			t.Errorf("a command on the server's PATH: %q, %v; want %q", p, err, exe)
 		}
-		if err := lookCommand("./nope.js", dir, nil); err == nil || err.Error() != "`./nope.js` does not exist" {
+		if _, err := lookCommand("./nope.js", dir, nil); err == nil || err.Error() != "`./nope.js` does not exist" {
 			t.Errorf("a relative path that does not exist: %v", err)
 		}
 	})
@@ -198,5 +202,158 @@ func TestPackageNotFoundIsFinal(t *testing.T) {
 	st := c.Status()
 	if err == nil || errors.Is(err, ErrRetrying) || st.State != StateFailed || st.LastError != want || st.LastErrorKind != FailurePackageNotFound || retries != 0 {
 		t.Errorf("Start = %v; status %v %q kind %v, %d retries; want failed %q", err, st.State, st.LastError, st.LastErrorKind, retries, want)
+	}
+}
+
+// The command a local server runs is the one FreeCode found for it: on the
+// PATH its entry's env sets, else on the sidecar's, and never one of the
+// same name on the PATH FreeCode itself was started with.
+func TestServerCommandOnItsPath(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in commands are shell scripts")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two directories, neither on this process's PATH, each with its own
+	// freecode-path-test-server, which counts its starts in its own file.
+	stand := func(t *testing.T) (dir, starts string) {
+		dir = t.TempDir()
+		starts = filepath.Join(dir, "starts")
+		script := fmt.Sprintf("#!/bin/sh\nexec %q starts=%s \"$@\"\n", exe, starts)
+		if err := os.WriteFile(filepath.Join(dir, "freecode-path-test-server"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir, starts
+	}
+	sidecarDir, sidecarStarts := stand(t)
+	ownDir, ownStarts := stand(t)
+	sidecarEnv := func() []string {
+		return append(slices.DeleteFunc(testEnviron(), func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+sidecarDir)
+	}
+	started := func(file string) int {
+		b, _ := os.ReadFile(file)
+		n, _ := strconv.Atoi(string(b))
+		return n
+	}
+	for _, tc := range []struct {
+		name        string
+		entryPath   string // the PATH the entry's env sets; "" sets none
+		wantSidecar int
+		wantOwn     int
+	}{
+		{name: "the entry sets PATH", entryPath: ownDir, wantOwn: 1},
+		{name: "the sidecar's PATH", wantSidecar: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(sidecarStarts)
+			os.Remove(ownStarts)
+			srv := testSrv(t, "pathed")
+			srv.Command = []string{"freecode-path-test-server"}
+			if tc.entryPath != "" {
+				srv.Env["PATH"] = tc.entryPath + ":/usr/bin:/bin"
+			}
+			c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: sidecarEnv, NoRetry: true})
+			if err := c.Start(t.Context()); err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			c.Close()
+			if got, want := [2]int{started(sidecarStarts), started(ownStarts)}, [2]int{tc.wantSidecar, tc.wantOwn}; got != want {
+				t.Errorf("starts (the sidecar PATH's command, the entry PATH's) = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// The retry counts mean one thing in the status, the server's log and
+// docs/protocol.md: Attempt is the retry that comes next (1 for the first,
+// the try after the one that failed), Max the retries in all, and a Conn
+// that gives up says how many retries it made: a server that never comes
+// up is tried once and retried Max times.
+func TestRetryCountsAgree(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("testdata", "stderr", "exit-3-token.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3")
+	var logs logLines
+	var (
+		mu       sync.Mutex
+		attempts []int
+		told     int
+	)
+	failed := make(chan struct{})
+	var once sync.Once
+	opts := &ConnOptions{Environ: testEnviron, OnLog: logs.add, OnStatus: func(st Status) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r := st.Retry; r != nil && (len(attempts) == 0 || attempts[len(attempts)-1] != r.Attempt) {
+			attempts = append(attempts, r.Attempt)
+			told = r.Max
+		}
+		if st.State == StateFailed {
+			once.Do(func() { close(failed) })
+		}
+	}}
+	c := newTestConnOpts(t, srv, nil, opts)
+	c.backoff = func(int) time.Duration { return time.Millisecond }
+	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
+		t.Fatalf("Start = %v, want a retry", err)
+	}
+	select {
+	case <-failed:
+	case <-time.After(hangGuard):
+		t.Fatal("the Conn did not give up")
+	}
+	lines := logs.get()
+	starts := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "info starting: ") {
+			starts++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := make([]int, reconnectTries)
+	for i := range want {
+		want[i] = i + 1
+	}
+	if !slices.Equal(attempts, want) || told != reconnectTries || starts != reconnectTries+1 {
+		t.Errorf("retries told %v of %d, %d starts; want %v of %d, %d starts", attempts, told, starts, want, reconnectTries, reconnectTries+1)
+	}
+	const why = "exited with code 3: error: GITHUB_TOKEN is not set"
+	if last, wantLast := lines[len(lines)-1], fmt.Sprintf("error gave up after %d retries: %s", reconnectTries, why); last != wantLast {
+		t.Errorf("the last life line = %q, want %q", last, wantLast)
+	}
+	// Each retry is told after the failure it follows.
+	for i, l := range lines {
+		if strings.HasPrefix(l, "warning retrying ") && (i == 0 || lines[i-1] != "warning "+why) {
+			t.Errorf("line %d %q does not follow the failure it retries: %q", i, l, lines[max(0, i-1)])
+		}
+	}
+
+	// What docs/protocol.md says of them.
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []struct {
+		re   string
+		want int
+	}{
+		{`attempt: number /\* the retry that comes next: (\d+) for the first`, want[0]},
+		{`max: number /\* retries in all: (\d+)`, reconnectTries},
+		{"`gave up after (\\d+) retries: exited with code 3: …`", reconnectTries},
+		{"`retrying (\\d+)/\\d+ in 0.5 s` after the first try", want[0]},
+	} {
+		m := regexp.MustCompile(check.re).FindSubmatch(doc)
+		if m == nil {
+			t.Errorf("docs/protocol.md has nothing matching %s", check.re)
+			continue
+		}
+		if n, _ := strconv.Atoi(string(m[1])); n != check.want {
+			t.Errorf("docs/protocol.md: %q says %d, the Conn %d", m[0], n, check.want)
+		}
 	}
 }

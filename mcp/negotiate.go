@@ -29,7 +29,10 @@ import (
 // at 2025-11-25 on the same connection. Some older servers never answer a
 // request they do not know before initialize: the discovery gets
 // discoveryWait(timeout) to be answered, then the go-sdk falls back all the
-// same, so a connect never hangs on it. A server that speaks only the
+// same, so a connect never hangs on it. For a remote server that wait
+// starts once the server answered the discovery's POST at the HTTP level
+// (every HTTP server answers a POST; an old one with an error at once), so
+// a server slow to read the request at all is waited for. A server that speaks only the
 // newest may answer its discovery late (a loaded machine) and then refuse
 // the fallback's initialize: a Conn's later attempts alternate between the
 // two, and a one-shot Conn (NoRetry), which has no later attempt, makes one
@@ -77,6 +80,16 @@ type discoveryProbe struct {
 	// the fallback's initialize is sent, which a server that knows the
 	// discovery then refuses as a second initialize.
 	begun <-chan struct{}
+	// untilHeard makes each discovery's wait start once the server
+	// answered its POST at the HTTP level (the response's headers: the
+	// answer itself, or the stream it comes on): a remote server. An
+	// HTTP server answers every POST, an old one with an error at once,
+	// so the wait is for a server that holds a stream open without
+	// answering on it, not for a loaded machine, on which the request may
+	// take seconds to be read (seen with the conformance suite's 32
+	// scenarios at once: the fallback's initialize went out as the
+	// discovery's answer came).
+	untilHeard bool
 	// failed, if set, is told that the discovery failed, before the go-sdk
 	// falls back: a connect that can go no further (a sign-in is missing)
 	// ends there instead of sending initialize to be refused again.
@@ -167,10 +180,10 @@ func (p *discoveryProbe) record(res mcpsdk.Result, err, cause error) {
 	}
 }
 
-// afterBegun calls give up p.wait after the server began reading (see
-// begun), unless the returned stop is called first or ctx ends.
-func (p *discoveryProbe) afterBegun(ctx context.Context, giveUp func()) (stop func()) {
-	if p.begun == nil {
+// afterBegun calls give up p.wait after begun is closed (nil: at once),
+// unless the returned stop is called first or ctx ends.
+func (p *discoveryProbe) afterBegun(ctx context.Context, begun <-chan struct{}, giveUp func()) (stop func()) {
+	if begun == nil {
 		t := p.arm(giveUp)
 		return func() { t.Stop() }
 	}
@@ -178,7 +191,7 @@ func (p *discoveryProbe) afterBegun(ctx context.Context, giveUp func()) (stop fu
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
-		case <-p.begun:
+		case <-begun:
 		case <-done:
 			return
 		case <-ctx.Done():
@@ -194,6 +207,24 @@ func (p *discoveryProbe) afterBegun(ctx context.Context, giveUp func()) (stop fu
 	return func() {
 		close(done)
 		wg.Wait()
+	}
+}
+
+// heard is closed once the server answered a discovery's POST (see
+// discoveryProbe.untilHeard); the round tripper finds it in the
+// request's context.
+type heard struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+type heardKey struct{}
+
+// noteHeard tells the discovery whose request ctx carries, if any, that
+// the server answered it.
+func noteHeard(ctx context.Context) {
+	if h, ok := ctx.Value(heardKey{}).(*heard); ok {
+		h.once.Do(func() { close(h.ch) })
 	}
 }
 
@@ -221,7 +252,13 @@ func discoveryMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		}
 		dctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		stop := p.afterBegun(ctx, func() { cancel(errNoDiscoverAnswer) })
+		begun := p.begun
+		if p.untilHeard {
+			h := &heard{ch: make(chan struct{})}
+			dctx = context.WithValue(dctx, heardKey{}, h)
+			begun = h.ch
+		}
+		stop := p.afterBegun(ctx, begun, func() { cancel(errNoDiscoverAnswer) })
 		defer stop()
 		res, err := next(dctx, method, req)
 		p.record(res, err, context.Cause(dctx))

@@ -16,7 +16,7 @@ func TestDiscoveryWaitHeldBySignIn(t *testing.T) {
 				p := &discoveryProbe{wait: 2 * time.Second}
 				var gaveUp atomic.Int64 // when, since the start
 				start := time.Now()
-				stop := p.afterBegun(t.Context(), func() { gaveUp.Store(int64(time.Since(start))) })
+				stop := p.afterBegun(t.Context(), nil, func() { gaveUp.Store(int64(time.Since(start))) })
 				defer stop()
 				time.Sleep(time.Second) // the 401, the metadata
 				release := p.hold()

@@ -103,6 +103,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	if err != nil {
 		return nil, err
 	}
+	noteHeard(req.Context()) // a discovery's wait starts now (negotiate.go)
 	probe.answered(resp.StatusCode)
 	// The SDK closes a 202's body unread, and net/http closes a
 	// connection whose body was not read to the end: every legacy SSE call

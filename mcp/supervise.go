@@ -10,8 +10,8 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Reconnect policy: 0.5 s doubling to 30 s, jittered, 6 tries. A session
-// that ends before it was up for stableUptime does not give the tries back:
+// Reconnect policy: 0.5 s doubling to 30 s, jittered, 6 retries. A session
+// that ends before it was up for stableUptime does not give the retries back:
 // a server that connects and then crashes every time is a crash loop, and it
 // ends in failed instead of being restarted forever.
 const (
@@ -133,7 +133,7 @@ func (c *Conn) run(s *session, tried int) {
 			if reconnected {
 				c.mu.Unlock()
 				c.logger.Warn("connection lost again", "error", lost)
-				c.lifeGaveUp(lost, 2)
+				c.lifeGaveUp(lost, 1) // the one reconnect
 				c.fail(lost)
 				return
 			}
@@ -249,7 +249,7 @@ func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
 		c.endAttemptLocked()
 		c.mu.Unlock()
 		if !retryable(err) {
-			c.lifeGaveUp(err, 1)
+			c.lifeGaveUp(err, 0)
 			c.fail(err)
 			c.announce()
 			return nil, toolList{}, limit

@@ -94,8 +94,11 @@
 //     and that state; an answer counts only with a state of this call,
 //     unexpired and not used before, so one "allow once" runs one call.
 //     A state that fails any of these denies the call and says why; an
-//     answer without a state asks again. A state does not outlive the
-//     server: after a restart the client is asked again.
+//     answer without a state asks again. A server with a StateDir
+//     (freecode mcp serve keeps it with the user's secrets) keeps the key
+//     and the answers taken there, in 0600 files, so a state outlives a
+//     restart and is still used once, whichever server takes it; one
+//     without refuses the states of the server before it, saying so.
 //
 // Over HTTP, each request of Path goes to the go-sdk handler of its
 // revision (the SDK serves 2026-07-28 only statelessly, the older
@@ -105,7 +108,12 @@
 // _meta and Mcp-Method and Mcp-Name against the body, and refuses what the
 // revision removed (initialize, ping, logging/setLevel); any other POST to
 // the sessions if it is an initialize or a batch, else to the stateless
-// handler. Over stdio one session serves either.
+// handler. Over stdio one session serves either, each message by the
+// revision it names: a call whose _meta names 2026-07-28 is served as one
+// request of that revision, a JSON-RPC batch holding one is refused
+// (its calls answered with errors; the session goes on), and on a session
+// that never initialized a call naming no revision is refused instead of
+// served under the revision of the calls before it.
 //
 // The server declares the prompts capability and lists none: the go-sdk
 // answers prompts/list whatever the capabilities say, and 2026-07-28

@@ -50,6 +50,9 @@ type env struct {
 	root    string // the project
 	w       *workspace.Workspace
 	s       *Server
+	// stateDir is the servers' Options.StateDir: "" keeps their
+	// permission questions in memory.
+	stateDir string
 }
 
 // newEnv writes a config whose mcp section holds servers and extra keys,
@@ -84,7 +87,7 @@ func (e *env) open(t testing.TB, builtins ...*orchestrator.Tool) *Server {
 	if err := w.WaitSettled(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	s := New(w, nil)
+	s := New(w, &Options{StateDir: e.stateDir})
 	t.Cleanup(func() { s.Close() })
 	e.w, e.s = w, s
 	return s

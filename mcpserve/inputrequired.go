@@ -65,7 +65,7 @@ var _ orchestrator.Approver = (*inputApprover)(nil)
 
 // errAskClient ends the first round of a call that needs permission: its
 // denial is replaced by the input_required result.
-var errAskClient = errors.New("the client is asked by an input_required result")
+var errAskClient = fmt.Errorf("%w (an input_required result)", orchestrator.ErrAskedLater)
 
 // Approve answers from the call's input response, if it has one for this
 // question; otherwise it notes the question and denies, and the call's
@@ -120,20 +120,33 @@ func (a *inputApprover) inputRequired() *mcpsdk.CallToolResult {
 // askStates issues the requestState of permission questions and redeems
 // it. A state is its expiry, a random nonce and an HMAC, under a key of
 // the server's own, over those and the question: it cannot be forged, nor
-// moved to another call, and a server that restarted refuses the states
-// of the one before. The nonces redeemed are kept until they expire, so
-// that one "allow once" allows one call.
+// moved to another call. The nonces redeemed are kept until they expire,
+// so that one "allow once" allows one call. With a directory the key and
+// the nonces are kept there (askstore.go), and a server that restarted
+// honours the states of the one before; without, they live as long as the
+// server, and a restarted one refuses them.
 type askStates struct {
 	key [32]byte
+	dir string // where the key and the used nonces are kept; "" in memory
 
 	mu   sync.Mutex
-	used map[[16]byte]time.Time // redeemed nonces → their expiry
+	used map[[16]byte]time.Time // redeemed nonces → their expiry, without dir
 }
 
-func newAskStates() *askStates {
-	a := &askStates{used: map[[16]byte]time.Time{}}
-	rand.Read(a.key[:]) // never fails (crypto/rand)
-	return a
+// newAskStates returns the states of a server that keeps them in dir, or
+// in memory if dir is "".
+func newAskStates(dir string) (*askStates, error) {
+	a := &askStates{dir: dir, used: map[[16]byte]time.Time{}}
+	if dir == "" {
+		rand.Read(a.key[:]) // never fails (crypto/rand)
+		return a, nil
+	}
+	key, err := loadAskKey(dir)
+	if err != nil {
+		return nil, fmt.Errorf("the key of permission questions: %w", err)
+	}
+	a.key = key
+	return a, nil
 }
 
 // stateLen is the size of a state before its encoding: the expiry (Unix
@@ -153,7 +166,11 @@ func (a *askStates) issue(req orchestrator.Request) string {
 func (a *askStates) redeem(state string, req orchestrator.Request) error {
 	b, err := base64.RawURLEncoding.DecodeString(state)
 	if err != nil || len(b) != stateLen || !hmac.Equal(b[24:], a.mac(b[:24], req)) {
-		return errors.New("the answer came with a requestState that is not this server's question about this call; call again to be asked")
+		why := "the answer came with a requestState that is not this server's question about this call"
+		if a.dir == "" {
+			why += " (or one a server that has since restarted asked: it keeps no question over a restart)"
+		}
+		return errors.New(why + "; call again to be asked")
 	}
 	expiry := time.Unix(int64(binary.BigEndian.Uint64(b)), 0)
 	now := time.Now()
@@ -161,6 +178,16 @@ func (a *askStates) redeem(state string, req orchestrator.Request) error {
 		return fmt.Errorf("the question expired (answers are taken for %v); call again to be asked", askTTL)
 	}
 	nonce := [16]byte(b[8:24])
+	if a.dir != "" {
+		used, err := useNonce(a.dir, nonce, expiry, now)
+		switch {
+		case err != nil:
+			return fmt.Errorf("the answer could not be recorded as used, so it is not taken (%v); call again to be asked", err)
+		case used:
+			return errors.New("this answer was used already: an answer allows one call; call again to be asked")
+		}
+		return nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for n, exp := range a.used {

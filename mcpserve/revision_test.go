@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -271,6 +273,79 @@ func TestLegacySSE(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("%d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+// A permission question outlives a restart of a server that keeps its
+// states in a directory: the answer the user gave while the server
+// restarted runs the call, once, whichever server takes it; the key and
+// the answers taken are 0600 files. A server that keeps them in memory
+// says why it refuses an answer to the server before it.
+func TestInputRequiredAcrossRestart(t *testing.T) {
+	allow := mcpsdk.InputResponseMap{askInputKey: &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": choiceAllowOnce}}}
+	call := func(t *testing.T, cs *mcpsdk.ClientSession, responses mcpsdk.InputResponseMap, state string) *mcpsdk.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcpsdk.CallToolParams{Name: "mcp__srv__write", Arguments: json.RawMessage(`{"text":"hi"}`),
+			InputResponses: responses, RequestState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	opts := &mcpsdk.ClientOptions{
+		ElicitationHandler: answer("accept", choiceAllowOnce, nil),
+		MultiRoundTrip:     &mcpsdk.MultiRoundTripOptions{Disabled: true},
+	}
+	// askThenRestart asks on one server, closes it and opens the next.
+	askThenRestart := func(t *testing.T, e *env) string {
+		t.Helper()
+		e.open(t)
+		res := call(t, e.connectAt(t, opts, "2026-07-28"), nil, "")
+		if !res.NeedsInput() || res.RequestState == "" {
+			t.Fatalf("want an input_required result; got %+v", res)
+		}
+		e.s.Close()
+		e.w.Close()
+		e.open(t)
+		return res.RequestState
+	}
+
+	t.Run("kept in a directory", func(t *testing.T) {
+		e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
+		e.stateDir = filepath.Join(t.TempDir(), "auth")
+		state := askThenRestart(t, e)
+		cs := e.connectAt(t, opts, "2026-07-28")
+		if r := call(t, cs, allow, state); r.IsError || r.Meta["freecode/decision"] != "asked" || resultText(r) != "wrote hi" {
+			t.Errorf("the answer to the server before the restart: isError %v, decision %v, text %q", r.IsError, r.Meta["freecode/decision"], resultText(r))
+		}
+		// One answer, one call: on this server, and on the next.
+		const used = "this answer was used already"
+		if r := call(t, cs, allow, state); !r.IsError || !strings.Contains(resultText(r), used) {
+			t.Errorf("the answer again: %q, want %q", resultText(r), used)
+		}
+		e.s.Close()
+		e.w.Close()
+		e.open(t)
+		if r := call(t, e.connectAt(t, opts, "2026-07-28"), allow, state); !r.IsError || !strings.Contains(resultText(r), used) {
+			t.Errorf("the answer again after another restart: %q, want %q", resultText(r), used)
+		}
+		for _, name := range []string{askKeyFile, askUsedFile} {
+			fi, err := os.Stat(filepath.Join(e.stateDir, name))
+			if err != nil {
+				t.Error(err)
+			} else if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s: mode %v, want 0600", name, fi.Mode().Perm())
+			}
+		}
+	})
+	t.Run("kept in memory", func(t *testing.T) {
+		e := newEnv(t, []map[string]any{backend(t, "srv")}, nil)
+		state := askThenRestart(t, e)
+		r := call(t, e.connectAt(t, opts, "2026-07-28"), allow, state)
+		const why = "or one a server that has since restarted asked: it keeps no question over a restart"
+		if !r.IsError || !strings.Contains(resultText(r), why) {
+			t.Errorf("the answer to the server before the restart: %q, want it refused saying %q", resultText(r), why)
 		}
 	})
 }

@@ -26,6 +26,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is the serverInfo version (default "dev").
 	Version string
+	// StateDir, if set, is where the server keeps the key that signs the
+	// requestState of its permission questions and the answers taken
+	// (0600 files), so that a question outlives a restart; "" keeps them
+	// in memory, and a restarted server asks again. freecode mcp serve
+	// uses config.SecretsDir.
+	StateDir string
 }
 
 // Server is FreeCode's MCP server over one workspace. It may serve any
@@ -61,7 +67,13 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{ws: w, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}, asks: newAskStates()}
+	asks, err := newAskStates(o.StateDir)
+	if err != nil {
+		// The questions then last as long as this server.
+		o.Logger.Warn("permission questions will not outlive this server", "dir", o.StateDir, "err", err)
+		asks, _ = newAskStates("")
+	}
+	s := &Server{ws: w, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}, asks: asks}
 	s.mcp = mcpsdk.NewServer(&mcpsdk.Implementation{Name: ServerName, Title: "FreeCode", Version: o.Version}, &mcpsdk.ServerOptions{
 		Instructions: "FreeCode: the tools of the user's MCP servers (named mcp__<server>__<tool>) and FreeCode's built-ins. " +
 			"Every call goes through the user's permission rules; a call that needs permission asks the user or is denied with the reason.",

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -35,6 +36,19 @@ import (
 // the answers to a batch's calls go out as one array, and a batch is
 // refused once the session negotiated 2025-06-18 or later, which dropped
 // them.
+//
+// Each message is served under the revision it names, as the HTTP side
+// routes each request (route.go): a 2026-07-28 client never sends
+// initialize, and each of its calls names its revision in its
+// _meta["io.modelcontextprotocol/protocolVersion"] instead. So a batch
+// holding a call that names 2025-06-18 or later is refused too, whatever
+// the session negotiated: each of its calls is answered with an Invalid
+// Request error (as one array, the shape a batch is answered in), and the
+// session goes on, as a stateless client has no session to lose. And once
+// such a call was served on a session that never initialized, a call that
+// names no revision (other than initialize or ping) is answered with the
+// error the SDK gives a session that did not initialize, instead of being
+// served under the revision of the calls before it.
 //
 // Where it parts from the SDK's transport (v1.8.0): a message is read
 // when its line ends, as MCP's stdio transport frames messages, where the
@@ -118,6 +132,10 @@ type stdioConn struct {
 	version string                // the negotiated protocol version, once answered
 	batches map[jsonrpc.ID]*batch // the open batches, by the ids of their calls
 
+	// What Read alone knows of the messages read so far.
+	initSeen  bool // an initialize call was read
+	stateless bool // a call that names 2026-07-28 or later was read
+
 	closeOnce sync.Once
 	closed    chan struct{} // closed by Close
 	closeErr  error
@@ -154,45 +172,155 @@ func (c *stdioConn) pump(lr *lineReader) {
 	}
 }
 
-// Read returns the next message. After Close it returns io.EOF.
+// Read returns the next message. After Close it returns io.EOF. A message
+// refused by its revision (see StdioTransport) is answered here and not
+// returned.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(c.queue) > 0 {
+			msg := c.queue[0]
+			c.queue = c.queue[1:]
+			return msg, nil
+		}
+		var f frame
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case f = <-c.incoming:
+		case <-c.closed:
+			return nil, io.EOF
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+		if f.batch == nil {
+			if refusal := c.refuseUnnamed(f.msg); refusal != nil {
+				if err := c.out.Write(refusal); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			c.noteInitialize(f.msg)
+			return f.msg, nil
+		}
+		if refusals, why := c.refuseBatch(f.batch); why != "" {
+			if len(refusals) > 0 {
+				if err := c.out.WriteBatch(refusals); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err := c.addBatch(f.batch); err != nil {
+			return nil, err
+		}
+		for _, msg := range f.batch {
+			c.noteInitialize(msg)
+		}
+		c.queue = f.batch[1:]
+		return f.batch[0], nil
 	}
-	if len(c.queue) > 0 {
-		msg := c.queue[0]
-		c.queue = c.queue[1:]
-		return msg, nil
+}
+
+// namedRevision is the revision a call names in its _meta (SEP-2575), or
+// "" for a notification, an answer, or a call that names none. Only a
+// call's params that mention the key are decoded.
+func namedRevision(msg jsonrpc.Message) string {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || !bytes.Contains(req.Params, []byte(mcpsdk.MetaKeyProtocolVersion)) {
+		return ""
 	}
-	var f frame
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case f = <-c.incoming:
-	case <-c.closed:
-		return nil, io.EOF
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
 	}
-	if f.err != nil {
-		return nil, f.err
+	if json.Unmarshal(req.Params, &p) != nil {
+		return "" // the SDK answers params that do not decode
 	}
-	if f.batch == nil {
-		c.noteInitialize(f.msg)
-		return f.msg, nil
+	var v string
+	if json.Unmarshal(p.Meta[mcpsdk.MetaKeyProtocolVersion], &v) != nil {
+		return ""
 	}
-	if err := c.addBatch(f.batch); err != nil {
-		return nil, err
+	return v
+}
+
+// refuseUnnamed notes the revision msg names and returns the answer that
+// refuses it, or nil to serve it: a call that names no revision, on a
+// session that never initialized and already served a call of the
+// stateless revisions, is not served under theirs.
+func (c *stdioConn) refuseUnnamed(msg jsonrpc.Message) *jsonrpc.Response {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return nil
 	}
-	for _, msg := range f.batch {
-		c.noteInitialize(msg)
+	if v := namedRevision(msg); v >= statelessSince {
+		c.stateless = true
+		return nil
+	} else if v != "" {
+		return nil
 	}
-	c.queue = f.batch[1:]
-	return f.batch[0], nil
+	if !c.stateless || c.initSeen || req.Method == "initialize" || req.Method == "ping" {
+		return nil
+	}
+	return &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{
+		Code: jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("method %q is invalid during session initialization: a request without initialize names its protocol version in _meta[%q]",
+			req.Method, mcpsdk.MetaKeyProtocolVersion),
+	}}
+}
+
+// refuseBatch returns the answers that refuse the calls of a batch, and
+// why, when the batch is not served: it holds a call that names a revision
+// without batches, or, on a session that never initialized and served a
+// call of the stateless revisions, a call refuseUnnamed would refuse. It
+// returns "" to serve the batch by the session's revision (addBatch).
+func (c *stdioConn) refuseBatch(msgs []jsonrpc.Message) (refusals []jsonrpc.Message, why string) {
+	named := ""
+	for _, msg := range msgs {
+		if v := namedRevision(msg); v >= batchesDroppedIn {
+			named = v
+			break
+		}
+	}
+	switch {
+	case named != "":
+		if named >= statelessSince {
+			c.stateless = true
+		}
+		why = fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchesDroppedIn, named)
+	case c.stateless && !c.initSeen && !slices.ContainsFunc(msgs, isInitialize):
+		for _, msg := range msgs {
+			if r := c.refuseUnnamed(msg); r != nil {
+				why = r.Error.(*jsonrpc.Error).Message
+				break
+			}
+		}
+	}
+	if why == "" {
+		return nil, ""
+	}
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+			refusals = append(refusals, &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: why}})
+		}
+	}
+	return refusals, why
+}
+
+// isInitialize reports whether msg is an initialize call.
+func isInitialize(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && req.IsCall() && req.Method == "initialize"
 }
 
 // noteInitialize remembers the id of the initialize call, whose answer
 // tells the negotiated version.
 func (c *stdioConn) noteInitialize(msg jsonrpc.Message) {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.IsCall() {
+	if isInitialize(msg) {
+		req := msg.(*jsonrpc.Request)
+		c.initSeen = true
 		c.stateMu.Lock()
 		if c.version == "" {
 			c.initID = req.ID

@@ -292,3 +292,78 @@ func FuzzStdioDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestStdioPerMessageRevision: a 2026-07-28 client never initializes;
+// each of its calls names the revision in _meta, and the transport serves
+// each message by the revision it names, as the HTTP side routes each
+// request: no batch of such calls is served, even as the first line of a
+// session, and a call that names no revision is not served under the
+// revision of the calls before it. The session goes on after each refusal.
+func TestStdioPerMessageRevision(t *testing.T) {
+	call := func(id int, method, params string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s}}`, id, method, params)
+	}
+	list := func(id int) string { return call(id, "tools/list", meta2026) }
+	echo := func(id int, text string) string {
+		return call(id, "tools/call", fmt.Sprintf(`"name":"echo","arguments":{"text":%q},%s`, text, meta2026))
+	}
+	batchRefused := "JSON-RPC batching is not supported in 2025-06-18 and later (request version: 2026-07-28)"
+	refusal := func(id float64, msg string) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32600.0, "message": msg}}
+	}
+	got, err := serveLines(t, ours, 0, []step{
+		{"[" + list(1) + "," + echo(2, "batched") + "]\n", 1},
+		{echo(3, "single") + "\n", 1},
+		{call(4, "tools/list", "") + "\n", 1},
+		{"[" + call(5, "tools/list", "") + "]\n", 1},
+		{echo(6, "still served") + "\n", 1},
+	})
+	if err != nil {
+		t.Fatalf("the session ended with %v, want it served to its end", err)
+	}
+	if len(got) != 5 {
+		t.Fatalf("%d answers, want 5: %v", len(got), got)
+	}
+	unnamed := func(id float64) map[string]any {
+		return refusal(id, `method "tools/list" is invalid during session initialization: a request without initialize names its protocol version in _meta["io.modelcontextprotocol/protocolVersion"]`)
+	}
+	want := []any{
+		[]any{refusal(1, batchRefused), refusal(2, batchRefused)},
+		nil, // the echo's result, checked below
+		unnamed(4),
+		[]any{unnamed(5)},
+		nil,
+	}
+	for i, w := range want {
+		if w == nil {
+			continue
+		}
+		if diff := cmp.Diff(w, got[i]); diff != "" {
+			t.Errorf("answer %d (-want +got):\n%s", i+1, diff)
+		}
+	}
+	for i, text := range map[int]string{1: "single", 4: "still served"} {
+		b, _ := json.Marshal(got[i])
+		if !strings.Contains(string(b), `"text":"`+text+`"`) || strings.Contains(string(b), `"error"`) {
+			t.Errorf("answer %d: %s, want the echo of %q", i+1, b, text)
+		}
+	}
+
+	// A session that initialized at 2025-03-26, which had batches, serves
+	// a batch of its own calls, but not one whose call names 2026-07-28.
+	got, err = serveLines(t, ours, 0, []step{
+		{fmt.Sprintf(initialize, "2025-03-26") + initialized, 1},
+		{"[" + fmt.Sprintf(strings.TrimSpace(ping), 2) + "," + fmt.Sprintf(strings.TrimSpace(ping), 3) + "]\n", 1},
+		{"[" + list(4) + "]\n", 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := map[string]any{}
+	if diff := cmp.Diff([]any{
+		[]any{map[string]any{"jsonrpc": "2.0", "id": 2.0, "result": ok}, map[string]any{"jsonrpc": "2.0", "id": 3.0, "result": ok}},
+		[]any{refusal(4, batchRefused)},
+	}, got[1:]); diff != "" {
+		t.Errorf("batches after a 2025-03-26 initialize (-want +got):\n%s", diff)
+	}
+}

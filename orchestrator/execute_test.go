@@ -489,6 +489,10 @@ func TestApprover(t *testing.T) {
 		{name: "allow once", approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}, wantDec: DecisionAsked, wantText: "ok delete_file", wantSeen: 1},
 		{name: "approver fails", approver: &recordingApprover{err: errors.New("method not found")}, wantDec: DecisionDenied, wantText: "counts as a denial"},
 		{name: "approver panics", approver: ApproverFunc(func(context.Context, Request) (Answer, error) { panic("bug") }), wantDec: DecisionDenied, wantText: "approver panicked: bug"},
+		// The first round of an input_required ask is no failure: the
+		// client calls again with the answer.
+		{name: "asked in another round", approver: &recordingApprover{err: fmt.Errorf("%w (an input_required result)", ErrAskedLater)}, wantDec: DecisionDenied,
+			wantText: "mcp__demo__delete_file was not run yet: it waits for the permission answer; the user is asked in another round (an input_required result)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

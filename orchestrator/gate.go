@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,13 @@ import (
 type Approver interface {
 	Approve(ctx context.Context, req Request) (Answer, error)
 }
+
+// ErrAskedLater is what an Approver returns (wrapped or not) when the
+// question goes to the user by another round instead of being answered
+// now: MCP 2026-07-28's input_required result, after which the client
+// calls again with the answer. The call is not run this round, and its
+// result says it waits for that answer; it is no failure to ask.
+var ErrAskedLater = errors.New("the user is asked in another round")
 
 // ApproverFunc adapts a function to Approver.
 type ApproverFunc func(ctx context.Context, req Request) (Answer, error)
@@ -122,6 +130,10 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		Reason:    reason,
 		Review:    requestReview(rv),
 	})
+	if errors.Is(err, ErrAskedLater) {
+		// A first round: the call is made again with the answer.
+		return DecisionDenied, fmt.Sprintf("%s was not run yet: it waits for the permission answer; %v", t.ID, err)
+	}
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: asking for permission failed (%v), which counts as a denial", t.ID, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/mcpserve"
 	"github.com/freecode/freecode/workspace"
 )
@@ -136,7 +137,13 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 	if err := w.WaitSettled(ctx); err != nil && !errors.As(err, &unsettled) {
 		return err
 	}
-	s := mcpserve.New(w, &mcpserve.Options{Logger: logger, Version: version})
+	// The permission questions of 2026-07-28 clients outlive a restart
+	// (their key and the answers taken are kept with the user's secrets).
+	stateDir, err := config.SecretsDir()
+	if err != nil {
+		stateDir = ""
+	}
+	s := mcpserve.New(w, &mcpserve.Options{Logger: logger, Version: version, StateDir: stateDir})
 	defer s.Close()
 	if f.http == "" {
 		err := s.Run(ctx, &mcpserve.StdioTransport{})

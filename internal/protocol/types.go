@@ -387,8 +387,8 @@ const (
 // RetryStatus is the next try of a server whose connect failed: "retrying
 // 2/6 in 4 s" is Attempt/Max and At less now.
 type RetryStatus struct {
-	Attempt int       `json:"attempt"` // 1 for the first retry
-	Max     int       `json:"max"`
+	Attempt int       `json:"attempt"` // the retry that comes next: 1 for the first (the try after the one that failed)
+	Max     int       `json:"max"`     // retries in all: 6
 	At      time.Time `json:"nextAt"`
 }
 

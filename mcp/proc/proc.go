@@ -24,7 +24,11 @@ const MaxLine = 1024
 
 // Command is a server to start.
 type Command struct {
-	Argv []string // argv[0] is looked up in the PATH of the caller's environment
+	// Path is the file to run; "" means argv[0] looked up in the PATH of
+	// the caller's environment (os/exec's LookPath). Argv[0] is what the
+	// server is told its name is either way.
+	Path string
+	Argv []string
 	Dir  string   // the working directory; "" is the caller's
 	Env  []string // the whole environment, in os.Environ form (see Env)
 	// Gentle makes the kernel's signal to the server when this process
@@ -102,6 +106,9 @@ func Start(c Command, logger *slog.Logger) (_ *Process, err error) {
 		return nil, err
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	if c.Path != "" {
+		cmd = &exec.Cmd{Path: c.Path, Args: c.Argv}
+	}
 	cmd.Env = c.Env
 	cmd.Dir = c.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
