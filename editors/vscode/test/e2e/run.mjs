@@ -19,6 +19,8 @@
 //                    notification, Show Log, Disable and Remove from the view, the palette's per-server
 //                    actions, a broken config in the view and status bar, three tool runs in one pair of
 //                    editors, FreeCode in MCP: List Servers.
+//   vscode-chat      issue 22: FreeCode started from VS Code's MCP: List Servers, its tools discovered,
+//                    and listed under FreeCode in the chat's tools picker (Configure Tools…).
 //
 // Run it with Node 24 (code-server's own); playwright-core comes from the
 // extension's node_modules. Waits have generous timeouts for the external
@@ -63,7 +65,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage'];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'vscode-chat'];
 	return a;
 }
 
@@ -762,7 +764,69 @@ async function scenarioManage() {
 	});
 }
 
-const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
+/**
+ * scenarioVSCodeChat: issue 22's FreeCode in VS Code's own chat, as a user
+ * gets there. MCP: List Servers lists FreeCode, stopped; picking it offers
+ * Start Server; started, VS Code's MCP log says it discovered the demo
+ * server's 7 tools (through `freecode mcp serve --stdio`, which starts the
+ * demo server on demand); the chat's tools picker (agent mode, Configure
+ * Tools…) has FreeCode with those tools under it.
+ */
+async function scenarioVSCodeChat() {
+	if (!args.bin) throw new Error('the vscode-chat scenario needs --bin (the directory with demo-server)');
+	const prepare = (d) => {
+		fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
+		fs.writeFileSync(path.join(d.home, '.freecode', 'config.json'), demoConfig(args.bin, d.workspace, false), { mode: 0o600 });
+		const user = path.join(d.userData, 'User', 'settings.json');
+		const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
+		settings['chat.disableAIFeatures'] = false; // VS Code's MCP support is part of its AI features
+		fs.writeFileSync(user, JSON.stringify(settings, null, 2));
+	};
+	const demoTools = ['delete_file', 'list_files', 'read_file'];
+	await inVSCode('vscode-chat', {}, prepare, async (page) => {
+		const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+		await step(page, 'MCP: List Servers has FreeCode, stopped until asked', async () => {
+			await runCommand(page, 'MCP: List Servers');
+			await row(/^FreeCode\s*Stopped/).waitFor();
+		});
+		await shot(page, 'vscode-chat-list-servers');
+		await step(page, "Start Server from FreeCode's menu: VS Code discovers the demo server's 7 tools", async () => {
+			await row('FreeCode').click();
+			await row('Start Server').click();
+			await page.locator('.quick-input-widget').first().waitFor({ state: 'hidden' });
+			await runCommand(page, 'MCP: List Servers');
+			await row(/^FreeCode\s*Running/).waitFor();
+			await row('FreeCode').click();
+			await row('Show Output').click();
+			await page.locator('.part.panel .view-lines', { hasText: 'Discovered 7 tools' }).first().waitFor();
+		});
+		await shot(page, 'vscode-chat-started');
+		await step(page, "the chat's tools picker has FreeCode with the demo server's tools", async () => {
+			await runCommand(page, 'Chat: Open Chat (Agent)');
+			await page.locator('.action-label[aria-label^="Configure Tools"]').first().click();
+			const freecode = page.locator('.quick-input-widget .monaco-list-row[aria-label="FreeCode"]');
+			await freecode.waitFor();
+			if ((await freecode.getAttribute('aria-expanded')) !== 'true') await freecode.locator('.monaco-tl-twistie').click();
+			const tools = page.locator('.quick-input-widget .monaco-list-row[aria-level="2"]');
+			for (const t of demoTools) await tools.filter({ hasText: t }).first().waitFor();
+			const under = await page.locator('.quick-input-widget .monaco-list-row').evaluateAll((rows) => {
+				const i = rows.findIndex((r) => r.getAttribute('aria-label') === 'FreeCode');
+				const out = [];
+				for (const r of rows.slice(i + 1)) {
+					if (r.getAttribute('aria-level') !== '2') break;
+					out.push(r.getAttribute('aria-label'));
+				}
+				return out;
+			});
+			log(`the tools picker under FreeCode: ${JSON.stringify(under)}`);
+			if (under.length !== 7) throw new Error(`FreeCode has ${under.length} tools in the picker, want the demo server's 7: ${JSON.stringify(under)}`);
+		});
+		await shot(page, 'vscode-chat-tools-picker');
+		await page.keyboard.press('Escape');
+	});
+}
+
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, 'vscode-chat': scenarioVSCodeChat, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
