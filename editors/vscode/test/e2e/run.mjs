@@ -510,6 +510,8 @@ async function scenarioDemo() {
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
 			await dialog.getByText('This tool can change things, maybe for good (destructive, as its server describes it).').waitFor();
 			await dialog.getByText('"path": "delete-me.txt"').waitFor();
+			// VS Code adds a Cancel of its own to every modal: the prompt says what it does.
+			await dialog.getByText('Cancel and Escape deny, as Deny does: the tool does not run.').waitFor();
 		});
 		await shot(page, 'permission-prompt');
 		await step(page, 'Deny shows the denial and runs nothing', async () => {
@@ -518,6 +520,16 @@ async function scenarioDemo() {
 			if (!fs.existsSync(victim)) throw new Error('the file is gone although the call was denied');
 		});
 		await shot(page, 'denied');
+		await step(page, "VS Code's own Cancel denies, as the prompt says", async () => {
+			await runCommand(page, 'Notifications: Clear All Notifications');
+			await page.locator('.notifications-toasts .notification-toast').first().waitFor({ state: 'detached' });
+			await page.locator('.tab', { hasText: 'Tool Arguments' }).first().click();
+			await run();
+			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
+			await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+			await page.locator('.notifications-toasts', { hasText: 'mcp__demo__delete_file was denied' }).waitFor();
+			if (!fs.existsSync(victim)) throw new Error('the file is gone although the call was cancelled');
+		});
 		await step(page, 'Allow Once runs it', async () => {
 			await page.locator('.tab', { hasText: 'Tool Arguments' }).first().click();
 			await run();
