@@ -13,26 +13,11 @@ import (
 
 // newestOnlyServer is goSDKServer as a server that speaks only the newest
 // protocol: stateless Streamable HTTP (the go-sdk serves 2026-07-28 only
-// there), in front of it newestOnly.
+// there), in front of it oauthtest.NewestOnly.
 func newestOnlyServer(t *testing.T) http.Handler {
 	server := goSDKServer(t)
-	return newestOnly(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
-		&mcpsdk.StreamableHTTPOptions{Stateless: true}))
-}
-
-// newestOnly serves h to requests of the 2026-07-28 protocol alone, as a
-// server that speaks nothing older does: any other POST (an initialize,
-// which carries no MCP-Protocol-Version header) is refused.
-func newestOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("MCP-Protocol-Version") != mcp.LatestProtocolVersion {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Missing MCP-Protocol-Version header"}}`))
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	return oauthtest.NewestOnly(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
+		&mcpsdk.StreamableHTTPOptions{Stateless: true}), mcp.LatestProtocolVersion)
 }
 
 // A server that speaks only the newest protocol, behind OAuth: the sign-in
