@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -47,5 +48,31 @@ func TestOAuthNewestOnlyServer(t *testing.T) {
 	}
 	if got := c.Status().ProtocolVersion; got != mcp.LatestProtocolVersion {
 		t.Errorf("connected at %q, want %q", got, mcp.LatestProtocolVersion)
+	}
+}
+
+// No health ping goes to a server that speaks only the newest protocol:
+// 2026-07-28 has no ping, and the server's refusal of one lost the session
+// at every tick. The calls between the ticks stay on one connection.
+func TestNewestOnlyServerNoHealthPing(t *testing.T) {
+	e := newAuthEnvServing(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"}, config.TransportHTTP, newestOnlyServer(t))
+	opts := e.options(nil)
+	opts.PingInterval = time.Millisecond
+	c, err := e.login(e.server(nil), opts)
+	if err != nil {
+		t.Fatalf("signing in: %v\n%s", err, e.logs.String())
+	}
+	for i := range 50 {
+		if err := e.echo(c); err != nil {
+			t.Fatalf("call %d: %v; status %+v", i, err, c.Status())
+		}
+	}
+	for _, r := range e.as.MCPRequests() {
+		if r.Method == "ping" {
+			t.Errorf("a ping was sent, answered %d", r.Status)
+		}
+	}
+	if st := c.Status(); st.State != mcp.StateConnected || st.LastError != "" {
+		t.Errorf("after 50 calls: %s, %q", st.State, st.LastError)
 	}
 }

@@ -3,7 +3,7 @@
 // throw-away HOME, XDG dirs, user data and extensions dir. Screenshots go to
 // --out; look at them.
 //
-//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--scenario NAME]... [--keep]
+//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--oauth-server PROGRAM] [--scenario NAME]... [--keep]
 //
 // Scenarios (all by default):
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
@@ -19,6 +19,9 @@
 //                    notification, Show Log, Disable and Remove from the view, the palette's per-server
 //                    actions, a broken config in the view and status bar, three tool runs in one pair of
 //                    editors, FreeCode in MCP: List Servers.
+//   signin           issue 17: Sign In from the view to a 2026-07-28-only server behind OAuth
+//                    (--oauth-server: internal/oauthtest/cmd/oauth-newest-server), the consent completed
+//                    by HTTP, the server connecting, and a run of its tool.
 //   vscode-chat      issue 22: FreeCode started from VS Code's MCP: List Servers, its tools discovered,
 //                    and listed under FreeCode in the chat's tools picker (Configure Tools…).
 //
@@ -33,6 +36,7 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -58,6 +62,7 @@ function parseArgs(argv) {
 		else if (k === '--out') a.out = path.resolve(v());
 		else if (k === '--code-server') a.codeServer = path.resolve(v());
 		else if (k === '--chromium') a.chromium = v();
+		else if (k === '--oauth-server') a.oauthServer = path.resolve(v());
 		else if (k === '--scenario') a.scenarios.push(v());
 		else if (k === '--keep') a.keep = true;
 		else throw new Error(`unknown argument ${k}`);
@@ -65,7 +70,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'vscode-chat'];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
 	return a;
 }
 
@@ -838,7 +843,94 @@ async function scenarioVSCodeChat() {
 	});
 }
 
-const scenarios = { 'sidecar-missing': scenarioSidecarMissing, 'vscode-chat': scenarioVSCodeChat, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
+/**
+ * scenarioSignIn: issue 17's sign-in, connect and call from the extension,
+ * to an MCP server that speaks only 2026-07-28, behind OAuth
+ * (internal/oauthtest/cmd/oauth-newest-server, on loopback). The row says
+ * it needs a sign-in; its Sign In asks VS Code to open the authorization
+ * page (vscode.env.openExternal), which opens a browser page; that page is
+ * loaded by HTTP as the browser would (the consent is automatic) and
+ * redirects to the sidecar's callback; the row connects with the tool; a
+ * run of the tool shows its result.
+ */
+async function scenarioSignIn() {
+	if (!args.oauthServer) throw new Error('the signin scenario needs --oauth-server (the built internal/oauthtest/cmd/oauth-newest-server)');
+	const as = spawn(args.oauthServer, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+	let asLog = '';
+	as.stderr.on('data', (b) => (asLog += b.toString()));
+	try {
+		const [line] = await once(createInterface({ input: as.stdout }), 'line');
+		const urls = JSON.parse(line);
+		const prepare = (d) => {
+			fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
+			const servers = [{ name: 'secure', type: 'remote', url: urls.mcpURL, transport: 'http' }];
+			fs.writeFileSync(path.join(d.home, '.freecode', 'config.json'), `${JSON.stringify({ mcp: { servers } }, null, 2)}\n`, { mode: 0o600 });
+		};
+		await inVSCode('signin', {}, prepare, async (page) => {
+			await step(page, 'MCP Servers view opens', () => openServersView(page));
+			await step(page, 'the server says it needs a sign-in', () => rowDescription(page, 'secure', /sign-in needed/));
+			await shot(page, 'signin-needed');
+			await step(page, "Sign In opens the authorization page; consenting by HTTP sends the browser back to the sidecar", async () => {
+				// VS Code opens the page (vscode.env.openExternal) in a new
+				// browser page; code-server sends a loopback page through its
+				// own /proxy/PORT/, whose forwarding collapses the "//" of a
+				// URL in the query (docs/upstream/code-server-proxy-query.md).
+				// So the page's URL is captured there and its request made by
+				// HTTP to the authorization server itself, as the browser
+				// would without the proxy; its consent is automatic.
+				const codeServer = new URL(page.url()).origin;
+				const issuer = new URL(urls.issuer);
+				const pages = [`${urls.issuer}/authorize?`, `${codeServer}/proxy/${issuer.port}/authorize?`];
+				let captured;
+				const capture = (u) => pages.some((p) => u.href.startsWith(p));
+				const answer = (route) => {
+					captured ??= route.request().url();
+					return route.fulfill({ status: 200, contentType: 'text/plain', body: 'The e2e test completes this sign-in by HTTP.' });
+				};
+				await page.context().route(capture, answer);
+				const popup = page.context().waitForEvent('page');
+				const row = treeRow(page, 'secure');
+				await row.hover();
+				await row.locator('.actions .action-label[aria-label^="Sign In"]').click();
+				const browser = await popup;
+				await browser.waitForLoadState();
+				await page.context().unroute(capture, answer);
+				if (!captured) throw new Error(`the page opened is not the authorization page: ${browser.url()}`);
+				const authorize = new URL(`${urls.issuer}/authorize${new URL(captured).search}`);
+				log(`the sign-in opened ${captured.replace(/\?.*/, '?…')}; consenting at ${authorize.origin}${authorize.pathname}`);
+				if (authorize.searchParams.get('code_challenge_method') !== 'S256') throw new Error(`no PKCE in ${captured}`);
+				const r = await fetch(authorize, { redirect: 'follow' });
+				const body = await r.text();
+				if (r.status !== 200 || !/^http:\/\/127\.0\.0\.1:\d+\/callback\?/.test(r.url)) {
+					throw new Error(`the consent ended at ${r.url} with ${r.status}: ${body}`);
+				}
+				await browser.close();
+			});
+			await step(page, 'the server connects with its tool', () => rowDescription(page, 'secure', /^connected · 1 tool$/));
+			await shot(page, 'signin-connected');
+			await step(page, 'a run of its tool, allowed once, shows the answer of the 2026-07-28-only server', async () => {
+				await page.getByRole('treeitem', { name: /^mcp__secure__echo — / }).click();
+				await page.locator('.view-lines', { hasText: 'Arguments for mcp__secure__echo' }).waitFor();
+				// Its one parameter is optional: the arguments start as {}.
+				await replaceEditorText(page, '{ "text": "signed in from VS Code" }');
+				await page.locator('.view-lines', { hasText: '"text": "signed in from VS Code"' }).waitFor();
+				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
+				const dialog = page.locator('.monaco-dialog-box');
+				await dialog.getByText('Allow FreeCode to run mcp__secure__echo?').waitFor();
+				await dialog.getByRole('button', { name: 'Allow Once' }).click();
+				await page.locator('.view-lines', { hasText: 'mcp__secure__echo — ok' }).first().waitFor();
+				await page.locator('.view-lines', { hasText: 'signed in from VS Code' }).last().waitFor();
+			});
+			await shot(page, 'signin-tool-result');
+		});
+	} finally {
+		as.stdin.end();
+		await once(as, 'exit');
+		fs.writeFileSync(path.join(args.out, 'signin-authorization-server.log'), asLog);
+	}
+}
+
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioSignIn, 'vscode-chat': scenarioVSCodeChat, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
