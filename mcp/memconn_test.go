@@ -240,10 +240,18 @@ func TestMemCallsDuringRelist(t *testing.T) {
 	wg.Wait()
 }
 
+// pingSrv is memSrv at the newest protocol that has a ping: 2026-07-28
+// has none, so a Conn at it sends no health pings.
+func pingSrv(name string) config.Server {
+	srv := memSrv(name)
+	srv.ProtocolVersion = config.DefaultProtocolVersion
+	return srv
+}
+
 // The health ping records its latency.
 func TestMemHealthPingRecordsLatency(t *testing.T) {
 	s := newMemServer(t, "mem")
-	c := memConn(t, s, "m", nil, &ConnOptions{PingInterval: 10 * time.Millisecond})
+	c := newTestConnOpts(t, pingSrv("m"), nil, &ConnOptions{Dial: s.Dial, PingInterval: 10 * time.Millisecond})
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +270,7 @@ func TestMemHealthPingRecordsLatency(t *testing.T) {
 func TestMemUnansweredPingReconnects(t *testing.T) {
 	s := newMemServer(t, "mem")
 	rec := mcptest.NewRecorder()
-	srv := memSrv("m")
+	srv := pingSrv("m")
 	srv.Timeout = 50 * time.Millisecond // the ping's deadline
 	c := newTestConnOpts(t, srv, rec, &ConnOptions{Dial: s.Dial, PingInterval: 10 * time.Millisecond})
 	release := make(chan struct{})

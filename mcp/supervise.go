@@ -327,6 +327,13 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 		case <-c.relistPrompts:
 			c.listFeatures(s, ListPrompts)
 		case <-ticker.C:
+			if stateless(s.cs) {
+				// 2026-07-28 has no ping: a server refuses it ("ping" is
+				// not supported in the new protocol), which lost the
+				// session at every tick. Its requests are independent;
+				// the next one finds a server gone.
+				continue
+			}
 			if err := c.ping(s); err != nil {
 				if s.ended() {
 					continue // the cases above say why

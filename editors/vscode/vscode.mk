@@ -4,8 +4,9 @@
 #
 #   make vscode       npm ci (once per lockfile change) + esbuild bundle
 #   make vscode-test  type-check, the import-cycle check, then the headless unit tests (node --test)
-#   make vscode-integration  the session logic against the real freecode-serve and demo server, and
-#                     server-everything once `make npm` installed it
+#   make vscode-integration  the session logic against the real freecode-serve and demo server,
+#                     server-everything once `make npm` installed it, and a sign-in to a 2026-07-28-only
+#                     server behind OAuth (internal/oauthtest/cmd/oauth-newest-server)
 #   make vsix         the .vsix for this host, with the sidecar and the CLI inside
 #   make e2e          the extension in a real VS Code (code-server + headless Chromium)
 
@@ -50,12 +51,16 @@ vscode: $(VSCODE_STAMP)
 vscode-test: $(VSCODE_STAMP)
 	cd $(VSCODE_DIR) && npm run --silent typecheck && npm test
 
+# The OAuth test's server (internal/oauthtest/cmd/oauth-newest-server) is a
+# test program: built beside the test's output, never into $(BIN).
+VSCODE_OAUTH_BIN := $(VSCODE_DIR)/test-output/bin
 vscode-integration: build $(VSCODE_STAMP)
 	@if [ ! -x "$(BIN)/freecode-serve" ]; then \
 		echo "vscode-integration: $(BIN)/freecode-serve is missing: 'make build' (go build -o $(BIN)/ ./cmd/...) has not built the sidecar" >&2; \
 		exit 1; \
 	fi
-	cd $(VSCODE_DIR) && FREECODE_BIN=$(BIN) npm run --silent test:integration
+	$(GO) build -o $(VSCODE_OAUTH_BIN)/ ./internal/oauthtest/cmd/oauth-newest-server
+	cd $(VSCODE_DIR) && FREECODE_BIN=$(BIN) FREECODE_OAUTH_SERVER=$(VSCODE_OAUTH_BIN)/oauth-newest-server npm run --silent test:integration
 
 # The README's screenshots are the repository's (docs/images/vscode), linked
 # relatively: vsce would need a repository URL to rewrite them, which this
@@ -98,5 +103,6 @@ $(CODE_SERVER_STAMP): $(NODE24_STAMP) | e2e-apt
 e2e-deps: e2e-apt $(NODE24_STAMP) $(CODE_SERVER_STAMP) $(VSCODE_STAMP)
 
 e2e: build vsix e2e-deps
+	$(GO) build -o $(VSCODE_OAUTH_BIN)/ ./internal/oauthtest/cmd/oauth-newest-server
 	$(NODE24_BIN)/node $(VSCODE_DIR)/test/e2e/run.mjs --vsix $(VSIX) --bin $(BIN) --out $(VSCODE_E2E_OUT) \
-		--code-server $(CODE_SERVER_DIR)/node_modules/code-server
+		--code-server $(CODE_SERVER_DIR)/node_modules/code-server --oauth-server $(VSCODE_OAUTH_BIN)/oauth-newest-server

@@ -115,13 +115,27 @@ type testGrant struct {
 // the authorization server of setup, both on loopback until the test
 // ends.
 func New(t testing.TB, setup Setup, mcp http.Handler) *Server {
+	as, stop := Serve(setup, mcp)
+	t.Cleanup(stop)
+	return as
+}
+
+// Serve is New for a program outside go test (cmd/oauth-newest-server):
+// the servers listen on loopback until stop is called.
+func Serve(setup Setup, mcp http.Handler) (as *Server, stop func()) {
+	var closers []func()
+	stop = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
 	if setup.AuthMethods == nil {
 		setup.AuthMethods = []string{"client_secret_basic"}
 	}
 	if setup.AccessTTL == 0 {
 		setup.AccessTTL = time.Hour
 	}
-	as := &Server{setup: setup, clients: map[string]*testClient{}, codes: map[string]*testCode{},
+	as = &Server{setup: setup, clients: map[string]*testClient{}, codes: map[string]*testCode{},
 		access: map[string]*testGrant{}, refresh: map[string]*testGrant{}, refreshed: map[string]bool{}}
 	if setup.PreID != "" {
 		method := setup.AuthMethods[0]
@@ -133,7 +147,7 @@ func New(t testing.TB, setup Setup, mcp http.Handler) *Server {
 
 	mcpMux := http.NewServeMux()
 	mcpSrv := httptest.NewServer(mcpMux)
-	t.Cleanup(mcpSrv.Close)
+	closers = append(closers, mcpSrv.Close)
 	as.MCPURL = mcpSrv.URL + "/mcp"
 
 	asMux := mcpMux
@@ -142,7 +156,7 @@ func New(t testing.TB, setup Setup, mcp http.Handler) *Server {
 		// The authorization server lives elsewhere, as it usually does.
 		asMux = http.NewServeMux()
 		asSrv := httptest.NewServer(asMux)
-		t.Cleanup(asSrv.Close)
+		closers = append(closers, asSrv.Close)
 		as.base = asSrv.URL
 	}
 	as.Issuer = as.base + setup.ASPath
@@ -162,7 +176,7 @@ func New(t testing.TB, setup Setup, mcp http.Handler) *Server {
 	}
 	protected := auth.RequireBearerToken(as.verify, opts)(as.stepUp(mcp, opts.ResourceMetadataURL))
 	mcpMux.Handle("/mcp", as.recordMCP(protected))
-	return as
+	return as, stop
 }
 
 // Resource returns the resource the protected resource metadata names:

@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,26 +14,11 @@ import (
 
 // newestOnlyServer is goSDKServer as a server that speaks only the newest
 // protocol: stateless Streamable HTTP (the go-sdk serves 2026-07-28 only
-// there), in front of it newestOnly.
+// there), in front of it oauthtest.NewestOnly.
 func newestOnlyServer(t *testing.T) http.Handler {
 	server := goSDKServer(t)
-	return newestOnly(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
-		&mcpsdk.StreamableHTTPOptions{Stateless: true}))
-}
-
-// newestOnly serves h to requests of the 2026-07-28 protocol alone, as a
-// server that speaks nothing older does: any other POST (an initialize,
-// which carries no MCP-Protocol-Version header) is refused.
-func newestOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("MCP-Protocol-Version") != mcp.LatestProtocolVersion {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadRequest)
-			w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Missing MCP-Protocol-Version header"}}`))
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	return oauthtest.NewestOnly(mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return server },
+		&mcpsdk.StreamableHTTPOptions{Stateless: true}), mcp.LatestProtocolVersion)
 }
 
 // A server that speaks only the newest protocol, behind OAuth: the sign-in
@@ -62,5 +48,31 @@ func TestOAuthNewestOnlyServer(t *testing.T) {
 	}
 	if got := c.Status().ProtocolVersion; got != mcp.LatestProtocolVersion {
 		t.Errorf("connected at %q, want %q", got, mcp.LatestProtocolVersion)
+	}
+}
+
+// No health ping goes to a server that speaks only the newest protocol:
+// 2026-07-28 has no ping, and the server's refusal of one lost the session
+// at every tick. The calls between the ticks stay on one connection.
+func TestNewestOnlyServerNoHealthPing(t *testing.T) {
+	e := newAuthEnvServing(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"}, config.TransportHTTP, newestOnlyServer(t))
+	opts := e.options(nil)
+	opts.PingInterval = time.Millisecond
+	c, err := e.login(e.server(nil), opts)
+	if err != nil {
+		t.Fatalf("signing in: %v\n%s", err, e.logs.String())
+	}
+	for i := range 50 {
+		if err := e.echo(c); err != nil {
+			t.Fatalf("call %d: %v; status %+v", i, err, c.Status())
+		}
+	}
+	for _, r := range e.as.MCPRequests() {
+		if r.Method == "ping" {
+			t.Errorf("a ping was sent, answered %d", r.Status)
+		}
+	}
+	if st := c.Status(); st.State != mcp.StateConnected || st.LastError != "" {
+		t.Errorf("after 50 calls: %s, %q", st.State, st.LastError)
 	}
 }

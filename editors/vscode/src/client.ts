@@ -18,6 +18,7 @@ import {
 	type LanguageClientOptions,
 	type ServerOptions,
 } from 'vscode-languageclient/node';
+import { externalPage } from './externalPage';
 import { SidecarLifecycle, type ClientState, type SidecarClient } from './lifecycle';
 import type { ServersModel } from './model';
 import type { InitializationOptions } from './protocol';
@@ -34,10 +35,11 @@ import type { SidecarState } from './statusText';
  * else goes to the client's handler.
  */
 const openSignInPage: NonNullable<NonNullable<LanguageClientOptions['middleware']>['window']>['showDocument'] = async (params, token, next) => {
-	if (params.external === true && /^https?:\/\//i.test(params.uri)) {
+	const page = externalPage(params);
+	if (page !== undefined) {
 		try {
 			// openExternal takes the string as it is, though it is typed for a Uri.
-			return { success: await vscode.env.openExternal(params.uri as unknown as vscode.Uri) };
+			return { success: await vscode.env.openExternal(page as unknown as vscode.Uri) };
 		} catch {
 			return { success: false };
 		}

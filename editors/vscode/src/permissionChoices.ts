@@ -16,7 +16,8 @@ import { whyAsked } from './wording';
  * its own that answers undefined) what Escape and closing the dialog pick.
  * A close affordance is taken out of the row to become that Cancel, so Deny
  * cannot be both: Deny comes first, and no choice is a close affordance.
- * Enter, Escape and closing the dialog all deny.
+ * Enter, Escape and closing the dialog all deny. VS Code's Cancel cannot be
+ * taken out of a modal, so the prompt says what it does (CANCEL_DENIES).
  */
 export interface Choice {
 	title: string;
@@ -45,6 +46,8 @@ export const SHOW_FULL = 'Show Full Arguments';
 export const ACCEPT_CHANGE = 'Accept Change and Allow Once';
 export const ACCEPT_NEW = 'Accept Tool and Allow Once';
 export const DENY = 'Deny';
+/** CANCEL_DENIES is the prompt's line on VS Code's own Cancel button, which the modal always has beside the choices. */
+export const CANCEL_DENIES = 'Cancel and Escape deny, as Deny does: the tool does not run.';
 
 /** DENIED is the answer to anything but an explicit allow: Deny, Enter, Escape, closing the dialog, an error. */
 export const DENIED: PermissionResponse = { decision: 'deny' };
@@ -93,6 +96,7 @@ export function permissionPrompt(
 				? 'This tool can change things, maybe for good (destructive, as its server describes it).'
 				: 'This tool can change things (not read-only).',
 		`Why you are asked: ${oneLine(whyAsked(req.reason), 400)}`,
+		CANCEL_DENIES,
 		'',
 		'Arguments:',
 		shown,

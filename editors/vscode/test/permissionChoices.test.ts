@@ -7,6 +7,7 @@ import {
 	ALLOW_ONCE,
 	ALLOW_PROJECT,
 	answerFor,
+	CANCEL_DENIES,
 	type Choice,
 	DENIED,
 	DENY,
@@ -36,6 +37,7 @@ test('prompt: the tool, its server, read-only or not, why, and the arguments', (
 			'Server: demo',
 			'This tool can change things (not read-only).',
 			'Why you are asked: No rule of yours covers this tool, and it can change things, so FreeCode asks before each call.',
+			'Cancel and Escape deny, as Deny does: the tool does not run.',
 			'',
 			'Arguments:',
 			'{\n  "path": "README.md"\n}',
@@ -179,6 +181,7 @@ test('prompt: a read-only tool, a built-in, and control characters in what the p
 			'Built-in tool',
 			'This tool only reads (read-only).',
 			'Why you are asked: ask rule "read"\\x1b[2K in /p/.freecode/settings.json',
+			'Cancel and Escape deny, as Deny does: the tool does not run.',
 			'',
 			'Arguments:',
 			'{\n  "a": "\\u0007"\n}',
@@ -246,4 +249,22 @@ test('prompt: why you are asked, in plain words', () => {
 			'Why you are asked: something new',
 		],
 	);
+});
+
+// VS Code's modal always adds a Cancel of its own (it answers undefined):
+// every prompt says, above the buttons' row, that it denies, and it does.
+test("prompt: VS Code's own Cancel is said to deny, in every prompt, and denies", () => {
+	const prompts = [
+		permissionPrompt(req, 1200),
+		permissionPrompt({ ...req, projectTrusted: false }, 1200, true, false),
+		permissionPrompt({ ...req, server: undefined, tool: 'read', readOnly: true }, 1200),
+		permissionPrompt({ ...req, review }, 1200),
+		permissionPrompt({ ...req, arguments: { text: 'x'.repeat(5000) } }, 300),
+	];
+	for (const p of prompts) {
+		assert.ok(p.detail.split('\n').slice(0, 5).includes(CANCEL_DENIES), p.detail);
+		assert.ok(!p.choices.some((c) => c.title === 'Cancel' || c.isCloseAffordance), JSON.stringify(p.choices));
+		assert.deepEqual(answerFor(p, undefined), DENIED);
+	}
+	assert.match(CANCEL_DENIES, /^Cancel\b.*deny/);
 });

@@ -3,7 +3,7 @@
 // throw-away HOME, XDG dirs, user data and extensions dir. Screenshots go to
 // --out; look at them.
 //
-//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--scenario NAME]... [--keep]
+//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--oauth-server PROGRAM] [--scenario NAME]... [--keep]
 //
 // Scenarios (all by default):
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
@@ -19,6 +19,11 @@
 //                    notification, Show Log, Disable and Remove from the view, the palette's per-server
 //                    actions, a broken config in the view and status bar, three tool runs in one pair of
 //                    editors, FreeCode in MCP: List Servers.
+//   signin           issue 17: Sign In from the view to a 2026-07-28-only server behind OAuth
+//                    (--oauth-server: internal/oauthtest/cmd/oauth-newest-server), the consent completed
+//                    by HTTP, the server connecting, and a run of its tool.
+//   vscode-chat      issue 22: FreeCode started from VS Code's MCP: List Servers, its tools discovered,
+//                    and listed under FreeCode in the chat's tools picker (Configure Tools…).
 //
 // Run it with Node 24 (code-server's own); playwright-core comes from the
 // extension's node_modules. Waits have generous timeouts for the external
@@ -31,6 +36,7 @@ import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -56,6 +62,7 @@ function parseArgs(argv) {
 		else if (k === '--out') a.out = path.resolve(v());
 		else if (k === '--code-server') a.codeServer = path.resolve(v());
 		else if (k === '--chromium') a.chromium = v();
+		else if (k === '--oauth-server') a.oauthServer = path.resolve(v());
 		else if (k === '--scenario') a.scenarios.push(v());
 		else if (k === '--keep') a.keep = true;
 		else throw new Error(`unknown argument ${k}`);
@@ -63,7 +70,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage'];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
 	return a;
 }
 
@@ -508,6 +515,8 @@ async function scenarioDemo() {
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
 			await dialog.getByText('This tool can change things, maybe for good (destructive, as its server describes it).').waitFor();
 			await dialog.getByText('"path": "delete-me.txt"').waitFor();
+			// VS Code adds a Cancel of its own to every modal: the prompt says what it does.
+			await dialog.getByText('Cancel and Escape deny, as Deny does: the tool does not run.').waitFor();
 		});
 		await shot(page, 'permission-prompt');
 		await step(page, 'Deny shows the denial and runs nothing', async () => {
@@ -516,6 +525,16 @@ async function scenarioDemo() {
 			if (!fs.existsSync(victim)) throw new Error('the file is gone although the call was denied');
 		});
 		await shot(page, 'denied');
+		await step(page, "VS Code's own Cancel denies, as the prompt says", async () => {
+			await runCommand(page, 'Notifications: Clear All Notifications');
+			await page.locator('.notifications-toasts .notification-toast').first().waitFor({ state: 'detached' });
+			await page.locator('.tab', { hasText: 'Tool Arguments' }).first().click();
+			await run();
+			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
+			await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+			await page.locator('.notifications-toasts', { hasText: 'mcp__demo__delete_file was denied' }).waitFor();
+			if (!fs.existsSync(victim)) throw new Error('the file is gone although the call was cancelled');
+		});
 		await step(page, 'Allow Once runs it', async () => {
 			await page.locator('.tab', { hasText: 'Tool Arguments' }).first().click();
 			await run();
@@ -762,7 +781,156 @@ async function scenarioManage() {
 	});
 }
 
-const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
+/**
+ * scenarioVSCodeChat: issue 22's FreeCode in VS Code's own chat, as a user
+ * gets there. MCP: List Servers lists FreeCode, stopped; picking it offers
+ * Start Server; started, VS Code's MCP log says it discovered the demo
+ * server's 7 tools (through `freecode mcp serve --stdio`, which starts the
+ * demo server on demand); the chat's tools picker (agent mode, Configure
+ * Tools…) has FreeCode with those tools under it.
+ */
+async function scenarioVSCodeChat() {
+	if (!args.bin) throw new Error('the vscode-chat scenario needs --bin (the directory with demo-server)');
+	const prepare = (d) => {
+		fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
+		fs.writeFileSync(path.join(d.home, '.freecode', 'config.json'), demoConfig(args.bin, d.workspace, false), { mode: 0o600 });
+		const user = path.join(d.userData, 'User', 'settings.json');
+		const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
+		settings['chat.disableAIFeatures'] = false; // VS Code's MCP support is part of its AI features
+		fs.writeFileSync(user, JSON.stringify(settings, null, 2));
+	};
+	const demoTools = ['delete_file', 'list_files', 'read_file'];
+	await inVSCode('vscode-chat', {}, prepare, async (page) => {
+		const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+		await step(page, 'MCP: List Servers has FreeCode, stopped until asked', async () => {
+			await runCommand(page, 'MCP: List Servers');
+			await row(/^FreeCode\s*Stopped/).waitFor();
+		});
+		await shot(page, 'vscode-chat-list-servers');
+		await step(page, "Start Server from FreeCode's menu: VS Code discovers the demo server's 7 tools", async () => {
+			await row('FreeCode').click();
+			await row('Start Server').click();
+			await page.locator('.quick-input-widget').first().waitFor({ state: 'hidden' });
+			await runCommand(page, 'MCP: List Servers');
+			await row(/^FreeCode\s*Running/).waitFor();
+			await row('FreeCode').click();
+			await row('Show Output').click();
+			await page.locator('.part.panel .view-lines', { hasText: 'Discovered 7 tools' }).first().waitFor();
+		});
+		await shot(page, 'vscode-chat-started');
+		await step(page, "the chat's tools picker has FreeCode with the demo server's tools", async () => {
+			await runCommand(page, 'Chat: Open Chat (Agent)');
+			await page.locator('.action-label[aria-label^="Configure Tools"]').first().click();
+			const freecode = page.locator('.quick-input-widget .monaco-list-row[aria-label="FreeCode"]');
+			await freecode.waitFor();
+			if ((await freecode.getAttribute('aria-expanded')) !== 'true') await freecode.locator('.monaco-tl-twistie').click();
+			const tools = page.locator('.quick-input-widget .monaco-list-row[aria-level="2"]');
+			for (const t of demoTools) await tools.filter({ hasText: t }).first().waitFor();
+			const under = await page.locator('.quick-input-widget .monaco-list-row').evaluateAll((rows) => {
+				const i = rows.findIndex((r) => r.getAttribute('aria-label') === 'FreeCode');
+				const out = [];
+				for (const r of rows.slice(i + 1)) {
+					if (r.getAttribute('aria-level') !== '2') break;
+					out.push(r.getAttribute('aria-label'));
+				}
+				return out;
+			});
+			log(`the tools picker under FreeCode: ${JSON.stringify(under)}`);
+			if (under.length !== 7) throw new Error(`FreeCode has ${under.length} tools in the picker, want the demo server's 7: ${JSON.stringify(under)}`);
+		});
+		await shot(page, 'vscode-chat-tools-picker');
+		await page.keyboard.press('Escape');
+	});
+}
+
+/**
+ * scenarioSignIn: issue 17's sign-in, connect and call from the extension,
+ * to an MCP server that speaks only 2026-07-28, behind OAuth
+ * (internal/oauthtest/cmd/oauth-newest-server, on loopback). The row says
+ * it needs a sign-in; its Sign In asks VS Code to open the authorization
+ * page (vscode.env.openExternal), which opens a browser page; that page is
+ * loaded by HTTP as the browser would (the consent is automatic) and
+ * redirects to the sidecar's callback; the row connects with the tool; a
+ * run of the tool shows its result.
+ */
+async function scenarioSignIn() {
+	if (!args.oauthServer) throw new Error('the signin scenario needs --oauth-server (the built internal/oauthtest/cmd/oauth-newest-server)');
+	const as = spawn(args.oauthServer, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+	let asLog = '';
+	as.stderr.on('data', (b) => (asLog += b.toString()));
+	try {
+		const [line] = await once(createInterface({ input: as.stdout }), 'line');
+		const urls = JSON.parse(line);
+		const prepare = (d) => {
+			fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
+			const servers = [{ name: 'secure', type: 'remote', url: urls.mcpURL, transport: 'http' }];
+			fs.writeFileSync(path.join(d.home, '.freecode', 'config.json'), `${JSON.stringify({ mcp: { servers } }, null, 2)}\n`, { mode: 0o600 });
+		};
+		await inVSCode('signin', {}, prepare, async (page) => {
+			await step(page, 'MCP Servers view opens', () => openServersView(page));
+			await step(page, 'the server says it needs a sign-in', () => rowDescription(page, 'secure', /sign-in needed/));
+			await shot(page, 'signin-needed');
+			await step(page, "Sign In opens the authorization page; consenting by HTTP sends the browser back to the sidecar", async () => {
+				// VS Code opens the page (vscode.env.openExternal) in a new
+				// browser page; code-server sends a loopback page through its
+				// own /proxy/PORT/, whose forwarding collapses the "//" of a
+				// URL in the query (docs/upstream/code-server-proxy-query.md).
+				// So the page's URL is captured there and its request made by
+				// HTTP to the authorization server itself, as the browser
+				// would without the proxy; its consent is automatic.
+				const codeServer = new URL(page.url()).origin;
+				const issuer = new URL(urls.issuer);
+				const pages = [`${urls.issuer}/authorize?`, `${codeServer}/proxy/${issuer.port}/authorize?`];
+				let captured;
+				const capture = (u) => pages.some((p) => u.href.startsWith(p));
+				const answer = (route) => {
+					captured ??= route.request().url();
+					return route.fulfill({ status: 200, contentType: 'text/plain', body: 'The e2e test completes this sign-in by HTTP.' });
+				};
+				await page.context().route(capture, answer);
+				const popup = page.context().waitForEvent('page');
+				const row = treeRow(page, 'secure');
+				await row.hover();
+				await row.locator('.actions .action-label[aria-label^="Sign In"]').click();
+				const browser = await popup;
+				await browser.waitForLoadState();
+				await page.context().unroute(capture, answer);
+				if (!captured) throw new Error(`the page opened is not the authorization page: ${browser.url()}`);
+				const authorize = new URL(`${urls.issuer}/authorize${new URL(captured).search}`);
+				log(`the sign-in opened ${captured.replace(/\?.*/, '?…')}; consenting at ${authorize.origin}${authorize.pathname}`);
+				if (authorize.searchParams.get('code_challenge_method') !== 'S256') throw new Error(`no PKCE in ${captured}`);
+				const r = await fetch(authorize, { redirect: 'follow' });
+				const body = await r.text();
+				if (r.status !== 200 || !/^http:\/\/127\.0\.0\.1:\d+\/callback\?/.test(r.url)) {
+					throw new Error(`the consent ended at ${r.url} with ${r.status}: ${body}`);
+				}
+				await browser.close();
+			});
+			await step(page, 'the server connects with its tool', () => rowDescription(page, 'secure', /^connected · 1 tool$/));
+			await shot(page, 'signin-connected');
+			await step(page, 'a run of its tool, allowed once, shows the answer of the 2026-07-28-only server', async () => {
+				await page.getByRole('treeitem', { name: /^mcp__secure__echo — / }).click();
+				await page.locator('.view-lines', { hasText: 'Arguments for mcp__secure__echo' }).waitFor();
+				// Its one parameter is optional: the arguments start as {}.
+				await replaceEditorText(page, '{ "text": "signed in from VS Code" }');
+				await page.locator('.view-lines', { hasText: '"text": "signed in from VS Code"' }).waitFor();
+				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
+				const dialog = page.locator('.monaco-dialog-box');
+				await dialog.getByText('Allow FreeCode to run mcp__secure__echo?').waitFor();
+				await dialog.getByRole('button', { name: 'Allow Once' }).click();
+				await page.locator('.view-lines', { hasText: 'mcp__secure__echo — ok' }).first().waitFor();
+				await page.locator('.view-lines', { hasText: 'signed in from VS Code' }).last().waitFor();
+			});
+			await shot(page, 'signin-tool-result');
+		});
+	} finally {
+		as.stdin.end();
+		await once(as, 'exit');
+		fs.writeFileSync(path.join(args.out, 'signin-authorization-server.log'), asLog);
+	}
+}
+
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioSignIn, 'vscode-chat': scenarioVSCodeChat, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);

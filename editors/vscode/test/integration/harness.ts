@@ -65,7 +65,8 @@ async function initialize(conn: MessageConnection, o: Place, exited: Promise<nev
 				clientInfo: { name: 'freecode-vscode-integration-test' },
 				rootUri: folder,
 				workspaceFolders: [{ uri: folder, name: path.basename(o.workspace) }],
-				capabilities: {},
+				// As vscode-languageclient declares it: the sidecar's sign-in pages come as window/showDocument.
+				capabilities: { window: { showDocument: { support: true } } },
 				initializationOptions: { configPath: o.configPath, ...(o.capabilities ? { capabilities: o.capabilities } : {}) },
 			},
 		),
