@@ -60,30 +60,6 @@ func TestStatusWatch(t *testing.T) {
 	}
 }
 
-// awaitFunc waits until ok holds of the buffer's text.
-func (nb *notifyBuffer) awaitFunc(t *testing.T, what string, ok func(string) bool) {
-	t.Helper()
-	timer := time.NewTimer(hangGuard)
-	defer timer.Stop()
-	for {
-		nb.mu.Lock()
-		if ok(nb.b.String()) {
-			nb.mu.Unlock()
-			return
-		}
-		if nb.changed == nil {
-			nb.changed = make(chan struct{})
-		}
-		ch := nb.changed
-		nb.mu.Unlock()
-		select {
-		case <-ch:
-		case <-timer.C:
-			t.Fatalf("no %s within %v in:\n%s", what, hangGuard, nb.String())
-		}
-	}
-}
-
 // With no sidecar, --watch says so, with status's exit code.
 func TestStatusWatchNoSidecar(t *testing.T) {
 	e := newLiveEnv(t)
