@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ func waitForCancel(ctx context.Context, _ *protocol.PermissionRequest) (*protoco
 
 // Two frontends see the same servers and the same notifications; each is
 // asked only about its own calls, even while the other's prompt is open.
+// Two browser tabs too.
 func TestTwoFrontends(t *testing.T) {
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
 		one := env.Editor
@@ -59,12 +61,13 @@ func TestTwoFrontends(t *testing.T) {
 		}
 		one.AwaitLog("srv", "hello both")
 		two.AwaitLog("srv", "hello both")
-	}, servertest.Modes(servertest.MultiModes))
+	}, servertest.Modes(servertest.MultiModes|servertest.WebSocket))
 }
 
 // A frontend that vanishes mid-call: its running call is cancelled (the
 // server is told), its open prompt counts as deny (the tool never runs),
-// and the other frontend goes on as before.
+// and the other frontend goes on as before. A browser tab closed while its
+// prompt is open likewise.
 func TestFrontendVanishes(t *testing.T) {
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
 		stay := env.Editor
@@ -81,7 +84,7 @@ func TestFrontendVanishes(t *testing.T) {
 		gone.Vanish()
 		stay.AwaitLog("srv", "cancelled g1")
 		// The sidecar is done with the frontend once its requests ended.
-		env.AwaitSidecarLog(`msg="frontend gone" frontend=2`)
+		env.AwaitSidecarLog(fmt.Sprintf(`msg="frontend gone" frontend=%d`, env.FrontendID(2)))
 		// Had the write run, its line would come before the marker's.
 		if r := execute(t, stay, call("s1", "mcp__srv__say", `{"text":"marker"}`)); r.IsError {
 			t.Fatalf("say: %+v", r)
@@ -95,7 +98,7 @@ func TestFrontendVanishes(t *testing.T) {
 		if r := execute(t, stay, call("s2", "mcp__srv__echo", `{"text":"still here"}`)); r.IsError || r.Text() != "still here" {
 			t.Errorf("the frontend that stayed: %+v", r)
 		}
-	}, servertest.Modes(servertest.MultiModes))
+	}, servertest.Modes(servertest.MultiModes|servertest.WebSocket))
 }
 
 // The last frontend leaving a sidecar that listens stops nothing: the next
@@ -106,13 +109,13 @@ func TestLastFrontendLeaves(t *testing.T) {
 		if err := env.Editor.Close(); err != nil {
 			t.Fatal(err)
 		}
-		env.AwaitSidecarLog(`msg="frontend gone" frontend=1`)
+		env.AwaitSidecarLog(fmt.Sprintf(`msg="frontend gone" frontend=%d`, env.FrontendID(1)))
 		next := env.Connect("next", nil)
 		st := next.AwaitStatus("srv", protocol.StateConnected)
 		if st.PID != first.PID {
 			t.Errorf("srv's pid went from %d to %d: it was restarted", first.PID, st.PID)
 		}
-	}, servertest.Modes(servertest.MultiModes))
+	}, servertest.Modes(servertest.MultiModes|servertest.WebSocket))
 }
 
 // A sidecar that listens keeps serve.json, the user's alone, with its

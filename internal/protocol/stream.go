@@ -76,13 +76,12 @@ type frameStream interface {
 }
 
 type stream struct {
-	rwc     io.ReadWriteCloser
-	frames  *frameReader // only the read loop reads
-	opts    StreamOptions
-	endOnce sync.Once
+	rwc    io.ReadWriteCloser
+	frames *frameReader // only the read loop reads
+	opts   StreamOptions
+	end    readEnd
 
-	pending     atomic.Int64 // writes begun and not done
-	backlogOnce sync.Once
+	backlog backlog
 
 	// writeMu serializes writes, so that each frame is one write, and
 	// guards wbuf.
@@ -92,12 +91,34 @@ type stream struct {
 
 var _ frameStream = (*stream)(nil)
 
-func (s *stream) ended(err error) {
-	s.endOnce.Do(func() {
-		if s.opts.OnReadEnd != nil {
-			s.opts.OnReadEnd(err)
+func (s *stream) ended(err error) { s.end.tell(&s.opts, err) }
+
+// readEnd tells OnReadEnd, once, why a stream's reading ended.
+type readEnd struct{ once sync.Once }
+
+func (r *readEnd) tell(opts *StreamOptions, err error) {
+	r.once.Do(func() {
+		if opts.OnReadEnd != nil {
+			opts.OnReadEnd(err)
 		}
 	})
+}
+
+// frameLimit is the most bytes the next frame's body may have.
+func (o *StreamOptions) frameLimit() int {
+	if o.MaxFrame != nil {
+		return min(o.MaxFrame(), overCap)
+	}
+	return MaxFrame
+}
+
+// decodeFrame decodes a frame ReadFrame returned.
+func decodeFrame(body []byte, n int64, err error) (jsonrpc2.Message, int64, error) {
+	if err != nil {
+		return nil, n, err
+	}
+	msg, err := jsonrpc2.DecodeMessage(body)
+	return msg, n, err
 }
 
 // ReadFrame reads the body of the next frame.
@@ -106,11 +127,7 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		s.ended(err)
 		return nil, 0, err
 	}
-	limit := MaxFrame
-	if s.opts.MaxFrame != nil {
-		limit = min(s.opts.MaxFrame(), overCap)
-	}
-	body, n, err := s.frames.read(limit)
+	body, n, err := s.frames.read(s.opts.frameLimit())
 	if err != nil {
 		s.ended(err)
 		return nil, 0, err
@@ -123,12 +140,7 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 
 // Read reads and decodes the next message.
 func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	body, n, err := s.ReadFrame(ctx)
-	if err != nil {
-		return nil, n, err
-	}
-	msg, err := jsonrpc2.DecodeMessage(body)
-	return msg, n, err
+	return decodeFrame(s.ReadFrame(ctx))
 }
 
 // headerRoom is the room kept before a body in wbuf for its header.
@@ -148,21 +160,10 @@ func (s *stream) WriteFrame(_ context.Context, data []byte) (int64, error) {
 
 // write writes the body appendBody appends as one frame, in one write.
 func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
-	if max := s.opts.MaxPendingWrites; max > 0 {
-		if s.pending.Add(1) > int64(max) {
-			s.pending.Add(-1)
-			s.backlogOnce.Do(func() {
-				if s.opts.OnWriteBacklog != nil {
-					s.opts.OnWriteBacklog()
-				}
-			})
-			if s.opts.AfterWrite != nil {
-				s.opts.AfterWrite(ErrWriteBacklog)
-			}
-			return 0, ErrWriteBacklog
-		}
-		defer s.pending.Add(-1)
+	if !s.backlog.enter(&s.opts) {
+		return 0, ErrWriteBacklog
 	}
+	defer s.backlog.leave()
 	s.writeMu.Lock()
 	buf := appendBody(append(s.wbuf[:0], make([]byte, headerRoom)...))
 	body := buf[headerRoom:]
@@ -187,6 +188,39 @@ func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
 
 // Close closes the underlying connection.
 func (s *stream) Close() error { return s.rwc.Close() }
+
+// backlog counts the writes of a stream begun and not done, against
+// StreamOptions.MaxPendingWrites.
+type backlog struct {
+	pending atomic.Int64
+	once    sync.Once
+}
+
+// enter counts a write in; false, with OnWriteBacklog called (once) and
+// AfterWrite told, if MaxPendingWrites others wait. Call leave once an
+// entered write is done.
+func (b *backlog) enter(opts *StreamOptions) bool {
+	max := opts.MaxPendingWrites
+	if max <= 0 {
+		b.pending.Add(1)
+		return true
+	}
+	if b.pending.Add(1) <= int64(max) {
+		return true
+	}
+	b.pending.Add(-1)
+	b.once.Do(func() {
+		if opts.OnWriteBacklog != nil {
+			opts.OnWriteBacklog()
+		}
+	})
+	if opts.AfterWrite != nil {
+		opts.AfterWrite(ErrWriteBacklog)
+	}
+	return false
+}
+
+func (b *backlog) leave() { b.pending.Add(-1) }
 
 // NewConn returns a jsonrpc2.Conn over rwc that speaks the protocol: LSP
 // framing (NewStream) and Codec. Start it with Go.
