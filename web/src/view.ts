@@ -19,7 +19,8 @@ import type { Logs } from './logs';
 export interface Actions {
 	server(action: ServerAction, s: ServerStatus): void;
 	run(t: ToolInfo): void;
-	review(t: ToolInfo, action: 'diff' | 'accept' | 'reject'): void;
+	/** review shows the tool's change and offers to accept or reject it. */
+	review(t: ToolInfo): void;
 	readResource(server: string, uri: string): void;
 	getPrompt(server: string, name: string): void;
 }
@@ -134,11 +135,9 @@ export class View {
 			h('span', { class: 'name' }, n.label),
 			h('span', { class: `mark ${kind}` }, kind),
 			review ? h('span', { class: 'mark review' }, review === 'changed' ? 'definition changed' : 'new') : '',
-			review ? button('Diff', () => this.actions.review(t, 'diff')) : '',
-			review ? button('Accept', () => this.actions.review(t, 'accept')) : '',
-			review ? button('Reject', () => this.actions.review(t, 'reject')) : '',
+			h('span', { class: 'desc' }, t.description ? printable(t.description) : ''),
+			review ? button('Review…', () => this.actions.review(t), { class: 'review' }) : '',
 			button('Run…', () => this.actions.run(t), { class: 'run' }),
-			t.description ? h('p', { class: 'desc' }, printable(t.description)) : '',
 		);
 	}
 }

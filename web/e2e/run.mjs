@@ -1,0 +1,296 @@
+// The FreeCode MCP page in a real browser: `freecode web --no-browser` on the
+// demo server, in a throw-away HOME and project, and Debian's headless
+// Chromium driven by playwright-core (the extension's devDependency, from
+// editors/vscode/node_modules). Screenshots go to --out; --docs copies the
+// README's ones into docs/images/web.
+//
+//   node web/e2e/run.mjs --bin BIN --out DIR [--docs DIR] [--chromium PATH] [--keep]
+//
+// What it checks, in order:
+//   - the one-time link signs the browser in (the code leaves the address bar), and the page shows
+//     the demo server connected with its tools marked read-only, writes and destructive;
+//   - Run… on the destructive delete_file, filled in from its schema, prompts with Deny focused;
+//     Deny runs nothing (the file is still there), Allow Once runs it (the file is gone);
+//   - the config file edited on disk adds a server, which the page shows connected, no reload;
+//   - a second tab sees the same servers, and a server stopped in the first tab stops in the second;
+//   - the server's log view follows what the server logs;
+//   - a page on another origin (another loopback port, so the same site) cannot open the WebSocket,
+//     even with the browser signed in; and a browser that was not signed in cannot either.
+// Every wait has a generous bound for the external processes and nothing else; everything listens
+// on loopback only.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { createRequire } from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const { chromium } = createRequire(path.join(repo, 'editors', 'vscode', 'package.json'))('playwright-core');
+
+const startTimeoutMs = 60_000;
+const uiTimeoutMs = 30_000;
+
+function parseArgs(argv) {
+	const a = { chromium: '/usr/bin/chromium', keep: false };
+	for (let i = 0; i < argv.length; i++) {
+		const k = argv[i];
+		const v = () => {
+			if (i + 1 >= argv.length) throw new Error(`${k} needs a value`);
+			return argv[++i];
+		};
+		if (k === '--bin') a.bin = path.resolve(v());
+		else if (k === '--out') a.out = path.resolve(v());
+		else if (k === '--docs') a.docs = path.resolve(v());
+		else if (k === '--chromium') a.chromium = v();
+		else if (k === '--keep') a.keep = true;
+		else throw new Error(`unknown argument ${k}`);
+	}
+	for (const need of ['bin', 'out']) if (!a[need]) throw new Error(`--${need} is required`);
+	return a;
+}
+
+const args = parseArgs(process.argv.slice(2));
+fs.mkdirSync(args.out, { recursive: true });
+
+function log(msg) {
+	process.stdout.write(`web-e2e: ${msg}\n`);
+}
+
+function check(ok, what) {
+	if (!ok) throw new Error(`check failed: ${what}`);
+	log(`ok: ${what}`);
+}
+
+const shots = [];
+async function shot(page, name) {
+	const file = path.join(args.out, `${name}.png`);
+	await page.screenshot({ path: file });
+	shots.push(file);
+	log(`screenshot ${file}`);
+}
+
+// The world: HOME (where serve.json goes), the config file, and a project
+// directory the demo server works on (--root), so delete_file deletes a
+// real file.
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'freecode-web-e2e-'));
+const home = path.join(root, 'home');
+const project = path.join(root, 'project');
+const config = path.join(root, 'config.json');
+for (const d of [home, project]) fs.mkdirSync(d, { recursive: true });
+fs.writeFileSync(path.join(project, 'notes.txt'), 'delete me\n');
+fs.writeFileSync(path.join(project, 'keep.txt'), 'keep me\n');
+const demo = path.join(args.bin, 'demo-server');
+const entry = (name, extra = []) => ({ name, type: 'local', command: [demo, '--root', project, '--name', name, ...extra] });
+fs.writeFileSync(config, JSON.stringify({ mcp: { servers: [entry('demo')] } }, null, 2));
+
+const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: '/bin/false' };
+delete env.XDG_CONFIG_HOME;
+
+let web;
+let browser;
+let other;
+
+async function cleanup() {
+	await browser?.close().catch(() => {});
+	other?.close();
+	if (web && web.exitCode === null) {
+		web.kill('SIGTERM');
+		const t = setTimeout(() => web.kill('SIGKILL'), 10_000);
+		await once(web, 'exit').catch(() => {});
+		clearTimeout(t);
+	}
+	// A `freecode web` that left its sidecar running in the background is
+	// stopped through serve.json, which names its pid.
+	const sf = path.join(home, '.freecode', 'serve.json');
+	try {
+		const { pid } = JSON.parse(fs.readFileSync(sf, 'utf8'));
+		process.kill(pid, 'SIGTERM');
+	} catch {}
+	if (!args.keep) fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+	else log(`kept ${root}`);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+	process.on(sig, () => {
+		void cleanup().finally(() => process.exit(1));
+	});
+}
+
+/** startWeb runs `freecode web --no-browser` in the project and resolves with the sign-in URL it prints. */
+async function startWeb() {
+	web = spawn(path.join(args.bin, 'freecode'), ['web', '--no-browser'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+	let out = '';
+	const errLog = fs.createWriteStream(path.join(args.out, 'freecode-web.log'));
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`freecode web printed no URL within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
+		const take = (chunk) => {
+			errLog.write(chunk);
+			out += chunk.toString();
+			const m = /http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_\-.~%]+/.exec(out);
+			if (m) {
+				clearTimeout(timer);
+				resolve(m[0]);
+			}
+		};
+		web.stdout.on('data', take);
+		web.stderr.on('data', take);
+		web.on('exit', (code) => {
+			if (!/code=/.test(out)) {
+				clearTimeout(timer);
+				reject(new Error(`freecode web exited (${code}) before printing a URL:\n${out}`));
+			}
+		});
+	});
+}
+
+const server = (page, name) => page.locator(`section.server[data-server="${name}"]`);
+
+async function runDelete(page, file) {
+	await server(page, 'demo').locator('li.tool[data-tool$="delete_file"] button.run').click();
+	const form = page.locator('dialog.run');
+	await form.waitFor();
+	// The form is made from the tool's schema: its one required field, path.
+	await form.locator('[name="path"]').fill(file);
+	await form.getByRole('button', { name: 'Run', exact: true }).click();
+	const prompt = page.locator('dialog.permission');
+	await prompt.waitFor();
+	return prompt;
+}
+
+async function main() {
+	const url = await startWeb();
+	const base = new URL(url);
+	base.search = '';
+	log(`freecode web printed ${url.replace(/code=.*/, 'code=…')}`);
+
+	browser = await chromium.launch({
+		executablePath: args.chromium,
+		headless: true,
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	});
+	const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+	ctx.setDefaultTimeout(uiTimeoutMs);
+	const page = await ctx.newPage();
+	const pageErrors = [];
+	page.on('pageerror', (e) => pageErrors.push(e.message));
+
+	// Signed in by the one-time link; the code does not stay in the address bar.
+	await page.goto(url);
+	check(!page.url().includes('code='), `the sign-in link leaves the code out of the address (${page.url()})`);
+	await server(page, 'demo').and(page.locator('[data-state="connected"]')).waitFor();
+	check(true, 'the page shows the demo server connected');
+	const marks = async (tool) => (await server(page, 'demo').locator(`li.tool[data-tool$="${tool}"] .mark`).first().textContent()).trim();
+	check((await marks('delete_file')) === 'destructive', 'delete_file is marked destructive');
+	check((await marks('read_file')) === 'read-only', 'read_file is marked read-only');
+	check((await marks('create_issue')) === 'writes', 'create_issue is marked as writing');
+	await page.evaluate(() => (window.__notReloaded = true));
+	await shot(page, 'servers');
+
+	// A destructive call prompts; Deny (the focused button) runs nothing.
+	let prompt = await runDelete(page, 'notes.txt');
+	check((await prompt.locator('button.deny').evaluate((b) => b === document.activeElement)) === true, 'Deny has the focus: Enter denies');
+	check(/destructive/.test(await prompt.locator('pre.detail').textContent()), 'the prompt says the tool is destructive');
+	await shot(page, 'permission');
+	await prompt.getByRole('button', { name: 'Deny', exact: true }).click();
+	const latest = page.locator('#runs li.run').first();
+	await page.locator('#runs li.run[data-decision]').first().waitFor();
+	check((await latest.getAttribute('data-decision')) === 'denied', 'Deny: the call is denied');
+	check(fs.existsSync(path.join(project, 'notes.txt')), 'Deny: notes.txt is still there');
+
+	// Allow Once runs it.
+	prompt = await runDelete(page, 'notes.txt');
+	await prompt.getByRole('button', { name: 'Allow Once', exact: true }).click();
+	await page.locator('#runs li.run[data-decision="asked"]').first().waitFor();
+	check((await latest.getAttribute('class')).includes('ok'), 'Allow Once: the call succeeded');
+	check(!fs.existsSync(path.join(project, 'notes.txt')), 'Allow Once: notes.txt is gone');
+	check(fs.existsSync(path.join(project, 'keep.txt')), 'nothing else was deleted');
+
+	// A config edit on disk adds a server; the page shows it, no reload.
+	fs.writeFileSync(config, JSON.stringify({ mcp: { servers: [entry('demo'), entry('second')] } }, null, 2));
+	await server(page, 'second').and(page.locator('[data-state="connected"]')).waitFor();
+	check((await page.evaluate(() => window.__notReloaded)) === true, 'a config edit adds a server, connected, without a reload');
+	await shot(page, 'added');
+
+	// A second tab sees the same state, and what the first does.
+	const tab2 = await ctx.newPage();
+	await tab2.goto(base.href);
+	await server(tab2, 'demo').and(tab2.locator('[data-state="connected"]')).waitFor();
+	await server(tab2, 'second').and(tab2.locator('[data-state="connected"]')).waitFor();
+	check(true, 'a second tab sees both servers connected');
+	await server(page, 'second').getByRole('button', { name: 'Stop', exact: true }).click();
+	await server(tab2, 'second').and(tab2.locator('[data-state="stopped"]')).waitFor();
+	check(true, 'a server stopped in the first tab shows stopped in the second');
+
+	// The log view follows: starting the server again logs its start.
+	await server(tab2, 'second').locator('details[data-part="log"] > summary').click();
+	await server(page, 'second').getByRole('button', { name: 'Start', exact: true }).click();
+	await server(tab2, 'second').locator('pre.log .line', { hasText: 'connected' }).last().waitFor();
+	check(true, "the second tab's log view shows the server's start as it happens");
+	await server(tab2, 'second').locator('pre.log').scrollIntoViewIfNeeded();
+	await shot(tab2, 'log');
+	await tab2.close();
+
+	// Another origin cannot connect: a page on another loopback port (the
+	// same site, so the browser would send the sidecar's cookie) tries the
+	// sidecar's WebSocket.
+	other = http.createServer((_req, res) => {
+		res.writeHead(200, { 'content-type': 'text/html' });
+		res.end('<!doctype html><title>other</title><p>another origin</p>');
+	});
+	other.listen(0, '127.0.0.1');
+	await once(other, 'listening');
+	const evil = await ctx.newPage();
+	await evil.goto(`http://127.0.0.1:${other.address().port}/`);
+	const target = `ws://${base.host}/rpc`;
+	const tryOpen = (p) =>
+		p.evaluate(
+			(u) =>
+				new Promise((resolve) => {
+					const ws = new WebSocket(u);
+					ws.onopen = () => {
+						ws.close();
+						resolve('open');
+					};
+					ws.onerror = () => resolve('refused');
+					ws.onclose = () => resolve('refused');
+				}),
+			target,
+		);
+	check((await tryOpen(evil)) === 'refused', `a page on another origin cannot open ${target}`);
+	await evil.close();
+
+	// A browser that was not signed in cannot connect either, and the page says what to do.
+	const fresh = await browser.newContext();
+	const stranger = await fresh.newPage();
+	const resp = await stranger.goto(base.href);
+	// Either the sidecar does not serve the page to it, or the page's socket is refused.
+	await stranger.waitForFunction(() => document.querySelector('#summary')?.getAttribute('data-sidecar') !== 'starting');
+	const state = await stranger.locator('#summary').getAttribute('data-sidecar', { timeout: 1000 }).catch(() => 'no page');
+	check((await stranger.locator('section.server').count()) === 0, `a browser without the sign-in sees no server (HTTP ${resp?.status()}, page: ${state})`);
+	await fresh.close();
+
+	check(pageErrors.length === 0, `no script error on the page${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
+
+	if (args.docs) {
+		fs.mkdirSync(args.docs, { recursive: true });
+		for (const f of shots) fs.copyFileSync(f, path.join(args.docs, path.basename(f)));
+		log(`copied ${shots.length} screenshots to ${args.docs}`);
+	}
+}
+
+let failed = false;
+try {
+	await main();
+	log('PASS');
+} catch (e) {
+	failed = true;
+	log(`FAIL: ${e.stack ?? e}`);
+} finally {
+	await cleanup();
+}
+process.exit(failed ? 1 : 0);
