@@ -19,5 +19,5 @@ web-test: $(VSCODE_STAMP)
 	node $(WEB_DIR)/build.mjs --check
 	node $(WEB_DIR)/build.mjs --tests && node --test --test-reporter=spec $(WEB_DIR)/out/test/
 
-web-e2e: build e2e-apt $(VSCODE_STAMP)
-	node $(WEB_DIR)/e2e/run.mjs --bin $(BIN) --out $(WEB_E2E_OUT)
+web-e2e: build npm e2e-apt $(VSCODE_STAMP)
+	node $(WEB_DIR)/e2e/run.mjs --bin $(BIN) --npm $(FREECODE_NPM) --out $(WEB_E2E_OUT)

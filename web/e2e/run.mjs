@@ -4,7 +4,9 @@
 // editors/vscode/node_modules). Screenshots go to --out; --docs copies the
 // README's ones into docs/images/web.
 //
-//   node web/e2e/run.mjs --bin BIN --out DIR [--docs DIR] [--chromium PATH] [--keep]
+//   node web/e2e/run.mjs --bin BIN --npm NODE_MODULES --out DIR [--docs DIR] [--chromium PATH] [--keep]
+//
+// --npm is interop/node_modules (`make npm`), for server-everything.
 //
 // What it checks, in order:
 //   - the one-time link signs the browser in (the code leaves the address bar), and the page shows
@@ -14,6 +16,9 @@
 //   - the config file edited on disk adds a server, which the page shows connected, no reload;
 //   - a second tab sees the same servers, and a server stopped in the first tab stops in the second;
 //   - the server's log view follows what the server logs;
+//   - the second server's entry edited to run server-everything instead: the tools its pins do not know
+//     carry review badges, Review… shows echo's changed definition and Accept Change clears its badge;
+//     its resources and prompts show, and one resource reads;
 //   - a page on another origin (another loopback port, so the same site) cannot open the WebSocket,
 //     even with the browser signed in; and a browser that was not signed in cannot either.
 // Every wait has a generous bound for the external processes and nothing else; everything listens
@@ -47,10 +52,11 @@ function parseArgs(argv) {
 		else if (k === '--out') a.out = path.resolve(v());
 		else if (k === '--docs') a.docs = path.resolve(v());
 		else if (k === '--chromium') a.chromium = v();
+		else if (k === '--npm') a.npm = path.resolve(v());
 		else if (k === '--keep') a.keep = true;
 		else throw new Error(`unknown argument ${k}`);
 	}
-	for (const need of ['bin', 'out']) if (!a[need]) throw new Error(`--${need} is required`);
+	for (const need of ['bin', 'out', 'npm']) if (!a[need]) throw new Error(`--${need} is required`);
 	return a;
 }
 
@@ -234,6 +240,39 @@ async function main() {
 	await server(tab2, 'second').locator('pre.log').scrollIntoViewIfNeeded();
 	await shot(tab2, 'log');
 	await tab2.close();
+
+	// Pinned definitions: "second" now runs server-everything, whose tools
+	// are not the ones its pins hold: echo's definition changed, the rest
+	// are new. Review… shows the change; Accept Change clears the badge.
+	const everything = path.join(args.npm, '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+	check(fs.existsSync(everything), `server-everything is installed (${everything})`);
+	fs.writeFileSync(
+		config,
+		JSON.stringify({ mcp: { servers: [entry('demo'), { name: 'second', type: 'local', command: [process.execPath, everything, 'stdio'] }] } }, null, 2),
+	);
+	const echo = server(page, 'second').locator('li.tool[data-tool="mcp__second__echo"]');
+	await echo.locator('.mark.review').waitFor();
+	check((await echo.locator('.mark.review').textContent()) === 'definition changed', "echo of the edited server is badged: its definition changed");
+	check((await server(page, 'second').locator('li.tool .mark.review', { hasText: /^new$/ }).count()) > 0, 'tools the pins do not know are badged new');
+	await echo.getByRole('button', { name: 'Review…' }).click();
+	const diff = page.locator('dialog.review');
+	await diff.waitFor();
+	check(/description/i.test(await diff.locator('pre').textContent()), 'Review… shows how the definition changed');
+	await shot(page, 'review');
+	await diff.getByRole('button', { name: 'Accept Change' }).click();
+	await echo.locator('.mark.review').waitFor({ state: 'detached' });
+	check(true, 'Accept Change clears the badge');
+
+	// Its resources and prompts.
+	const resources = server(page, 'second').locator('details[data-part="resources"]');
+	await resources.waitFor();
+	check((await server(page, 'second').locator('details[data-part="prompts"]').count()) === 1, 'the edited server shows its prompts');
+	await resources.locator('summary').click();
+	await resources.locator('li button').first().click();
+	const doc = page.locator('dialog.doc');
+	await doc.waitFor();
+	check(((await doc.locator('pre').textContent()) ?? '').length > 0, 'a resource reads into a document');
+	await doc.getByRole('button', { name: 'Close' }).click();
 
 	// Another origin cannot connect: a page on another loopback port (the
 	// same site, so the browser would send the sidecar's cookie) tries the
