@@ -190,6 +190,7 @@ async function main() {
 	check(!page.url().includes('code='), `the sign-in link leaves the code out of the address (${page.url()})`);
 	await server(page, 'demo').and(page.locator('[data-state="connected"]')).waitFor();
 	check(true, 'the page shows the demo server connected');
+	check(/^pid \d+$/.test(await server(page, 'demo').locator('.pid').textContent()), 'the server shows its pid');
 	const marks = async (tool) => (await server(page, 'demo').locator(`li.tool[data-tool$="${tool}"] .mark`).first().textContent()).trim();
 	check((await marks('delete_file')) === 'destructive', 'delete_file is marked destructive');
 	check((await marks('read_file')) === 'read-only', 'read_file is marked read-only');
@@ -274,6 +275,19 @@ async function main() {
 	check(((await doc.locator('pre').textContent()) ?? '').length > 0, 'a resource reads into a document');
 	await doc.getByRole('button', { name: 'Close' }).click();
 
+	// A config file that does not parse: the page says so, where, and that
+	// the last good config runs; fixed, the problem goes.
+	const good = fs.readFileSync(config, 'utf8');
+	fs.writeFileSync(config, good.replace('"servers"', '"servers" "oops"'));
+	const problem = page.locator('#servers .problem');
+	await problem.waitFor();
+	check(/last good/.test(await problem.textContent()), `a broken config shows as a problem, the last good one running (${(await problem.locator('strong').textContent()).trim()})`);
+	check((await server(page, 'demo').getAttribute('data-state')) === 'connected', 'the servers keep running meanwhile');
+	await shot(page, 'problem');
+	fs.writeFileSync(config, good);
+	await problem.waitFor({ state: 'detached' });
+	check(true, 'the problem goes once the file is fixed');
+
 	// Another origin cannot connect: a page on another loopback port (the
 	// same site, so the browser would send the sidecar's cookie) tries the
 	// sidecar's WebSocket.
@@ -309,7 +323,7 @@ async function main() {
 	const resp = await stranger.goto(base.href);
 	// Either the sidecar does not serve the page to it, or the page's socket is refused.
 	await stranger.waitForFunction(() => document.querySelector('#summary')?.getAttribute('data-sidecar') !== 'starting');
-	const state = await stranger.locator('#summary').getAttribute('data-sidecar', { timeout: 1000 }).catch(() => 'no page');
+	const state = await stranger.evaluate(() => document.querySelector('#summary')?.getAttribute('data-sidecar') ?? 'not the page');
 	check((await stranger.locator('section.server').count()) === 0, `a browser without the sign-in sees no server (HTTP ${resp?.status()}, page: ${state})`);
 	await fresh.close();
 

@@ -117,7 +117,14 @@ export class View {
 		return h(
 			'section',
 			{ class: 'server', 'data-server': s.name, 'data-state': s.state },
-			h('h2', {}, h('span', { class: `dot ${s.state}` }), node.label, h('span', { class: 'state' }, node.description)),
+			h(
+				'h2',
+				{},
+				h('span', { class: `dot ${s.state}` }),
+				node.label,
+				h('span', { class: 'state' }, node.description),
+				s.pid !== undefined ? h('span', { class: 'pid' }, `pid ${s.pid}`) : '',
+			),
 			s.lastError ? h('p', { class: 'error' }, printable(s.lastError)) : '',
 			buttons,
 			this.details(`facts ${s.name}`, 'Details', facts),
