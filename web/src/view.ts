@@ -12,6 +12,7 @@ import { printable } from '../../editors/vscode/src/text';
 import { groupChildren } from '../../editors/vscode/src/views/extrasTree';
 import { problemNodes } from '../../editors/vscode/src/views/problemsTree';
 import { serverNode, serverTooltip, toolNode } from '../../editors/vscode/src/views/serversTree';
+import type { PromptNode, ResourceNode } from '../../editors/vscode/src/nodes';
 import { button, h } from './dom';
 import type { Logs } from './logs';
 
@@ -92,25 +93,14 @@ export class View {
 		if (tools.length > 0) {
 			parts.push(this.details(`tools ${s.name}`, `Tools (${tools.length})`, h('ul', { class: 'tools' }, ...tools.map((t) => this.tool(t)))));
 		}
-		const resources = groupChildren(this.model, s.name, 'resources');
-		if (resources.length > 0) {
-			parts.push(
-				this.details(
-					`resources ${s.name}`,
-					`Resources (${resources.length})`,
-					h('ul', {}, ...resources.map((r) => h('li', { title: r.tooltip }, button(r.label, () => r.kind === 'resource' && this.actions.readResource(s.name, r.uri)), ` ${r.description}`))),
-				),
-			);
-		}
-		const prompts = groupChildren(this.model, s.name, 'prompts');
-		if (prompts.length > 0) {
-			parts.push(
-				this.details(
-					`prompts ${s.name}`,
-					`Prompts (${prompts.length})`,
-					h('ul', {}, ...prompts.map((p) => h('li', { title: p.tooltip }, button(p.label, () => p.kind === 'prompt' && this.actions.getPrompt(s.name, p.name)), ` ${p.description}`))),
-				),
-			);
+		for (const group of ['resources', 'prompts'] as const) {
+			const items = groupChildren(this.model, s.name, group);
+			if (items.length === 0) continue;
+			const open = (n: ResourceNode | PromptNode) =>
+				n.kind === 'resource' ? this.actions.readResource(s.name, n.uri) : this.actions.getPrompt(s.name, n.name);
+			const title = `${group === 'resources' ? 'Resources' : 'Prompts'} (${items.length})`;
+			const list = h('ul', {}, ...items.map((n) => h('li', { title: n.tooltip }, button(n.label, () => open(n)), ` ${n.description}`)));
+			parts.push(this.details(`${group} ${s.name}`, title, list));
 		}
 		this.logs.seed(s.name, s.stderrTail);
 		parts.push(this.details(`log ${s.name}`, 'Log', h('pre', { class: 'log' }, ...this.logs.of(s.name).map(logLine))));
