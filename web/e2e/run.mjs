@@ -14,11 +14,13 @@
 //   - Run… on the destructive delete_file, filled in from its schema, prompts with Deny focused;
 //     Deny runs nothing (the file is still there), Allow Once runs it (the file is gone);
 //   - the config file edited on disk adds a server, which the page shows connected, no reload;
-//   - a second tab sees the same servers, and a server stopped in the first tab stops in the second;
+//   - a second tab sees the same servers, is not shown the first tab's prompt (Escape denies it), and a
+//     server stopped in the first tab stops in the second;
 //   - the server's log view follows what the server logs;
 //   - the second server's entry edited to run server-everything instead: the tools its pins do not know
 //     carry review badges, Review… shows echo's changed definition and Accept Change clears its badge;
 //     its resources and prompts show, and one resource reads;
+//   - a config file that does not parse shows as a problem, the last good config running, until fixed;
 //   - a page on another origin (another loopback port, so the same site) cannot open the WebSocket,
 //     even with the browser signed in; and a browser that was not signed in cannot either.
 // Every wait has a generous bound for the external processes and nothing else; everything listens
@@ -204,15 +206,17 @@ async function main() {
 	check(/destructive/.test(await prompt.locator('pre.detail').textContent()), 'the prompt says the tool is destructive');
 	await shot(page, 'permission');
 	await prompt.getByRole('button', { name: 'Deny', exact: true }).click();
+	// The newest run is first; it has a decision once its call answered.
 	const latest = page.locator('#runs li.run').first();
-	await page.locator('#runs li.run[data-decision]').first().waitFor();
+	await latest.and(page.locator('[data-decision]')).waitFor();
 	check((await latest.getAttribute('data-decision')) === 'denied', 'Deny: the call is denied');
 	check(fs.existsSync(path.join(project, 'notes.txt')), 'Deny: notes.txt is still there');
 
 	// Allow Once runs it.
 	prompt = await runDelete(page, 'notes.txt');
 	await prompt.getByRole('button', { name: 'Allow Once', exact: true }).click();
-	await page.locator('#runs li.run[data-decision="asked"]').first().waitFor();
+	await latest.and(page.locator('[data-decision]')).waitFor();
+	check((await latest.getAttribute('data-decision')) === 'asked', 'Allow Once: the call was asked and allowed');
 	check((await latest.getAttribute('class')).includes('ok'), 'Allow Once: the call succeeded');
 	check(!fs.existsSync(path.join(project, 'notes.txt')), 'Allow Once: notes.txt is gone');
 	check(fs.existsSync(path.join(project, 'keep.txt')), 'nothing else was deleted');
@@ -229,6 +233,13 @@ async function main() {
 	await server(tab2, 'demo').and(tab2.locator('[data-state="connected"]')).waitFor();
 	await server(tab2, 'second').and(tab2.locator('[data-state="connected"]')).waitFor();
 	check(true, 'a second tab sees both servers connected');
+	// A prompt goes only to the tab whose call caused it.
+	fs.writeFileSync(path.join(project, 'other.txt'), 'x\n');
+	prompt = await runDelete(page, 'other.txt');
+	check((await tab2.locator('dialog.permission').count()) === 0, 'the prompt of a call of the first tab is not shown in the second');
+	await prompt.press('Escape');
+	await latest.and(page.locator('[data-decision]')).waitFor();
+	check((await latest.getAttribute('data-decision')) === 'denied' && fs.existsSync(path.join(project, 'other.txt')), 'Escape denies: other.txt is still there');
 	await server(page, 'second').getByRole('button', { name: 'Stop', exact: true }).click();
 	await server(tab2, 'second').and(tab2.locator('[data-state="stopped"]')).waitFor();
 	check(true, 'a server stopped in the first tab shows stopped in the second');
