@@ -23,9 +23,15 @@ import (
 
 // session is one frontend's connection.
 type session struct {
-	srv    *Server
-	id     int
-	rwc    io.ReadWriteCloser
+	srv *Server
+	id  int
+	// rwc is the frontend's connection, closed to cut it; one that takes
+	// deadlines gets the handshake's.
+	rwc io.Closer
+	// cookie says the frontend authenticated when its connection was
+	// made: a browser's WebSocket that carried the session cookie
+	// (web.go). Its initialize needs no token.
+	cookie bool
 	conn   jsonrpc2.Conn
 	logger *slog.Logger
 	// cancel ends the session: its requests are cancelled, its prompts
@@ -92,15 +98,35 @@ func (s sessionState) String() string {
 // has a token, the frontend gets what limits.go allows one that has not
 // presented it until its initialize does.
 func (s *Server) ServeConn(ctx context.Context, rwc io.ReadWriteCloser) error {
-	return s.serveConn(ctx, rwc, func() {})
+	return s.serveConn(ctx, framedLink(rwc, func() {}))
 }
 
-// serveConn is ServeConn; handshook is called once the frontend presented
-// the token, or its connection ended first.
-func (s *Server) serveConn(ctx context.Context, rwc io.ReadWriteCloser, handshook func()) error {
+// link is a frontend's connection as serveConn takes it.
+type link struct {
+	// rwc is the connection; closing it cuts the frontend off.
+	rwc io.Closer
+	// newConn makes the JSON-RPC connection over it: LSP framing on a
+	// stream (framedLink), a message per frame on a WebSocket (web.go).
+	newConn func(*protocol.StreamOptions) jsonrpc2.Conn
+	// cookie: see session.cookie.
+	cookie bool
+	// handshook is called once the frontend presented the token, or its
+	// connection ended first.
+	handshook func()
+}
+
+// framedLink is the link of a stream that carries LSP frames: stdio, a
+// unix or TCP socket, a pipe.
+func framedLink(rwc io.ReadWriteCloser, handshook func()) link {
+	return link{rwc: rwc, handshook: handshook, newConn: func(o *protocol.StreamOptions) jsonrpc2.Conn { return protocol.NewConn(rwc, o) }}
+}
+
+// serveConn is ServeConn over any link.
+func (s *Server) serveConn(ctx context.Context, l link) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sess := &session{srv: s, rwc: rwc, out: newOutbox(), cancel: cancel, handshook: sync.OnceFunc(handshook)}
+	rwc := l.rwc
+	sess := &session{srv: s, rwc: rwc, cookie: l.cookie, out: newOutbox(), cancel: cancel, handshook: sync.OnceFunc(l.handshook)}
 	defer sess.leaveHandshake()
 	id, ok := s.add(sess)
 	if !ok {
@@ -146,7 +172,7 @@ func (s *Server) serveConn(ctx context.Context, rwc io.ReadWriteCloser, handshoo
 	if s.opts.Trace != nil {
 		sopts.Trace = traceTo(s.opts.Trace, id, s.opts.Token)
 	}
-	sess.conn = protocol.NewConn(rwc, sopts)
+	sess.conn = l.newConn(sopts)
 	sess.logger.Debug("frontend connected")
 	sess.conn.Go(ctx, sess.handle)
 	<-ctx.Done()
@@ -243,6 +269,7 @@ var requests = map[string]handler{
 	protocol.MethodPrompts:          (*session).prompts,
 	protocol.MethodPromptsGet:       (*session).getPrompt,
 	protocol.MethodToolsReview:      (*session).toolsReview,
+	protocol.MethodWebCode:          (*session).webCode,
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages

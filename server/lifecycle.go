@@ -38,13 +38,18 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 		}
 	}
 	if want := sess.srv.opts.Token; want != "" {
-		if err := checkToken(want, opts.Token); err != nil {
-			sess.mu.Lock()
-			sess.state = sessionRefused
-			sess.mu.Unlock()
-			sess.logger.Warn("refused a frontend", "error", err)
-			// The connection ends once this answer is written (ServeConn).
-			return nil, err
+		// A browser's WebSocket that carried the session cookie was
+		// authenticated before it could send anything (web.go): it has
+		// no token to present.
+		if !sess.cookie {
+			if err := checkToken(want, opts.Token); err != nil {
+				sess.mu.Lock()
+				sess.state = sessionRefused
+				sess.mu.Unlock()
+				sess.logger.Warn("refused a frontend", "error", err)
+				// The connection ends once this answer is written (ServeConn).
+				return nil, err
+			}
 		}
 		sess.passHandshake()
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"net"
+	"sync"
 	"time"
 
 	lsp "go.lsp.dev/protocol"
@@ -125,4 +127,64 @@ func (sess *session) overloaded(why string, tell bool) {
 func (sess *session) cut() {
 	sess.cancel()
 	sess.rwc.Close()
+}
+
+// slotListener is the listener of ServeWeb: what Serve's accept loop
+// does for sockets, for net/http's. Each connection it accepts holds one
+// of maxHandshakes slots until it is a WebSocket that passed initialize
+// (release), or closed and handshakePenalty passed; with all of them
+// held, Accept waits. One that is neither a handshakeTimeout after it was
+// accepted is closed: a browser's keep-alive connection that fetched the
+// page as well, which the browser opens again when it needs one.
+type slotListener struct {
+	net.Listener
+	slots chan struct{}
+	done  <-chan struct{} // the server's: Accept waits no more
+}
+
+func newSlotListener(ln net.Listener, done <-chan struct{}) *slotListener {
+	return &slotListener{Listener: ln, slots: make(chan struct{}, maxHandshakes), done: done}
+}
+
+// slotKey is the context key of a request's *slotConn.
+type slotKey struct{}
+
+func (l *slotListener) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+		return nil, err
+	}
+	sc := &slotConn{Conn: c}
+	var once sync.Once
+	sc.release = func() {
+		once.Do(func() {
+			sc.timer.Stop()
+			<-l.slots
+		})
+	}
+	sc.timer = time.AfterFunc(handshakeTimeout, func() { c.Close() })
+	return sc, nil
+}
+
+// slotConn is a connection of a slotListener.
+type slotConn struct {
+	net.Conn
+	timer   *time.Timer
+	release func() // frees the slot, once; the connection stays
+	closed  sync.Once
+}
+
+func (c *slotConn) Close() error {
+	err := c.Conn.Close()
+	c.closed.Do(func() {
+		c.timer.Stop()
+		time.AfterFunc(handshakePenalty, c.release)
+	})
+	return err
 }

@@ -83,7 +83,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 0
 		conns.Go(func() {
-			if err := s.serveConn(ctx, c, func() { <-handshakes }); err != nil {
+			if err := s.serveConn(ctx, framedLink(c, func() { <-handshakes })); err != nil {
 				s.logger.Debug("frontend connection", "error", err)
 			}
 		})
@@ -109,16 +109,25 @@ func temporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// Listen listens on addr as --listen spells it: "unix:PATH", or
-// "tcp:HOST:PORT" with HOST a loopback address. Other hosts are refused:
-// the sidecar runs tools with the user's rights, and its token is the only
-// thing that keeps other users of the machine out. It returns the address
-// listened on as serve.json records it (a port 0 resolved). A unix socket
-// left behind by a sidecar that died is replaced; one that answers is not.
+// Listen listens on addr as --listen spells it: "unix:PATH",
+// "tcp:HOST:PORT" or "ws://HOST:PORT", HOST a loopback address. Other
+// hosts are refused: the sidecar runs tools with the user's rights, and
+// its token is the only thing that keeps other users of the machine out.
+// It returns the address listened on as serve.json records it (a port 0
+// resolved). A unix socket left behind by a sidecar that died is
+// replaced; one that answers is not. A ws: listener is served with
+// ServeWeb, the others with Serve.
 func Listen(addr string) (net.Listener, string, error) {
+	if hostPort, ok := webAddress(addr); ok {
+		ln, err := listenLoopback(addr, hostPort)
+		if err != nil {
+			return nil, "", err
+		}
+		return ln, "ws://" + ln.Addr().String(), nil
+	}
 	network, rest, ok := strings.Cut(addr, ":")
 	if !ok || rest == "" {
-		return nil, "", fmt.Errorf("listen address %q: want unix:PATH or tcp:127.0.0.1:PORT", addr)
+		return nil, "", fmt.Errorf("listen address %q: want unix:PATH, tcp:127.0.0.1:PORT or ws://127.0.0.1:PORT", addr)
 	}
 	switch network {
 	case "unix":
@@ -144,24 +153,30 @@ func Listen(addr string) (net.Listener, string, error) {
 		}
 		return ln, "unix:" + path, nil
 	case "tcp":
-		host, port, err := net.SplitHostPort(rest)
-		if err != nil {
-			return nil, "", fmt.Errorf("listen address %q: %w", addr, err)
-		}
-		if host == "localhost" {
-			host = "127.0.0.1"
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil || !ip.IsLoopback() {
-			return nil, "", fmt.Errorf("refusing to listen on %q: only a loopback address (127.0.0.1, ::1, localhost) is allowed, since the sidecar runs tools with your rights", host)
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), port))
+		ln, err := listenLoopback(addr, rest)
 		if err != nil {
 			return nil, "", err
 		}
 		return ln, "tcp:" + ln.Addr().String(), nil
 	}
-	return nil, "", fmt.Errorf("listen address %q: want unix:PATH or tcp:127.0.0.1:PORT", addr)
+	return nil, "", fmt.Errorf("listen address %q: want unix:PATH, tcp:127.0.0.1:PORT or ws://127.0.0.1:PORT", addr)
+}
+
+// listenLoopback listens on TCP at hostPort, whose host must be a
+// loopback address (localhost is 127.0.0.1).
+func listenLoopback(addr, hostPort string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("refusing to listen on %q: only a loopback address (127.0.0.1, ::1, localhost) is allowed, since the sidecar runs tools with your rights", host)
+	}
+	return net.Listen("tcp", net.JoinHostPort(ip.String(), port))
 }
 
 // NewToken returns a random token for serve.json: 32 bytes, hex.

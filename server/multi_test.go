@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestFrontendVanishes(t *testing.T) {
 		gone.Vanish()
 		stay.AwaitLog("srv", "cancelled g1")
 		// The sidecar is done with the frontend once its requests ended.
-		env.AwaitSidecarLog(`msg="frontend gone" frontend=2`)
+		env.AwaitSidecarLog(fmt.Sprintf(`msg="frontend gone" frontend=%d`, env.FrontendID(2)))
 		// Had the write run, its line would come before the marker's.
 		if r := execute(t, stay, call("s1", "mcp__srv__say", `{"text":"marker"}`)); r.IsError {
 			t.Fatalf("say: %+v", r)
@@ -106,7 +107,7 @@ func TestLastFrontendLeaves(t *testing.T) {
 		if err := env.Editor.Close(); err != nil {
 			t.Fatal(err)
 		}
-		env.AwaitSidecarLog(`msg="frontend gone" frontend=1`)
+		env.AwaitSidecarLog(fmt.Sprintf(`msg="frontend gone" frontend=%d`, env.FrontendID(1)))
 		next := env.Connect("next", nil)
 		st := next.AwaitStatus("srv", protocol.StateConnected)
 		if st.PID != first.PID {

@@ -19,9 +19,12 @@ type RunOptions struct {
 	// project and config; with stdio they are what the editor's
 	// initialize leaves out.
 	Server Options
-	// Listen is the address to listen on ("unix:PATH" or
-	// "tcp:127.0.0.1:PORT"); empty means stdio.
+	// Listen is the address to listen on ("unix:PATH",
+	// "tcp:127.0.0.1:PORT" or "ws://127.0.0.1:PORT"); empty means stdio.
 	Listen string
+	// Web configures a sidecar listening on ws:, for browsers: the page
+	// it serves and the origins allowed besides its own.
+	Web WebOptions
 	// ServeFile is where a sidecar that listens records its address and
 	// token (default ~/.freecode/serve.json).
 	ServeFile string
@@ -136,7 +139,11 @@ func runListen(ctx context.Context, opts *RunOptions) error {
 	if opts.OnListening != nil {
 		opts.OnListening(addr)
 	}
-	err = s.Serve(ctx, ln)
+	if _, ok := webAddress(addr); ok {
+		err = s.ServeWeb(ctx, ln, &opts.Web)
+	} else {
+		err = s.Serve(ctx, ln)
+	}
 	s.Close()
 	return err
 }

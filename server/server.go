@@ -83,6 +83,7 @@ type Server struct {
 	openErr  error // why the workspace a frontend named did not open
 	sessions map[*session]struct{}
 	nextID   int
+	web      *webAuth // ServeWeb's: its codes and browser sessions; nil when not serving
 
 	// clock orders the frontends' requests (session.active).
 	clock atomic.Int64

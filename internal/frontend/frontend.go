@@ -20,11 +20,13 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/coder/websocket"
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -94,7 +96,7 @@ func (n Notification) Decode(v any) error {
 // concurrent use.
 type Client struct {
 	opts   Options
-	rwc    io.ReadWriteCloser
+	rwc    io.Closer
 	conn   jsonrpc2.Conn
 	cancel context.CancelFunc
 	queue  *queue
@@ -105,6 +107,20 @@ type Client struct {
 // New returns a Client over rwc, reading already; call Initialize next.
 // Close it when done.
 func New(rwc io.ReadWriteCloser, opts *Options) *Client {
+	return newClient(rwc, opts, func(o *protocol.StreamOptions) jsonrpc2.Conn { return protocol.NewConn(rwc, o) })
+}
+
+// NewWebSocket returns a Client over a WebSocket that carries one message
+// per text frame, as a browser's does (protocol.NewMessageStream).
+func NewWebSocket(c *websocket.Conn, opts *Options) *Client {
+	return newClient(webSocketCloser{c}, opts, func(o *protocol.StreamOptions) jsonrpc2.Conn { return protocol.NewMessageConn(c, o) })
+}
+
+type webSocketCloser struct{ c *websocket.Conn }
+
+func (w webSocketCloser) Close() error { return w.c.CloseNow() }
+
+func newClient(rwc io.Closer, opts *Options, newConn func(*protocol.StreamOptions) jsonrpc2.Conn) *Client {
 	c := &Client{rwc: rwc, queue: newQueue()}
 	if opts != nil {
 		c.opts = *opts
@@ -114,7 +130,7 @@ func New(rwc io.ReadWriteCloser, opts *Options) *Client {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	c.conn = protocol.NewConn(rwc, &protocol.StreamOptions{Trace: c.opts.Trace, AfterWrite: func(err error) {
+	c.conn = newConn(&protocol.StreamOptions{Trace: c.opts.Trace, AfterWrite: func(err error) {
 		if err != nil {
 			c.reqs.CancelAll() // the sidecar can be answered no more
 		}
@@ -134,12 +150,17 @@ var ErrNoSidecar = errors.New("no sidecar is listening")
 // but the challenge was sent to it.
 var ErrNotSidecar = errors.New("the listener is not the sidecar: it does not prove it holds the token")
 
-// Dial connects to the sidecar listening on addr ("unix:PATH" or
-// "tcp:HOST:PORT", as --listen and serve.json spell it).
+// Dial connects to the sidecar listening on addr ("unix:PATH",
+// "tcp:HOST:PORT" or "ws://HOST:PORT", as --listen and serve.json spell
+// it). On ws: it connects as a program, not a browser: with no Origin and
+// no cookie, so it presents the token as on a socket.
 func Dial(ctx context.Context, addr string, opts *Options) (*Client, error) {
+	if strings.HasPrefix(addr, "ws://") {
+		return DialWebSocket(ctx, strings.TrimSuffix(addr, "/")+"/rpc", nil, opts)
+	}
 	network, address, ok := strings.Cut(addr, ":")
 	if !ok || network != "unix" && network != "tcp" {
-		return nil, fmt.Errorf("sidecar address %q: want unix:PATH or tcp:HOST:PORT", addr)
+		return nil, fmt.Errorf("sidecar address %q: want unix:PATH, tcp:HOST:PORT or ws://HOST:PORT", addr)
 	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
@@ -147,6 +168,26 @@ func Dial(ctx context.Context, addr string, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("%w at %s: %w", ErrNoSidecar, addr, err)
 	}
 	return New(nc, opts), nil
+}
+
+// DialWebSocket connects to the WebSocket at url (ws://HOST:PORT/rpc)
+// with the handshake's extra header (a browser's Origin and Cookie, say).
+// A handshake the sidecar refuses is an error with its status and text.
+func DialWebSocket(ctx context.Context, url string, header http.Header, opts *Options) (*Client, error) {
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+		HTTPHeader: header,
+		// Loopback: never through a proxy of the environment.
+		HTTPClient: &http.Client{Transport: &http.Transport{Proxy: nil}},
+	})
+	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s refused the WebSocket: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		}
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoSidecar, url, err)
+	}
+	return NewWebSocket(c, opts), nil
 }
 
 // DialServeFile connects to the sidecar that path names, with its token

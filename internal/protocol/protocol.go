@@ -48,6 +48,9 @@ const (
 	MethodToolsReview      = "freecode/tools/review"
 	// MethodChallenge may be sent before initialize: see ChallengeParams.
 	MethodChallenge = "freecode/challenge"
+	// MethodWebCode mints a one-time sign-in code for the page of a
+	// sidecar listening on ws: (WebCodeResult).
+	MethodWebCode = "freecode/web/code"
 )
 
 // Requests from the sidecar to a frontend.

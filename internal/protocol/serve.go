@@ -16,7 +16,7 @@ import (
 // initializationOptions.token. The file is the user's alone (mode 0600).
 type ServeFile struct {
 	// Address is where the sidecar listens, as --listen spells it:
-	// "unix:PATH" or "tcp:127.0.0.1:PORT".
+	// "unix:PATH", "tcp:127.0.0.1:PORT" or "ws://127.0.0.1:PORT".
 	Address string `json:"address"`
 	PID     int    `json:"pid"`
 	// Token is 32 random bytes, hex.
@@ -80,4 +80,17 @@ func TokenProof(token, nonce string) string {
 // constant time.
 func ProofHolds(token, nonce, proof string) bool {
 	return hmac.Equal([]byte(TokenProof(token, nonce)), []byte(proof))
+}
+
+// WebCodeResult is the result of freecode/web/code (params {}), which only
+// a frontend that presented the token may send: a one-time code that
+// signs a browser in to the page of a sidecar listening on ws:, and the
+// page's URL with it. The first GET of URL spends the code and sets the
+// session cookie; the code is worth nothing after ExpiresAt.
+type WebCodeResult struct {
+	Code string `json:"code"`
+	// URL is http://127.0.0.1:PORT/?code=CODE.
+	URL string `json:"url"`
+	// ExpiresAt is RFC 3339.
+	ExpiresAt string `json:"expiresAt"`
 }

@@ -81,8 +81,7 @@ type stream struct {
 	opts    StreamOptions
 	endOnce sync.Once
 
-	pending     atomic.Int64 // writes begun and not done
-	backlogOnce sync.Once
+	backlog backlog
 
 	// writeMu serializes writes, so that each frame is one write, and
 	// guards wbuf.
@@ -148,21 +147,10 @@ func (s *stream) WriteFrame(_ context.Context, data []byte) (int64, error) {
 
 // write writes the body appendBody appends as one frame, in one write.
 func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
-	if max := s.opts.MaxPendingWrites; max > 0 {
-		if s.pending.Add(1) > int64(max) {
-			s.pending.Add(-1)
-			s.backlogOnce.Do(func() {
-				if s.opts.OnWriteBacklog != nil {
-					s.opts.OnWriteBacklog()
-				}
-			})
-			if s.opts.AfterWrite != nil {
-				s.opts.AfterWrite(ErrWriteBacklog)
-			}
-			return 0, ErrWriteBacklog
-		}
-		defer s.pending.Add(-1)
+	if !s.backlog.enter(&s.opts) {
+		return 0, ErrWriteBacklog
 	}
+	defer s.backlog.leave()
 	s.writeMu.Lock()
 	buf := appendBody(append(s.wbuf[:0], make([]byte, headerRoom)...))
 	body := buf[headerRoom:]
@@ -187,6 +175,39 @@ func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
 
 // Close closes the underlying connection.
 func (s *stream) Close() error { return s.rwc.Close() }
+
+// backlog counts the writes of a stream begun and not done, against
+// StreamOptions.MaxPendingWrites.
+type backlog struct {
+	pending atomic.Int64
+	once    sync.Once
+}
+
+// enter counts a write in; false, with OnWriteBacklog called (once) and
+// AfterWrite told, if MaxPendingWrites others wait. Call leave once an
+// entered write is done.
+func (b *backlog) enter(opts *StreamOptions) bool {
+	max := opts.MaxPendingWrites
+	if max <= 0 {
+		b.pending.Add(1)
+		return true
+	}
+	if b.pending.Add(1) <= int64(max) {
+		return true
+	}
+	b.pending.Add(-1)
+	b.once.Do(func() {
+		if opts.OnWriteBacklog != nil {
+			opts.OnWriteBacklog()
+		}
+	})
+	if opts.AfterWrite != nil {
+		opts.AfterWrite(ErrWriteBacklog)
+	}
+	return false
+}
+
+func (b *backlog) leave() { b.pending.Add(-1) }
 
 // NewConn returns a jsonrpc2.Conn over rwc that speaks the protocol: LSP
 // framing (NewStream) and Codec. Start it with Go.

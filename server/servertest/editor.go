@@ -60,7 +60,9 @@ type Editor struct {
 	*frontend.Client
 	Name string
 	t    *testing.T
-	rwc  io.ReadWriteCloser
+	rwc  io.Closer // what Vanish closes
+	// fopts are its options, kept for connectTab.
+	fopts *frontend.Options
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -71,8 +73,10 @@ type Editor struct {
 	answer  Answer
 }
 
+// newEditor returns an editor over rwc; with rwc nil, its caller connects
+// it (connectTab).
 func newEditor(t *testing.T, name string, rwc io.ReadWriteCloser, fopts *frontend.Options, log io.Writer, o *EditorOptions) *Editor {
-	ed := &Editor{Name: name, t: t, rwc: rwc, changed: make(chan struct{}), cursors: map[string]int{}, answer: Reply(protocol.Deny)}
+	ed := &Editor{Name: name, t: t, rwc: rwc, fopts: fopts, changed: make(chan struct{}), cursors: map[string]int{}, answer: Reply(protocol.Deny)}
 	var mu sync.Mutex
 	fopts.Trace = func(dir protocol.Direction, body []byte) {
 		mu.Lock()
@@ -90,7 +94,9 @@ func newEditor(t *testing.T, name string, rwc io.ReadWriteCloser, fopts *fronten
 	}
 	fopts.OnElicitation, fopts.OnSampling, fopts.OnShowDocument = o.Elicit, o.Sample, o.ShowDocument
 	fopts.Capabilities = o.Capabilities
-	ed.Client = frontend.New(rwc, fopts)
+	if rwc != nil {
+		ed.Client = frontend.New(rwc, fopts)
+	}
 	return ed
 }
 

@@ -63,11 +63,16 @@ const (
 	// Binary runs the built freecode-serve with --listen on a unix socket;
 	// frontends dial it and present the token of its serve.json.
 	Binary
+	// WebSocket runs a server.Server in the test process that serves
+	// browsers (ServeWeb) on a loopback port; each frontend is a browser
+	// tab: it signs in with a one-time code once, then opens /rpc with the
+	// page's Origin and the session cookie, and presents no token.
+	WebSocket
 
 	// DefaultModes are the modes a test runs in unless it says otherwise.
 	DefaultModes = Stdio | Binary
 	// MultiModes are the modes in which several frontends can connect.
-	MultiModes = Shared | Binary
+	MultiModes = Shared | Binary | WebSocket
 )
 
 func (m Mode) String() string {
@@ -78,6 +83,8 @@ func (m Mode) String() string {
 		return "shared"
 	case Binary:
 		return "binary"
+	case WebSocket:
+		return "websocket"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -141,6 +148,9 @@ type Env struct {
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the binary has exited
 	addr   string
+
+	// WebSocket (web.go).
+	web *webEnv
 }
 
 // Run runs test once per mode, each time with a fresh sandbox holding
@@ -152,7 +162,7 @@ func Run(t *testing.T, files string, test func(t *testing.T, env *Env), opts ...
 	for _, o := range opts {
 		o(&cfg)
 	}
-	for _, mode := range []Mode{Stdio, Shared, Binary} {
+	for _, mode := range []Mode{Stdio, Shared, Binary, WebSocket} {
 		if cfg.modes&mode == 0 {
 			continue
 		}
@@ -191,7 +201,7 @@ func newEnv(t *testing.T, mode Mode, files string) *Env {
 	switch mode {
 	case Stdio:
 		env.srv = server.New(env.serverOptions(t))
-	case Shared:
+	case Shared, WebSocket:
 		env.token = server.NewToken()
 		opts := env.serverOptions(t)
 		opts.Token = env.token
@@ -199,6 +209,9 @@ func newEnv(t *testing.T, mode Mode, files string) *Env {
 		env.srv = server.New(opts)
 		if err := env.srv.Open(t.Context()); err != nil {
 			t.Fatal(err)
+		}
+		if mode == WebSocket {
+			env.startWeb(t)
 		}
 	case Binary:
 		env.startBinary(t)
@@ -228,7 +241,7 @@ func (env *Env) stop() {
 		ed.Close()
 	}
 	switch env.Mode {
-	case Stdio, Shared:
+	case Stdio, Shared, WebSocket:
 		env.srv.Close()
 		env.conns.Wait()
 	case Binary:
@@ -288,7 +301,15 @@ func (env *Env) Dial(name string, opts *EditorOptions) *Editor {
 	}
 	var rwc io.ReadWriteCloser
 	fopts := &frontend.Options{ClientName: name, Folders: []string{env.Sandbox.Project}}
+	if o.Folders != nil {
+		fopts.Folders = o.Folders
+	}
 	switch env.Mode {
+	case WebSocket:
+		ed := newEditor(t, name, nil, fopts, env.log, &o)
+		ed.connectTab(env.web)
+		env.editors = append(env.editors, ed)
+		return ed
 	case Stdio:
 		if len(env.editors) > 0 {
 			t.Fatal("Stdio mode has one frontend")
@@ -309,9 +330,6 @@ func (env *Env) Dial(name string, opts *EditorOptions) *Editor {
 			t.Fatal(err)
 		}
 		rwc = c
-	}
-	if o.Folders != nil {
-		fopts.Folders = o.Folders
 	}
 	if o.Token != nil {
 		fopts.Token = *o.Token

@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/coder/websocket"
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/freecode/freecode/internal/protocol"
+)
+
+// WebOptions configure a sidecar that listens on ws: (ServeWeb).
+type WebOptions struct {
+	// Files is the page served at / and the files beside it (package
+	// web's, as the commands wire it). Nil serves none: only /rpc.
+	Files fs.FS
+	// Origins are the origins, besides the sidecar's own page
+	// (http://127.0.0.1:PORT), whose pages may open /rpc: a page under
+	// development served elsewhere, as scheme://host:port. The session
+	// cookie is SameSite=Strict, so only a page on 127.0.0.1 (another
+	// port) gets it sent.
+	Origins []string
+}
+
+// ServeWeb serves browser frontends on ln, a loopback TCP listener, until
+// ctx is done, Done is closed or ln fails, as Serve does for sockets. One
+// HTTP server: GET / and the static files of opts.Files, the exchange of
+// a one-time code (MintWebCode) for the session cookie, and the WebSocket
+// at /rpc, each of whose connections is one frontend speaking the
+// protocol a message per text frame (protocol.NewMessageStream).
+//
+// A page in the user's browser can reach any loopback port, and DNS
+// rebinding can give a hostile site a name that resolves to it, so every
+// request's Host must be the bound address exactly, and a WebSocket with
+// an Origin (every browser's) must come from the sidecar's own page (or
+// opts.Origins) with the session cookie. One without an Origin is no
+// browser's: it presents serve.json's token in initialize, as on a
+// socket. No response carries a CORS header. The caps of limits.go hold:
+// at most maxHandshakes connections at once that are not a WebSocket past
+// initialize, each closed handshakeTimeout after it was accepted unless it
+// is one by then; a message before initialize is at most handshakeFrame
+// bytes, after it protocol.MaxFrame.
+func (s *Server) ServeWeb(ctx context.Context, ln net.Listener, opts *WebOptions) error {
+	if opts == nil {
+		opts = &WebOptions{}
+	}
+	auth, err := newWebAuth(ln.Addr(), opts.Origins)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.mu.Lock()
+	s.web = auth
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	var conns sync.WaitGroup
+	defer func() {
+		cancel() // ends the frontends
+		conns.Wait()
+	}()
+	h := &webHandler{srv: s, ctx: ctx, auth: auth, conns: &conns}
+	if opts.Files != nil {
+		h.files = http.FileServerFS(opts.Files)
+	}
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: handshakeTimeout,
+		IdleTimeout:       handshakeTimeout,
+		MaxHeaderBytes:    handshakeFrame,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, slotKey{}, c)
+		},
+		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		hs.Close() // a hijacked connection is the frontend's: cancel ends it
+	}()
+	err = hs.Serve(newSlotListener(ln, s.done))
+	if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	return fmt.Errorf("serving browser frontends: %w", err)
+}
+
+// webHandler is ServeWeb's HTTP handler.
+type webHandler struct {
+	srv   *Server
+	ctx   context.Context // ServeWeb's: the frontends' sessions end with it
+	auth  *webAuth
+	files http.Handler // nil: no page
+	conns *sync.WaitGroup
+}
+
+// What every response says, whatever it is: nothing may frame the page
+// (a hidden frame over an Allow button), no address it links to is told
+// where it came from, nothing is sniffed into a type the server did not
+// give. Never an Access-Control-* header: no other origin may read any of
+// it.
+func setSecurityHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+}
+
+func (h *webHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	if r.Host != h.auth.host {
+		// DNS rebinding: a hostile name that resolves to 127.0.0.1.
+		h.srv.logger.Debug("web: refused a request for another host", "host", r.Host)
+		http.Error(w, fmt.Sprintf("refused: this sidecar answers only to Host %s", h.auth.host), http.StatusForbidden)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "only GET and HEAD are taken", http.StatusMethodNotAllowed)
+		return
+	}
+	switch {
+	case r.URL.Path == webSocketPath:
+		h.serveWebSocket(w, r)
+	case r.URL.Path == "/" && r.URL.Query().Has("code"):
+		h.exchangeCode(w, r)
+	case h.files != nil:
+		h.files.ServeHTTP(w, r)
+	default:
+		http.Error(w, "this sidecar serves no page", http.StatusNotFound)
+	}
+}
+
+// webSocketPath is where the WebSocket of the protocol is.
+const webSocketPath = "/rpc"
+
+// exchangeCode takes a one-time code (the ?code= of the URL freecode web
+// opens): an unspent one sets the session cookie and sends the browser
+// to /, so that the code leaves its address bar and history; it is spent
+// either way.
+func (h *webHandler) exchangeCode(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	cookie, ok := h.auth.exchange(r.URL.Query().Get("code"))
+	if !ok {
+		h.srv.logger.Info("web: refused a sign-in code: unknown, spent or expired")
+		http.Error(w, "This sign-in link was used already, has expired, or is another sidecar's. Run `freecode web` again for a new one.", http.StatusForbidden)
+		return
+	}
+	http.SetCookie(w, cookie)
+	h.srv.logger.Info("web: a browser signed in")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// serveWebSocket upgrades /rpc and serves the frontend on it until it
+// leaves.
+func (h *webHandler) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	origin := r.Header.Get("Origin")
+	cookie := origin != ""
+	if cookie {
+		if !h.auth.originAllowed(origin) {
+			h.srv.logger.Debug("web: refused a WebSocket from another origin", "origin", origin)
+			http.Error(w, "refused: a page of origin "+origin+" may not connect", http.StatusForbidden)
+			return
+		}
+		if !h.auth.signedIn(r) {
+			http.Error(w, "refused: not signed in; open the page with `freecode web`", http.StatusUnauthorized)
+			return
+		}
+	}
+	// Without an Origin it is not a browser (every browser sends one on a
+	// WebSocket): a cookie it has counts for nothing, and its initialize
+	// presents the token.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: true, // the origin is checked above, exactly
+		CompressionMode:    websocket.CompressionDisabled,
+	})
+	if err != nil {
+		h.srv.logger.Debug("web: WebSocket upgrade failed", "error", err)
+		return
+	}
+	sc, _ := r.Context().Value(slotKey{}).(*slotConn)
+	l := link{
+		rwc:    webSocketConn{c},
+		cookie: cookie,
+		newConn: func(o *protocol.StreamOptions) jsonrpc2.Conn {
+			return protocol.NewMessageConn(c, o)
+		},
+		handshook: func() {},
+	}
+	if sc != nil {
+		l.handshook = sc.release
+	}
+	h.conns.Add(1)
+	defer h.conns.Done()
+	if err := h.srv.serveConn(h.ctx, l); err != nil {
+		h.srv.logger.Debug("frontend connection", "error", err)
+	}
+}
+
+// webSocketConn is a WebSocket as a session's connection: closing it cuts
+// the frontend off.
+type webSocketConn struct{ c *websocket.Conn }
+
+func (w webSocketConn) Close() error { return w.c.CloseNow() }
+
+// webAddress says whether addr is a ws: listen address, and returns its
+// host and port.
+func webAddress(addr string) (string, bool) {
+	rest, ok := strings.CutPrefix(addr, "ws://")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSuffix(rest, "/"), true
+}
