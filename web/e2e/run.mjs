@@ -186,6 +186,10 @@ async function main() {
 	const page = await ctx.newPage();
 	const pageErrors = [];
 	page.on('pageerror', (e) => pageErrors.push(e.message));
+	// The session's warnings: a message that did not fit the protocol, a refresh that failed.
+	page.on('console', (m) => {
+		if (m.type() === 'warning' && m.text().startsWith('FreeCode:')) pageErrors.push(m.text());
+	});
 
 	// Signed in by the one-time link; the code does not stay in the address bar.
 	await page.goto(url);
@@ -338,7 +342,7 @@ async function main() {
 	check((await stranger.locator('section.server').count()) === 0, `a browser without the sign-in sees no server (HTTP ${resp?.status()}, page: ${state})`);
 	await fresh.close();
 
-	check(pageErrors.length === 0, `no script error on the page${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
+	check(pageErrors.length === 0, `no script error or session warning on the page${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
 
 	if (args.docs) {
 		fs.mkdirSync(args.docs, { recursive: true });
