@@ -1,8 +1,8 @@
 // The FreeCode MCP page in a real browser: `freecode web --no-browser` on the
 // demo server, in a throw-away HOME and project, and Debian's headless
 // Chromium driven by playwright-core (the extension's devDependency, from
-// editors/vscode/node_modules). Screenshots go to --out; --docs copies the
-// README's ones into docs/images/web.
+// editors/vscode/node_modules). Screenshots go to --out; --docs DIR copies the
+// README's ones there (docs/images/web: `make web-screenshots`).
 //
 //   node web/e2e/run.mjs --bin BIN --npm NODE_MODULES --out DIR [--docs DIR] [--chromium PATH] [--keep]
 //
@@ -346,8 +346,9 @@ async function main() {
 
 	if (args.docs) {
 		fs.mkdirSync(args.docs, { recursive: true });
-		for (const f of shots) fs.copyFileSync(f, path.join(args.docs, path.basename(f)));
-		log(`copied ${shots.length} screenshots to ${args.docs}`);
+		const readme = ['servers', 'permission', 'review'];
+		for (const f of shots.filter((f) => readme.includes(path.basename(f, '.png')))) fs.copyFileSync(f, path.join(args.docs, path.basename(f)));
+		log(`copied the README's screenshots (${readme.join(', ')}) to ${args.docs}`);
 	}
 }
 
