@@ -19,7 +19,7 @@
 //   - the server's log view follows what the server logs;
 //   - the second server's entry edited to run server-everything instead: the tools its pins do not know
 //     carry review badges, Review… shows echo's changed definition and Accept Change clears its badge;
-//     its resources and prompts show, and one resource reads;
+//     its resources and prompts show, a resource reads, and a prompt's arguments are asked for;
 //   - a config file that does not parse shows as a problem, the last good config running, until fixed;
 //   - a page on another origin (another loopback port, so the same site) cannot open the WebSocket,
 //     even with the browser signed in; and a browser that was not signed in cannot either.
@@ -288,6 +288,17 @@ async function main() {
 	const doc = page.locator('dialog.doc');
 	await doc.waitFor();
 	check(((await doc.locator('pre').textContent()) ?? '').length > 0, 'a resource reads into a document');
+	await doc.getByRole('button', { name: 'Close' }).click();
+	// A prompt with arguments asks for them first, required ones marked.
+	const prompts = server(page, 'second').locator('details[data-part="prompts"]');
+	await prompts.locator('summary').click();
+	await prompts.locator('li[data-item="args-prompt"] button').click();
+	const promptForm = page.locator('dialog.run');
+	await promptForm.waitFor();
+	await promptForm.locator('[name="city"]').fill('Lyon');
+	await promptForm.getByRole('button', { name: 'Get', exact: true }).click();
+	await doc.waitFor();
+	check(/weather in Lyon/.test(await doc.locator('pre').textContent()), "a prompt's arguments go with it (args-prompt: Lyon)");
 	await doc.getByRole('button', { name: 'Close' }).click();
 
 	// A config file that does not parse: the page says so, where, and that

@@ -96,9 +96,13 @@ function fieldInput(f: ToolField): HTMLElement {
 	return i;
 }
 
-/** runForm asks for a tool's arguments; it resolves with them, or undefined when the user cancels. */
-export function runForm(tool: ToolInfo): Promise<Record<string, unknown> | undefined> {
-	const fields = toolFields(tool.inputSchema);
+/**
+ * argumentsForm asks for the arguments of a schema (a tool's input schema,
+ * a prompt's arguments as one); it resolves with them, or undefined when
+ * the user cancels. verb is the button's word: Run, Get.
+ */
+export function argumentsForm(title: string, schema: unknown, verb: string): Promise<Record<string, unknown> | undefined> {
+	const fields = toolFields(schema);
 	return new Promise((resolve) => {
 		const errors = h('p', { class: 'errors', role: 'alert' });
 		const form = h('form', { method: 'dialog' });
@@ -106,12 +110,12 @@ export function runForm(tool: ToolInfo): Promise<Record<string, unknown> | undef
 			const hint = [f.kind === 'json' ? 'JSON' : f.kind, f.required ? 'required' : 'optional', f.description && printable(f.description)].filter(Boolean).join(' · ');
 			form.append(h('label', { for: `arg-${f.name}` }, printable(f.title ?? f.name), h('small', {}, hint)), fieldInput(f));
 		}
-		if (fields.length === 0) form.append(h('p', {}, 'This tool takes no arguments.'));
+		if (fields.length === 0) form.append(h('p', {}, 'There are no arguments to fill in.'));
 		let result: Record<string, unknown> | undefined;
 		const d = h(
 			'dialog',
 			{ class: 'run' },
-			h('h2', {}, `Run ${printable(tool.id)}`),
+			h('h2', {}, title),
 			form,
 			errors,
 			h(
@@ -119,7 +123,7 @@ export function runForm(tool: ToolInfo): Promise<Record<string, unknown> | undef
 				{ class: 'buttons' },
 				button('Cancel', () => d.close()),
 				button(
-					'Run',
+					verb,
 					() => {
 						const texts = new Map<string, string>();
 						for (const f of fields) texts.set(f.name, (form.querySelector(`[name="${CSS.escape(f.name)}"]`) as HTMLInputElement).value);

@@ -15,10 +15,11 @@ import { takesNoArguments } from '../../editors/vscode/src/schemaPrefill';
 import type { ServerAction } from '../../editors/vscode/src/serverActions';
 import { Session } from '../../editors/vscode/src/session';
 import { oneLine, printable } from '../../editors/vscode/src/text';
-import { askPermission, runForm, showDocument } from './dialogs';
+import { argumentsForm, askPermission, showDocument } from './dialogs';
 import { button, h } from './dom';
 import { Logs } from './logs';
 import { connection, openSocket, rpcURL } from './socket';
+import { promptSchema } from './toolForm';
 import { View } from './view';
 
 const model = new ServersModel();
@@ -55,14 +56,7 @@ const view = new View(document.getElementById('servers')!, model, logs, {
 			},
 			(e) => failed(`Reading ${uri}`, e),
 		),
-	getPrompt: (server, name) =>
-		void session?.getPrompt(server, name).then(
-			(r) => {
-				const d = promptDoc(server, name, r, {});
-				showDocument(d.name, d.content);
-			},
-			(e) => failed(`Getting the prompt ${name}`, e),
-		),
+	getPrompt: (server, name) => void getPrompt(server, name),
 });
 
 let pending = false;
@@ -113,7 +107,7 @@ async function serverAction(a: ServerAction, s: ServerStatus): Promise<void> {
 async function run(t: ToolInfo): Promise<void> {
 	const sess = session;
 	if (!sess) return;
-	const args = takesNoArguments(t.inputSchema) ? {} : await runForm(t);
+	const args = takesNoArguments(t.inputSchema) ? {} : await argumentsForm(`Run ${printable(t.id)}`, t.inputSchema, 'Run');
 	if (!args) return;
 	const callId = `web-${Date.now().toString(36)}-${++calls}`;
 	const entry = h('li', { class: 'run running', 'data-call': callId, 'data-tool': t.id }, h('strong', {}, printable(t.id)), ' running…');
@@ -127,6 +121,25 @@ async function run(t: ToolInfo): Promise<void> {
 	} catch (e) {
 		entry.className = 'run error';
 		entry.replaceChildren(h('strong', {}, `${printable(t.id)}: ${printable((e as Error).message)}`));
+	}
+}
+
+async function getPrompt(server: string, name: string): Promise<void> {
+	const sess = session;
+	if (!sess) return;
+	const info = model.promptsOf(server).find((p) => p.name === name);
+	let args: Record<string, string> = {};
+	if (info?.arguments && info.arguments.length > 0) {
+		const got = await argumentsForm(`Get the prompt ${printable(name)}`, promptSchema(info), 'Get');
+		if (!got) return;
+		args = got as Record<string, string>;
+	}
+	try {
+		const r = await sess.getPrompt(server, name, args);
+		const d = promptDoc(server, name, r, args);
+		showDocument(d.name, d.content);
+	} catch (e) {
+		failed(`Getting the prompt ${name}`, e);
 	}
 }
 

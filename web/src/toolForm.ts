@@ -3,6 +3,7 @@
 // value Run Tool… in the extension starts from (schemaPrefill.sample), and
 // back from the fields to the call's arguments. Pure: no DOM.
 
+import type { PromptInfo } from '../../editors/vscode/src/protocol';
 import { resolved, sample, shapeOf } from '../../editors/vscode/src/schemaPrefill';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'json';
@@ -120,4 +121,11 @@ export function toolArguments(fields: readonly ToolField[], texts: ReadonlyMap<s
 		}
 	}
 	return errors.length > 0 ? { errors } : { value };
+}
+
+/** promptSchema is a prompt's arguments as an input schema: each a string, required as the prompt says. */
+export function promptSchema(p: PromptInfo): Record<string, unknown> {
+	const properties: Record<string, unknown> = {};
+	for (const a of p.arguments ?? []) properties[a.name] = { type: 'string', title: a.title, description: a.description };
+	return { type: 'object', properties, required: (p.arguments ?? []).filter((a) => a.required).map((a) => a.name) };
 }

@@ -99,7 +99,7 @@ export class View {
 			const open = (n: ResourceNode | PromptNode) =>
 				n.kind === 'resource' ? this.actions.readResource(s.name, n.uri) : this.actions.getPrompt(s.name, n.name);
 			const title = `${group === 'resources' ? 'Resources' : 'Prompts'} (${items.length})`;
-			const list = h('ul', {}, ...items.map((n) => h('li', { title: n.tooltip }, button(n.label, () => open(n)), ` ${n.description}`)));
+			const list = h('ul', {}, ...items.map((n) => h('li', { title: n.tooltip, 'data-item': n.kind === 'resource' ? n.uri : n.name }, button(n.label, () => open(n)), ` ${n.description}`)));
 			parts.push(this.details(`${group} ${s.name}`, title, list));
 		}
 		this.logs.seed(s.name, s.stderrTail);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { toolArguments, toolFields } from '../src/toolForm';
+import { promptSchema, toolArguments, toolFields } from '../src/toolForm';
 
 const schema = {
 	type: 'object',
@@ -53,4 +53,16 @@ test('a required boolean starts false; no schema is no field', () => {
 	assert.equal(toolFields({ properties: { ok: { type: 'boolean' } }, required: ['ok'] })[0].initial, 'false');
 	assert.deepEqual(toolFields(undefined), []);
 	assert.deepEqual(toolArguments([], new Map()), { value: {} });
+});
+
+test("a prompt's arguments are string fields, required as it says", () => {
+	const f = toolFields(promptSchema({ server: 's', name: 'p', arguments: [{ name: 'topic', required: true, description: 'what about' }, { name: 'tone' }] }));
+	assert.deepEqual(
+		f.map((x) => [x.name, x.kind, x.required, x.initial, x.description]),
+		[
+			['topic', 'string', true, '', 'what about'],
+			['tone', 'string', false, '', undefined],
+		],
+	);
+	assert.deepEqual(toolArguments(f, new Map([['topic', 'cats'], ['tone', '']])), { value: { topic: 'cats' } });
 });
