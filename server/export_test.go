@@ -25,3 +25,12 @@ func ShiftWebClock(s *Server, d time.Duration) {
 	now := a.now
 	a.now = func() time.Time { return now().Add(d) }
 }
+
+// MintWebCode mints a sign-in code of s, which serves browsers.
+func MintWebCode(s *Server) string {
+	s.mu.Lock()
+	a := s.web
+	s.mu.Unlock()
+	code, _ := a.mint()
+	return code
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -431,4 +433,109 @@ func TestWebMethods(t *testing.T) {
 	if string(body) != servertest.Page {
 		t.Errorf("GET /: %q, want the page", body)
 	}
+}
+
+// pipeTCPListener is a pipeListener that says it is a loopback TCP
+// listener, as ServeWeb wants: what a synctest bubble serves HTTP on.
+type pipeTCPListener struct{ *pipeListener }
+
+func (pipeTCPListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4242} }
+
+// A WebSocket that has not passed initialize within the handshake's
+// deadline is closed, as a socket's connection is, and so is any other
+// connection by then (a keep-alive that fetched the page); a tab that
+// initialized stays. Each holds one of MaxHandshakes slots until it
+// initialized.
+func TestWebHandshakeDeadlineAndSlots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// No workspace: a file watcher's system call would keep the
+		// bubble from ever being idle, and initialize needs none.
+		srv := server.New(&server.Options{Token: server.NewToken()})
+		ln := &pipeListener{conns: make(chan net.Conn, server.MaxHandshakes+1), closed: make(chan struct{})}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- srv.ServeWeb(ctx, pipeTCPListener{ln}, &server.WebOptions{}) }()
+		// The browser: each dial is a pipe the listener hands the server.
+		dial := func(context.Context, string, string) (net.Conn, error) {
+			a, b := net.Pipe()
+			ln.conns <- a
+			return b, nil
+		}
+		client := &http.Client{Transport: &http.Transport{DialContext: dial, Proxy: nil, DisableKeepAlives: true}}
+		open := func(header http.Header) *websocket.Conn {
+			t.Helper()
+			c, _, err := websocket.Dial(context.Background(), "ws://127.0.0.1:4242/rpc", &websocket.DialOptions{HTTPClient: client, HTTPHeader: header})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		synctest.Wait()
+		code := server.MintWebCode(srv)
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:4242/?code="+code, nil)
+		resp, err := (&http.Client{Transport: client.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil || len(resp.Cookies()) != 1 {
+			t.Fatalf("sign-in: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		tab := http.Header{"Origin": {"http://127.0.0.1:4242"}, "Cookie": {resp.Cookies()[0].Name + "=" + resp.Cookies()[0].Value}}
+
+		silent := open(tab)
+		readErr := make(chan error, 1)
+		go func() { _, _, err := silent.Read(context.Background()); readErr <- err }()
+		time.Sleep(server.HandshakeTimeout - time.Millisecond)
+		synctest.Wait()
+		select {
+		case err := <-readErr:
+			t.Fatalf("closed before the deadline: %v", err)
+		default:
+		}
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		select {
+		case <-readErr:
+		default:
+			t.Fatal("a WebSocket that did not initialize is still open past the deadline")
+		}
+		time.Sleep(server.HandshakePenalty)
+
+		passed := open(tab)
+		if err := initializeWS(t, passed, ""); err != nil {
+			t.Fatal(err)
+		}
+		var waiting []*websocket.Conn
+		for range server.MaxHandshakes {
+			waiting = append(waiting, open(tab))
+		}
+		synctest.Wait()
+		if got, want := ln.accepted.Load(), int32(server.MaxHandshakes+3); got != want {
+			t.Errorf("accepted %d connections, want %d: the one that initialized holds no slot", got, want)
+		}
+		late := make(chan *websocket.Conn, 1)
+		go func() { late <- open(tab) }()
+		synctest.Wait()
+		if got := ln.accepted.Load(); got != int32(server.MaxHandshakes+3) {
+			t.Errorf("with every slot held: accepted %d, want the next to wait", got)
+		}
+		if err := initializeWS(t, waiting[0], ""); err != nil {
+			t.Fatal(err)
+		}
+		c := <-late
+		time.Sleep(2 * server.HandshakeTimeout)
+		synctest.Wait()
+		if err := passed.Write(context.Background(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":9,"method":"freecode/servers"}`)); err != nil {
+			t.Errorf("the tab that initialized, past the deadline: %v", err)
+		}
+		for _, w := range append(waiting, c, passed, silent) {
+			w.CloseNow()
+		}
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("ServeWeb: %v", err)
+		}
+		srv.Close()
+		for len(ln.conns) > 0 {
+			(<-ln.conns).Close()
+		}
+	})
 }

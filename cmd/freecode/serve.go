@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,9 +27,10 @@ func newServeCmd(a *app) *cobra.Command {
 		trace     bool
 		logLevel  string
 		logFormat string
+		origins   []string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [--stdio | --listen unix:PATH | --listen tcp:127.0.0.1:PORT]",
+		Use:   "serve [--stdio | --listen unix:PATH | --listen tcp:127.0.0.1:PORT | --listen ws://127.0.0.1:PORT]",
 		Short: "Run the sidecar: FreeCode's JSON-RPC protocol for editors and other frontends",
 		Long: `Run FreeCode's sidecar, the program an editor talks to: it connects the MCP
 servers of the config file (and the project's approved ones), keeps them in
@@ -39,7 +41,12 @@ With --stdio (the default) the protocol is on stdin and stdout, for the editor
 that started it. With --listen it serves several frontends at once on a local
 socket (loopback only) and records its address and a token in
 ~/.freecode/serve.json (mode 0600), which every frontend presents; the file
-is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
+is removed when it stops. It stops on shutdown from a frontend, or a signal.
+
+With --listen ws://127.0.0.1:PORT (PORT 0 picks one) it serves browsers: the
+FreeCode MCP page at http://127.0.0.1:PORT/ and the protocol over a WebSocket
+at /rpc. A browser signs in with the one-time link ` + "`freecode web`" + ` opens; only
+the sidecar's own page (and origins listed with --allow-origin) may connect.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if stdio && listen != "" {
@@ -50,6 +57,17 @@ is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			opts := &server.RunOptions{Listen: listen}
+			for _, o := range origins {
+				norm, err := server.NormalizeOrigin(o)
+				if err != nil {
+					return fmt.Errorf("--allow-origin: %w", err)
+				}
+				opts.Web.Origins = append(opts.Web.Origins, norm)
+			}
+			if len(origins) > 0 && !strings.HasPrefix(listen, "ws://") {
+				return errors.New("--allow-origin needs --listen ws://127.0.0.1:PORT")
+			}
+			opts.Web.Files = webFiles
 			handler, err := plainlog.NewHandler(cmd.ErrOrStderr(), logFormat, &slog.HandlerOptions{Level: level})
 			if err != nil {
 				return fmt.Errorf("--log-format: %w", err)
@@ -78,7 +96,8 @@ is removed when it stops. It stops on shutdown from a frontend, or a signal.`,
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve on stdin and stdout (the default)")
-	cmd.Flags().StringVar(&listen, "listen", "", "serve on unix:PATH or tcp:127.0.0.1:PORT")
+	cmd.Flags().StringVar(&listen, "listen", "", "serve on unix:PATH, tcp:127.0.0.1:PORT or ws://127.0.0.1:PORT (browsers)")
+	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "with --listen ws://: another origin whose pages may connect, as scheme://host:port (repeatable)")
 	cmd.Flags().StringVar(&project, "project", "", "project directory (listening: default the current directory; stdio: when the editor names none)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "log every JSON-RPC message to stderr")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")

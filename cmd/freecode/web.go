@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp/oauth"
+)
+
+func init() { subcommands = append(subcommands, newWebCmd) }
+
+// webStartTimeout bounds how long `freecode web` waits for the sidecar it
+// started to listen: its workspace opens first, which reads the config.
+const webStartTimeout = 30 * time.Second
+
+func newWebCmd(a *app) *cobra.Command {
+	var (
+		project   string
+		noBrowser bool
+		port      int
+		origins   []string
+	)
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Open the FreeCode MCP page in the browser, served by a sidecar for this project",
+		Long: `Open the FreeCode MCP page: the servers with their live state, their tools,
+the permission prompts of the calls made from it, resources, prompts and logs.
+
+The page is served by a sidecar listening on ws://127.0.0.1:PORT. When
+~/.freecode/serve.json names one for this project and config, it is reused;
+with none, one is started in the background (` + "`freecode serve --listen ws://127.0.0.1:PORT`" + `,
+its log in ~/.freecode/web.log), and it runs until a frontend sends it
+shutdown or it is signalled. Either way the sidecar is asked, with the token
+of serve.json, for a one-time sign-in link, which is opened with $BROWSER (else
+the system's opener) or, with --no-browser, printed. The link works once and
+for 5 minutes: it sets a session cookie for this sidecar's port and leaves the
+address bar at the page.`,
+		Example: `  freecode web
+  freecode web --no-browser
+  freecode web --project ~/src/app --port 8765`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signalContext(cmd)
+			defer stop()
+			root, err := projectRoot(project)
+			if err != nil {
+				return err
+			}
+			sc, err := a.webSidecar(ctx, cmd.ErrOrStderr(), root, port, origins)
+			if err != nil {
+				return err
+			}
+			defer sc.Close()
+			var res protocol.WebCodeResult
+			if err := sc.Call(ctx, protocol.MethodWebCode, struct{}{}, &res); err != nil {
+				return fmt.Errorf("asking the sidecar at %s for a sign-in link: %w", sc.file.Address, err)
+			}
+			out := cmd.OutOrStdout()
+			if noBrowser {
+				fmt.Fprintf(out, "%s\nOpen this link (once, before %s) to sign in to the FreeCode MCP page:\n%s\n", sc.describe(), res.ExpiresAt, res.URL)
+				return nil
+			}
+			if err := oauth.OpenBrowser(ctx, res.URL); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "No browser opened (%v).\nOpen this link (once, before %s):\n%s\n", termtext.Escape(err.Error()), res.ExpiresAt, res.URL)
+				return exitError(1)
+			}
+			fmt.Fprintf(out, "%s\nOpened the FreeCode MCP page in the browser.\n", sc.describe())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "", "project directory (default: the current directory)")
+	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "print the sign-in link instead of opening it")
+	cmd.Flags().IntVar(&port, "port", 0, "the port of a sidecar started here (default: any free one)")
+	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "for a sidecar started here: another origin whose pages may connect (repeatable)")
+	return cmd
+}
+
+// projectRoot is the project directory named, or the current one,
+// absolute.
+func projectRoot(dir string) (string, error) {
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// webSidecar connects to the sidecar that serves the page for root: the
+// one serve.json names if it listens on ws: for this project and config,
+// else one started here. A sidecar that runs for something else is not
+// replaced: there is one serve.json, and its frontends would lose it.
+func (a *app) webSidecar(ctx context.Context, stderr io.Writer, root string, port int, origins []string) (*sidecar, error) {
+	sc, err := a.connectSidecar(ctx, nil)
+	var none *noSidecarError
+	switch {
+	case errors.As(err, &none):
+		return a.startWebSidecar(ctx, stderr, root, port, origins)
+	case err != nil:
+		return nil, err
+	}
+	if !strings.HasPrefix(sc.file.Address, "ws://") {
+		sc.Close()
+		return nil, fmt.Errorf("the running sidecar (pid %d) listens on %s, which a browser cannot reach; stop it (`freecode mcp` frontends send it shutdown), then run `freecode web` again",
+			sc.file.PID, sc.file.Address)
+	}
+	if sc.project.Root != "" && !sameFile(sc.project.Root, root) {
+		sc.Close()
+		return nil, fmt.Errorf("the running sidecar (pid %d, %s) serves the project %s, not %s; run `freecode web` there, or stop it first",
+			sc.file.PID, sc.file.Address, termtext.Escape(sc.project.Root), root)
+	}
+	return sc, nil
+}
+
+// startWebSidecar starts `freecode serve --listen ws://127.0.0.1:PORT` for
+// root in the background, detached from this terminal, and connects to it
+// once its serve.json names it.
+func (a *app) startWebSidecar(ctx context.Context, stderr io.Writer, root string, port int, origins []string) (*sidecar, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := a.path()
+	if err != nil {
+		return nil, err
+	}
+	sfPath, err := protocol.DefaultServeFilePath()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(filepath.Dir(sfPath), "web.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	args := []string{"serve", "--listen", fmt.Sprintf("ws://127.0.0.1:%d", port), "--project", root, "--config", cfg, "--log-format", "plain"}
+	for _, o := range origins {
+		args = append(args, "--allow-origin", o)
+	}
+	child := exec.Command(exe, args...)
+	child.Dir = root
+	child.Stdout, child.Stderr = logFile, logFile
+	detach(child)
+	if err := child.Start(); err != nil {
+		return nil, fmt.Errorf("starting the sidecar: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	fmt.Fprintf(stderr, "Started a sidecar for %s (pid %d, its log in %s).\n", root, child.Process.Pid, logPath)
+	deadline := time.NewTimer(webStartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			return nil, fmt.Errorf("the sidecar exited before it listened (%v); the end of %s:\n%s", err, logPath, logTail(logPath))
+		case <-deadline.C:
+			return nil, fmt.Errorf("the sidecar (pid %d) did not listen within %v; see %s", child.Process.Pid, webStartTimeout, logPath)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+		if sf, err := protocol.ReadServeFile(sfPath); err != nil || sf.PID != child.Process.Pid {
+			continue
+		}
+		return a.connectSidecar(ctx, nil)
+	}
+}
+
+// logTail is the last lines of a log, escaped for the terminal.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return termtext.Escape(strings.Join(lines, "\n"))
+}
