@@ -115,9 +115,22 @@ async function cleanup() {
 	// A `freecode web` that left its sidecar running in the background is
 	// stopped through serve.json, which names its pid.
 	const sf = path.join(home, '.freecode', 'serve.json');
+	let pid;
 	try {
-		const { pid } = JSON.parse(fs.readFileSync(sf, 'utf8'));
+		pid = JSON.parse(fs.readFileSync(sf, 'utf8')).pid;
 		process.kill(pid, 'SIGTERM');
+	} catch {}
+	// It stops its servers first; its log is kept beside the screenshots.
+	for (let i = 0; pid && i < 100; i++) {
+		try {
+			process.kill(pid, 0);
+		} catch {
+			break;
+		}
+		await new Promise((r) => setTimeout(r, 100));
+	}
+	try {
+		fs.copyFileSync(path.join(home, '.freecode', 'web.log'), path.join(args.out, 'sidecar.log'));
 	} catch {}
 	if (!args.keep) fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
 	else log(`kept ${root}`);
