@@ -85,7 +85,7 @@ func BenchmarkListenHostile(b *testing.B) {
 	var dials, closed atomic.Int64
 	started := time.Now()
 	for i := range hostileConns {
-		attackers.Go(func() { attack(ctx, ls.addr, i%2 == 0, &dials, &closed) })
+		attackers.Go(func() { attack(ctx, strings.TrimPrefix(ls.addr, "tcp:"), i%2 == 0, &dials, &closed) })
 	}
 	var maxRSS atomic.Int64
 	var sampler sync.WaitGroup
@@ -250,10 +250,18 @@ type listening struct {
 // serve.json. Stop it with stop.
 func startListening(b *testing.B, cfg string) *listening {
 	b.Helper()
+	return startListeningOn(b, cfg, "tcp:127.0.0.1:0")
+}
+
+// startListeningOn is startListening on the listen address given
+// (unix:PATH, tcp:… or ws://…). ls.addr is what it listens on, as
+// serve.json spells it.
+func startListeningOn(b *testing.B, cfg, listen string) *listening {
+	b.Helper()
 	sidecarBin, _ := binaries(b)
 	dir := filepath.Dir(cfg)
 	ls := &listening{serveFile: filepath.Join(dir, ".freecode", "serve.json"), exited: make(chan struct{})}
-	ls.cmd = exec.Command(sidecarBin, "--listen", "tcp:127.0.0.1:0", "--project", dir, "--config", cfg, "--log-level", "info")
+	ls.cmd = exec.Command(sidecarBin, "--listen", listen, "--project", dir, "--config", cfg, "--log-level", "info")
 	ls.cmd.Env = append(os.Environ(), "HOME="+dir)
 	stderr, err := ls.cmd.StderrPipe()
 	if err != nil {
@@ -267,7 +275,7 @@ func startListening(b *testing.B, cfg string) *listening {
 		// Drained to the end: a sidecar whose stderr is full stops.
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if _, addr, ok := strings.Cut(sc.Text(), "address=tcp:"); ok && (strings.Contains(sc.Text(), "msg=listening") || strings.HasPrefix(sc.Text(), "INFO listening ")) {
+			if _, addr, ok := strings.Cut(sc.Text(), "address="); ok && (strings.Contains(sc.Text(), "msg=listening") || strings.HasPrefix(sc.Text(), "INFO listening ")) {
 				addr, _, _ = strings.Cut(addr, " ")
 				up <- addr
 			}

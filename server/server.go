@@ -11,7 +11,9 @@
 // of the frontend whose request caused them), resources.go (resources and
 // prompts); conn.go is one frontend's connection, limits.go what one
 // may cost the sidecar, wire.go the conversions to internal/protocol's
-// types, listen.go and run.go the socket, serve.json and the process. A
+// types, listen.go and run.go the socket, serve.json and the process,
+// web.go and webauth.go the browsers' listener (the page, the WebSocket,
+// the one-time codes and session cookies). A
 // handler decodes and checks its params, calls the workspace, and maps
 // the result and the errors to the wire. The work is below, in workspace/
 // and the packages it wires.

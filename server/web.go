@@ -61,12 +61,8 @@ func (s *Server) ServeWeb(ctx context.Context, ln net.Listener, opts *WebOptions
 	s.web = auth
 	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
-	var conns sync.WaitGroup
-	defer func() {
-		cancel() // ends the frontends
-		conns.Wait()
-	}()
-	h := &webHandler{srv: s, ctx: ctx, auth: auth, conns: &conns}
+	conns := &sessionGroup{}
+	h := &webHandler{srv: s, ctx: ctx, auth: auth, conns: conns}
 	if opts.Files != nil {
 		h.files = http.FileServerFS(opts.Files)
 	}
@@ -80,12 +76,17 @@ func (s *Server) ServeWeb(ctx context.Context, ln net.Listener, opts *WebOptions
 		},
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}
+	defer func() {
+		hs.Close()
+		cancel() // ends the frontends: a hijacked connection is not the HTTP server's
+		conns.closeAndWait()
+	}()
 	go func() {
 		select {
 		case <-ctx.Done():
 		case <-s.done:
 		}
-		hs.Close() // a hijacked connection is the frontend's: cancel ends it
+		hs.Close()
 	}()
 	err = hs.Serve(newSlotListener(ln, s.done))
 	if errors.Is(err, http.ErrServerClosed) || ctx.Err() != nil {
@@ -105,7 +106,34 @@ type webHandler struct {
 	ctx   context.Context // ServeWeb's: the frontends' sessions end with it
 	auth  *webAuth
 	files http.Handler // nil: no page
-	conns *sync.WaitGroup
+	conns *sessionGroup
+}
+
+// sessionGroup is the WebSockets' sessions ServeWeb waits for: one that
+// the HTTP server starts after ServeWeb began to wait is not served.
+type sessionGroup struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (g *sessionGroup) add() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	return true
+}
+
+func (g *sessionGroup) done() { g.wg.Done() }
+
+func (g *sessionGroup) closeAndWait() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.wg.Wait()
 }
 
 // What every response says, whatever it is: nothing may frame the page
@@ -204,8 +232,11 @@ func (h *webHandler) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if sc != nil {
 		l.handshook = sc.release
 	}
-	h.conns.Add(1)
-	defer h.conns.Done()
+	if !h.conns.add() {
+		c.Close(websocket.StatusGoingAway, "the sidecar is stopping")
+		return
+	}
+	defer h.conns.done()
 	if err := h.srv.serveConn(h.ctx, l); err != nil {
 		h.srv.logger.Debug("frontend connection", "error", err)
 	}

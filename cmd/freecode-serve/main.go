@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	freecode-serve [--listen unix:PATH | --listen tcp:127.0.0.1:PORT]
+//	freecode-serve [--listen unix:PATH | --listen tcp:127.0.0.1:PORT | --listen ws://127.0.0.1:PORT]
 //	               [--project DIR] [--config PATH] [--trace] [--log-level LEVEL]
 //
 // Logs go to stderr; stdout is the protocol.
@@ -34,7 +34,7 @@ func main() {
 	// A sandboxed server's bridge to its proxy is this binary (mcp/sandbox).
 	sandbox.RunBridge()
 	var (
-		listen   = flag.String("listen", "", "listen on unix:PATH or tcp:127.0.0.1:PORT instead of stdio")
+		listen   = flag.String("listen", "", "listen on unix:PATH, tcp:127.0.0.1:PORT or ws://127.0.0.1:PORT (browsers; the page is freecode serve's) instead of stdio")
 		project  = flag.String("project", "", "project directory (listening: default the current directory; stdio: when the editor names none)")
 		config   = flag.String("config", "", "config file (default $FREECODE_CONFIG or ~/.freecode/config.json)")
 		trace    = flag.Bool("trace", false, "log every JSON-RPC message to stderr")

@@ -512,11 +512,18 @@ func (nb *notifyBuffer) await(t *testing.T, text string) {
 // awaitFrom waits until the buffer holds text past its first from bytes.
 func (nb *notifyBuffer) awaitFrom(t *testing.T, from int, text string) {
 	t.Helper()
+	nb.awaitFunc(t, fmt.Sprintf("%q", text), func(b string) bool { return strings.Contains(b[from:], text) })
+}
+
+// awaitFunc waits until ok holds of the buffer's text; what names it in
+// the failure.
+func (nb *notifyBuffer) awaitFunc(t *testing.T, what string, ok func(string) bool) {
+	t.Helper()
 	timer := time.NewTimer(hangGuard)
 	defer timer.Stop()
 	for {
 		nb.mu.Lock()
-		if strings.Contains(nb.b.String()[from:], text) {
+		if ok(nb.b.String()) {
 			nb.mu.Unlock()
 			return
 		}
@@ -528,7 +535,7 @@ func (nb *notifyBuffer) awaitFrom(t *testing.T, from int, text string) {
 		select {
 		case <-ch:
 		case <-timer.C:
-			t.Fatalf("no %q within %v in:\n%s", text, hangGuard, nb.String())
+			t.Fatalf("no %s within %v in:\n%s", what, hangGuard, nb.String())
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/server/wire"
@@ -28,8 +29,8 @@ const statusTailLines = 5
 
 func newMCPStatusCmd(a *app) *cobra.Command {
 	var (
-		asJSON, probe bool
-		project       string
+		asJSON, probe, watch bool
+		project              string
 	)
 	cmd := &cobra.Command{
 		Use:   "status [name...]",
@@ -40,6 +41,11 @@ tools, transport, protocol version, when it connected, the last health ping, the
 last error and the end of its stderr; and the problems of the config files it
 watches (path:line:column: message), which leave it running what they last held.
 
+With --watch it stays connected and draws the status again whenever it
+changes, a line per server (state, pid, tools, the last error, the retry
+awaited), until Ctrl-C: on a terminal in place, elsewhere each drawing after
+the last under its time.
+
 With no sidecar it says so and how to start one. --probe connects each
 configured server from this process instead (the project's approved ones too),
 reports the same fields, and stops them again.
@@ -48,7 +54,8 @@ Exit status: 0; 1 if --probe finds a server that does not connect; 3 if no
 sidecar runs (without --probe).`,
 		Example: `  freecode mcp status
   freecode mcp status github --json
-  freecode mcp status --probe`,
+  freecode mcp status --probe
+  freecode mcp status --watch`,
 		RunE: func(cmd *cobra.Command, names []string) error {
 			ctx, stop := signalContext(cmd)
 			defer stop()
@@ -58,6 +65,12 @@ sidecar runs (without --probe).`,
 				head, where string
 				problems    []protocol.ConfigProblems
 			)
+			if watch && (probe || asJSON) {
+				return errors.New("--watch draws the sidecar's status for a person: not with --probe or --json")
+			}
+			if watch {
+				return a.watchStatus(ctx, out, names)
+			}
 			if probe {
 				var err error
 				if sts, err = a.probe(ctx, stderr, project, names); err != nil {
@@ -117,9 +130,28 @@ sidecar runs (without --probe).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of ServerStatus objects, the protocol's type")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "stay connected and draw the status again whenever it changes, until Ctrl-C")
 	cmd.Flags().BoolVar(&probe, "probe", false, "connect each server from this process instead of asking a sidecar")
 	cmd.Flags().StringVar(&project, "project", "", "with --probe: the project directory whose approved servers count too (default: the current directory)")
 	return cmd
+}
+
+// watchStatus is `mcp status --watch`.
+func (a *app) watchStatus(ctx context.Context, out io.Writer, names []string) error {
+	w := newWatcher(names, out)
+	sc, err := a.connectSidecar(ctx, &frontend.Options{OnNotification: w.take})
+	var none *noSidecarError
+	if errors.As(err, &none) {
+		fmt.Fprintf(out, "No sidecar is running for %s\n(%s).\n%s\n", none.config, none.reason, startHint())
+		return exitError(exitNoSidecar)
+	}
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	// Before Close, which waits for the notification callback.
+	defer close(w.stop)
+	return w.watch(ctx, sc, out)
 }
 
 // printProblems prints the problems of the sidecar's files as a compiler
