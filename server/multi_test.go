@@ -24,6 +24,7 @@ func waitForCancel(ctx context.Context, _ *protocol.PermissionRequest) (*protoco
 
 // Two frontends see the same servers and the same notifications; each is
 // asked only about its own calls, even while the other's prompt is open.
+// Two browser tabs too.
 func TestTwoFrontends(t *testing.T) {
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
 		one := env.Editor
@@ -60,12 +61,13 @@ func TestTwoFrontends(t *testing.T) {
 		}
 		one.AwaitLog("srv", "hello both")
 		two.AwaitLog("srv", "hello both")
-	}, servertest.Modes(servertest.MultiModes))
+	}, servertest.Modes(servertest.MultiModes|servertest.WebSocket))
 }
 
 // A frontend that vanishes mid-call: its running call is cancelled (the
 // server is told), its open prompt counts as deny (the tool never runs),
-// and the other frontend goes on as before.
+// and the other frontend goes on as before. A browser tab closed while its
+// prompt is open likewise.
 func TestFrontendVanishes(t *testing.T) {
 	servertest.Run(t, oneServer, func(t *testing.T, env *servertest.Env) {
 		stay := env.Editor
@@ -96,7 +98,7 @@ func TestFrontendVanishes(t *testing.T) {
 		if r := execute(t, stay, call("s2", "mcp__srv__echo", `{"text":"still here"}`)); r.IsError || r.Text() != "still here" {
 			t.Errorf("the frontend that stayed: %+v", r)
 		}
-	}, servertest.Modes(servertest.MultiModes))
+	}, servertest.Modes(servertest.MultiModes|servertest.WebSocket))
 }
 
 // The last frontend leaving a sidecar that listens stops nothing: the next
@@ -113,7 +115,7 @@ func TestLastFrontendLeaves(t *testing.T) {
 		if st.PID != first.PID {
 			t.Errorf("srv's pid went from %d to %d: it was restarted", first.PID, st.PID)
 		}
-	}, servertest.Modes(servertest.MultiModes))
+	}, servertest.Modes(servertest.MultiModes|servertest.WebSocket))
 }
 
 // A sidecar that listens keeps serve.json, the user's alone, with its

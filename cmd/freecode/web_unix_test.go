@@ -125,8 +125,8 @@ func TestWebSidecarOnSocket(t *testing.T) {
 }
 
 // stopSidecar sends the sidecar serveFile names shutdown and exit, and
-// waits for its process to go (not a child of the test: of the freecode
-// web that started it, which has exited).
+// waits for its process to go (a child of the freecode web that started
+// it, which has exited).
 func stopSidecar(t *testing.T, serveFile string, pid int) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -143,6 +143,11 @@ func stopSidecar(t *testing.T, serveFile string, pid int) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		// An in-process command that ran servers made this process a
+		// child subreaper: the orphaned sidecar is then its child, a
+		// zombie until reaped here.
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 		if syscall.Kill(pid, 0) != nil {
 			return
 		}

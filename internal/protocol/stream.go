@@ -76,10 +76,10 @@ type frameStream interface {
 }
 
 type stream struct {
-	rwc     io.ReadWriteCloser
-	frames  *frameReader // only the read loop reads
-	opts    StreamOptions
-	endOnce sync.Once
+	rwc    io.ReadWriteCloser
+	frames *frameReader // only the read loop reads
+	opts   StreamOptions
+	end    readEnd
 
 	backlog backlog
 
@@ -91,12 +91,34 @@ type stream struct {
 
 var _ frameStream = (*stream)(nil)
 
-func (s *stream) ended(err error) {
-	s.endOnce.Do(func() {
-		if s.opts.OnReadEnd != nil {
-			s.opts.OnReadEnd(err)
+func (s *stream) ended(err error) { s.end.tell(&s.opts, err) }
+
+// readEnd tells OnReadEnd, once, why a stream's reading ended.
+type readEnd struct{ once sync.Once }
+
+func (r *readEnd) tell(opts *StreamOptions, err error) {
+	r.once.Do(func() {
+		if opts.OnReadEnd != nil {
+			opts.OnReadEnd(err)
 		}
 	})
+}
+
+// frameLimit is the most bytes the next frame's body may have.
+func (o *StreamOptions) frameLimit() int {
+	if o.MaxFrame != nil {
+		return min(o.MaxFrame(), overCap)
+	}
+	return MaxFrame
+}
+
+// decodeFrame decodes a frame ReadFrame returned.
+func decodeFrame(body []byte, n int64, err error) (jsonrpc2.Message, int64, error) {
+	if err != nil {
+		return nil, n, err
+	}
+	msg, err := jsonrpc2.DecodeMessage(body)
+	return msg, n, err
 }
 
 // ReadFrame reads the body of the next frame.
@@ -105,11 +127,7 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		s.ended(err)
 		return nil, 0, err
 	}
-	limit := MaxFrame
-	if s.opts.MaxFrame != nil {
-		limit = min(s.opts.MaxFrame(), overCap)
-	}
-	body, n, err := s.frames.read(limit)
+	body, n, err := s.frames.read(s.opts.frameLimit())
 	if err != nil {
 		s.ended(err)
 		return nil, 0, err
@@ -122,12 +140,7 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 
 // Read reads and decodes the next message.
 func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	body, n, err := s.ReadFrame(ctx)
-	if err != nil {
-		return nil, n, err
-	}
-	msg, err := jsonrpc2.DecodeMessage(body)
-	return msg, n, err
+	return decodeFrame(s.ReadFrame(ctx))
 }
 
 // headerRoom is the room kept before a body in wbuf for its header.

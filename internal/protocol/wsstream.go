@@ -42,7 +42,7 @@ var ErrBinaryMessage = errors.New("a binary WebSocket message: the protocol is o
 type messageStream struct {
 	c       *websocket.Conn
 	opts    StreamOptions
-	endOnce sync.Once
+	end     readEnd
 	backlog backlog
 
 	// writeMu guards wbuf; the library serializes the frames themselves.
@@ -52,13 +52,7 @@ type messageStream struct {
 
 var _ frameStream = (*messageStream)(nil)
 
-func (s *messageStream) ended(err error) {
-	s.endOnce.Do(func() {
-		if s.opts.OnReadEnd != nil {
-			s.opts.OnReadEnd(err)
-		}
-	})
-}
+func (s *messageStream) ended(err error) { s.end.tell(&s.opts, err) }
 
 // ReadFrame reads the next message.
 func (s *messageStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
@@ -66,10 +60,7 @@ func (s *messageStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 		s.ended(err)
 		return nil, 0, err
 	}
-	limit := MaxFrame
-	if s.opts.MaxFrame != nil {
-		limit = min(s.opts.MaxFrame(), overCap)
-	}
+	limit := s.opts.frameLimit()
 	// Only the read loop reads, so the limit set is the next message's.
 	s.c.SetReadLimit(int64(limit))
 	// Not ctx: the library closes the connection when a read's context
@@ -94,12 +85,7 @@ func (s *messageStream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 
 // Read reads and decodes the next message.
 func (s *messageStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
-	body, n, err := s.ReadFrame(ctx)
-	if err != nil {
-		return nil, n, err
-	}
-	msg, err := jsonrpc2.DecodeMessage(body)
-	return msg, n, err
+	return decodeFrame(s.ReadFrame(ctx))
 }
 
 // Write encodes msg and writes it as one text message.
