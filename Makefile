@@ -73,7 +73,7 @@ sandbox-apt:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; \
 	fi
 
-test: npm conformance-suite sandbox-apt vscode-test vscode-integration e2e
+test: npm conformance-suite sandbox-apt vscode-test vscode-integration e2e web-test web-e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
@@ -86,6 +86,7 @@ lint:
 	gofmt -l $$(git ls-files '*.go')
 
 clean:
-	rm -rf $(BIN) editors/vscode/dist editors/vscode/out editors/vscode/bin editors/vscode/test-output
+	rm -rf $(BIN) editors/vscode/dist editors/vscode/out editors/vscode/bin editors/vscode/test-output web/out web/test-output
 
 include editors/vscode/vscode.mk
+include web/web.mk

@@ -121,6 +121,27 @@ function describe(s: unknown, root: Schema): string {
 	return bits.join(': ');
 }
 
+/** Shape is a tool's input schema at the top: its properties, which are required, and the root their $refs resolve in. */
+export interface Shape {
+	properties: Record<string, unknown>;
+	required: string[];
+	root: Record<string, unknown>;
+}
+
+/** shapeOf reads the top of an input schema, its $ref and allOf followed, for a form of one field per property. */
+export function shapeOf(inputSchema: unknown): Shape {
+	const root = isObject(inputSchema) ? inputSchema : {};
+	const top = merge(resolve(root, root), root);
+	const properties = isObject(top.properties) ? top.properties : {};
+	const required = (Array.isArray(top.required) ? top.required : []).filter((x): x is string => typeof x === 'string');
+	return { properties, required: [...new Set(required)], root };
+}
+
+/** resolved is one property's schema with its $ref and allOf followed within root. */
+export function resolved(schema: unknown, root: Record<string, unknown>): Record<string, unknown> {
+	return isObject(schema) ? merge(resolve(schema, root), root) : {};
+}
+
 /**
  * argumentsDocument is the text Run Tool… opens: "//" lines naming the tool
  * and its optional properties, then the required ones as JSON.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { argumentsDocument, parseArgumentsDocument, sample } from '../src/schemaPrefill';
+import { argumentsDocument, parseArgumentsDocument, resolved, sample, shapeOf } from '../src/schemaPrefill';
 
 const cases: { name: string; schema: unknown; want: unknown }[] = [
 	{
@@ -121,4 +121,19 @@ test('prefill: edited text that is not JSON says so', () => {
 	const r = parseArgumentsDocument('// c\n{ "path": }');
 	assert.equal(r.value, undefined);
 	assert.match(r.error ?? '', /^The arguments are not JSON: /);
+});
+
+test('shapeOf reads the top properties and required list through $ref and allOf', () => {
+	const schema = {
+		$ref: '#/$defs/args',
+		$defs: {
+			args: { allOf: [{ properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { $ref: '#/$defs/n' } } }] },
+			n: { type: 'integer', minimum: 2 },
+		},
+	};
+	const s = shapeOf(schema);
+	assert.deepEqual(Object.keys(s.properties).sort(), ['a', 'b']);
+	assert.deepEqual(s.required, ['a']);
+	assert.deepEqual(resolved(s.properties.b, s.root), { type: 'integer', minimum: 2 });
+	assert.deepEqual(shapeOf(undefined), { properties: {}, required: [], root: {} });
 });

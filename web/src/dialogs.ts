@@ -1,0 +1,171 @@
+// The page's modal questions and answers, each a <dialog>: the permission
+// prompt (the extension's words and buttons, Deny the default: Enter,
+// Escape and closing it deny), the form that runs a tool, and a document
+// (a result, a diff, a resource) to read.
+
+import { answerFor, permissionPrompt, trustsFirst, type Prompt } from '../../editors/vscode/src/permissionChoices';
+import type { PermissionRequest, PermissionResponse, ToolInfo } from '../../editors/vscode/src/protocol';
+import { printable } from '../../editors/vscode/src/text';
+import { button, h } from './dom';
+import { toolArguments, toolFields, type ToolField } from './toolForm';
+
+/** The most of the arguments the prompt shows before "Show Full Arguments". */
+const maxArgumentChars = 1200;
+
+function open(d: HTMLDialogElement): void {
+	document.body.append(d);
+	d.showModal();
+}
+
+/**
+ * askPermission shows the prompt and resolves with the answer; trust is
+ * called first when the button picked trusts the project. A cancelled
+ * request (the call ended) closes it, denying.
+ */
+export function askPermission(
+	req: PermissionRequest,
+	tool: ToolInfo | undefined,
+	hasProject: boolean,
+	trust: () => Promise<unknown>,
+	cancelled: (fn: () => void) => void,
+): Promise<PermissionResponse> {
+	const prompt: Prompt = permissionPrompt(req, maxArgumentChars, tool?.destructive, hasProject);
+	return new Promise((resolve) => {
+		let picked: string | undefined;
+		const detail = h('pre', { class: 'detail' }, prompt.detail);
+		const row = h('div', { class: 'buttons' });
+		const d = h('dialog', { class: 'permission', 'data-call': req.callId }, h('h2', {}, prompt.message), detail, row);
+		for (const c of prompt.choices) {
+			row.append(
+				button(
+					c.title,
+					() => {
+						if (!c.answer) {
+							detail.textContent = `${prompt.detail}\n\nAll of the arguments:\n${prompt.fullArguments ?? ''}`;
+							return;
+						}
+						picked = c.title;
+						d.close();
+					},
+					{ class: c.answer?.decision === 'deny' ? 'deny' : c.answer ? 'allow' : 'more', autofocus: c.answer?.decision === 'deny' },
+				),
+			);
+		}
+		d.addEventListener('close', async () => {
+			d.remove();
+			const answer = answerFor(prompt, picked);
+			if (answer === 'showFull') return resolve({ decision: 'deny' });
+			if (trustsFirst(prompt, picked)) {
+				try {
+					await trust();
+				} catch {
+					return resolve({ decision: 'deny' });
+				}
+			}
+			resolve(answer);
+		});
+		cancelled(() => {
+			picked = undefined;
+			if (d.open) d.close();
+		});
+		open(d);
+	});
+}
+
+function fieldInput(f: ToolField): HTMLElement {
+	const id = `arg-${f.name}`;
+	if (f.kind === 'boolean') {
+		const s = h('select', { id, name: f.name });
+		if (!f.required) s.append(h('option', { value: '' }, '(leave out)'));
+		for (const v of ['false', 'true']) s.append(h('option', { value: v, selected: v === f.initial }, v));
+		return s;
+	}
+	if (f.kind === 'enum') {
+		const s = h('select', { id, name: f.name });
+		if (!f.required) s.append(h('option', { value: '' }, '(leave out)'));
+		for (const v of f.choices ?? []) s.append(h('option', { value: v, selected: v === f.initial }, printable(v)));
+		return s;
+	}
+	if (f.kind === 'json') {
+		const t = h('textarea', { id, name: f.name, rows: '3', placeholder: f.required ? 'JSON' : 'JSON (empty: left out)' });
+		t.value = f.initial;
+		return t;
+	}
+	const i = h('input', { id, name: f.name, type: f.kind === 'string' ? 'text' : 'number', step: f.kind === 'integer' ? '1' : 'any' });
+	i.value = f.initial;
+	return i;
+}
+
+/**
+ * argumentsForm asks for the arguments of a schema (a tool's input schema,
+ * a prompt's arguments as one); it resolves with them, or undefined when
+ * the user cancels. verb is the button's word: Run, Get.
+ */
+export function argumentsForm(title: string, schema: unknown, verb: string): Promise<Record<string, unknown> | undefined> {
+	const fields = toolFields(schema);
+	return new Promise((resolve) => {
+		const errors = h('p', { class: 'errors', role: 'alert' });
+		const form = h('form', { method: 'dialog' });
+		for (const f of fields) {
+			const hint = [f.kind === 'json' ? 'JSON' : f.kind, f.required ? 'required' : 'optional', f.description && printable(f.description)].filter(Boolean).join(' · ');
+			form.append(h('label', { for: `arg-${f.name}` }, printable(f.title ?? f.name), h('small', {}, hint)), fieldInput(f));
+		}
+		if (fields.length === 0) form.append(h('p', {}, 'There are no arguments to fill in.'));
+		let result: Record<string, unknown> | undefined;
+		const d = h(
+			'dialog',
+			{ class: 'run' },
+			h('h2', {}, title),
+			form,
+			errors,
+			h(
+				'div',
+				{ class: 'buttons' },
+				button('Cancel', () => d.close()),
+				button(
+					verb,
+					() => {
+						const texts = new Map<string, string>();
+						for (const f of fields) texts.set(f.name, (form.querySelector(`[name="${CSS.escape(f.name)}"]`) as HTMLInputElement).value);
+						const got = toolArguments(fields, texts);
+						if ('errors' in got) {
+							errors.textContent = got.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+							return;
+						}
+						result = got.value;
+						d.close();
+					},
+					{ class: 'allow' },
+				),
+			),
+		);
+		d.addEventListener('close', () => {
+			d.remove();
+			resolve(result);
+		});
+		open(d);
+	});
+}
+
+/** Choice is a button under a document: its label and what it does (then the dialog closes). */
+export interface DocButton {
+	label: string;
+	run: () => void;
+}
+
+/** showDocument shows a text to read, with buttons under it (Close always). */
+export function showDocument(title: string, text: string, buttons: DocButton[] = [], cls = ''): void {
+	const row = h('div', { class: 'buttons' });
+	const d = h('dialog', { class: `doc ${cls}`.trim() }, h('h2', {}, title), h('pre', {}, text), row);
+	for (const b of buttons) {
+		row.append(
+			button(b.label, () => {
+				d.close();
+				b.run();
+			}),
+		);
+	}
+	row.append(button('Close', () => d.close()));
+	d.addEventListener('close', () => d.remove());
+	open(d);
+}

@@ -1,0 +1,28 @@
+# The FreeCode MCP page (web/). Included by the top-level Makefile after
+# editors/vscode/vscode.mk, whose npm tree (esbuild, typescript,
+# vscode-jsonrpc, playwright-core) and Debian chromium it uses.
+#
+#   make web        rebuild web/static/app.js from web/src and the extension's pure modules; commit it
+#   make web-test   type-check, the committed bundle is what the sources build (else: stale), unit tests
+#   make web-e2e    `freecode web --no-browser` on the demo server, driven in headless Chromium
+#   make web-screenshots  the same, copying the README's screenshots into docs/images/web
+
+WEB_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+WEB_E2E_OUT ?= $(WEB_DIR)/test-output/e2e
+
+.PHONY: web web-test web-e2e web-screenshots
+
+web: $(VSCODE_STAMP)
+	node $(WEB_DIR)/build.mjs
+
+web-test: $(VSCODE_STAMP)
+	$(VSCODE_DIR)/node_modules/.bin/tsc -p $(WEB_DIR) --noEmit
+	node $(WEB_DIR)/build.mjs --check
+	node $(WEB_DIR)/build.mjs --tests && node --test --test-reporter=spec $(WEB_DIR)/out/test/
+
+web-e2e: build npm e2e-apt $(VSCODE_STAMP)
+	node $(WEB_DIR)/e2e/run.mjs --bin $(BIN) --npm $(FREECODE_NPM) --out $(WEB_E2E_OUT)
+
+# The README's pictures of the page, from a run of the e2e.
+web-screenshots: build npm e2e-apt $(VSCODE_STAMP)
+	node $(WEB_DIR)/e2e/run.mjs --bin $(BIN) --npm $(FREECODE_NPM) --out $(WEB_E2E_OUT) --docs $(CURDIR)/docs/images/web
