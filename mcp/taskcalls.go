@@ -82,7 +82,9 @@ func (c *Conn) FollowTask(ctx context.Context, t *tasks.Task, onChange func(*tas
 // connTasks is a Conn as the server tasks.Follow polls.
 type connTasks struct{ c *Conn }
 
-func (t connTasks) Get(ctx context.Context, id string) (*tasks.Task, error) { return t.c.GetTask(ctx, id) }
+func (t connTasks) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	return t.c.GetTask(ctx, id)
+}
 func (t connTasks) Update(ctx context.Context, id string, r mcpsdk.InputResponseMap) error {
 	return t.c.UpdateTask(ctx, id, r)
 }
