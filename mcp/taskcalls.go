@@ -177,3 +177,67 @@ func (c *Conn) cancelAbandoned(ctx context.Context, id string) {
 
 // errTaskUnreadable is the error of a task answer that is no task.
 var errTaskUnreadable = errors.New("the server answered with a task FreeCode cannot read")
+
+// FollowTask follows a task of the named server to its end, as
+// Conn.FollowTask does, through whatever Conn the Manager holds for the
+// server at each poll (a restarted server's new one), starting a server
+// on demand that idled out. A server no longer configured ends it with an
+// error wrapping tasks.ErrGone. The server is held (Acquire) meanwhile, so
+// that it does not idle out under its task.
+func (m *Manager) FollowTask(ctx context.Context, server string, t *tasks.Task, onChange func(*tasks.Task)) (*tasks.Task, error) {
+	if _, release, err := m.Acquire(ctx, server); err == nil {
+		defer release()
+	}
+	mt := managerTasks{m, server}
+	return tasks.Follow(ctx, mt, t, tasks.FollowOptions{OnChange: onChange, Answer: mt.answer})
+}
+
+// CancelTask cancels a task of the named server (tasks/cancel).
+func (m *Manager) CancelTask(ctx context.Context, server, id string) error {
+	c, release, err := m.Acquire(ctx, server)
+	if err != nil {
+		return fmt.Errorf("tasks/cancel %s on %s: %w", id, server, err)
+	}
+	defer release()
+	return c.CancelTask(ctx, id)
+}
+
+// managerTasks is a server's tasks through its Manager's current Conn.
+type managerTasks struct {
+	m      *Manager
+	server string
+}
+
+func (mt managerTasks) conn(ctx context.Context) (*Conn, func(), error) {
+	if _, err := mt.m.entry(mt.server); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", tasks.ErrGone, err)
+	}
+	return mt.m.Acquire(ctx, mt.server)
+}
+
+func (mt managerTasks) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	c, release, err := mt.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return c.GetTask(ctx, id)
+}
+
+func (mt managerTasks) Update(ctx context.Context, id string, r mcpsdk.InputResponseMap) error {
+	c, release, err := mt.conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return c.UpdateTask(ctx, id, r)
+}
+
+func (mt managerTasks) answer(ctx context.Context, requests map[string]json.RawMessage) (mcpsdk.InputResponseMap, error) {
+	c, release, err := mt.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return c.answerTask(ctx, requests)
+}

@@ -45,6 +45,10 @@ type FollowOptions struct {
 	Answer Answerer
 }
 
+// ErrGone, wrapped by a Server's error, ends Follow at once: the task's
+// server is gone (no longer configured), and no later poll can reach it.
+var ErrGone = errors.New("the task's server is gone")
+
 // ErrExpired is the end of a task the server no longer knows (its ttlMs
 // passed, or it never had it) or that outlived its ttlMs.
 var ErrExpired = errors.New("the server no longer has the task")
@@ -54,8 +58,8 @@ var ErrExpired = errors.New("the server no longer has the task")
 // (within MinPoll and MaxPoll), and not past the task's ttlMs: a task the
 // server forgets, or that is still live when its ttlMs is over, is an
 // error wrapping ErrExpired. An error also ends it when ctx ends (the task
-// goes on on the server: cancelling it is [Cancel]'s) or when tasks/get
-// fails maxPollFailures times in a row.
+// goes on on the server: cancelling it is [Cancel]'s), when the server is
+// gone (ErrGone), or when tasks/get fails maxPollFailures times in a row.
 func Follow(ctx context.Context, srv Server, t *Task, opts FollowOptions) (*Task, error) {
 	if err := t.check(); err != nil {
 		return nil, err
@@ -97,6 +101,8 @@ func Follow(ctx context.Context, srv Server, t *Task, opts FollowOptions) (*Task
 			failures = 0
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("following task %s: %w", t.TaskID, context.Cause(ctx))
+		case errors.Is(err, ErrGone):
+			return nil, fmt.Errorf("task %s: %w", t.TaskID, err)
 		case IsUnknown(err):
 			return nil, fmt.Errorf("task %s: %w (%v)", t.TaskID, ErrExpired, err)
 		default:
