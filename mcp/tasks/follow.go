@@ -8,7 +8,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -171,5 +170,5 @@ func (t *Task) Failure() string {
 		}
 		return "the server gave no reason"
 	}
-	return (&jsonrpc.Error{Code: t.Error.Code, Message: t.Error.Message}).Error()
+	return fmt.Sprintf("%s (JSON-RPC error %d)", t.Error.Message, t.Error.Code)
 }
