@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"sync"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -33,11 +34,14 @@ const (
 // Task is a call that runs as a task on its server.
 type Task struct {
 	Server string
-	// ID is the server's id of the task.
-	ID string
-	// Status and StatusMessage are what the server said when it started it.
+	// ID is the server's id of the task; Tool the server's name of the tool.
+	ID   string
+	Tool string
+	// Status and StatusMessage are what the server said when it started
+	// it, at CreatedAt.
 	Status        string
 	StatusMessage string
+	CreatedAt     time.Time
 }
 
 // taskSlot is where the Runner of one call puts the task it started.

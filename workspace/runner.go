@@ -67,9 +67,13 @@ func (r *serverRunner) CallTool(ctx context.Context, name string, args map[strin
 	if !isTask {
 		return res, nil
 	}
-	orchestrator.StartedTask(ctx, orchestrator.Task{Server: r.server, ID: t.TaskID, Status: string(t.Status), StatusMessage: t.StatusMessage})
+	created := time.Now()
+	if at, err := time.Parse(time.RFC3339Nano, t.CreatedAt); err == nil {
+		created = at
+	}
+	orchestrator.StartedTask(ctx, orchestrator.Task{Server: r.server, ID: t.TaskID, Tool: name, Status: string(t.Status), StatusMessage: t.StatusMessage, CreatedAt: created})
 	if mode == orchestrator.TasksTracked {
-		r.tasks.start(r.server, name, id, answerer, t)
+		r.tasks.start(r.server, name, id, answerer, t, created)
 	}
 	return &mcpsdk.CallToolResult{
 		Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: TaskStartedText(t.TaskID)}},

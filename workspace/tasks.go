@@ -93,12 +93,8 @@ func newTaskTracker(publish func(...Event), store *taskStore, root string, logge
 
 // start follows a task a call of tool on server started, its questions
 // going to answerer with the call's id.
-func (tr *taskTracker) start(server, tool, callID string, answerer *mcp.Answerer, t *tasks.Task) {
-	now := time.Now()
-	info := TaskInfo{Server: server, TaskID: t.TaskID, Tool: tool, CallID: callID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: now, UpdatedAt: now}
-	if at, err := time.Parse(time.RFC3339Nano, t.CreatedAt); err == nil {
-		info.CreatedAt = at
-	}
+func (tr *taskTracker) start(server, tool, callID string, answerer *mcp.Answerer, t *tasks.Task, created time.Time) {
+	info := TaskInfo{Server: server, TaskID: t.TaskID, Tool: tool, CallID: callID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: created, UpdatedAt: created}
 	tr.follow(&tracked{info: info, answerer: answerer, poll: t.PollIntervalMs, ttl: t.TTLMs}, t)
 }
 
