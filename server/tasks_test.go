@@ -41,7 +41,7 @@ func TestTaskRunsApartFromItsBatch(t *testing.T) {
 	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
 		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == "tasky" })
+		awaitTasky(t, ed)
 		path, release := releaseFile(t)
 		rs, err := ed.Execute(t.Context(),
 			call("h1", "mcp__tasky__hold", fmt.Sprintf(`{"release":%q}`, path)),
@@ -84,7 +84,7 @@ func TestTaskCancelAndFailure(t *testing.T) {
 	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
 		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == "tasky" })
+		awaitTasky(t, ed)
 		path, _ := releaseFile(t) // never released
 		r := execute(t, ed, call("h1", "mcp__tasky__hold", fmt.Sprintf(`{"release":%q}`, path)))
 		if r.Task == nil {
@@ -121,7 +121,7 @@ func TestTaskInputRequiredReachesItsFrontend(t *testing.T) {
 		one := env.Connect("one", &servertest.EditorOptions{Elicit: a1.elicit(protocol.ElicitDecline, nil)})
 		two := env.Connect("two", &servertest.EditorOptions{Elicit: a2.elicit(protocol.ElicitAccept, map[string]any{"confirm": true})})
 		two.SetAnswer(servertest.Reply(protocol.AllowOnce))
-		env.Editor.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == "tasky" })
+		awaitTasky(t, env.Editor)
 		r := execute(t, two, call("d1", "mcp__tasky__confirm_delete", `{"filename":"notes.txt"}`))
 		if r.Task == nil {
 			t.Fatalf("confirm_delete: %+v", r)
@@ -149,7 +149,7 @@ func TestTaskDeniedBeforeItStarts(t *testing.T) {
 	files, h := tasksFiles(t)
 	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor // denies until told otherwise
-		ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == "tasky" })
+		awaitTasky(t, ed)
 		path, _ := releaseFile(t)
 		r := execute(t, ed, call("h1", "mcp__tasky__hold", fmt.Sprintf(`{"release":%q}`, path)))
 		if r.Decision != protocol.DecisionDenied || r.Task != nil || !r.IsError {
@@ -171,4 +171,16 @@ func TestTaskDeniedBeforeItStarts(t *testing.T) {
 func textOf(content []json.RawMessage) string {
 	r := protocol.ToolResult{Content: content}
 	return r.Text()
+}
+
+// awaitTasky waits until the tasks server's tools are registered.
+func awaitTasky(t *testing.T, ed *servertest.Editor) {
+	t.Helper()
+	for {
+		tools, err := ed.Tools(t.Context(), "tasky")
+		if err == nil && len(tools) > 0 {
+			return
+		}
+		ed.AwaitToolsChanged(func(tc protocol.ToolsChanged) bool { return tc.Server == "tasky" })
+	}
 }
