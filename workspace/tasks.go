@@ -273,3 +273,56 @@ func (w *Workspace) UpdateTask(ctx context.Context, server, id string, responses
 func (w *Workspace) CancelServerTask(ctx context.Context, server, id string) error {
 	return w.mgr.CancelTask(ctx, server, id)
 }
+
+// AwaitTask follows the task a call started under TasksReturned to its
+// end, as the call's caller (the CLI) waits for it: its questions go to
+// answerer (an *mcp.Answerer, as ExecOptions.Answerer) with the call's id,
+// each change of it to onChange, and its end is the call's result, capped
+// as any. It waits as long as the task lives (its ttlMs); when ctx ends
+// first the task is cancelled on its server (tasks/cancel) and the result
+// says so.
+func (w *Workspace) AwaitTask(ctx context.Context, task orchestrator.Task, callID string, answerer any, onChange func(TaskInfo)) orchestrator.ToolResult {
+	a, _ := answerer.(*mcp.Answerer)
+	info := TaskInfo{Server: task.Server, TaskID: task.ID, Tool: task.Tool, CallID: callID, Status: tasks.Status(task.Status), StatusMessage: task.StatusMessage, CreatedAt: task.CreatedAt}
+	t := &tasks.Task{TaskID: task.ID, Status: tasks.Status(task.Status), StatusMessage: task.StatusMessage}
+	if !t.Status.Valid() {
+		t.Status = tasks.Working
+	}
+	var last *tasks.Task
+	final, err := w.mgr.FollowTask(mcp.WithAnswerer(ctx, a, callID), task.Server, t, func(t *tasks.Task) {
+		last = t
+		if onChange != nil {
+			info.Status, info.StatusMessage, info.UpdatedAt = t.Status, t.StatusMessage, time.Now()
+			onChange(info)
+		}
+	})
+	fail := func(text string) orchestrator.ToolResult {
+		return orchestrator.ToolResult{CallID: callID, IsError: true, Decision: orchestrator.DecisionAllowed,
+			Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			return fail(fmt.Sprintf("task %s on %s failed: %v", task.ID, task.Server, err))
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if cerr := w.mgr.CancelTask(cctx, task.Server, task.ID); cerr != nil {
+			return fail(fmt.Sprintf("task %s on %s was given up, and cancelling it failed: %v", task.ID, task.Server, cerr))
+		}
+		state := "working"
+		if last != nil {
+			state = string(last.Status)
+		}
+		return fail(fmt.Sprintf("task %s on %s was cancelled (tasks/cancel sent; it was %s)", task.ID, task.Server, state))
+	}
+	switch final.Status {
+	case tasks.Completed:
+		if final.Result == nil {
+			return fail(fmt.Sprintf("task %s on %s completed without a result", task.ID, task.Server))
+		}
+		return w.orch.TaskResult(callID, final.Result)
+	case tasks.Failed:
+		return fail(fmt.Sprintf("task %s on %s failed: %s", task.ID, task.Server, final.Failure()))
+	}
+	return fail(fmt.Sprintf("task %s on %s was %s on the server", task.ID, task.Server, final.Status))
+}
