@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -228,5 +230,38 @@ func TestConnTaskInputRequired(t *testing.T) {
 				t.Errorf("asked = %q", asked)
 			}
 		})
+	}
+}
+
+// TestConnPingsAStatelessServer: a 2026-07-28 server served statelessly
+// answers the health ping with an error (it has no ping): an answer, so
+// the session lives on across pings, and with it the tasks being polled.
+func TestConnPingsAStatelessServer(t *testing.T) {
+	h := mcptest.StartTasksHTTP(t, "")
+	srv := remoteServer(h.URL, config.TransportHTTP)
+	srv.Name, srv.Enabled, srv.Scope = "tasky", true, "user"
+	rec := mcptest.NewRecorder()
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: 20 * time.Millisecond})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for c.Status().LastPing == 0 {
+		if states := rec.States("tasky"); slices.Contains(states, StateReconnecting.String()) {
+			t.Fatalf("the session was lost at a ping: %v", states)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("no health ping answered")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if st := c.Status(); st.State != StateConnected {
+		t.Fatalf("after a health ping: %+v", st)
+	}
+	if got := callText(t, c, "greet", map[string]any{"name": "ada"}); got != "Hello, ada!" {
+		t.Errorf("greet = %q", got)
+	}
+	if states := rec.States("tasky"); slices.Contains(states, StateReconnecting.String()) {
+		t.Errorf("the session was lost at a ping: %v", states)
 	}
 }
