@@ -82,13 +82,23 @@ type taskTracker struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// dirty asks the saver (taskstore.go) for a write; saved is closed
+	// once it wrote for the last time. Both nil without a store.
+	dirty chan struct{}
+	saved chan struct{}
+
 	mu    sync.Mutex
 	tasks map[taskKey]*tracked
 }
 
 func newTaskTracker(publish func(...Event), store *taskStore, root string, logger *slog.Logger) *taskTracker {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &taskTracker{logger: logger, publish: publish, store: store, root: root, ctx: ctx, cancel: cancel, tasks: make(map[taskKey]*tracked)}
+	tr := &taskTracker{logger: logger, publish: publish, store: store, root: root, ctx: ctx, cancel: cancel, tasks: make(map[taskKey]*tracked)}
+	if store != nil {
+		tr.dirty, tr.saved = make(chan struct{}, 1), make(chan struct{})
+		go tr.saver()
+	}
+	return tr
 }
 
 // start follows a task a call of tool on server started, its questions
@@ -216,12 +226,17 @@ func (tr *taskTracker) get(server, id string) (TaskInfo, bool) {
 	return tk.info, true
 }
 
-// close stops the polling and waits for it; what is live stays on disk.
+// close stops the polling and waits for it, and for the last write: what
+// is live stays on disk.
 func (tr *taskTracker) close() {
 	tr.mu.Lock()
 	tr.cancel()
 	tr.mu.Unlock()
 	tr.wg.Wait()
+	if tr.dirty != nil {
+		close(tr.dirty)
+		<-tr.saved
+	}
 }
 
 // Tasks returns the tasks calls started that FreeCode follows, and the

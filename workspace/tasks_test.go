@@ -62,6 +62,7 @@ func isStatus(s tasks.Status) func(TaskInfo) bool { return func(ti TaskInfo) boo
 func TestTasksResumeAfterRestart(t *testing.T) {
 	e, _ := tasksEnv(t, t.TempDir())
 	id, release := startHold(t, e)
+	e.w.Close() // the task left live, on disk
 	files, _ := filepath.Glob(filepath.Join(e.dir, TasksDir, "*.json"))
 	if len(files) != 1 {
 		t.Fatalf("tasks files: %v", files)
@@ -72,7 +73,6 @@ func TestTasksResumeAfterRestart(t *testing.T) {
 	if b, _ := os.ReadFile(files[0]); !strings.Contains(string(b), id) {
 		t.Fatalf("the tasks file does not name the task: %s", b)
 	}
-	e.w.Close()
 
 	w := e.openWith(t, &Options{KeepTasks: true})
 	list := w.Tasks()

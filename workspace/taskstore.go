@@ -91,12 +91,33 @@ func (s *taskStore) read() ([]storedTask, error) {
 	return st.Tasks, nil
 }
 
-// save writes the live tasks to the store, if there is one. A failure is
-// logged: the tasks are followed all the same, only not after a restart.
+// save has the live tasks written to the store, if there is one, soon:
+// the saver writes the latest state, once for any number of changes that
+// came while it wrote, so that a hundred tasks ending together cost a
+// write or two, not a hundred, and none waits for the disk.
 func (tr *taskTracker) save() {
 	if tr.store == nil {
 		return
 	}
+	select {
+	case tr.dirty <- struct{}{}:
+	default: // a write is due already, and will see this change
+	}
+}
+
+// saver writes the live tasks each time save asks, until dirty closes;
+// it writes once more then, so that what close leaves is the last state.
+func (tr *taskTracker) saver() {
+	defer close(tr.saved)
+	for range tr.dirty {
+		tr.writeLive()
+	}
+	tr.writeLive()
+}
+
+// writeLive writes the live tasks to the store. A failure is logged: the
+// tasks are followed all the same, only not after a restart.
+func (tr *taskTracker) writeLive() {
 	tr.mu.Lock()
 	var live []storedTask
 	for _, tk := range tr.tasks {
