@@ -55,7 +55,9 @@ func awaitTask(t *testing.T, w *Workspace, id string, what string, ok func(TaskI
 	return await(t, sub, what, func(ev *TaskEvent) bool { return ev.Task.TaskID == id && ok(ev.Task) }).Task
 }
 
-func isStatus(s tasks.Status) func(TaskInfo) bool { return func(ti TaskInfo) bool { return ti.Status == s } }
+func isStatus(s tasks.Status) func(TaskInfo) bool {
+	return func(ti TaskInfo) bool { return ti.Status == s }
+}
 
 // A task a workspace followed when it closed is followed again by the
 // next one of the same project: kept 0600, polled anew, its end seen.
