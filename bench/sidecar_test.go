@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,6 +97,8 @@ type sidecar struct {
 	*frontend.Client
 	cmd     *exec.Cmd
 	started time.Time
+	// onNote, if set, is given every notification too.
+	onNote atomic.Pointer[func(frontend.Notification)]
 
 	// mu guards the fields below; cond waits on it.
 	mu        sync.Mutex
@@ -152,6 +155,9 @@ type stdio struct {
 func (s stdio) Close() error { return errors.Join(s.WriteCloser.Close(), s.ReadCloser.Close()) }
 
 func (s *sidecar) note(n frontend.Notification) {
+	if f := s.onNote.Load(); f != nil {
+		(*f)(n)
+	}
 	if n.Method != protocol.NotifyServersStatus {
 		return
 	}

@@ -350,7 +350,12 @@ func (c *Conn) ping(s *session) error {
 	ctx, cancelT := context.WithTimeout(ctx, c.srv.Timeout)
 	defer cancelT()
 	start := time.Now()
-	if err := s.cs.Ping(ctx, nil); err != nil {
+	// An error the server answers with is an answer: it lives. A
+	// 2026-07-28 server served statelessly has no ping (the go-sdk's
+	// answers method not found, or invalid params, as the go-sdk's Ping
+	// sends no _meta); counting that as a loss would end the session,
+	// and every call and task poll in flight, at each ping.
+	if err := s.cs.Ping(ctx, nil); err != nil && !answeredWithError(err) {
 		return err
 	}
 	c.mu.Lock()

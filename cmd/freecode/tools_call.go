@@ -44,6 +44,11 @@ URL to open) is answered on the terminal, field by field, the form's defaults
 offered; without a terminal it is declined. A server's sampling request is
 refused: the command line has no model of its own.
 
+A server that runs the call as a task (the MCP tasks extension) has it waited
+for until the task ends, however long it lives, each change of its status shown
+on standard error; Ctrl-C cancels the task on its server (tasks/cancel) and
+exits with status 1.
+
 A remote server that asks for more access than its sign-in gave (HTTP 403
 insufficient_scope) gets a sign-in for it in the browser, as ` + "`freecode mcp login`" + `
 signs in, when there is a terminal or $BROWSER; the call then runs. Otherwise
@@ -108,8 +113,14 @@ the call is not run, and the result names the scope the server asks for.`,
 					fmt.Fprintf(stderr, "warning: %s\n", termtext.Escape(msg))
 				},
 				Answerer: cliAnswerer(in, stderr),
+				// A call its server runs as a task is waited for here, for
+				// as long as the task lives (tools_task.go).
+				Tasks: orchestrator.TasksReturned,
 			})
 			res := rs[0]
+			if res.Task != nil {
+				res = awaitTask(ctx, r.w, res, cliAnswerer(in, stderr), stderr)
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
 				wr, err := wire.ToolResult(res)
