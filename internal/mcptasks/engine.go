@@ -51,8 +51,17 @@ const (
 // error is a result with IsError, and the task is completed.
 type Handler func(ctx context.Context, t *Task, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error)
 
+// A Gate runs in the call, before a task is made: a result with
+// InputRequests answers the call as input_required (SEP-2322's multi
+// round trip: the client calls again with InputResponses, which come
+// through the gate again, and then reach the handler in
+// req.Params.InputResponses); nil lets the call become a task. An error
+// answers the call with it.
+type Gate func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error)
+
 type tool struct {
 	support Support
+	gate    Gate
 	h       Handler
 }
 
@@ -137,12 +146,23 @@ func New(server *mcpsdk.Server, opts Options) (*Engine, error) {
 // tool runs h within the call; its Task then has no id, keeps no status
 // message, and asks its questions as elicitation requests of the session.
 func (e *Engine) AddTool(t *mcpsdk.Tool, support Support, h Handler) {
+	e.AddGatedTool(t, support, nil, h)
+}
+
+// AddGatedTool is AddTool with a gate that runs in the call first, for a
+// tool that gathers input before it goes to the background.
+func (e *Engine) AddGatedTool(t *mcpsdk.Tool, support Support, gate Gate, h Handler) {
 	e.mu.Lock()
-	e.tools[t.Name] = &tool{support: support, h: h}
+	e.tools[t.Name] = &tool{support: support, gate: gate, h: h}
 	e.mu.Unlock()
 	e.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		// Reached only by a client without the extension (the middleware
 		// takes the others' calls), for an Optional tool.
+		if gate != nil {
+			if res, err := gate(ctx, req); res != nil || err != nil {
+				return res, err
+			}
+		}
 		return h(ctx, &Task{req: req}, req)
 	})
 }
@@ -172,6 +192,10 @@ func (e *Engine) Resume() {
 		t.rec.InputRequests = nil
 		e.touchLocked(t)
 		req := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Name: t.rec.Tool, Arguments: t.rec.Arguments}}
+		if len(t.rec.Answers) > 0 {
+			// Kept as the SDK wrote them, so they read back.
+			json.Unmarshal(t.rec.Answers, &req.Params.InputResponses)
+		}
 		e.runLocked(t, tl, req)
 	}
 }
@@ -255,6 +279,17 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 				}
 				break
 			}
+			if tl.gate != nil {
+				res, err := tl.gate(ctx, call)
+				if err != nil {
+					return nil, err
+				}
+				if res != nil {
+					// The SDK sets resultType only on what its own
+					// handlers return.
+					return &inputRequiredResult{ResultType: "input_required", InputRequests: res.InputRequests, RequestState: res.RequestState}, nil
+				}
+			}
 			return e.start(tl, call)
 		case "server/discover":
 			res, err := next(ctx, method, req)
@@ -276,6 +311,13 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 // start makes the call a task, kept (on disk with Options.Dir) before it
 // is answered, so that a tasks/get right after the answer finds it.
 func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, error) {
+	var answers json.RawMessage
+	if len(req.Params.InputResponses) > 0 {
+		var err error
+		if answers, err = json.Marshal(req.Params.InputResponses); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses: " + err.Error()}
+		}
+	}
 	var b [16]byte
 	rand.Read(b[:])
 	now := e.opts.Now().UTC()
@@ -283,6 +325,7 @@ func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, er
 		ID:            hex.EncodeToString(b[:]),
 		Tool:          req.Params.Name,
 		Arguments:     req.Params.Arguments,
+		Answers:       answers,
 		Status:        Working,
 		CreatedAt:     now,
 		LastUpdatedAt: now,
@@ -300,7 +343,7 @@ func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, er
 	e.broadcastLocked()
 	// The handler's request outlives the call: keep what it reads, not
 	// the session, which a stateless server closes with the answer.
-	run := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Meta: req.Params.Meta, Name: req.Params.Name, Arguments: req.Params.Arguments}, Extra: req.Extra}
+	run := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Meta: req.Params.Meta, Name: req.Params.Name, Arguments: req.Params.Arguments, InputResponses: req.Params.InputResponses}, Extra: req.Extra}
 	e.runLocked(t, tl, run)
 	return &CreateTaskResult{ResultType: "task", TaskInfo: e.infoLocked(t)}, nil
 }
