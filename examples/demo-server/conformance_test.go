@@ -38,7 +38,7 @@ func TestConformanceTasks(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("building demo-server: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--http", "127.0.0.1:0", "--task-fixtures", "--tasks-dir", filepath.Join(t.TempDir(), "tasks"))
+	cmd := exec.Command(bin, "--http", "127.0.0.1:0", "--tasks", "--task-fixtures", "--tasks-dir", filepath.Join(t.TempDir(), "tasks"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

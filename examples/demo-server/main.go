@@ -5,22 +5,15 @@
 //
 // Usage:
 //
-//	demo-server [--root DIR] [--name NAME] [--http ADDR] [--tasks-dir DIR] [--task-fixtures]
+//	demo-server [--root DIR] [--name NAME] [--tasks] [--tasks-dir DIR] [--task-fixtures] [--http ADDR]
 //
 // Without --root the tools work on a small built-in Go project held in
 // memory (README.md, go.mod, main.go, internal/greet/greet.go,
 // internal/greet/greet_test.go, docs/notes.md); with --root they work on
 // that directory, and no file outside it is ever read or written. There is
 // no network access and the output is deterministic. With --http it serves
-// Streamable HTTP at http://ADDR/mcp instead (every revision: 2026-07-28
-// statelessly), and says "listening on <url>" on stderr.
-//
-// Tools may answer as MCP tasks (extension io.modelcontextprotocol/tasks)
-// to a client that declares it; they are kept in memory, or in --tasks-dir,
-// where a restarted server resumes the unfinished ones. --task-fixtures
-// adds the tools the MCP conformance suite's tasks-* scenarios call (greet,
-// slow_compute, failing_job, protocol_error_job, confirm_delete,
-// multi_input).
+// Streamable HTTP at http://ADDR/mcp instead (every revision; 2026-07-28
+// without sessions), and says "demo-server: listening on <url>" on stderr.
 //
 // Tools (annotations in brackets; every input is validated against its
 // schema, and a bad input is a result with isError, not a protocol error):
@@ -47,74 +40,58 @@
 //     progress token it sends notifications/progress: progress=0 "build
 //     started" at once, then progress=i, total=steps, "step i/steps"; returns as soon as the request is
 //     cancelled. fail makes the last step a tool error.
+//
+// With --tasks, one more (tasks.go), left out otherwise so that the list
+// above stays the fixture it is; it runs as an MCP task (extension
+// io.modelcontextprotocol/tasks) for a client that declares the extension:
+//
 //   - long_build {steps?: 1..20 = 4, seconds?: 0..600 = 4, ask?: bool = true} [not destructive]
-//     A task for a client of the tasks extension: statusMessage "step i/steps"
-//     each step, then (ask) input_required with a form {publish: boolean};
-//     "build passed: <steps> steps in <seconds>s; published" or "not
-//     published (...)". Cancelling the task stops it. Without the extension
-//     it runs in the call and asks by elicitation where it can.
+//     statusMessage "step i/steps" each step, then (ask) input_required with
+//     a form {publish: boolean}; "build passed: <steps> steps in
+//     <seconds>s; published" or "not published (...)". Cancelling the task
+//     stops it. Without the extension it runs in the call, asking by
+//     elicitation where it can.
+//
+// Tasks are kept in memory, or with --tasks-dir in that directory, where a
+// restarted server resumes the unfinished ones. --task-fixtures adds the
+// tools the MCP conformance suite's tasks-* scenarios call (greet,
+// slow_compute, failing_job, protocol_error_job, confirm_delete,
+// multi_input, test_tool_with_task).
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/freecode/freecode/internal/mcptasks"
 )
 
 // version is reported in initialize.
 const version = "1.0.0"
 
 func newServer(name string, proj project) *mcp.Server {
-	s, _, err := newServerWith(name, proj, taskConfig{})
-	if err != nil {
-		panic(err) // only a tasks directory can fail
-	}
-	return s
-}
-
-// taskConfig is how the server keeps its tasks.
-type taskConfig struct {
-	dir      string // "" keeps them in memory
-	fixtures bool   // add the conformance suite's task fixtures
-}
-
-func newServerWith(name string, proj project, tc taskConfig) (*mcp.Server, *mcptasks.Engine, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "FreeCode demo server", Version: version}, &mcp.ServerOptions{
-		Instructions: "A demo project: list, read and search its files; delete_file is destructive; build reports progress; long_build runs as a background task.",
+		Instructions: "A demo project: list, read and search its files; delete_file is destructive; build reports progress.",
 		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
-	e, err := mcptasks.New(s, mcptasks.Options{Dir: tc.dir, PollInterval: 500 * time.Millisecond})
-	if err != nil {
-		return nil, nil, err
-	}
 	d := &demo{proj: proj}
 	d.addTools(s)
-	d.addTaskTools(e)
-	if tc.fixtures {
-		mcptasks.AddFixtures(e)
-	}
-	e.Resume()
-	return s, e, nil
+	return s
 }
 
 func main() {
 	root := flag.String("root", "", "work on this directory instead of the built-in sample project")
 	name := flag.String("name", "freecode-demo", "server name reported in initialize")
+	var tc taskConfig
+	flag.BoolVar(&tc.tools, "tasks", false, "serve long_build, a tool that runs as an MCP task")
+	flag.StringVar(&tc.dir, "tasks-dir", "", "keep tasks in this directory, resuming unfinished ones at start")
+	flag.BoolVar(&tc.fixtures, "task-fixtures", false, "serve the conformance suite's task fixture tools")
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (host:port) instead of stdio")
-	tasksDir := flag.String("tasks-dir", "", "keep tasks in this directory, resuming unfinished ones at start")
-	fixtures := flag.Bool("task-fixtures", false, "add the conformance suite's task fixture tools")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "demo-server: unexpected argument %q\n", flag.Arg(0))
@@ -136,12 +113,13 @@ func main() {
 	// cleanly on it rather than dying mid-write.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, e, err := newServerWith(*name, proj, taskConfig{dir: *tasksDir, fixtures: *fixtures})
+	s := newServer(*name, proj)
+	stopTasks, err := addTasks(s, tc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)
 		os.Exit(1)
 	}
-	defer e.Close()
+	defer stopTasks()
 	if *httpAddr != "" {
 		err = serveHTTP(ctx, *httpAddr, s)
 	} else {
@@ -151,24 +129,4 @@ func main() {
 		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)
 		os.Exit(1)
 	}
-}
-
-// serveHTTP serves s at http://addr/mcp until ctx is done.
-func serveHTTP(ctx context.Context, addr string, s *mcp.Server) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcptasks.HTTPHandler(s))
-	srv := &http.Server{Handler: mux}
-	go func() {
-		<-ctx.Done()
-		srv.Close()
-	}()
-	fmt.Fprintf(os.Stderr, "demo-server: listening on http://%s/mcp\n", l.Addr())
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

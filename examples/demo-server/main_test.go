@@ -57,7 +57,6 @@ func TestToolList(t *testing.T) {
 		"delete_file":  {Destructive: true},
 		"create_issue": {},
 		"build":        {},
-		"long_build":   {},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("tools (-want +got):\n%s", d)

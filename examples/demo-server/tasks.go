@@ -21,9 +21,36 @@ const longBuildSchema = `{
   "additionalProperties": false
 }`
 
+// taskConfig is what the command line asks of tasks.
+type taskConfig struct {
+	tools    bool   // serve long_build
+	dir      string // keep tasks there ("" in memory)
+	fixtures bool   // serve the conformance suite's task fixtures
+}
+
+// addTasks gives s the tasks extension, with the tools tc asks for; the
+// returned stop ends the running tasks' work. Without any it does nothing.
+func addTasks(s *mcp.Server, tc taskConfig) (stop func(), err error) {
+	if !tc.tools && !tc.fixtures {
+		return func() {}, nil
+	}
+	e, err := mcptasks.New(s, mcptasks.Options{Dir: tc.dir, PollInterval: 500 * time.Millisecond})
+	if err != nil {
+		return nil, err
+	}
+	if tc.tools {
+		addTaskTools(e)
+	}
+	if tc.fixtures {
+		mcptasks.AddFixtures(e)
+	}
+	e.Resume()
+	return e.Close, nil
+}
+
 // addTaskTools adds the tools that run as MCP tasks for a client that
 // declares the tasks extension (and in the call for one that does not).
-func (d *demo) addTaskTools(e *mcptasks.Engine) {
+func addTaskTools(e *mcptasks.Engine) {
 	t := &mcp.Tool{
 		Name:        "long_build",
 		Description: "Run a simulated build in the background (an MCP task): a status message a step, then it asks whether to publish.",

@@ -4,23 +4,48 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/freecode/freecode/internal/mcptasks"
 	"github.com/freecode/freecode/internal/mcptest"
 )
 
+// serveTasks serves the demo server with --tasks over HTTP, with an
+// engine of its own so that the test can see its tasks.
 func serveTasks(t *testing.T) (*httptest.Server, *mcptasks.Engine) {
 	t.Helper()
-	s, e, err := newServerWith("freecode-demo", newMemProject(), taskConfig{})
+	s := newServer("freecode-demo", newMemProject())
+	e, err := mcptasks.New(s, mcptasks.Options{PollInterval: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	addTaskTools(e)
 	hs := httptest.NewServer(mcptasks.HTTPHandler(s))
 	t.Cleanup(func() {
 		hs.Close()
 		e.Close()
 	})
 	return hs, e
+}
+
+// Without --tasks the demo server has no tasks extension, and no long_build.
+func TestNoTasksByDefault(t *testing.T) {
+	s := newServer("freecode-demo", newMemProject())
+	stop, err := addTasks(s, taskConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	hs := httptest.NewServer(mcptasks.HTTPHandler(s))
+	defer hs.Close()
+	c := mcptest.NewTasksClient(t, hs.URL, true)
+	raw, err := c.Call("server/discover", nil)
+	if err != nil || strings.Contains(string(raw), mcptasks.Extension) {
+		t.Errorf("server/discover without --tasks: %s, %v", raw, err)
+	}
+	if raw, err := c.Call("tools/list", nil); err != nil || strings.Contains(string(raw), "long_build") {
+		t.Errorf("tools/list without --tasks: %s, %v", raw, err)
+	}
 }
 
 // long_build runs as a task for a client of the extension: status messages
@@ -40,7 +65,9 @@ func TestLongBuildTask(t *testing.T) {
 	} {
 		t.Run(tc.action, func(t *testing.T) {
 			id := c.Start("long_build", map[string]any{"steps": 3, "seconds": 0.3}).TaskID
-			w := c.Await(id, func(w mcptest.WireTask) bool { return strings.HasPrefix(w.StatusMessage, "step ") || w.Status != "working" })
+			w := c.Await(id, func(w mcptest.WireTask) bool {
+				return strings.HasPrefix(w.StatusMessage, "step ") || w.Status != "working"
+			})
 			if w.Status != "working" {
 				t.Fatalf("long_build: %+v, want working with a step", w)
 			}
