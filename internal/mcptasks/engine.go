@@ -273,9 +273,9 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			if tl == nil {
 				break
 			}
-			if !declared(req.GetParams().GetMeta(), req.GetSession()) {
+			if !Declared(req.GetParams().GetMeta(), req.GetSession()) {
 				if tl.support == Required {
-					return nil, missingCapability(fmt.Sprintf("tool %q runs only as a task: declare the %s extension", call.Params.Name, Extension))
+					return nil, MissingCapability(fmt.Sprintf("tool %q runs only as a task: declare the %s extension", call.Params.Name, Extension))
 				}
 				break
 			}
@@ -291,17 +291,9 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 				}
 			}
 			return e.start(tl, call)
-		case "server/discover":
+		case "server/discover", "initialize":
 			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcpsdk.DiscoverResult); ok && r.Capabilities != nil {
-				r.Capabilities.AddExtension(Extension, nil)
-			}
-			return res, err
-		case "initialize":
-			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcpsdk.InitializeResult); ok && r.Capabilities != nil {
-				r.Capabilities.AddExtension(Extension, nil)
-			}
+			Advertise(res)
 			return res, err
 		}
 		return next(ctx, method, req)
@@ -410,8 +402,8 @@ func toWireError(err error) *WireError {
 }
 
 func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetParams) (*GetResult, error) {
-	if !declared(p.GetMeta(), ss) {
-		return nil, missingCapability(MethodGet + " needs the " + Extension + " extension declared")
+	if !Declared(p.GetMeta(), ss) {
+		return nil, MissingCapability(MethodGet + " needs the " + Extension + " extension declared")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -426,8 +418,8 @@ func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetPara
 // keys not outstanding, and to tasks the server does not know, are
 // dropped (the spec has the server acknowledge them all the same).
 func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *UpdateParams) (*AckResult, error) {
-	if !declared(p.GetMeta(), ss) {
-		return nil, missingCapability(MethodUpdate + " needs the " + Extension + " extension declared")
+	if !Declared(p.GetMeta(), ss) {
+		return nil, MissingCapability(MethodUpdate + " needs the " + Extension + " extension declared")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -461,8 +453,8 @@ func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *Upda
 
 // cancelTask ends a live task as cancelled at once, and stops its handler.
 func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetParams) (*AckResult, error) {
-	if !declared(p.GetMeta(), ss) {
-		return nil, missingCapability(MethodCancel + " needs the " + Extension + " extension declared")
+	if !Declared(p.GetMeta(), ss) {
+		return nil, MissingCapability(MethodCancel + " needs the " + Extension + " extension declared")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -543,10 +535,25 @@ func (e *Engine) broadcastLocked() {
 	e.changed = make(chan struct{})
 }
 
-// declared reports whether the request declares the extension: in its
-// _meta (2026-07-28, which then says all), else in the session's
-// initialize (older revisions).
-func declared(meta map[string]any, session mcpsdk.Session) bool {
+// Advertise adds the extension to the capabilities of a server/discover
+// or initialize result (others are left alone).
+func Advertise(res mcpsdk.Result) {
+	switch r := res.(type) {
+	case *mcpsdk.DiscoverResult:
+		if r.Capabilities != nil {
+			r.Capabilities.AddExtension(Extension, nil)
+		}
+	case *mcpsdk.InitializeResult:
+		if r.Capabilities != nil {
+			r.Capabilities.AddExtension(Extension, nil)
+		}
+	}
+}
+
+// Declared reports whether a request with meta, of session, declares the
+// extension: in its _meta (2026-07-28, which then says all), else in the
+// session's initialize (older revisions).
+func Declared(meta map[string]any, session mcpsdk.Session) bool {
 	if caps, ok := meta[mcpsdk.MetaKeyClientCapabilities]; ok {
 		c, _ := caps.(map[string]any)
 		ext, _ := c["extensions"].(map[string]any)
@@ -565,7 +572,9 @@ func declared(meta map[string]any, session mcpsdk.Session) bool {
 	return ok
 }
 
-func missingCapability(msg string) error {
+// MissingCapability is the -32021 error for a request that needs the
+// extension declared, saying which in its data.
+func MissingCapability(msg string) error {
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
 	return &jsonrpc.Error{Code: CodeMissingCapability, Message: msg, Data: data}
 }

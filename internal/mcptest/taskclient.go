@@ -215,7 +215,8 @@ func decodeTask(t testing.TB, raw json.RawMessage) WireTask {
 	return w
 }
 
-// Start calls tool and requires a task back.
+// Start calls tool and requires a live task back (working, or already
+// input_required).
 func (c *TasksClient) Start(tool string, args map[string]any) WireTask {
 	c.T.Helper()
 	raw, err := c.Call("tools/call", map[string]any{"name": tool, "arguments": args})
@@ -223,8 +224,8 @@ func (c *TasksClient) Start(tool string, args map[string]any) WireTask {
 		c.T.Fatalf("tools/call %s: %v", tool, err)
 	}
 	w := decodeTask(c.T, raw)
-	if w.ResultType != "task" || w.TaskID == "" || w.Status != "working" || w.PollIntervalMs <= 0 {
-		c.T.Fatalf("tools/call %s answered %s, want a working task", tool, raw)
+	if w.ResultType != "task" || w.TaskID == "" || (w.Status != "working" && w.Status != "input_required") || w.PollIntervalMs <= 0 {
+		c.T.Fatalf("tools/call %s answered %s, want a live task", tool, raw)
 	}
 	return w
 }

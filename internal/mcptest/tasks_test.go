@@ -14,9 +14,9 @@ import (
 // tasks/update, completed, failed, cancelled.
 func TestTasksStates(t *testing.T) {
 	h := StartTasksHTTP(t, "")
-	c := NewTasksClient(t, h.URL, true)
 
 	t.Run("working then completed", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		rel := filepath.Join(t.TempDir(), "go")
 		id := c.Start("hold", map[string]any{"release": rel}).TaskID
 		w := c.Await(id, func(w WireTask) bool { return strings.HasPrefix(w.StatusMessage, "holding until") })
@@ -31,6 +31,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("input_required then completed", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		id := c.Start("confirm_delete", map[string]any{"filename": "a.txt"}).TaskID
 		w := c.Await(id, TaskStatus("input_required"))
 		if len(w.InputRequests) != 1 {
@@ -61,6 +62,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("two questions answered one at a time", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		id := c.Start("multi_input", nil).TaskID
 		w := c.Await(id, func(w WireTask) bool { return len(w.InputRequests) == 2 })
 		var keys []string
@@ -79,6 +81,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("tool error is completed", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		id := c.Start("failing_job", nil).TaskID
 		if w := c.Await(id, TaskStatus("completed")); !w.Result.IsError {
 			t.Errorf("failing_job: %+v", w)
@@ -86,6 +89,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("failed", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		id := c.Start("protocol_error_job", nil).TaskID
 		w := c.Await(id, TaskStatus("failed"))
 		if w.Error == nil || w.Error.Code != -32603 || !strings.Contains(w.Error.Message, "panicked") || w.Result != nil {
@@ -94,6 +98,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("cancelled", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		rel := filepath.Join(t.TempDir(), "go")
 		id := c.Start("hold", map[string]any{"release": rel}).TaskID
 		raw, err := c.Call("tasks/cancel", map[string]any{"taskId": id})
@@ -116,6 +121,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("unknown task", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		for _, m := range []string{"tasks/get", "tasks/cancel"} {
 			if _, err := c.Call(m, map[string]any{"taskId": "nope"}); err == nil || err.(*RPCError).Code != -32602 {
 				t.Errorf("%s of an unknown task: %v, want -32602", m, err)
@@ -124,6 +130,7 @@ func TestTasksStates(t *testing.T) {
 	})
 
 	t.Run("Mcp-Name must be the task id", func(t *testing.T) {
+		c := NewTasksClient(t, h.URL, true)
 		rel := filepath.Join(t.TempDir(), "go")
 		id := c.Start("hold", map[string]any{"release": rel}).TaskID
 		defer c.Call("tasks/cancel", map[string]any{"taskId": id})
