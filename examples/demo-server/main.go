@@ -5,13 +5,15 @@
 //
 // Usage:
 //
-//	demo-server [--root DIR] [--name NAME]
+//	demo-server [--root DIR] [--name NAME] [--tasks] [--tasks-dir DIR] [--task-fixtures] [--http ADDR]
 //
 // Without --root the tools work on a small built-in Go project held in
 // memory (README.md, go.mod, main.go, internal/greet/greet.go,
 // internal/greet/greet_test.go, docs/notes.md); with --root they work on
 // that directory, and no file outside it is ever read or written. There is
-// no network access and the output is deterministic.
+// no network access and the output is deterministic. With --http it serves
+// Streamable HTTP at http://ADDR/mcp instead (every revision; 2026-07-28
+// without sessions), and says "demo-server: listening on <url>" on stderr.
 //
 // Tools (annotations in brackets; every input is validated against its
 // schema, and a bad input is a result with isError, not a protocol error):
@@ -38,6 +40,23 @@
 //     progress token it sends notifications/progress: progress=0 "build
 //     started" at once, then progress=i, total=steps, "step i/steps"; returns as soon as the request is
 //     cancelled. fail makes the last step a tool error.
+//
+// With --tasks, one more (tasks.go), left out otherwise so that the list
+// above stays the fixture it is; it runs as an MCP task (extension
+// io.modelcontextprotocol/tasks) for a client that declares the extension:
+//
+//   - long_build {steps?: 1..20 = 4, seconds?: 0..600 = 4, ask?: bool = true} [not destructive]
+//     statusMessage "step i/steps" each step, then (ask) input_required with
+//     a form {publish: boolean}; "build passed: <steps> steps in
+//     <seconds>s; published" or "not published (...)". Cancelling the task
+//     stops it. Without the extension it runs in the call, asking by
+//     elicitation where it can.
+//
+// Tasks are kept in memory, or with --tasks-dir in that directory, where a
+// restarted server resumes the unfinished ones. --task-fixtures adds the
+// tools the MCP conformance suite's tasks-* scenarios call (greet,
+// slow_compute, failing_job, protocol_error_job, confirm_delete,
+// multi_input, test_tool_with_task).
 package main
 
 import (
@@ -68,6 +87,11 @@ func newServer(name string, proj project) *mcp.Server {
 func main() {
 	root := flag.String("root", "", "work on this directory instead of the built-in sample project")
 	name := flag.String("name", "freecode-demo", "server name reported in initialize")
+	var tc taskConfig
+	flag.BoolVar(&tc.tools, "tasks", false, "serve long_build, a tool that runs as an MCP task")
+	flag.StringVar(&tc.dir, "tasks-dir", "", "keep tasks in this directory, resuming unfinished ones at start")
+	flag.BoolVar(&tc.fixtures, "task-fixtures", false, "serve the conformance suite's task fixture tools")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (host:port) instead of stdio")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "demo-server: unexpected argument %q\n", flag.Arg(0))
@@ -89,7 +113,18 @@ func main() {
 	// cleanly on it rather than dying mid-write.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := newServer(*name, proj).Run(ctx, &mcp.StdioTransport{})
+	s := newServer(*name, proj)
+	stopTasks, err := addTasks(s, tc)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)
+		os.Exit(1)
+	}
+	defer stopTasks()
+	if *httpAddr != "" {
+		err = serveHTTP(ctx, *httpAddr, s)
+	} else {
+		err = s.Run(ctx, &mcp.StdioTransport{})
+	}
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)
 		os.Exit(1)
