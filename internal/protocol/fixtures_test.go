@@ -272,6 +272,8 @@ var fixtures = map[string][]any{
 	"ReadResourceResult.json": {
 		ReadResourceResult{Contents: []ResourceContents{{URI: "demo://resource/static/document/architecture.md", MIMEType: "text/markdown", Text: "# Architecture"}}},
 		ReadResourceResult{Contents: []ResourceContents{{URI: "demo://resource/dynamic/blob/1", MIMEType: "application/octet-stream", Blob: "aGVsbG8="}}},
+		ReadResourceResult{Contents: []ResourceContents{{URI: "ui://freecode-demo/files.html", MIMEType: "text/html;profile=mcp-app", Text: "<!doctype html><title>files</title>",
+			Meta: map[string]any{"ui": map[string]any{"csp": map[string]any{"connectDomains": []any{"https://api.example.com"}}, "prefersBorder": true}}}}},
 	},
 	"PromptInfo.json": {
 		PromptInfo{Server: "everything", Name: "args-prompt", Title: "Arguments prompt", Description: "A prompt with arguments", Arguments: []PromptArgument{

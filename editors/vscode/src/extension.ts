@@ -2,6 +2,7 @@
 // sidecar, deactivate stops it. Everything else lives in its own module.
 
 import * as vscode from 'vscode';
+import { AppViews } from './appPanel';
 import { Sidecar } from './client';
 import { registerCommands } from './commands';
 import { machine, readSettings } from './config';
@@ -56,8 +57,9 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 		settings,
 	);
 	sidecar = sc;
-	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, settings, machine: () => machine(ext) };
-	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, new ServersView(model, sc), new StatusItem(model, sc));
+	const apps = new AppViews(() => sc.session, model, sc.output, String(ext.extension.packageJSON.version ?? ''));
+	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, apps, settings, machine: () => machine(ext) };
+	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, apps, new ServersView(model, sc), new StatusItem(model, sc));
 	registerCommands(fc);
 	const added = new NewServers();
 	const offAdded = model.onDidChange(() => {

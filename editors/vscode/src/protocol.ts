@@ -441,6 +441,8 @@ export interface ResourceContents {
 	mimeType?: string;
 	text?: string;
 	blob?: string;
+	/** As the server sent it: an MCP Apps view's _meta.ui (csp, permissions). */
+	_meta?: unknown;
 }
 export interface ReadResourceResult {
 	contents: ResourceContents[];

@@ -457,7 +457,7 @@ export const resourceInfo = obj<p.ResourceInfo>({
 });
 
 export const readResourceResult = obj<p.ReadResourceResult>({
-	contents: req(arrayOf(obj<p.ResourceContents>({ uri: req(str), mimeType: opt(str), text: opt(str), blob: opt(str) }))),
+	contents: req(arrayOf(obj<p.ResourceContents>({ uri: req(str), mimeType: opt(str), text: opt(str), blob: opt(str), _meta: opt(anyValue) }))),
 });
 
 export const promptInfo = obj<p.PromptInfo>({

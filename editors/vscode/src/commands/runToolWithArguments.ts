@@ -59,6 +59,9 @@ export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Pro
 		const column = fc.toolRuns.resultColumn(uri);
 		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), { preview: true, preserveFocus: true, viewColumn: column });
 		fc.toolRuns.showImages(tool, r, vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString())?.viewColumn ?? column);
+		// A result the server made is shown in the tool's MCP Apps view too, if it names one.
+		const info = fc.model.tool(tool);
+		if (info?.ui?.resourceUri && (r.decision === 'allowed' || r.decision === 'asked')) void fc.apps.show(info, args, r, vscode.ViewColumn.Beside);
 		const summary = resultSummary(tool, r);
 		// A call the user denied went as they asked: no error for it.
 		if (r.isError && r.decision !== 'denied') void vscode.window.showErrorMessage(summary);
