@@ -19,6 +19,8 @@
 //                    notification, Show Log, Disable and Remove from the view, the palette's per-server
 //                    actions, a broken config in the view and status bar, three tool runs in one pair of
 //                    editors, FreeCode in MCP: List Servers.
+//   apps             issue 18: a tool's MCP Apps view in a webview, sandboxed; a call it makes to a
+//                    destructive tool asks first (apps.mjs).
 //
 // Run it with Node 24 (code-server's own); playwright-core comes from the
 // extension's node_modules. Waits have generous timeouts for the external
@@ -32,6 +34,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scenarioApps } from './apps.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, '..', '..');
@@ -63,7 +66,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage'];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps'];
 	return a;
 }
 
@@ -762,7 +765,8 @@ async function scenarioManage() {
 	});
 }
 
-const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage,
+	apps: () => scenarioApps({ args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs }) };
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
