@@ -37,6 +37,9 @@ type Request struct {
 	// accepted it, or that is new: the change to look at before
 	// answering, which an Answer may accept (AcceptDefinition).
 	Review *RequestReview
+	// App is set when the server's MCP Apps view made the call, not a
+	// model: the server whose view it is (ToolCall.App).
+	App string
 }
 
 // AnswerDecision is what the user answered.
@@ -121,6 +124,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		ReadOnly:  t.ReadOnly,
 		Reason:    reason,
 		Review:    requestReview(rv),
+		App:       p.call.App,
 	})
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: asking for permission failed (%v), which counts as a denial", t.ID, err)

@@ -106,6 +106,8 @@ func TestMCPApps(t *testing.T) {
 		}
 		if n := len(ed.Prompts()); n != 1 {
 			t.Errorf("%d permission prompts; want 1, for the app's board_move alone (an app's call is gated like any)", n)
+		} else if app := ed.Prompts()[0].App; app == nil || app.Server != "srv" {
+			t.Errorf("the prompt for the app's call says app %+v; want the view of srv, so the user is told a view asks", app)
 		}
 
 		rr, err := ed.ReadResource(t.Context(), "srv", view)

@@ -174,6 +174,10 @@ var fixtures = map[string][]any{
 			Reason: `ask rule "mcp__demo__search" in /home/me/project/.freecode/settings.json`,
 		},
 		PermissionRequest{
+			CallID: "vscode-app-1", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"delete-me.txt"}`),
+			Reason: "no rule; tool is not read-only", App: &CallApp{Server: "demo"},
+		},
+		PermissionRequest{
 			CallID: "c3", Tool: "mcp__demo__write_file", Server: "demo", Arguments: json.RawMessage(`{"path":"notes.md"}`),
 			Reason: "its definition changed since you accepted it; the change is shown", ProjectTrusted: true,
 			Review: &PermissionReview{Kind: ReviewChanged, Hash: fixtureHash, Diff: fixtureChange.diff, Change: fixtureChange.change},

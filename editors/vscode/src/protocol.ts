@@ -360,6 +360,8 @@ export interface PermissionRequest {
 	projectTrusted: boolean;
 	/** Set when the tool's definition changed since the user accepted it, or it is new. */
 	review?: PermissionReview;
+	/** Set when an MCP Apps view made the call, not a model: the view's server. */
+	app?: { server: string };
 }
 
 /** PermissionReview is the change a permission request shows; an answer may accept it. */

@@ -349,6 +349,7 @@ export const permissionRequest = obj<p.PermissionRequest>({
 	reason: req(str),
 	projectTrusted: req(bool),
 	review: opt(obj<p.PermissionReview>({ kind: req(reviewKind), hash: req(str), diff: req(str), change: req(definitionChange) })),
+	app: opt(obj<{ server: string }>({ server: req(str) })),
 });
 
 export const permissionResponse = obj<p.PermissionResponse>({

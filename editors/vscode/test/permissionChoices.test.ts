@@ -247,3 +247,14 @@ test('prompt: why you are asked, in plain words', () => {
 		],
 	);
 });
+
+test("prompt: a call an MCP Apps view made says so, under its server", () => {
+	const p = permissionPrompt({ ...req, app: { server: 'demo' } }, 1200, true);
+	const lines = p.detail.split('\n');
+	assert.deepEqual(lines.slice(0, 3), [
+		'Server: demo',
+		'Asked by: the MCP Apps view of demo (a page the server shows), not a model.',
+		'This tool can change things, maybe for good (destructive, as its server describes it).',
+	]);
+	assert.ok(!permissionPrompt(req, 1200).detail.includes('Asked by'));
+});

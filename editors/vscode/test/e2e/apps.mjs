@@ -4,7 +4,7 @@
 // lists the workspace's files. In the view's frame: no VS Code API, no
 // reach into the page, no network (a loopback server that would see a
 // request sees none). Its Delete button asks for the destructive
-// delete_file: the permission prompt shows, Deny runs nothing (the file is
+// delete_file: the permission prompt shows, saying the view asks, Deny runs nothing (the file is
 // still there and the view says the call was denied), Allow Once deletes
 // the file and the view lists the rest.
 
@@ -111,6 +111,7 @@ export async function scenarioApps(h) {
 				await del();
 				await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
 				await dialog.getByText('"path": "delete-me.txt"').waitFor();
+				await dialog.getByText('Asked by: the MCP Apps view of demo (a page the server shows), not a model.').waitFor();
 			});
 			await shot(page, 'apps-permission-prompt');
 			await step(page, 'Deny runs nothing, and the view says the call was denied', async () => {

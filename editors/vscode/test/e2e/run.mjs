@@ -19,8 +19,6 @@
 //                    notification, Show Log, Disable and Remove from the view, the palette's per-server
 //                    actions, a broken config in the view and status bar, three tool runs in one pair of
 //                    editors, FreeCode in MCP: List Servers.
-//   apps             issue 18: a tool's MCP Apps view in a webview, sandboxed; a call it makes to a
-//                    destructive tool asks first (apps.mjs).
 //
 // Run it with Node 24 (code-server's own); playwright-core comes from the
 // extension's node_modules. Waits have generous timeouts for the external
@@ -765,8 +763,10 @@ async function scenarioManage() {
 	});
 }
 
-const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage,
-	apps: () => scenarioApps({ args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs }) };
+const scenarios = { 'sidecar-missing': scenarioSidecarMissing, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
+// apps (issue 18, in apps.mjs): a tool's MCP Apps view in a webview, sandboxed; a call it makes to a
+// destructive tool asks first.
+scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
