@@ -77,6 +77,15 @@ export async function scenarioApps(h) {
 				// The handshake happened: the view knows its host.
 				const host = await frame.evaluate(() => document.documentElement.dataset.host);
 				if (host !== 'FreeCode for VS Code') throw new Error(`the view's ui/initialize answer named host ${JSON.stringify(host)}`);
+				// Its size-changed reached the page: the frame is as tall as the view's content, not the 320 px it starts at.
+				const want = await frame.evaluate(() => Math.ceil(document.body.getBoundingClientRect().height));
+				const end = Date.now() + uiTimeoutMs;
+				let got;
+				while ((got = await frame.parentFrame().evaluate(() => document.getElementById('view').style.height)) !== `${want}px`) {
+					if (Date.now() > end) throw new Error(`the view's frame is ${JSON.stringify(got)} tall; its content ${want}px`);
+					await page.waitForTimeout(200);
+				}
+				log(`the view's frame fits its content: ${got}`);
 			});
 			await shot(page, 'apps-view');
 
