@@ -68,7 +68,9 @@ export class AppViews implements vscode.Disposable {
 		if (shown) {
 			const old = shown.bridge;
 			shown.bridge = undefined;
-			await Promise.race([old?.teardown('the next result replaces it'), new Promise((res) => setTimeout(res, teardownMs))]);
+			let timer: ReturnType<typeof setTimeout> | undefined;
+			await Promise.race([old?.teardown('the next result replaces it'), new Promise((res) => (timer = setTimeout(res, teardownMs)))]);
+			clearTimeout(timer);
 			old?.close();
 			shown.panel.reveal(undefined, true);
 		} else {
