@@ -13,6 +13,7 @@ import (
 
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/mcp/proc"
+	"github.com/freecode/freecode/mcp/tasks"
 )
 
 // CallTool calls a tool. While the Conn reconnects it waits, within ctx,
@@ -21,7 +22,8 @@ import (
 // died with the call in flight (it may have run); ErrNotConnected means
 // it was never sent; oauth.ErrNeedsAuth means the server refused it for want of
 // a sign-in or of more access, and did not run it. A tool's own failure is
-// a result with IsError.
+// a result with IsError. A call the server answers with a task is followed
+// to the task's end (taskcalls.go), unless ctx says the caller takes tasks.
 func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
 	s, err := c.liveSession(ctx)
 	if err != nil {
@@ -53,7 +55,14 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		proc.PokeAdoptions() // the call may have started a daemon
 	}
 	if err == nil {
-		return res, nil
+		t, isTask, terr := tasks.Of(res)
+		switch {
+		case terr != nil:
+			return nil, fmt.Errorf("calling %s on %s: %w: %w", name, c.srv.Name, errTaskUnreadable, terr)
+		case !isTask || takesTasks(ctx):
+			return res, nil
+		}
+		return c.settleTask(ctx, name, t, onProgress)
 	}
 	err = c.hide(err)
 	if why := c.dropSince(drops); why != "" && ctx.Err() != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/mcp/proc"
+	"github.com/freecode/freecode/mcp/tasks"
 )
 
 // ConnOptions configure a Conn. A nil *ConnOptions means defaults.
@@ -299,7 +300,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		// Unless a ClientOptions hook declares them, we serve no roots,
 		// sampling or elicitation: declaring none spares servers
 		// (server-everything) a roots/list round trip per session. MCP
-		// Apps is declared (apps.go).
+		// Apps and tasks are declared (apps.go, taskcalls.go).
 		Capabilities:                &mcpsdk.ClientCapabilities{},
 		ToolListChangedHandler:      c.onListChanged,
 		ProgressNotificationHandler: c.onProgress,
@@ -308,12 +309,16 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		PromptListChangedHandler:    c.onPromptsChanged,
 	}
 	declareApps(copts.Capabilities)
+	tasks.Declare(copts.Capabilities) // taskcalls.go
 	c.declareAnswerers(copts)
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(srv, copts)
 	}
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, copts)
 	c.client.AddSendingMiddleware(discoveryMiddleware, c.logLevelMiddleware) // negotiate.go, loglevel.go
+	if err := tasks.Register(c.client); err != nil {
+		panic(err) // only a standard method's name fails, and the extension's are none
+	}
 	c.versions, c.logLevel = c.opts.Versions, c.opts.LogLevel
 	if c.opts.OnClient != nil {
 		c.opts.OnClient(srv, c.client)

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/sandbox"
 )
 
@@ -13,6 +14,7 @@ import (
 // this binary with testServerEnv set (see testserver_test.go).
 func TestMain(m *testing.M) {
 	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
+	mcptest.RunTasksServerIfAsked()
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer(os.Args[1:]))
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/tasks"
 )
 
 // errNoAnswer is the cause of a request cut off for want of an answer.
@@ -74,6 +75,13 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		}
 	}
 
+	if strings.HasPrefix(r.Header.Get("Mcp-Method"), "tasks/") {
+		if !own {
+			r.Header = r.Header.Clone()
+		}
+		tasks.SetNameHeader(r) // SEP-2663's routing header, which the go-sdk does not set
+	}
+
 	var (
 		resp    *http.Response
 		err     error
@@ -121,6 +129,7 @@ func (rt *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 			resp.Body = &cappedBody{ReadCloser: resp.Body, left: int64(rc.maxBytes), limit: rc.maxBytes}
 		}
 	}
+	tasks.FoldHTTP(r, resp) // a task answer, made one the go-sdk keeps
 	if resp.StatusCode >= 400 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		rt.redactBody(resp)
 	}

@@ -14,6 +14,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/internal/jsonline"
+	"github.com/freecode/freecode/mcp/tasks"
 )
 
 // stdioTransport is the go-sdk Transport over a local server's pipes, with
@@ -112,10 +113,14 @@ func (c *stdioConn) decodeBatch(line []byte) []jsonrpc.Message {
 }
 
 // decodeOne decodes one message; an invalid answer becomes an error
-// answer for its id, anything else invalid is noise (nil).
+// answer for its id, anything else invalid is noise (nil). A task answer
+// is folded for the go-sdk to keep (tasks.Fold).
 func (c *stdioConn) decodeOne(raw []byte) jsonrpc.Message {
 	msg, err := jsonline.Decode(raw)
 	if err == nil {
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
+			r.Result, _ = tasks.Fold(r.Result)
+		}
 		return msg
 	}
 	if id, ok := answerID(raw); ok {

@@ -44,12 +44,14 @@ type callKey struct{}
 type callVal struct {
 	id       string
 	answerer any
+	tasks    TaskMode
+	slot     *taskSlot // where a task the call started is put (tasks.go)
 }
 
-// withCall returns ctx carrying the call's id and the batch's Answerer
-// (ExecOptions.Answerer), for the Runner.
-func withCall(ctx context.Context, id string, answerer any) context.Context {
-	return context.WithValue(ctx, callKey{}, callVal{id, answerer})
+// withCall returns ctx carrying the call's id, the batch's Answerer
+// (ExecOptions.Answerer) and what it does with tasks, for the Runner.
+func withCall(ctx context.Context, id string, answerer any, mode TaskMode, slot *taskSlot) context.Context {
+	return context.WithValue(ctx, callKey{}, callVal{id, answerer, mode, slot})
 }
 
 // CallOf returns the id of the call a Runner's CallTool is making, and

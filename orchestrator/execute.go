@@ -130,6 +130,9 @@ type ExecOptions struct {
 	// sampling refused. Answerers are told apart by identity, so a
 	// frontend brings the same one to each of its batches.
 	Answerer any
+	// Tasks is what becomes of a call its server runs as a task
+	// (tasks.go); TasksAwaited by default.
+	Tasks TaskMode
 }
 
 // prepared is one call after lookup and validation.
@@ -337,7 +340,8 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		return *ended
 	}
 	t := p.tool
-	res, err := o.callOnce(hardCtx, p, timeout, eo)
+	slot := &taskSlot{}
+	res, err := o.callOnce(hardCtx, p, timeout, eo, slot)
 	if err != nil && errors.Is(err, ErrConnectionLost) && Retryable(t) && hardCtx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing, or nothing
 		// more the second time. The connection waits for its reconnect
@@ -345,7 +349,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		// was decided on after it.
 		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p && Retryable(next.tool) {
 			o.log.Info("retrying a call whose answer was lost", "tool", t.ID, "callId", p.call.CallID, "readOnly", t.ReadOnly, "idempotent", t.Idempotent)
-			res, err = o.callOnce(hardCtx, p, timeout, eo)
+			res, err = o.callOnce(hardCtx, p, timeout, eo, slot)
 			if err != nil && errors.Is(err, ErrConnectionLost) {
 				err = fmt.Errorf("%w (retried once)", err)
 			}
@@ -366,6 +370,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 			StructuredContent: res.StructuredContent,
 			IsError:           res.IsError,
 			Decision:          d,
+			Task:              slot.get(),
 		}
 		if r.Content == nil {
 			r.Content = []mcpsdk.Content{}
@@ -378,10 +383,10 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 
 // callOnce makes one attempt within hardCtx, which carries the call's hard
 // cap; the idle timeout is the attempt's own.
-func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (*mcpsdk.CallToolResult, error) {
+func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions, slot *taskSlot) (*mcpsdk.CallToolResult, error) {
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
-	callCtx = withCall(callCtx, p.call.CallID, eo.Answerer) // who answers the server's questions
+	callCtx = withCall(callCtx, p.call.CallID, eo.Answerer, eo.Tasks, slot) // who answers the server's questions, what of a task
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
 	// A notification can race the result, and a Runner may keep the

@@ -84,6 +84,10 @@ type ToolResult struct {
 	// not retried because the tool is neither read-only nor idempotent
 	// (see Retryable). The server may or may not have run it.
 	OutcomeUnknown bool
+	// Task is set when the call runs as a task on its server, which goes
+	// on after the result (ExecOptions.Tasks; tasks.go): the result says
+	// "running as task <id>".
+	Task *Task
 }
 
 // Truncated tells how much of a result the cap cut and where the whole of

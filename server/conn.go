@@ -243,6 +243,8 @@ var requests = map[string]handler{
 	protocol.MethodPrompts:          (*session).prompts,
 	protocol.MethodPromptsGet:       (*session).getPrompt,
 	protocol.MethodToolsReview:      (*session).toolsReview,
+	protocol.MethodTasks:            (*session).tasks,
+	protocol.MethodTasksCancel:      (*session).cancelTask,
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages
@@ -330,6 +332,8 @@ func wireError(err error) error {
 		return err
 	case errors.Is(err, mcp.ErrNoServer):
 		return jsonrpc2.NewError(protocol.CodeNoSuchServer, err.Error())
+	case errors.Is(err, workspace.ErrNoTask):
+		return jsonrpc2.NewError(protocol.CodeInvalidParams, err.Error())
 	case errors.Is(err, errNoWorkspace):
 		return jsonrpc2.NewError(protocol.CodeNotInitialized, err.Error())
 	case errors.Is(err, errShutDown), errors.Is(err, workspace.ErrAwaitingApproval), errors.Is(err, errNoProject):

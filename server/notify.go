@@ -115,7 +115,7 @@ type forwarder struct {
 // changed meanwhile follow, so the last status it gets of a server is its
 // current one.
 func (sess *session) forward(w *workspace.Workspace) {
-	sub := w.Subscribe(&workspace.SubscribeOptions{Logs: true, Reviews: true})
+	sub := w.Subscribe(&workspace.SubscribeOptions{Logs: true, Reviews: true, Tasks: true})
 	defer sub.Close()
 	f := &forwarder{sess: sess, w: w, problems: make(map[string]bool), reviews: make(map[string]bool)}
 	f.hashes, _ = currentHashes(w)
@@ -159,6 +159,13 @@ func (f *forwarder) event(ev workspace.Event) {
 		f.sendLog(ev)
 	case *workspace.ReviewEvent:
 		f.sendReviews(ev.Server, ev.Reviews)
+	case *workspace.TaskEvent:
+		ti, err := wire.TaskInfo(ev.Task)
+		if err != nil {
+			f.sess.logger.Warn("a task's news could not be sent", "task", ev.Task.TaskID, "error", err)
+			return
+		}
+		f.sess.notify(protocol.NotifyTasksChanged, &ti)
 	case *workspace.ResourcesChangedEvent:
 		lc := wire.ResourcesChanged(ev)
 		f.sess.notify(protocol.NotifyResourcesChanged, &lc)

@@ -210,6 +210,9 @@ func (s *Server) workspaceOptions(opts workspace.Options) (workspace.Options, er
 	if opts.OpenURL == nil {
 		opts.OpenURL = s.openURL
 	}
+	// Frontends were told of the tasks the sidecar follows: a sidecar
+	// started anew follows them on (tasks.go).
+	opts.KeepTasks = true
 	if opts.Root != "" {
 		abs, err := filepath.Abs(opts.Root)
 		if err != nil {

@@ -66,7 +66,10 @@ func (sess *session) definitions(ctx context.Context, params jsonrpc2.RawMessage
 }
 
 // execute is freecode/tools/execute: one batch through the orchestrator,
-// with this frontend asked for permission and told the progress. Cancelling
+// with this frontend asked for permission and told the progress. A call
+// its server runs as a task ends the call's part of the batch at once
+// ("running as task <id>"): the task's news come as freecode/tasks/changed,
+// its questions to this frontend. Cancelling
 // the request cancels every call still running, and each MCP server is
 // told (notifications/cancelled) by the go-sdk when a call's context ends.
 func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
@@ -110,6 +113,9 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 		OnWarning: func(callID, msg string) {
 			sess.logMessage(lsp.MessageTypeWarning, msg)
 		},
+		// A call its server runs as a task answers at once; the task is
+		// followed apart (tasks.go).
+		Tasks: orchestrator.TasksTracked,
 	})
 	sess.out.forget(slices.Collect(maps.Keys(seen)))
 	out := &protocol.ExecuteResult{Results: make([]protocol.ToolResult, 0, len(results))}

@@ -8,7 +8,8 @@ import (
 
 // Event is one thing a subscriber is told: a *StatusEvent,
 // *ToolsChangedEvent, *ToolSetEvent, *ProblemsEvent, *RulesChangedEvent,
-// *ProjectEvent, *LogEvent, *ReviewEvent or *MissedEvent. Events are
+// *ProjectEvent, *LogEvent, *ReviewEvent, *TaskEvent (tasks.go) or
+// *MissedEvent. Events are
 // shared by every subscriber and must not be modified.
 type Event interface {
 	event()

@@ -29,6 +29,9 @@ type SubscribeOptions struct {
 	// Reviews asks for *ReviewEvent: for frontends that show the tools
 	// whose definitions await review.
 	Reviews bool
+	// Tasks asks for *TaskEvent: for frontends, told of the tasks their
+	// calls started.
+	Tasks bool
 }
 
 // A Subscription receives the workspace's events in the order they
@@ -59,6 +62,7 @@ type Subscription struct {
 	toolSet bool // SubscribeOptions.ToolSet
 	logs    bool // SubscribeOptions.Logs
 	reviews bool // SubscribeOptions.Reviews
+	tasks   bool // SubscribeOptions.Tasks
 }
 
 // queuedStatus is a server's latest queued status, and the count of other
@@ -86,6 +90,7 @@ func newSubscription(opts *SubscribeOptions, unsub func()) *Subscription {
 	if opts != nil {
 		s.toolSet, s.reviews = opts.ToolSet, opts.Reviews
 		s.logs = opts.Logs
+		s.tasks = opts.Tasks
 	}
 	go s.pump()
 	return s
@@ -114,6 +119,9 @@ func (s *Subscription) push(ev Event) {
 		return
 	}
 	if _, ok := ev.(*ReviewEvent); ok && !s.reviews {
+		return
+	}
+	if _, ok := ev.(*TaskEvent); ok && !s.tasks {
 		return
 	}
 	s.mu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/mcp/tasks"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -25,22 +26,28 @@ import (
 type serverRunner struct {
 	server string
 	mgr    *mcp.Manager
+	tasks  *taskTracker
 }
 
 var _ orchestrator.Runner = (*serverRunner)(nil)
 
 // runner returns the Runner of server's tools.
 func (w *Workspace) runner(server string) orchestrator.Runner {
-	return &serverRunner{server: server, mgr: w.mgr}
+	return &serverRunner{server: server, mgr: w.mgr, tasks: w.tasks}
 }
 
 // CallTool calls the tool name on the server, starting a server on demand
 // first, within the call's deadline. What the server asks during the call
-// goes to the batch's Answerer, with the call's id.
+// goes to the batch's Answerer, with the call's id. A call the server runs
+// as a task is what the batch's orchestrator.TaskMode says (tasks.go).
 func (r *serverRunner) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
 	id, a := orchestrator.CallOf(ctx)
 	answerer, _ := a.(*mcp.Answerer) // no other kind answers an MCP server
 	ctx = mcp.WithAnswerer(ctx, answerer, id)
+	mode := orchestrator.TaskModeOf(ctx)
+	if mode != orchestrator.TasksAwaited {
+		ctx = mcp.TakeTasks(ctx)
+	}
 	conn, release, err := r.mgr.Acquire(ctx, r.server)
 	if err != nil {
 		return nil, callError(fmt.Errorf("starting %s for %s: %w", r.server, name, err))
@@ -53,8 +60,29 @@ func (r *serverRunner) CallTool(ctx context.Context, name string, args map[strin
 		}
 	}
 	res, err := conn.CallTool(ctx, name, args, relay)
-	return res, callError(err)
+	if err != nil || mode == orchestrator.TasksAwaited {
+		return res, callError(err)
+	}
+	t, isTask, _ := tasks.Of(res) // an unreadable one is CallTool's error
+	if !isTask {
+		return res, nil
+	}
+	created := time.Now()
+	if at, err := time.Parse(time.RFC3339Nano, t.CreatedAt); err == nil {
+		created = at
+	}
+	orchestrator.StartedTask(ctx, orchestrator.Task{Server: r.server, ID: t.TaskID, Tool: name, Status: string(t.Status), StatusMessage: t.StatusMessage, CreatedAt: created})
+	if mode == orchestrator.TasksTracked {
+		r.tasks.start(r.server, name, id, answerer, t, created)
+	}
+	return &mcpsdk.CallToolResult{
+		Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: TaskStartedText(t.TaskID)}},
+		Meta:    res.Meta, // the server's task, whole: tasks.Of reads it
+	}, nil
 }
+
+// TaskStartedText is the text of the result of a call that runs as a task.
+func TaskStartedText(id string) string { return "running as task " + id }
 
 // Ready starts the server if it runs on demand and is idle (or failed),
 // and waits within ctx until it is connected with its tools registered.

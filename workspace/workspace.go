@@ -68,6 +68,11 @@ type Options struct {
 	// question then goes to the Answerer of the call it came during.
 	Elicitation bool
 	Sampling    bool
+	// KeepTasks keeps the tasks of the calls it follows
+	// (orchestrator.TasksTracked) on disk, under TasksDir beside the
+	// config file, and follows those an earlier run left live: for the
+	// sidecar, whose frontends were told of them.
+	KeepTasks bool
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -124,6 +129,7 @@ type Workspace struct {
 	pins    *pinner
 	settled settleSignal
 	events  fanout
+	tasks   *taskTracker
 
 	closeOnce sync.Once
 
@@ -212,6 +218,12 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		}
 	}
 
+	var store *taskStore
+	if w.opts.KeepTasks {
+		store = newTaskStore(filepath.Dir(w.files.config), w.root)
+	}
+	w.tasks = newTaskTracker(w.events.publish, store, w.root, w.logger)
+
 	w.reg = orchestrator.NewRegistry(&orchestrator.RegistryOptions{Logger: w.logger})
 	for _, t := range w.opts.Builtins {
 		if err := w.reg.RegisterBuiltin(t); err != nil {
@@ -292,8 +304,10 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		// Servers on demand: ondemand.go and pins.go.
 		Manifest: w.pins.listing,
 	})
+	w.tasks.mgr, w.tasks.orch = w.mgr, w.orch
 	w.defs.start()
 	w.apply(ctx, st)
+	w.tasks.resume() // once the servers are configured: a task of one gone fails
 	return w, nil
 }
 
@@ -325,6 +339,7 @@ func (w *Workspace) Close() error {
 		w.closed = true
 		w.pins.Close()
 		w.reloadMu.Unlock()
+		w.tasks.close() // before the servers stop: their tasks stay on disk, live
 		w.mgr.Close()
 		w.logs.Close()
 		w.unsubscribe()

@@ -156,3 +156,21 @@ func (c *Client) ReviewTools(ctx context.Context, p protocol.ReviewParams) ([]pr
 	err := c.Call(ctx, protocol.MethodToolsReview, &p, &res)
 	return res.Reviews, err
 }
+
+// Tasks returns the tasks of calls the sidecar follows, and the latest
+// that ended (freecode/tasks).
+func (c *Client) Tasks(ctx context.Context) ([]protocol.TaskInfo, error) {
+	var res protocol.TasksResult
+	err := c.Call(ctx, protocol.MethodTasks, struct{}{}, &res)
+	return res.Tasks, err
+}
+
+// CancelTask asks the sidecar to cancel a task (freecode/tasks/cancel);
+// its end comes as freecode/tasks/changed.
+func (c *Client) CancelTask(ctx context.Context, server, taskID string) (*protocol.TaskInfo, error) {
+	var res protocol.TaskInfo
+	if err := c.Call(ctx, protocol.MethodTasksCancel, &protocol.TaskCancelParams{Server: server, TaskID: taskID}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

@@ -13,7 +13,10 @@ import (
 	"github.com/freecode/freecode/config"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	RunTasksServerIfAsked()
+	goleak.VerifyTestMain(m)
+}
 
 type state string
 

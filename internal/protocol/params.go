@@ -117,6 +117,18 @@ type ExecuteResult struct {
 	Results []ToolResult `json:"results"`
 }
 
+// TasksResult is the result of freecode/tasks: the tasks the sidecar
+// follows and the latest that ended, the oldest first.
+type TasksResult struct {
+	Tasks []TaskInfo `json:"tasks"`
+}
+
+// TaskCancelParams are the params of freecode/tasks/cancel.
+type TaskCancelParams struct {
+	Server string `json:"server"`
+	TaskID string `json:"taskId"`
+}
+
 // PermissionsResult is the result of freecode/permissions.
 type PermissionsResult struct {
 	Rules []Rule `json:"rules"`

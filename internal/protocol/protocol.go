@@ -46,6 +46,8 @@ const (
 	MethodPrompts          = "freecode/prompts"
 	MethodPromptsGet       = "freecode/prompts/get"
 	MethodToolsReview      = "freecode/tools/review"
+	MethodTasks            = "freecode/tasks"
+	MethodTasksCancel      = "freecode/tasks/cancel"
 	// MethodChallenge may be sent before initialize: see ChallengeParams.
 	MethodChallenge = "freecode/challenge"
 )
@@ -67,6 +69,7 @@ const (
 	NotifyResourcesChanged = "freecode/resources/changed"
 	NotifyPromptsChanged   = "freecode/prompts/changed"
 	NotifyReviewNeeded     = "freecode/tools/reviewNeeded"
+	NotifyTasksChanged     = "freecode/tasks/changed"
 )
 
 // The LSP methods the protocol uses, as go.lsp.dev/protocol names them

@@ -212,6 +212,51 @@ type ToolResult struct {
 	// have run it, and it was not retried, since the tool is neither
 	// read-only nor idempotent. The text says "outcome unknown, not retried".
 	OutcomeUnknown bool `json:"outcomeUnknown,omitempty"`
+	// Task is set when the call's server runs it as a task (MCP tasks):
+	// the text says "running as task <taskId>", and the outcome comes in
+	// freecode/tasks/changed.
+	Task *TaskInfo `json:"task,omitempty"`
+}
+
+// TaskStatus is a task's state, as the MCP tasks extension names it.
+type TaskStatus string
+
+// The states of a task: working and inputRequired are live, the others
+// final.
+const (
+	TaskWorking       TaskStatus = "working"
+	TaskInputRequired TaskStatus = "input_required"
+	TaskCompleted     TaskStatus = "completed"
+	TaskFailed        TaskStatus = "failed"
+	TaskCancelled     TaskStatus = "cancelled"
+)
+
+// TaskResult is what a completed task's tool returned, as a ToolResult
+// has it (capped the same way).
+type TaskResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError"`
+	Truncated         *Truncated        `json:"truncated,omitempty"`
+}
+
+// TaskInfo is a task a call started (freecode/tasks, the params of
+// freecode/tasks/changed, ToolResult.Task).
+type TaskInfo struct {
+	Server string `json:"server"`
+	// TaskID is the server's id of the task.
+	TaskID string `json:"taskId"`
+	// Tool is the server's name of the tool; CallID the call's id.
+	Tool          string     `json:"tool"`
+	CallID        string     `json:"callId"`
+	Status        TaskStatus `json:"status"`
+	StatusMessage string     `json:"statusMessage,omitempty"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
+	// Result is a completed task's result.
+	Result *TaskResult `json:"result,omitempty"`
+	// Error says why a task failed.
+	Error string `json:"error,omitempty"`
 }
 
 // Truncated says how much of a result was shown and where the whole of it

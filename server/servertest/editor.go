@@ -295,3 +295,14 @@ func (ed *Editor) AwaitReviews(server string, match func(protocol.ReviewNeeded) 
 	})
 	return decodeAs[protocol.ReviewNeeded](ed.t, n)
 }
+
+// AwaitTask waits for a freecode/tasks/changed of the task taskID in
+// status.
+func (ed *Editor) AwaitTask(taskID string, status protocol.TaskStatus) protocol.TaskInfo {
+	ed.t.Helper()
+	n := ed.Await("task "+taskID, fmt.Sprintf("task %s %s", taskID, status), func(n frontend.Notification) bool {
+		var ti protocol.TaskInfo
+		return n.Method == protocol.NotifyTasksChanged && json.Unmarshal(n.Params, &ti) == nil && ti.TaskID == taskID && ti.Status == status
+	})
+	return decodeAs[protocol.TaskInfo](ed.t, n)
+}

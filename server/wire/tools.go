@@ -6,6 +6,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/workspace"
 )
 
 // ToolInfo is a tool as freecode/tools lists it. Its idempotentHint and
@@ -69,6 +70,29 @@ func ToolResult(r orchestrator.ToolResult) (protocol.ToolResult, error) {
 	}
 	if r.Truncated != nil {
 		out.Truncated = &protocol.Truncated{ShownChars: r.Truncated.ShownChars, TotalChars: r.Truncated.TotalChars, SavedTo: r.Truncated.SavedTo}
+	}
+	if t := r.Task; t != nil {
+		out.Task = &protocol.TaskInfo{
+			Server: t.Server, TaskID: t.ID, Tool: t.Tool, CallID: r.CallID, Status: protocol.TaskStatus(t.Status),
+			StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt,
+		}
+	}
+	return out, nil
+}
+
+// TaskInfo is a task a call started, as freecode/tasks lists it and
+// freecode/tasks/changed tells of it.
+func TaskInfo(t workspace.TaskInfo) (protocol.TaskInfo, error) {
+	out := protocol.TaskInfo{
+		Server: t.Server, TaskID: t.TaskID, Tool: t.Tool, CallID: t.CallID, Status: protocol.TaskStatus(t.Status),
+		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Error: t.Error,
+	}
+	if t.Result != nil {
+		r, err := ToolResult(*t.Result)
+		if err != nil {
+			return out, err
+		}
+		out.Result = &protocol.TaskResult{Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError, Truncated: r.Truncated}
 	}
 	return out, nil
 }

@@ -258,6 +258,27 @@ export interface ToolResult {
 	truncated?: Truncation;
 	/** The call's answer was lost and it was not sent again: "outcome unknown, not retried". */
 	outcomeUnknown?: boolean;
+	/** The call runs as a task on its server ("running as task <taskId>"); freecode/tasks/changed tells the rest. */
+	task?: TaskInfo;
+}
+
+/** The states of an MCP task: working and input_required are live, the others final. */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** TaskInfo is a task a call started: freecode/tasks, freecode/tasks/changed, ToolResult.task. */
+export interface TaskInfo {
+	server: string;
+	taskId: string;
+	tool: string;
+	callId: string;
+	status: TaskStatus;
+	statusMessage?: string;
+	createdAt: string;
+	updatedAt: string;
+	/** A completed task's result. */
+	result?: { content: McpContent[]; structuredContent?: unknown; isError: boolean; truncated?: Truncation };
+	/** Why a task failed. */
+	error?: string;
 }
 
 /** The extension's half of initialize: initializationOptions. */

@@ -329,6 +329,28 @@ export const toolCall = obj<p.ToolCall>({
 	app: opt(obj<{ server: string }>({ server: req(str) })),
 });
 
+const truncation = obj<p.Truncation>({ shownChars: req(num), totalChars: req(num), savedTo: req(str) });
+
+export const taskInfo = obj<p.TaskInfo>({
+	server: req(str),
+	taskId: req(str),
+	tool: req(str),
+	callId: req(str),
+	status: req(enumOf<p.TaskStatus>({ working: true, input_required: true, completed: true, failed: true, cancelled: true })),
+	statusMessage: opt(str),
+	createdAt: req(str),
+	updatedAt: req(str),
+	result: opt(
+		obj<NonNullable<p.TaskInfo['result']>>({
+			content: req(arrayOf(mcpContent)),
+			structuredContent: opt(anyValue),
+			isError: req(bool),
+			truncated: opt(truncation),
+		}),
+	),
+	error: opt(str),
+});
+
 export const toolResult = obj<p.ToolResult>({
 	callId: req(str),
 	content: req(arrayOf(mcpContent)),
@@ -336,8 +358,9 @@ export const toolResult = obj<p.ToolResult>({
 	isError: req(bool),
 	decision: req(enumOf<p.CallDecision>({ allowed: true, asked: true, denied: true, invalid: true })),
 	durationMs: req(num),
-	truncated: opt(obj<p.Truncation>({ shownChars: req(num), totalChars: req(num), savedTo: req(str) })),
+	truncated: opt(truncation),
 	outcomeUnknown: opt(bool),
+	task: opt(taskInfo),
 });
 
 export const permissionRequest = obj<p.PermissionRequest>({
@@ -491,6 +514,7 @@ export const fixtureShapes: Record<string, Check<unknown>> = {
 	'ToolInfo.json': toolInfo as Check<unknown>,
 	'ToolCall.json': toolCall as Check<unknown>,
 	'ToolResult.json': toolResult as Check<unknown>,
+	'TaskInfo.json': taskInfo as Check<unknown>,
 	'PermissionRequest.json': permissionRequest as Check<unknown>,
 	'PermissionResponse.json': permissionResponse as Check<unknown>,
 	'ToolsChanged.json': toolsChanged as Check<unknown>,

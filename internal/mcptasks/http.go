@@ -1,0 +1,63 @@
+package mcptasks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RoutingHeaders checks, before next serves it, that a Streamable HTTP
+// request of a task method carries its task id in the Mcp-Name header, as
+// SEP-2663 has clients send it for the load balancers that route by it
+// (the go-sdk checks the header for its own methods only). A request
+// without it, or with another id, is refused with HTTP 400 and -32020;
+// requests of older revisions than 2026-07-28, which have no such header,
+// pass.
+func RoutingHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Protocol-Version") < "2026-07-28" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, mcpsdk.DefaultMaxRequestBodyBytes))
+		if err != nil {
+			if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				TaskID string `json:"taskId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && (msg.Method == MethodGet || msg.Method == MethodUpdate || msg.Method == MethodCancel) {
+			name := strings.TrimSpace(r.Header.Get("Mcp-Name"))
+			if name != msg.Params.TaskID {
+				id := msg.ID
+				if len(id) == 0 {
+					id = json.RawMessage("null")
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+					"code":    CodeHeaderMismatch,
+					"message": fmt.Sprintf("the Mcp-Name header (%q) must be the task id of the %s request (%q)", name, msg.Method, msg.Params.TaskID),
+				}})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
