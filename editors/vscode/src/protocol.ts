@@ -38,6 +38,8 @@ export const Requests = {
 	prompts: 'freecode/prompts',
 	promptsGet: 'freecode/prompts/get',
 	toolsReview: 'freecode/tools/review',
+	tasks: 'freecode/tasks',
+	tasksCancel: 'freecode/tasks/cancel',
 } as const;
 
 /** Requests the sidecar sends to the extension. */
@@ -57,6 +59,7 @@ export const Notifications = {
 	resourcesChanged: 'freecode/resources/changed',
 	promptsChanged: 'freecode/prompts/changed',
 	reviewNeeded: 'freecode/tools/reviewNeeded',
+	tasksChanged: 'freecode/tasks/changed',
 } as const;
 
 /** Where a server's entry comes from: the user's config or a project's settings. */
@@ -335,6 +338,13 @@ export interface ExecuteParams {
 }
 export interface ExecuteResult {
 	results: ToolResult[];
+}
+export interface TasksResult {
+	tasks: TaskInfo[];
+}
+export interface TaskCancelParams {
+	server: string;
+	taskId: string;
 }
 export type RuleEffect = 'allow' | 'ask' | 'deny';
 export type RuleSource = 'user' | 'project' | 'local' | 'session';

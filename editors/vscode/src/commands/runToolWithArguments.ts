@@ -55,6 +55,8 @@ export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Pro
 			void vscode.window.showErrorMessage(`${tool}: the sidecar returned no result.`);
 			return;
 		}
+		// A call its server runs as a task shows in the Tasks group at once.
+		if (r.task) fc.model.updateTask(r.task);
 		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${RESULT_DOC}` });
 		const column = fc.toolRuns.resultColumn(uri);
 		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), { preview: true, preserveFocus: true, viewColumn: column });
