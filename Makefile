@@ -56,7 +56,7 @@ conformance-suite: $(CONFORMANCE_STAMP) $(CONFORMANCE_NEXT_STAMP)
 # freecode binary as a user would; the 2026-07-28 requirements with the
 # prerelease). `make test` runs them too.
 conformance: conformance-suite
-	$(GO) test -race -count=1 -run 'Conformance' ./cmd/freecode ./interop/conformance-client
+	$(GO) test -race -count=1 -run 'Conformance' ./cmd/freecode ./interop/conformance-client ./examples/demo-server
 
 # The demo runs the CLI on the repo's own demo MCP server, then a scripted
 # frontend session through the sidecar (examples/frontend), with a temporary

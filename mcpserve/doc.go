@@ -38,6 +38,12 @@
 //     a call whose answer its server lost and that was not sent again
 //     (neither read-only nor idempotent) has "freecode/outcomeUnknown":
 //     true, and its text says "outcome unknown, not retried".
+//   - tasks: a client that declares the tasks extension
+//     (io.modelcontextprotocol/tasks) on its call gets the task its
+//     server answers with, after the same decision, under the id
+//     "<server>.<the server's id>", and its tasks/get, tasks/update and
+//     tasks/cancel reach that task through the workspace (tasks.go); any
+//     other client gets the call's end.
 //     When the cap dropped the structuredContent of a tool that declares
 //     an outputSchema, the result is marked isError: MCP clients reject a
 //     successful result without the structured content the schema

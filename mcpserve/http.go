@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/freecode/freecode/internal/mcptasks"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -63,7 +64,7 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		PropagateRequestCancellation: true,
 	})
 	sse := mcpsdk.NewSSEHandler(func(*http.Request) *mcpsdk.Server { return s.mcp }, nil)
-	g := &guard{bound: bound, next: &revisionRouter{stateful: streamable, stateless: stateless}}
+	g := &guard{bound: bound, next: mcptasks.RoutingHeaders(&revisionRouter{stateful: streamable, stateless: stateless})}
 	if opts.Token != "" {
 		sum := sha256.Sum256([]byte(opts.Token))
 		g.tokenSum = &sum

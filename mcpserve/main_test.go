@@ -12,6 +12,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/sandbox"
 )
 
@@ -25,6 +26,7 @@ const testAppsEnv = "FREECODE_MCPSERVE_TEST_APPS"
 
 func TestMain(m *testing.M) {
 	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
+	mcptest.RunTasksServerIfAsked()
 	if os.Getenv(testServerEnv) != "" {
 		os.Exit(runTestServer())
 	}

@@ -79,6 +79,10 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 		SupportedProtocolVersions: protocolVersions,
 		SetCacheable:              setCacheable,
 	})
+	s.mcp.AddReceivingMiddleware(s.tasksMiddleware)
+	if err := s.addTaskMethods(); err != nil {
+		panic(err) // only a standard method's name is refused
+	}
 	// Subscribed before the first read of the tools, so that no change
 	// falls between the two.
 	s.sub = w.Subscribe(&workspace.SubscribeOptions{ToolSet: true})

@@ -50,7 +50,7 @@ step() {
 echo "Config for this demo: $FREECODE_CONFIG"
 
 # The command after -- is argv, so a bindir with spaces stays one word.
-step "Add the demo server" mcp add demo local -- "$bindir/demo-server" || exit 1
+step "Add the demo server" mcp add demo local -- "$bindir/demo-server" --tasks || exit 1
 step "List configured servers" mcp list || exit 1
 step "Connect: initialize + tools/list, then stop" mcp start demo || exit 1
 step "Its tools, with annotations" mcp tools demo || exit 1
@@ -63,6 +63,7 @@ printf '\n%s== %s%s\n$ freecode tools defs --format anthropic | head -c 300\n' "
 printf '%s…\n' "$(head -c 300 "$tmp/defs.json")"
 step "A read-only call runs without asking" tools call mcp__demo__search --args '{"query":"func main"}' || exit 1
 step "A slow call relays progress (not read-only, so approved with --yes)" tools call mcp__demo__build --args '{"steps":3,"seconds":0.3}' --yes || exit 1
+step "A long call runs as an MCP task: the CLI follows its status to the end" tools call mcp__demo__long_build --args '{"steps":3,"seconds":1.5,"ask":false}' --yes || exit 1
 
 # expect_fail: the step must fail, the way a user would see it fail.
 expect_fail() {

@@ -122,7 +122,9 @@ var resultDirRe = regexp.MustCompile(`^server-(.+)-\d{4}-\d\d-\d\dT`)
 // each revision's wire version) against `freecode mcp serve --http`, and
 // the pending ones the suite runs beside them. Every check passes but
 // those of fixtureChecks. The tasks extension's scenarios are not judged:
-// the gateway does not offer that extension.
+// the gateway offers the extension, but each of them calls the suite's
+// fixture tools (greet, slow_compute, ...) by name; they run against the
+// demo server instead (examples/demo-server/conformance_test.go).
 func TestConformanceRevisions(t *testing.T) {
 	suite, node := conformanceNext(t)
 	cfgPath, project := serveConfig(t)

@@ -5,13 +5,15 @@
 //
 // Usage:
 //
-//	demo-server [--root DIR] [--name NAME] [--apps]
+//	demo-server [--root DIR] [--name NAME] [--apps] [--tasks] [--tasks-dir DIR] [--task-fixtures] [--http ADDR]
 //
 // Without --root the tools work on a small built-in Go project held in
 // memory (README.md, go.mod, main.go, internal/greet/greet.go,
 // internal/greet/greet_test.go, docs/notes.md); with --root they work on
 // that directory, and no file outside it is ever read or written. There is
-// no network access and the output is deterministic.
+// no network access and the output is deterministic. With --http it serves
+// Streamable HTTP at http://ADDR/mcp instead (every revision; 2026-07-28
+// without sessions), and says "demo-server: listening on <url>" on stderr.
 //
 // Tools (annotations in brackets; every input is validated against its
 // schema, and a bad input is a result with isError, not a protocol error):
@@ -48,6 +50,23 @@
 //     flat _meta["ui/resourceUri"]) names ui://NAME/files.html, an MCP Apps
 //     view (text/html;profile=mcp-app) that lists them with a Delete button
 //     each, which asks the host to call delete_file.
+//
+// With --tasks, one more (tasks.go), left out otherwise so that the list
+// above stays the fixture it is; it runs as an MCP task (extension
+// io.modelcontextprotocol/tasks) for a client that declares the extension:
+//
+//   - long_build {steps?: 1..20 = 4, seconds?: 0..600 = 4, ask?: bool = true} [not destructive]
+//     statusMessage "step i/steps" each step, then (ask) input_required with
+//     a form {publish: boolean}; "build passed: <steps> steps in
+//     <seconds>s; published" or "not published (...)". Cancelling the task
+//     stops it. Without the extension it runs in the call, asking by
+//     elicitation where it can.
+//
+// Tasks are kept in memory, or with --tasks-dir in that directory, where a
+// restarted server resumes the unfinished ones. --task-fixtures adds the
+// tools the MCP conformance suite's tasks-* scenarios call (greet,
+// slow_compute, failing_job, protocol_error_job, confirm_delete,
+// multi_input, test_tool_with_task).
 package main
 
 import (
@@ -85,6 +104,11 @@ func main() {
 	root := flag.String("root", "", "work on this directory instead of the built-in sample project")
 	name := flag.String("name", "freecode-demo", "server name reported in initialize")
 	apps := flag.Bool("apps", false, "serve an MCP Apps view and show_files, the tool that names it")
+	var tc taskConfig
+	flag.BoolVar(&tc.tools, "tasks", false, "serve long_build, a tool that runs as an MCP task")
+	flag.StringVar(&tc.dir, "tasks-dir", "", "keep tasks in this directory, resuming unfinished ones at start")
+	flag.BoolVar(&tc.fixtures, "task-fixtures", false, "serve the conformance suite's task fixture tools")
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (host:port) instead of stdio")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "demo-server: unexpected argument %q\n", flag.Arg(0))
@@ -106,7 +130,18 @@ func main() {
 	// cleanly on it rather than dying mid-write.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := newServerWith(*name, proj, *apps).Run(ctx, &mcp.StdioTransport{})
+	s := newServerWith(*name, proj, *apps)
+	stopTasks, err := addTasks(s, tc)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)
+		os.Exit(1)
+	}
+	defer stopTasks()
+	if *httpAddr != "" {
+		err = serveHTTP(ctx, *httpAddr, s)
+	} else {
+		err = s.Run(ctx, &mcp.StdioTransport{})
+	}
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)
 		os.Exit(1)

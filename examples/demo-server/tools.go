@@ -176,28 +176,11 @@ func (d *demo) addTools(s *mcp.Server) {
 type handler func(ctx context.Context, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error)
 
 func (d *demo) add(s *mcp.Server, t *mcp.Tool, schema string, h handler) {
-	t.InputSchema = json.RawMessage(schema)
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		panic(fmt.Sprintf("schema of %s: %v", t.Name, err))
-	}
-	c := jsonschema.NewCompiler()
-	url := "mem://demo/" + t.Name + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		panic(fmt.Sprintf("schema of %s: %v", t.Name, err))
-	}
-	sch := c.MustCompile(url)
+	check := compileSchema(t, schema)
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args := req.Params.Arguments
-		if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
-			args = json.RawMessage("{}")
-		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-		if err != nil {
-			return toolError(fmt.Errorf("arguments are not JSON: %v", err)), nil
-		}
-		if err := sch.Validate(v); err != nil {
-			return toolError(fmt.Errorf("invalid arguments for %s: %v", t.Name, err)), nil
+		args, bad := check(req.Params.Arguments)
+		if bad != nil {
+			return bad, nil
 		}
 		res, err := h(ctx, req, args)
 		if err != nil {
@@ -210,6 +193,36 @@ func (d *demo) add(s *mcp.Server, t *mcp.Tool, schema string, h handler) {
 		}
 		return res, nil
 	})
+}
+
+// compileSchema sets schema as t's input schema and returns the check of
+// arguments against it: the arguments ({} for none), or the tool error to
+// answer with.
+func compileSchema(t *mcp.Tool, schema string) func(json.RawMessage) (json.RawMessage, *mcp.CallToolResult) {
+	t.InputSchema = json.RawMessage(schema)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
+	if err != nil {
+		panic(fmt.Sprintf("schema of %s: %v", t.Name, err))
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem://demo/" + t.Name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		panic(fmt.Sprintf("schema of %s: %v", t.Name, err))
+	}
+	sch := c.MustCompile(url)
+	return func(args json.RawMessage) (json.RawMessage, *mcp.CallToolResult) {
+		if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+			args = json.RawMessage("{}")
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		if err != nil {
+			return nil, toolError(fmt.Errorf("arguments are not JSON: %v", err))
+		}
+		if err := sch.Validate(v); err != nil {
+			return nil, toolError(fmt.Errorf("invalid arguments for %s: %v", t.Name, err))
+		}
+		return args, nil
+	}
 }
 
 func toolError(err error) *mcp.CallToolResult {

@@ -51,8 +51,17 @@ const (
 // error is a result with IsError, and the task is completed.
 type Handler func(ctx context.Context, t *Task, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error)
 
+// A Gate runs in the call, before a task is made: a result with
+// InputRequests answers the call as input_required (SEP-2322's multi
+// round trip: the client calls again with InputResponses, which come
+// through the gate again, and then reach the handler in
+// req.Params.InputResponses); nil lets the call become a task. An error
+// answers the call with it.
+type Gate func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error)
+
 type tool struct {
 	support Support
+	gate    Gate
 	h       Handler
 }
 
@@ -137,12 +146,23 @@ func New(server *mcpsdk.Server, opts Options) (*Engine, error) {
 // tool runs h within the call; its Task then has no id, keeps no status
 // message, and asks its questions as elicitation requests of the session.
 func (e *Engine) AddTool(t *mcpsdk.Tool, support Support, h Handler) {
+	e.AddGatedTool(t, support, nil, h)
+}
+
+// AddGatedTool is AddTool with a gate that runs in the call first, for a
+// tool that gathers input before it goes to the background.
+func (e *Engine) AddGatedTool(t *mcpsdk.Tool, support Support, gate Gate, h Handler) {
 	e.mu.Lock()
-	e.tools[t.Name] = &tool{support: support, h: h}
+	e.tools[t.Name] = &tool{support: support, gate: gate, h: h}
 	e.mu.Unlock()
 	e.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		// Reached only by a client without the extension (the middleware
 		// takes the others' calls), for an Optional tool.
+		if gate != nil {
+			if res, err := gate(ctx, req); res != nil || err != nil {
+				return res, err
+			}
+		}
 		return h(ctx, &Task{req: req}, req)
 	})
 }
@@ -172,6 +192,10 @@ func (e *Engine) Resume() {
 		t.rec.InputRequests = nil
 		e.touchLocked(t)
 		req := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Name: t.rec.Tool, Arguments: t.rec.Arguments}}
+		if len(t.rec.Answers) > 0 {
+			// Kept as the SDK wrote them, so they read back.
+			json.Unmarshal(t.rec.Answers, &req.Params.InputResponses)
+		}
 		e.runLocked(t, tl, req)
 	}
 }
@@ -249,24 +273,27 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			if tl == nil {
 				break
 			}
-			if !declared(req.GetParams().GetMeta(), req.GetSession()) {
+			if !Declared(req.GetParams().GetMeta(), req.GetSession()) {
 				if tl.support == Required {
-					return nil, missingCapability(fmt.Sprintf("tool %q runs only as a task: declare the %s extension", call.Params.Name, Extension))
+					return nil, MissingCapability(fmt.Sprintf("tool %q runs only as a task: declare the %s extension", call.Params.Name, Extension))
 				}
 				break
 			}
+			if tl.gate != nil {
+				res, err := tl.gate(ctx, call)
+				if err != nil {
+					return nil, err
+				}
+				if res != nil {
+					// The SDK sets resultType only on what its own
+					// handlers return.
+					return &inputRequiredResult{ResultType: "input_required", InputRequests: res.InputRequests, RequestState: res.RequestState}, nil
+				}
+			}
 			return e.start(tl, call)
-		case "server/discover":
+		case "server/discover", "initialize":
 			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcpsdk.DiscoverResult); ok && r.Capabilities != nil {
-				r.Capabilities.AddExtension(Extension, nil)
-			}
-			return res, err
-		case "initialize":
-			res, err := next(ctx, method, req)
-			if r, ok := res.(*mcpsdk.InitializeResult); ok && r.Capabilities != nil {
-				r.Capabilities.AddExtension(Extension, nil)
-			}
+			Advertise(res)
 			return res, err
 		}
 		return next(ctx, method, req)
@@ -276,6 +303,13 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 // start makes the call a task, kept (on disk with Options.Dir) before it
 // is answered, so that a tasks/get right after the answer finds it.
 func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, error) {
+	var answers json.RawMessage
+	if len(req.Params.InputResponses) > 0 {
+		var err error
+		if answers, err = json.Marshal(req.Params.InputResponses); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses: " + err.Error()}
+		}
+	}
 	var b [16]byte
 	rand.Read(b[:])
 	now := e.opts.Now().UTC()
@@ -283,6 +317,7 @@ func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, er
 		ID:            hex.EncodeToString(b[:]),
 		Tool:          req.Params.Name,
 		Arguments:     req.Params.Arguments,
+		Answers:       answers,
 		Status:        Working,
 		CreatedAt:     now,
 		LastUpdatedAt: now,
@@ -300,7 +335,7 @@ func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, er
 	e.broadcastLocked()
 	// The handler's request outlives the call: keep what it reads, not
 	// the session, which a stateless server closes with the answer.
-	run := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Meta: req.Params.Meta, Name: req.Params.Name, Arguments: req.Params.Arguments}, Extra: req.Extra}
+	run := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Meta: req.Params.Meta, Name: req.Params.Name, Arguments: req.Params.Arguments, InputResponses: req.Params.InputResponses}, Extra: req.Extra}
 	e.runLocked(t, tl, run)
 	return &CreateTaskResult{ResultType: "task", TaskInfo: e.infoLocked(t)}, nil
 }
@@ -367,8 +402,8 @@ func toWireError(err error) *WireError {
 }
 
 func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetParams) (*GetResult, error) {
-	if !declared(p.GetMeta(), ss) {
-		return nil, missingCapability(MethodGet + " needs the " + Extension + " extension declared")
+	if !Declared(p.GetMeta(), ss) {
+		return nil, MissingCapability(MethodGet + " needs the " + Extension + " extension declared")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -383,8 +418,8 @@ func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetPara
 // keys not outstanding, and to tasks the server does not know, are
 // dropped (the spec has the server acknowledge them all the same).
 func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *UpdateParams) (*AckResult, error) {
-	if !declared(p.GetMeta(), ss) {
-		return nil, missingCapability(MethodUpdate + " needs the " + Extension + " extension declared")
+	if !Declared(p.GetMeta(), ss) {
+		return nil, MissingCapability(MethodUpdate + " needs the " + Extension + " extension declared")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -418,8 +453,8 @@ func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *Upda
 
 // cancelTask ends a live task as cancelled at once, and stops its handler.
 func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetParams) (*AckResult, error) {
-	if !declared(p.GetMeta(), ss) {
-		return nil, missingCapability(MethodCancel + " needs the " + Extension + " extension declared")
+	if !Declared(p.GetMeta(), ss) {
+		return nil, MissingCapability(MethodCancel + " needs the " + Extension + " extension declared")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -500,10 +535,25 @@ func (e *Engine) broadcastLocked() {
 	e.changed = make(chan struct{})
 }
 
-// declared reports whether the request declares the extension: in its
-// _meta (2026-07-28, which then says all), else in the session's
-// initialize (older revisions).
-func declared(meta map[string]any, session mcpsdk.Session) bool {
+// Advertise adds the extension to the capabilities of a server/discover
+// or initialize result (others are left alone).
+func Advertise(res mcpsdk.Result) {
+	switch r := res.(type) {
+	case *mcpsdk.DiscoverResult:
+		if r.Capabilities != nil {
+			r.Capabilities.AddExtension(Extension, nil)
+		}
+	case *mcpsdk.InitializeResult:
+		if r.Capabilities != nil {
+			r.Capabilities.AddExtension(Extension, nil)
+		}
+	}
+}
+
+// Declared reports whether a request with meta, of session, declares the
+// extension: in its _meta (2026-07-28, which then says all), else in the
+// session's initialize (older revisions).
+func Declared(meta map[string]any, session mcpsdk.Session) bool {
 	if caps, ok := meta[mcpsdk.MetaKeyClientCapabilities]; ok {
 		c, _ := caps.(map[string]any)
 		ext, _ := c["extensions"].(map[string]any)
@@ -522,7 +572,9 @@ func declared(meta map[string]any, session mcpsdk.Session) bool {
 	return ok
 }
 
-func missingCapability(msg string) error {
+// MissingCapability is the -32021 error for a request that needs the
+// extension declared, saying which in its data.
+func MissingCapability(msg string) error {
 	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
 	return &jsonrpc.Error{Code: CodeMissingCapability, Message: msg, Data: data}
 }

@@ -22,6 +22,8 @@ import (
 //	confirm_delete {filename}     a task (Optional) that asks to confirm, then
 //	                              "deleted <filename>" or "kept <filename>"
 //	multi_input {}                a task (Optional) asking two questions at once
+//	test_tool_with_task {}        asks user_name in the call (input_required),
+//	                              then a task (Required): "Hello, <name>, from a task"
 func AddFixtures(e *Engine) {
 	e.server.AddTool(&mcpsdk.Tool{
 		Name:        "greet",
@@ -132,6 +134,32 @@ func AddFixtures(e *Engine) {
 			names[i] = a.r.Content["name"]
 		}
 		return textResult(fmt.Sprintf("got %v and %v", names[0], names[1])), nil
+	})
+
+	nameSchema := objectSchema(map[string]any{"name": map[string]any{"type": "string"}}, "name")
+	e.AddGatedTool(&mcpsdk.Tool{
+		Name:        "test_tool_with_task",
+		Description: "Asks a name in the call, then greets it from a task.",
+		InputSchema: objectSchema(nil),
+	}, Required, func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		if _, ok := req.Params.InputResponses["user_name"].(*mcpsdk.ElicitResult); ok {
+			return nil, nil
+		}
+		return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{
+			"user_name": &mcpsdk.ElicitParams{Message: "Your name?", RequestedSchema: nameSchema},
+		}}, nil
+	}, func(ctx context.Context, t *Task, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		r, _ := req.Params.InputResponses["user_name"].(*mcpsdk.ElicitResult)
+		if r == nil || r.Action != "accept" {
+			return textResult("no name given"), nil
+		}
+		t.SetStatus("greeting")
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textResult(fmt.Sprintf("Hello, %v, from a task", r.Content["name"])), nil
 	})
 }
 

@@ -14,9 +14,12 @@ import (
 // record is what is kept of a task in Options.Dir, one JSON file a task
 // named by its id.
 type record struct {
-	ID            string                     `json:"id"`
-	Tool          string                     `json:"tool"`
-	Arguments     json.RawMessage            `json:"arguments,omitempty"`
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Answers are the inputResponses of the call that became the task
+	// (a gated tool's).
+	Answers       json.RawMessage            `json:"answers,omitempty"`
 	Status        Status                     `json:"status"`
 	StatusMessage string                     `json:"statusMessage,omitempty"`
 	CreatedAt     time.Time                  `json:"createdAt"`

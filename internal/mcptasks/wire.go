@@ -104,6 +104,14 @@ type GetResult struct {
 	DetailedTask
 }
 
+// inputRequiredResult answers a gated call that needs input first.
+type inputRequiredResult struct {
+	mcpsdk.ResultBase
+	ResultType    string                 `json:"resultType"` // "input_required"
+	InputRequests mcpsdk.InputRequestMap `json:"inputRequests"`
+	RequestState  string                 `json:"requestState,omitempty"`
+}
+
 // AckResult is the empty answer to tasks/update and tasks/cancel.
 type AckResult struct {
 	mcpsdk.ResultBase

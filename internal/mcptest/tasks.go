@@ -1,12 +1,9 @@
 package mcptest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -193,47 +190,10 @@ func (h *TasksHTTP) start(addr string) error {
 		e.Close()
 		return err
 	}
-	get := func(*http.Request) *mcpsdk.Server { return s }
-	router := &revisionSplit{
-		stateful:  mcpsdk.NewStreamableHTTPHandler(get, nil),
-		stateless: mcpsdk.NewStreamableHTTPHandler(get, &mcpsdk.StreamableHTTPOptions{Stateless: true}),
-	}
-	srv := &http.Server{Handler: mcptasks.RoutingHeaders(router)}
+	srv := &http.Server{Handler: mcptasks.HTTPHandler(s)}
 	go srv.Serve(l)
 	h.mu.Lock()
 	h.addr, h.srv, h.engine, h.sdk = l.Addr().String(), srv, e, s
 	h.mu.Unlock()
 	return nil
-}
-
-// revisionSplit sends a session's requests, and a POST that starts one
-// (initialize), to the stateful handler, and every other POST (2026-07-28
-// has no session) to the stateless one.
-type revisionSplit struct {
-	stateful, stateless http.Handler
-}
-
-func (rs *revisionSplit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
-		rs.stateful.ServeHTTP(w, r)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &msg) != nil || msg.Method == "initialize" {
-		rs.stateful.ServeHTTP(w, r)
-		return
-	}
-	rs.stateless.ServeHTTP(w, r)
 }

@@ -1,0 +1,207 @@
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcptasks"
+	"github.com/freecode/freecode/mcp/tasks"
+	"github.com/freecode/freecode/orchestrator"
+)
+
+// The gateway passes its servers' tasks (MCP's tasks extension) through to
+// a client that declares the extension on its call: the call goes through
+// the orchestrator as any call (the permission decision, pinning and the
+// rest are settled before the call is made, so a denied call starts no
+// task), and when the server answers it with a task the orchestrator hands
+// that task back (orchestrator.TasksReturned) instead of following it. The
+// client gets a task whose id names the server and the server's task
+// ("<server>.<id>": a server name has no "."), and its tasks/get,
+// tasks/update and tasks/cancel reach the server's task through the
+// workspace. A client that does not declare the extension gets the call's
+// end, which the workspace waits for.
+
+// taskSlot is where the tool handler of a call whose client declared the
+// extension leaves the task its server started.
+type taskSlot struct {
+	task *orchestrator.Task
+}
+
+type taskSlotKey struct{}
+
+// tasksMiddleware lets a declaring client's tools/call become a task, and
+// advertises the extension.
+func (s *Server) tasksMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		switch method {
+		case "tools/call":
+			if !mcptasks.Declared(req.GetParams().GetMeta(), req.GetSession()) {
+				break
+			}
+			slot := &taskSlot{}
+			res, err := next(context.WithValue(ctx, taskSlotKey{}, slot), method, req)
+			if err != nil || slot.task == nil {
+				return res, err
+			}
+			return s.createTaskResult(ctx, slot.task), nil
+		case "server/discover", "initialize":
+			res, err := next(ctx, method, req)
+			mcptasks.Advertise(res)
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// taskMode is what the call of ctx does with a task: hand it to the client
+// when the client declared the extension, else wait for its end.
+func taskMode(ctx context.Context) (orchestrator.TaskMode, *taskSlot) {
+	if slot, ok := ctx.Value(taskSlotKey{}).(*taskSlot); ok {
+		return orchestrator.TasksReturned, slot
+	}
+	return orchestrator.TasksAwaited, nil
+}
+
+// createTaskResult is the answer of a call that became the task t on its
+// server: the server's task as it stands now, under the gateway's id.
+func (s *Server) createTaskResult(ctx context.Context, t *orchestrator.Task) mcpsdk.Result {
+	info := mcptasks.TaskInfo{
+		TaskID:        gatewayTaskID(t.Server, t.ID),
+		Status:        mcptasks.Status(t.Status),
+		StatusMessage: t.StatusMessage,
+	}
+	// The server's answer to the call was folded into a result the
+	// orchestrator does not keep whole: ask for the rest, keeping the
+	// status it answered with (the task may have moved on since; the
+	// client's first tasks/get sees where).
+	if cur, err := s.ws.GetTask(ctx, t.Server, t.ID); err == nil {
+		info = taskInfo(t.Server, cur)
+		info.Status, info.StatusMessage = mcptasks.Status(t.Status), t.StatusMessage
+	} else {
+		s.logger.Debug("reading a task just started", "server", t.Server, "task", t.ID, "err", err)
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		info.CreatedAt, info.LastUpdatedAt = now, now
+	}
+	if info.Status == "" {
+		info.Status = mcptasks.Working
+	}
+	return &mcptasks.CreateTaskResult{ResultType: "task", TaskInfo: info}
+}
+
+// gatewayTaskID is the id the gateway's client knows the task id of server
+// by.
+func gatewayTaskID(server, id string) string { return server + "." + id }
+
+// serverTask splits a gateway task id into its server and the server's id.
+func serverTask(id string) (server, taskID string, err error) {
+	server, taskID, ok := strings.Cut(id, ".")
+	if !ok || server == "" || taskID == "" {
+		return "", "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown task %q", id)}
+	}
+	return server, taskID, nil
+}
+
+// taskInfo is the server's task t as the gateway's client sees it.
+func taskInfo(server string, t *tasks.Task) mcptasks.TaskInfo {
+	info := mcptasks.TaskInfo{
+		TaskID:        gatewayTaskID(server, t.TaskID),
+		Status:        mcptasks.Status(t.Status),
+		StatusMessage: t.StatusMessage,
+		CreatedAt:     t.CreatedAt,
+		LastUpdatedAt: t.LastUpdatedAt,
+		TTLMs:         t.TTLMs,
+	}
+	if t.PollIntervalMs != nil {
+		info.PollIntervalMs = *t.PollIntervalMs
+	}
+	return info
+}
+
+// addTaskMethods serves tasks/get, tasks/update and tasks/cancel by the
+// server's task each names.
+func (s *Server) addTaskMethods() error {
+	return errors.Join(
+		mcpsdk.AddReceivingCustomMethod(s.mcp, mcptasks.MethodGet, s.getTask),
+		mcpsdk.AddReceivingCustomMethod(s.mcp, mcptasks.MethodUpdate, s.updateTask),
+		mcpsdk.AddReceivingCustomMethod(s.mcp, mcptasks.MethodCancel, s.cancelTask),
+	)
+}
+
+func (s *Server) getTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcptasks.GetParams) (*mcptasks.GetResult, error) {
+	if !mcptasks.Declared(p.GetMeta(), ss) {
+		return nil, mcptasks.MissingCapability(mcptasks.MethodGet + " needs the " + mcptasks.Extension + " extension declared")
+	}
+	server, id, err := serverTask(p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.ws.GetTask(ctx, server, id)
+	if err != nil {
+		return nil, upstreamError(err)
+	}
+	d := mcptasks.DetailedTask{TaskInfo: taskInfo(server, t), InputRequests: t.InputRequests}
+	if t.Result != nil {
+		res := *t.Result
+		res.Meta = mcpsdk.Meta{"freecode/decision": string(orchestrator.DecisionAllowed)}
+		if d.Result, err = json.Marshal(&res); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the task's result: " + err.Error()}
+		}
+	}
+	if t.Error != nil {
+		d.Error = &mcptasks.WireError{Code: t.Error.Code, Message: t.Error.Message, Data: t.Error.Data}
+	}
+	return &mcptasks.GetResult{ResultType: "complete", DetailedTask: d}, nil
+}
+
+func (s *Server) updateTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcptasks.UpdateParams) (*mcptasks.AckResult, error) {
+	if !mcptasks.Declared(p.GetMeta(), ss) {
+		return nil, mcptasks.MissingCapability(mcptasks.MethodUpdate + " needs the " + mcptasks.Extension + " extension declared")
+	}
+	server, id, err := serverTask(p.TaskID)
+	if err != nil {
+		return &mcptasks.AckResult{ResultType: "complete"}, nil // as the spec has it for any unknown task
+	}
+	var responses mcpsdk.InputResponseMap
+	raw, err := json.Marshal(p.InputResponses)
+	if err == nil {
+		err = json.Unmarshal(raw, &responses)
+	}
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "inputResponses: " + err.Error()}
+	}
+	if err := s.ws.UpdateTask(ctx, server, id, responses); err != nil {
+		return nil, upstreamError(err)
+	}
+	return &mcptasks.AckResult{ResultType: "complete"}, nil
+}
+
+func (s *Server) cancelTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcptasks.GetParams) (*mcptasks.AckResult, error) {
+	if !mcptasks.Declared(p.GetMeta(), ss) {
+		return nil, mcptasks.MissingCapability(mcptasks.MethodCancel + " needs the " + mcptasks.Extension + " extension declared")
+	}
+	server, id, err := serverTask(p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ws.CancelServerTask(ctx, server, id); err != nil {
+		return nil, upstreamError(err)
+	}
+	return &mcptasks.AckResult{ResultType: "complete"}, nil
+}
+
+// upstreamError is the error a task method answers with when the server's
+// own failed: its JSON-RPC error as it is (an unknown task stays -32602),
+// else an internal error saying why.
+func upstreamError(err error) error {
+	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return je
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
