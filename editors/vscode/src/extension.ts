@@ -19,6 +19,7 @@ import { ReviewNotices } from './reviewNotices';
 import { NewServers } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
+import { TaskNotices } from './taskNotices';
 import { ToolRuns } from './toolRuns';
 import { registerWithVSCodeChat } from './vscodeChat';
 import { ServersView } from './views/serversView';
@@ -61,6 +62,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, apps, settings, machine: () => machine(ext) };
 	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, apps, new ServersView(model, sc), new StatusItem(model, sc));
 	registerCommands(fc);
+	ext.subscriptions.push(new TaskNotices(model, (id) => id.startsWith('vscode-')));
 	const added = new NewServers();
 	const offAdded = model.onDidChange(() => {
 		for (const name of added.update(model)) {

@@ -11,8 +11,9 @@ export const cancelTask: CommandFactory = (fc) => async (node?: unknown) => {
 	const s = session(fc);
 	if (!s) return;
 	try {
-		const t = await s.cancelTask(n.server, n.taskId);
-		vscode.window.setStatusBarMessage(`Task ${printable(t.taskId)} of ${printable(t.server)}: ${t.status}`, 5000);
+		// Its end comes as freecode/tasks/changed, which the row and a notification say.
+		await s.cancelTask(n.server, n.taskId);
+		vscode.window.setStatusBarMessage(`Cancelling task ${printable(n.taskId)} of ${printable(n.server)}`, 5000);
 	} catch (e) {
 		showError(`Cancelling task ${printable(n.taskId)}`, e);
 	}
