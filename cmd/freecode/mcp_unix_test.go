@@ -114,8 +114,9 @@ func TestDemoScript(t *testing.T) {
 	for _, want := range []string{
 		"$ freecode mcp add demo local -- " + demoServer,
 		"$ freecode mcp list",
-		`✓ Server "demo" started with 7 tools`,
+		`✓ Server "demo" started with 8 tools`, // --tasks adds long_build
 		"$ freecode mcp tools demo",
+		"build passed: 3 steps in 1.5s; not published", // long_build, as a task
 		"No sidecar is running for ",
 		`Started "demo" in the sidecar`,
 		"$ frontend --connect",
