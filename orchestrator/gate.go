@@ -45,6 +45,9 @@ type Request struct {
 	// accepted it, or that is new: the change to look at before
 	// answering, which an Answer may accept (AcceptDefinition).
 	Review *RequestReview
+	// App is set when the server's MCP Apps view made the call, not a
+	// model: the server whose view it is (ToolCall.App).
+	App string
 }
 
 // AnswerDecision is what the user answered.
@@ -129,6 +132,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		ReadOnly:  t.ReadOnly,
 		Reason:    reason,
 		Review:    requestReview(rv),
+		App:       p.call.App,
 	})
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.

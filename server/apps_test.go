@@ -23,7 +23,7 @@ const appsServer = `
 // app's call; one without "app" is not an app's to call; freecode/tools
 // reports each tool's view (from _meta.ui or the older flat key) and
 // audience; the view is read through freecode/resources/read with the
-// extension's mime type; and the server was told the client takes it.
+// extension's mime type and its _meta.ui.csp; and the server was told the client takes it.
 func TestMCPApps(t *testing.T) {
 	servertest.Run(t, appsServer, func(t *testing.T, env *servertest.Env) {
 		ed := env.Editor
@@ -106,6 +106,8 @@ func TestMCPApps(t *testing.T) {
 		}
 		if n := len(ed.Prompts()); n != 1 {
 			t.Errorf("%d permission prompts; want 1, for the app's board_move alone (an app's call is gated like any)", n)
+		} else if app := ed.Prompts()[0].App; app == nil || app.Server != "srv" {
+			t.Errorf("the prompt for the app's call says app %+v; want the view of srv, so the user is told a view asks", app)
 		}
 
 		rr, err := ed.ReadResource(t.Context(), "srv", view)
@@ -114,6 +116,13 @@ func TestMCPApps(t *testing.T) {
 		}
 		if len(rr.Contents) != 1 || rr.Contents[0].MIMEType != "text/html;profile=mcp-app" || !strings.Contains(rr.Contents[0].Text, "<title>board</title>") {
 			t.Errorf("reading %s: %+v; want the view's HTML as text/html;profile=mcp-app", view, rr.Contents)
+		}
+		// The view's policy is the frontend's to apply: its _meta reaches it as the server sent it.
+		if len(rr.Contents) == 1 {
+			b, _ := json.Marshal(rr.Contents[0].Meta)
+			if want := `{"ui":{"csp":{"connectDomains":["https://api.example.com"]}}}`; string(b) != want {
+				t.Errorf("reading %s: _meta %s; want %s", view, b, want)
+			}
 		}
 		res, err := ed.Resources(t.Context(), "srv")
 		if err != nil {

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	demo-server [--root DIR] [--name NAME] [--tasks] [--tasks-dir DIR] [--task-fixtures] [--http ADDR]
+//	demo-server [--root DIR] [--name NAME] [--apps] [--tasks] [--tasks-dir DIR] [--task-fixtures] [--http ADDR]
 //
 // Without --root the tools work on a small built-in Go project held in
 // memory (README.md, go.mod, main.go, internal/greet/greet.go,
@@ -41,6 +41,16 @@
 //     started" at once, then progress=i, total=steps, "step i/steps"; returns as soon as the request is
 //     cancelled. fail makes the last step a tool error.
 //
+// With --apps, one more (apps.go), left out otherwise so that the list above
+// stays the fixture it is:
+//
+//   - show_files {path?: string} [readOnly, idempotent]
+//     Lists the files under path (recursively) as text and as
+//     structuredContent {path, files}; its _meta.ui.resourceUri (and the older
+//     flat _meta["ui/resourceUri"]) names ui://NAME/files.html, an MCP Apps
+//     view (text/html;profile=mcp-app) that lists them with a Delete button
+//     each, which asks the host to call delete_file.
+//
 // With --tasks, one more (tasks.go), left out otherwise so that the list
 // above stays the fixture it is; it runs as an MCP task (extension
 // io.modelcontextprotocol/tasks) for a client that declares the extension:
@@ -74,19 +84,26 @@ import (
 // version is reported in initialize.
 const version = "1.0.0"
 
-func newServer(name string, proj project) *mcp.Server {
+func newServer(name string, proj project) *mcp.Server { return newServerWith(name, proj, false) }
+
+// newServerWith is newServer, with the MCP Apps view and show_files when apps is set (apps.go).
+func newServerWith(name string, proj project, apps bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "FreeCode demo server", Version: version}, &mcp.ServerOptions{
 		Instructions: "A demo project: list, read and search its files; delete_file is destructive; build reports progress.",
 		Logger:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	d := &demo{proj: proj}
 	d.addTools(s)
+	if apps {
+		d.addApp(s, name)
+	}
 	return s
 }
 
 func main() {
 	root := flag.String("root", "", "work on this directory instead of the built-in sample project")
 	name := flag.String("name", "freecode-demo", "server name reported in initialize")
+	apps := flag.Bool("apps", false, "serve an MCP Apps view and show_files, the tool that names it")
 	var tc taskConfig
 	flag.BoolVar(&tc.tools, "tasks", false, "serve long_build, a tool that runs as an MCP task")
 	flag.StringVar(&tc.dir, "tasks-dir", "", "keep tasks in this directory, resuming unfinished ones at start")
@@ -113,7 +130,7 @@ func main() {
 	// cleanly on it rather than dying mid-write.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := newServer(*name, proj)
+	s := newServerWith(*name, proj, *apps)
 	stopTasks, err := addTasks(s, tc)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "demo-server: %v\n", err)

@@ -117,6 +117,9 @@ type ResourceContents struct {
 	MIMEType string `json:"mimeType,omitempty"`
 	Text     string `json:"text,omitempty"`
 	Blob     string `json:"blob,omitempty"`
+	// Meta is the part's _meta as the server sent it: an MCP Apps view's
+	// policy and permissions are in its "ui" (protocol.md, MCP Apps views).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.

@@ -217,6 +217,10 @@ var fixtures = map[string][]any{
 			Reason: `ask rule "mcp__demo__search" in /home/me/project/.freecode/settings.json`,
 		},
 		PermissionRequest{
+			CallID: "vscode-app-1", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"delete-me.txt"}`),
+			Reason: "no rule; tool is not read-only", App: &CallApp{Server: "demo"},
+		},
+		PermissionRequest{
 			CallID: "c3", Tool: "mcp__demo__write_file", Server: "demo", Arguments: json.RawMessage(`{"path":"notes.md"}`),
 			Reason: "its definition changed since you accepted it; the change is shown", ProjectTrusted: true,
 			Review: &PermissionReview{Kind: ReviewChanged, Hash: fixtureHash, Diff: fixtureChange.diff, Change: fixtureChange.change},
@@ -315,6 +319,8 @@ var fixtures = map[string][]any{
 	"ReadResourceResult.json": {
 		ReadResourceResult{Contents: []ResourceContents{{URI: "demo://resource/static/document/architecture.md", MIMEType: "text/markdown", Text: "# Architecture"}}},
 		ReadResourceResult{Contents: []ResourceContents{{URI: "demo://resource/dynamic/blob/1", MIMEType: "application/octet-stream", Blob: "aGVsbG8="}}},
+		ReadResourceResult{Contents: []ResourceContents{{URI: "ui://freecode-demo/files.html", MIMEType: "text/html;profile=mcp-app", Text: "<!doctype html><title>files</title>",
+			Meta: map[string]any{"ui": map[string]any{"csp": map[string]any{"connectDomains": []any{"https://api.example.com"}}, "prefersBorder": true}}}}},
 	},
 	"PromptInfo.json": {
 		PromptInfo{Server: "everything", Name: "args-prompt", Title: "Arguments prompt", Description: "A prompt with arguments", Arguments: []PromptArgument{

@@ -327,6 +327,9 @@ type PermissionRequest struct {
 	// accepted it, or the tool is new: the change to show with the
 	// question, which the answer may accept (AcceptDefinition).
 	Review *PermissionReview `json:"review,omitempty"`
+	// App is set when an MCP Apps view made the call (ToolCall.App), so
+	// the user is told a view asks, not a model.
+	App *CallApp `json:"app,omitempty"`
 }
 
 // PermissionReview is the change a PermissionRequest shows.

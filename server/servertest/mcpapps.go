@@ -11,7 +11,8 @@ import (
 
 // AppsEnv, in a Server's env, makes the server an MCP Apps server (the
 // extension io.modelcontextprotocol/ui, SEP-1865) as well: it serves the
-// view ui://<name>/board.html (mime text/html;profile=mcp-app) and these
+// view ui://<name>/board.html (mime text/html;profile=mcp-app, its _meta.ui.csp
+// letting it connect to https://api.example.com) and these
 // tools, each naming the view in its _meta:
 //
 //	board_show   read-only, for the model and the app (visibility
@@ -32,7 +33,8 @@ func addAppTools(server *mcpsdk.Server, name string) {
 	server.AddResource(&mcpsdk.Resource{URI: view, Name: "board", MIMEType: mime, Description: "the task board's view"},
 		func(context.Context, *mcpsdk.ReadResourceRequest) (*mcpsdk.ReadResourceResult, error) {
 			return &mcpsdk.ReadResourceResult{Contents: []*mcpsdk.ResourceContents{{URI: view, MIMEType: mime,
-				Text: "<!doctype html><title>board</title><p>the board</p>"}}}, nil
+				Text: "<!doctype html><title>board</title><p>the board</p>",
+				Meta: mcpsdk.Meta{"ui": map[string]any{"csp": map[string]any{"connectDomains": []any{"https://api.example.com"}}}}}}}, nil
 		})
 	obj := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
 	ui := func(visibility ...string) mcpsdk.Meta {

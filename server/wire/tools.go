@@ -108,11 +108,15 @@ func ToolProgress(callID string, p orchestrator.Progress) protocol.ToolProgress 
 // allow rule in the project's local file would be honoured, which the
 // question does not know.
 func PermissionRequest(req orchestrator.Request, projectTrusted bool) protocol.PermissionRequest {
-	return protocol.PermissionRequest{
+	out := protocol.PermissionRequest{
 		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
 		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: projectTrusted,
 		Review: PermissionReview(req.Review),
 	}
+	if req.App != "" {
+		out.App = &protocol.CallApp{Server: req.App}
+	}
+	return out
 }
 
 // Answer is a frontend's answer to a permission request, for the

@@ -2,6 +2,7 @@
 // handed to every command (vscode-go's GoExtensionContext, smaller).
 
 import type * as vscode from 'vscode';
+import type { AppViews } from './appPanel';
 import type { Sidecar } from './client';
 import type { ServersModel } from './model';
 import type { ServerLogs } from './serverLogs';
@@ -16,6 +17,8 @@ export interface FreeCode {
 	readonly logs: ServerLogs;
 	readonly toolRuns: ToolRuns;
 	readonly docs: ReadOnlyDocs;
+	/** The MCP Apps views of tool results. */
+	readonly apps: AppViews;
 	/** settings reads the freecode.* settings now. */
 	settings(): Settings;
 	machine(): Machine;

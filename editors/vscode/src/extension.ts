@@ -2,6 +2,7 @@
 // sidecar, deactivate stops it. Everything else lives in its own module.
 
 import * as vscode from 'vscode';
+import { AppViews } from './appPanel';
 import { Sidecar } from './client';
 import { registerCommands } from './commands';
 import { machine, readSettings } from './config';
@@ -18,6 +19,7 @@ import { ReviewNotices } from './reviewNotices';
 import { NewServers } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
+import { TaskNotices } from './taskNotices';
 import { ToolRuns } from './toolRuns';
 import { registerWithVSCodeChat } from './vscodeChat';
 import { ServersView } from './views/serversView';
@@ -56,9 +58,11 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 		settings,
 	);
 	sidecar = sc;
-	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, settings, machine: () => machine(ext) };
-	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, new ServersView(model, sc), new StatusItem(model, sc));
+	const apps = new AppViews(() => sc.session, model, sc.output, String(ext.extension.packageJSON.version ?? ''));
+	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, apps, settings, machine: () => machine(ext) };
+	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, apps, new ServersView(model, sc), new StatusItem(model, sc));
 	registerCommands(fc);
+	ext.subscriptions.push(new TaskNotices(model, (id) => id.startsWith('vscode-')));
 	const added = new NewServers();
 	const offAdded = model.onDidChange(() => {
 		for (const name of added.update(model)) {

@@ -6,7 +6,7 @@
 // it. Pure: no `vscode` import, so the headless tests drive it with plain
 // sequences of ServerStatus and ToolInfo.
 
-import type { ConfigProblem, ConfigProblemsParams, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol';
+import type { ConfigProblem, ConfigProblemsParams, PromptInfo, ResourceInfo, ServerState, ServerStatus, TaskInfo, ToolInfo } from './protocol';
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {
@@ -72,6 +72,8 @@ export class ServersModel {
 	private readonly resources = new Map<string, ResourceInfo[]>();
 	private readonly prompts = new Map<string, PromptInfo[]>();
 	private readonly problems = new Map<string, FileProblems>();
+	/** The tasks calls started (freecode/tasks, freecode/tasks/changed), by "server taskId". */
+	private readonly taskInfos = new Map<string, TaskInfo>();
 	private readonly listeners = new Set<() => void>();
 
 	/** onDidChange registers fn to run after every change; the result unregisters it. */
@@ -155,6 +157,27 @@ export class ServersModel {
 		this.changed();
 	}
 
+	/** setTasks replaces the tasks with a freecode/tasks answer. */
+	setTasks(list: readonly TaskInfo[]): void {
+		this.taskInfos.clear();
+		for (const t of list) this.taskInfos.set(`${t.server} ${t.taskId}`, t);
+		this.changed();
+	}
+
+	/** updateTask applies one freecode/tasks/changed (or a call's ToolResult.task); an older word than the one held is ignored. */
+	updateTask(t: TaskInfo): void {
+		const key = `${t.server} ${t.taskId}`;
+		const have = this.taskInfos.get(key);
+		if (have && Date.parse(have.updatedAt) > Date.parse(t.updatedAt)) return;
+		this.taskInfos.set(key, t);
+		this.changed();
+	}
+
+	/** tasks is every task, the newest first. */
+	tasks(): TaskInfo[] {
+		return [...this.taskInfos.values()].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || a.taskId.localeCompare(b.taskId));
+	}
+
 	/** fileProblems is every file that has problems now, by path. */
 	fileProblems(): FileProblems[] {
 		return [...this.problems.keys()].sort().map((path) => this.problems.get(path)!);
@@ -164,6 +187,7 @@ export class ServersModel {
 	clear(): void {
 		this.everLoaded = false;
 		this.problems.clear();
+		this.taskInfos.clear();
 		this.statuses.clear();
 		this.tools.clear();
 		this.resources.clear();

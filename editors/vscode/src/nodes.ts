@@ -91,4 +91,27 @@ export interface NoticeNode {
 	contextValue: string;
 }
 
-export type Node = ServerNode | ToolNode | GroupNode | ResourceNode | PromptNode | NoticeNode;
+/** TasksNode is the Tasks group above the servers: the tasks calls started. */
+export interface TasksNode {
+	kind: 'tasks';
+	label: string;
+	description: string;
+	tooltip: string;
+	icon: Icon;
+	contextValue: string;
+}
+
+/** TaskNode is one task under Tasks. */
+export interface TaskNode {
+	kind: 'task';
+	server: string;
+	taskId: string;
+	label: string;
+	description: string;
+	tooltip: string;
+	icon: Icon;
+	/** "task live" while it runs (it can be cancelled), "task" once it ended. */
+	contextValue: string;
+}
+
+export type Node = ServerNode | ToolNode | GroupNode | ResourceNode | PromptNode | NoticeNode | TasksNode | TaskNode;

@@ -90,6 +90,7 @@ export function permissionPrompt(
 	const tool = oneLine(req.tool, 120);
 	const lines = [
 		req.server !== undefined ? `Server: ${oneLine(req.server, 80)}` : 'Built-in tool',
+		...(req.app ? [`Asked by: the MCP Apps view of ${oneLine(req.app.server, 80)} (a page the server shows), not a model.`] : []),
 		req.readOnly
 			? 'This tool only reads (read-only).'
 			: destructive

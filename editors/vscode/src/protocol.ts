@@ -38,6 +38,8 @@ export const Requests = {
 	prompts: 'freecode/prompts',
 	promptsGet: 'freecode/prompts/get',
 	toolsReview: 'freecode/tools/review',
+	tasks: 'freecode/tasks',
+	tasksCancel: 'freecode/tasks/cancel',
 } as const;
 
 /** Requests the sidecar sends to the extension. */
@@ -57,6 +59,7 @@ export const Notifications = {
 	resourcesChanged: 'freecode/resources/changed',
 	promptsChanged: 'freecode/prompts/changed',
 	reviewNeeded: 'freecode/tools/reviewNeeded',
+	tasksChanged: 'freecode/tasks/changed',
 } as const;
 
 /** Where a server's entry comes from: the user's config or a project's settings. */
@@ -336,6 +339,13 @@ export interface ExecuteParams {
 export interface ExecuteResult {
 	results: ToolResult[];
 }
+export interface TasksResult {
+	tasks: TaskInfo[];
+}
+export interface TaskCancelParams {
+	server: string;
+	taskId: string;
+}
 export type RuleEffect = 'allow' | 'ask' | 'deny';
 export type RuleSource = 'user' | 'project' | 'local' | 'session';
 export interface PermissionRule {
@@ -381,6 +391,8 @@ export interface PermissionRequest {
 	projectTrusted: boolean;
 	/** Set when the tool's definition changed since the user accepted it, or it is new. */
 	review?: PermissionReview;
+	/** Set when an MCP Apps view made the call, not a model: the view's server. */
+	app?: { server: string };
 }
 
 /** PermissionReview is the change a permission request shows; an answer may accept it. */
@@ -462,6 +474,8 @@ export interface ResourceContents {
 	mimeType?: string;
 	text?: string;
 	blob?: string;
+	/** As the server sent it: an MCP Apps view's _meta.ui (csp, permissions). */
+	_meta?: unknown;
 }
 export interface ReadResourceResult {
 	contents: ResourceContents[];

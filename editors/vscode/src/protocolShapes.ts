@@ -372,6 +372,7 @@ export const permissionRequest = obj<p.PermissionRequest>({
 	reason: req(str),
 	projectTrusted: req(bool),
 	review: opt(obj<p.PermissionReview>({ kind: req(reviewKind), hash: req(str), diff: req(str), change: req(definitionChange) })),
+	app: opt(obj<{ server: string }>({ server: req(str) })),
 });
 
 export const permissionResponse = obj<p.PermissionResponse>({
@@ -480,7 +481,7 @@ export const resourceInfo = obj<p.ResourceInfo>({
 });
 
 export const readResourceResult = obj<p.ReadResourceResult>({
-	contents: req(arrayOf(obj<p.ResourceContents>({ uri: req(str), mimeType: opt(str), text: opt(str), blob: opt(str) }))),
+	contents: req(arrayOf(obj<p.ResourceContents>({ uri: req(str), mimeType: opt(str), text: opt(str), blob: opt(str), _meta: opt(anyValue) }))),
 });
 
 export const promptInfo = obj<p.PromptInfo>({

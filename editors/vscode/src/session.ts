@@ -98,6 +98,9 @@ export class Session {
 				if (this.check('freecode/prompts/changed', shapes.listChanged, params)) void this.readList('prompts', params.server);
 			}),
 			this.conn.onNotification(p.Notifications.reviewNeeded, (params) => this.onReviewNeeded(params)),
+			this.conn.onNotification(p.Notifications.tasksChanged, (params) => {
+				if (this.check(p.Notifications.tasksChanged, shapes.taskInfo, params)) this.model.updateTask(params);
+			}),
 		];
 		return {
 			dispose: () => {
@@ -253,11 +256,30 @@ export class Session {
 			this.model.setServers(statuses);
 			for (const s of later) this.model.updateServer(s);
 			this.model.setTools((tools?.tools ?? []).filter((t) => this.check('ToolInfo', shapes.toolInfo, t)));
+			await this.readTasks();
 		} catch (e) {
 			if (!this.closed) this.hooks.warn?.(`reading the servers from the sidecar failed: ${(e as Error).message}`);
 		} finally {
 			this.pendingStatuses = undefined;
 		}
+	}
+
+	/** readTasks reads the tasks calls started (freecode/tasks): those of an earlier window or sidecar run too. */
+	private async readTasks(): Promise<void> {
+		try {
+			const r = await this.conn.sendRequest<p.TasksResult>(p.Requests.tasks, {});
+			if (this.closed) return;
+			this.model.setTasks((r?.tasks ?? []).filter((t) => this.check('TaskInfo', shapes.taskInfo, t)));
+		} catch (e) {
+			if (!this.closed) this.hooks.warn?.(`reading the tasks from the sidecar failed: ${(e as Error).message}`);
+		}
+	}
+
+	/** cancelTask cancels a running task on its server (freecode/tasks/cancel); its end comes as freecode/tasks/changed. */
+	async cancelTask(server: string, taskId: string): Promise<p.TaskInfo> {
+		const t = await this.conn.sendRequest<p.TaskInfo>(p.Requests.tasksCancel, { server, taskId } satisfies p.TaskCancelParams);
+		if (this.check(p.Requests.tasksCancel, shapes.taskInfo, t)) this.model.updateTask(t);
+		return t;
 	}
 
 	private async serverRequest(method: string, params: unknown): Promise<p.ServerStatus> {

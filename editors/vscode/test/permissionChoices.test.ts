@@ -268,3 +268,14 @@ test("prompt: VS Code's own Cancel is said to deny, in every prompt, and denies"
 	}
 	assert.match(CANCEL_DENIES, /^Cancel\b.*deny/);
 });
+
+test("prompt: a call an MCP Apps view made says so, under its server", () => {
+	const p = permissionPrompt({ ...req, app: { server: 'demo' } }, 1200, true);
+	const lines = p.detail.split('\n');
+	assert.deepEqual(lines.slice(0, 3), [
+		'Server: demo',
+		'Asked by: the MCP Apps view of demo (a page the server shows), not a model.',
+		'This tool can change things, maybe for good (destructive, as its server describes it).',
+	]);
+	assert.ok(!permissionPrompt(req, 1200).detail.includes('Asked by'));
+});

@@ -367,3 +367,31 @@ test('session: a list read overtaken by a later one is dropped', async () => {
 	await ext.sendRequest('ping');
 	assert.deepEqual(serverChildren(model, 'everything'), []);
 });
+
+test('session: a refresh reads the tasks; tasks/changed updates one; cancelTask sends server and taskId', async () => {
+	const working = { server: 'demo', taskId: 't1', tool: 'long_build', callId: 'c1', status: 'working', createdAt: '2026-05-01T10:00:00Z', updatedAt: '2026-05-01T10:00:01Z' } as const;
+	peer.onRequest('freecode/servers', () => ({ servers: [st('demo', 'connected', 1)] }));
+	peer.onRequest('freecode/tools', () => ({ tools: [] }));
+	peer.onRequest('freecode/tasks', () => ({ tasks: [working] }));
+	let cancelled: unknown;
+	peer.onRequest('freecode/tasks/cancel', (params) => {
+		cancelled = params;
+		return { ...working, status: 'cancelled', updatedAt: '2026-05-01T10:00:05Z' };
+	});
+	await session.refresh();
+	assert.deepEqual(model.tasks().map((t) => t.status), ['working']);
+	const seen = changed();
+	await peer.sendNotification('freecode/tasks/changed', { ...working, status: 'input_required', updatedAt: '2026-05-01T10:00:02Z' });
+	await seen;
+	assert.equal(model.tasks()[0].status, 'input_required');
+	const t = await session.cancelTask('demo', 't1');
+	assert.deepEqual(cancelled, { server: 'demo', taskId: 't1' });
+	assert.equal(t.status, 'cancelled');
+	assert.equal(model.tasks()[0].status, 'cancelled');
+	// One that does not fit is reported and changes nothing.
+	await peer.sendNotification('freecode/tasks/changed', { ...working, status: 'asleep', updatedAt: '2026-05-01T10:00:09Z' });
+	peer.onRequest('ping', () => 'pong');
+	await ext.sendRequest('ping');
+	assert.equal(model.tasks()[0].status, 'cancelled');
+	assert.match(warnings.at(-1) ?? '', /freecode\/tasks\/changed that does not fit the protocol/);
+});

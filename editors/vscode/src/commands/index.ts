@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { FreeCode } from '../context';
 import { addServer } from './addServer';
 import { approveServer } from './approveServer';
+import { cancelTask } from './cancelTask';
 import { disableServer, enableServer, removeServer, showServerConfiguration } from './configServer';
 import { getPrompt } from './getPrompt';
 import { importServers } from './importServers';
@@ -58,6 +59,7 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.tool.showDefinitionDiff': showToolDefinitionDiff,
 	'freecode.tool.acceptDefinition': acceptToolDefinition,
 	'freecode.tool.rejectDefinition': rejectToolDefinition,
+	'freecode.task.cancel': cancelTask,
 };
 
 /** registerCommands registers every command for the extension's lifetime. */

@@ -55,10 +55,15 @@ export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Pro
 			void vscode.window.showErrorMessage(`${tool}: the sidecar returned no result.`);
 			return;
 		}
+		// A call its server runs as a task shows in the Tasks group at once.
+		if (r.task) fc.model.updateTask(r.task);
 		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${RESULT_DOC}` });
 		const column = fc.toolRuns.resultColumn(uri);
 		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), { preview: true, preserveFocus: true, viewColumn: column });
 		fc.toolRuns.showImages(tool, r, vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString())?.viewColumn ?? column);
+		// A result the server made is shown in the tool's MCP Apps view too, if it names one.
+		const info = fc.model.tool(tool);
+		if (info?.ui?.resourceUri && (r.decision === 'allowed' || r.decision === 'asked')) void fc.apps.show(info, args, r, vscode.ViewColumn.Beside);
 		const summary = resultSummary(tool, r);
 		// A call the user denied went as they asked: no error for it.
 		if (r.isError && r.decision !== 'denied') void vscode.window.showErrorMessage(summary);

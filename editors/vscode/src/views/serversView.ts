@@ -7,6 +7,7 @@ import type { Sidecar } from '../client';
 import type { ServersModel } from '../model';
 import type { Icon, Node } from '../nodes';
 import type { SidecarState } from '../statusText';
+import { live } from './tasksTree';
 import { children } from './tree';
 
 class Provider implements vscode.TreeDataProvider<Node> {
@@ -29,6 +30,8 @@ class Provider implements vscode.TreeDataProvider<Node> {
 				? vscode.TreeItemCollapsibleState.Expanded
 				: node.kind === 'group'
 					? vscode.TreeItemCollapsibleState.Collapsed
+					: node.kind === 'tasks'
+						? vscode.TreeItemCollapsibleState.Expanded
 					: vscode.TreeItemCollapsibleState.None;
 		const item = new vscode.TreeItem(node.label, expand);
 		// Stable ids keep what the user expanded or collapsed across redraws.
@@ -72,6 +75,10 @@ function nodeId(node: Node): string {
 			return `prompt:${node.server}:${node.name}`;
 		case 'notice':
 			return `notice:${node.path}`;
+		case 'tasks':
+			return 'tasks';
+		case 'task':
+			return `task:${node.server}:${node.taskId}`;
 	}
 }
 
@@ -99,6 +106,11 @@ export class ServersView implements vscode.Disposable {
 			this.provider.refresh();
 			setContext('freecode.serverCount', model.size);
 		});
+		// A running task's elapsed time moves on without a notification.
+		const tick = setInterval(() => {
+			if (model.tasks().some((t) => live(t.status))) this.provider.refresh();
+		}, 1000);
+		this.subs.push({ dispose: () => clearInterval(tick) });
 		this.subs.push({ dispose: off }, sidecar.onDidChangeState((s) => this.onState(s)));
 		setContext('freecode.serverCount', 0);
 		this.onState(sidecar.state);

@@ -1,5 +1,5 @@
 // The shape of the MCP Servers tree: a notice per file with problems at the
-// top (problemsTree.ts), then the servers, by name; under
+// top (problemsTree.ts), then the tasks calls started (tasksTree.ts), then the servers, by name; under
 // each its tools, then its Resources and Prompts groups; under a group its
 // resources or prompts. serversTree.ts and extrasTree.ts each build their
 // own nodes and know nothing of each other; this is where they meet.
@@ -9,6 +9,7 @@ import type { ServersModel } from '../model';
 import type { Node, ServerNode } from '../nodes';
 import { groupChildren, groupNodes } from './extrasTree';
 import { problemNodes } from './problemsTree';
+import { taskNodes, tasksNodes } from './tasksTree';
 import { serverNode, toolNodes } from './serversTree';
 
 /** serverNodes is the tree's top level, by name. */
@@ -26,9 +27,10 @@ export function serverChildren(model: ServersModel, server: string): Node[] {
 	return [...toolNodes(model, server), ...groupNodes(model, server)];
 }
 
-/** children is what the tree shows under node, or at its top without one. */
-export function children(model: ServersModel, node?: Node): Node[] {
-	if (!node) return [...problemNodes(model), ...serverNodes(model)];
+/** children is what the tree shows under node, or at its top without one; now dates the tasks' elapsed times. */
+export function children(model: ServersModel, node?: Node, now = Date.now()): Node[] {
+	if (!node) return [...problemNodes(model), ...tasksNodes(model), ...serverNodes(model)];
+	if (node.kind === 'tasks') return taskNodes(model, now);
 	if (node.kind === 'server') return serverChildren(model, node.name);
 	if (node.kind === 'group') return groupChildren(model, node.server, node.group);
 	return [];

@@ -38,6 +38,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { scenarioApps } from './apps.mjs';
+import { scenarioTasks } from './tasks.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const extDir = path.resolve(here, '..', '..');
@@ -70,7 +72,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
 	return a;
 }
 
@@ -931,6 +933,11 @@ async function scenarioSignIn() {
 }
 
 const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioSignIn, 'vscode-chat': scenarioVSCodeChat, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
+// apps (issue 18, in apps.mjs): a tool's MCP Apps view in a webview, sandboxed; a call it makes to a
+// destructive tool asks first.
+scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs });
+// tasks (issue 18, in tasks.mjs): a call run as a task in the Tasks group: working, completed, cancelled.
+scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);

@@ -1,0 +1,40 @@
+// A task that a call of the extension started tells its end once, in a
+// notification with the start of its result (the Tasks group keeps the
+// rest). Tasks of other frontends, and those that had ended already when
+// they were first seen, say nothing.
+
+import * as vscode from 'vscode';
+import type { ServersModel } from './model';
+import type { TaskInfo } from './protocol';
+import { oneLine, printable } from './text';
+import { live } from './views/tasksTree';
+
+export class TaskNotices implements vscode.Disposable {
+	private readonly running = new Set<string>();
+	private readonly off: () => void;
+
+	/** ours says whether a call id is one the extension made. */
+	constructor(model: ServersModel, ours: (callId: string) => boolean) {
+		this.off = model.onDidChange(() => {
+			for (const t of model.tasks()) {
+				if (!ours(t.callId)) continue;
+				const key = `${t.server} ${t.taskId}`;
+				if (live(t.status)) this.running.add(key);
+				else if (this.running.delete(key)) this.tell(t);
+			}
+		});
+	}
+
+	private tell(t: TaskInfo): void {
+		const what = `${printable(t.tool)} on ${printable(t.server)}`;
+		const text = (t.result?.content ?? []).filter((c) => c.type === 'text' && typeof c.text === 'string').map((c) => c.text as string).join(' ');
+		if (t.status === 'completed' && !t.result?.isError) void vscode.window.showInformationMessage(`Task ${what} completed${text ? `: ${oneLine(text, 200)}` : ''}`);
+		else if (t.status === 'completed') void vscode.window.showErrorMessage(`Task ${what} completed with an error${text ? `: ${oneLine(text, 200)}` : ''}`);
+		else if (t.status === 'failed') void vscode.window.showErrorMessage(`Task ${what} failed: ${oneLine(t.error ?? t.statusMessage ?? 'no reason given', 200)}`);
+		else void vscode.window.showInformationMessage(`Task ${what} was cancelled`);
+	}
+
+	dispose(): void {
+		this.off();
+	}
+}
