@@ -19,10 +19,10 @@ import (
 // refusingHandler is an MCP server that, once refuse is set, answers every
 // request a valid token carries with 403 insufficient_scope for a scope no
 // sign-in brings (as the conformance suite's auth/scope-retry-limit does)
-// and its initialize with a plain 400 (that scenario's server speaks only
-// the newest protocol and refuses the go-sdk's fallback). Until then it is
-// next.
-func refusingHandler(next http.Handler, refuse *atomic.Bool) http.Handler {
+// and, with plainInit, its initialize with a plain 400 (that scenario's
+// server speaks only the newest protocol and refuses the go-sdk's
+// fallback). Until then it is next.
+func refusingHandler(next http.Handler, refuse *atomic.Bool, plainInit bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !refuse.Load() || r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -31,7 +31,7 @@ func refusingHandler(next http.Handler, refuse *atomic.Bool) http.Handler {
 		body, _ := io.ReadAll(r.Body)
 		var msg struct{ Method string }
 		_ = json.Unmarshal(body, &msg)
-		if msg.Method == "initialize" {
+		if plainInit && msg.Method == "initialize" {
 			http.Error(w, "Missing MCP-Protocol-Version header", http.StatusBadRequest)
 			return
 		}
@@ -85,16 +85,19 @@ func checkRefusedForGood(t *testing.T, e *authEnv, c *mcp.Conn, err error, seen 
 	}
 }
 
-// A server that refuses every sign-in with 403 insufficient_scope, its
-// fallback initialize too, is refused for good after the bounded sign-ins:
-// the Conn neither retries in the background nor on reconnect.
+// A server that refuses every sign-in with 403 insufficient_scope, and the
+// discovery's fallback initialize too (with a 400, or the same 403, which
+// the flow then answers with a bounded sign-in for more access), is
+// refused for good: the Conn neither retries in the background nor on
+// reconnect.
 func TestOAuthScopeRefusedForGood(t *testing.T) {
 	setup := oauthtest.Setup{PRM: "header", ASMeta: "oauth", ChallengeScopes: []string{"admin"}}
-	for _, ask := range []string{"nobody to ask", "someone to ask"} {
+	for _, ask := range []string{"nobody to ask", "someone to ask", "someone to ask, initialize refused too"} {
+		plainInit := !strings.HasSuffix(ask, "too")
 		t.Run("login/"+ask, func(t *testing.T) {
 			refuse := new(atomic.Bool)
 			refuse.Store(true)
-			e := newAuthEnvServing(t, setup, config.TransportHTTP, refusingHandler(goSDKHandler(t, config.TransportHTTP), refuse))
+			e := newAuthEnvServing(t, setup, config.TransportHTTP, refusingHandler(goSDKHandler(t, config.TransportHTTP), refuse, plainInit))
 			open := e.browser.Open
 			if ask == "nobody to ask" {
 				open = nil
@@ -107,7 +110,7 @@ func TestOAuthScopeRefusedForGood(t *testing.T) {
 		})
 		t.Run("start/"+ask, func(t *testing.T) {
 			refuse := new(atomic.Bool)
-			e := newAuthEnvServing(t, setup, config.TransportHTTP, refusingHandler(goSDKHandler(t, config.TransportHTTP), refuse))
+			e := newAuthEnvServing(t, setup, config.TransportHTTP, refusingHandler(goSDKHandler(t, config.TransportHTTP), refuse, plainInit))
 			srv := e.server(nil)
 			e.signIn(srv, e.options(nil))
 			refuse.Store(true) // from now on no sign-in is enough
