@@ -64,7 +64,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		}
 		return c.settleTask(ctx, name, t, onProgress)
 	}
-	err = c.hide(err)
+	// A 403 insufficient_scope to the access a sign-in for it just gave
+	// reaches the SDK as a bare "Forbidden": the sign-in says what it was.
+	err = c.hide(s.auth.Explain(err))
 	if why := c.dropSince(drops); why != "" && ctx.Err() != nil {
 		// The answer may be what was dropped: say so, not just "deadline".
 		err = fmt.Errorf("%w (the server did send something: %s)", err, why)

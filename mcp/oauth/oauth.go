@@ -378,10 +378,7 @@ func (f *Flow) Authorize(ctx context.Context, req *http.Request, resp *http.Resp
 			open = f.opts.OpenURL
 		}
 		scopes := challengeScopes(challenges)
-		asked := "more access"
-		if scopes != "" {
-			asked = "more access (scope " + strconv.Quote(scopes) + ")"
-		}
+		asked := askedFor(scopes)
 		if open == nil {
 			drainClose(resp)
 			return f.fail("the server asks for "+asked+" than this sign-in gave (insufficient_scope), and nobody can be asked here to sign in for it", nil)
@@ -453,27 +450,51 @@ func (f *Flow) Send(r *http.Request, send func(*http.Request) (*http.Response, e
 	return send(again)
 }
 
-// Observe notes a response of the server: a 401 answering the token the
-// flow holds means the user must sign in, since after the stored token was
-// tried the transport retries once and reports the second 401 without
-// calling Authorize again. The caller shows it every response of the
-// server's origin.
+// Observe notes a response of the server: a 401 or a 403
+// insufficient_scope answering the token the flow holds means the user
+// must act. After a sign-in (or the stored token tried) the transport
+// sends the request once more and reports that answer without calling
+// Authorize again: a 401 then means the token is refused, and a 403
+// insufficient_scope that the access just granted is not what the server
+// asks for, which no attempt without the user can mend. When the answer
+// was the first to the request, Authorize comes next and overrides what
+// Observe noted. The caller shows it every response of the server's
+// origin.
 func (f *Flow) Observe(req *http.Request, resp *http.Response) {
-	if resp.StatusCode != http.StatusUnauthorized {
+	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 		return
 	}
 	f.mu.Lock()
 	src, needs := f.src, f.needs
 	f.mu.Unlock()
-	if needs == nil && src != nil && bearerToken(req) == src.access() {
-		reason := "the server refused the stored token"
+	if needs != nil || src == nil || bearerToken(req) != src.access() {
+		return
+	}
+	var reason string
+	if resp.StatusCode == http.StatusForbidden {
+		challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+		if challengeError(challenges) != "insufficient_scope" {
+			return // the server's answer, not a sign-in's
+		}
+		reason = "the server asks for " + askedFor(challengeScopes(challenges)) + " than this sign-in gave (insufficient_scope), and a sign-in for it did not bring it: sign in again and grant it, or ask the server's administrator for it"
+	} else {
+		reason = "the server refused the stored token"
 		if why := src.whyDead(); why != "" {
 			reason = why
 		}
-		f.mu.Lock()
-		f.needs = &authError{reason: reason}
-		f.mu.Unlock()
 	}
+	f.mu.Lock()
+	f.needs = &authError{reason: reason}
+	f.mu.Unlock()
+}
+
+// askedFor says what a 403 insufficient_scope naming scopes (sorted,
+// space-separated, "" when it names none) asks for.
+func askedFor(scopes string) string {
+	if scopes == "" {
+		return "more access"
+	}
+	return "more access (scope " + strconv.Quote(scopes) + ")"
 }
 
 // StepUps counts a server's sign-ins for more access by the scopes

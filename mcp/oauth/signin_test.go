@@ -590,9 +590,14 @@ func TestOAuthStepUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 3 {
-			if err := e.echo(c); err == nil {
+		for i := range 3 {
+			err := e.echo(c)
+			if err == nil {
 				t.Fatal("a call succeeded without the scope it needs")
+			}
+			// Refused, the sign-in for it notwithstanding: the user must act.
+			if !errors.Is(err, oauth.ErrNeedsAuth) {
+				t.Errorf("call %d: %v; want oauth.ErrNeedsAuth", i+1, err)
 			}
 		}
 		if n := len(e.as.Events("authorize")); n > 1+oauth.MaxStepUps {
