@@ -6,13 +6,13 @@ import { test } from 'node:test';
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
-test('manifest: the config file is validated with the schema the Go side ships, and opens as JSON with comments', () => {
+test("manifest: the config file and a project's settings are validated with the schema the Go side ships, and open as JSON with comments", () => {
 	const [v] = pkg.contributes.jsonValidation;
-	assert.deepEqual(v.fileMatch, ['**/.freecode/config.json']);
+	assert.deepEqual(v.fileMatch, ['**/.freecode/config.json', '**/.freecode/settings.json']);
 	const schema = JSON.parse(readFileSync(join(root, v.url), 'utf8'));
 	assert.equal(schema.type, 'object');
 	const jsonc = pkg.contributes.languages.find((l: { id: string }) => l.id === 'jsonc');
-	assert.ok(jsonc.filenamePatterns.includes('**/.freecode/config.json'));
+	for (const f of v.fileMatch) assert.ok(jsonc.filenamePatterns.includes(f), f);
 });
 
 test('manifest: every command a menu names is contributed', () => {
