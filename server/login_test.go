@@ -23,7 +23,6 @@ import (
 // server gh, next to the local test server srv.
 func protected(t *testing.T, setup oauthtest.Setup) (*oauthtest.Server, string) {
 	t.Setenv("FREECODE_TOKEN_STORE", "file") // no keychain in tests
-	t.Setenv("HOME", t.TempDir())            // the sign-ins go to the user's ~/.freecode
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "remote", Version: "1"}, nil)
 	server.AddTool(&mcpsdk.Tool{Name: "whoami", InputSchema: map[string]any{"type": "object"}, Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {

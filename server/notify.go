@@ -192,9 +192,10 @@ func (f *forwarder) event(ev workspace.Event) {
 
 // resync sends every server's status and every file's problems as they
 // are now, and the fix of the files it was told about that have none. It
-// returns the statuses it sent.
+// returns the statuses it sent. A server whose tools are being registered
+// is told of by the status that follows (workspace.ShownStatuses).
 func (f *forwarder) resync() []mcp.Status {
-	sts := f.w.Statuses()
+	sts := f.w.ShownStatuses()
 	for _, st := range sts {
 		ws := wire.ServerStatus(st)
 		f.sess.notify(protocol.NotifyServersStatus, &ws)

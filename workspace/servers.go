@@ -330,6 +330,25 @@ func (w *Workspace) SetTrusted(ctx context.Context, trusted bool) error {
 	return nil
 }
 
+// ShownStatuses is Statuses as a frontend that connects now is to be told
+// of them: without a server that reports connected (or idle) while its
+// tools are not registered yet. A Conn takes the connected state, hands its
+// tools over, then emits the status: a frontend told "connected" in between
+// would call a tool the registry does not hold yet. That status is emitted
+// (a StatusEvent) once the tools are registered, so a subscriber that reads
+// these after subscribing is told of it all the same.
+func (w *Workspace) ShownStatuses() []mcp.Status {
+	registered := w.reg.Servers()
+	return slices.DeleteFunc(w.Statuses(), func(st mcp.Status) bool { return aheadOfRegistry(st, registered) })
+}
+
+// aheadOfRegistry reports whether st, read after registered, is ahead of
+// the registry: a Conn hands over its tools, then reports connected (a
+// server on demand its manifest's, then idle).
+func aheadOfRegistry(st mcp.Status, registered []string) bool {
+	return (st.State == mcp.StateConnected || st.State == mcp.StateIdle) && !slices.Contains(registered, st.Name)
+}
+
 // NotSettledError lists the servers WaitSettled gave up on.
 type NotSettledError struct {
 	Servers []string
@@ -369,11 +388,7 @@ func (w *Workspace) waitSettled(ctx context.Context, names []string) error {
 			if names != nil && !slices.Contains(names, st.Name) {
 				continue
 			}
-			// A Conn hands over its tools, then reports connected (a
-			// server on demand its manifest's, then idle); the statuses
-			// are read after the registry, so may be ahead of it.
-			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting ||
-				(st.State == mcp.StateConnected || st.State == mcp.StateIdle) && !slices.Contains(registered, st.Name) {
+			if st.State == mcp.StateConnecting || st.State == mcp.StateReconnecting || aheadOfRegistry(st, registered) {
 				busy = append(busy, st.Name)
 			}
 		}

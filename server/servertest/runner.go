@@ -71,10 +71,9 @@ const (
 
 	// DefaultModes are the modes a test runs in unless it says otherwise.
 	DefaultModes = Stdio | Binary
-	// MultiModes are the modes in which several frontends can connect
-	// with the token. WebSocket is one more, for the tests of what holds
-	// of browser tabs as of socket frontends.
-	MultiModes = Shared | Binary
+	// MultiModes are the modes in which several frontends can connect:
+	// with the token, or as browser tabs with the session cookie.
+	MultiModes = Shared | Binary | WebSocket
 )
 
 func (m Mode) String() string {
@@ -200,6 +199,12 @@ func newEnv(t *testing.T, mode Mode, files string) *Env {
 			t.Logf("sidecar and JSON-RPC log (%s):\n%s", mode, env.log.String())
 		}
 	})
+	if mode != Binary {
+		// The user's files (sign-ins: oauth.DefaultStore) are under $HOME,
+		// as the binary's are under the HOME it is given: each run of a test
+		// has its own, or a run would find what the one before it stored.
+		t.Setenv("HOME", sb.Home)
+	}
 	switch mode {
 	case Stdio:
 		env.srv = server.New(env.serverOptions(t))

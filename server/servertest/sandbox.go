@@ -11,7 +11,7 @@ import (
 
 // Sandbox is a test's files: the sidecar's home, its config, a project.
 type Sandbox struct {
-	Home       string // $HOME of a sidecar binary
+	Home       string // $HOME of the sidecar, in this process or the binary
 	ConfigDir  string // Home/.freecode: config.json and the user's settings.json
 	ConfigPath string // ConfigDir/config.json
 	Project    string // the project, the first workspace folder
