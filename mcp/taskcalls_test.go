@@ -233,35 +233,34 @@ func TestConnTaskInputRequired(t *testing.T) {
 	}
 }
 
-// TestConnPingsAStatelessServer: a 2026-07-28 server served statelessly
-// answers the health ping with an error (it has no ping): an answer, so
-// the session lives on across pings, and with it the tasks being polled.
-func TestConnPingsAStatelessServer(t *testing.T) {
+// TestConnSendsNoPingToAStatelessServer: a 2026-07-28 server served
+// statelessly has no ping (it would answer one with an error): a Conn at
+// that revision sends none, and the session lives on across the ticks of
+// the health check, with it the calls and the tasks being polled.
+func TestConnSendsNoPingToAStatelessServer(t *testing.T) {
 	h := mcptest.StartTasksHTTP(t, "")
 	srv := remoteServer(h.URL, config.TransportHTTP)
 	srv.Name, srv.Enabled, srv.Scope = "tasky", true, "user"
 	rec := mcptest.NewRecorder()
-	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: 20 * time.Millisecond})
+	const interval = 20 * time.Millisecond
+	c := newTestConnOpts(t, srv, rec, &ConnOptions{Environ: testEnviron, PingInterval: interval})
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for c.Status().LastPing == 0 {
-		if states := rec.States("tasky"); slices.Contains(states, StateReconnecting.String()) {
-			t.Fatalf("the session was lost at a ping: %v", states)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal("no health ping answered")
-		case <-time.After(10 * time.Millisecond):
-		}
+	if v := c.Status().ProtocolVersion; v != LatestProtocolVersion {
+		t.Fatalf("connected at %q, want %q", v, LatestProtocolVersion)
 	}
-	if st := c.Status(); st.State != StateConnected {
-		t.Fatalf("after a health ping: %+v", st)
+	// Calls across ten ticks at least.
+	for start := time.Now(); time.Since(start) < 10*interval; {
+		if got := callText(t, c, "greet", map[string]any{"name": "ada"}); got != "Hello, ada!" {
+			t.Fatalf("greet = %q", got)
+		}
+		time.Sleep(interval / 2)
 	}
-	if got := callText(t, c, "greet", map[string]any{"name": "ada"}); got != "Hello, ada!" {
-		t.Errorf("greet = %q", got)
+	if st := c.Status(); st.State != StateConnected || st.LastPing != 0 {
+		t.Errorf("after ten ticks: state %v, last ping %v; want connected, and no ping sent", st.State, st.LastPing)
 	}
 	if states := rec.States("tasky"); slices.Contains(states, StateReconnecting.String()) {
-		t.Errorf("the session was lost at a ping: %v", states)
+		t.Errorf("the session was lost at a tick: %v", states)
 	}
 }
