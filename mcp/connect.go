@@ -280,12 +280,18 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 		defer iw.stop()
 		ctx = context.WithValue(ctx, installWaitKey{}, iw)
 		if probe != nil && seesUnreadInput {
-			probe.begun = iw.begun
+			probe.begun = iw.seen.begun
 		}
 	} else {
 		var cancelT context.CancelFunc
 		ctx, cancelT = context.WithTimeout(ctx, timeout)
 		defer cancelT()
+		if probe != nil && seesUnreadInput && srv.Type == config.TypeLocal && c.opts.Dial == nil {
+			// The discovery's wait runs once the server reads (inputseen.go).
+			seen := newInputSeen()
+			probe.begun = seen.begun
+			ctx = context.WithValue(ctx, inputSeenKey{}, seen)
+		}
 	}
 	if probe != nil {
 		probe.untilHeard = srv.Type == config.TypeRemote && c.opts.Dial == nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,14 +90,22 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 		Redact:     func(s string) string { return c.redactor.Load().String(s) },
 	})
 	t := &stdioTransport{filter: f, stdin: p.Stdin(), logger: c.logger}
+	seen, _ := ctx.Value(inputSeenKey{}).(*inputSeen)
 	if iw != nil {
-		t.stdin = iw.input(p.Stdin())
+		t.stdin = iw.seen.input(p.Stdin())
 		iw.watch(ctx, p)
+	} else if seen != nil {
+		t.stdin = seen.input(p.Stdin())
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel, which ends the look of seen
 	// Watch the process while initialize runs: a server that exits at once
 	// must fail the connect now, not at the timeout.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if iw == nil && seen != nil {
+		seen.follow(ctx, p, &wg)
+	}
 	go func() {
 		select {
 		case <-p.Exited():

@@ -1,9 +1,14 @@
 package mcp
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,5 +111,42 @@ func TestNegotiateSlowServer(t *testing.T) {
 	}
 	if d, i := discovers.Load(), initializes.Load(); d != 1 || i != 0 {
 		t.Errorf("the server saw %d discoveries and %d initializes, want 1 and 0", d, i)
+	}
+}
+
+// TestNegotiateSlowLocalServer: a local server that reads nothing for
+// longer than the discovery's wait (a node server loading its bundle on a
+// loaded machine) is waited for, as the wait starts once it has read the
+// discovery: it connects at the newest version, and nothing is
+// remembered as a fallback.
+func TestNegotiateSlowLocalServer(t *testing.T) {
+	if !seesUnreadInput {
+		t.Skip("a pipe's writer does not see what is unread here: the wait runs from the write")
+	}
+	const timeout = 8 * time.Second // the discovery waits 2 s
+	methods := filepath.Join(t.TempDir(), "methods")
+	srv := testSrv(t, "slow", fmt.Sprintf("slowstart=%v", maxDiscoveryWait+time.Second), "methods="+methods)
+	srv.Timeout = timeout
+	memo := NewVersionMemo(filepath.Join(t.TempDir(), "protocol-versions.json"))
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true, Versions: memo})
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatalf("connecting to a local server slow to start: %v", err)
+	}
+	if got := c.Status().ProtocolVersion; got != LatestProtocolVersion {
+		t.Errorf("connected at %q, want %q", got, LatestProtocolVersion)
+	}
+	if memo.fellBack(c.Config()) {
+		t.Error("a slow server that took the newest protocol is remembered as one that did not")
+	}
+	// One discovery, answered, and no initialize: not a discovery given
+	// up, a fallback sent behind it and a second attempt.
+	b, err := os.ReadFile(methods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(string(b))
+	discovers := len(slices.DeleteFunc(slices.Clone(got), func(m string) bool { return m != methodDiscover }))
+	if discovers != 1 || slices.Contains(got, "initialize") {
+		t.Errorf("the server received %v, want one %s and no initialize", got, methodDiscover)
 	}
 }

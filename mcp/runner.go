@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/freecode/freecode/config"
@@ -43,10 +41,6 @@ const firstStartBudget = 2 * time.Minute
 // runnerTermGrace is how long a stopped runner gets between SIGTERM and
 // SIGKILL: npm rolls back a half-done install on SIGTERM.
 const runnerTermGrace = 10 * time.Second
-
-// installPoll is how often a runner server's connect looks whether the
-// server has started reading.
-const installPoll = 100 * time.Millisecond
 
 // runner is a server command that runs a package through a package runner.
 type runner struct {
@@ -122,14 +116,12 @@ type installWait struct {
 	budget  time.Duration
 	cancel  context.CancelCauseFunc
 	notice  func(string)
-	written atomic.Int64 // bytes written to the server
 	stopCh  chan struct{}
 	wg      sync.WaitGroup
 
-	// begun is closed once the server was seen reading (see
-	// discoveryProbe.begun).
-	begun     chan struct{}
-	beginOnce sync.Once
+	// seen tells when the server was seen reading (its begun is the
+	// discovery's, see discoveryProbe.begun).
+	seen *inputSeen
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -143,7 +135,7 @@ type installWait struct {
 func newInstallWait(ctx context.Context, r *runner, timeout, budget time.Duration, notice func(string)) (context.Context, *installWait) {
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	ctx, cancelCause := context.WithCancelCause(ctx)
-	w := &installWait{r: r, timeout: timeout, budget: budget, notice: notice, stopCh: make(chan struct{}), begun: make(chan struct{})}
+	w := &installWait{r: r, timeout: timeout, budget: budget, notice: notice, stopCh: make(chan struct{}), seen: newInputSeen()}
 	w.cancel = func(err error) {
 		cancelCause(err)
 		cancel()
@@ -151,18 +143,12 @@ func newInstallWait(ctx context.Context, r *runner, timeout, budget time.Duratio
 	return ctx, w
 }
 
-// input returns stdin counting what is written to it.
-func (w *installWait) input(stdin io.WriteCloser) io.WriteCloser {
-	w.written.Store(0) // a new process: nothing written to it yet
-	return &countingWriter{WriteCloser: stdin, n: &w.written}
-}
-
-// watch follows p until the connect is over: the timeout runs from the
-// start, restarted by every look that finds the server's input unread (or
-// nothing written yet).
+// watch follows p, whose stdin is w.seen.input, until the connect is
+// over: the timeout runs from the start, restarted by every look that
+// finds the server's input unread (or nothing written yet).
 func (w *installWait) watch(ctx context.Context, p *proc.Process) {
 	w.wg.Go(func() {
-		t := time.NewTicker(installPoll)
+		t := time.NewTicker(inputPoll)
 		defer t.Stop()
 		start := time.Now()
 		last := start // when the runner was last seen installing
@@ -178,14 +164,12 @@ func (w *installWait) watch(ctx context.Context, p *proc.Process) {
 			case <-t.C:
 			}
 			now := time.Now()
-			n, ok := unreadInput(p.Stdin())
-			if w.written.Load() == 0 || !ok || n > 0 {
+			if !w.seen.look(p) {
 				last = now
 			} else {
 				w.mu.Lock()
 				w.installed = true
 				w.mu.Unlock()
-				w.beginOnce.Do(func() { close(w.begun) })
 			}
 			if now.Sub(last) >= w.timeout {
 				w.cancel(errInstallTimeout)
@@ -202,18 +186,6 @@ func (w *installWait) watch(ctx context.Context, p *proc.Process) {
 			}
 		}
 	})
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	io.WriteCloser
-	n *atomic.Int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.WriteCloser.Write(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 // stop ends the watch and releases its context.

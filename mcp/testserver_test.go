@@ -55,6 +55,8 @@ import (
 //	               named pipe P until EOF, then serve
 //	rollback=F     while installing, take SIGTERM as npm does: write F
 //	               ("rolled back") and exit
+//	slowstart=D    read nothing for the duration D, then serve
+//	methods=F      append the method of each request received to F, a line each
 const testServerEnv = "FREECODE_MCP_TEST_SERVER"
 
 // lockedWriter makes the SDK's writes and our stray lines whole lines.
@@ -218,6 +220,11 @@ func runTestServer(args []string) int {
 		}
 		return 0
 	}
+	if d, ok := flags["slowstart"]; ok {
+		// A server slow to come up: it reads nothing for d.
+		wait, _ := time.ParseDuration(d)
+		time.Sleep(wait)
+	}
 	fmt.Fprintln(os.Stderr, "test server starting")
 	out := &lockedWriter{w: os.Stdout}
 	_, banner := flags["banner"]
@@ -232,6 +239,17 @@ func runTestServer(args []string) int {
 			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 				return textResult(badMarker), nil
 			})
+	}
+	if f, ok := flags["methods"]; ok {
+		server.AddReceivingMiddleware(func(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+			return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+				if mf, err := os.OpenFile(f, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+					fmt.Fprintln(mf, method)
+					mf.Close()
+				}
+				return next(ctx, method, req)
+			}
+		})
 	}
 	if _, ok := flags["jsonnoise"]; ok {
 		// Around every call's answer: JSON that is no JSON-RPC message
