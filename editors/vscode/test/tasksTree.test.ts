@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServersModel } from '../src/model';
 import type { TaskInfo } from '../src/protocol';
-import { elapsed, taskNode, taskNodes, tasksNodes } from '../src/views/tasksTree';
+import { elapsed, runningFor, taskNode, taskNodes, tasksNodes } from '../src/views/tasksTree';
 import { children } from '../src/views/tree';
 
 const t0 = Date.parse('2026-05-01T10:00:00Z');
@@ -29,7 +29,7 @@ test('tasks tree: no Tasks group until a call starts a task; then above the serv
 	// The newest first; a running one's time runs to now, an ended one's to its last change.
 	const rows = children(m, top[0], t0 + 65_000);
 	assert.deepEqual(rows.map((r) => [r.label, r.description, r.contextValue]), [
-		['long_build (demo)', 'working · 1 min 05 s · step 2/4', 'task live'],
+		['long_build (demo)', 'working · 1 min · step 2/4', 'task live'],
 		['long_build (demo)', 'completed · 7 s', 'task'],
 	]);
 	m.updateTask(task({ status: 'cancelled', statusMessage: 'cancelled by the client', updatedAt: '2026-05-01T10:00:30Z' }));
@@ -54,7 +54,7 @@ test('tasks tree: each status says itself, a failure its reason, a result its te
 	assert.equal(failed.description, "failed · 3 s · the task's server is gone");
 	assert.equal(failed.icon.id, 'error');
 	const asking = taskNode(task({ status: 'input_required', statusMessage: 'publish?' }), now);
-	assert.equal(asking.description, 'waiting for your answer · 5 s · publish?');
+	assert.equal(asking.description, 'waiting for your answer · < 1 min · publish?');
 	assert.equal(asking.contextValue, 'task live');
 	const done = taskNode(task({ status: 'completed', result: { content: [{ type: 'text', text: 'build passed' }], isError: false } }), now);
 	assert.match(done.tooltip, /\nbuild passed$/);
@@ -70,4 +70,15 @@ test('tasks tree: elapsed reads as seconds, minutes, hours', () => {
 	assert.equal(elapsed(60_000), '1 min 00 s');
 	assert.equal(elapsed(3_599_000), '59 min 59 s');
 	assert.equal(elapsed(7_440_000), '2 h 04 min');
+});
+
+test('tasks tree: a running task says its time in whole minutes, so its row changes once a minute', () => {
+	assert.equal(runningFor(-5), '< 1 min');
+	assert.equal(runningFor(59_999), '< 1 min');
+	assert.equal(runningFor(60_000), '1 min');
+	assert.equal(runningFor(3_599_000), '59 min');
+	assert.equal(runningFor(7_440_000), '2 h 04 min');
+	const row = (ms: number) => taskNode(task({ statusMessage: 'step 1/2' }), t0 + ms).description;
+	assert.equal(row(1_000), row(59_000));
+	assert.notEqual(row(59_000), row(61_000));
 });

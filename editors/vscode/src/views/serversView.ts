@@ -7,7 +7,7 @@ import type { Sidecar } from '../client';
 import type { ServersModel } from '../model';
 import type { Icon, Node } from '../nodes';
 import type { SidecarState } from '../statusText';
-import { live } from './tasksTree';
+import { live, taskNode } from './tasksTree';
 import { children } from './tree';
 
 class Provider implements vscode.TreeDataProvider<Node> {
@@ -82,6 +82,16 @@ function nodeId(node: Node): string {
 	}
 }
 
+/** liveRows is what the running tasks' rows say now, to tell when their time has moved on. */
+function liveRows(model: ServersModel): string {
+	const now = Date.now();
+	return model
+		.tasks()
+		.filter((t) => live(t.status))
+		.map((t) => `${t.server}\t${t.taskId}\t${taskNode(t, now).description}`)
+		.join('\n');
+}
+
 function themeIcon(i: Icon): vscode.ThemeIcon {
 	return new vscode.ThemeIcon(i.id, i.color ? new vscode.ThemeColor(i.color) : undefined);
 }
@@ -106,9 +116,15 @@ export class ServersView implements vscode.Disposable {
 			this.provider.refresh();
 			setContext('freecode.serverCount', model.size);
 		});
-		// A running task's elapsed time moves on without a notification.
+		// A running task's time moves on without a notification. The tree
+		// is redrawn only when a row's words change (once a minute): a
+		// redraw replaces a row's inline buttons, and a click on Cancel Task
+		// that a redraw splits between its press and release is lost.
+		let shown = '';
 		const tick = setInterval(() => {
-			if (model.tasks().some((t) => live(t.status))) this.provider.refresh();
+			const now = liveRows(model);
+			if (now !== shown) this.provider.refresh();
+			shown = now;
 		}, 1000);
 		this.subs.push({ dispose: () => clearInterval(tick) });
 		this.subs.push({ dispose: off }, sidecar.onDidChangeState((s) => this.onState(s)));

@@ -1,8 +1,10 @@
 // The Tasks group of the MCP Servers tree: the tasks that calls started
 // (MCP Tasks, freecode/tasks), above the servers while there are any. Each
 // says its tool and server, its status and status message, and how long it
-// has run (until now while it runs, until its last change once it ended);
-// a live one can be cancelled. Pure: no `vscode` import; now is passed in.
+// has run (until now while it runs, in whole minutes, so that its row is
+// redrawn once a minute and not under the pointer of someone clicking its
+// Cancel; to the second once it ended); a live one can be cancelled. Pure:
+// no `vscode` import; now is passed in.
 
 import type { ServersModel } from '../model';
 import type { Icon, TaskNode, TasksNode } from '../nodes';
@@ -39,11 +41,19 @@ export function elapsed(ms: number): string {
 	return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
 }
 
+/** runningFor is how long a live task has run as its row shows it: < 1 min, 3 min, 2 h 04 min. */
+export function runningFor(ms: number): string {
+	const m = Math.floor(Math.max(0, ms) / 60_000);
+	if (m < 1) return '< 1 min';
+	if (m < 60) return `${m} min`;
+	return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+
 /** taskNode is one task's row at time now (ms since the epoch). */
 export function taskNode(t: TaskInfo, now: number): TaskNode {
 	const start = Date.parse(t.createdAt);
 	const end = live(t.status) ? now : Date.parse(t.updatedAt);
-	const took = Number.isFinite(start) && Number.isFinite(end) ? elapsed(end - start) : '';
+	const took = Number.isFinite(start) && Number.isFinite(end) ? (live(t.status) ? runningFor : elapsed)(end - start) : '';
 	const message = t.status === 'failed' ? t.error ?? t.statusMessage : t.statusMessage;
 	const description = [statusWords[t.status], took, message ? oneLine(message, 80) : ''].filter((x) => x !== '').join(' · ');
 	const lines = [`${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)}`, `${statusWords[t.status]}${took ? `, ${live(t.status) ? 'running for' : 'took'} ${took}` : ''}`];

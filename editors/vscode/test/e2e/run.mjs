@@ -315,6 +315,21 @@ async function runCommand(page, title) {
 	await page.keyboard.press('Enter');
 }
 
+/**
+ * notified waits for a notification saying text (a string or a RegExp). VS
+ * Code now and then files a notification in its notification center without
+ * toasting it (and hides a toast after a while): what a step checks is that
+ * the notification was made, so the center is looked in too.
+ */
+async function notified(page, text, timeout = uiTimeoutMs) {
+	const toast = page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+	if (await toast.waitFor({ timeout: Math.min(timeout, 10000) }).then(() => true, () => false)) return;
+	await runCommand(page, 'Notifications: Show Notifications');
+	await page.locator('.notifications-center .notification-list-item-message', { hasText: text }).first().waitFor({ timeout });
+	log(`the notification ${text} is in the notification center, not toasted`);
+	await page.keyboard.press('Escape');
+}
+
 async function openServersView(page) {
 	await page.locator('.activitybar [aria-label^="FreeCode"]').first().click();
 	// A container with one view shows the view's name in its own title.
@@ -542,7 +557,7 @@ async function scenarioDemo() {
 			await run();
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
 			await dialog.getByRole('button', { name: 'Allow Once' }).click();
-			await page.locator('.notifications-toasts', { hasText: /mcp__demo__delete_file ran in/ }).waitFor();
+			await notified(page, /mcp__demo__delete_file ran in/);
 			// The result, in a read-only document beside the arguments.
 			await page.locator('.tab', { hasText: 'Tool Result' }).waitFor();
 			await page.locator('.view-lines', { hasText: 'deleted delete-me.txt' }).waitFor();
@@ -749,16 +764,7 @@ async function scenarioManage() {
 				await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__list_files' }).waitFor();
 				await page.locator('.monaco-editor.focused .view-lines', { hasText: 'Arguments for mcp__demo__list_files' }).waitFor();
 				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
-				if (i === 1) await ran.first().waitFor();
-				else if (!(await ran.first().waitFor({ timeout: 10000 }).then(() => true, () => false))) {
-					// VS Code now and then files a later run's notification
-					// in the notification center without a toast: the run
-					// happened if its notification is there.
-					await runCommand(page, 'Notifications: Show Notifications');
-					await page.locator('.notifications-center .notification-list-item-message', { hasText: 'mcp__demo__list_files ran in' }).first().waitFor();
-					log(`run ${i}: its notification is in the center, not toasted`);
-					await page.keyboard.press('Escape');
-				}
+				await notified(page, 'mcp__demo__list_files ran in');
 				await page.locator('.view-lines', { hasText: 'mcp__demo__list_files — ok' }).first().waitFor();
 				await runCommand(page, 'Notifications: Clear All Notifications');
 				await ran.first().waitFor({ state: 'detached' });
@@ -937,7 +943,7 @@ const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioS
 // destructive tool asks first.
 scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs });
 // tasks (issue 18, in tasks.mjs): a call run as a task in the Tasks group: working, completed, cancelled.
-scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText });
+scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText, notified });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);

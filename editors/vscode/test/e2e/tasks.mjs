@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export async function scenarioTasks(h) {
-	const { args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText } = h;
+	const { args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText, notified } = h;
 	if (!args.bin) throw new Error('the tasks scenario needs --bin (the directory with demo-server)');
 	const demo = path.join(args.bin, 'demo-server');
 	if (!fs.existsSync(demo)) throw new Error(`no ${demo}: run make build`);
@@ -43,12 +43,12 @@ export async function scenarioTasks(h) {
 			await run(page, '{"steps": 3, "seconds": 9, "ask": false}');
 			await page.locator('.view-lines', { hasText: 'running as task' }).first().waitFor();
 			await treeRow(page, 'Tasks').waitFor();
-			await row(page).locator('.label-description', { hasText: /^working · \d+ s · step \d\/3/ }).waitFor();
+			await row(page).locator('.label-description', { hasText: /^working · < 1 min · step \d\/3/ }).waitFor();
 		});
 		await shot(page, 'tasks-running');
 		await step(page, 'it completes, and its result comes in a notification', async () => {
 			await row(page).locator('.label-description', { hasText: /^completed · \d+ s/ }).waitFor();
-			await page.locator('.notifications-toasts', { hasText: /Task long_build on demo completed: build passed/ }).waitFor();
+			await notified(page, /Task long_build on demo completed: build passed/);
 		});
 		await shot(page, 'tasks-completed');
 		await step(page, 'a long one is cancelled from its row', async () => {
@@ -58,7 +58,7 @@ export async function scenarioTasks(h) {
 			await live.hover();
 			await live.locator('.actions .action-label[aria-label^="Cancel Task"]').click();
 			await page.locator('.pane-body .monaco-list-row .label-description', { hasText: /^cancelled · / }).first().waitFor();
-			await page.locator('.notifications-toasts', { hasText: 'Task long_build on demo was cancelled' }).waitFor();
+			await notified(page, 'Task long_build on demo was cancelled');
 		});
 		await shot(page, 'tasks-cancelled');
 	});
