@@ -27,7 +27,7 @@ async function appFrame(page, selector, timeoutMs) {
 }
 
 export async function scenarioApps(h) {
-	const { args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs } = h;
+	const { args, inVSCode, step, shot, treeRow, rowAction, openServersView, log, uiTimeoutMs } = h;
 	if (!args.bin) throw new Error('the apps scenario needs --bin (the directory with demo-server)');
 	const demo = path.join(args.bin, 'demo-server');
 	if (!fs.existsSync(demo)) throw new Error(`no ${demo}: run make build`);
@@ -65,8 +65,7 @@ export async function scenarioApps(h) {
 			let frame;
 			await step(page, "running show_files opens its view in a webview, listing the workspace's files", async () => {
 				const row = treeRow(page, 'show_files');
-				await row.hover();
-				await row.locator('.actions .action-label[aria-label^="Run Tool"]').click();
+				await rowAction(page, row, 'Run Tool');
 				await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__show_files' }).waitFor();
 				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
 				await page.locator('.tab', { hasText: 'Show project files — view' }).waitFor();

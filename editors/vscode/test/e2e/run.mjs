@@ -343,6 +343,27 @@ function treeRow(page, label) {
 	});
 }
 
+/**
+ * rowAction clicks one of a tree row's inline actions (by the start of its
+ * label), which show while the row is hovered. The hover is made again
+ * until the click can land: a redraw of the tree (a server's tools
+ * arriving, a status changing) can move the row from under the pointer,
+ * its actions hidden again.
+ */
+async function rowAction(page, row, name) {
+	const action = row.locator(`.actions .action-label[aria-label^="${name}"]`);
+	const deadline = Date.now() + uiTimeoutMs;
+	for (;;) {
+		await row.hover();
+		try {
+			await action.click({ timeout: 3000 });
+			return;
+		} catch (e) {
+			if (Date.now() > deadline) throw e;
+		}
+	}
+}
+
 async function replaceEditorText(page, text) {
 	// The editor of the active group: the one the last command opened.
 	const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
@@ -513,8 +534,7 @@ async function scenarioDemo() {
 		await step(page, 'Run Tool… on delete_file opens its arguments', async () => {
 			// The row's inline ▷ action, shown on hover.
 			const row = treeRow(page, 'delete_file');
-			await row.hover();
-			await row.locator('.actions .action-label[aria-label^="Run Tool"]').click();
+			await rowAction(page, row, 'Run Tool');
 			await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__delete_file' }).waitFor();
 			// As a person fills in the prefilled document: into the quotes of
 			// "path": "", the line before the closing brace.
@@ -577,8 +597,7 @@ async function scenarioDemo() {
 
 		await step(page, 'a stopped server removed from the config leaves the tree', async () => {
 			const row = treeRow(page, 'second');
-			await row.hover();
-			await row.locator('.actions .action-label[aria-label^="Stop"]').click();
+			await rowAction(page, row, 'Stop');
 			await row.locator('.label-description', { hasText: /^stopped$/ }).waitFor();
 			await page.locator('.tab', { hasText: 'config.json' }).click();
 			await replaceEditorText(page, demoConfig(args.bin, d.workspace, false));
@@ -685,8 +704,7 @@ async function scenarioManage() {
 
 		await step(page, 'Show Server Log is on a failed row', async () => {
 			const row = treeRow(page, 'missing');
-			await row.hover();
-			await row.locator('.actions .action-label[aria-label^="Show Server Log"]').click();
+			await rowAction(page, row, 'Show Server Log');
 			await page.locator('.part.panel .view-lines', { hasText: 'no-such-server' }).first().waitFor();
 		});
 		await shot(page, 'manage-show-log-inline');
@@ -898,8 +916,7 @@ async function scenarioSignIn() {
 				await page.context().route(capture, answer);
 				const popup = page.context().waitForEvent('page');
 				const row = treeRow(page, 'secure');
-				await row.hover();
-				await row.locator('.actions .action-label[aria-label^="Sign In"]').click();
+				await rowAction(page, row, 'Sign In');
 				const browser = await popup;
 				await browser.waitForLoadState();
 				await page.context().unroute(capture, answer);
@@ -941,9 +958,9 @@ async function scenarioSignIn() {
 const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioSignIn, 'vscode-chat': scenarioVSCodeChat, cli: scenarioCli, demo: scenarioDemo, manage: scenarioManage };
 // apps (issue 18, in apps.mjs): a tool's MCP Apps view in a webview, sandboxed; a call it makes to a
 // destructive tool asks first.
-scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, openServersView, log, uiTimeoutMs });
+scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, log, uiTimeoutMs });
 // tasks (issue 18, in tasks.mjs): a call run as a task in the Tasks group: working, completed, cancelled.
-scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText, notified });
+scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, replaceEditorText, notified });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);

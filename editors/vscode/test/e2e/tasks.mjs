@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export async function scenarioTasks(h) {
-	const { args, inVSCode, step, shot, treeRow, openServersView, replaceEditorText, notified } = h;
+	const { args, inVSCode, step, shot, treeRow, rowAction, openServersView, replaceEditorText, notified } = h;
 	if (!args.bin) throw new Error('the tasks scenario needs --bin (the directory with demo-server)');
 	const demo = path.join(args.bin, 'demo-server');
 	if (!fs.existsSync(demo)) throw new Error(`no ${demo}: run make build`);
@@ -22,8 +22,7 @@ export async function scenarioTasks(h) {
 	const row = (page) => treeRow(page, 'long_build \\(demo\\)');
 	const run = async (page, argsText) => {
 		const tool = treeRow(page, 'long_build');
-		await tool.hover();
-		await tool.locator('.actions .action-label[aria-label^="Run Tool"]').click();
+		await rowAction(page, tool, 'Run Tool');
 		await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__long_build' }).waitFor();
 		await replaceEditorText(page, argsText);
 		await page.locator('.view-lines', { hasText: argsText }).waitFor();
@@ -55,8 +54,7 @@ export async function scenarioTasks(h) {
 			await run(page, '{"steps": 2, "seconds": 600, "ask": false}');
 			const live = page.locator('.pane-body .monaco-list-row', { hasText: /working · / });
 			await live.waitFor();
-			await live.hover();
-			await live.locator('.actions .action-label[aria-label^="Cancel Task"]').click();
+			await rowAction(page, live, 'Cancel Task');
 			await page.locator('.pane-body .monaco-list-row .label-description', { hasText: /^cancelled · / }).first().waitFor();
 			await notified(page, 'Task long_build on demo was cancelled');
 		});
