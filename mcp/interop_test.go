@@ -10,6 +10,16 @@ import (
 	"github.com/freecode/freecode/internal/mcptest"
 )
 
+// everythingServer is server-everything from npm over stdio, as the
+// server "everything"; the test is skipped without $FREECODE_NPM.
+func everythingServer(t *testing.T) config.Server {
+	script := npmPeer(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	return config.Server{
+		Name: "everything", Type: config.TypeLocal, Enabled: true,
+		Command: []string{"node", script, "stdio"}, Timeout: hangGuard,
+	}
+}
+
 // npmPeer returns the path of an npm package under $FREECODE_NPM, skipping
 // the test when it is unset (failing under CI=true).
 func npmPeer(t *testing.T, rel string) string {
@@ -28,11 +38,7 @@ func npmPeer(t *testing.T, rel string) string {
 // initialized and a roots/list request, and ignores stdin EOF, so Close
 // needs the SIGTERM step.
 func TestInteropServerEverything(t *testing.T) {
-	script := npmPeer(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	srv := config.Server{
-		Name: "everything", Type: config.TypeLocal, Enabled: true,
-		Command: []string{"node", script, "stdio"}, Timeout: hangGuard,
-	}
+	srv := everythingServer(t)
 	rec := mcptest.NewRecorder()
 	c := startTestConn(t, srv, rec)
 	st := c.Status()

@@ -16,11 +16,7 @@ import (
 // with "Method not found" at once: the connect falls back on the same
 // process, at 2025-11-25, and remembers why.
 func TestInteropNegotiateServerEverything(t *testing.T) {
-	script := npmPeer(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	srv := config.Server{
-		Name: "everything", Type: config.TypeLocal, Enabled: true,
-		Command: []string{"node", script, "stdio"}, Timeout: hangGuard,
-	}
+	srv := everythingServer(t)
 	memo := NewVersionMemo(filepath.Join(t.TempDir(), "protocol-versions.json"))
 	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, NoRetry: true, Versions: memo})
 	if err := c.Start(t.Context()); err != nil {
@@ -42,11 +38,7 @@ func TestInteropNegotiateServerEverything(t *testing.T) {
 // levels its simulated logging sends (one at once each time it is turned
 // on), none below error arrives.
 func TestInteropLogLevelServerEverything(t *testing.T) {
-	script := npmPeer(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	srv := config.Server{
-		Name: "everything", Type: config.TypeLocal, Enabled: true,
-		Command: []string{"node", script, "stdio"}, Timeout: hangGuard,
-	}
+	srv := everythingServer(t)
 	var (
 		mu     sync.Mutex
 		levels []string

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,12 @@ type stdioConn struct {
 
 	stdin io.WriteCloser
 	out   *jsonline.Writer // over stdin
+
+	// older is set once an initialize went out: the session is of a
+	// revision before 2026-07-28, whose tools may require the 2025-11-25
+	// tasks that legacy keeps (mcp/tasks/legacy.go).
+	older  atomic.Bool
+	legacy tasks.LegacyTools
 
 	closeOnce sync.Once
 	closeErr  error
@@ -119,6 +126,7 @@ func (c *stdioConn) decodeOne(raw []byte) jsonrpc.Message {
 	msg, err := jsonline.Decode(raw)
 	if err == nil {
 		if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
+			c.legacy.Note(r.Result)
 			r.Result, _ = tasks.Fold(r.Result)
 		}
 		return msg
@@ -150,6 +158,21 @@ func answerID(raw []byte) (jsonrpc.ID, bool) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		switch req.Method {
+		case "initialize":
+			c.older.Store(true)
+		case "tools/call":
+			if !c.older.Load() {
+				break
+			}
+			if params, ok := c.legacy.AskForTask(req.Params); ok {
+				asked := *req // the go-sdk's request is left as it is
+				asked.Params = params
+				msg = &asked
+			}
+		}
 	}
 	return c.out.Write(msg)
 }

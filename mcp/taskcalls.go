@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/mcp/tasks"
@@ -44,7 +45,38 @@ func (c *Conn) GetTask(ctx context.Context, id string) (*tasks.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks/get %s on %s: %w", id, c.srv.Name, c.hide(err))
 	}
+	if t.NeedsResult() {
+		return c.legacyResult(ctx, s, t)
+	}
 	return t, nil
+}
+
+// legacyResult completes a 2025-11-25 task with its tasks/result (see
+// mcp/tasks/legacy.go): the tool's result, or the call's JSON-RPC error as
+// a failure. The server answers once the task has ended; meanwhile its
+// questions (an input_required task's) come as requests of its own, which
+// go to ctx's Answerer as during a call. A server without tasks/result
+// leaves t as it was.
+func (c *Conn) legacyResult(ctx context.Context, s *session, t *tasks.Task) (*tasks.Task, error) {
+	defer c.track(ctx, s)()
+	res, err := tasks.Result(ctx, s.cs, t.TaskID)
+	var werr *jsonrpc.Error
+	switch {
+	case err == nil:
+		done := *t
+		done.Status, done.Result = tasks.Completed, res
+		if t.Status == tasks.Failed && res.IsError {
+			done.Status = tasks.Failed // failed, with the tool's own words as its result
+		}
+		return &done, nil
+	case errors.As(err, &werr) && werr.Code == jsonrpc.CodeMethodNotFound:
+		return t, nil
+	case errors.As(err, &werr) && ctx.Err() == nil:
+		done := *t
+		done.Status, done.Error = tasks.Failed, werr
+		return &done, nil
+	}
+	return nil, fmt.Errorf("%s %s on %s: %w", tasks.MethodResult, t.TaskID, c.srv.Name, c.hide(err))
 }
 
 // UpdateTask answers questions of an input_required task.

@@ -17,18 +17,7 @@ const createTask = `{"resultType":"task","taskId":"t-1","status":"working","stat
 // CallToolResult and gives back every field of the task, and the server's
 // own _meta; any other answer is left byte for byte.
 func TestFoldKeepsTheTask(t *testing.T) {
-	folded, ok := Fold(json.RawMessage(createTask))
-	if !ok {
-		t.Fatal("a task answer was not folded")
-	}
-	var res mcpsdk.CallToolResult
-	if err := json.Unmarshal(folded, &res); err != nil {
-		t.Fatal(err)
-	}
-	task, isTask, err := Of(&res)
-	if err != nil || !isTask {
-		t.Fatalf("Of = %v, %v, %v", task, isTask, err)
-	}
+	task, res := foldedTask(t, createTask)
 	if task.TaskID != "t-1" || task.Status != Working || task.StatusMessage != "started" || *task.TTLMs != 60000 || *task.PollIntervalMs != 250 {
 		t.Errorf("task = %+v", task)
 	}
@@ -49,6 +38,25 @@ func TestFoldKeepsTheTask(t *testing.T) {
 			t.Errorf("Of(%s) found a task", raw)
 		}
 	}
+}
+
+// foldedTask folds the task answer raw, decodes it as the go-sdk does,
+// and reads the task back.
+func foldedTask(t *testing.T, raw string) (*Task, *mcpsdk.CallToolResult) {
+	t.Helper()
+	folded, ok := Fold(json.RawMessage(raw))
+	if !ok {
+		t.Fatalf("the task answer %s was not folded", raw)
+	}
+	var res mcpsdk.CallToolResult
+	if err := json.Unmarshal(folded, &res); err != nil {
+		t.Fatal(err)
+	}
+	task, isTask, err := Of(&res)
+	if err != nil || !isTask {
+		t.Fatalf("Of = %v, %v, %v", task, isTask, err)
+	}
+	return task, &res
 }
 
 // TestOfRefusesABadTask: a task answer without an id or with a status

@@ -80,10 +80,17 @@ type Task struct {
 	Result *mcpsdk.CallToolResult `json:"result,omitempty"`
 	// Error is a failed task's JSON-RPC error.
 	Error *jsonrpc.Error `json:"error,omitempty"`
+
+	// LegacyTTL and LegacyPollInterval are TTLMs and PollIntervalMs as a
+	// 2025-11-25 server names them (legacy.go); check moves them there.
+	LegacyTTL          *int64 `json:"ttl,omitempty"`
+	LegacyPollInterval *int64 `json:"pollInterval,omitempty"`
 }
 
-// check says what is wrong with a task the server sent.
+// check says what is wrong with a task the server sent, once its fields
+// have the extension's names.
 func (t *Task) check() error {
+	t.normalize()
 	if t.TaskID == "" {
 		return errors.New("the server's task has no taskId")
 	}
@@ -103,6 +110,7 @@ func Register(c *mcpsdk.Client) error {
 		mcpsdk.AddSendingCustomMethod[*taskParams, *getResult](c, MethodGet),
 		mcpsdk.AddSendingCustomMethod[*updateParams, *ackResult](c, MethodUpdate),
 		mcpsdk.AddSendingCustomMethod[*taskParams, *ackResult](c, MethodCancel),
+		mcpsdk.AddSendingCustomMethod[*taskParams, *mcpsdk.CallToolResult](c, MethodResult),
 	)
 }
 
@@ -169,7 +177,8 @@ func IsUnknown(err error) bool {
 const metaKey = "freecode/task"
 
 // Fold returns the result of a JSON-RPC answer with a task answer
-// (resultType "task") made into a CallToolResult the go-sdk keeps whole:
+// (resultType "task", or a 2025-11-25 {"task": {...}}, see legacy.go) made
+// into a CallToolResult the go-sdk keeps whole:
 // no content, and the server's object under _meta["freecode/task"]. Any
 // other result is returned as it is, ok false.
 func Fold(result json.RawMessage) (folded json.RawMessage, ok bool) {
@@ -178,9 +187,19 @@ func Fold(result json.RawMessage) (folded json.RawMessage, ok bool) {
 	}
 	var probe struct {
 		ResultType string                     `json:"resultType"`
+		Task       json.RawMessage            `json:"task"`
+		Content    json.RawMessage            `json:"content"`
 		Meta       map[string]json.RawMessage `json:"_meta"`
 	}
-	if json.Unmarshal(result, &probe) != nil || probe.ResultType != "task" {
+	if json.Unmarshal(result, &probe) != nil {
+		return result, false
+	}
+	if probe.ResultType == "" && probe.Content == nil && bytes.HasPrefix(probe.Task, []byte("{")) {
+		if out, ok := foldLegacy(probe.Task, probe.Meta); ok {
+			return out, true
+		}
+	}
+	if probe.ResultType != "task" {
 		return result, false
 	}
 	meta := probe.Meta
