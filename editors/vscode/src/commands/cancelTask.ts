@@ -1,15 +1,36 @@
 import * as vscode from 'vscode';
 import type { Node } from '../nodes';
-import { printable } from '../text';
+import { oneLine, printable } from '../text';
+import { live, taskNode } from '../views/tasksTree';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 
-/** cancelTask cancels a running task from its row in the Tasks group (freecode/tasks/cancel). */
+/**
+ * cancelTask cancels a running task from its row in the Tasks group
+ * (freecode/tasks/cancel). Without its row (VS Code runs a button clicked
+ * while the tree is redrawn without it), it asks which running task.
+ */
 export const cancelTask: CommandFactory = (fc) => async (node?: unknown) => {
-	const n = node as Node | undefined;
-	if (n?.kind !== 'task') return;
 	const s = session(fc);
 	if (!s) return;
+	let n = node as Node | undefined;
+	if (n?.kind !== 'task') {
+		const running = fc.model.tasks().filter((t) => live(t.status));
+		if (running.length === 0) {
+			void vscode.window.showInformationMessage('No task is running.');
+			return;
+		}
+		const now = Date.now();
+		const pick = await vscode.window.showQuickPick(
+			running.map((t) => {
+				const row = taskNode(t, now);
+				return { label: row.label, description: row.description, detail: `task ${oneLine(printable(t.taskId), 80)}`, row };
+			}),
+			{ placeHolder: 'Cancel which task?' },
+		);
+		if (!pick) return;
+		n = pick.row;
+	}
 	try {
 		// Its end comes as freecode/tasks/changed, which the row and a notification say.
 		await s.cancelTask(n.server, n.taskId);

@@ -7,7 +7,7 @@ import type { Sidecar } from '../client';
 import type { ServersModel } from '../model';
 import type { Icon, Node } from '../nodes';
 import type { SidecarState } from '../statusText';
-import { live, taskNode } from './tasksTree';
+import { live } from './tasksTree';
 import { children } from './tree';
 
 class Provider implements vscode.TreeDataProvider<Node> {
@@ -82,14 +82,17 @@ function nodeId(node: Node): string {
 	}
 }
 
-/** liveRows is what the running tasks' rows say now, to tell when their time has moved on. */
-function liveRows(model: ServersModel): string {
-	const now = Date.now();
-	return model
-		.tasks()
-		.filter((t) => live(t.status))
-		.map((t) => `${t.server}\t${t.taskId}\t${taskNode(t, now).description}`)
-		.join('\n');
+/** treeWords is everything the tree shows at time now, to tell whether a redraw would change anything. */
+function treeWords(model: ServersModel, now: number): string {
+	const out: string[] = [];
+	const walk = (node?: Node) => {
+		for (const n of children(model, node, now)) {
+			out.push(JSON.stringify(n));
+			walk(n);
+		}
+	};
+	walk();
+	return out.join('\n');
 }
 
 function themeIcon(i: Icon): vscode.ThemeIcon {
@@ -112,19 +115,25 @@ export class ServersView implements vscode.Disposable {
 			treeDataProvider: this.provider,
 			showCollapseAll: true,
 		});
-		const off = model.onDidChange(() => {
-			this.provider.refresh();
-			setContext('freecode.serverCount', model.size);
-		});
-		// A running task's time moves on without a notification. The tree
-		// is redrawn only when a row's words change (once a minute): a
-		// redraw replaces a row's inline buttons, and a click on Cancel Task
-		// that a redraw splits between its press and release is lost.
+		// The tree is redrawn only when what it shows changed. A redraw
+		// replaces the rows' inline buttons, and VS Code runs a button
+		// clicked meanwhile without its row (or not at all): many changes
+		// of the model (a status repeated, a tool list re-read) change
+		// nothing shown.
 		let shown = '';
-		const tick = setInterval(() => {
-			const now = liveRows(model);
+		const redraw = () => {
+			const now = treeWords(model, Date.now());
 			if (now !== shown) this.provider.refresh();
 			shown = now;
+		};
+		const off = model.onDidChange(() => {
+			redraw();
+			setContext('freecode.serverCount', model.size);
+		});
+		// A running task's time moves on without a notification; its row
+		// says it in whole minutes, so this redraws once a minute.
+		const tick = setInterval(() => {
+			if (model.tasks().some((t) => live(t.status))) redraw();
 		}, 1000);
 		this.subs.push({ dispose: () => clearInterval(tick) });
 		this.subs.push({ dispose: off }, sidecar.onDidChangeState((s) => this.onState(s)));

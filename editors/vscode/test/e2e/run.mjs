@@ -311,7 +311,9 @@ async function runCommand(page, title) {
 	await input.waitFor();
 	// The palette's filter does not match a typed "…"; the row still shows it.
 	await input.fill(`>${title.replace(/…$/, '')}`);
-	await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+	// Enter runs the focused row: wait until the filter has put the
+	// command there, not only somewhere in the list.
+	await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: title }).first().waitFor();
 	await page.keyboard.press('Enter');
 }
 
@@ -344,16 +346,45 @@ function treeRow(page, label) {
 }
 
 /**
+ * treeQuiet waits until the side bar's DOM has not changed for quietMs (at
+ * most maxMs): the tree is not being redrawn.
+ */
+async function treeQuiet(page, quietMs = 500, maxMs = 10000) {
+	await page.evaluate(
+		([quiet, max]) =>
+			new Promise((resolve) => {
+				const root = document.querySelector('.sidebar') ?? document.body;
+				let timer;
+				const done = () => {
+					obs.disconnect();
+					clearTimeout(cap);
+					resolve();
+				};
+				const obs = new MutationObserver(() => {
+					clearTimeout(timer);
+					timer = setTimeout(done, quiet);
+				});
+				obs.observe(root, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['class', 'aria-label'] });
+				timer = setTimeout(done, quiet);
+				const cap = setTimeout(done, max);
+			}),
+		[quietMs, maxMs],
+	);
+}
+
+/**
  * rowAction clicks one of a tree row's inline actions (by the start of its
- * label), which show while the row is hovered. The hover is made again
- * until the click can land: a redraw of the tree (a server's tools
- * arriving, a status changing) can move the row from under the pointer,
- * its actions hidden again.
+ * label), which show while the row is hovered. A redraw of the tree (a
+ * server's tools arriving, a status changing) moves rows from under the
+ * pointer and hides their actions again, and VS Code runs an action
+ * clicked during one without its row: so the click waits for the tree to
+ * be quiet, and the hover is made again until the click can land.
  */
 async function rowAction(page, row, name) {
 	const action = row.locator(`.actions .action-label[aria-label^="${name}"]`);
 	const deadline = Date.now() + uiTimeoutMs;
 	for (;;) {
+		await treeQuiet(page);
 		await row.hover();
 		try {
 			await action.click({ timeout: 3000 });
@@ -423,7 +454,7 @@ async function quickPick(page, text) {
 	const input = page.locator('.quick-input-widget input');
 	await input.waitFor();
 	await input.fill(text);
-	await page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor();
+	await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: text }).first().waitFor();
 	await page.keyboard.press('Enter');
 }
 
