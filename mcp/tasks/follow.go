@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -162,13 +163,32 @@ func interval(t *Task) time.Duration {
 	return min(max(time.Duration(*t.PollIntervalMs)*time.Millisecond, MinPoll), MaxPoll)
 }
 
-// Failure says why a failed task failed, in a line.
+// Failure says why a failed task failed, in a line: its JSON-RPC error,
+// else the text of its result (a 2025-11-25 task's tool error, see
+// legacy.go), else its status message.
 func (t *Task) Failure() string {
 	if t.Error == nil {
+		if text := resultText(t.Result); text != "" {
+			return text
+		}
 		if t.StatusMessage != "" {
 			return t.StatusMessage
 		}
 		return "the server gave no reason"
 	}
 	return fmt.Sprintf("%s (JSON-RPC error %d)", t.Error.Message, t.Error.Code)
+}
+
+// resultText is the text of a result's text content, on one line.
+func resultText(res *mcpsdk.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcpsdk.TextContent); ok && tc.Text != "" {
+			parts = append(parts, strings.Join(strings.Fields(tc.Text), " "))
+		}
+	}
+	return strings.Join(parts, " ")
 }

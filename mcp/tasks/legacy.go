@@ -76,24 +76,9 @@ func (l *LegacyTools) Note(result json.RawMessage) {
 // AskForTask returns the params of a tools/call with a task asked for, if
 // the tool it calls requires one and the params do not ask already.
 func (l *LegacyTools) AskForTask(params json.RawMessage) (json.RawMessage, bool) {
-	l.mu.Lock()
-	none := len(l.required) == 0
-	l.mu.Unlock()
-	if none {
-		return params, false
-	}
 	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil || p["task"] != nil {
-		return params, false
-	}
 	var name string
-	if json.Unmarshal(p["name"], &name) != nil {
-		return params, false
-	}
-	l.mu.Lock()
-	required := l.required[name]
-	l.mu.Unlock()
-	if !required {
+	if !l.any() || json.Unmarshal(params, &p) != nil || p["task"] != nil || json.Unmarshal(p["name"], &name) != nil || !l.requires(name) {
 		return params, false
 	}
 	p["task"] = json.RawMessage(`{}`) // the server's own ttl
@@ -102,6 +87,20 @@ func (l *LegacyTools) AskForTask(params json.RawMessage) (json.RawMessage, bool)
 		return params, false
 	}
 	return out, true
+}
+
+// any reports whether some tool requires a task: else a call is sent
+// without being decoded.
+func (l *LegacyTools) any() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.required) > 0
+}
+
+func (l *LegacyTools) requires(name string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.required[name]
 }
 
 // foldLegacy folds a 2025-11-25 task answer, {"task": {...}}, as Fold does

@@ -88,3 +88,16 @@ func TestNeedsResult(t *testing.T) {
 		}
 	}
 }
+
+// A 2025-11-25 task that failed with the tool's own error (tasks/result
+// answers it as a result) says that error as its failure, not the status
+// message alone.
+func TestFailureSaysTheToolsError(t *testing.T) {
+	failed := Task{Status: Failed, StatusMessage: "stage 2", Result: &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "no\nsources"}}}}
+	if got := failed.Failure(); got != "no sources" {
+		t.Errorf("Failure = %q, want the tool's error", got)
+	}
+	if got := (&Task{Status: Failed, StatusMessage: "stage 2"}).Failure(); got != "stage 2" {
+		t.Errorf("Failure without a result = %q", got)
+	}
+}

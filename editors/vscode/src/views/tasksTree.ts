@@ -45,8 +45,7 @@ export function elapsed(ms: number): string {
 export function runningFor(ms: number): string {
 	const m = Math.floor(Math.max(0, ms) / 60_000);
 	if (m < 1) return '< 1 min';
-	if (m < 60) return `${m} min`;
-	return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+	return m < 60 ? `${m} min` : elapsed(ms);
 }
 
 /** taskNode is one task's row at time now (ms since the epoch). */
