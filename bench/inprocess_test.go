@@ -28,7 +28,7 @@ import (
 // time. Profile it with -cpuprofile, -memprofile, -mutexprofile.
 func BenchmarkSidecarInProcess(b *testing.B) {
 	_, demoBin := binaries(b)
-	cfg := writeConfig(b, []entry{{Name: "s", Type: "local", Command: []string{demoBin}, Timeout: 30000}})
+	cfg := writeConfig(b, []entry{{Name: "s", Type: "local", Command: []string{demoBin}, Timeout: 30000, ProtocolVersion: peerRevision}})
 	// The sidecar's user config is under HOME: the benchmark's own, never
 	// the user's.
 	b.Setenv("HOME", filepath.Dir(cfg))

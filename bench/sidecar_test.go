@@ -33,6 +33,8 @@ type entry struct {
 	// InheritEnv passes FREECODE_NPM and PATH's node on to npm servers.
 	InheritEnv bool `json:"inheritEnv,omitempty"`
 	Timeout    int  `json:"timeout,omitempty"`
+	// ProtocolVersion pins the MCP revision the sidecar speaks to it.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 // selfServer is the entry of this test binary as an MCP server in mode.
