@@ -8,7 +8,10 @@
 // next connects fail, or mutes it so it answers nothing. A Recorder keeps the
 // status and tool events the code under test publishes, and Await waits for
 // expectations on them without polling. A LossyServer is a real HTTP one on
-// loopback that loses the answers of first calls.
+// loopback that loses the answers of first calls. NewStdioServer and
+// AddBasicTools build the server a test binary re-executed as a stdio
+// server runs, and RunCrashServerIfAsked and RunTasksServerIfAsked are whole
+// ones.
 //
 // The package imports the go-sdk and config only, never mcp, so the mcp
 // package's own tests can use it.

@@ -22,12 +22,9 @@ import (
 const mcpServerEnv = "FREECODE_SERVERTEST_MCP"
 
 // Server returns the JSON of a config entry that runs the test binary as
-// the MCP server name, with these tools:
+// the MCP server name, with mcptest.AddBasicTools' tools (echo, write,
+// addtool, crash) and these:
 //
-//	echo     read-only: returns its text argument
-//	write    destructive: writes "wrote <text>" to stderr, returns "wrote"
-//	addtool  adds the tool named by its name argument (tools/list_changed follows)
-//	crash    exits the process, as a crashing server does
 //	block    read-only: writes "blocking <text>" to stderr, waits until the
 //	         call is cancelled, then writes "cancelled <text>" to stderr
 //	roots    read-only: asks the client for its roots and returns their URIs,
@@ -112,42 +109,13 @@ func runMCPServer() int {
 		}
 	}
 	stdout := &lockedWriter{w: os.Stdout}
-	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "servertest", Version: "1.0.0"}, &mcpsdk.ServerOptions{
-		RootsListChangedHandler: func(context.Context, *mcpsdk.RootsListChangedRequest) {
-			fmt.Fprintln(os.Stderr, "roots changed")
-		},
-	})
+	server := mcptest.NewStdioServer("servertest")
+	mcptest.AddBasicTools(server, false)
 	obj := map[string]any{"type": "object", "properties": map[string]any{
 		"text": map[string]any{"type": "string"},
 		"name": map[string]any{"type": "string"},
 	}}
-	yes, no := true, false
 	readOnly := &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
-	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "Echo the text", InputSchema: obj, Annotations: readOnly},
-		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			return text(arg(req, "text")), nil
-		})
-	server.AddTool(&mcpsdk.Tool{Name: "write", Description: "Pretend to write", InputSchema: obj,
-		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &yes}},
-		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			fmt.Fprintln(os.Stderr, "wrote", arg(req, "text"))
-			return text("wrote"), nil
-		})
-	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "Add a tool", InputSchema: obj,
-		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &no}},
-		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			name := arg(req, "name")
-			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
-				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-					return text(name), nil
-				})
-			return text("added " + name), nil
-		})
-	server.AddTool(&mcpsdk.Tool{Name: "crash", Description: "Exit at once", InputSchema: obj},
-		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			os.Exit(3)
-			return nil, nil
-		})
 	server.AddTool(&mcpsdk.Tool{Name: "block", Description: "Wait until cancelled", InputSchema: obj, Annotations: readOnly},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			fmt.Fprintln(os.Stderr, "blocking", arg(req, "text"))
