@@ -766,7 +766,7 @@ func TestDialRemoteResumesBrokenStream(t *testing.T) {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return textResult("survived"), nil
+			return mcptest.TextResult("survived"), nil
 		})
 	t.Cleanup(func() {
 		for ss := range server.Sessions() {

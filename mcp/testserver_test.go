@@ -21,6 +21,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/proc"
 )
 
@@ -237,7 +238,7 @@ func runTestServer(args []string) int {
 	if _, ok := flags["badanswer"]; ok {
 		server.AddTool(&mcpsdk.Tool{Name: "badanswer", InputSchema: map[string]any{"type": "object"}},
 			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-				return textResult(badMarker), nil
+				return mcptest.TextResult(badMarker), nil
 			})
 	}
 	if f, ok := flags["methods"]; ok {
@@ -305,7 +306,7 @@ func runTestServer(args []string) int {
 		out.deep = true
 		server.AddTool(&mcpsdk.Tool{Name: "deep", InputSchema: map[string]any{"type": "object"}},
 			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-				return textResult(deepMarker), nil
+				return mcptest.TextResult(deepMarker), nil
 			})
 	}
 	if _, ok := flags["schemapages"]; ok {
@@ -330,17 +331,6 @@ func runTestServer(args []string) int {
 	return 0
 }
 
-func textResult(s string) *mcpsdk.CallToolResult {
-	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
-}
-
-func argString(req *mcpsdk.CallToolRequest, name string) string {
-	var args map[string]any
-	_ = json.Unmarshal(req.Params.Arguments, &args)
-	s, _ := args[name].(string)
-	return s
-}
-
 func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 	server := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "testserver", Version: "1.2.3"}, nil)
 	obj := map[string]any{"type": "object"}
@@ -349,18 +339,18 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 			if banner {
 				fmt.Fprintln(out, "log: echo called")
 			}
-			return textResult(argString(req, "text")), nil
+			return mcptest.TextResult(mcptest.StringArg(req, "text")), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "env", Description: "reports the environment", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			env := os.Environ()
 			sort.Strings(env)
 			wd, _ := os.Getwd()
-			return textResult("cwd=" + wd + "\n" + strings.Join(env, "\n")), nil
+			return mcptest.TextResult("cwd=" + wd + "\n" + strings.Join(env, "\n")), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "huge", Description: "writes an oversized line", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			n, _ := strconv.Atoi(argString(req, "bytes"))
+			n, _ := strconv.Atoi(mcptest.StringArg(req, "bytes"))
 			w := bufio.NewWriterSize(out, 1<<16)
 			// One valid JSON-RPC notification, n bytes long, in one line.
 			prefix := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`
@@ -371,7 +361,7 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 			}
 			w.WriteString("\"}}\n")
 			w.Flush()
-			return textResult("after huge"), nil
+			return mcptest.TextResult("after huge"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "crash", Description: "exits the server", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -380,7 +370,7 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "progress", Description: "reports progress", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			tag := argString(req, "tag")
+			tag := mcptest.StringArg(req, "tag")
 			for i := 1; i <= 3; i++ {
 				err := req.Session.NotifyProgress(ctx, &mcpsdk.ProgressNotificationParams{
 					ProgressToken: req.Params.GetProgressToken(),
@@ -390,16 +380,16 @@ func newTestServer(out io.Writer, banner bool) *mcpsdk.Server {
 					return nil, err
 				}
 			}
-			return textResult(tag), nil
+			return mcptest.TextResult(tag), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "adds a tool", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			name := argString(req, "name")
+			name := mcptest.StringArg(req, "name")
 			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: obj},
 				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-					return textResult(name), nil
+					return mcptest.TextResult(name), nil
 				})
-			return textResult("added"), nil
+			return mcptest.TextResult("added"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "freeze", Description: "stops the whole server (SIGSTOP)", InputSchema: obj},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {

@@ -54,23 +54,23 @@ func AddBasicTools(server *mcpsdk.Server, changed bool) {
 	server.AddTool(&mcpsdk.Tool{Name: "echo", Description: "Echo the text", InputSchema: echoSchema,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			return textResult(stringArg(req, "text")), nil
+			return TextResult(StringArg(req, "text")), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "write", Description: writeDesc, InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &yes}},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			fmt.Fprintln(os.Stderr, "wrote", stringArg(req, "text"))
-			return textResult("wrote"), nil
+			fmt.Fprintln(os.Stderr, "wrote", StringArg(req, "text"))
+			return TextResult("wrote"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "addtool", Description: "Add a tool", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &no}},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			name := stringArg(req, "name")
+			name := StringArg(req, "name")
 			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
 				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-					return textResult(name), nil
+					return TextResult(name), nil
 				})
-			return textResult("added " + name), nil
+			return TextResult("added " + name), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "crash", Description: "Exit at once", InputSchema: obj, Annotations: crashAnn},
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -79,12 +79,13 @@ func AddBasicTools(server *mcpsdk.Server, changed bool) {
 		})
 }
 
-func textResult(s string) *mcpsdk.CallToolResult {
+// TextResult is a tool result of one text content, s.
+func TextResult(s string) *mcpsdk.CallToolResult {
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
 }
 
-// stringArg is the call's argument name, if it is a string.
-func stringArg(req *mcpsdk.CallToolRequest, name string) string {
+// StringArg is the call's argument name, if it is a string, else "".
+func StringArg(req *mcpsdk.CallToolRequest, name string) string {
 	var args map[string]any
 	_ = json.Unmarshal(req.Params.Arguments, &args)
 	s, _ := args[name].(string)

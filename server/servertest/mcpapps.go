@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // AppsEnv, in a Server's env, makes the server an MCP Apps server (the
@@ -54,22 +56,22 @@ func addAppTools(server *mcpsdk.Server, name string) {
 					declared = fmt.Sprintf("ui: %v", ext["mimeTypes"])
 				}
 			}
-			return text(strings.Join([]string{"board", declared}, "\n")), nil
+			return mcptest.TextResult(strings.Join([]string{"board", declared}, "\n")), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "board_move", Description: "Move a card (the board's own button)", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: &no}, Meta: ui("app")},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			fmt.Fprintln(os.Stderr, "moved", arg(req, "text"))
-			return text("moved"), nil
+			fmt.Fprintln(os.Stderr, "moved", mcptest.StringArg(req, "text"))
+			return mcptest.TextResult("moved"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "board_hint", Description: "Hint for the model", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}, Meta: ui("model")},
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			return text("hint"), nil
+			return mcptest.TextResult("hint"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "board_legacy", Description: "A view named the older way", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}, Meta: mcpsdk.Meta{"ui/resourceUri": view}},
 		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			return text("legacy"), nil
+			return mcptest.TextResult("legacy"), nil
 		})
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcptest"
 )
 
 // The test server's tools that ask the client (elicitation, sampling), and
@@ -53,7 +55,7 @@ func addAskTools(server *mcpsdk.Server) {
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			if r, ok := req.Params.InputResponses["form"].(*mcpsdk.ElicitResult); ok {
 				b, _ := json.Marshal(r.Content)
-				return text(r.Action + " " + string(b)), nil
+				return mcptest.TextResult(r.Action + " " + string(b)), nil
 			}
 			return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{
 				"form": &mcpsdk.ElicitParams{Mode: "form", Message: "who are you?", RequestedSchema: askSchema},
@@ -62,10 +64,10 @@ func addAskTools(server *mcpsdk.Server) {
 	server.AddTool(&mcpsdk.Tool{Name: "elicit_url", Description: "Ask the user to open a URL", InputSchema: obj, Annotations: readOnly},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 			if r, ok := req.Params.InputResponses["url"].(*mcpsdk.ElicitResult); ok {
-				return text(r.Action), nil
+				return mcptest.TextResult(r.Action), nil
 			}
 			return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{
-				"url": &mcpsdk.ElicitParams{Mode: "url", Message: "open this page", URL: arg(req, "url"), ElicitationID: "e1"},
+				"url": &mcpsdk.ElicitParams{Mode: "url", Message: "open this page", URL: mcptest.StringArg(req, "url"), ElicitationID: "e1"},
 			}}, nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "sample", Description: "Ask the client's model", InputSchema: obj, Annotations: readOnly},
@@ -77,12 +79,12 @@ func addAskTools(server *mcpsdk.Server) {
 						texts = append(texts, tc.Text)
 					}
 				}
-				return text(r.Model + ": " + strings.Join(texts, " ")), nil
+				return mcptest.TextResult(r.Model + ": " + strings.Join(texts, " ")), nil
 			}
 			return &mcpsdk.CallToolResult{InputRequests: mcpsdk.InputRequestMap{
 				"llm": &mcpsdk.CreateMessageParams{
 					MaxTokens: 50, SystemPrompt: "be brief",
-					Messages: []*mcpsdk.SamplingMessage{{Role: "user", Content: &mcpsdk.TextContent{Text: arg(req, "text")}}},
+					Messages: []*mcpsdk.SamplingMessage{{Role: "user", Content: &mcpsdk.TextContent{Text: mcptest.StringArg(req, "text")}}},
 				},
 			}}, nil
 		})
@@ -96,22 +98,22 @@ func addAskTools(server *mcpsdk.Server) {
 				Elicitation *mcpsdk.ElicitationCapabilities `json:"elicitation,omitempty"`
 				Sampling    *mcpsdk.SamplingCapabilities    `json:"sampling,omitempty"`
 			}{caps.Elicitation, caps.Sampling})
-			return text(string(b)), nil
+			return mcptest.TextResult(string(b)), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "addresource", Description: "Add a resource", InputSchema: obj},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			name := arg(req, "name")
+			name := mcptest.StringArg(req, "name")
 			addResource(server, name, "this is "+name)
-			return text("added " + name), nil
+			return mcptest.TextResult("added " + name), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "addprompt", Description: "Add a prompt", InputSchema: obj},
 		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			name := arg(req, "name")
+			name := mcptest.StringArg(req, "name")
 			server.AddPrompt(&mcpsdk.Prompt{Name: name, Description: "an added prompt"},
 				func(context.Context, *mcpsdk.GetPromptRequest) (*mcpsdk.GetPromptResult, error) {
 					return &mcpsdk.GetPromptResult{Messages: []*mcpsdk.PromptMessage{{Role: "user", Content: &mcpsdk.TextContent{Text: name}}}}, nil
 				})
-			return text("added " + name), nil
+			return mcptest.TextResult("added " + name), nil
 		})
 	addResource(server, "hello", "hello from servertest")
 	server.AddPrompt(&mcpsdk.Prompt{Name: "greet", Title: "Greet", Description: "Greet someone",

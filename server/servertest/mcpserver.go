@@ -75,17 +75,6 @@ const ToolsFileEnv = "FREECODE_SERVERTEST_TOOLS"
 // server exit at once when it starts, as a server that cannot come back.
 const FailFileEnv = "FREECODE_SERVERTEST_FAIL_IF"
 
-func text(s string) *mcpsdk.CallToolResult {
-	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
-}
-
-func arg(req *mcpsdk.CallToolRequest, name string) string {
-	var args map[string]any
-	_ = json.Unmarshal(req.Params.Arguments, &args)
-	s, _ := args[name].(string)
-	return s
-}
-
 // lockedWriter keeps the SDK's messages and mcplog's whole on stdout.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -118,10 +107,10 @@ func runMCPServer() int {
 	readOnly := &mcpsdk.ToolAnnotations{ReadOnlyHint: true}
 	server.AddTool(&mcpsdk.Tool{Name: "block", Description: "Wait until cancelled", InputSchema: obj, Annotations: readOnly},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-			fmt.Fprintln(os.Stderr, "blocking", arg(req, "text"))
+			fmt.Fprintln(os.Stderr, "blocking", mcptest.StringArg(req, "text"))
 			<-ctx.Done()
 			// The go-sdk cancels a call's context on notifications/cancelled.
-			fmt.Fprintln(os.Stderr, "cancelled", arg(req, "text"))
+			fmt.Fprintln(os.Stderr, "cancelled", mcptest.StringArg(req, "text"))
 			return nil, ctx.Err()
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj, Annotations: readOnly},
@@ -141,7 +130,7 @@ func runMCPServer() int {
 				fmt.Fprintln(w, args.Text)
 			}
 			w.Flush()
-			return text("said"), nil
+			return mcptest.TextResult("said"), nil
 		})
 	logArgs := map[string]any{"type": "object", "properties": map[string]any{
 		"text": map[string]any{"type": "string"}, "level": map[string]any{"type": "string"},
@@ -151,14 +140,14 @@ func runMCPServer() int {
 			// Written as it is: the go-sdk sends a server's log only once the
 			// client set a level, which FreeCode's client does not.
 			b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
-				"params": map[string]any{"level": arg(req, "level"), "logger": "servertest", "data": arg(req, "text")}})
+				"params": map[string]any{"level": mcptest.StringArg(req, "level"), "logger": "servertest", "data": mcptest.StringArg(req, "text")}})
 			if err != nil {
 				return nil, err
 			}
 			if _, err := stdout.Write(append(b, '\n')); err != nil {
 				return nil, err
 			}
-			return text("logged"), nil
+			return mcptest.TextResult("logged"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "progress", Description: "Report progress", InputSchema: obj, Annotations: readOnly},
 		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -185,7 +174,7 @@ func runMCPServer() int {
 		for _, name := range strings.Fields(string(data)) {
 			server.AddTool(&mcpsdk.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
 				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-					return text(name), nil
+					return mcptest.TextResult(name), nil
 				})
 		}
 	}
