@@ -77,8 +77,8 @@ func BenchmarkSidecarExecute(b *testing.B) {
 			rawArgs, _ := json.Marshal(args)
 			// The sidecar and the direct client speak the peers'
 			// revision: a go-sdk server answers 2026-07-28's
-			// self-contained requests at a cost of its own (tens to a
-			// hundred µs more per echo on this machine), which is the
+			// self-contained requests at a cost of its own (50–170 µs
+			// more per echo on this machine), which is the
 			// server's, not the hop's; sidecar-2026 is the same call at
 			// the newest revision, for that figure.
 			cfg := writeConfig(b, []entry{

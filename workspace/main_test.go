@@ -36,10 +36,6 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func text(s string) *mcpsdk.CallToolResult {
-	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: s}}}
-}
-
 // runTestServer serves mcptest.AddBasicTools' tools (echo, write,
 // addtool, crash) and, run with testServerEnv set to "extra" (extraServer),
 //
@@ -90,7 +86,7 @@ func addExtraTools(server *mcpsdk.Server) {
 				fmt.Fprintf(w, "%s %d\n", args.Text, i)
 			}
 			w.Flush()
-			return text("said"), nil
+			return mcptest.TextResult("said"), nil
 		})
 	server.AddTool(&mcpsdk.Tool{Name: "roots", Description: "List the client's roots", InputSchema: obj,
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true}},

@@ -96,7 +96,7 @@ func newMemServer(t testing.TB) *memServer {
 				m.srv.Kill()
 				return nil, errors.New("crashed")
 			}
-			return text(fmt.Sprintf("%s #%d: %s", name, n, req.Params.Arguments)), nil
+			return mcptest.TextResult(fmt.Sprintf("%s #%d: %s", name, n, req.Params.Arguments)), nil
 		})
 	}
 	add("lookup", true, false)
