@@ -77,6 +77,9 @@ test: npm conformance-suite sandbox-apt vscode-test vscode-integration e2e web-t
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
+	@# The hop's stage timing builds only with its tag: checked here, as ./... builds without it.
+	$(GO) vet -tags hoptrace ./internal/hoptrace ./internal/protocol ./cmd/freecode-serve ./bench
+	$(GO) test -count=1 -tags hoptrace ./internal/hoptrace
 
 bench: npm sandbox-apt build
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./...

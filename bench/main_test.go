@@ -20,6 +20,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/sandbox"
 )
@@ -47,7 +48,14 @@ func binaries(b *testing.B) (sidecar, demo string) {
 		if binDir, binErr = os.MkdirTemp("", "freecode-bench"); binErr != nil {
 			return
 		}
-		if out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "../cmd/freecode-serve", "../examples/demo-server").CombinedOutput(); err != nil {
+		args := []string{"build", "-o", binDir + string(filepath.Separator)}
+		if hoptrace.Enabled {
+			// The benchmark built with -tags hoptrace: its sidecar times
+			// the hop's stages too, and prints them as it exits.
+			args = append(args, "-tags", "hoptrace")
+		}
+		args = append(args, "../cmd/freecode-serve", "../examples/demo-server")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("building freecode-serve and demo-server: %v\n%s", err, out)
 		}
 	})

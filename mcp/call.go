@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/mcp/tasks"
@@ -50,7 +51,9 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 	}
 	drops := c.dropCount()
 	callCtx, probe := withAnswerProbe(ctx)
+	hoptrace.Stage(hoptrace.FromRequest, "7 request → go-sdk CallTool called")
 	res, err := s.cs.CallTool(callCtx, params)
+	hoptrace.Stage(hoptrace.FromAnswer, "a answer → go-sdk CallTool returned")
 	if s.proc != nil {
 		proc.PokeAdoptions() // the call may have started a daemon
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/jsonline"
 	"github.com/freecode/freecode/mcp/tasks"
 )
@@ -91,6 +92,8 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
+		hoptrace.Mark(hoptrace.FromAnswer)
+		hoptrace.Stage(hoptrace.FromSent, "9 the server's round trip: line written → line read")
 		if bytes.TrimLeft(line, " \t\r\n")[0] == '[' { // a JSON value: not all space
 			c.queue = c.decodeBatch(line)
 			continue

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -159,6 +160,7 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 	}
 	// Decided on what the servers list now, not on a manifest's list.
 	defer o.ready(ctx, preps, results)()
+	hoptrace.Stage(hoptrace.FromRequest, "5 request → servers ready")
 	for i := 0; i < len(preps); {
 		// A group is one non-read-only call, or the longest run of read-only
 		// calls (calls that will not run at all do not break a run).
@@ -194,6 +196,7 @@ func (o *Orchestrator) prepare(c ToolCall, res *ToolResult) prepared {
 		p.done = true
 		return p
 	}
+	hoptrace.Stage(hoptrace.FromRequest, "3 request → arguments decoded")
 	v, err := t.compiledValidator()
 	if err != nil {
 		*res = errorResult(c.CallID, DecisionInvalid, fmt.Sprintf("cannot check arguments for %s: its input schema does not compile: %v", t.ID, err))
@@ -210,6 +213,7 @@ func (o *Orchestrator) prepare(c ToolCall, res *ToolResult) prepared {
 		args = stripped
 	}
 	p.args = args
+	hoptrace.Stage(hoptrace.FromRequest, "4 request → arguments validated")
 	return p
 }
 
@@ -442,6 +446,7 @@ func safeCall(ctx context.Context, t *Tool, args map[string]any, onProgress func
 			res, err = nil, fmt.Errorf("tool panicked: %v", r)
 		}
 	}()
+	hoptrace.Stage(hoptrace.FromRequest, "6 request → permitted, runner called")
 	return t.Runner.CallTool(ctx, t.Name, args, onProgress)
 }
 

@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
 
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/workspace"
@@ -317,6 +318,7 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 	sess.active.Store(sess.srv.clock.Add(1))
 	ctx, done := sess.reqs.Detach(ctx, req)
 	defer done()
+	hoptrace.Stage(hoptrace.FromRequest, "1 request → released from the read loop")
 	res, err := h(sess, withSession(ctx, sess), req.Params())
 	if ctx.Err() != nil {
 		// $/cancelRequest, or the frontend went away.

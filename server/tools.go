@@ -10,6 +10,7 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
@@ -104,6 +105,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
+	hoptrace.Stage(hoptrace.FromRequest, "2 request → params decoded")
 	results := w.Execute(ctx, calls, &orchestrator.ExecOptions{
 		Approver: &approver{sess: sess, w: w},
 		Answerer: sess.mcpAnswerer(),
@@ -117,6 +119,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 		// followed apart (tasks.go).
 		Tasks: orchestrator.TasksTracked,
 	})
+	hoptrace.Stage(hoptrace.FromAnswer, "b answer → the orchestrator's results")
 	sess.out.forget(slices.Collect(maps.Keys(seen)))
 	out := &protocol.ExecuteResult{Results: make([]protocol.ToolResult, 0, len(results))}
 	for _, r := range results {

@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	fcconfig "github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/plainlog"
 	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/mcp/sandbox"
@@ -84,6 +85,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err = server.Run(ctx, opts)
+	hoptrace.Report() // with the build tag hoptrace: the stages of the hop
 	switch {
 	case errors.Is(err, server.ErrNoShutdown):
 		logger.Warn(err.Error())

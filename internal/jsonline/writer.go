@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/freecode/freecode/internal/hoptrace"
 )
 
 // A Writer writes newline-delimited JSON-RPC, the stdio framing of MCP:
@@ -61,7 +63,9 @@ func (lw *Writer) writeLine(appendLine func([]byte) ([]byte, error)) error {
 	if cap(data) <= maxKeptWriteBuf {
 		lw.buf = data
 	}
+	hoptrace.Stage(hoptrace.FromRequest, "8 request → its line to the server written")
 	_, err = lw.w.Write(data)
+	hoptrace.Mark(hoptrace.FromSent)
 	return err
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/freecode/freecode/internal/hoptrace"
 )
 
 // Direction says which way a traced message went.
@@ -135,6 +137,7 @@ func (s *stream) ReadFrame(ctx context.Context) ([]byte, int64, error) {
 	if s.opts.Trace != nil {
 		s.opts.Trace(Received, body)
 	}
+	hoptrace.Mark(hoptrace.FromRequest)
 	return body, n, nil
 }
 
@@ -174,6 +177,8 @@ func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
 	h := append(strconv.AppendInt(append(head[:0], "Content-Length: "...), int64(len(body)), 10), "\r\n\r\n"...)
 	start := headerRoom - len(h)
 	copy(buf[start:], h)
+	hoptrace.Take(hoptrace.FromAnswer, "c answer → the frontend's answer written")
+	hoptrace.Stage(hoptrace.FromRequest, "d request → answer written: the whole sidecar")
 	n, err := s.rwc.Write(buf[start:])
 	if cap(buf) > keepBuf {
 		buf = nil // a large message's buffer is not kept for the small ones
