@@ -178,7 +178,7 @@ func (s *stream) write(appendBody func([]byte) []byte) (int64, error) {
 	start := headerRoom - len(h)
 	copy(buf[start:], h)
 	hoptrace.Take(hoptrace.FromAnswer, "c answer → the frontend's answer written")
-	hoptrace.Stage(hoptrace.FromRequest, "d request → answer written: the whole sidecar")
+	hoptrace.Take(hoptrace.FromRequest, "d request → answer written: the whole sidecar")
 	n, err := s.rwc.Write(buf[start:])
 	if cap(buf) > keepBuf {
 		buf = nil // a large message's buffer is not kept for the small ones
