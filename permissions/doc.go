@@ -135,8 +135,33 @@
 // project (`freecode trust`, or the frontend's prompt), the deny and ask
 // rules of its two files apply and their allow rules are ignored, each with
 // a warning; otherwise a repository could ship "allow": ["mcp__*"] and run
-// the user's own destructive tools without asking. After trust they apply
-// like the user's.
+// the user's own destructive tools without asking.
+//
+// # Trusted projects
+//
+// Trust covers the two files as they were when the user trusted the
+// project, not whatever they say later: a pull, an editor, or a server of
+// the project's that may write the project directory can change them. So
+// trusting records their rules as accepted (Accept) in a file of the
+// user's, ~/.freecode/trust/<hash of the project's real path>.json (0600;
+// AcceptedPath), never in the project. From then on (LoadOptions.Accepted)
+// a file may tighten at once (a new deny or ask rule, an allow rule taken
+// out) but loosens only once the user accepts it:
+//
+//   - an allow rule that is not accepted is ignored, with a warning;
+//   - an accepted deny or ask rule the file no longer has is still
+//     enforced, with a warning.
+//
+// Both are in Set.Pending, file by file, with the hash of the rules that
+// accepting records; `freecode trust` (again) or the frontend's prompt
+// accepts them, and revoking trust forgets the record (RemoveAccepted).
+// The rules in force are never looser than the accepted ones. A project
+// trusted before FreeCode kept records has its rules as they are at the
+// first load after as accepted (Adopt).
+//
+// An accepted deny rule that is moved from one of the two files to the
+// other is still enforced from the first until accepted, and a deny rule
+// added after trust is enforced but not held: accepting records it.
 //
 // # Always allow
 //
@@ -146,7 +171,9 @@
 // A local rule is written only to a file that really is inside the project
 // (a repository's links cannot redirect it to the user's file), and in a
 // project that is not trusted it is saved but, like the project's other
-// allow rules, ignored until trust (Set.ProjectTrusted says which).
+// allow rules, ignored until trust (Set.ProjectTrusted says which). In a
+// trusted project it joins the accepted rules first: it is the user's own
+// answer, and never awaits review.
 //
 // Rule files are read only if they are regular files: a link to a FIFO or
 // to /dev/stdin is an error, not a read that blocks or steals input.

@@ -33,13 +33,23 @@ type LoadOptions struct {
 	// can only restrict: their deny and ask rules apply, their allow rules
 	// are ignored and reported as warnings.
 	Trusted bool
+	// Accepted, with Trusted, is what the user accepted of the project's
+	// two files (ReadAccepted). Each file then applies as accepted and as
+	// far as it tightens, never looser: an allow rule not accepted is
+	// ignored and reported, an accepted deny or ask rule that the file no
+	// longer has is still enforced and reported, and both are in
+	// Set.Pending until the user accepts them (Accept). A new deny or ask
+	// rule, or an allow rule taken out, applies at once. Nil means no
+	// record: every rule of a trusted project applies.
+	Accepted *Accepted
 }
 
 // Warning is a problem in a rule file that does not stop the rest of the
-// file from applying: a rule that is ignored, or a key that is unknown.
+// file from applying: a rule that is ignored, a key that is unknown, or an
+// accepted rule the file lost that is still enforced.
 type Warning struct {
 	Path      string
-	Line, Col int    // 1-based position of the rule or key
+	Line, Col int    // 1-based position of the rule or key; 0 for a rule the file lost
 	Effect    Effect // the rule's list; 0 for a key warning
 	Pattern   string // the rule as written; "" for a key warning
 	Msg       string // why it is ignored
@@ -49,10 +59,14 @@ type Warning struct {
 // `ignored allow rule "mcp__*" in /p/.freecode/settings.json:3:14: project
 // not trusted; run `freecode trust“.
 func (w Warning) String() string {
-	if w.Effect == 0 {
-		return fmt.Sprintf("%s:%d:%d: %s", w.Path, w.Line, w.Col, w.Msg)
+	at := w.Path
+	if w.Line > 0 {
+		at = fmt.Sprintf("%s:%d:%d", w.Path, w.Line, w.Col)
 	}
-	return fmt.Sprintf("ignored %s rule %q in %s:%d:%d: %s", w.Effect, w.Pattern, w.Path, w.Line, w.Col, w.Msg)
+	if w.Effect == 0 {
+		return fmt.Sprintf("%s: %s", at, w.Msg)
+	}
+	return fmt.Sprintf("ignored %s rule %q in %s: %s", w.Effect, w.Pattern, at, w.Msg)
 }
 
 // Load reads the rule files opts names. Missing files have no rules. A file
@@ -66,10 +80,11 @@ func (w Warning) String() string {
 // away. A caller that has a last good Set should keep it, or better call
 // its Reload, which keeps the last good rules of each broken file.
 func Load(opts LoadOptions) (*Set, []Warning, error) {
-	files, warnings, err := loadFiles(opts)
+	files, pending, warnings, err := loadFiles(opts)
 	s := &Set{}
 	s.setFiles(files)
 	s.trusted.Store(opts.Trusted)
+	s.pending.Store(pending)
 	return s, warnings, err
 }
 
@@ -78,30 +93,70 @@ type fileRules struct {
 	path  string
 	rules []Rule
 	err   error
+	// held are the accepted deny and ask rules of a file that did not
+	// load (err): enforced whatever the file last held.
+	held []Rule
 }
 
-func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
-	type file struct {
-		path    string
-		source  Source
-		trusted bool
-	}
-	var files []file
+// ruleFile is a rule file to load.
+type ruleFile struct {
+	path   string
+	source Source
+}
+
+// ruleFiles returns the rule files opts names, the user's first.
+func ruleFiles(opts LoadOptions) []ruleFile {
+	var files []ruleFile
 	if opts.UserFile != "" {
-		files = append(files, file{opts.UserFile, SourceUser, true})
+		files = append(files, ruleFile{opts.UserFile, SourceUser})
 	}
 	if opts.ProjectDir != "" {
 		dir := filepath.Join(opts.ProjectDir, projectDirName)
 		if project := filepath.Join(dir, SettingsFile); opts.UserFile == "" || !config.SameFile(project, opts.UserFile) {
-			files = append(files, file{project, SourceProject, opts.Trusted})
+			files = append(files, ruleFile{project, SourceProject})
 		}
-		files = append(files, file{filepath.Join(dir, LocalSettingsFile), SourceLocal, opts.Trusted})
+		files = append(files, ruleFile{filepath.Join(dir, LocalSettingsFile), SourceLocal})
 	}
+	return files
+}
+
+// The warnings of a trusted project's file that loosened.
+const (
+	msgUntrusted = "project not trusted; run `freecode trust`"
+	msgAwaits    = "added since you accepted this project's rules, it awaits your review: run `freecode trust`, or accept it in the editor"
+)
+
+func loadFiles(opts LoadOptions) ([]fileRules, *Pending, []Warning, error) {
 	var out []fileRules
 	var warnings []Warning
 	var errs []error
-	for _, f := range files {
+	// With a record, the rules as read, for the hash of what accepting
+	// them records, and how they loosened.
+	var current Accepted
+	var changes []FileChange
+	for _, f := range ruleFiles(opts) {
+		var admit func(Effect, string) string
+		var accepted *RuleLists
+		switch {
+		case f.source == SourceUser:
+		case !opts.Trusted:
+			admit = func(e Effect, _ string) string {
+				if e == Allow {
+					return msgUntrusted
+				}
+				return ""
+			}
+		case opts.Accepted != nil:
+			accepted = opts.Accepted.lists(f.source)
+			admit = func(e Effect, p string) string {
+				if e == Allow && !accepted.has(Allow, p) {
+					return msgAwaits
+				}
+				return ""
+			}
+		}
 		fr := fileRules{path: f.path}
+		var lists RuleLists
 		data, err := config.ReadFile(f.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -109,23 +164,69 @@ func loadFiles(opts LoadOptions) ([]fileRules, []Warning, error) {
 			fr.err = fmt.Errorf("reading rules: %w", err)
 		default:
 			var ws []Warning
-			fr.rules, ws, fr.err = parseFile(f.path, data, f.source, f.trusted)
+			fr.rules, lists, ws, fr.err = parseFile(f.path, data, f.source, admit)
 			warnings = append(warnings, ws...)
 		}
 		if fr.err != nil {
 			errs = append(errs, fr.err)
 		}
+		if accepted != nil {
+			if fr.err != nil {
+				// What the file holds is not known: its accepted deny and
+				// ask rules hold whatever it last held, and accepting now
+				// keeps what was accepted of it.
+				lists = *accepted
+				for _, e := range []Effect{Deny, Ask} {
+					for _, p := range *accepted.list(e) {
+						fr.held = append(fr.held, Rule{Pattern: p, Effect: e, Source: f.source, File: f.path})
+					}
+				}
+			} else {
+				c := FileChange{Path: f.path, Source: f.source, Allow: missing(lists.Allow, accepted.Allow)}
+				for _, e := range []Effect{Deny, Ask} {
+					gone := missing(*accepted.list(e), *lists.list(e))
+					*c.list(e) = gone
+					for _, p := range gone {
+						fr.rules = append(fr.rules, Rule{Pattern: p, Effect: e, Source: f.source, File: f.path})
+						warnings = append(warnings, Warning{Path: f.path, Msg: fmt.Sprintf(
+							"%s rule %q, which you accepted, is no longer in the file; it is still enforced until you accept the change: run `freecode trust`, or accept it in the editor", e, p)})
+					}
+				}
+				if len(c.Allow)+len(c.Ask)+len(c.Deny) > 0 {
+					changes = append(changes, c)
+				}
+			}
+			*current.lists(f.source) = lists
+		}
 		out = append(out, fr)
 	}
-	return out, warnings, errors.Join(errs...)
+	var pending *Pending
+	if len(changes) > 0 {
+		pending = &Pending{Hash: current.Hash(), Files: changes}
+	}
+	return out, pending, warnings, errors.Join(errs...)
+}
+
+// list returns the list of effect e of the change.
+func (c *FileChange) list(e Effect) *[]string {
+	switch e {
+	case Allow:
+		return &c.Allow
+	case Ask:
+		return &c.Ask
+	}
+	return &c.Deny
 }
 
 // parseFile reads the "permissions" object of one settings file. Other
 // top-level keys belong to other parts of FreeCode and are not looked at.
-func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Warning, error) {
+// It returns the rules admit lets through (admit, if not nil, returns why
+// a valid rule is ignored, or ""), and every valid rule as lists.
+func parseFile(path string, data []byte, src Source, admit func(Effect, string) string) ([]Rule, RuleLists, []Warning, error) {
+	var lists RuleLists
 	root, err := config.ParseJSONC(path, data)
 	if err != nil {
-		return nil, nil, err
+		return nil, lists, nil, err
 	}
 	bad := func(v *hujson.Value, format string, args ...any) error {
 		line, col := lineCol(data, v.StartOffset)
@@ -133,19 +234,19 @@ func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Wa
 	}
 	top, ok := root.Value.(*hujson.Object)
 	if !ok {
-		return nil, nil, bad(&root, "a settings file must hold a JSON object")
+		return nil, lists, nil, bad(&root, "a settings file must hold a JSON object")
 	}
 	perms, err := member(top, "permissions", func(m *hujson.ObjectMember) error {
 		return bad(&m.Name, "duplicate key \"permissions\"")
 	})
 	if err != nil || perms == nil {
-		return nil, nil, err
+		return nil, lists, nil, err
 	}
 	obj, ok := perms.Value.(*hujson.Object)
 	if !ok {
-		return nil, nil, bad(perms, "\"permissions\" must be an object with allow, ask and deny lists")
+		return nil, lists, nil, bad(perms, "\"permissions\" must be an object with allow, ask and deny lists")
 	}
-	lists := map[Effect]*hujson.Value{}
+	members := map[Effect]*hujson.Value{}
 	var warnings []Warning
 	for i := range obj.Members {
 		m := &obj.Members[i]
@@ -164,26 +265,26 @@ func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Wa
 				Msg: fmt.Sprintf("unknown key %q in \"permissions\" ignored (known: allow, ask, deny)", name)})
 			continue
 		}
-		if lists[e] != nil {
-			return nil, warnings, bad(&m.Name, "duplicate key %q in \"permissions\"", name)
+		if members[e] != nil {
+			return nil, lists, warnings, bad(&m.Name, "duplicate key %q in \"permissions\"", name)
 		}
-		lists[e] = &m.Value
+		members[e] = &m.Value
 	}
 	var rules []Rule
 	for _, e := range []Effect{Deny, Ask, Allow} {
-		v := lists[e]
+		v := members[e]
 		if v == nil {
 			continue
 		}
 		arr, ok := v.Value.(*hujson.Array)
 		if !ok {
-			return nil, warnings, bad(v, "\"permissions.%s\" must be a list of strings", e)
+			return nil, lists, warnings, bad(v, "\"permissions.%s\" must be a list of strings", e)
 		}
 		for j := range arr.Elements {
 			el := &arr.Elements[j]
 			lit, ok := el.Value.(hujson.Literal)
 			if !ok || lit.Kind() != '"' {
-				return nil, warnings, bad(el, "\"permissions.%s\" must be a list of strings", e)
+				return nil, lists, warnings, bad(el, "\"permissions.%s\" must be a list of strings", e)
 			}
 			raw := lit.String()
 			line, col := lineCol(data, el.StartOffset)
@@ -191,14 +292,18 @@ func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Wa
 				warnings = append(warnings, Warning{Path: path, Line: line, Col: col, Effect: e, Pattern: raw, Msg: msg})
 			}
 			_, p, err := compile(raw)
-			switch {
-			case err != nil:
+			if err != nil {
 				warn(err.Error())
-			case e == Allow && !trusted:
-				warn("project not trusted; run `freecode trust`")
-			default:
-				rules = append(rules, Rule{Pattern: p, Effect: e, Source: src, File: path})
+				continue
 			}
+			lists.add(e, p)
+			if admit != nil {
+				if why := admit(e, p); why != "" {
+					warn(why)
+					continue
+				}
+			}
+			rules = append(rules, Rule{Pattern: p, Effect: e, Source: src, File: path})
 		}
 	}
 	if len(warnings) > maxWarnings {
@@ -206,7 +311,7 @@ func parseFile(path string, data []byte, src Source, trusted bool) ([]Rule, []Wa
 		warnings = append(warnings[:maxWarnings], Warning{Path: path, Line: more.Line, Col: more.Col,
 			Msg: fmt.Sprintf("%d more problems from here on not shown", len(warnings)-maxWarnings)})
 	}
-	return rules, warnings, nil
+	return rules, lists, warnings, nil
 }
 
 // maxWarnings bounds the warnings of one file, which a frontend may show

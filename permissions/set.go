@@ -26,6 +26,9 @@ type Set struct {
 	// trusted is LoadOptions.Trusted of the last Load or Reload: whether
 	// the project's allow rules apply.
 	trusted atomic.Bool
+	// pending is what the last Load or Reload held back for the user's
+	// review (LoadOptions.Accepted); nil when nothing.
+	pending atomic.Pointer[Pending]
 
 	idx atomic.Pointer[index] // written under writeMu; read by anyone
 }
@@ -42,7 +45,13 @@ func (s *Set) setFiles(loaded []fileRules) {
 	var all []Rule
 	for _, f := range loaded {
 		if f.err != nil {
-			f = fileRules{path: f.path, rules: prev[f.path]}
+			rules := slices.Clone(prev[f.path])
+			for _, r := range f.held {
+				if !slices.Contains(rules, r) {
+					rules = append(rules, r)
+				}
+			}
+			f = fileRules{path: f.path, rules: rules}
 		}
 		files = append(files, f)
 		all = append(all, f.rules...)
@@ -127,12 +136,25 @@ func (s *Set) AllowSession(pattern string) error {
 // rules it had (a user editing a file mid-save does not lose its deny
 // rules); the error names it, with line and column.
 func (s *Set) Reload(opts LoadOptions) ([]Warning, error) {
-	files, warnings, err := loadFiles(opts)
+	files, pending, warnings, err := loadFiles(opts)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.setFiles(files)
 	s.trusted.Store(opts.Trusted)
+	s.pending.Store(pending)
 	return warnings, err
+}
+
+// Pending returns what the rule files of a trusted project loosen beyond
+// what the user accepted (LoadOptions.Accepted), as of the last Load or
+// Reload: allow rules ignored, deny and ask rules still enforced, until
+// the user accepts them. Nil when nothing awaits. The value is shared and
+// must not be modified. A nil Set reports nil.
+func (s *Set) Pending() *Pending {
+	if s == nil {
+		return nil
+	}
+	return s.pending.Load()
 }
 
 // ProjectTrusted reports whether the rules were last loaded with the

@@ -46,17 +46,34 @@ func ScopeFile(scope Source, userDir, projectDir string) (string, error) {
 // as a symbolic link to the user's settings file; AddAllow edits a linked
 // file where it lives, so "always allow for this project" would otherwise
 // become a rule for every project.
+//
+// In a trusted project the rule is the user's answer, not a change by
+// another hand: it joins the rules the user accepted (Accepted) before it
+// is written, so that no load in between holds it back for review.
 func AddScopeAllow(scope Source, userDir, projectDir, pattern string) (string, error) {
 	path, err := ScopeFile(scope, userDir, projectDir)
 	if err != nil {
 		return "", err
 	}
-	if scope == SourceProject || scope == SourceLocal {
-		if err := checkInside(projectDir, path); err != nil {
-			return path, err
-		}
+	if scope != SourceProject && scope != SourceLocal {
+		return path, AddAllow(path, pattern)
 	}
-	return path, AddAllow(path, pattern)
+	if err := checkInside(projectDir, path); err != nil {
+		return path, err
+	}
+	_, p, err := compile(pattern)
+	if err != nil {
+		return path, fmt.Errorf("adding allow rule %q: %w", pattern, err)
+	}
+	undo, err := acceptAllow(projectDir, scope, p)
+	if err != nil {
+		return path, err
+	}
+	if err := AddAllow(path, p); err != nil {
+		undo()
+		return path, err
+	}
+	return path, nil
 }
 
 // checkInside reports an error unless path, once symbolic links are

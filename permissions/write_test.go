@@ -153,7 +153,7 @@ func TestAddAllow(t *testing.T) {
 				t.Errorf("file (-want +got):\n%s", diff)
 			}
 			// It loads, with the rule in it.
-			rs, ws, err := parseFile(path, got, SourceUser, true)
+			rs, _, ws, err := parseFile(path, got, SourceUser, nil)
 			if err != nil || len(ws) != 0 {
 				t.Fatalf("the written file: %v %v", err, ws)
 			}
