@@ -332,8 +332,8 @@ func readLists(path string, src Source) (RuleLists, error) {
 // the one it wrote. With hash not "", the rules must hash to it
 // (Accepted.Hash: what the user was shown, Pending.Hash): otherwise nothing
 // is written and the error is ErrRulesChanged. A file that does not load
-// keeps what the record had of it (nothing, without one), and its error
-// comes back with the records, which are written all the same.
+// keeps what the record had of it (nothing, without one): its problems are
+// the loader's to report.
 func Accept(opts LoadOptions, hash string) (before, now *Accepted, err error) {
 	path, unlock, err := lockAccepted(opts.ProjectDir)
 	if err != nil {
@@ -346,14 +346,14 @@ func Accept(opts LoadOptions, hash string) (before, now *Accepted, err error) {
 		// the files hold now.
 		before = nil
 	}
-	now, readErr := ReadProject(opts, before)
+	now, _ = ReadProject(opts, before)
 	if hash != "" && now.Hash() != hash {
 		return before, now, fmt.Errorf("%w: read them again and accept what they say now", ErrRulesChanged)
 	}
 	if err := writeAccepted(path, opts.ProjectDir, now); err != nil {
 		return before, now, err
 	}
-	return before, now, readErr
+	return before, now, nil
 }
 
 // ErrRulesChanged is Accept's error when the project's rules no longer

@@ -75,8 +75,8 @@
 // *ToolSetEvent (the registry's tools changed, hashes or not; on request),
 // *ReviewEvent (a server's tools awaiting review changed; on request),
 // *ProblemsEvent (a watched file's problems changed), *RulesChangedEvent
-// (the rules in force changed), *ProjectEvent (the project's trust
-// changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded
+// (the rules in force changed), *ProjectEvent (the project's trust, or
+// its rules awaiting review, changed), *LogEvent (a line of a server's stderr or MCP log, rate-bounded
 // per server; for the subscribers that ask, SubscribeOptions.Logs) and
 // *MissedEvent
 // (this subscriber fell behind and lost events).

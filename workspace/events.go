@@ -114,7 +114,9 @@ type RulesChangedEvent struct {
 }
 
 // ProjectEvent carries the project's description after its trust changed
-// (here, or by another process that edited the config file).
+// (here, or by another process that edited the config file), or what its
+// rule files loosen beyond the rules the user accepted did
+// (ProjectInfo.PendingRules).
 type ProjectEvent struct {
 	Project ProjectInfo
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,8 +23,9 @@ const (
 	kindUserRules                  // ~/.freecode/settings.json
 	kindProject                    // <root>/.freecode/settings.json: servers and rules
 	kindLocal                      // <root>/.freecode/settings.local.json
-	kindAll       = kindConfig | kindUserRules | kindProject | kindLocal
-	kindRules     = kindUserRules | kindProject | kindLocal
+	kindAccepted                   // the user's record of the project's accepted rules
+	kindAll       = kindConfig | kindUserRules | kindProject | kindLocal | kindAccepted
+	kindRules     = kindUserRules | kindProject | kindLocal | kindAccepted
 )
 
 // fileErrs is why a file did not load, per part of FreeCode that reads it,
@@ -61,6 +63,8 @@ func (w *Workspace) onFiles(changes []config.Change) {
 			k |= kindProject
 		case w.files.local:
 			k |= kindLocal
+		case w.files.accepted:
+			k |= kindAccepted
 		}
 	}
 	w.reload(context.Background(), k)
@@ -123,11 +127,15 @@ func (w *Workspace) load(kinds kind) *state {
 	st.trustChanged = st.trusted != trusted
 	if kinds&kindRules != 0 || st.trustChanged {
 		st.rulesBefore = w.perms.Rules()
-		warnings, err := w.perms.Reload(permissions.LoadOptions{
+		opts := permissions.LoadOptions{
 			UserFile:   w.files.userRules,
 			ProjectDir: w.root,
 			Trusted:    st.trusted,
-		})
+		}
+		if st.trusted {
+			opts.Accepted = w.acceptedRules(opts)
+		}
+		warnings, err := w.perms.Reload(opts)
 		// Every rule file was read: its old errors and warnings go.
 		for _, p := range w.files.rules() {
 			fe := errsOf(p)
@@ -145,12 +153,42 @@ func (w *Workspace) load(kinds kind) *state {
 	return st
 }
 
+// acceptedRules returns the rules the user accepted of the trusted
+// project, for a load. A project trusted before FreeCode kept them has its
+// rules as they are now adopted as accepted, once; an unreadable record
+// holds the project's files to no rule of theirs accepted (allow rules
+// await review), rather than to whatever they say. The caller holds
+// reloadMu.
+func (w *Workspace) acceptedRules(opts permissions.LoadOptions) *permissions.Accepted {
+	acc, err := permissions.ReadAccepted(w.root)
+	if acc != nil {
+		return acc
+	}
+	if err == nil {
+		var adopted bool
+		acc, adopted, err = permissions.Adopt(opts)
+		switch {
+		case adopted && err != nil:
+			w.logger.Warn("the project was trusted before FreeCode kept the rules you accept; its rules as they are now are taken as accepted, for this run only", "error", err)
+		case adopted:
+			w.logger.Info("the project was trusted before FreeCode kept the rules you accept; its rules as they are now are taken as accepted from here on", "project", w.root, "record", w.files.accepted)
+		}
+		if acc != nil {
+			return acc
+		}
+	}
+	w.logger.Error("the rules you accepted of this project cannot be read; its allow rules await your review (`freecode trust`)", "error", err)
+	return &permissions.Accepted{}
+}
+
 // apply puts a loaded state in force: servers through the Manager, knobs
 // into the orchestrator and the watcher, and publishes what changed. The
 // caller holds reloadMu.
 func (w *Workspace) apply(ctx context.Context, st *state) {
+	pending := w.perms.Pending()
 	w.mu.Lock()
-	w.cfg, w.project, w.trusted, w.fileErrs = st.cfg, st.project, st.trusted, st.fileErrs
+	pendingChanged := !reflect.DeepEqual(pending, w.pendingRules)
+	w.cfg, w.project, w.trusted, w.fileErrs, w.pendingRules = st.cfg, st.project, st.trusted, st.fileErrs, pending
 	project := w.projectLocked()
 	w.mu.Unlock()
 
@@ -190,7 +228,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 			evs = append(evs, &RulesChangedEvent{Rules: rules})
 		}
 	}
-	if st.trustChanged {
+	if st.trustChanged || pendingChanged {
 		evs = append(evs, &ProjectEvent{Project: project})
 	}
 	w.events.publish(evs...)

@@ -12,6 +12,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/permissions"
 )
 
 // ErrAwaitingApproval means a project server cannot start: the user has not
@@ -318,15 +319,52 @@ func (w *Workspace) Approve(ctx context.Context, name string, approve bool, entr
 
 // SetTrusted records in the user's config that the project is trusted (or
 // no longer), and applies it at once: the allow rules of the project's two
-// files apply only in a trusted project.
+// files apply only in a trusted project. Trusting accepts the files' rules
+// as they are now (AcceptRules); revoking forgets what was accepted.
 func (w *Workspace) SetTrusted(ctx context.Context, trusted bool) error {
+	if trusted {
+		return w.AcceptRules(ctx, "")
+	}
+	if w.root == "" {
+		return errors.New("revoking trust: the workspace has no project")
+	}
+	if err := config.SetTrusted(w.files.config, w.root, false); err != nil {
+		return fmt.Errorf("revoking trust in %s: %w", w.root, err)
+	}
+	// After the config: a load in between finds the project untrusted,
+	// never trusted without its record, which would adopt the files as
+	// they are.
+	if err := permissions.RemoveAccepted(w.root); err != nil {
+		w.logger.Warn("trust revoked, but the record of the rules you accepted stays", "error", err)
+	}
+	w.reload(ctx, kindConfig|kindAccepted)
+	return nil
+}
+
+// ErrRulesChanged means AcceptRules was given the hash of rules that the
+// project's files no longer hold (permissions.ErrRulesChanged).
+var ErrRulesChanged = permissions.ErrRulesChanged
+
+// AcceptRules trusts the project with the rules its two files hold now:
+// they become the rules the user accepted, so that what they loosened
+// (ProjectInfo.PendingRules) applies, and it applies at once. With hash
+// not "", the rules must hash to it (permissions.Pending.Hash of what the
+// user was shown); otherwise nothing is done and the error wraps
+// ErrRulesChanged.
+func (w *Workspace) AcceptRules(ctx context.Context, hash string) error {
 	if w.root == "" {
 		return errors.New("trusting the project: the workspace has no project")
 	}
-	if err := config.SetTrusted(w.files.config, w.root, trusted); err != nil {
+	// The record first: a load between the two writes finds the project
+	// trusted only with its record.
+	opts := permissions.LoadOptions{UserFile: w.files.userRules, ProjectDir: w.root}
+	if _, _, err := permissions.Accept(opts, hash); err != nil {
+		return fmt.Errorf("accepting the rules of %s: %w", w.root, err)
+	}
+	if err := config.SetTrusted(w.files.config, w.root, true); err != nil {
 		return fmt.Errorf("trusting %s: %w", w.root, err)
 	}
-	w.reload(ctx, kindConfig)
+	w.reload(ctx, kindConfig|kindAccepted)
 	return nil
 }
 

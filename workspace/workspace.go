@@ -158,6 +158,9 @@ type Workspace struct {
 	managed  map[string]bool          // names of running
 	pending  map[string]config.Server // project servers awaiting approval
 	fileErrs map[string]*fileErrs     // by path
+
+	// pendingRules is the rules' Pending as of the last load.
+	pendingRules *permissions.Pending
 }
 
 // files are the paths of the files a workspace loads and watches.
@@ -168,6 +171,9 @@ type files struct {
 	// settings.json is one of the user's files (see New).
 	project string
 	local   string // "" without a project
+	// accepted is the user's record of the rules they accepted of the
+	// project (permissions.AcceptedPath); "" without a project or a home.
+	accepted string
 }
 
 // New loads the config, the project's servers and the rule files, starts
@@ -216,6 +222,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		if config.ProjectSettingsAreUsers(w.root, w.files.config) {
 			w.files.project = ""
 		}
+		// Watched too: `freecode trust` may accept the rules in another
+		// process.
+		w.files.accepted, _ = permissions.AcceptedPath(w.root)
 	}
 
 	var store *taskStore
@@ -258,7 +267,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	// between the two; its first reports wait for reloadMu.
 	w.reloadMu.Lock()
 	defer w.reloadMu.Unlock()
-	w.watcher, err = config.Watch(context.WithoutCancel(ctx), w.files.list(), &config.WatchOptions{
+	w.watcher, err = config.Watch(context.WithoutCancel(ctx), w.files.watched(), &config.WatchOptions{
 		OnChange:  w.onFiles,
 		Debounce:  w.opts.Debounce,
 		ForcePoll: w.opts.ForcePoll,
@@ -314,6 +323,15 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 // list returns the paths to watch: the config, then the rule files.
 func (f files) list() []string {
 	return append([]string{f.config}, f.rules()...)
+}
+
+// watched returns the paths to watch: list, and the record of accepted
+// rules.
+func (f files) watched() []string {
+	if f.accepted == "" {
+		return f.list()
+	}
+	return append(f.list(), f.accepted)
 }
 
 // rules returns the paths of the rule files (the project's settings hold
@@ -391,6 +409,10 @@ type ProjectInfo struct {
 	Trusted       bool
 	ConfigPath    string
 	SettingsPaths SettingsPaths
+	// PendingRules is what the trusted project's rule files loosen beyond
+	// the rules the user accepted, held back until accepted (AcceptRules);
+	// nil when nothing awaits.
+	PendingRules *permissions.Pending
 }
 
 // SettingsPaths are the rule files a workspace loads.
@@ -409,9 +431,10 @@ func (w *Workspace) Project() ProjectInfo {
 
 func (w *Workspace) projectLocked() ProjectInfo {
 	return ProjectInfo{
-		Root:       w.root,
-		Trusted:    w.trusted,
-		ConfigPath: w.files.config,
+		Root:         w.root,
+		Trusted:      w.trusted,
+		PendingRules: w.pendingRules,
+		ConfigPath:   w.files.config,
 		SettingsPaths: SettingsPaths{
 			User:    w.files.userRules,
 			Project: w.files.project,

@@ -382,6 +382,7 @@ func TestProjectAtHome(t *testing.T) {
 // The project's allow rules apply only once it is trusted; trust is held in
 // the user's config and reported.
 func TestTrust(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // trusting records the rules accepted there
 	e := newEnv(t)
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "srv")}, nil))
 	writeRaw(t, e.projectFile(), `{"permissions": {"allow": ["mcp__srv__write"]}}`)
