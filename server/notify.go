@@ -107,6 +107,9 @@ type forwarder struct {
 	// reviews are the servers the frontend was told have tools awaiting
 	// review (review.go).
 	reviews map[string]bool
+	// rulesHash is the hash of the project's rules awaiting review the
+	// frontend was last told of, "" for none (project.go).
+	rulesHash string
 }
 
 // forward writes the session's notifications until the session or the
@@ -172,6 +175,8 @@ func (f *forwarder) event(ev workspace.Event) {
 	case *workspace.PromptsChangedEvent:
 		lc := wire.PromptsChanged(ev)
 		f.sess.notify(protocol.NotifyPromptsChanged, &lc)
+	case *workspace.ProjectEvent:
+		f.sendRulesReview(ev.Project.PendingRules)
 	case *workspace.MissedEvent:
 		f.sess.logger.Warn("the frontend fell behind; resyncing it", "missed", ev.Count)
 		// A change of a server's resources or prompts may be among what
@@ -187,7 +192,8 @@ func (f *forwarder) event(ev workspace.Event) {
 	}
 	// Rules and trust have no notification of their own: a frontend
 	// reads them (freecode/permissions, freecode/project) when it shows
-	// them.
+	// them. What of the rules awaits review does (ProjectEvent above):
+	// it asks the user to act.
 }
 
 // resync sends every server's status and every file's problems as they
@@ -211,6 +217,7 @@ func (f *forwarder) resync() []mcp.Status {
 		}
 	}
 	f.resyncReviews()
+	f.sendRulesReview(f.w.Project().PendingRules)
 	return sts
 }
 

@@ -7,7 +7,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/permissions"
 	"github.com/freecode/freecode/server/wire"
+	"github.com/freecode/freecode/workspace"
 )
 
 // errNoProject is the error of what needs a project, asked of a sidecar
@@ -26,7 +28,8 @@ func (sess *session) project(ctx context.Context, _ jsonrpc2.RawMessage) (any, e
 }
 
 // trust is freecode/project/trust: the user trusts the project (its allow
-// rules apply) or no longer does. The change is recorded in the user's
+// rules apply) with its rules as they are now, or as they were shown
+// (rulesHash), or no longer does. The change is recorded in the user's
 // config and applies to the next decision.
 func (sess *session) trust(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
 	var p protocol.TrustParams
@@ -43,9 +46,33 @@ func (sess *session) trust(ctx context.Context, params jsonrpc2.RawMessage) (any
 	if w.Project().Root == "" {
 		return nil, errNoProject
 	}
-	sess.logger.Info("trust", "trusted", p.Trusted)
-	if err := w.SetTrusted(ctx, p.Trusted); err != nil {
+	sess.logger.Info("trust", "trusted", p.Trusted, "rulesHash", p.RulesHash)
+	if p.Trusted {
+		err = w.AcceptRules(ctx, p.RulesHash)
+	} else {
+		err = w.SetTrusted(ctx, false)
+	}
+	if errors.Is(err, workspace.ErrRulesChanged) {
+		return nil, invalidParams("rulesHash", "%v", err)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &protocol.TrustResult{ProjectTrusted: w.Project().Trusted}, nil
+}
+
+// sendRulesReview tells the frontend what of the project's rules awaits
+// the user's review, when that changed since it was last told: an empty
+// list once nothing does.
+func (f *forwarder) sendRulesReview(p *permissions.Pending) {
+	hash := ""
+	if p != nil {
+		hash = p.Hash
+	}
+	if hash == f.rulesHash {
+		return
+	}
+	f.rulesHash = hash
+	r := wire.RulesReview(p)
+	f.sess.notify(protocol.NotifyRulesReview, &r)
 }

@@ -99,6 +99,15 @@ func (c *Client) SetTrusted(ctx context.Context, trusted bool) (bool, error) {
 	return res.ProjectTrusted, err
 }
 
+// AcceptRules trusts the project with the rules the user was shown as
+// awaiting review, named by hash (protocol.RulesReview.Hash): if the
+// project's files changed since, nothing is accepted and the error is
+// -32602 naming rulesHash (freecode/project/trust).
+func (c *Client) AcceptRules(ctx context.Context, hash string) error {
+	var res protocol.TrustResult
+	return c.Call(ctx, protocol.MethodProjectTrust, &protocol.TrustParams{Trusted: true, RulesHash: hash}, &res)
+}
+
 // Login signs in to a remote server and returns its status once signed in
 // and connected, or once the sign-in failed (freecode/servers/login). The
 // sidecar has the sign-in page opened with window/showDocument

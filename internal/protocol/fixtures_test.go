@@ -351,8 +351,28 @@ var fixtures = map[string][]any{
 		Project{ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json", SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json"},
 			Problems: []ConfigProblems{{Path: "/home/me/.freecode/config.json", Problems: []Problem{{Message: "want a string", Line: 3, Column: 12, Key: "mcp.servers[0].url", Severity: "error"}},
 				LastGood: true, Summary: "the config has 1 problem; showing the last good one"}}},
+		Project{
+			Root: "/home/me/project", ProjectTrusted: true, ConfigPath: "/home/me/.freecode/config.json",
+			SettingsPaths: SettingsPaths{User: "/home/me/.freecode/settings.json", Local: "/home/me/project/.freecode/settings.local.json"},
+			PendingRules:  &fixtureRulesReview,
+		},
+	},
+	"RulesReview.json": {
+		fixtureRulesReview,
+		RulesReview{Files: []RuleFileChange{}},
+	},
+	"TrustParams.json": {
+		TrustParams{Trusted: true, RulesHash: fixtureHash},
+		TrustParams{Trusted: false},
 	},
 }
+
+// fixtureRulesReview is a trusted project's rules loosened by another
+// hand: an allow rule added to each file, a deny and an ask rule taken out.
+var fixtureRulesReview = RulesReview{Hash: fixtureHash, Files: []RuleFileChange{
+	{Path: "/home/me/project/.freecode/settings.json", Source: "project", Allow: []string{"mcp__github__get_*"}, Ask: []string{"mcp__github"}},
+	{Path: "/home/me/project/.freecode/settings.local.json", Source: "local", Allow: []string{"mcp__*"}, Deny: []string{"mcp__github__delete_repo"}},
+}}
 
 // fixtureHash names a definition in the review fixtures.
 const fixtureHash = "5d41402abc4b2a76b9719d911017c592ae1b6f6c0a4b3f1a2d6e0c8b9a7f3e21"

@@ -137,6 +137,10 @@ type PermissionsResult struct {
 // TrustParams are the params of freecode/project/trust.
 type TrustParams struct {
 	Trusted bool `json:"trusted"`
+	// RulesHash, with Trusted, is the RulesReview.Hash the user was
+	// shown: the project's rules are accepted only if they still hash to
+	// it. Without it, trusting accepts the rules as they are.
+	RulesHash string `json:"rulesHash,omitempty"`
 }
 
 // TrustResult is the result of freecode/project/trust.

@@ -73,6 +73,7 @@ const (
 	NotifyPromptsChanged   = "freecode/prompts/changed"
 	NotifyReviewNeeded     = "freecode/tools/reviewNeeded"
 	NotifyTasksChanged     = "freecode/tasks/changed"
+	NotifyRulesReview      = "freecode/rules/reviewNeeded"
 )
 
 // The LSP methods the protocol uses, as go.lsp.dev/protocol names them

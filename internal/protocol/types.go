@@ -299,6 +299,9 @@ type Project struct {
 	// freecode/config/problems last told them: what a frontend that asks
 	// once (the CLI) shows without waiting for notifications.
 	Problems []ConfigProblems `json:"problems,omitempty"`
+	// PendingRules is set while the trusted project's rule files loosen
+	// the rules the user accepted: held back until accepted.
+	PendingRules *RulesReview `json:"pendingRules,omitempty"`
 }
 
 // SettingsPaths are the rule files: the user's, and the project's two.

@@ -302,6 +302,17 @@ func (ed *Editor) AwaitReviews(server string, match func(protocol.ReviewNeeded) 
 	return decodeAs[protocol.ReviewNeeded](ed.t, n)
 }
 
+// AwaitRulesReview waits for a freecode/rules/reviewNeeded for which match
+// (nil: any) is true.
+func (ed *Editor) AwaitRulesReview(match func(protocol.RulesReview) bool) protocol.RulesReview {
+	ed.t.Helper()
+	n := ed.Await("rules review", "the project's rules awaiting review", func(n frontend.Notification) bool {
+		var rr protocol.RulesReview
+		return n.Method == protocol.NotifyRulesReview && json.Unmarshal(n.Params, &rr) == nil && (match == nil || match(rr))
+	})
+	return decodeAs[protocol.RulesReview](ed.t, n)
+}
+
 // AwaitTask waits for a freecode/tasks/changed of the task taskID in
 // status.
 func (ed *Editor) AwaitTask(taskID string, status protocol.TaskStatus) protocol.TaskInfo {

@@ -121,6 +121,7 @@ var conversions = map[string]conversion{
 	"Project": conv(func(a projectArgs) protocol.Project { return Project(a.Info, a.Problems) }).
 		leavesOut(prefixed("Problems[0].", problemsUnsent)),
 	"ConfigProblems": conv(ConfigProblems).leavesOut(problemsUnsent),
+	"RulesReview":    conv(RulesReview),
 	"Rule": conv(Rule).leavesOut(map[string]string{
 		"File": "the rule file's path stays on this side; Source says which file it is",
 	}),

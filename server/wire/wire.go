@@ -97,6 +97,26 @@ func Project(p workspace.ProjectInfo, problems []workspace.ProblemsEvent) protoc
 	for _, pe := range problems {
 		out.Problems = append(out.Problems, ConfigProblems(pe))
 	}
+	if p.PendingRules != nil {
+		r := RulesReview(p.PendingRules)
+		out.PendingRules = &r
+	}
+	return out
+}
+
+// RulesReview is what a trusted project's rule files loosen beyond the
+// rules the user accepted, as freecode/rules/reviewNeeded and
+// freecode/project's pendingRules have it: no files (never null) when
+// nothing awaits (p nil).
+func RulesReview(p *permissions.Pending) protocol.RulesReview {
+	out := protocol.RulesReview{Files: []protocol.RuleFileChange{}}
+	if p == nil {
+		return out
+	}
+	out.Hash = p.Hash
+	for _, f := range p.Files {
+		out.Files = append(out.Files, protocol.RuleFileChange{Path: f.Path, Source: f.Source.String(), Allow: f.Allow, Ask: f.Ask, Deny: f.Deny})
+	}
 	return out
 }
 

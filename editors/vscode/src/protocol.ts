@@ -60,6 +60,7 @@ export const Notifications = {
 	promptsChanged: 'freecode/prompts/changed',
 	reviewNeeded: 'freecode/tools/reviewNeeded',
 	tasksChanged: 'freecode/tasks/changed',
+	rulesReviewNeeded: 'freecode/rules/reviewNeeded',
 } as const;
 
 /** Where a server's entry comes from: the user's config or a project's settings. */
@@ -358,6 +359,8 @@ export interface PermissionsResult {
 }
 export interface ProjectTrustParams {
 	trusted: boolean;
+	/** With trusted: the RulesReview.hash the user was shown; the rules are accepted only if they still hash to it. */
+	rulesHash?: string;
 }
 export interface ProjectTrustResult {
 	projectTrusted: boolean;
@@ -374,6 +377,33 @@ export interface ProjectResult {
 	settingsPaths: SettingsPaths;
 	/** The watched files that have problems now, as freecode/config/problems last told them. */
 	problems?: ConfigProblemsParams[];
+	/** Set while the trusted project's rule files loosen the rules the user accepted: held back until accepted. */
+	pendingRules?: RulesReview;
+}
+
+/**
+ * RulesReview is what a trusted project's rule files loosen beyond the rules
+ * the user accepted: allow rules added (ignored meanwhile) and deny and ask
+ * rules taken out (still enforced meanwhile). It is freecode/project's
+ * pendingRules and the params of freecode/rules/reviewNeeded, where no files
+ * means nothing awaits review any more.
+ */
+export interface RulesReview {
+	/** Names the rules accepting records: freecode/project/trust's rulesHash. */
+	hash?: string;
+	files: RuleFileChange[];
+}
+
+/** RuleFileChange is how one rule file loosened. */
+export interface RuleFileChange {
+	path: string;
+	source: 'project' | 'local';
+	/** Allow rules added: ignored until accepted. */
+	allow?: string[];
+	/** Ask rules taken out: still enforced until accepted. */
+	ask?: string[];
+	/** Deny rules taken out: still enforced until accepted. */
+	deny?: string[];
 }
 
 // Requests from the sidecar.

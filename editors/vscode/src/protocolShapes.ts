@@ -419,13 +419,31 @@ export const configProblems = obj<p.ConfigProblemsParams>({
 	summary: opt(str),
 });
 
+export const rulesReview = obj<p.RulesReview>({
+	hash: opt(str),
+	files: req(
+		arrayOf(
+			obj<p.RuleFileChange>({
+				path: req(str),
+				source: req(enumOf<'project' | 'local'>({ project: true, local: true })),
+				allow: opt(arrayOf(str)),
+				ask: opt(arrayOf(str)),
+				deny: opt(arrayOf(str)),
+			}),
+		),
+	),
+});
+
 export const projectResult = obj<p.ProjectResult>({
 	root: opt(str),
 	projectTrusted: req(bool),
 	configPath: req(str),
 	settingsPaths: req(obj<p.SettingsPaths>({ user: req(str), project: opt(str), local: opt(str) })),
 	problems: opt(arrayOf(configProblems)),
+	pendingRules: opt(rulesReview),
 });
+
+export const projectTrustParams = obj<p.ProjectTrustParams>({ trusted: req(bool), rulesHash: opt(str) });
 
 export const definitionsResult = obj<p.DefinitionsResult>({
 	hash: req(str),
@@ -536,4 +554,6 @@ export const fixtureShapes: Record<string, Check<unknown>> = {
 	'ApproveParams.json': approveParams as Check<unknown>,
 	'ReviewResult.json': reviewResult as Check<unknown>,
 	'ReviewNeeded.json': reviewNeeded as Check<unknown>,
+	'RulesReview.json': rulesReview as Check<unknown>,
+	'TrustParams.json': projectTrustParams as Check<unknown>,
 };

@@ -1,0 +1,24 @@
+package protocol
+
+// RulesReview is what a trusted project's rule files loosen beyond the
+// rules the user accepted when they trusted it (or last accepted a change):
+// allow rules added, which are ignored, and deny and ask rules taken out,
+// which are still enforced, until the user accepts them with
+// freecode/project/trust and Hash. It is freecode/project's pendingRules
+// and the params of freecode/rules/reviewNeeded, where no files means that
+// nothing awaits review any more.
+type RulesReview struct {
+	// Hash names the rules accepting records: freecode/project/trust's
+	// rulesHash. Absent when nothing awaits.
+	Hash  string           `json:"hash,omitempty"`
+	Files []RuleFileChange `json:"files"`
+}
+
+// RuleFileChange is how one rule file loosened.
+type RuleFileChange struct {
+	Path   string   `json:"path"`
+	Source string   `json:"source"`          // "project" (settings.json) or "local" (settings.local.json)
+	Allow  []string `json:"allow,omitempty"` // allow rules added: ignored until accepted
+	Ask    []string `json:"ask,omitempty"`   // ask rules removed: still enforced until accepted
+	Deny   []string `json:"deny,omitempty"`  // deny rules removed: still enforced until accepted
+}
