@@ -3,8 +3,10 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +29,7 @@ var DefaultAllowedDomains = []string{"registry.npmjs.org"}
 //	"sandbox": true                     the default sandbox
 //	"sandbox": {
 //	  "filesystem": {"allowWrite": ["~/notes"], "denyRead": ["~/.config/gh"]},
-//	  "network": "none" | "all" | {"allowedDomains": ["api.example.com"]}
+//	  "network": "none" | "all" | {"allowedDomains": ["api.example.com", "127.0.0.1:5432"]}
 //	}
 //
 // The system is read-only, the server's cwd, npm's cache and a private
@@ -191,7 +193,7 @@ func (d *decoder) sandbox(key, server string, raw json.RawMessage, baseDir strin
 			b.AllowedDomains = []string{}
 			if dv, ok := nm["allowedDomains"]; ok {
 				for _, dom := range d.strings(fk+".allowedDomains", server, dv) {
-					if err := checkDomain(dom); err != nil {
+					if _, err := ParseAllowedDomain(dom); err != nil {
 						d.fail(fk+".allowedDomains", server, "%v", err)
 						continue
 					}
@@ -218,13 +220,83 @@ func (d *decoder) paths(key, server string, raw json.RawMessage, baseDir string)
 	return out
 }
 
-// checkDomain accepts a host name, or "*." and one: no scheme, port or path.
-func checkDomain(dom string) error {
-	h := strings.TrimPrefix(dom, "*.")
-	if h == "" || strings.ContainsAny(h, "/:*@ ") || strings.HasPrefix(h, ".") || strings.HasSuffix(h, ".") {
-		return fmt.Errorf("%q is not a domain: want a host name such as api.example.com, or *.example.com", dom)
+// AllowedDomain is an entry of a sandbox's allowedDomains, parsed:
+//
+//	api.example.com           the name, on ports 80 and 443
+//	*.example.com             the names below example.com (not itself)
+//	api.example.com:8443      the name on that port only
+//	*.example.com:8443        the names below example.com, on that port
+//	10.0.0.5, ::1             the address, on ports 80 and 443
+//	127.0.0.1:5432, [::1]:80  the address on that port only
+//
+// A name lets the sandbox's proxy reach the public addresses it resolves
+// to; an address entry is how a user allows one that is not public
+// (loopback, private, link-local…) on purpose, whether the server names
+// the address or a listed name resolves to it.
+type AllowedDomain struct {
+	Host     string     // a host name, lower case, without "*."; "" for an address
+	Wildcard bool       // Host's subdomains, not Host itself
+	Addr     netip.Addr // an exact address (IPv4-mapped ones as IPv4); the zero Addr for a name
+	Port     uint16     // 0 for ports 80 and 443
+}
+
+// ParseAllowedDomain parses an entry of allowedDomains: a host name, or
+// "*." and one, or an IP address (IPv6 in brackets when a port follows),
+// each with ":port" or without; no scheme, path or user.
+func ParseAllowedDomain(s string) (AllowedDomain, error) {
+	bad := func(why string) (AllowedDomain, error) {
+		return AllowedDomain{}, fmt.Errorf("%q is not a domain: %s; want a host name such as api.example.com, *.example.com, api.example.com:8443, or an IP address such as 127.0.0.1:5432 or [::1]:8080", s, why)
 	}
-	return nil
+	if strings.ContainsAny(s, "/@ ") {
+		return bad("no scheme, path or user")
+	}
+	var a AllowedDomain
+	host, port, hasPort := strings.ToLower(s), "", false
+	if rest, ok := strings.CutPrefix(host, "["); ok {
+		inner, after, ok := strings.Cut(rest, "]")
+		if !ok {
+			return bad("no closing ]")
+		}
+		if port, hasPort = strings.CutPrefix(after, ":"); !hasPort && after != "" {
+			return bad("text after ]")
+		}
+		if addr, err := netip.ParseAddr(inner); err != nil || !addr.Is6() {
+			return bad("brackets hold an IPv6 address")
+		}
+		host = inner
+	} else if _, err := netip.ParseAddr(host); err != nil {
+		// Not an address as it is: a name or an IPv4 address, with a
+		// port or not. An IPv6 address with a port wants brackets.
+		if strings.Count(host, ":") > 1 {
+			return bad("an IPv6 address with a port is written [::1]:8080")
+		}
+		host, port, hasPort = strings.Cut(host, ":")
+	}
+	if hasPort {
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || n == 0 {
+			return bad("the port is not a number from 1 to 65535")
+		}
+		a.Port = uint16(n)
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if addr.Zone() != "" {
+			return bad("an address with a zone")
+		}
+		a.Addr = addr.Unmap()
+		return a, nil
+	}
+	if h, ok := strings.CutPrefix(host, "*."); ok {
+		if _, err := netip.ParseAddr(h); err == nil {
+			return bad("*. goes before a name, not an address")
+		}
+		a.Wildcard, host = true, h
+	}
+	if host == "" || strings.ContainsAny(host, "/:*@[]% ") || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") {
+		return bad("not a host name")
+	}
+	a.Host = host
+	return a, nil
 }
 
 // fileSandbox is a sandbox key as a project server's approval hashes it.

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +25,7 @@ const (
 // proxy's log tells, with the change to its entry that would allow it.
 type Denial struct {
 	Kind string
-	What string // the path, the host, or bwrap's line
+	What string // the path, the host (host:port on another port), or bwrap's line
 	// Fix is the one-line change to the server's entry, as JSON to put in
 	// it; "" when there is none short of "sandbox": false.
 	Fix string
@@ -69,8 +70,8 @@ func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Deni
 		}
 	}
 	for _, dec := range log {
-		if !dec.Allowed {
-			add(networkDenial(b, dec.Host))
+		if d, ok := networkDenial(b, dec); ok {
+			add(d)
 		}
 	}
 	for _, line := range stderr {
@@ -96,7 +97,8 @@ func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Deni
 		}
 		if p.Network != config.NetworkAll {
 			if m := dnsFailed.FindStringSubmatch(line); m != nil && m[1] != "" {
-				add(networkDenial(b, strings.ToLower(m[1])))
+				d, _ := networkDenial(b, Decision{Host: strings.ToLower(m[1]), Refused: RefusedName})
+				add(d)
 			} else if m != nil || netDown.MatchString(line) {
 				offline = p.Network == config.NetworkNone
 			}
@@ -166,14 +168,44 @@ func fsDenial(p Policy, b config.Sandbox, path, line string) Denial {
 		Fix: strings.TrimSuffix(strings.TrimPrefix(string(fix), "{"), "}")}
 }
 
-func networkDenial(b config.Sandbox, host string) Denial {
+// networkDenial is the denial of what the proxy refused in dec, with the
+// entries that would allow it; false for a decision that refused nothing
+// the allow-list could change (allowed, or a name that did not resolve).
+func networkDenial(b config.Sandbox, dec Decision) (Denial, bool) {
 	_, domains := b.Net()
 	if b.Network == config.NetworkNone || b.Network == config.NetworkAll {
 		domains = nil
 	}
-	fix, _ := json.Marshal(map[string]any{"sandbox": map[string]any{"network": map[string]any{"allowedDomains": append(domains, host)}}})
-	return Denial{Kind: DeniedNetwork, What: host, Why: fmt.Sprintf("the sandbox kept the server from reaching %s (not in its allowedDomains)", host),
-		Fix: strings.TrimSuffix(strings.TrimPrefix(string(fix), "{"), "}")}
+	add := func(e string) {
+		if !slices.Contains(domains, e) {
+			domains = append(domains, e)
+		}
+	}
+	d := Denial{Kind: DeniedNetwork, What: dec.Host}
+	switch dec.Refused {
+	case RefusedName:
+		d.What = entry(dec.Host, dec.Port)
+		d.Why = fmt.Sprintf("the sandbox kept the server from reaching %s (not in its allowedDomains)", d.What)
+		add(d.What)
+	case RefusedPort:
+		d.What = net.JoinHostPort(dec.Host, dec.Port)
+		d.Why = fmt.Sprintf("the sandbox kept the server from reaching %s: port %s is not allowed (an allowedDomains entry without a port allows 80 and 443)", dec.Host, dec.Port)
+		add(d.What)
+	case RefusedAddress:
+		// Every address of the name that is not public, since the proxy
+		// wants each of them public or listed.
+		d.Why = fmt.Sprintf("the sandbox kept the server from reaching %s: it %s, and the sandbox reaches only public addresses unless allowedDomains lists the address", dec.Host, dec.Why)
+		for _, a := range dec.Addrs {
+			if nonPublic(a) != "" {
+				add(entry(a.String(), dec.Port))
+			}
+		}
+	default:
+		return Denial{}, false
+	}
+	fix, _ := json.Marshal(map[string]any{"sandbox": map[string]any{"network": map[string]any{"allowedDomains": domains}}})
+	d.Fix = strings.TrimSuffix(strings.TrimPrefix(string(fix), "{"), "}")
+	return d, true
 }
 
 func strconvQuote(s string) string {

@@ -3,44 +3,54 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
 )
 
-// Decision is one request the proxy let through or refused.
-type Decision struct {
-	Time    time.Time
-	Host    string // as the server named it, lower case
-	Port    string
-	Allowed bool
-}
-
 // logSize bounds the decisions a Proxy keeps.
 const logSize = 256
 
+// dialTimeout bounds the connection to the addresses of one request.
+const dialTimeout = 30 * time.Second
+
 // ProxyOptions are a Proxy's options; nil means the defaults.
 type ProxyOptions struct {
-	// Dial makes the proxy's outgoing connections; nil is a net.Dialer's.
+	// Dial makes the proxy's outgoing connections, always to an address
+	// it checked ("ip:port"); nil is a net.Dialer's.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LookupIP resolves a host name, once per request; nil is
+	// net.DefaultResolver's LookupNetIP.
+	LookupIP func(ctx context.Context, host string) ([]netip.Addr, error)
 	// OnDecision, if set, is told of each decision, on the request's
 	// goroutine.
 	OnDecision func(Decision)
 }
 
 // Proxy is an HTTP proxy (CONNECT, and plain HTTP with absolute URLs)
-// that lets a sandboxed server reach the domains of its allow-list and
+// that lets a sandboxed server reach the hosts of its allow-list and
 // nothing else, and logs each decision.
+//
+// A request names a host and a port. A name must be one an entry of the
+// allow-list names, on a port the entry allows (80 and 443 unless it
+// names one); the proxy then resolves it, once, and every address it
+// resolves to must be public or itself listed on that port: a name that
+// leads to the host's loopback, a private network or the clouds'
+// metadata address is refused. An address the server names must be
+// listed. The proxy connects to the addresses it checked, never to the
+// name again, so a second answer from DNS cannot change where it goes.
 type Proxy struct {
-	domains []string
-	opts    ProxyOptions
-	srv     *http.Server
-	rp      *httputil.ReverseProxy
-	wg      sync.WaitGroup
+	allow allowList
+	opts  ProxyOptions
+	srv   *http.Server
+	rp    *httputil.ReverseProxy
+	wg    sync.WaitGroup
 
 	// logMu guards log.
 	logMu sync.Mutex
@@ -53,20 +63,25 @@ type Proxy struct {
 	closed    bool
 }
 
-// NewProxy returns a proxy to the domains of the allow-list: a host name
-// matches itself, "*.example.com" the names below example.com.
+// NewProxy returns a proxy to the hosts of the allow-list domains, whose
+// entries are as config.ParseAllowedDomain reads them.
 func NewProxy(domains []string, opts *ProxyOptions) *Proxy {
-	p := &Proxy{domains: domains, tunnels: map[net.Conn]net.Conn{}}
+	p := &Proxy{allow: parseAllowList(domains), tunnels: map[net.Conn]net.Conn{}}
 	if opts != nil {
 		p.opts = *opts
 	}
 	if p.opts.Dial == nil {
-		p.opts.Dial = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
+		p.opts.Dial = (&net.Dialer{Timeout: dialTimeout}).DialContext
+	}
+	if p.opts.LookupIP == nil {
+		p.opts.LookupIP = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL = r.In.URL; r.Out.Host = r.In.Host },
 		Transport: &http.Transport{
-			DialContext: p.opts.Dial, Proxy: nil, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
+			DialContext: p.dialChecked, Proxy: nil, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
 		},
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
@@ -118,23 +133,9 @@ func (p *Proxy) Log() []Decision {
 	return append([]Decision(nil), p.log...)
 }
 
-// Allowed reports whether host matches the allow-list domains.
-func Allowed(domains []string, host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	for _, d := range domains {
-		if sub, ok := strings.CutPrefix(d, "*."); ok {
-			if strings.HasSuffix(host, "."+sub) {
-				return true
-			}
-		} else if host == d {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *Proxy) decide(host, port string) bool {
-	d := Decision{Time: time.Now(), Host: strings.ToLower(host), Port: port, Allowed: Allowed(p.domains, host)}
+// decide checks a request for host:port, and logs it.
+func (p *Proxy) decide(ctx context.Context, host string, port uint16) Decision {
+	d := p.check(ctx, host, port)
 	p.logMu.Lock()
 	if len(p.log) == logSize {
 		p.log = append(p.log[:0], p.log[1:]...)
@@ -144,27 +145,66 @@ func (p *Proxy) decide(host, port string) bool {
 	if p.opts.OnDecision != nil {
 		p.opts.OnDecision(d)
 	}
-	return d.Allowed
+	return d
 }
 
-func (p *Proxy) refuse(w http.ResponseWriter, host string) {
-	http.Error(w, fmt.Sprintf("FreeCode sandbox: %s is not in this server's allowedDomains", host), http.StatusForbidden)
+// dial connects to one of the addresses d checked, in turn, leaving each
+// its share of the time left (2s at least), as net.Dialer does for the
+// addresses of a name.
+func (p *Proxy) dial(ctx context.Context, d Decision) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	var errs []error
+	for i, a := range d.Addrs {
+		share := max(time.Until(deadline)/time.Duration(len(d.Addrs)-i), 2*time.Second)
+		actx, acancel := context.WithTimeout(ctx, share)
+		c, err := p.opts.Dial(actx, "tcp", net.JoinHostPort(a.String(), d.Port))
+		acancel()
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// checkedKey carries a plain HTTP request's Decision to dialChecked.
+type checkedKey struct{}
+
+// dialChecked is the ReverseProxy's dial: to the addresses that the
+// request's Decision checked, which must be for addr. (A connection the
+// Transport keeps for the next request to the same host and port went to
+// an address checked for that name too.)
+func (p *Proxy) dialChecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	d, ok := ctx.Value(checkedKey{}).(Decision)
+	host, port, _ := net.SplitHostPort(addr)
+	if !ok || !d.Allowed || !strings.EqualFold(strings.TrimSuffix(host, "."), d.Host) || port != d.Port {
+		return nil, fmt.Errorf("sandbox: the proxy did not check %s", addr)
+	}
+	return p.dial(ctx, d)
 }
 
 // ServeHTTP tunnels a CONNECT to an allowed host, forwards a plain HTTP
-// request to one, and refuses anything else with 403.
+// request to one, and refuses anything else with 403 (502 for a name
+// that does not resolve), saying why.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
-		host, port, err := net.SplitHostPort(r.Host)
-		if err != nil {
+		host, ps, err := net.SplitHostPort(r.Host)
+		port, ok := parsePort(ps)
+		if err != nil || !ok {
 			http.Error(w, "CONNECT wants host:port", http.StatusBadRequest)
 			return
 		}
-		if !p.decide(host, port) {
-			p.refuse(w, host)
+		d := p.decide(r.Context(), host, port)
+		if !d.Allowed {
+			refuse(w, d)
 			return
 		}
-		up, err := p.opts.Dial(r.Context(), "tcp", r.Host)
+		up, err := p.dial(r.Context(), d)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -192,15 +232,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "FreeCode sandbox: a proxy request wants an absolute http:// URL, or CONNECT", http.StatusBadRequest)
 		return
 	}
-	port := r.URL.Port()
-	if port == "" {
-		port = "80"
+	ps := r.URL.Port()
+	if ps == "" {
+		ps = "80"
 	}
-	if !p.decide(r.URL.Hostname(), port) {
-		p.refuse(w, r.URL.Hostname())
+	port, ok := parsePort(ps)
+	if !ok {
+		http.Error(w, "FreeCode sandbox: a proxy request wants a port from 1 to 65535", http.StatusBadRequest)
 		return
 	}
-	p.rp.ServeHTTP(w, r)
+	d := p.decide(r.Context(), r.URL.Hostname(), port)
+	if !d.Allowed {
+		refuse(w, d)
+		return
+	}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, d)))
 }
 
 // bufferedConn reads what the hijacked connection's reader had buffered

@@ -154,22 +154,40 @@ func TestNetworkNoneCannotReachLoopback(t *testing.T) {
 	}
 }
 
+// Through the proxy, a name that resolves to the host's loopback (here
+// localhost, by /etc/hosts) reaches it only where the allow-list names
+// the address too, on the port; the address by itself is refused unless
+// listed, with the fix that lists it.
 func TestAllowListThroughProxy(t *testing.T) {
 	needBwrap(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) }))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	cwd := t.TempDir()
-	b := config.Sandbox{Network: config.NetworkDomains, AllowedDomains: []string{"localhost"}}
-	// The same server by two names: the allowed one, and its address.
-	out, stderr, l := runIn(t, b, "", cwd, "get=http://localhost:"+port+"/")
+	loopback, err := net.DefaultResolver.LookupNetIP(t.Context(), "ip", "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := config.Sandbox{Network: config.NetworkDomains, AllowedDomains: []string{"localhost:" + port}}
+	b := named
+	for _, a := range loopback {
+		b.AllowedDomains = append(b.AllowedDomains, net.JoinHostPort(a.Unmap().String(), port))
+	}
+	out, stderr, l := runIn(t, named, "", cwd, "get=http://localhost:"+port+"/")
+	if !strings.HasPrefix(out, "403 ") || !strings.Contains(out, "a loopback address") {
+		t.Errorf("get localhost, its address not listed: %q (stderr %q), want 403", out, stderr)
+	}
+	if log := l.Proxy.Log(); len(log) != 1 || log[0].Allowed || log[0].Refused != RefusedAddress {
+		t.Errorf("the proxy's log: %+v", log)
+	}
+	out, stderr, l = runIn(t, b, "", cwd, "get=http://localhost:"+port+"/")
 	if out != "200 hello" {
 		t.Errorf("get localhost: %q (stderr %q), want 200 hello", out, stderr)
 	}
 	if log := l.Proxy.Log(); len(log) != 1 || log[0].Host != "localhost" || !log[0].Allowed {
 		t.Errorf("the proxy's log: %+v", log)
 	}
-	out, stderr, l = runIn(t, b, "", cwd, "get=http://127.0.0.1:"+port+"/")
+	out, stderr, l = runIn(t, named, "", cwd, "get=http://127.0.0.1:"+port+"/")
 	if !strings.HasPrefix(out, "403 ") {
 		t.Errorf("get 127.0.0.1: %q (stderr %q), want 403", out, stderr)
 	}
@@ -177,8 +195,8 @@ func TestAllowListThroughProxy(t *testing.T) {
 	if len(log) != 1 || log[0].Host != "127.0.0.1" || log[0].Allowed {
 		t.Fatalf("the proxy's log: %+v", log)
 	}
-	ds := Denials(Policy{Network: config.NetworkDomains}, b, nil, log)
-	if len(ds) != 1 || ds[0].Fix != `"sandbox":{"network":{"allowedDomains":["localhost","127.0.0.1"]}}` {
+	ds := Denials(Policy{Network: config.NetworkDomains}, named, nil, log)
+	if len(ds) != 1 || ds[0].Fix != `"sandbox":{"network":{"allowedDomains":["localhost:`+port+`","127.0.0.1:`+port+`"]}}` {
 		t.Errorf("denials: %+v", ds)
 	}
 }

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -47,11 +49,12 @@ func TestSeatbeltProfile(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	domains := []string{"registry.npmjs.org", "*.example.com"}
+	domains := []string{"registry.npmjs.org", "*.example.com", "db.example.org:5432", "127.0.0.1:5432", "[::1]:8080", "10.0.0.5"}
 	for host, want := range map[string]bool{
 		"registry.npmjs.org": true, "REGISTRY.npmjs.org.": true, "evil-registry.npmjs.org": false,
 		"api.example.com": true, "a.b.example.com": true, "example.com": false, "example.com.evil.org": false,
-		"127.0.0.1": false,
+		"db.example.org": true, "127.0.0.1": true, "::1": true, "10.0.0.5": true, "::ffff:10.0.0.5": true,
+		"127.0.0.2": false, "localhost": false,
 	} {
 		if got := Allowed(domains, host); got != want {
 			t.Errorf("Allowed(%s) = %v, want %v", host, got, want)
@@ -70,7 +73,13 @@ func TestProxyConnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	px := NewProxy([]string{"localhost"}, nil)
+	// localhost is allowed by name, and the address it resolves to by
+	// itself, on the upstream's port.
+	px := NewProxy([]string{"localhost:" + port, "127.0.0.1:" + port}, &ProxyOptions{
+		LookupIP: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+	})
 	px.Serve(ln)
 	defer px.Close()
 	connect := func(host string) (string, *bufio.Reader, net.Conn) {
@@ -78,7 +87,8 @@ func TestProxyConnect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(c, "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port, host, port)
+		hostPort := net.JoinHostPort(host, port)
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", hostPort, hostPort)
 		br := bufio.NewReader(c)
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -98,13 +108,13 @@ func TestProxyConnect(t *testing.T) {
 	}
 	resp.Body.Close()
 	c.Close()
-	status, _, c = connect("127.0.0.1")
+	status, _, c = connect("::1")
 	c.Close()
 	if !strings.HasPrefix(status, "HTTP/1.1 403") {
-		t.Errorf("CONNECT 127.0.0.1: %q, want 403", status)
+		t.Errorf("CONNECT [::1]: %q, want 403", status)
 	}
 	log := px.Log()
-	if len(log) != 2 || !log[0].Allowed || log[0].Host != "localhost" || log[1].Allowed || log[1].Host != "127.0.0.1" {
+	if len(log) != 2 || !log[0].Allowed || log[0].Host != "localhost" || log[1].Allowed || log[1].Host != "::1" {
 		t.Errorf("the log: %+v", log)
 	}
 }
