@@ -52,7 +52,9 @@ export function trustConfirmation(): Confirmation {
 		detail:
 			"Until you trust it, only the deny and ask rules of this project's .freecode/settings.json and " +
 			'settings.local.json apply. Once trusted, their allow rules apply too, so a tool they allow runs ' +
-			'without asking you. "Always allow in this project" is offered only in a trusted project.',
+			'without asking you. "Always allow in this project" is offered only in a trusted project. ' +
+			'Trusting accepts the rules as they are now: a later change by anyone but FreeCode that loosens them ' +
+			'waits for your review.',
 		buttons: choice(DO_NOT_TRUST, TRUST),
 	};
 }

@@ -16,6 +16,7 @@ import type { PermissionResponse } from './protocol';
 import type { Session } from './session';
 import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
+import { RulesNotices } from './rulesNotices';
 import { NewServers } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
@@ -35,6 +36,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const docs = new ReadOnlyDocs();
 	const settings = () => readSettings(ext);
 	const reviews = new ReviewNotices(docs, () => sidecar?.session);
+	const rules = new RulesNotices(docs, () => sidecar?.session);
 	const sc: Sidecar = new Sidecar(
 		model,
 		{
@@ -53,6 +55,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 			askElicitation: (req, token) => askElicitation(req, token, (m) => sc.output.warn(m)),
 			askSampling: (req, token) => askSampling(req, token, docs, Math.min(settings().argumentChars, 500)),
 			reviewNeeded: (r) => reviews.notify(r),
+			rulesReview: (r) => rules.notify(r),
 			warn: (m) => sc.output.warn(m),
 		},
 		settings,

@@ -46,6 +46,8 @@ export interface Hooks {
 	askSampling?(req: p.SamplingRequest, token: CancellationToken): Promise<p.SamplingResult>;
 	/** A server's tools awaiting review changed (the tool list is read again too). */
 	reviewNeeded?(reviews: p.ReviewNeededParams): void;
+	/** What of the trusted project's rules awaits review changed; no files once nothing does. */
+	rulesReview?(review: p.RulesReview): void;
 	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
 	warn?(message: string): void;
 }
@@ -100,6 +102,9 @@ export class Session {
 			this.conn.onNotification(p.Notifications.reviewNeeded, (params) => this.onReviewNeeded(params)),
 			this.conn.onNotification(p.Notifications.tasksChanged, (params) => {
 				if (this.check(p.Notifications.tasksChanged, shapes.taskInfo, params)) this.model.updateTask(params);
+			}),
+			this.conn.onNotification(p.Notifications.rulesReviewNeeded, (params) => {
+				if (this.check(p.Notifications.rulesReviewNeeded, shapes.rulesReview, params)) this.hooks.rulesReview?.(params);
 			}),
 		];
 		return {
@@ -350,5 +355,14 @@ export class Session {
 
 	trust(trusted: boolean): Promise<p.ProjectTrustResult> {
 		return this.conn.sendRequest(p.Requests.projectTrust, { trusted } satisfies p.ProjectTrustParams);
+	}
+
+	/**
+	 * acceptRules accepts the project's rules as the user was shown them
+	 * awaiting review, named by hash (freecode/project/trust with rulesHash):
+	 * the sidecar refuses (-32602) if the files changed since.
+	 */
+	acceptRules(hash: string): Promise<p.ProjectTrustResult> {
+		return this.conn.sendRequest(p.Requests.projectTrust, { trusted: true, rulesHash: hash } satisfies p.ProjectTrustParams);
 	}
 }
