@@ -29,7 +29,8 @@ var DefaultAllowedDomains = []string{"registry.npmjs.org"}
 //	"sandbox": true                     the default sandbox
 //	"sandbox": {
 //	  "filesystem": {"allowWrite": ["~/notes"], "denyRead": ["~/.config/gh"]},
-//	  "network": "none" | "all" | {"allowedDomains": ["api.example.com", "127.0.0.1:5432"]}
+//	  "network": "none" | "all" | {"allowedDomains": ["api.example.com", "127.0.0.1:5432"]},
+//	  "allowUnixSockets": true
 //	}
 //
 // The system is read-only, the server's cwd, npm's cache and a private
@@ -42,6 +43,11 @@ type Sandbox struct {
 	DenyRead       []string // absolute, ~ expanded
 	Network        string   // "", NetworkNone, NetworkAll or NetworkDomains
 	AllowedDomains []string // with NetworkDomains
+	// AllowUnixSockets lets the server open unix sockets (socket(AF_UNIX)),
+	// which the sandbox refuses by default: the network namespace does not
+	// cover them, so they reach the host's D-Bus, nscd, docker and the like
+	// wherever their socket is visible.
+	AllowUnixSockets bool
 }
 
 // Sandboxed reports whether s runs in a sandbox: one whose entry has a
@@ -93,11 +99,13 @@ func equalSandbox(a, b *Sandbox) bool {
 		return a == b
 	}
 	return a.Off == b.Off && slices.Equal(a.AllowWrite, b.AllowWrite) && slices.Equal(a.DenyRead, b.DenyRead) &&
-		a.Network == b.Network && slices.Equal(a.AllowedDomains, b.AllowedDomains)
+		a.Network == b.Network && slices.Equal(a.AllowedDomains, b.AllowedDomains) &&
+		a.AllowUnixSockets == b.AllowUnixSockets
 }
 
 // withDefaults is the entry's block b over the user's mcp.sandbox def:
-// the path lists added up, the entry's network if it names one.
+// the path lists added up, the entry's network if it names one, unix
+// sockets allowed if either allows them.
 func (b *Sandbox) withDefaults(def *Sandbox) *Sandbox {
 	if def == nil || def.Off {
 		return b
@@ -112,6 +120,7 @@ func (b *Sandbox) withDefaults(def *Sandbox) *Sandbox {
 	out := b.clone()
 	out.AllowWrite = appendNew(def.AllowWrite, out.AllowWrite)
 	out.DenyRead = appendNew(def.DenyRead, out.DenyRead)
+	out.AllowUnixSockets = out.AllowUnixSockets || def.AllowUnixSockets
 	if out.Network == "" && out.AllowedDomains == nil {
 		out.Network, out.AllowedDomains = def.Network, slices.Clone(def.AllowedDomains)
 	}
@@ -200,8 +209,10 @@ func (d *decoder) sandbox(key, server string, raw json.RawMessage, baseDir strin
 					b.AllowedDomains = append(b.AllowedDomains, strings.ToLower(dom))
 				}
 			}
+		case "allowUnixSockets":
+			d.boolean(fk, server, v, &b.AllowUnixSockets)
 		default:
-			d.fail(fk, server, "unknown key: want filesystem or network")
+			d.fail(fk, server, "unknown key: want filesystem, network or allowUnixSockets")
 		}
 	}
 	return b
@@ -306,11 +317,15 @@ type fileSandbox struct {
 	DenyRead       []string `json:"denyRead,omitempty"`
 	Network        string   `json:"network,omitempty"`
 	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	// Omitted when false, so that an approval given before the key
+	// existed still holds.
+	AllowUnixSockets bool `json:"allowUnixSockets,omitempty"`
 }
 
 func toFileSandbox(b *Sandbox) *fileSandbox {
 	if b == nil {
 		return nil
 	}
-	return &fileSandbox{Off: b.Off, AllowWrite: b.AllowWrite, DenyRead: b.DenyRead, Network: b.Network, AllowedDomains: b.AllowedDomains}
+	return &fileSandbox{Off: b.Off, AllowWrite: b.AllowWrite, DenyRead: b.DenyRead, Network: b.Network, AllowedDomains: b.AllowedDomains,
+		AllowUnixSockets: b.AllowUnixSockets}
 }

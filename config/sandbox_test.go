@@ -126,3 +126,52 @@ func TestEntryHashCoversSandbox(t *testing.T) {
 		seen[h] = sb
 	}
 }
+
+// "allowUnixSockets" sits beside filesystem and network; the user's
+// mcp.sandbox allowing them allows them for every entry of the file; an
+// approval covers the key, and one given before the key existed (false
+// is left out of the hash) still holds.
+func TestSandboxAllowUnixSockets(t *testing.T) {
+	cfg, err := Parse("c.json", []byte(`{"mcp": {
+		"sandbox": {"allowUnixSockets": true},
+		"servers": [
+			{"name": "a", "command": "x"},
+			{"name": "b", "command": "x", "sandbox": {"network": "none", "allowUnixSockets": false}}
+		]
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cfg.MCP.Servers {
+		if !s.SandboxOf().AllowUnixSockets {
+			t.Errorf("%s: unix sockets not allowed, want the user's default", s.Name)
+		}
+	}
+	cfg, err = Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": {"allowUnixSockets": true}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.MCP.Servers[0].SandboxOf(); !cmp.Equal(got, Sandbox{AllowUnixSockets: true}) {
+		t.Errorf("the entry's own: %+v", got)
+	}
+	_, err = Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": {"allowUnixSockets": "yes", "unix": true}}]}}`))
+	for _, want := range []string{
+		`mcp.servers[0].sandbox.allowUnixSockets (server "a"): want true or false`,
+		`mcp.servers[0].sandbox.unix (server "a"): unknown key: want filesystem, network or allowUnixSockets`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+	hash := func(sb string) string {
+		t.Helper()
+		cfg, err := parse("settings.json", []byte(`{"mcp": {"servers": [{"name": "fs", "command": "x", "sandbox": `+sb+`}]}}`), ScopeProject, "/p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return EntryHash(cfg.MCP.Servers[0])
+	}
+	if hash(`{}`) != hash(`{"allowUnixSockets": false}`) || hash(`{}`) == hash(`{"allowUnixSockets": true}`) {
+		t.Error("the approval's hash: false must hash as no key, true apart")
+	}
+}

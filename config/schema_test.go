@@ -179,6 +179,8 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 		{name: "bad pinning", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "pinning": false}]}}`, want: fails},
 		{name: "sandbox off", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": false}]}}`, want: valid},
 		{name: "sandbox block", data: `{"mcp": {"sandbox": {"network": "none"}, "servers": [{"name": "a", "command": "x", "sandbox": {"filesystem": {"allowWrite": ["/tmp/a"], "denyRead": ["/etc/b"]}, "network": {"allowedDomains": ["api.example.com"]}}}]}}`, want: valid},
+		{name: "sandbox unix sockets", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": {"allowUnixSockets": true}}]}}`, want: valid},
+		{name: "bad sandbox unix sockets", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": {"allowUnixSockets": "yes"}}]}}`, want: fails},
 		{name: "bad sandbox network", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": {"network": "some"}}]}}`, want: fails},
 		{name: "bad sandbox key", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "sandbox": {"files": {}}}]}}`, want: fails},
 		{name: "bad protocol version", data: `{"mcp": {"servers": [{"name": "a", "command": "x", "protocolVersion": "latest"}]}}`, want: fails},

@@ -12,20 +12,35 @@ import (
 	"syscall"
 )
 
-// bridgeArg, as this program's first argument, runs it as a sandbox's
-// bridge (see RunBridge).
-const bridgeArg = "__freecode-sandbox-bridge"
+// This program's first argument, as one of these, runs it as a part of
+// a sandbox (see RunBridge): its bridge, or its exec stub.
+const (
+	bridgeArg = "__freecode-sandbox-bridge"
+	execArg   = "__freecode-sandbox-exec"
+	// allowUnixFlag, before the exec stub's "--", leaves the server its
+	// unix sockets ("allowUnixSockets": true).
+	allowUnixFlag = "--allow-unix-sockets"
+)
 
 // RunBridge, called first thing in main (and in the TestMain of tests
-// that run sandboxes), runs this process as a sandbox's bridge and exits
+// that run sandboxes), runs this process as a part of a sandbox and exits
 // if it was started as one, and otherwise returns at once.
 //
+// The exec stub (execArg, seccomp_linux.go) is how every sandboxed server
+// on Linux starts: it puts the seccomp filter on itself and executes the
+// server, which cannot take the filter off.
+//
 // A bridge runs inside the sandbox, whose network namespace has only its
-// own loopback. It listens there, runs the server with the HTTP proxy
-// variables naming that address, and carries every connection made to it
-// over the unix socket that bubblewrap bound in from outside, to the
-// filtering proxy: the server's only way out.
+// own loopback. It listens there, runs the server (through the exec
+// stub) with the HTTP proxy variables naming that address, and carries
+// every connection made to it over the unix socket that bubblewrap bound
+// in from outside, to the filtering proxy: the server's only way out. The
+// bridge itself is not filtered, since it dials that socket; the
+// filter's refusal of ptrace and process_vm_* keeps the server off it.
 func RunBridge() {
+	if len(os.Args) >= 2 && os.Args[1] == execArg {
+		os.Exit(execFiltered(os.Args[2:]))
+	}
 	if len(os.Args) < 4 || os.Args[1] != bridgeArg {
 		return
 	}

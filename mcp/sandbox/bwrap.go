@@ -15,14 +15,19 @@ const (
 	innerSocket = innerDir + "/proxy.sock" // the proxy's socket
 )
 
-// bwrapArgs is the bubblewrap command line that runs argv under p. bridge
-// is this program's executable and socket the proxy's unix socket when p
-// has an allow-list ("" otherwise): argv is then run by the bridge.
+// bwrapArgs is the bubblewrap command line that runs argv under p. socket
+// is the proxy's unix socket when p has an allow-list ("" otherwise):
+// argv is then run by the bridge.
 //
 // Order matters: bubblewrap applies its mounts in turn, so the writable
 // binds come after the read-only root and the hidden paths after both,
 // and a secret inside a writable directory stays hidden.
-func bwrapArgs(p Policy, argv []string, bridge, socket string) []string {
+//
+// The server runs through this program's exec stub (execArg), which puts
+// the seccomp filter on it: exe is this program's executable, always
+// bound in. disableUserns adds bubblewrap's own --disable-userns (0.8
+// and later), which refuses nested user namespaces beside the filter.
+func bwrapArgs(p Policy, argv []string, exe, socket string, disableUserns bool) []string {
 	a := []string{
 		// Its first process gets SIGKILL when bwrap dies, and with it the
 		// whole pid namespace: nothing a server started outlives it.
@@ -69,12 +74,23 @@ func bwrapArgs(p Policy, argv []string, bridge, socket string) []string {
 			a = append(a, "--ro-bind", "/dev/null", d)
 		}
 	}
+	a = append(a, "--ro-bind", exe, innerBridge)
 	if socket != "" {
-		a = append(a, "--ro-bind", bridge, innerBridge, "--bind", socket, innerSocket)
+		a = append(a, "--bind", socket, innerSocket)
+	}
+	if disableUserns {
+		// It needs --unshare-user said, not the -try of --unshare-all.
+		a = append(a, "--unshare-user", "--disable-userns")
 	}
 	a = append(a, "--chdir", p.Cwd, "--")
 	if socket != "" {
+		// The bridge, unfiltered, runs the exec stub.
 		a = append(a, innerBridge, bridgeArg, innerSocket)
 	}
+	a = append(a, innerBridge, execArg)
+	if p.AllowUnixSockets {
+		a = append(a, allowUnixFlag)
+	}
+	a = append(a, "--")
 	return append(a, argv...)
 }

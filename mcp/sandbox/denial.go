@@ -19,6 +19,9 @@ const (
 	DeniedRead    = "read"
 	DeniedNetwork = "network"
 	DeniedSetup   = "setup" // bubblewrap itself could not set the sandbox up
+	// The seccomp filter's refusals (seccomp_linux.go).
+	DeniedUnixSocket = "unix-socket"
+	DeniedNamespace  = "namespace"
 )
 
 // Denial is one thing a sandbox refused a server, as its stderr or the
@@ -50,6 +53,15 @@ var (
 	notFound  = regexp.MustCompile(`(?i)(no such file or directory|ENOENT)`)
 	// What bwrap says where it may not make namespaces.
 	userns = regexp.MustCompile(`(?i)namespace|uid map|setting up uid|Operation not permitted|Permission denied`)
+	// What node (connect EPERM /path), Go (dial unix /path: socket: …)
+	// and C programs (socket: Operation not permitted) say when the filter
+	// refuses socket(AF_UNIX): in the sandbox an EPERM from socket() is
+	// the filter's, whatever the network.
+	unixRefused = regexp.MustCompile(`(?i)connect EPERM (/[^\s'"]+)|dial unix (/[^\s:]+): socket: operation not permitted|\bsocket(?:\(\))?: (?:operation not permitted|EPERM)`)
+	// What unshare(1), Chromium's and other sandboxes say when the filter
+	// refuses them a user namespace (EPERM), or bwrap's --disable-userns
+	// does (ENOSPC).
+	nsRefused = regexp.MustCompile(`(?i)(?:unshare|namespace|CLONE_NEWUSER)[^\n]*(?:operation not permitted|\bEPERM\b|no space left on device|\bENOSPC\b)`)
 )
 
 // privateDirs are the host's directories a sandbox has its own, empty
@@ -81,6 +93,17 @@ func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Deni
 				why += ": user namespaces may be off or restricted here (sysctl kernel.unprivileged_userns_clone, or AppArmor's kernel.apparmor_restrict_unprivileged_userns on Ubuntu)"
 			}
 			add(Denial{Kind: DeniedSetup, What: rest, Why: why})
+			continue
+		}
+		// Before the files: node's line says EPERM and a path.
+		if m := unixRefused.FindStringSubmatch(line); m != nil {
+			if !b.AllowUnixSockets && !p.AllowUnixSockets {
+				add(unixSocketDenial(m[1] + m[2]))
+			}
+			continue
+		}
+		if nsRefused.MatchString(line) {
+			add(Denial{Kind: DeniedNamespace, Why: `the sandbox refused the server a user namespace of its own, which would let it undo the sandbox: run the program it starts without its own sandbox (Chromium: --no-sandbox), or the server unsandboxed ("sandbox": false)`})
 			continue
 		}
 		if fsDenied.MatchString(line) {
@@ -206,6 +229,17 @@ func networkDenial(b config.Sandbox, dec Decision) (Denial, bool) {
 	fix, _ := json.Marshal(map[string]any{"sandbox": map[string]any{"network": map[string]any{"allowedDomains": domains}}})
 	d.Fix = strings.TrimSuffix(strings.TrimPrefix(string(fix), "{"), "}")
 	return d, true
+}
+
+// unixSocketDenial is the filter's refusal of a unix socket, at path if
+// the server's message names it.
+func unixSocketDenial(path string) Denial {
+	d := Denial{Kind: DeniedUnixSocket, What: path, Fix: `"sandbox":{"allowUnixSockets":true}`,
+		Why: "the sandbox refused the server a unix socket (a sandboxed server connects to none, such as D-Bus's or nscd's, unless its entry allows them)"}
+	if path != "" {
+		d.Why = fmt.Sprintf("the sandbox kept the server from connecting to the unix socket %s (a sandboxed server connects to none unless its entry allows them)", path)
+	}
+	return d
 }
 
 func strconvQuote(s string) string {

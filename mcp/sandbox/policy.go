@@ -51,6 +51,9 @@ type Policy struct {
 	DenyRead []string // unreadable: directories hidden, files read as empty
 	Network  string   // config.NetworkNone, NetworkAll or NetworkDomains
 	Domains  []string // with NetworkDomains: host names, or "*." and one
+	// AllowUnixSockets leaves the server socket(AF_UNIX), which the
+	// seccomp filter refuses otherwise (seccomp_linux.go).
+	AllowUnixSockets bool
 }
 
 // Resolve makes the Policy of sandbox b for a server started in cwd, by a
@@ -61,6 +64,7 @@ type Policy struct {
 func Resolve(b config.Sandbox, home, cwd, npmCache string) (Policy, error) {
 	p := Policy{Cwd: filepath.Clean(cwd)}
 	p.Network, p.Domains = b.Net()
+	p.AllowUnixSockets = b.AllowUnixSockets
 	if npmCache != "" {
 		if err := os.MkdirAll(npmCache, 0o755); err != nil {
 			return Policy{}, fmt.Errorf("sandbox: npm's cache %s: %w", npmCache, err)
@@ -118,6 +122,9 @@ func (p Policy) Describe() string {
 			b.WriteString(strings.Join(p.Domains, ", "))
 		}
 	}
+	if p.AllowUnixSockets {
+		b.WriteString("; may connect to unix sockets")
+	}
 	return b.String()
 }
 
@@ -140,6 +147,7 @@ func DescribeServer(srv config.Server) string {
 	p.DenyRead = append(p.DenyRead, b.DenyRead...)
 	p.Writable = append(p.Writable, b.AllowWrite...)
 	p.Network, p.Domains = b.Net()
+	p.AllowUnixSockets = b.AllowUnixSockets
 	return p.Describe()
 }
 

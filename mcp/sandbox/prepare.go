@@ -15,8 +15,9 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 
 // Options are Prepare's options; nil means the defaults.
 type Options struct {
-	// Executable is the program run as the bridge (see RunBridge); ""
-	// is this one.
+	// Executable is the program bound into a Linux sandbox as its exec
+	// stub and, with an allow-list, its bridge (see RunBridge); "" is
+	// this one.
 	Executable string
 	// Dial, if set, makes the proxy's outgoing connections (see
 	// ProxyOptions).

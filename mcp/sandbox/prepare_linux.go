@@ -19,14 +19,17 @@ func prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, bwrapMissing)
 	}
-	l := &Launch{Env: env, Release: func() {}}
-	if p.Network != config.NetworkDomains {
-		l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, "", "")...)
-		return l, nil
-	}
+	// This program is bound in whatever the network: the exec stub that
+	// filters the server's system calls, and with an allow-list the bridge.
 	exe, err := executable(opts)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: the bridge to the proxy: %w", err)
+		return nil, fmt.Errorf("sandbox: this program, which starts the server in it: %w", err)
+	}
+	userns := bwrapDisablesUserns(bwrap)
+	l := &Launch{Env: env, Release: func() {}}
+	if p.Network != config.NetworkDomains {
+		l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, exe, "", userns)...)
+		return l, nil
 	}
 	dir, err := os.MkdirTemp("", "freecode-sandbox-")
 	if err != nil {
@@ -43,6 +46,6 @@ func prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
 		l.Proxy.Close()
 		os.RemoveAll(dir)
 	}
-	l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, exe, sock)...)
+	l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, exe, sock, userns)...)
 	return l, nil
 }

@@ -149,13 +149,20 @@ func TestDenialsFromStderr(t *testing.T) {
 func TestBwrapArgsOrder(t *testing.T) {
 	dir := t.TempDir()
 	p := Policy{Cwd: dir, DenyRead: []string{dir + "/secret"}, Network: config.NetworkNone}
-	a := strings.Join(bwrapArgs(p, []string{"node", "s.js"}, "", ""), " ")
+	a := strings.Join(bwrapArgs(p, []string{"node", "s.js"}, "/opt/freecode", "", false), " ")
 	bind, hide := strings.Index(a, "--bind "+dir+" "+dir), strings.Index(a, "/dev/null "+dir+"/secret")
 	if bind < 0 || hide < bind || strings.Index(a, "--ro-bind / /") > bind {
 		t.Errorf("mounts out of order: %s", a)
 	}
-	if strings.Contains(a, "--share-net") || !strings.HasSuffix(a, "--chdir "+dir+" -- node s.js") {
+	// The server starts through the exec stub, which filters its system
+	// calls.
+	if strings.Contains(a, "--share-net") || !strings.HasSuffix(a, "--ro-bind /opt/freecode "+innerBridge+" --chdir "+dir+" -- "+innerBridge+" "+execArg+" -- node s.js") {
 		t.Errorf("args: %s", a)
+	}
+	p.AllowUnixSockets = true
+	a = strings.Join(bwrapArgs(p, []string{"node"}, "/opt/freecode", "/s.sock", true), " ")
+	if !strings.HasSuffix(a, "--unshare-user --disable-userns --chdir "+dir+" -- "+innerBridge+" "+bridgeArg+" "+innerSocket+" "+innerBridge+" "+execArg+" "+allowUnixFlag+" -- node") {
+		t.Errorf("args with an allow-list: %s", a)
 	}
 }
 
