@@ -117,6 +117,12 @@ type approvalEntry struct {
 	// and approvals given before the key existed hold (they approved a
 	// server that ran unsandboxed).
 	Sandbox *fileSandbox `json:"sandbox,omitempty"`
+	// Resolved are the paths of the entry (its cwd, its sandbox's
+	// allowWrite) whose symbolic links lead elsewhere than their text
+	// says, and where: a pull that turns an approved "cwd": "data" into a
+	// link to ".." asks again. Left out when every path is what it says,
+	// so approvals given before it existed hold.
+	Resolved map[string]string `json:"resolved,omitempty"`
 
 	RunSettings
 }
@@ -171,6 +177,21 @@ func approvalOf(s Server) approvalEntry {
 		Sandbox:     toFileSandbox(s.Sandbox),
 		RunSettings: s.RunSettings(),
 	}
+	paths := []string{s.Cwd}
+	if s.Sandbox != nil {
+		paths = append(paths, s.Sandbox.AllowWrite...)
+	}
+	for _, p := range paths {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		if r, err := resolvePath(p); err == nil && r != filepath.Clean(p) {
+			if e.Resolved == nil {
+				e.Resolved = map[string]string{}
+			}
+			e.Resolved[p] = r
+		}
+	}
 	// encoding/json writes struct fields in order and map keys sorted, and
 	// nil and empty encode alike here, so equal entries hash alike.
 	if len(e.Command) == 0 {
@@ -198,12 +219,13 @@ func ApprovalKey(projectDir string, s Server) string {
 }
 
 // EntryHash returns the hex SHA-256 of a canonical encoding of what
-// approving the project server s covers (command, url, env, headers, cwd,
-// type, transport, TLS files, inheritEnv, name, oauth, sandbox, and pinning,
-// start, deferTools, the timeouts, maxMessageBytes and protocolVersion
-// where they are not the defaults): the part of its ApprovalKey that names
-// the entry. A frontend is shown it with the entry and approves by it, so
-// that an entry the project rewrote in between is not approved unseen.
+// approving the project server s covers (command, url, env, headers, cwd
+// and where its symbolic links lead, type, transport, TLS files,
+// inheritEnv, name, oauth, sandbox, and pinning, start, deferTools, the
+// timeouts, maxMessageBytes and protocolVersion where they are not the
+// defaults): the part of its ApprovalKey that names the entry. A frontend
+// is shown it with the entry and approves by it, so that an entry the
+// project rewrote in between is not approved unseen.
 func EntryHash(s Server) string {
 	// Not canonjson: approvals already stored were keyed with this
 	// encoding (encoding/json, HTML-escaped), and a new encoding would ask

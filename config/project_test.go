@@ -210,3 +210,54 @@ func TestProjectSettingsAreUsers(t *testing.T) {
 		t.Error("settings.json and config.json are one file")
 	}
 }
+
+// An approval covers where the entry's paths lead, not only their text: a
+// pull that turns an approved "cwd": "data" into a link to ".." (or an
+// allowWrite into a link to the home) asks again. Entries whose paths lead
+// where they say keep the hash they had.
+func TestEntryHashFollowsSymlinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir()) // macOS's /var is a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeProject(t, dir, `{"mcp": {"servers": [{"name": "s", "command": ["./s"], "cwd": "data",
+		"sandbox": {"filesystem": {"allowWrite": ["out"]}}}]}}`)
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	load := func() Server {
+		t.Helper()
+		servers, err := LoadProject(dir)
+		if err != nil || len(servers) != 1 {
+			t.Fatalf("LoadProject: %v %v", servers, err)
+		}
+		return servers[0]
+	}
+	before := EntryHash(load())
+	if e := approvalOf(load()); e.Resolved != nil {
+		t.Errorf("paths that lead where they say are recorded: %v", e.Resolved)
+	}
+	if err := os.Remove(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", data); err != nil {
+		t.Fatal(err)
+	}
+	afterCwd := EntryHash(load())
+	if afterCwd == before {
+		t.Error("the cwd became a link to .. and the approval holds")
+	}
+	if err := os.Remove(filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if EntryHash(load()) == afterCwd {
+		t.Error("allowWrite became a link elsewhere and the approval holds")
+	}
+}

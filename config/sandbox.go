@@ -28,7 +28,7 @@ var DefaultAllowedDomains = []string{"registry.npmjs.org"}
 //	"sandbox": false                    run unsandboxed
 //	"sandbox": true                     the default sandbox
 //	"sandbox": {
-//	  "filesystem": {"allowWrite": ["~/notes"], "denyRead": ["~/.config/gh"]},
+//	  "filesystem": {"allowWrite": ["~/notes"], "allowRead": ["/tmp/data"], "denyRead": ["~/.config/gh"]},
 //	  "network": "none" | "all" | {"allowedDomains": ["api.example.com", "127.0.0.1:5432"]},
 //	  "allowUnixSockets": true
 //	}
@@ -38,9 +38,13 @@ var DefaultAllowedDomains = []string{"registry.npmjs.org"}
 // mcp/sandbox); AllowWrite and DenyRead add to that. Network "" is
 // NetworkDomains with DefaultAllowedDomains.
 type Sandbox struct {
-	Off            bool     // "sandbox": false
-	AllowWrite     []string // absolute, ~ expanded
-	DenyRead       []string // absolute, ~ expanded
+	Off        bool     // "sandbox": false
+	AllowWrite []string // absolute, ~ expanded
+	DenyRead   []string // absolute, ~ expanded
+	// AllowRead are paths the server may read where the sandbox would
+	// hide them by having its own empty copy of their directory (/tmp,
+	// /run/user); everywhere else it reads what the system holds.
+	AllowRead      []string // absolute, ~ expanded
 	Network        string   // "", NetworkNone, NetworkAll or NetworkDomains
 	AllowedDomains []string // with NetworkDomains
 	// AllowUnixSockets lets the server open unix sockets (socket(AF_UNIX)),
@@ -89,6 +93,7 @@ func (b Sandbox) Net() (string, []string) {
 func (b Sandbox) clone() Sandbox {
 	b.AllowWrite = slices.Clone(b.AllowWrite)
 	b.DenyRead = slices.Clone(b.DenyRead)
+	b.AllowRead = slices.Clone(b.AllowRead)
 	b.AllowedDomains = slices.Clone(b.AllowedDomains)
 	return b
 }
@@ -98,7 +103,7 @@ func equalSandbox(a, b *Sandbox) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Off == b.Off && slices.Equal(a.AllowWrite, b.AllowWrite) && slices.Equal(a.DenyRead, b.DenyRead) &&
+	return a.Off == b.Off && slices.Equal(a.AllowWrite, b.AllowWrite) && slices.Equal(a.DenyRead, b.DenyRead) && slices.Equal(a.AllowRead, b.AllowRead) &&
 		a.Network == b.Network && slices.Equal(a.AllowedDomains, b.AllowedDomains) &&
 		a.AllowUnixSockets == b.AllowUnixSockets
 }
@@ -120,6 +125,7 @@ func (b *Sandbox) withDefaults(def *Sandbox) *Sandbox {
 	out := b.clone()
 	out.AllowWrite = appendNew(def.AllowWrite, out.AllowWrite)
 	out.DenyRead = appendNew(def.DenyRead, out.DenyRead)
+	out.AllowRead = appendNew(def.AllowRead, out.AllowRead)
 	out.AllowUnixSockets = out.AllowUnixSockets || def.AllowUnixSockets
 	if out.Network == "" && out.AllowedDomains == nil {
 		out.Network, out.AllowedDomains = def.Network, slices.Clone(def.AllowedDomains)
@@ -181,8 +187,10 @@ func (d *decoder) sandbox(key, server string, raw json.RawMessage, baseDir strin
 					b.AllowWrite = d.paths(fk+"."+fkey, server, fv, baseDir)
 				case "denyRead":
 					b.DenyRead = d.paths(fk+"."+fkey, server, fv, baseDir)
+				case "allowRead":
+					b.AllowRead = d.paths(fk+"."+fkey, server, fv, baseDir)
 				default:
-					d.fail(fk+"."+fkey, server, "unknown key: want allowWrite or denyRead")
+					d.fail(fk+"."+fkey, server, "unknown key: want allowWrite, allowRead or denyRead")
 				}
 			}
 		case "network":
@@ -320,6 +328,8 @@ type fileSandbox struct {
 	// Omitted when false, so that an approval given before the key
 	// existed still holds.
 	AllowUnixSockets bool `json:"allowUnixSockets,omitempty"`
+	// Omitted when empty, for the same reason.
+	AllowRead []string `json:"allowRead,omitempty"`
 }
 
 func toFileSandbox(b *Sandbox) *fileSandbox {
@@ -327,5 +337,5 @@ func toFileSandbox(b *Sandbox) *fileSandbox {
 		return nil
 	}
 	return &fileSandbox{Off: b.Off, AllowWrite: b.AllowWrite, DenyRead: b.DenyRead, Network: b.Network, AllowedDomains: b.AllowedDomains,
-		AllowUnixSockets: b.AllowUnixSockets}
+		AllowUnixSockets: b.AllowUnixSockets, AllowRead: b.AllowRead}
 }

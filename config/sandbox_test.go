@@ -83,7 +83,7 @@ func TestSandboxKeyProblems(t *testing.T) {
 	_, err := Parse("c.json", []byte(`{"mcp": {"servers": [
 		{"name": "a", "command": "x", "sandbox": {"network": "some"}},
 		{"name": "b", "command": "x", "sandbox": {"network": {"allowedDomains": ["https://x.com/"]}}},
-		{"name": "c", "command": "x", "sandbox": {"filesystem": {"allowRead": ["/"]}}},
+		{"name": "c", "command": "x", "sandbox": {"filesystem": {"readOnly": ["/"]}}},
 		{"name": "d", "url": "https://example.com/mcp", "sandbox": {}},
 		{"name": "e", "command": "x", "sandbox": "yes"}
 	]}}`))
@@ -93,7 +93,7 @@ func TestSandboxKeyProblems(t *testing.T) {
 	for _, want := range []string{
 		`mcp.servers[0].sandbox.network (server "a"): want "none", "all" or {"allowedDomains": [...]}, not "some"`,
 		`mcp.servers[1].sandbox.network.allowedDomains (server "b"): "https://x.com/" is not a domain`,
-		`mcp.servers[2].sandbox.filesystem.allowRead (server "c"): unknown key`,
+		`mcp.servers[2].sandbox.filesystem.readOnly (server "c"): unknown key`,
 		`mcp.servers[3].sandbox (server "d"): only a local server runs in a sandbox`,
 		`mcp.servers[4].sandbox (server "e"): want an object`,
 	} {

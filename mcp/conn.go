@@ -154,16 +154,19 @@ type Conn struct {
 	// supervisor has told (tools, then status), and announceCh is closed
 	// and replaced at each: what Reconnect waits for, so that its caller
 	// finds the tools handed over.
-	announced   int
-	announceCh  chan struct{}
-	sess        *session      // the live session, nil unless connected
-	ready       chan struct{} // non-nil while connecting/reconnecting; closed when that settles
-	stateCh     chan struct{} // closed and replaced on every state change
-	tools       []*mcpsdk.Tool
-	haveTools   bool              // tools is a server's list (maybe empty), not "none yet"
-	toolsKey    [sha256.Size]byte // toolList.key of tools, to see real changes
-	transport   string
-	pid         int
+	announced  int
+	announceCh chan struct{}
+	sess       *session      // the live session, nil unless connected
+	ready      chan struct{} // non-nil while connecting/reconnecting; closed when that settles
+	stateCh    chan struct{} // closed and replaced on every state change
+	tools      []*mcpsdk.Tool
+	haveTools  bool              // tools is a server's list (maybe empty), not "none yet"
+	toolsKey   [sha256.Size]byte // toolList.key of tools, to see real changes
+	transport  string
+	pid        int
+	// sandbox is Status.Sandbox: set by each sandboxed start, read
+	// under mu or not.
+	sandbox     atomic.Pointer[string]
 	serverInfo  *ServerInfo
 	protoVer    string
 	connectedAt time.Time
@@ -373,6 +376,9 @@ func (c *Conn) statusLocked() Status {
 	c.failureStatusLocked(&st)
 	st.StderrTail = c.tail.snapshot()
 	st.ToolListCut = c.toolListCut
+	if d := c.sandbox.Load(); d != nil {
+		st.Sandbox = *d
+	}
 	if c.serverInfo != nil {
 		si := *c.serverInfo
 		st.ServerInfo = &si

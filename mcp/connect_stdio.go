@@ -73,6 +73,8 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 		if pol, launch, err = c.sandboxLaunch(srv, env); err != nil {
 			return nil, nil, nil, fmt.Errorf("starting %s in its sandbox: %w", srv.Command[0], err)
 		}
+		desc := pol.Describe()
+		c.sandbox.Store(&desc)
 		// The sandbox's launcher is FreeCode's own program, found on
 		// FreeCode's PATH; it runs the server's command as it was given.
 		cmd.Path, cmd.Argv, cmd.Env, cmd.Session, cmd.Release = "", launch.Argv, launch.Env, true, launch.Release

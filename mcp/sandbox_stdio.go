@@ -1,8 +1,6 @@
 package mcp
 
 import (
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/freecode/freecode/config"
@@ -15,18 +13,7 @@ import (
 // connection it refused while the server runs.
 func (c *Conn) sandboxLaunch(srv config.Server, env []string) (sandbox.Policy, *sandbox.Launch, error) {
 	b := srv.SandboxOf()
-	cwd := srv.Cwd
-	if cwd == "" {
-		var err error
-		if cwd, err = os.Getwd(); err != nil {
-			return sandbox.Policy{}, nil, fmt.Errorf("sandbox: the working directory: %w", err)
-		}
-	}
-	home := envValue(env, "HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	pol, err := sandbox.Resolve(b, home, cwd, npmCacheDir(&npmExec{}, env))
+	pol, err := sandbox.PolicyOf(srv, sandbox.HostOf(nil))
 	if err != nil {
 		return sandbox.Policy{}, nil, err
 	}

@@ -110,6 +110,10 @@ type Status struct {
 	// Approval is set for a project server awaiting approval: the whole
 	// entry the user would approve, and its hash to approve it by.
 	Approval *Approval
+	// Sandbox is the sandbox a local server was last started in, in a
+	// line (sandbox.Policy.Describe of the policy its command line was
+	// made from); "" for a server not sandboxed or not started yet.
+	Sandbox string
 }
 
 // Approval is what approving a project server lets the project do: every
@@ -167,7 +171,7 @@ func ApprovalOf(srv config.Server) *Approval {
 		RunSettings: srv.RunSettings(),
 	}
 	if srv.Type == config.TypeLocal {
-		a.Sandbox = sandbox.DescribeServer(srv)
+		a.Sandbox = sandbox.DescribeServer(srv, sandbox.HostOf(nil))
 	}
 	if o := srv.OAuth; o != nil && !o.Equal(&config.OAuth{}) {
 		a.OAuth = &ApprovalOAuth{

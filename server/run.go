@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // RunOptions configure Run: what freecode-serve and `freecode serve` take
@@ -123,6 +125,12 @@ func runListen(ctx context.Context, opts *RunOptions) error {
 	ln, addr, err := Listen(opts.Listen)
 	if err != nil {
 		return err
+	}
+	// The socket and the file that holds its token: no sandboxed server
+	// reaches either, wherever they are.
+	sandbox.Guard(path)
+	if sock, ok := strings.CutPrefix(addr, "unix:"); ok {
+		sandbox.Guard(sock)
 	}
 	s := New(&sopts)
 	defer s.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
 )
@@ -208,6 +209,8 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	if w.files.config, err = filepath.Abs(path); err != nil {
 		return nil, fmt.Errorf("config path: %w", err)
 	}
+	// Wherever it is, no sandboxed server reads it.
+	sandbox.GuardConfig(w.files.config)
 	w.files.userRules = filepath.Join(filepath.Dir(w.files.config), permissions.SettingsFile)
 	if w.opts.Root != "" {
 		if w.root, err = filepath.Abs(w.opts.Root); err != nil {

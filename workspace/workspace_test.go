@@ -237,7 +237,7 @@ func TestProjectServerApproval(t *testing.T) {
 	want := []mcp.Status{{
 		Name: "p", Scope: config.ScopeProject, Type: config.TypeLocal, Transport: "stdio", State: mcp.StateAwaitingApproval, Command: []string{exe},
 		Approval: &mcp.Approval{EntryHash: config.EntryHash(project[0]), Command: []string{exe}, Env: map[string]string{testServerEnv: "1"},
-			Sandbox: sandbox.DescribeServer(project[0])},
+			Sandbox: sandbox.DescribeServer(project[0], sandbox.HostOf(nil))},
 	}}
 	// A project's server is sandboxed though its entry says nothing.
 	if !strings.HasPrefix(want[0].Approval.Sandbox, "sandboxed: ") {

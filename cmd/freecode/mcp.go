@@ -13,6 +13,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -55,11 +56,17 @@ status, start, stop, restart and logs talk to the running sidecar (freecode serv
 }
 
 // path returns the config file the command works on.
+// Wherever it is, no server the command sandboxes reads it.
 func (a *app) path() (string, error) {
-	if a.configPath != "" {
-		return a.configPath, nil
+	path := a.configPath
+	if path == "" {
+		var err error
+		if path, err = config.DefaultPath(); err != nil {
+			return "", err
+		}
 	}
-	return config.DefaultPath()
+	sandbox.GuardConfig(path)
+	return path, nil
 }
 
 // load reads the config file, with the file's path for messages.

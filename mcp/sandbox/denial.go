@@ -50,7 +50,7 @@ var (
 	barePath  = regexp.MustCompile(`(?:^|[\s:])(/[^\s:'"]+)`)
 	dnsFailed = regexp.MustCompile(`(?:EAI_AGAIN|ENOTFOUND|Temporary failure in name resolution|Name or service not known)\s*'?([A-Za-z0-9.-]+\.[A-Za-z]{2,})?`)
 	netDown   = regexp.MustCompile(`ENETUNREACH|Network is unreachable|ECONNREFUSED`)
-	notFound  = regexp.MustCompile(`(?i)(no such file or directory|ENOENT)`)
+	notFound  = regexp.MustCompile(`(?i)(no such file or directory|ENOENT|Cannot find module|MODULE_NOT_FOUND)`)
 	// What bwrap says where it may not make namespaces.
 	userns = regexp.MustCompile(`(?i)namespace|uid map|setting up uid|Operation not permitted|Permission denied`)
 	// What node (connect EPERM /path), Go (dial unix /path: socket: …)
@@ -114,7 +114,12 @@ func Denials(p Policy, b config.Sandbox, stderr []string, log []Decision) []Deni
 		}
 		if notFound.MatchString(line) {
 			if path := pathIn(line); path != "" && hiddenOnHost(p, path) {
-				add(fsDenial(p, b, path, line))
+				// There on the host, it was to be read; else made.
+				if dir, ok := inPrivateDir(p, path); ok && exists(path) {
+					add(privateDenial(b, path, dir))
+				} else {
+					add(fsDenial(p, b, path, line))
+				}
 			}
 			continue
 		}
@@ -169,6 +174,36 @@ func pathIn(line string) string {
 		return strings.TrimRight(m[1], ".,;)")
 	}
 	return ""
+}
+
+// inPrivateDir reports whether path lies in one of the directories the
+// sandbox has its own copy of, and not in a path p hides: the directory
+// to let the server read is then the path's (its own when a directory).
+func inPrivateDir(p Policy, path string) (string, bool) {
+	for _, d := range p.DenyRead {
+		if within(path, d) {
+			return "", false
+		}
+	}
+	for _, d := range privateDirs {
+		if within(path, d) {
+			dir := path
+			if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+				dir = filepath.Dir(path)
+			}
+			return dir, dir != d
+		}
+	}
+	return "", false
+}
+
+// privateDenial is the denial of a path that exists on the host but not in
+// the sandbox, whose /tmp and /run/user are its own.
+func privateDenial(b config.Sandbox, path, dir string) Denial {
+	fix, _ := json.Marshal(map[string]any{"sandbox": map[string]any{"filesystem": map[string]any{"allowRead": append(slices.Clone(b.AllowRead), dir)}}})
+	return Denial{Kind: DeniedRead, What: path,
+		Why: fmt.Sprintf("the server looked for %s, which is on the host but not in its sandbox: the sandbox has a /tmp and a /run/user of its own", path),
+		Fix: strings.TrimSuffix(strings.TrimPrefix(string(fix), "{"), "}")}
 }
 
 func fsDenial(p Policy, b config.Sandbox, path, line string) Denial {
@@ -245,4 +280,9 @@ func unixSocketDenial(path string) Denial {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

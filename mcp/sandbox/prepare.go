@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -45,19 +46,30 @@ func Prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return prepare(p, argv, sandboxEnv(env), opts)
+	if p.NPMCache != "" {
+		if err := os.MkdirAll(p.NPMCache, 0o755); err != nil {
+			return nil, fmt.Errorf("sandbox: npm's cache %s: %w", p.NPMCache, err)
+		}
+	}
+	return prepare(p, argv, sandboxEnv(env, p), opts)
 }
 
-// sandboxEnv is env with TMPDIR set to the sandbox's private /tmp: the
-// caller's TMPDIR is not writable in there.
-func sandboxEnv(env []string) []string {
-	out := make([]string, 0, len(env)+1)
+// sandboxEnv is env with TMPDIR set to the sandbox's private /tmp (the
+// caller's TMPDIR is not writable in there) and npm's cache to p's, the
+// one the sandbox lets it write.
+func sandboxEnv(env []string, p Policy) []string {
+	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, "TMPDIR=") {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "TMPDIR" && !(p.NPMCache != "" && strings.EqualFold(k, "npm_config_cache")) {
 			out = append(out, kv)
 		}
 	}
-	return append(out, "TMPDIR=/tmp")
+	out = append(out, "TMPDIR=/tmp")
+	if p.NPMCache != "" {
+		out = append(out, "npm_config_cache="+p.NPMCache)
+	}
+	return out
 }
 
 // newProxy starts p's proxy on ln, closing ln with it.

@@ -26,26 +26,40 @@ func prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
 		return nil, fmt.Errorf("sandbox: this program, which starts the server in it: %w", err)
 	}
 	userns := bwrapDisablesUserns(bwrap)
-	l := &Launch{Env: env, Release: func() {}}
-	if p.Network != config.NetworkDomains {
-		l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, exe, "", userns)...)
-		return l, nil
-	}
+	// One private directory holds what the sandbox needs from outside:
+	// the masked files' copies and the proxy's socket.
 	dir, err := os.MkdirTemp("", "freecode-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	var h held
+	protected, unprotect, err := holdProtected(p)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	h.protected = protected
+	l := &Launch{Env: env, Release: func() { unprotect(); os.RemoveAll(dir) }}
+	if h.masked, err = maskedCopies(p, dir); err != nil {
+		l.Release()
+		return nil, err
+	}
+	if p.Network != config.NetworkDomains {
+		l.Argv = append([]string{bwrap}, bwrapArgs(p, h, argv, exe, "", userns)...)
+		return l, nil
+	}
 	sock := filepath.Join(dir, "proxy.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		os.RemoveAll(dir)
+		l.Release()
 		return nil, fmt.Errorf("sandbox: the proxy: %w", err)
 	}
 	l.Proxy = newProxy(p, ln, opts)
+	release := l.Release
 	l.Release = func() {
 		l.Proxy.Close()
-		os.RemoveAll(dir)
+		release()
 	}
-	l.Argv = append([]string{bwrap}, bwrapArgs(p, argv, exe, sock, userns)...)
+	l.Argv = append([]string{bwrap}, bwrapArgs(p, h, argv, exe, sock, userns)...)
 	return l, nil
 }

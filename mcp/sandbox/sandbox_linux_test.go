@@ -29,11 +29,15 @@ func needBwrap(t *testing.T) {
 // launch (released when the test ends).
 func runIn(t *testing.T, b config.Sandbox, home, cwd, arg string) (string, string, *Launch) {
 	t.Helper()
-	pol, err := Resolve(b, home, cwd, "")
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
+	var h Host
+	if home != "" {
+		h.Homes = []string{home}
+	}
+	pol, err := Resolve(b, h, cwd, []string{exe}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +106,7 @@ func TestCannotReadDenyRead(t *testing.T) {
 		}
 	}
 	b := config.Sandbox{DenyRead: []string{filepath.Join(home, "notes")}, Network: config.NetworkNone}
-	pol, err := Resolve(b, home, cwd, "")
+	pol, err := Resolve(b, Host{Homes: []string{home}}, cwd, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

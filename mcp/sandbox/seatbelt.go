@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/freecode/freecode/config"
@@ -19,9 +20,12 @@ func seatbeltProfile(p Policy, proxyPort int) string {
 	b.WriteString("(allow process-exec process-fork)\n(allow signal (target same-sandbox))\n")
 	b.WriteString("(allow sysctl-read mach-lookup ipc-posix-shm ipc-posix-sem iokit-open)\n")
 	b.WriteString("(allow file-read*)\n")
-	if len(p.DenyRead) > 0 {
+	// Seatbelt cannot show a copy in a file's place: a masked file is
+	// hidden whole.
+	hidden := append(slices.Clone(p.DenyRead), p.Masked...)
+	if len(hidden) > 0 {
 		b.WriteString("(deny file-read* file-write*")
-		for _, d := range p.DenyRead {
+		for _, d := range hidden {
 			fmt.Fprintf(&b, "\n  (subpath %s)", sbString(d))
 		}
 		b.WriteString(")\n")
@@ -32,11 +36,12 @@ func seatbeltProfile(p Policy, proxyPort int) string {
 	}
 	b.WriteString("\n  (subpath \"/private/tmp\") (subpath \"/private/var/folders\")")
 	b.WriteString("\n  (literal \"/dev/null\") (literal \"/dev/tty\") (regex #\"^/dev/fd/\"))\n")
-	// The hidden paths stay hidden under a writable one: Seatbelt takes
-	// the last rule that matches.
-	if len(p.DenyRead) > 0 {
+	// The hidden and protected paths stay so under a writable one:
+	// Seatbelt takes the last rule that matches, and a path rule denies
+	// a file's creation too, so no placeholder is needed here.
+	if denyWrite := slices.Concat(hidden, p.Protected); len(denyWrite) > 0 {
 		b.WriteString("(deny file-write*")
-		for _, d := range p.DenyRead {
+		for _, d := range denyWrite {
 			fmt.Fprintf(&b, "\n  (subpath %s)", sbString(d))
 		}
 		b.WriteString(")\n")

@@ -149,7 +149,7 @@ func TestDenialsFromStderr(t *testing.T) {
 func TestBwrapArgsOrder(t *testing.T) {
 	dir := t.TempDir()
 	p := Policy{Cwd: dir, DenyRead: []string{dir + "/secret"}, Network: config.NetworkNone}
-	a := strings.Join(bwrapArgs(p, []string{"node", "s.js"}, "/opt/freecode", "", false), " ")
+	a := strings.Join(bwrapArgs(p, held{}, []string{"node", "s.js"}, "/opt/freecode", "", false), " ")
 	bind, hide := strings.Index(a, "--bind "+dir+" "+dir), strings.Index(a, "/dev/null "+dir+"/secret")
 	if bind < 0 || hide < bind || strings.Index(a, "--ro-bind / /") > bind {
 		t.Errorf("mounts out of order: %s", a)
@@ -160,7 +160,7 @@ func TestBwrapArgsOrder(t *testing.T) {
 		t.Errorf("args: %s", a)
 	}
 	p.AllowUnixSockets = true
-	a = strings.Join(bwrapArgs(p, []string{"node"}, "/opt/freecode", "/s.sock", true), " ")
+	a = strings.Join(bwrapArgs(p, held{}, []string{"node"}, "/opt/freecode", "/s.sock", true), " ")
 	if !strings.HasSuffix(a, "--unshare-user --disable-userns --chdir "+dir+" -- "+innerBridge+" "+bridgeArg+" "+innerSocket+" "+innerBridge+" "+execArg+" "+allowUnixFlag+" -- node") {
 		t.Errorf("args with an allow-list: %s", a)
 	}
