@@ -285,6 +285,9 @@ func printStatus(w io.Writer, st *protocol.ServerStatus, now time.Time, tail int
 	if st.URL != "" {
 		field("url", termtext.Escape(st.URL))
 	}
+	if st.Sandbox != "" {
+		field("sandbox", termtext.Escape(strings.TrimPrefix(st.Sandbox, "sandboxed: ")))
+	}
 	field("tools", strconv.Itoa(st.ToolCount))
 	if st.ToolListCut != "" {
 		field("", "! "+termtext.Escape(st.ToolListCut))

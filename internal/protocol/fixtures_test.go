@@ -34,6 +34,7 @@ var fixtures = map[string][]any{
 			ProtocolVersion: "2025-11-25", ConnectedAt: time.Date(2026, 5, 1, 10, 0, 0, 123e6, time.UTC),
 			LastPingMs: 1.25, StderrTail: []string{"demo-server: serving the built-in project"},
 			Command: []string{"/usr/local/bin/demo-server", "--root", "${env:HOME}/src"},
+			Sandbox: "sandboxed: system read-only; writes ~/src/demo, a private /tmp, ~/.npm (npm's cache); never writes their .git/hooks, .git/config, .freecode, .vscode, .mcp.json; cannot read ~/.ssh, ~/.aws; network only to registry.npmjs.org",
 		},
 		ServerStatus{
 			Name: "fs", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,

@@ -72,6 +72,11 @@ type ServerStatus struct {
 	// Approval is set while a project server awaits approval: everything
 	// approving it covers, and the hash to approve it by.
 	Approval *ServerApproval `json:"approval,omitempty"`
+	// Sandbox says in a line the sandbox a local server was last started
+	// in (what it may write, what it can never write, what it cannot read,
+	// what it may reach), made from the same policy as its sandbox; absent
+	// for a server not sandboxed or not started yet.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // ServerApproval is what approving a project server lets the project do,

@@ -29,6 +29,7 @@ func goldenStatuses() []mcp.Status {
 		LastPing:        1234 * time.Microsecond,
 		StderrTail:      []string{"Secure MCP Filesystem Server running on stdio"},
 		Command:         []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", "${env:HOME}/src"},
+		Sandbox:         "sandboxed: system read-only; writes ~/src, a private /tmp, ~/.npm (npm's cache); cannot read ~/.ssh; no network",
 	}
 	pending := mcp.StatusOf(config.Server{
 		Name: "build", Scope: "project", Type: "local",
@@ -39,6 +40,9 @@ func goldenStatuses() []mcp.Status {
 		Env:        map[string]string{"TOKEN": "${env:GITHUB_TOKEN}", "NODE_OPTIONS": "--require ./evil.js"},
 		InheritEnv: true, Cwd: "/home/me/project/tools",
 	}, mcp.StateAwaitingApproval)
+	// The line is the policy's, resolved on this machine, whose tests are
+	// mcp/sandbox's: here, one as it would read.
+	pending.Approval.Sandbox = "sandboxed: system read-only; writes /home/me/project/tools, a private /tmp, ~/.npm (npm's cache); cannot read ~/.ssh; network only to registry.npmjs.org"
 	// A user's own entry shows no env: its values may be secrets.
 	mine := mcp.StatusOf(config.Server{
 		Name: "mine", Scope: "user", Type: "local", Command: []string{"x"}, Env: map[string]string{"TOKEN": "never-shown"},

@@ -140,6 +140,8 @@ export interface ServerStatus {
 	toolListCut?: string;
 	/** Set while a project server awaits approval: everything approving it allows, and the hash to approve it by. */
 	approval?: ServerApproval;
+	/** The sandbox a local server was last started in, in a line, made from the same policy as the sandbox; absent if not sandboxed or not started. */
+	sandbox?: string;
 }
 
 /**

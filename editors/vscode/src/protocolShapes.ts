@@ -231,6 +231,7 @@ export const serverStatus = obj<p.ServerStatus>({
 	command: opt(arrayOf(str)),
 	url: opt(str),
 	toolListCut: opt(str),
+	sandbox: opt(str),
 	approval: opt(
 		obj<p.ServerApproval>({
 			entryHash: req(str),

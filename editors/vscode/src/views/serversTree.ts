@@ -107,6 +107,7 @@ export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	if (hasTools(s.state)) lines.push(`tools: ${s.toolCount}`);
 	if (s.toolListCut) lines.push(`tool list cut: ${printable(s.toolListCut)}`);
 	if (s.pid !== undefined) lines.push(`pid: ${s.pid}`);
+	if (s.sandbox) lines.push(printable(s.sandbox));
 	if (s.connectedAt) lines.push(`connected since ${printable(since(s.connectedAt, now))}`);
 	if (s.lastPingMs !== undefined) lines.push(`last ping: ${s.lastPingMs} ms`);
 	if (s.state === 'awaitingApproval') lines.push('This project ships this server; it runs once you approve it.');
