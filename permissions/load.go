@@ -50,7 +50,7 @@ type LoadOptions struct {
 type Warning struct {
 	Path      string
 	Line, Col int    // 1-based position of the rule or key; 0 for a rule the file lost
-	Effect    Effect // the rule's list; 0 for a key warning
+	Effect    Effect // the rule's list; 0 for a key warning or a rule the file lost
 	Pattern   string // the rule as written; "" for a key warning
 	Msg       string // why it is ignored
 }
@@ -183,15 +183,21 @@ func loadFiles(opts LoadOptions) ([]fileRules, *Pending, []Warning, error) {
 				}
 			} else {
 				c := FileChange{Path: f.path, Source: f.source, Allow: missing(lists.Allow, accepted.Allow)}
+				var ws []Warning
 				for _, e := range []Effect{Deny, Ask} {
 					gone := missing(*accepted.list(e), *lists.list(e))
 					*c.list(e) = gone
 					for _, p := range gone {
 						fr.rules = append(fr.rules, Rule{Pattern: p, Effect: e, Source: f.source, File: f.path})
-						warnings = append(warnings, Warning{Path: f.path, Msg: fmt.Sprintf(
+						ws = append(ws, Warning{Path: f.path, Msg: fmt.Sprintf(
 							"%s rule %q, which you accepted, is no longer in the file; it is still enforced until you accept the change: run `freecode trust`, or accept it in the editor", e, p)})
 					}
 				}
+				if len(ws) > maxWarnings {
+					ws = append(ws[:maxWarnings], Warning{Path: f.path,
+						Msg: fmt.Sprintf("%d more rules you accepted are no longer in the file and still enforced, not shown", len(ws)-maxWarnings)})
+				}
+				warnings = append(warnings, ws...)
 				if len(c.Allow)+len(c.Ask)+len(c.Deny) > 0 {
 					changes = append(changes, c)
 				}
