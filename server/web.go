@@ -28,12 +28,18 @@ type WebOptions struct {
 	// cookie is SameSite=Strict, so only a page on 127.0.0.1 (another
 	// port) gets it sent.
 	Origins []string
+	// SignInDir is where `freecode web` writes sign-in files
+	// (WriteSignInFile; DefaultSignInDir): the file of a code this sidecar
+	// minted is removed once the code is spent or expired, or the sidecar
+	// stops. Empty: none is removed.
+	SignInDir string
 }
 
 // ServeWeb serves browser frontends on ln, a loopback TCP listener, until
 // ctx is done, Done is closed or ln fails, as Serve does for sockets. One
 // HTTP server: GET / and the static files of opts.Files, the exchange of
-// a one-time code (MintWebCode) for the session cookie, and the WebSocket
+// a one-time code (freecode/web/code) for the session cookie (POST /signin
+// from the sign-in file, or GET /?code=), and the WebSocket
 // at /rpc, each of whose connections is one frontend speaking the
 // protocol a message per text frame (protocol.NewMessageStream).
 //
@@ -52,11 +58,12 @@ func (s *Server) ServeWeb(ctx context.Context, ln net.Listener, opts *WebOptions
 	if opts == nil {
 		opts = &WebOptions{}
 	}
-	auth, err := newWebAuth(ln.Addr(), opts.Origins)
+	auth, err := newWebAuth(ln.Addr(), opts.Origins, opts.SignInDir)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	defer auth.close()
 	s.mu.Lock()
 	s.web = auth
 	s.mu.Unlock()
@@ -156,6 +163,15 @@ func (h *webHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("refused: this sidecar answers only to Host %s", h.auth.host), http.StatusForbidden)
 		return
 	}
+	if r.URL.Path == signInPath {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "the sign-in takes POST", http.StatusMethodNotAllowed)
+			return
+		}
+		h.signIn(w, r)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "only GET and HEAD are taken", http.StatusMethodNotAllowed)
@@ -165,7 +181,7 @@ func (h *webHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == webSocketPath:
 		h.serveWebSocket(w, r)
 	case r.URL.Path == "/" && r.URL.Query().Has("code"):
-		h.exchangeCode(w, r)
+		h.exchangeCode(w, r, r.URL.Query().Get("code"))
 	case h.files != nil:
 		h.files.ServeHTTP(w, r)
 	default:
@@ -176,13 +192,28 @@ func (h *webHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // webSocketPath is where the WebSocket of the protocol is.
 const webSocketPath = "/rpc"
 
-// exchangeCode takes a one-time code (the ?code= of the URL freecode web
-// opens): an unspent one sets the session cookie and sends the browser
-// to /, so that the code leaves its address bar and history; it is spent
-// either way.
-func (h *webHandler) exchangeCode(w http.ResponseWriter, r *http.Request) {
+// maxSignInBody bounds the sign-in's form: one code.
+const maxSignInBody = 4 << 10
+
+// signIn takes the code the sign-in file posts (form field code). Any
+// origin may post (a file: page's is "null"): the code is what counts.
+func (h *webHandler) signIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxSignInBody)
+	if err := r.ParseForm(); err != nil {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, "the sign-in takes a form with the code", http.StatusBadRequest)
+		return
+	}
+	h.exchangeCode(w, r, r.PostForm.Get("code"))
+}
+
+// exchangeCode takes a one-time code (posted by the sign-in file, or the
+// ?code= of the link `freecode web --no-browser` prints): an unspent one
+// sets the session cookie and sends the browser to /, so that the code
+// leaves its address bar and history; it is spent either way.
+func (h *webHandler) exchangeCode(w http.ResponseWriter, r *http.Request, code string) {
 	w.Header().Set("Cache-Control", "no-store")
-	cookie, ok := h.auth.exchange(r.URL.Query().Get("code"))
+	cookie, ok := h.auth.exchange(code)
 	if !ok {
 		h.srv.logger.Info("web: refused a sign-in code: unknown, spent or expired")
 		http.Error(w, "This sign-in link was used already, has expired, or is another sidecar's. Run `freecode web` again for a new one.", http.StatusForbidden)

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,10 +23,13 @@ import (
 
 // How a browser comes to be a frontend. `freecode web` asks the sidecar,
 // as a frontend that presented serve.json's token, for a one-time code
-// (freecode/web/code) and opens http://127.0.0.1:PORT/?code=…; the first
-// GET with it spends it and sets a session cookie, which every WebSocket
-// of that browser then carries. Neither the token nor a code stays in the
-// page, its history or a log.
+// (freecode/web/code), writes the sign-in file that posts it to /signin
+// (webfile.go) and gives the browser the file's path; with --no-browser it
+// prints http://127.0.0.1:PORT/?code=… for the user to open. The first
+// use of a code, either way, spends it and sets a session cookie, which
+// every WebSocket of that browser then carries. Neither the token nor a
+// code stays in the page, its history or a log, nor is in any process's
+// argv or environment.
 const (
 	// webCodeTTL is how long a code may wait to be used: the time to
 	// open a URL printed by --no-browser.
@@ -43,15 +48,32 @@ type webAuth struct {
 	host    string // the bound address: "127.0.0.1:PORT", what Host must be
 	origins map[string]bool
 	cookie  string // the session cookie's name, bound to the port
+	files   string // WebOptions.SignInDir: where sign-in files are removed from
 	now     func() time.Time
 
 	mu       sync.Mutex
-	codes    map[[32]byte]time.Time // by hash: when each expires
+	codes    map[[32]byte]webCode // by hash
 	sessions map[[32]byte]bool
 	order    [][32]byte // the sessions, oldest first
 }
 
-func newWebAuth(addr net.Addr, extra []string) (*webAuth, error) {
+// webCode is a code not spent yet.
+type webCode struct {
+	expires time.Time
+	file    string      // its sign-in file's path; "" without SignInDir
+	timer   *time.Timer // removes the file when the code expires; nil without
+}
+
+// forget removes c's sign-in file, if any, once c is spent or gone.
+func (c webCode) forget() {
+	if c.file == "" {
+		return
+	}
+	c.timer.Stop()
+	os.Remove(c.file)
+}
+
+func newWebAuth(addr net.Addr, extra []string, files string) (*webAuth, error) {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsLoopback() {
 		return nil, fmt.Errorf("serving browser frontends on %s: want a loopback TCP address", addr)
@@ -61,8 +83,9 @@ func newWebAuth(addr net.Addr, extra []string) (*webAuth, error) {
 		host:     host,
 		origins:  map[string]bool{"http://" + host: true},
 		cookie:   "freecode-" + strconv.Itoa(tcp.Port),
+		files:    files,
 		now:      time.Now,
-		codes:    map[[32]byte]time.Time{},
+		codes:    map[[32]byte]webCode{},
 		sessions: map[[32]byte]bool{},
 	}
 	for _, o := range extra {
@@ -95,38 +118,71 @@ func (a *webAuth) URL(code string) string {
 // mint returns a new one-time code and when it expires.
 func (a *webAuth) mint() (string, time.Time) {
 	code := randomHex(32)
+	h := sha256.Sum256([]byte(code))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
-	for h, exp := range a.codes {
-		if !now.Before(exp) {
+	for h, c := range a.codes {
+		if !now.Before(c.expires) {
 			delete(a.codes, h)
+			c.forget()
 		}
 	}
 	if len(a.codes) >= maxWebCodes {
 		var oldest [32]byte
 		var first time.Time
-		for h, exp := range a.codes {
-			if first.IsZero() || exp.Before(first) {
-				oldest, first = h, exp
+		for h, c := range a.codes {
+			if first.IsZero() || c.expires.Before(first) {
+				oldest, first = h, c.expires
 			}
 		}
+		a.codes[oldest].forget()
 		delete(a.codes, oldest)
 	}
-	exp := now.Add(webCodeTTL)
-	a.codes[sha256.Sum256([]byte(code))] = exp
-	return code, exp
+	c := webCode{expires: now.Add(webCodeTTL)}
+	if a.files != "" {
+		c.file = filepath.Join(a.files, signInFileName(code))
+		c.timer = time.AfterFunc(webCodeTTL, func() { a.expire(h) })
+	}
+	a.codes[h] = c
+	return code, c.expires
+}
+
+// expire forgets the code of hash h, unspent at its time.
+func (a *webAuth) expire(h [32]byte) {
+	a.mu.Lock()
+	c, ok := a.codes[h]
+	delete(a.codes, h)
+	a.mu.Unlock()
+	if ok {
+		c.forget()
+	}
+}
+
+// close forgets every code not spent: the sidecar stops serving browsers.
+func (a *webAuth) close() {
+	a.mu.Lock()
+	codes := a.codes
+	a.codes = map[[32]byte]webCode{}
+	a.mu.Unlock()
+	for _, c := range codes {
+		c.forget()
+	}
 }
 
 // exchange spends code and returns the session cookie it is worth; false
-// if it is unknown, spent or expired.
+// if it is unknown, spent or expired. Its sign-in file is removed either
+// way.
 func (a *webAuth) exchange(code string) (*http.Cookie, bool) {
 	h := sha256.Sum256([]byte(code))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	exp, ok := a.codes[h]
+	c, ok := a.codes[h]
 	delete(a.codes, h)
-	if !ok || !a.now().Before(exp) {
+	if ok {
+		c.forget()
+	}
+	if !ok || !a.now().Before(c.expires) {
 		return nil, false
 	}
 	session := randomHex(32)

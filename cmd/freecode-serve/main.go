@@ -71,6 +71,8 @@ func main() {
 		}
 	}
 	opts := &server.RunOptions{Listen: *listen}
+	// The sign-in files `freecode web` writes, removed once used.
+	opts.Web.SignInDir, _ = server.DefaultSignInDir()
 	opts.Server.Version = version()
 	opts.Server.Logger = logger
 	opts.Server.Workspace.Root, opts.Server.Workspace.ConfigPath = *project, *config

@@ -68,6 +68,9 @@ the sidecar's own page (and origins listed with --allow-origin) may connect.`,
 				return errors.New("--allow-origin needs --listen ws://127.0.0.1:PORT")
 			}
 			opts.Web.Files = webFiles
+			// The sign-in files `freecode web` writes, removed here once used
+			// (without a home directory, there are none).
+			opts.Web.SignInDir, _ = server.DefaultSignInDir()
 			handler, err := plainlog.NewHandler(cmd.ErrOrStderr(), logFormat, &slog.HandlerOptions{Level: level})
 			if err != nil {
 				return fmt.Errorf("--log-format: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp/oauth"
+	"github.com/freecode/freecode/server"
 )
 
 func init() { subcommands = append(subcommands, newWebCmd) }
@@ -42,10 +43,17 @@ The page is served by a sidecar listening on ws://127.0.0.1:PORT. When
 with none, one is started in the background (` + "`freecode serve --listen ws://127.0.0.1:PORT`" + `,
 its log in ~/.freecode/web.log), and it runs until a frontend sends it
 shutdown or it is signalled. Either way the sidecar is asked, with the token
-of serve.json, for a one-time sign-in link, which is opened with $BROWSER (else
-the system's opener) or, with --no-browser, printed. The link works once and
-for 5 minutes: it sets a session cookie for this sidecar's port and leaves the
-address bar at the page.`,
+of serve.json, for a one-time sign-in code. It is written into a file only
+you can read (~/.freecode/web/signin-….html), which sends it on to the page,
+and the browser is started with that file's path ($BROWSER, else the
+system's opener): a command line is every local user's to read, so the code
+is never on one. The code works once and for 5 minutes; it sets a session
+cookie for this sidecar's port, and the file is removed once it is used.
+
+With --no-browser the sign-in link (http://127.0.0.1:PORT/?code=…) is printed
+to this terminal instead, for you to open, here or through a forwarded port:
+whoever sees it can sign in with it until it is used. A browser that cannot
+read ~/.freecode (one packaged as a snap or flatpak) needs --no-browser.`,
 		Example: `  freecode web
   freecode web --no-browser
   freecode web --project ~/src/app --port 8765`,
@@ -71,16 +79,25 @@ address bar at the page.`,
 				fmt.Fprintf(out, "%s\nOpen this link (once, before %s) to sign in to the FreeCode MCP page:\n%s\n", sc.describe(), res.ExpiresAt, res.URL)
 				return nil
 			}
-			if err := oauth.OpenBrowser(ctx, res.URL); err != nil {
+			dir, err := server.DefaultSignInDir()
+			if err != nil {
+				return err
+			}
+			file, err := server.WriteSignInFile(dir, res)
+			if err != nil {
+				return err
+			}
+			if err := oauth.OpenBrowserFile(ctx, file); err != nil {
+				server.RemoveSignInFile(dir, res.Code)
 				fmt.Fprintf(cmd.ErrOrStderr(), "No browser opened (%v).\nOpen this link (once, before %s):\n%s\n", termtext.Escape(err.Error()), res.ExpiresAt, res.URL)
 				return exitError(1)
 			}
-			fmt.Fprintf(out, "%s\nOpened the FreeCode MCP page in the browser.\n", sc.describe())
+			fmt.Fprintf(out, "%s\nOpened the FreeCode MCP page in the browser (if it cannot read %s, run `freecode web --no-browser`).\n", sc.describe(), file)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "project directory (default: the current directory)")
-	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "print the sign-in link instead of opening it")
+	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "print the sign-in link to this terminal instead of opening the page (whoever sees the link can sign in with it, once)")
 	cmd.Flags().IntVar(&port, "port", 0, "the port of a sidecar started here (default: any free one)")
 	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "for a sidecar started here: another origin whose pages may connect (repeatable)")
 	return cmd

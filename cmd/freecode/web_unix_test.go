@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,8 +40,8 @@ var signInURL = regexp.MustCompile(`http://127\.0\.0\.1:\d+/\?code=[0-9a-f]+`)
 // `freecode web` starts a sidecar listening on ws: for the project when
 // none runs, and prints a one-time link with --no-browser; a browser that
 // opens it is signed in and its tab sees the servers. Run again, it
-// reuses that sidecar with a new link (the first one spent), and opens
-// the link with $BROWSER.
+// reuses that sidecar with a new code (the first one spent), and opens
+// $BROWSER on the sign-in file that posts it.
 func TestWeb(t *testing.T) {
 	e := newLiveEnv(t)
 	serveFile := filepath.Join(e.home, ".freecode", "serve.json")
@@ -87,7 +88,7 @@ func TestWeb(t *testing.T) {
 		t.Fatal("the tab never saw demo connected")
 	}
 
-	// Again, with a browser: the same sidecar, a new link.
+	// Again, with a browser: the same sidecar, a new code, in a file.
 	opened := filepath.Join(t.TempDir(), "opened")
 	browser := filepath.Join(t.TempDir(), "browser")
 	if err := os.WriteFile(browser, []byte("#!/bin/sh\necho \"$1\" >"+opened+"\n"), 0o700); err != nil {
@@ -101,16 +102,67 @@ func TestWeb(t *testing.T) {
 		t.Errorf("serve.json names pid %d, want the first sidecar's %d", again.PID, sf.PID)
 	}
 	b, err := os.ReadFile(opened)
-	second := signInURL.FindString(string(b))
-	if err != nil || second == "" || second == first {
-		t.Fatalf("$BROWSER was given %q (%v), want a new link", b, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, action, code := readSignInFile(t, strings.TrimSpace(string(b)))
+	if action != "http://"+strings.TrimPrefix(sf.Address, "ws://")+"/signin" || strings.Contains(first, code) {
+		t.Errorf("the sign-in file posts to %s; want this sidecar's /signin, with a new code", action)
 	}
 	if _, err := servertest.SignIn(t.Context(), first); err == nil {
 		t.Error("the first link signed in twice")
 	}
-	if _, err := servertest.SignIn(t.Context(), second); err != nil {
-		t.Errorf("the second link: %v", err)
+	if c := signInPOST(t, action, code); c == nil {
+		t.Error("the sign-in file's code did not sign in")
 	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("the sign-in file is still there once its code was spent: %v", err)
+	}
+}
+
+// readSignInFile reads the sign-in file `freecode web` gave $BROWSER by
+// its file: URL, as the browser does, and returns its path and its form:
+// where it posts, and the code.
+func readSignInFile(t *testing.T, fileURL string) (path, action, code string) {
+	t.Helper()
+	u, err := url.Parse(fileURL)
+	if err != nil || u.Scheme != "file" {
+		t.Fatalf("$BROWSER was given %q, want a file: URL", fileURL)
+	}
+	body, err := os.ReadFile(u.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := regexp.MustCompile(`<form method="post" action="([^"]+)"`).FindSubmatch(body)
+	c := regexp.MustCompile(`<input type="hidden" name="code" value="([^"]+)">`).FindSubmatch(body)
+	if a == nil || c == nil {
+		t.Fatalf("%s is not a form that posts a code:\n%s", u.Path, body)
+	}
+	return u.Path, string(a[1]), string(c[1])
+}
+
+// signInPOST posts code to a sign-in form's action as a browser does;
+// the session cookie it set, nil if none.
+func signInPOST(t *testing.T, action, code string) *http.Cookie {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, action, strings.NewReader(url.Values{"code": {code}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "null") // a file: page's
+	resp, err := servertest.NoRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		return nil
+	}
+	for _, c := range resp.Cookies() {
+		return c
+	}
+	return nil
 }
 
 // A sidecar on a unix socket is not replaced, nor used: a browser cannot

@@ -332,6 +332,26 @@ func OpenBrowser(ctx context.Context, rawURL string) error {
 	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		return errors.New("only http and https URLs are opened")
 	}
+	return openBrowser(ctx, rawURL)
+}
+
+// OpenBrowserFile opens a local file, by its absolute path, in the user's
+// browser as OpenBrowser opens a page, the commands given its file: URL:
+// how `freecode web` signs the browser in without a secret in any
+// process's argv, which every local user may read (see
+// server.WriteSignInFile).
+func OpenBrowserFile(ctx context.Context, path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("opening %s: not an absolute path", path)
+	}
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // C:/… on Windows: file:///C:/…
+	}
+	return openBrowser(ctx, (&url.URL{Scheme: "file", Path: p}).String())
+}
+
+func openBrowser(ctx context.Context, rawURL string) error {
 	var errs []error
 	if b := os.Getenv("BROWSER"); b != "" {
 		for _, line := range filepath.SplitList(b) {

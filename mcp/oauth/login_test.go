@@ -152,4 +152,19 @@ func TestOpenBrowser(t *testing.T) {
 			t.Error("the browser command ran for a file: URL")
 		}
 	})
+	// A file is given by its file: URL, its path escaped as a URL's.
+	t.Run("a file", func(t *testing.T) {
+		t.Setenv("BROWSER", script)
+		os.Remove(out)
+		if err := OpenBrowserFile(context.Background(), "/home/a b/signin#1.html"); err != nil {
+			t.Fatalf("OpenBrowserFile: %v", err)
+		}
+		if got, _ := os.ReadFile(out); string(got) != "file:///home/a%20b/signin%231.html\n" {
+			t.Errorf("the browser got %q, want the file's URL", got)
+		}
+		os.Remove(out)
+		if err := OpenBrowserFile(context.Background(), "signin.html"); err == nil {
+			t.Error("OpenBrowserFile opened a relative path")
+		}
+	})
 }
