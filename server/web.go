@@ -69,7 +69,7 @@ func (s *Server) ServeWeb(ctx context.Context, ln net.Listener, opts *WebOptions
 	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	conns := &sessionGroup{}
-	h := &webHandler{srv: s, ctx: ctx, auth: auth, conns: conns}
+	h := &webHandler{srv: s, ctx: ctx, auth: auth, conns: conns, csp: pagePolicy(auth.host)}
 	if opts.Files != nil {
 		h.files = http.FileServerFS(opts.Files)
 	}
@@ -114,6 +114,7 @@ type webHandler struct {
 	auth  *webAuth
 	files http.Handler // nil: no page
 	conns *sessionGroup
+	csp   string // pagePolicy's
 }
 
 // sessionGroup is the WebSockets' sessions ServeWeb waits for: one that
@@ -143,20 +144,33 @@ func (g *sessionGroup) closeAndWait() {
 	g.wg.Wait()
 }
 
-// What every response says, whatever it is: nothing may frame the page
-// (a hidden frame over an Allow button), no address it links to is told
-// where it came from, nothing is sniffed into a type the server did not
-// give. Never an Access-Control-* header: no other origin may read any of
-// it.
-func setSecurityHeaders(h http.Header) {
+// pagePolicy is the Content-Security-Policy of everything the sidecar
+// at host serves: the page's script and stylesheet are its own files, it
+// connects to its own WebSocket only, its one image is the data: icon; no
+// frame, object, font, form target, <base> or framing of it. The page
+// shows no MCP Apps view (the extension does, in its webview), so no
+// frame-src: a srcdoc frame would run under this policy, inline script
+// refused. A page served elsewhere (--allow-origin) has its server's
+// policy.
+func pagePolicy(host string) string {
+	return "default-src 'none'; script-src 'self'; style-src 'self'; connect-src ws://" + host +
+		"; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+// What every response says, whatever it is: the page's policy; nothing
+// may frame the page (a hidden frame over an Allow button), no address it
+// links to is told where it came from, nothing is sniffed into a type the
+// server did not give. Never an Access-Control-* header: no other origin
+// may read any of it.
+func setSecurityHeaders(h http.Header, csp string) {
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
 }
 
 func (h *webHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setSecurityHeaders(w.Header())
+	setSecurityHeaders(w.Header(), h.csp)
 	if r.Host != h.auth.host {
 		// DNS rebinding: a hostile name that resolves to 127.0.0.1.
 		h.srv.logger.Debug("web: refused a request for another host", "host", r.Host)

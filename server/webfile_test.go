@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"html"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,8 +14,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"testing/synctest"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/server"
@@ -37,6 +41,99 @@ func postCode(t *testing.T, w *webSidecar, code string) *http.Response {
 	}
 	resp.Body.Close()
 	return resp
+}
+
+// Every response of the page's server says the page's policy and the
+// headers beside it, whatever the route and the outcome: the page and the
+// files beside it, a file that is not there, the sign-in by link and by
+// form (taken and refused), a method not taken, another Host, and the
+// WebSocket's upgrade (taken and refused).
+func TestWebHeaders(t *testing.T) {
+	w := startWeb(t, &server.WebOptions{Files: fstest.MapFS{
+		"index.html": {Data: []byte(servertest.Page)},
+		"style.css":  {Data: []byte("body{}")},
+	}})
+	want := http.Header{
+		"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; connect-src ws://" + w.host +
+			"; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+		"X-Content-Type-Options": {"nosniff"},
+		"Referrer-Policy":        {"no-referrer"},
+		"X-Frame-Options":        {"DENY"},
+	}
+	check := func(what string, resp *http.Response, status int) {
+		t.Helper()
+		if resp.StatusCode != status {
+			t.Errorf("%s: %s, want %d", what, resp.Status, status)
+		}
+		for k, v := range want {
+			if got := resp.Header.Values(k); len(got) != 1 || got[0] != v[0] {
+				t.Errorf("%s: %s %q, want %q", what, k, got, v[0])
+			}
+		}
+		if h := corsHeaders(resp.Header); h != "" {
+			t.Errorf("%s: carries %s", what, h)
+		}
+	}
+	do := func(method, path, host string, body io.Reader, header http.Header) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, w.page()+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		if header != nil {
+			req.Header = header
+		}
+		resp, err := servertest.NoRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	form := func(code string) io.Reader { return strings.NewReader(url.Values{"code": {code}}.Encode()) }
+	formHeader := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	_, port, _ := strings.Cut(w.host, ":")
+	upgradeHeader := func(origin string) http.Header {
+		return http.Header{"Origin": {origin}, "Connection": {"Upgrade"}, "Upgrade": {"websocket"},
+			"Sec-Websocket-Version": {"13"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}}
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		path   string
+		host   string
+		body   io.Reader
+		header http.Header
+		status int
+	}{
+		{"the page", http.MethodGet, "/", w.host, nil, nil, http.StatusOK},
+		{"the page's HEAD", http.MethodHead, "/", w.host, nil, nil, http.StatusOK},
+		{"a file beside it", http.MethodGet, "/style.css", w.host, nil, nil, http.StatusOK},
+		{"index.html, sent to /", http.MethodGet, "/index.html", w.host, nil, nil, http.StatusMovedPermanently},
+		{"a file that is not there", http.MethodGet, "/nope.js", w.host, nil, nil, http.StatusNotFound},
+		{"the sign-in link", http.MethodGet, "/?code=" + w.mint(t).Code, w.host, nil, nil, http.StatusSeeOther},
+		{"the sign-in link, refused", http.MethodGet, "/?code=00", w.host, nil, nil, http.StatusForbidden},
+		{"the sign-in form", http.MethodPost, "/signin", w.host, form(w.mint(t).Code), formHeader, http.StatusSeeOther},
+		{"the sign-in form, refused", http.MethodPost, "/signin", w.host, form("00"), formHeader, http.StatusForbidden},
+		{"the sign-in by GET", http.MethodGet, "/signin", w.host, nil, nil, http.StatusMethodNotAllowed},
+		{"a POST elsewhere", http.MethodPost, "/", w.host, form("00"), formHeader, http.StatusMethodNotAllowed},
+		{"another Host", http.MethodGet, "/", "localhost:" + port, nil, nil, http.StatusForbidden},
+		{"the WebSocket, not signed in", http.MethodGet, "/rpc", w.host, nil, upgradeHeader(w.page()), http.StatusUnauthorized},
+		{"the WebSocket, another origin", http.MethodGet, "/rpc", w.host, nil, upgradeHeader("http://evil.example"), http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check(tc.name, do(tc.method, tc.path, tc.host, tc.body, tc.header), tc.status)
+		})
+	}
+	cookie := w.signIn(t)
+	h := http.Header{"Origin": {w.page()}, "Cookie": {cookie.Name + "=" + cookie.Value}}
+	c, resp, err := websocket.Dial(t.Context(), w.addr+"/rpc", &websocket.DialOptions{HTTPHeader: h, HTTPClient: servertest.NoRedirects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	check("the WebSocket, taken", resp, http.StatusSwitchingProtocols)
 }
 
 // The sign-in file (issue 30) is the user's alone, 0600 in a directory

@@ -1,6 +1,6 @@
-// The FreeCode MCP page in a real browser: `freecode web --no-browser` on the
-// demo server, in a throw-away HOME and project, and Debian's headless
-// Chromium driven by playwright-core (the extension's devDependency, from
+// The FreeCode MCP page in a real browser: `freecode web` on the demo server,
+// in a throw-away HOME and project, and Debian's headless Chromium driven by
+// playwright-core (the extension's devDependency, from
 // editors/vscode/node_modules). Screenshots go to --out; --docs DIR copies the
 // README's ones there (docs/images/web: `make web-screenshots`).
 //
@@ -9,8 +9,10 @@
 // --npm is interop/node_modules (`make npm`), for server-everything.
 //
 // What it checks, in order:
-//   - the one-time link signs the browser in (the code leaves the address bar), and the page shows
-//     the demo server connected with its tools marked read-only, writes and destructive;
+//   - $BROWSER is given the sign-in file's file: URL, with no code in it (issue 30); the file, opened,
+//     posts the code and signs the browser in (no code in the address bar) and is gone; the page
+//     shows the demo server connected with its tools marked read-only, writes and destructive;
+//   - the page's Content-Security-Policy is in force (an inline script is refused, and reported);
 //   - Run… on the destructive delete_file, filled in from its schema, prompts with Deny focused;
 //     Deny runs nothing (the file is still there), Allow Once runs it (the file is gone);
 //   - the config file edited on disk adds a server, which the page shows connected, no reload;
@@ -22,7 +24,11 @@
 //     its resources and prompts show, a resource reads, and a prompt's arguments are asked for;
 //   - a config file that does not parse shows as a problem, the last good config running, until fixed;
 //   - a page on another origin (another loopback port, so the same site) cannot open the WebSocket,
-//     even with the browser signed in; and a browser that was not signed in cannot either.
+//     even with the browser signed in; and a browser that was not signed in cannot either;
+//   - the link `freecode web --no-browser` prints signs another browser in;
+//   - no page reported a Content-Security-Policy violation (securitypolicyviolation events and
+//     the console's CSP errors, collected from every page, the sign-in file's too) but the one
+//     provoked above.
 // Every wait has a generous bound for the external processes and nothing else; everything listens
 // on loopback only.
 
@@ -96,7 +102,11 @@ const demo = path.join(args.bin, 'demo-server');
 const entry = (name, extra = []) => ({ name, type: 'local', command: [demo, '--root', project, '--name', name, ...extra] });
 fs.writeFileSync(config, JSON.stringify({ mcp: { servers: [entry('demo')] } }, null, 2));
 
-const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: '/bin/false' };
+// $BROWSER records what it was given, which the test then opens.
+const browserScript = path.join(root, 'browser');
+const opened = path.join(root, 'opened');
+fs.writeFileSync(browserScript, `#!/bin/sh\nprintf '%s\\n' "$@" >'${opened}'\n`, { mode: 0o700 });
+const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: browserScript };
 delete env.XDG_CONFIG_HOME;
 
 let web;
@@ -142,31 +152,50 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 	});
 }
 
-/** startWeb runs `freecode web --no-browser` in the project and resolves with the sign-in URL it prints. */
-async function startWeb() {
-	web = spawn(path.join(args.bin, 'freecode'), ['web', '--no-browser'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** runWeb runs `freecode web` in the project with extra arguments and resolves with what it printed once it exited 0. */
+async function runWeb(extra = []) {
+	web = spawn(path.join(args.bin, 'freecode'), ['web', ...extra], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
 	let out = '';
-	const errLog = fs.createWriteStream(path.join(args.out, 'freecode-web.log'));
+	const errLog = fs.createWriteStream(path.join(args.out, 'freecode-web.log'), { flags: 'a' });
 	return new Promise((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`freecode web printed no URL within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
+		const timer = setTimeout(() => reject(new Error(`freecode web did not end within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
 		const take = (chunk) => {
 			errLog.write(chunk);
 			out += chunk.toString();
-			const m = /http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_\-.~%]+/.exec(out);
-			if (m) {
-				clearTimeout(timer);
-				resolve(m[0]);
-			}
 		};
 		web.stdout.on('data', take);
 		web.stderr.on('data', take);
 		web.on('exit', (code) => {
-			if (!/code=/.test(out)) {
-				clearTimeout(timer);
-				reject(new Error(`freecode web exited (${code}) before printing a URL:\n${out}`));
-			}
+			clearTimeout(timer);
+			errLog.end();
+			if (code === 0) resolve(out);
+			else reject(new Error(`freecode web ${extra.join(' ')} exited ${code}:\n${out}`));
 		});
 	});
+}
+
+// Every Content-Security-Policy violation of every page of a context: the
+// page's securitypolicyviolation events (listened for before any script of
+// the page runs) and the console's errors about the policy.
+const cspViolations = [];
+async function watchCsp(context) {
+	await context.exposeBinding('__freecodeCspViolation', (_source, v) => cspViolations.push(v));
+	await context.addInitScript(() => {
+		document.addEventListener('securitypolicyviolation', (e) => {
+			window.__freecodeCspViolation(`${e.effectiveDirective} refused ${e.blockedURI || 'an inline one'} in ${e.documentURI}`);
+		});
+	});
+	context.on('console', (m) => {
+		if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspViolations.push(`console: ${m.text()}`);
+	});
+}
+
+/** until polls cond every 50 ms until it holds, within uiTimeoutMs. */
+async function until(cond, what) {
+	for (const end = Date.now() + uiTimeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+		if (await cond()) return;
+	}
+	throw new Error(`timed out waiting for ${what}`);
 }
 
 const server = (page, name) => page.locator(`section.server[data-server="${name}"]`);
@@ -184,10 +213,14 @@ async function runDelete(page, file) {
 }
 
 async function main() {
-	const url = await startWeb();
-	const base = new URL(url);
-	base.search = '';
-	log(`freecode web printed ${url.replace(/code=.*/, 'code=…')}`);
+	await runWeb();
+	const fileURL = fs.readFileSync(opened, 'utf8').trim();
+	const sf = JSON.parse(fs.readFileSync(path.join(home, '.freecode', 'serve.json'), 'utf8'));
+	const base = new URL(`http://${sf.address.replace(/^ws:\/\//, '')}/`);
+	log(`freecode web gave $BROWSER ${fileURL}`);
+	check(/^file:\/\/\/[^?#]+\.html$/.test(fileURL), '$BROWSER is given the sign-in file, a file: URL with no code in it');
+	const signInFile = fileURLToPath(fileURL);
+	check((fs.statSync(signInFile).mode & 0o777) === 0o600, 'the sign-in file is readable by its user only (0600)');
 
 	browser = await chromium.launch({
 		executablePath: args.chromium,
@@ -196,6 +229,7 @@ async function main() {
 	});
 	const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
 	ctx.setDefaultTimeout(uiTimeoutMs);
+	await watchCsp(ctx);
 	const page = await ctx.newPage();
 	const pageErrors = [];
 	page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -204,9 +238,12 @@ async function main() {
 		if (m.type() === 'warning' && m.text().startsWith('FreeCode:')) pageErrors.push(m.text());
 	});
 
-	// Signed in by the one-time link; the code does not stay in the address bar.
-	await page.goto(url);
-	check(!page.url().includes('code='), `the sign-in link leaves the code out of the address (${page.url()})`);
+	// Signed in by the sign-in file: it posts the code, and the page comes
+	// with no code in its address; the file is gone once the code is spent.
+	await page.goto(fileURL, { waitUntil: 'commit' });
+	await page.waitForURL(base.href);
+	check(page.url() === base.href, `the sign-in file signs in and leaves the page's address bare (${page.url()})`);
+	check(!fs.existsSync(signInFile), 'the sign-in file is gone once its code was spent');
 	await server(page, 'demo').and(page.locator('[data-state="connected"]')).waitFor();
 	check(true, 'the page shows the demo server connected');
 	check(/^pid \d+$/.test(await server(page, 'demo').locator('.pid').textContent()), 'the server shows its pid');
@@ -216,6 +253,19 @@ async function main() {
 	check((await marks('create_issue')) === 'writes', 'create_issue is marked as writing');
 	await page.evaluate(() => (window.__notReloaded = true));
 	await shot(page, 'servers');
+
+	// The policy is in force, and a violation is seen: an inline script is
+	// refused and reported.
+	check(cspViolations.length === 0, `no Content-Security-Policy violation while the page loaded${cspViolations.length ? `: ${cspViolations.join('; ')}` : ''}`);
+	await page.evaluate(() => {
+		const s = document.createElement('script');
+		s.textContent = 'window.__inlineRan = true';
+		document.head.append(s);
+	});
+	const event = () => cspViolations.find((v) => !v.startsWith('console:'));
+	await until(() => event() && cspViolations.some((v) => v.startsWith('console:')), 'the refused inline script to be reported, as an event and on the console');
+	check((await page.evaluate(() => window.__inlineRan)) === undefined && /^script-src/.test(event()), `the page's policy refuses an inline script, and the refusal is seen (${event()})`);
+	cspViolations.length = 0;
 
 	// A destructive call prompts; Deny (the focused button) runs nothing.
 	let prompt = await runDelete(page, 'notes.txt');
@@ -361,6 +411,7 @@ async function main() {
 
 	// A browser that was not signed in cannot connect either, and the page says what to do.
 	const fresh = await browser.newContext();
+	await watchCsp(fresh);
 	const stranger = await fresh.newPage();
 	const resp = await stranger.goto(base.href);
 	// Either the sidecar does not serve the page to it, or the page's socket is refused.
@@ -369,6 +420,19 @@ async function main() {
 	check((await stranger.locator('section.server').count()) === 0, `a browser without the sign-in sees no server (HTTP ${resp?.status()}, page: ${state})`);
 	await fresh.close();
 
+	// The link --no-browser prints (to the terminal) signs another browser in.
+	const printed = /http:\/\/127\.0\.0\.1:\d+\/\?code=[0-9a-f]+/.exec(await runWeb(['--no-browser']))?.[0];
+	check(printed?.startsWith(base.href), '`freecode web --no-browser` prints a sign-in link for the same sidecar');
+	const linked = await browser.newContext();
+	await watchCsp(linked);
+	const viaLink = await linked.newPage();
+	await viaLink.goto(printed);
+	check(viaLink.url() === base.href, `the printed link signs in and leaves the code out of the address (${viaLink.url()})`);
+	await server(viaLink, 'demo').and(viaLink.locator('[data-state="connected"]')).waitFor();
+	check(true, 'the browser signed in by the printed link sees the demo server connected');
+	await linked.close();
+
+	check(cspViolations.length === 0, `no Content-Security-Policy violation on any page${cspViolations.length ? `: ${cspViolations.join('; ')}` : ''}`);
 	check(pageErrors.length === 0, `no script error or session warning on the page${pageErrors.length ? `: ${pageErrors.join('; ')}` : ''}`);
 
 	if (args.docs) {
