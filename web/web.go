@@ -1,6 +1,7 @@
 // Package web holds the FreeCode MCP page that a listening sidecar serves at
-// "/" to browser frontends. The page is a committed bundle (see web/README.md
-// for how it is built and checked), embedded so that `go install` carries it.
+// "/" to browser frontends. The page is a committed bundle (web.mk says how
+// it is built and checked: make web, make web-test, make web-e2e; see also
+// docs/architecture.md), embedded so that `go install` carries it.
 package web
 
 import (
