@@ -240,7 +240,9 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcpsdk.ReadResour
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from %s: %w", uri, c.srv.Name, c.requestError(ctx, s, err))
 	}
-	return uncached(res), nil
+	res = uncached(res)
+	keepViewInSandbox(c.srv, res)
+	return res, nil
 }
 
 // GetPrompt gets the prompt name with args (prompts/get). Like

@@ -238,6 +238,9 @@ func runTestServer(args []string) int {
 	if _, ok := flags["attack"]; ok {
 		mcptest.AddAttackTool(server)
 	}
+	if _, ok := flags["view"]; ok {
+		addView(server)
+	}
 	if _, ok := flags["badanswer"]; ok {
 		server.AddTool(&mcpsdk.Tool{Name: "badanswer", InputSchema: map[string]any{"type": "object"}},
 			func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {

@@ -109,3 +109,18 @@ export function withPolicy(html: string, policy: string): string {
 	if (doctype) return doctype[0] + meta + html.slice(doctype[0].length);
 	return meta + html;
 }
+
+/**
+ * viewCaption is the line above a view: whose it is, what its page may
+ * reach and load, and what FreeCode left out of what it declared (dropped:
+ * "key: origin: why", origins beyond its server's sandbox).
+ */
+export function viewCaption(uri: string, server: string, approved: AppCsp, dropped: string[] = []): string {
+	let s = `${uri} from ${server} · sandboxed · network: ${approved.connectDomains.join(', ') || 'none'}`;
+	if (approved.resourceDomains.length > 0) s += ` · loads from: ${approved.resourceDomains.join(', ')}`;
+	if (dropped.length > 0) {
+		const origins = [...new Set(dropped.map((d) => d.split(': ')[1] ?? d))];
+		s += ` · left out, beyond ${server}'s sandbox: ${origins.join(', ')}`;
+	}
+	return s;
+}

@@ -19,9 +19,18 @@ export type HostMessage = { toApp: unknown } | { size: { width?: number; height?
 
 export interface View {
 	html: string;
-	/** The content's _meta.ui.csp as the server sent it; undefined: none. */
+	/** The content's _meta.ui.csp as FreeCode passed it on; undefined: none. */
 	csp: unknown;
+	/**
+	 * What FreeCode left out of the csp, each with why ("connectDomains:
+	 * https://x.example: outside the server's sandbox, …"): a view reaches no
+	 * further than its server's sandbox. Absent when nothing was.
+	 */
+	dropped?: string[];
 }
+
+/** The _meta key under which the sidecar says what it left out of a view's csp. */
+export const VIEW_REACH_KEY = 'freecode/viewReach';
 
 /** isAppMime compares a mime type with the view's, as MIME compares: case and spaces around ";" aside. */
 export function isAppMime(mime: string | undefined): boolean {
@@ -38,8 +47,10 @@ export function viewOf(res: ReadResourceResult | undefined, uri: string): View |
 	if (typeof c.text === 'string') html = c.text;
 	else if (typeof c.blob === 'string') html = Buffer.from(c.blob, 'base64').toString('utf8');
 	else return { error: `${uri} has neither text nor blob` };
-	const ui = (c._meta as { ui?: { csp?: unknown } } | undefined)?.ui;
-	return { html, csp: ui?.csp };
+	const meta = c._meta as ({ ui?: { csp?: unknown } } & Record<string, unknown>) | undefined;
+	const reach = meta?.[VIEW_REACH_KEY] as { dropped?: unknown } | undefined;
+	const dropped = Array.isArray(reach?.dropped) ? reach.dropped.filter((d): d is string => typeof d === 'string') : [];
+	return dropped.length > 0 ? { html, csp: meta?.ui?.csp, dropped } : { html, csp: meta?.ui?.csp };
 }
 
 function escapeAttr(s: string): string {

@@ -9,7 +9,7 @@
 // resources.
 
 import * as vscode from 'vscode';
-import { appPolicy, withPolicy } from './appCsp';
+import { appPolicy, viewCaption, withPolicy } from './appCsp';
 import { AppBridge, callToolResult, type CallToolResult } from './appBridge';
 import { appPage, viewOf, type HostMessage, type PageMessage } from './appPage';
 import type { ServersModel } from './model';
@@ -62,6 +62,7 @@ export class AppViews implements vscode.Disposable {
 		const { policy, approved, refused } = appPolicy(view.csp);
 		this.log.info(`MCP App ${uri} of ${server}: policy ${policy}`);
 		for (const why of refused) this.log.warn(`MCP App ${uri} of ${server}: _meta.ui.csp ${why}; left out`);
+		for (const why of view.dropped ?? []) this.log.warn(`MCP App ${uri} of ${server}: _meta.ui.csp ${why}; left out by FreeCode`);
 
 		const key = `${server}\n${uri}`;
 		let shown = this.shown.get(key);
@@ -120,11 +121,10 @@ export class AppViews implements vscode.Disposable {
 			},
 		);
 		target.bridge = bridge;
-		const net = [...approved.connectDomains].join(', ') || 'none';
 		target.panel.webview.html = appPage({
 			html: withPolicy(view.html, policy),
 			policy,
-			caption: `${uri} from ${server} · sandboxed · network: ${net}`,
+			caption: viewCaption(uri, server, approved, view.dropped),
 		});
 		bridge.toolResult(callToolResult(r));
 	}

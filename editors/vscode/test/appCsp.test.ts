@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { appPolicy, origin, withPolicy } from '../src/appCsp';
+import { appPolicy, origin, viewCaption, withPolicy } from '../src/appCsp';
 
 function directives(policy: string): Record<string, string> {
 	return Object.fromEntries(policy.split('; ').map((d) => [d.slice(0, d.indexOf(' ')), d.slice(d.indexOf(' ') + 1)]));
@@ -92,4 +92,40 @@ test('app policy: withPolicy puts the policy first in the head, else after the d
 	// <header> is not <head>.
 	assert.equal(withPolicy('<header>x</header>', pol), `${meta}<header>x</header>`);
 	assert.ok(withPolicy('<p>', 'a "b" &c').includes('content="a &quot;b&quot; &amp;c"'));
+});
+
+test('app policy: a view of a server sandboxed without network, as the sidecar passes it on, names no outside origin, and its caption says what was left out', async () => {
+	const { viewOf } = await import('../src/appPage');
+	const uri = 'ui://test/view.html';
+	// What freecode/resources/read gives for a "network": "none" server
+	// whose view asked for https://exfil.example (mcp.keepViewInSandbox).
+	const view = viewOf(
+		{
+			contents: [
+				{
+					uri,
+					mimeType: 'text/html;profile=mcp-app',
+					text: '<html></html>',
+					_meta: {
+						ui: { csp: { connectDomains: [], resourceDomains: [] } },
+						'freecode/viewReach': {
+							dropped: [
+								"connectDomains: https://exfil.example: outside the server's sandbox, which has no network (\"network\": \"none\")",
+								"resourceDomains: https://*.exfil.example: outside the server's sandbox, which has no network (\"network\": \"none\")",
+							],
+						},
+					},
+				},
+			],
+		},
+		uri,
+	);
+	assert.ok(!('error' in view));
+	const p = appPolicy(view.csp);
+	assert.ok(!p.policy.includes('exfil'), p.policy);
+	assert.equal(directives(p.policy)['connect-src'], "'none'");
+	assert.equal(
+		viewCaption(uri, 'repo', p.approved, view.dropped),
+		"ui://test/view.html from repo · sandboxed · network: none · left out, beyond repo's sandbox: https://exfil.example, https://*.exfil.example",
+	);
 });
