@@ -34,8 +34,8 @@ func ProjectSettingsAreUsers(dir, configPath string) bool {
 // user's home has the user's ~/.freecode/settings.json as its
 // .freecode/settings.json: what reads both asks this, to read it once.
 func SameFile(a, b string) bool {
-	ra, errA := resolvePath(a)
-	rb, errB := resolvePath(b)
+	ra, errA := ResolvePath(a)
+	rb, errB := ResolvePath(b)
 	if errA == nil && errB == nil && ra == rb {
 		return true
 	}
@@ -44,9 +44,9 @@ func SameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
-// resolvePath is p absolute, cleaned, the symbolic links of the part of it
-// that exists resolved.
-func resolvePath(p string) (string, error) {
+// ResolvePath is p absolute, cleaned, the symbolic links of the part of it
+// that exists resolved: where p leads now, whether or not all of it exists.
+func ResolvePath(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
@@ -185,7 +185,7 @@ func approvalOf(s Server) approvalEntry {
 		if p == "" || !filepath.IsAbs(p) {
 			continue
 		}
-		if r, err := resolvePath(p); err == nil && r != filepath.Clean(p) {
+		if r, err := ResolvePath(p); err == nil && r != filepath.Clean(p) {
 			if e.Resolved == nil {
 				e.Resolved = map[string]string{}
 			}

@@ -164,7 +164,7 @@ func Resolve(b config.Sandbox, h Host, cwd string, argv, env []string) (Policy, 
 	var err error
 	homes := make([]string, 0, len(h.Homes))
 	for _, home := range h.Homes {
-		if r, err := resolvePath(home); err == nil {
+		if r, err := config.ResolvePath(home); err == nil {
 			homes = append(homes, r)
 		}
 	}
@@ -185,12 +185,12 @@ func Resolve(b config.Sandbox, h Host, cwd string, argv, env []string) (Policy, 
 		}
 	}
 	if c := envLookup(env, "npm_config_cache"); c != "" && filepath.IsAbs(c) {
-		if r, err := resolvePath(c); err == nil && slices.ContainsFunc(writable, func(w string) bool { return within(r, w) }) {
+		if r, err := config.ResolvePath(c); err == nil && slices.ContainsFunc(writable, func(w string) bool { return within(r, w) }) {
 			p.NPMCache = r
 		}
 	}
 	if p.NPMCache == "" && h.NPMCache != "" {
-		r, err := resolvePath(h.NPMCache)
+		r, err := config.ResolvePath(h.NPMCache)
 		if err != nil {
 			return Policy{}, fmt.Errorf("sandbox: npm's cache %s: %w", h.NPMCache, err)
 		}
@@ -231,7 +231,7 @@ func Resolve(b config.Sandbox, h Host, cwd string, argv, env []string) (Policy, 
 	deny = append(deny, h.Own...)
 	deny = append(deny, b.DenyRead...)
 	for _, d := range deny {
-		r, err := resolvePath(d)
+		r, err := config.ResolvePath(d)
 		if err != nil {
 			continue
 		}
@@ -409,25 +409,6 @@ func realDir(dir string) (string, error) {
 		return "", fmt.Errorf("%s is not a directory", r)
 	}
 	return r, nil
-}
-
-// resolvePath is p absolute with the symbolic links of the part of it
-// that exists resolved.
-func resolvePath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	rest := ""
-	for dir := abs; ; dir = filepath.Dir(dir) {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		if filepath.Dir(dir) == dir {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
 }
 
 func appendNew(list []string, s string) []string {

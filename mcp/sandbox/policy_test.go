@@ -68,7 +68,7 @@ func TestDescribeAndBwrapAgree(t *testing.T) {
 				if !strings.Contains(desc, p.tilde(w)) {
 					t.Errorf("the description does not name writable %s: %s", w, desc)
 				}
-				if r, _ := resolvePath(w); r != w {
+				if r, _ := config.ResolvePath(w); r != w {
 					t.Errorf("writable %s is not resolved (%s)", w, r)
 				}
 			}
