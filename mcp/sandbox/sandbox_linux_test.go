@@ -134,20 +134,7 @@ func TestCannotReadDenyRead(t *testing.T) {
 
 func TestNetworkNoneCannotReachLoopback(t *testing.T) {
 	needBwrap(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := listenAndClose(t, "tcp", "127.0.0.1:0")
 	cwd := t.TempDir()
 	// Under "all" the same dial reaches the listener: the test can fail.
 	for _, tc := range []struct{ network, want string }{{config.NetworkAll, "ok"}, {config.NetworkNone, "fail"}} {
@@ -203,4 +190,25 @@ func TestAllowListThroughProxy(t *testing.T) {
 	if len(ds) != 1 || ds[0].Fix != `"sandbox":{"network":{"allowedDomains":["localhost:`+port+`","127.0.0.1:`+port+`"]}}` {
 		t.Errorf("denials: %+v", ds)
 	}
+}
+
+// listenAndClose listens at address and closes every connection it
+// accepts, until the test ends.
+func listenAndClose(t *testing.T, network, address string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln
 }

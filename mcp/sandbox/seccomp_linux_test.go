@@ -122,20 +122,7 @@ func TestUnixSockets(t *testing.T) {
 	needFilter(t)
 	cwd := t.TempDir()
 	sock := filepath.Join(cwd, "host.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	listenAndClose(t, "unix", sock)
 	for _, network := range []string{config.NetworkNone, config.NetworkAll, config.NetworkDomains} {
 		for _, allow := range []bool{false, true} {
 			b := config.Sandbox{Network: network, AllowUnixSockets: allow}
