@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/permissions"
 )
 
 // parallelProcs is how many freecode processes edit one config file at once.
@@ -106,8 +108,10 @@ func TestParallelRemoveLeavesNone(t *testing.T) {
 // trust (or trust, revoke) as separate processes, one after another, while
 // the other projects' processes write the same file. Each project must end
 // in the state its last command reported: a revoke that printed success
-// must not be undone by a concurrent trust of another project.
+// must not be undone by a concurrent trust of another project. Its record
+// of accepted rules is there exactly when it is trusted.
 func TestParallelTrustRevoke(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // where the processes keep the records
 	path := filepath.Join(t.TempDir(), "config.json")
 	const projects = parallelProcs / 2
 	dirs := make([]string, projects)
@@ -147,6 +151,9 @@ func TestParallelTrustRevoke(t *testing.T) {
 	for i, dir := range dirs {
 		if want := i%2 == 0; cfg.IsTrusted(dir) != want {
 			wrong = append(wrong, fmt.Sprintf("project %d: trusted %v, want %v", i, !want, want))
+		}
+		if acc, err := permissions.ReadAccepted(dir); err != nil || (acc != nil) != (i%2 == 0) {
+			wrong = append(wrong, fmt.Sprintf("project %d: record of accepted rules %+v, %v", i, acc, err))
 		}
 	}
 	if len(wrong) > 0 {
