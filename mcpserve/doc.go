@@ -91,7 +91,13 @@
 //   - tools/list and server/discover carry caching hints (ttlMs of a
 //     minute, cacheScope "private": the list is the user's);
 //   - list changes reach the clients that listen (subscriptions/listen)
-//     as notifications/tools/list_changed;
+//     as notifications/tools/list_changed. The server holds at most 16
+//     listen streams per client (the name its clientInfo gives: the
+//     token is the user's, not a client's) and 128 in all; a listen past
+//     either is refused at once with the JSON-RPC error -32000 (over HTTP
+//     in the stream's one event), whose message says the cap and how many
+//     are open and whose data is {"limit", "open", "scope": "client" or
+//     "server"} (limits.go);
 //   - the permission ask is an input_required result: its input request
 //     "freecode/permission" is the form, and its requestState is bound,
 //     by an HMAC under a key the server makes at start, to the call (the

@@ -46,6 +46,7 @@ type Server struct {
 	once   sync.Once
 	calls  atomic.Uint64 // numbers the calls, for their call ids
 	asks   *askStates    // the permission questions of input_required results
+	listen listens       // the subscriptions/listen streams held, by client
 
 	// toolsMu guards tools: what the MCP server lists, by listed name. It
 	// is held across a whole sync, so that two syncs never interleave their
@@ -91,7 +92,7 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 		SupportedProtocolVersions: protocolVersions,
 		SetCacheable:              setCacheable,
 	})
-	s.mcp.AddReceivingMiddleware(s.tasksMiddleware)
+	s.mcp.AddReceivingMiddleware(s.tasksMiddleware, s.listenMiddleware)
 	if err := s.addTaskMethods(); err != nil {
 		panic(err) // only a standard method's name is refused
 	}
