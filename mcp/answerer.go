@@ -77,7 +77,17 @@ type answererKey struct{}
 
 type answererVal struct {
 	answerer *Answerer
-	callID   string
+	// of, if set, says the Answerer when the server asks (WithAnswererOf).
+	of     func() *Answerer
+	callID string
+}
+
+// resolved returns v with the Answerer of now.
+func (v answererVal) resolved() answererVal {
+	if v.of != nil {
+		v.answerer, v.of = v.of(), nil
+	}
+	return v
 }
 
 // WithAnswerer returns ctx carrying answerer, who answers for whoever
@@ -86,7 +96,16 @@ type answererVal struct {
 // Answerers are told apart by pointer: every request a frontend makes
 // should carry the same *Answerer.
 func WithAnswerer(ctx context.Context, answerer *Answerer, callID string) context.Context {
-	return context.WithValue(ctx, answererKey{}, answererVal{answerer, callID})
+	return context.WithValue(ctx, answererKey{}, answererVal{answerer: answerer, callID: callID})
+}
+
+// WithAnswererOf is WithAnswerer for a request whose Answerer may change
+// while it runs: the following of a task that another frontend may adopt.
+// of says who answers when the server asks (nil: nobody), and is called
+// then, under a lock of the Conn's: it must return at once. What it
+// returns is told apart by pointer as any Answerer.
+func WithAnswererOf(ctx context.Context, of func() *Answerer, callID string) context.Context {
+	return context.WithValue(ctx, answererKey{}, answererVal{of: of, callID: callID})
 }
 
 // withoutAnswerer returns ctx without an Answerer. A session is connected
@@ -144,7 +163,7 @@ func (c *Conn) track(ctx context.Context, s *session) func() {
 // question ends with it. why says why there is no Answerer.
 func (c *Conn) answererOf(ctx context.Context, cs *mcpsdk.ClientSession) (v answererVal, callCtx context.Context, why string) {
 	if v, ok := ctx.Value(answererKey{}).(answererVal); ok {
-		return v, nil, ""
+		return v.resolved(), nil, ""
 	}
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
@@ -153,14 +172,15 @@ func (c *Conn) answererOf(ctx context.Context, cs *mcpsdk.ClientSession) (v answ
 	case len(list) == 0:
 		return answererVal{}, nil, "no request of FreeCode's is in flight on the server"
 	case len(list) == 1:
-		return list[0].answererVal, list[0].ctx, ""
+		return list[0].resolved(), list[0].ctx, ""
 	}
-	v = list[0].answererVal
+	v = list[0].resolved()
 	for _, e := range list[1:] {
-		if e.answerer != v.answerer {
+		r := e.resolved()
+		if r.answerer != v.answerer {
 			return answererVal{}, nil, "requests of different frontends are in flight on the server, and the question does not say whose it is"
 		}
-		if e.callID != v.callID {
+		if r.callID != v.callID {
 			v.callID = ""
 		}
 	}

@@ -233,6 +233,56 @@ func TestElicitationWithSeveralCallsInFlight(t *testing.T) {
 	}
 }
 
+// WithAnswererOf asks whoever answers when the server asks: the following
+// of a task another frontend adopted asks that one, and nobody once it
+// says nobody. Told apart by pointer as any Answerer: with a call of A's
+// in flight beside it, a question before 2026-07-28 still goes to A while
+// the function says A.
+func TestElicitationGoesToTheAnswererOfNow(t *testing.T) {
+	for _, v := range versions {
+		t.Run(versionName(v), func(t *testing.T) {
+			s, release := askServer(t)
+			c := startAsked(t, s, v, ConnOptions{Elicitation: true})
+			var a, b elicitLog
+			answererA, answererB := a.answerer(map[string]any{"name": "A"}), b.answerer(map[string]any{"name": "B"})
+			var mu sync.Mutex
+			now := answererA
+			ctx := WithAnswererOf(t.Context(), func() *Answerer {
+				mu.Lock()
+				defer mu.Unlock()
+				return now
+			}, "task-1")
+			set := func(x *Answerer) {
+				mu.Lock()
+				now = x
+				mu.Unlock()
+			}
+
+			waited := make(chan string, 1)
+			go func() { waited <- callResultText(t, c, WithAnswerer(t.Context(), answererA, "a-1"), "wait") }()
+			if err := s.AwaitRequests(t.Context(), "tools/call", 1); err != nil {
+				t.Fatal(err)
+			}
+			if got := callResultText(t, c, ctx, "ask"); got != `accept {"color":"blue","name":"A"}` || len(a.got()) != 1 {
+				t.Errorf("while it says A: ask = %q, A asked %+v", got, a.got())
+			}
+			close(release)
+			if got := <-waited; got != "waited" {
+				t.Errorf("wait = %q", got)
+			}
+
+			set(answererB)
+			if got := callResultText(t, c, ctx, "ask"); got != `accept {"color":"blue","name":"B"}` || len(b.got()) != 1 || b.got()[0].CallID != "task-1" {
+				t.Errorf("once it says B: ask = %q, B asked %+v", got, b.got())
+			}
+			set(nil)
+			if got := callResultText(t, c, ctx, "ask"); got != "decline null" || len(a.got())+len(b.got()) != 2 {
+				t.Errorf("once it says nobody: ask = %q, A asked %d, B asked %d", got, len(a.got()), len(b.got()))
+			}
+		})
+	}
+}
+
 // A question nobody answers ends with the call that caused it: the
 // Answerer's context is cancelled when the call is.
 func TestElicitationEndsWithItsCall(t *testing.T) {
