@@ -237,10 +237,15 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 	if err != nil {
 		return nil, toolList{}, &configError{err}
 	}
-	// What this session must never show: a local server's env values, a
-	// remote one's header values and URL secrets. Errors, the stderr tail
-	// and the Conn's logs all go through red.
+	// What this session must never show: a local server's env values and
+	// the credentials of the network settings it is passed, a remote one's
+	// header values and URL secrets. Errors, the stderr tail and the
+	// Conn's logs all go through red.
 	secrets := envSecrets(c.srv, srv, lookup)
+	if srv.Type == config.TypeLocal {
+		// The proxy and index URLs it gets from the sidecar's environment.
+		secrets = append(secrets, networkSecrets(c.opts.Environ())...)
+	}
 	var urlSecrets []string
 	if srv.Type == config.TypeRemote {
 		urlSecrets = urlEnvValues(c.srv.URL, lookup)

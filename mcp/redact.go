@@ -10,6 +10,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/urlpolicy"
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // remoteSecrets lists what of a remote server's (expanded) entry must never
@@ -85,6 +86,28 @@ func envSecrets(raw, expanded config.Server, lookup func(string) (string, bool))
 			return rv, ok
 		})
 		out = append(out, urlValueSecrets(v)...)
+	}
+	return out
+}
+
+// networkSecrets returns the credentials in the user's network settings
+// that a local server gets from environ, the sidecar's environment
+// (proc.NetworkEnv: a proxy's or a package index's URL): each URL's
+// password and secret-looking query values (urlValueSecrets), and its user
+// name when it looks generated, a token riding as the user name. A plain
+// user name is left: hiding a login wherever it occurs would garble every
+// path under the user's home.
+func networkSecrets(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || !proc.IsNetworkEnv(name) {
+			continue
+		}
+		out = append(out, urlValueSecrets(v)...)
+		if u, err := url.Parse(v); err == nil && u.User != nil && tokenLike(u.User.Username()) {
+			out = append(out, u.User.Username())
+		}
 	}
 	return out
 }

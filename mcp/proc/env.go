@@ -2,6 +2,7 @@ package proc
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,6 +15,48 @@ var allowedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "L
 // allowedEnvPrefixes are allowed as whole families.
 var allowedEnvPrefixes = []string{"LC_", "XDG_"}
 
+// NetworkEnv are the user's network settings a local server gets by
+// default, so that npx, pip or uv in it goes out the way the user's shell
+// does: through the proxy, to the registry, trusting the CA. Every name is
+// whole, as written here: no family, since npm's and pip's own families
+// also hold tokens (npm_config__authToken, npm_config_//host/:_authToken,
+// NPM_TOKEN, PIP_INDEX_URL's neighbours), and none of those is passed.
+// The values may hold a proxy's or an index's user name and password:
+// package mcp hides those wherever a server's output is shown.
+var NetworkEnv = []string{
+	// Proxies, in both cases: curl, Python, Go and npm read the lower
+	// case; Node 24's NODE_USE_ENV_PROXY makes its fetch honour them.
+	"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+	"NO_PROXY", "no_proxy", "NODE_USE_ENV_PROXY",
+	// Certificate authorities.
+	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "PIP_CERT",
+	// Package indexes.
+	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL",
+}
+
+// npmNetworkKeys are npm's network settings, passed as npm_config_<key>.
+// npm reads its variables' names ignoring case, so these are matched
+// ignoring case too (NPM_CONFIG_REGISTRY is the registry as well).
+var npmNetworkKeys = []string{"registry", "proxy", "https_proxy", "noproxy", "cafile", "ca", "strict_ssl"}
+
+const npmPrefix = "npm_config_"
+
+// IsNetworkEnv reports whether the variable name is one of the user's
+// network settings that Env passes (NetworkEnv, npm's npmNetworkKeys).
+func IsNetworkEnv(name string) bool {
+	return isNetworkEnv(name, runtime.GOOS)
+}
+
+func isNetworkEnv(name, goos string) bool {
+	if len(name) > len(npmPrefix) && strings.EqualFold(name[:len(npmPrefix)], npmPrefix) {
+		return slices.Contains(npmNetworkKeys, strings.ToLower(name[len(npmPrefix):]))
+	}
+	if goos == "windows" {
+		return slices.ContainsFunc(NetworkEnv, func(n string) bool { return strings.EqualFold(n, name) })
+	}
+	return slices.Contains(NetworkEnv, name)
+}
+
 // windowsEnv are the system variables node, npx and cmd.exe need on Windows.
 var windowsEnv = []string{
 	"SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
@@ -23,6 +66,9 @@ var windowsEnv = []string{
 }
 
 func envAllowed(name, goos string) bool {
+	if isNetworkEnv(name, goos) {
+		return true
+	}
 	if goos == "windows" {
 		name = strings.ToUpper(name) // Windows variable names ignore case
 		for _, w := range windowsEnv {
@@ -45,8 +91,9 @@ func envAllowed(name, goos string) bool {
 }
 
 // Env builds a local server's environment from this process's (base, in
-// os.Environ form): the allow-list, or all of it with inherit, then the
-// server's own variables on top. The result is sorted, so it is stable.
+// os.Environ form): the allow-list and the user's network settings
+// (NetworkEnv), or all of it with inherit, then the server's own variables
+// on top. The result is sorted, so it is stable.
 func Env(base []string, own map[string]string, inherit bool) []string {
 	return envFor(base, own, inherit, runtime.GOOS)
 }
@@ -60,6 +107,18 @@ func envFor(base []string, own map[string]string, inherit bool, goos string) []s
 		}
 		if inherit || envAllowed(name, goos) {
 			vars[name] = value
+		}
+	}
+	for name := range own {
+		if isNetworkEnv(name, goos) {
+			// The entry's network setting wins in whichever case a tool
+			// reads it (curl takes https_proxy before HTTPS_PROXY): the
+			// sidecar's, in any case, is left out.
+			for n := range vars {
+				if strings.EqualFold(n, name) {
+					delete(vars, n)
+				}
+			}
 		}
 	}
 	for name, value := range own {
