@@ -22,7 +22,11 @@ import (
 // server run by npx that exits on a half-written npx cache has the cache
 // removed and is started once more (npxcache.go).
 func (c *Conn) dialStdio(ctx context.Context, srv config.Server, sopts *mcpsdk.ClientSessionOptions, s *session, red *urlpolicy.Redactor) error {
-	env := proc.Env(c.opts.Environ(), srv.Env, srv.InheritEnv)
+	base := c.opts.Environ()
+	if srv.Sandboxed() && !srv.InheritEnv {
+		base = withoutNetworkCredentials(base)
+	}
+	env := proc.Env(base, srv.Env, srv.InheritEnv)
 	iw, _ := ctx.Value(installWaitKey{}).(*installWait)
 	for repaired := false; ; repaired = true {
 		cs, p, b, err := c.startStdio(ctx, srv, env, sopts, red, iw)

@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/mcp/sandbox"
 )
 
@@ -27,6 +29,27 @@ func (c *Conn) sandboxLaunch(srv config.Server, env []string) (sandbox.Policy, *
 		},
 	})
 	return pol, l, err
+}
+
+// withoutNetworkCredentials returns environ, the sidecar's environment,
+// with the user name and password taken out of the URLs of its network
+// settings (proc.IsNetworkEnv: a proxy, a package index), for a sandboxed
+// server: a sandbox keeps the user's credentials from its server, as it
+// gives it ~/.npmrc without its tokens. An entry's own env is the entry's,
+// and passed as it is.
+func withoutNetworkCredentials(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, v, ok := strings.Cut(kv, "=")
+		if ok && proc.IsNetworkEnv(name) && strings.Contains(v, "@") {
+			if u, err := url.Parse(v); err == nil && u.User != nil {
+				u.User = nil
+				kv = name + "=" + u.String()
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // sandboxDenials is what the sandbox refused a server that failed to

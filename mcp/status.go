@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/freecode/freecode/config"
@@ -165,7 +166,7 @@ type ApprovalOAuth struct {
 // StatusOf puts in the status of one awaiting approval.
 func ApprovalOf(srv config.Server) *Approval {
 	a := &Approval{
-		EntryHash: config.EntryHash(srv), Command: slices.Clone(srv.Command), Cwd: srv.Cwd, Env: maps.Clone(srv.Env),
+		EntryHash: config.EntryHash(srv), Command: slices.Clone(srv.Command), Cwd: srv.Cwd, Env: approvalEnv(srv.Env),
 		InheritEnv: srv.InheritEnv, URL: srv.URL, Transport: srv.Transport, Headers: maps.Clone(srv.Headers),
 		CABundle: srv.CABundle, ClientCert: srv.ClientCert, ClientKey: srv.ClientKey,
 		RunSettings: srv.RunSettings(),
@@ -180,6 +181,42 @@ func ApprovalOf(srv config.Server) *Approval {
 		}
 	}
 	return a
+}
+
+// approvalEnv is an entry's env as the approval shows it: as written, a
+// ${env:NAME} reference included (the project asks for that variable of
+// the user's), but a password written into a URL (a proxy's, an index's:
+// http://user:pass@proxy:3128) shown as "***". The approval's hash is the
+// entry's, so what is approved is the value as written all the same.
+func approvalEnv(env map[string]string) map[string]string {
+	out := maps.Clone(env)
+	for k, v := range out {
+		out[k] = maskURLPassword(v)
+	}
+	return out
+}
+
+// maskURLPassword returns v with the password of the URL it holds, if a
+// literal one, as "***"; the user name stays.
+func maskURLPassword(v string) string {
+	i := strings.Index(v, "://")
+	if i < 0 {
+		return v
+	}
+	rest := v[i+len("://"):]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndexByte(rest[:end], '@')
+	if at < 0 {
+		return v
+	}
+	user, pass, ok := strings.Cut(rest[:at], ":")
+	if !ok || pass == "" || strings.Contains(rest[:at], "${") {
+		return v
+	}
+	return v[:i+len("://")] + user + ":***" + rest[at:]
 }
 
 // StatusOf returns the status of srv in state st as far as the entry alone

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -108,6 +109,23 @@ func proxyEnv(url string) []string {
 		"npm_config_proxy=" + url, "npm_config_https_proxy=" + url, "NODE_USE_ENV_PROXY=1",
 		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
 	}
+}
+
+// proxyVars are the names, in any case, of the variables that choose a
+// proxy or bypass one: those proxyEnv sets and their neighbours.
+var proxyVars = []string{
+	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NODE_USE_ENV_PROXY",
+	"npm_config_proxy", "npm_config_https_proxy", "npm_config_noproxy",
+}
+
+// isProxyVar reports whether the variable name is one of proxyVars.
+func isProxyVar(name string) bool {
+	for _, v := range proxyVars {
+		if strings.EqualFold(v, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // splice copies a and b into each other until both directions end.

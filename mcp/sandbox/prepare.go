@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"strings"
+
+	"github.com/freecode/freecode/config"
 )
 
 // ErrUnavailable is wrapped by Prepare's error when this system cannot
@@ -56,12 +58,21 @@ func Prepare(p Policy, argv, env []string, opts *Options) (*Launch, error) {
 
 // sandboxEnv is env with TMPDIR set to the sandbox's private /tmp (the
 // caller's TMPDIR is not writable in there) and npm's cache to p's, the
-// one the sandbox lets it write.
+// one the sandbox lets it write. With an allow-list, the user's proxy
+// settings are left out, in every case a tool may read them: the
+// sandbox's own (proxyEnv, set after) are its only way out, and a
+// leftover NPM_CONFIG_PROXY or no_proxy would send a tool around them, to
+// fail. The user's upstream proxy is not chained: the sandbox's proxy
+// dials the addresses it checked directly.
 func sandboxEnv(env []string, p Policy) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if k != "TMPDIR" && !(p.NPMCache != "" && strings.EqualFold(k, "npm_config_cache")) {
+		switch {
+		case k == "TMPDIR":
+		case p.NPMCache != "" && strings.EqualFold(k, "npm_config_cache"):
+		case p.Network == config.NetworkDomains && isProxyVar(k):
+		default:
 			out = append(out, kv)
 		}
 	}
