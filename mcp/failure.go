@@ -69,6 +69,24 @@ type Failure struct {
 func (f *Failure) Error() string { return f.Msg }
 func (f *Failure) Unwrap() error { return f.Err }
 
+// sameExit reports whether a and b are one exit before the handshake: the
+// same code and the same words (its stderr's telling line). A server that
+// exits so twice in a row will do it again: its cause is on its row
+// already, and retrying it for half a minute only hides that.
+func sameExit(a, b *Failure) bool {
+	return a != nil && b != nil && a.Kind == FailureExited && b.Kind == FailureExited &&
+		a.ExitCode == b.ExitCode && a.Msg == b.Msg
+}
+
+// exitedAgain is err, an exit sameExit found twice, as the Conn gives up
+// on it: FreeCode tries again when the entry changes or the user starts
+// the server.
+func exitedAgain(err error) error {
+	f := failureOf(err)
+	return &Failure{Kind: FailureExited, ExitCode: f.ExitCode, Err: err,
+		Msg: f.Msg + " (it exited the same way twice in a row, so it is not retried: fix what it says, then start it again; a change to its entry starts it again too)"}
+}
+
 // final reports whether no retry can help.
 func (f *Failure) final() bool {
 	return f.Kind == FailureCommandNotFound || f.Kind == FailurePackageNotFound || f.Kind == FailureConfig
@@ -216,6 +234,11 @@ func exitFailure(how string, code int, stderr []string, err error) *Failure {
 	msg := how
 	if why := reasonLine(stderr); why != "" {
 		msg += ": " + why
+	} else if code == 0 {
+		// A program that is not an MCP server (ls, a script that does its
+		// work and ends) exits so; "exited with code 0" alone reads as
+		// success.
+		msg += " before the MCP handshake, saying nothing on stderr: it does not look like an MCP server, which answers initialize on its stdout and runs until its stdin closes; check the command"
 	}
 	return &Failure{Kind: FailureExited, Msg: msg, ExitCode: code, Err: err}
 }

@@ -51,7 +51,9 @@ func TestFailureWording(t *testing.T) {
 			"npm has no package named @freecode-nonexistent/definitely-not-a-package-22 (npm's registry answered 404)"},
 		{"npx 404", "npx-404.txt", 1, "exited with code 1", FailurePackageNotFound,
 			"npm has no package named freecode-not-a-package-zz22 (npm's registry answered 404)"},
-		{"no stderr", "", 0, "exited with code 0", FailureExited, "exited with code 0"},
+		{"no stderr", "", 0, "exited with code 0", FailureExited,
+			"exited with code 0 before the MCP handshake, saying nothing on stderr: it does not look like an MCP server, which answers initialize on its stdout and runs until its stdin closes; check the command"},
+		{"no stderr, a failure", "", 2, "exited with code 2", FailureExited, "exited with code 2"},
 		{"a signal", "", -1, "was ended by signal killed", FailureExited, "was ended by signal killed"},
 	}
 	for _, tc := range tests {
@@ -151,7 +153,9 @@ func TestEarlyExitTellsWhyAndRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3")
+	// Its exit code differs each time: the same exit twice is not retried
+	// (TestSameExitTwiceNotRetried).
+	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3", "exitbump="+filepath.Join(t.TempDir(), "runs"))
 	var logs logLines
 	retrying := make(chan Status, 16)
 	opts := &ConnOptions{Environ: testEnviron, OnLog: logs.add, OnStatus: func(st Status) {
@@ -276,7 +280,9 @@ func TestRetryCountsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3")
+	// Its exit code differs each time: the same exit twice is not retried
+	// (TestSameExitTwiceNotRetried).
+	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3", "exitbump="+filepath.Join(t.TempDir(), "runs"))
 	var logs logLines
 	var (
 		mu       sync.Mutex
@@ -322,13 +328,18 @@ func TestRetryCountsAgree(t *testing.T) {
 	if !slices.Equal(attempts, want) || told != reconnectTries || starts != reconnectTries+1 {
 		t.Errorf("retries told %v of %d, %d starts; want %v of %d, %d starts", attempts, told, starts, want, reconnectTries, reconnectTries+1)
 	}
-	const why = "exited with code 3: error: GITHUB_TOKEN is not set"
-	if last, wantLast := lines[len(lines)-1], fmt.Sprintf("error gave up after %d retries: %s", reconnectTries, why); last != wantLast {
+	why := func(code int) string { return fmt.Sprintf("exited with code %d: error: GITHUB_TOKEN is not set", code) }
+	if last, wantLast := lines[len(lines)-1], fmt.Sprintf("error gave up after %d retries: %s", reconnectTries, why(3+reconnectTries)); last != wantLast {
 		t.Errorf("the last life line = %q, want %q", last, wantLast)
 	}
 	// Each retry is told after the failure it follows.
+	retries := 0
 	for i, l := range lines {
-		if strings.HasPrefix(l, "warning retrying ") && (i == 0 || lines[i-1] != "warning "+why) {
+		if !strings.HasPrefix(l, "warning retrying ") {
+			continue
+		}
+		retries++
+		if i == 0 || lines[i-1] != "warning "+why(2+retries) {
 			t.Errorf("line %d %q does not follow the failure it retries: %q", i, l, lines[max(0, i-1)])
 		}
 	}
@@ -355,5 +366,48 @@ func TestRetryCountsAgree(t *testing.T) {
 		if n, _ := strconv.Atoi(string(m[1])); n != check.want {
 			t.Errorf("docs/protocol.md: %q says %d, the Conn %d", m[0], n, check.want)
 		}
+	}
+}
+
+// A server that exits before the handshake the same way twice in a row
+// (the same code, the same telling stderr line) is not retried five more
+// times: its cause is on its row from the first second, and it fails at
+// the second exit, saying why; a Start tries it again.
+func TestSameExitTwiceNotRetried(t *testing.T) {
+	abs, err := filepath.Abs(filepath.Join("testdata", "stderr", "exit-3-token.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := testSrv(t, "gh", "stderrfile="+abs, "exit=3")
+	failed := make(chan struct{})
+	var once sync.Once
+	var logs logLines
+	c := newTestConnOpts(t, srv, nil, &ConnOptions{Environ: testEnviron, OnLog: logs.add, OnStatus: func(st Status) {
+		if st.State == StateFailed {
+			once.Do(func() { close(failed) })
+		}
+	}})
+	c.backoff = func(int) time.Duration { return time.Millisecond }
+	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
+		t.Fatalf("Start = %v, want a retry", err)
+	}
+	select {
+	case <-failed:
+	case <-time.After(hangGuard):
+		t.Fatal("the Conn did not give up")
+	}
+	st := c.Status()
+	if st.LastErrorKind != FailureExited || !st.HasExitCode || st.ExitCode != 3 ||
+		!strings.Contains(st.LastError, "exited with code 3: error: GITHUB_TOKEN is not set (it exited the same way twice in a row, so it is not retried") {
+		t.Errorf("status: %v %v %d %q", st.LastErrorKind, st.HasExitCode, st.ExitCode, st.LastError)
+	}
+	starts := 0
+	for _, l := range logs.get() {
+		if strings.HasPrefix(l, "info starting: ") {
+			starts++
+		}
+	}
+	if starts != 2 {
+		t.Errorf("the server started %d times, want 2", starts)
 	}
 }

@@ -64,18 +64,18 @@ func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Serve
 
 	mode := srv.Transport
 	var (
-		cs  *mcpsdk.ClientSession
-		won string
+		cs    *mcpsdk.ClientSession
+		won   string
+		probe *httpProbe
 	)
 	switch mode {
 	case config.TransportHTTP:
-		cs, _, err = rc.connectHTTP(ctx, client, sopts)
+		cs, probe, err = rc.connectHTTP(ctx, client, sopts)
 		won = config.TransportHTTP
 	case config.TransportSSE:
 		cs, err = rc.connectSSE(ctx, client, sopts)
 		won = config.TransportSSE
 	case config.TransportAuto:
-		var probe *httpProbe
 		cs, probe, err = rc.connectHTTP(ctx, client, sopts)
 		won = config.TransportHTTP
 		if err != nil && ctx.Err() == nil && probe.notStreamable() {
@@ -98,7 +98,8 @@ func dialRemoteAuth(ctx context.Context, client *mcpsdk.Client, srv config.Serve
 			err = &causedError{msg: err.Error(), cause: perr}
 		}
 		// A timeout is spelled out by the Conn, which set the deadline.
-		return nil, "", rc.red().Error(fmt.Errorf("connecting to %s (%s): %w", urlpolicy.RedactURL(srv.URL), mode, err))
+		u := urlpolicy.RedactURL(srv.URL)
+		return nil, "", rc.red().Error(remoteFailure(u, probe, fmt.Errorf("connecting to %s (%s): %w", u, mode, err)))
 	}
 	// The session owns the pool's keep-alive connections: close them when it
 	// ends, so no reader goroutine or socket outlives it.

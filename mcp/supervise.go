@@ -245,10 +245,14 @@ func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
 		}
 		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err, "detail", detail(err))
 		c.mu.Lock()
+		again := sameExit(c.lastFailure, failureOf(err))
+		if again {
+			err = exitedAgain(err)
+		}
 		c.noteErrorLocked(err)
 		c.endAttemptLocked()
 		c.mu.Unlock()
-		if !retryable(err) {
+		if !retryable(err) || again {
 			c.lifeGaveUp(err, 0)
 			c.fail(err)
 			c.announce()

@@ -140,6 +140,13 @@ func runTestServer(args []string) int {
 		b, _ := os.ReadFile(f)
 		os.Stderr.Write(b)
 		code, _ := strconv.Atoi(flags["exit"])
+		if n, ok := flags["exitbump"]; ok {
+			// Each run exits with a code one higher: never the same exit twice.
+			b, _ := os.ReadFile(n)
+			k, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			os.WriteFile(n, []byte(strconv.Itoa(k+1)), 0o600)
+			code += k
+		}
 		return code
 	}
 	if f, ok := flags["starts"]; ok {
