@@ -338,6 +338,18 @@ func (c *Conn) notice(msg string) {
 	}
 }
 
+// noticeOnRow is notice for what a person waiting for the server should
+// see on its row while it waits: the status's lastError says it until the
+// connect ends, which sets lastError anew.
+func (c *Conn) noticeOnRow(msg string) {
+	c.notice(msg)
+	c.mu.Lock()
+	c.lastError = c.redactor.Load().String(msg)
+	st := c.statusLocked()
+	c.mu.Unlock()
+	c.emitStatus(st)
+}
+
 // Name returns the server's name.
 func (c *Conn) Name() string { return c.srv.Name }
 

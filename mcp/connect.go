@@ -281,7 +281,8 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 		// A package runner may be installing: the timeout runs once the
 		// server reads, within the first-start budget (runner.go).
 		var iw *installWait
-		ctx, iw = newInstallWait(ctx, r, timeout, max(timeout, firstStartBudget), c.notice)
+		ctx, iw = newInstallWait(ctx, r, timeout, max(timeout, firstStartBudget), c.noticeOnRow)
+		iw.offline = offlineFor(srv, r)
 		defer iw.stop()
 		ctx = context.WithValue(ctx, installWaitKey{}, iw)
 		if probe != nil && seesUnreadInput {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/mcp/proc"
+	"github.com/freecode/freecode/mcp/sandbox"
 )
 
 // A server whose command is a package runner (npx, npm exec, pnpm dlx,
@@ -47,7 +49,15 @@ type runner struct {
 	name string // as the user knows it: "npx", "npm exec", "uvx", …
 	// npm is set for npx and npm exec, whose cache npxcache.go knows.
 	npm *npmExec
+	// registry is the host the runner installs from by default.
+	registry string
 }
+
+// The registries runners install from, when nothing says otherwise.
+const (
+	npmRegistry  = "registry.npmjs.org"
+	pypiRegistry = "pypi.org"
+)
 
 // runnerOf returns the package runner argv runs, or nil. The runner is
 // told by argv[0]'s base name (without .cmd, .exe, .bat or .ps1), and for
@@ -73,17 +83,19 @@ func runnerOf(argv []string) *runner {
 	case base == "cmd" && len(argv) > 2 && strings.EqualFold(sub, "/c"):
 		return runnerOf(argv[2:])
 	case base == "npx":
-		return &runner{name: "npx", npm: parseNPMExec(argv[1:])}
+		return &runner{name: "npx", npm: parseNPMExec(argv[1:]), registry: npmRegistry}
 	case base == "npm" && (sub == "exec" || sub == "x"):
-		return &runner{name: "npm " + sub, npm: parseNPMExec(argv[2:])}
-	case base == "pnpx", base == "bunx", base == "uvx":
-		return &runner{name: base}
+		return &runner{name: "npm " + sub, npm: parseNPMExec(argv[2:]), registry: npmRegistry}
+	case base == "uvx":
+		return &runner{name: base, registry: pypiRegistry}
+	case base == "pnpx", base == "bunx":
+		return &runner{name: base, registry: npmRegistry}
 	case base == "pnpm" && sub == "dlx", base == "yarn" && sub == "dlx", base == "bun" && sub == "x":
-		return &runner{name: base + " " + sub}
+		return &runner{name: base + " " + sub, registry: npmRegistry}
 	case base == "uv" && sub == "tool" && len(argv) > 2 && argv[2] == "run":
-		return &runner{name: "uv tool run"}
+		return &runner{name: "uv tool run", registry: pypiRegistry}
 	case base == "deno" && (sub == "run" || sub == "x"):
-		return &runner{name: "deno " + sub}
+		return &runner{name: "deno " + sub, registry: npmRegistry}
 	}
 	return nil
 }
@@ -116,6 +128,9 @@ type installWait struct {
 	budget  time.Duration
 	cancel  context.CancelCauseFunc
 	notice  func(string)
+	// offline, when set, is what to tell as soon as the runner is seen
+	// installing: its sandbox does not reach its registry (offlineFor).
+	offline string
 	stopCh  chan struct{}
 	wg      sync.WaitGroup
 
@@ -175,6 +190,15 @@ func (w *installWait) watch(ctx context.Context, p *proc.Process) {
 				w.cancel(errInstallTimeout)
 				return
 			}
+			if !noticed && w.offline != "" && now.Sub(start) >= offlineNotice {
+				w.mu.Lock()
+				installed := w.installed
+				w.mu.Unlock()
+				if !installed && w.notice != nil {
+					noticed = true
+					w.notice(w.offline)
+				}
+			}
 			if !noticed && now.Sub(start) >= w.timeout {
 				noticed = true
 				w.mu.Lock()
@@ -186,6 +210,34 @@ func (w *installWait) watch(ctx context.Context, p *proc.Process) {
 			}
 		}
 	})
+}
+
+// offlineNotice is how long a runner of a sandboxed server that cannot
+// reach its registry installs before the user is told why it waits.
+const offlineNotice = 2 * time.Second
+
+// offlineFor says why r, the runner of srv, waits in vain when srv's
+// sandbox does not reach the registry r installs from; "" when it does,
+// or srv is not sandboxed. Unless the package is in the runner's cache
+// the server will not start; the line that lets it is said.
+func offlineFor(srv config.Server, r *runner) string {
+	if r.registry == "" || !srv.Sandboxed() {
+		return ""
+	}
+	network, domains := srv.SandboxOf().Net()
+	if ok, _ := sandbox.Reaches(network, domains, "https://"+r.registry); ok {
+		return ""
+	}
+	words := "no network"
+	if network == config.NetworkDomains {
+		words = "network only to " + strings.Join(domains, ", ")
+		if len(domains) == 0 {
+			words = "no network (an empty allow-list)"
+		}
+	}
+	fix, _ := json.Marshal(map[string]any{"sandbox": map[string]any{"network": map[string]any{"allowedDomains": append(domains, r.registry)}}})
+	return fmt.Sprintf("sandboxed: %s; %s is waiting for %s, which the sandbox does not reach: unless the package is in its cache it will not install; to let it, set in the server's entry: %s",
+		words, r.name, r.registry, strings.TrimSuffix(strings.TrimPrefix(string(fix), "{"), "}"))
 }
 
 // stop ends the watch and releases its context.

@@ -225,3 +225,61 @@ func TestSandboxedServerDenialInStatus(t *testing.T) {
 		t.Error("the file was written")
 	}
 }
+
+// A package runner in a sandbox that does not reach its registry waits
+// for it in vain (npm retries for over a minute): the row says why at
+// once, with the line that lets it, instead of "connecting…" all along.
+func TestSandboxedRunnerWithoutRegistrySaysWhy(t *testing.T) {
+	needBwrap(t)
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Skip("npx is not installed")
+	}
+	said := make(chan string, 8)
+	c := NewConn(config.Server{
+		Name: "offline", Type: config.TypeLocal, Enabled: true, Cwd: t.TempDir(), Timeout: time.Minute,
+		// A package no cache holds: npx must ask the registry.
+		Command: []string{npx, "-y", "@freecode-test/not-installed-anywhere@1.0.0"},
+		Sandbox: &config.Sandbox{Network: config.NetworkNone},
+	}, &ConnOptions{NoRetry: true, OnStatus: func(st Status) {
+		if st.State == StateConnecting && st.LastError != "" {
+			select {
+			case said <- st.LastError:
+			default:
+			}
+		}
+	}})
+	defer c.Close()
+	go c.Start(t.Context())
+	select {
+	case msg := <-said:
+		want := `sandboxed: no network; npx is waiting for registry.npmjs.org, which the sandbox does not reach: unless the package is in its cache it will not install; to let it, set in the server's entry: "sandbox":{"network":{"allowedDomains":["registry.npmjs.org"]}}`
+		if msg != want {
+			t.Errorf("the row says %q, want %q", msg, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("nothing said why the server waits")
+	}
+}
+
+func TestOfflineFor(t *testing.T) {
+	srv := func(b *config.Sandbox, argv ...string) config.Server {
+		return config.Server{Type: config.TypeLocal, Command: argv, Sandbox: b}
+	}
+	for _, tc := range []struct {
+		srv  config.Server
+		want string
+	}{
+		{srv(nil, "npx", "-y", "pkg"), ""},               // not sandboxed
+		{srv(&config.Sandbox{}, "npx", "-y", "pkg"), ""}, // the default allow-list is the registry
+		{srv(&config.Sandbox{Network: config.NetworkAll}, "uvx", "pkg"), ""},
+		{srv(&config.Sandbox{Network: config.NetworkDomains, AllowedDomains: []string{"api.example.com"}}, "npx", "pkg"),
+			`sandboxed: network only to api.example.com; npx is waiting for registry.npmjs.org, which the sandbox does not reach: unless the package is in its cache it will not install; to let it, set in the server's entry: "sandbox":{"network":{"allowedDomains":["api.example.com","registry.npmjs.org"]}}`},
+		{srv(&config.Sandbox{Network: config.NetworkNone}, "uvx", "pkg"),
+			`sandboxed: no network; uvx is waiting for pypi.org, which the sandbox does not reach: unless the package is in its cache it will not install; to let it, set in the server's entry: "sandbox":{"network":{"allowedDomains":["pypi.org"]}}`},
+	} {
+		if got := offlineFor(tc.srv, runnerOf(tc.srv.Command)); got != tc.want {
+			t.Errorf("offlineFor(%v, %+v):\n%s\nwant\n%s", tc.srv.Command, tc.srv.Sandbox, got, tc.want)
+		}
+	}
+}

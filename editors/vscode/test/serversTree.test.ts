@@ -244,3 +244,20 @@ test('tree: the tooltip of an idle server says how it starts', () => {
 	assert.ok(n.tooltip.includes('tools: 13\n'), n.tooltip);
 	assert.ok(n.tooltip.endsWith('Started on demand: the first call of one of its tools starts it.'), n.tooltip);
 });
+
+test("tree: a sandboxed server's row says so, and what its start waits on", () => {
+	const line = "sandboxed: system read-only; writes /p, a private /tmp; cannot read ~/.ssh; no network";
+	const running = serverNode(st({ name: 'fs', state: 'connected', toolCount: 2, sandbox: line }), []);
+	assert.equal(running.description, 'connected · sandboxed, no network · 2 tools');
+	assert.ok(running.tooltip.includes(line), running.tooltip);
+	const allowList = serverNode(st({ name: 'fs', state: 'connected', toolCount: 2, sandbox: 'sandboxed: system read-only; network only to registry.npmjs.org' }), []);
+	assert.equal(allowList.description, 'connected · sandboxed · 2 tools');
+	const pending = serverNode(st({ name: 'repo', scope: 'project', state: 'awaitingApproval', approval: { entryHash: 'h', sandbox: line } }), []);
+	assert.equal(pending.description, 'awaiting approval · sandboxed, no network · project');
+	assert.equal(serverNode(st({ name: 'mine', state: 'connected', toolCount: 1 }), []).description, 'connected · 1 tool');
+	const waiting = serverNode(
+		st({ name: 'fs', state: 'connecting', sandbox: line, lastError: 'sandboxed: no network; npx is waiting for registry.npmjs.org, which the sandbox does not reach' }),
+		[],
+	);
+	assert.ok(waiting.description.startsWith('connecting… sandboxed: no network; npx is waiting for registry.npmjs.org'), waiting.description);
+});

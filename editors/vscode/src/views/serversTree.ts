@@ -56,9 +56,15 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[], now = Da
 	} else if ((s.state === 'connecting' || s.state === 'reconnecting') && s.retry) {
 		// Between tries: what went wrong, and when the next one comes.
 		parts.push(`${retryWords(s.retry, now)}${s.lastError ? `: ${oneLine(s.lastError, descriptionErrorChars)}` : ''}`);
+	} else if (s.state === 'connecting' && s.lastError) {
+		// What the start waits on, as the sidecar tells it (a runner its
+		// sandbox keeps from its registry, say).
+		parts.push(`${stateWords[s.state]} ${oneLine(s.lastError, descriptionErrorChars)}`);
 	} else {
 		parts.push(stateWords[s.state]);
 	}
+	const sandbox = sandboxWords(s);
+	if (sandbox) parts.push(sandbox);
 	if (hasTools(s.state)) {
 		parts.push(plural(s.toolCount, 'tool', 'tools') + (s.toolListCut ? ' (list cut)' : ''));
 	}
@@ -86,6 +92,17 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[], now = Da
 		contextValue: words.join(' '),
 		expandable: tools.length > 0,
 	};
+}
+
+/**
+ * sandboxWords is the row's word for a local server's sandbox: "sandboxed",
+ * with "no network" where it has none; from the status of a started server,
+ * else from what approving one would run. "" for a server not sandboxed.
+ */
+export function sandboxWords(s: ServerStatus): string {
+	const line = s.sandbox ?? s.approval?.sandbox;
+	if (!line || !line.startsWith('sandboxed')) return '';
+	return /; no network(;|$)/.test(line) ? 'sandboxed, no network' : 'sandboxed';
 }
 
 /** retryWords is "retrying 2/6 in 4 s", from when the status was read. */
