@@ -18,8 +18,11 @@ const MaxDepth = 1000
 // ParseJSONC parses the contents of the file at path as JSON with comments
 // and trailing commas, the form of every file FreeCode reads and edits. Its
 // errors are *ParseError with line and column, a nesting deeper than
-// MaxDepth among them, found before the parse in constant memory.
+// MaxDepth among them, found before the parse in constant memory. A
+// leading UTF-8 byte order mark is skipped, and the offsets in the value
+// then count from after it; ReadFile drops it before this sees the file.
 func ParseJSONC(path string, data []byte) (hujson.Value, error) {
+	data, _ = trimBOM(data)
 	if err := checkDepth(path, data); err != nil {
 		return hujson.Value{}, err
 	}

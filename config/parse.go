@@ -85,6 +85,8 @@ func Parse(path string, data []byte) (*Config, error) {
 func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
 		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}}
+	// Positions count from after a byte order mark, as editors do.
+	data, _ = trimBOM(data)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}

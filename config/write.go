@@ -19,18 +19,24 @@ import (
 
 // UpdateFile edits the JSON-with-comments file at path in place through fn,
 // keeping every byte fn does not touch (other keys, their order, comments,
-// whitespace). A missing file starts as "{}". If fn returns an error, or the
-// file does not parse, nothing is written; nor is it if fn changed nothing.
-// The write is atomic and keeps the file's mode (0600 for a new file).
-// Permission rules and config edits share it.
+// whitespace, a leading byte order mark). A missing file starts as "{}".
+// If fn returns an error, or the file does not parse, nothing is written;
+// nor is it if fn changed nothing. The write is atomic and keeps the
+// file's mode (0600 for a new file). Permission rules and config edits
+// share it.
 //
 // The whole read-edit-write holds the file's lock (internal/filelock: its
 // directory on Unix, a lock file beside it on Windows), which every
 // FreeCode process and goroutine editing the file takes, so no edit undoes
-// another. UpdateFile
-// waits up to 20 seconds for it, then fails writing nothing. A program that
-// writes the file without the lock is caught by a re-read before the
-// rename, and the edit is redone on what it wrote.
+// another. UpdateFile waits up to 20 seconds for it, then fails writing
+// nothing.
+//
+// A program that writes the file without the lock (an editor saving it,
+// a script) is caught by atomicfile.WriteIf: the file is checked against
+// what was read (the same file, size, time and contents) once the new
+// contents are written and synced, right before the rename, and on Linux
+// and macOS the file the rename takes out is checked too. The edit is
+// then redone on what that program wrote, up to updateTries times.
 //
 // fn may add values any way hujson allows (Patch is the easy one) without
 // caring for whitespace: UpdateFile lays out only the values fn added,
@@ -55,14 +61,11 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 	}
 	defer lock.Unlock()
 	for try := 1; ; try++ {
-		data, exists, mode, err := readForUpdate(path)
+		f, err := readForUpdate(path)
 		if err != nil {
 			return err
 		}
-		if !exists {
-			data = []byte("{}\n")
-		}
-		root, err := ParseJSONC(path, data)
+		root, err := ParseJSONC(path, f.data)
 		if err != nil {
 			return err
 		}
@@ -70,53 +73,60 @@ func UpdateFile(path string, fn func(root *hujson.Value) error) error {
 		if err := fn(&root); err != nil {
 			return err
 		}
-		layout(&root, "", indentUnit(data))
+		layout(&root, "", indentUnit(f.data))
 		out := root.Pack()
-		if bytes.Equal(out, data) {
+		if bytes.Equal(out, f.data) {
 			return nil
 		}
-		// A program that does not take the lock may have written the
-		// file since it was read: renaming our copy over it would
-		// silently undo that write. Redo the edit on the new file. What
-		// is left is the instant between this check and the rename.
-		now, nowExists, _, err := readForUpdate(path)
-		if err != nil {
+		if f.bom {
+			out = append([]byte(bom), out...)
+		}
+		if testHookBeforeWrite != nil {
+			testHookBeforeWrite()
+		}
+		err = atomicfile.WriteIf(path, out, f.mode, f.stamp)
+		if !errors.Is(err, atomicfile.ErrChanged) {
 			return err
 		}
-		if nowExists != exists || (exists && !bytes.Equal(now, data)) {
-			if try < updateTries {
-				continue
-			}
-			return fmt.Errorf("%s: it kept changing while being edited; nothing was written, try again", path)
+		if try == updateTries {
+			return fmt.Errorf("%s: another program kept changing it while FreeCode edited it (%d tries); nothing was written, try again", path, updateTries)
 		}
-		return WriteFileAtomic(path, out, mode)
 	}
 }
+
+// testHookBeforeWrite, if set by a test, runs once an edit is made and
+// before it is written.
+var testHookBeforeWrite func()
 
 // lockWait bounds how long UpdateFile waits for another writer's lock. An
 // edit holds it for milliseconds; this is for a writer that hangs. A
 // variable for tests.
 var lockWait = 20 * time.Second
 
-// updateTries bounds how often UpdateFile redoes an edit because the file
+// updateTries bounds how often UpdateFile makes an edit because the file
 // changed under it.
 const updateTries = 5
 
-// readForUpdate reads the file to edit and its mode (0600 if it does not
+// fileRead is the file to edit as UpdateFile read it.
+type fileRead struct {
+	data  []byte // without a byte order mark; "{}\n" for a missing file
+	bom   bool   // the file began with one
+	mode  fs.FileMode
+	stamp atomicfile.Stamp // what the file was, to check before the write
+}
+
+// readForUpdate reads the file to edit (0600 and "{}" if it does not
 // exist yet).
-func readForUpdate(path string) (data []byte, exists bool, mode fs.FileMode, err error) {
-	data, err = ReadFile(path)
+func readForUpdate(path string) (fileRead, error) {
+	raw, fi, err := readRaw(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, false, 0o600, nil
+		return fileRead{data: []byte("{}\n"), mode: 0o600}, nil
 	case err != nil:
-		return nil, false, 0, err
+		return fileRead{}, err
 	}
-	mode = 0o600
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return data, true, mode, nil
+	data, hadBOM := trimBOM(raw)
+	return fileRead{data: data, bom: hadBOM, mode: fi.Mode().Perm(), stamp: atomicfile.StampOf(fi, raw)}, nil
 }
 
 // WriteFileAtomic writes data to a temporary file in path's directory, syncs

@@ -137,3 +137,109 @@ func TestUpdateFileLocksLinkTarget(t *testing.T) {
 		t.Error("an edit through a link ignored the lock on the file it points to")
 	}
 }
+
+// saveLikeEditor makes one hand edit of the config file the way editors
+// save: it reads the file, adds the key "handNN" at the top, writes a new
+// file beside it and renames that over it, without the lock.
+func saveLikeEditor(path string, n int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	i := strings.IndexByte(string(b), '{')
+	edited := fmt.Sprintf("%s\n  \"hand%02d\": %d,%s", b[:i+1], n, n, b[i+1:])
+	tmp := filepath.Join(filepath.Dir(path), ".config.json.swp")
+	if err := os.WriteFile(tmp, []byte(edited), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// TestEditsKeepEditorSaves: eight CLI edits (six adds, two removes) run at
+// once while a person saves the file from an editor twenty times, each
+// save landing while an edit is under way, after it read the file. Every
+// save and every edit is in the file: an edit redoes itself on a save it
+// finds, rather than renaming a copy of what it read over it.
+func TestEditsKeepEditorSaves(t *testing.T) {
+	const hand = 20
+	path := writeFile(t, userFile, 0o600)
+	var (
+		mu           sync.Mutex
+		saved, inRow int
+	)
+	saves := make(chan chan struct{})
+	var editor sync.WaitGroup
+	editor.Go(func() {
+		n := 0
+		for done := range saves {
+			if err := saveLikeEditor(path, n); err != nil {
+				t.Error(err)
+			}
+			n++
+			close(done)
+		}
+	})
+	// At most three saves in a row land in one edit (it tries five times).
+	testHookBeforeWrite = func() {
+		mu.Lock()
+		save := saved < hand && inRow < 3
+		if save {
+			saved++
+			inRow++
+		} else {
+			inRow = 0
+		}
+		mu.Unlock()
+		if save {
+			done := make(chan struct{})
+			saves <- done
+			<-done
+		}
+	}
+	defer func() { testHookBeforeWrite = nil }()
+	var cli sync.WaitGroup
+	for i := range 6 {
+		cli.Go(func() {
+			if err := AddServer(path, Server{Name: fmt.Sprintf("cli%d", i), Type: TypeLocal, Enabled: true, Command: []string{"true"}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for _, name := range []string{"fs", "gh"} {
+		cli.Go(func() {
+			if err := RemoveServer(path, name); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	cli.Wait()
+	close(saves)
+	editor.Wait()
+	mu.Lock()
+	if saved != hand {
+		t.Errorf("%d editor saves landed during the edits, want %d", saved, hand)
+	}
+	n := saved
+	mu.Unlock()
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []string
+	for _, s := range cfg.MCP.Servers {
+		servers = append(servers, s.Name)
+	}
+	slices.Sort(servers)
+	if diff := cmp.Diff([]string{"cli0", "cli1", "cli2", "cli3", "cli4", "cli5"}, servers); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	got := readFile(t, path)
+	for i := range n {
+		if !strings.Contains(got, fmt.Sprintf(`"hand%02d": %d,`, i, i)) {
+			t.Errorf("editor save %d was lost", i)
+		}
+	}
+	if !strings.Contains(got, `"apiKey": "sk-ant-SECRET"`) {
+		t.Errorf("other keys were lost:\n%s", got)
+	}
+}
