@@ -22,12 +22,12 @@ func TestDeferToolsKeys(t *testing.T) {
 		{name: "auto with thresholds", mcp: `"deferTools": "auto", "autoDeferTools": 100, "autoDeferTokens": 5000`, mode: DeferAuto, tools: 100, tokens: 5000},
 		{name: "server on", server: `"deferTools": true`, srv: new(true), tools: 60, tokens: 20000},
 		{name: "server off", mcp: `"deferTools": true`, server: `"deferTools": false`, mode: DeferOn, srv: new(false), tools: 60, tokens: 20000},
-		{name: "mode a string", mcp: `"deferTools": "yes"`, wantErr: `c.json: mcp.deferTools: want true, false or "auto"`},
-		{name: "mode AUTO", mcp: `"deferTools": "AUTO"`, wantErr: `c.json: mcp.deferTools: want true, false or "auto"`},
-		{name: "mode a number", mcp: `"deferTools": 1`, wantErr: `c.json: mcp.deferTools: want true, false or "auto"`},
-		{name: "server auto", server: `"deferTools": "auto"`, wantErr: `c.json: mcp.servers[0].deferTools (server "s"): want true or false`},
-		{name: "zero tools", mcp: `"autoDeferTools": 0`, wantErr: "c.json: mcp.autoDeferTools: want a whole number greater than 0, not 0"},
-		{name: "tokens a fraction", mcp: `"autoDeferTokens": 2.5`, wantErr: "c.json: mcp.autoDeferTokens: want a whole number greater than 0, not 2.5"},
+		{name: "mode a string", mcp: `"deferTools": "yes"`, wantErr: `c.json:1:70: mcp.deferTools: want true, false or "auto"`},
+		{name: "mode AUTO", mcp: `"deferTools": "AUTO"`, wantErr: `c.json:1:70: mcp.deferTools: want true, false or "auto"`},
+		{name: "mode a number", mcp: `"deferTools": 1`, wantErr: `c.json:1:70: mcp.deferTools: want true, false or "auto"`},
+		{name: "server auto", server: `"deferTools": "auto"`, wantErr: `c.json:1:68: mcp.servers[0].deferTools (server "s"): want true or false`},
+		{name: "zero tools", mcp: `"autoDeferTools": 0`, wantErr: "c.json:1:74: mcp.autoDeferTools: want a whole number greater than 0, not 0"},
+		{name: "tokens a fraction", mcp: `"autoDeferTokens": 2.5`, wantErr: "c.json:1:75: mcp.autoDeferTokens: want a whole number greater than 0, not 2.5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 )
 
 func TestLogLevel(t *testing.T) {
-	const wantErr = "c.json: mcp.logLevel: want an MCP log level: debug, info, notice, warning, error, critical, alert, emergency"
+	const wantErr = "c.json:1:22: mcp.logLevel: want an MCP log level: debug, info, notice, warning, error, critical, alert, emergency"
 	tests := []struct {
 		value   string
 		want    string

@@ -27,11 +27,11 @@ func TestOnDemandKeys(t *testing.T) {
 		{name: "server idle wins", mcp: `"idleTimeout": 60000`, server: `"idleTimeout": 1500`, idle: 1500 * time.Millisecond},
 		{name: "pinning off", server: `"pinning": "off"`, pinningOff: true, idle: DefaultIdleTimeout},
 		{name: "pinning on", server: `"pinning": "on"`, idle: DefaultIdleTimeout},
-		{name: "start misspelt", server: `"start": "ondemand"`, wantErr: `c.json: mcp.servers[0].start (server "s"): want "eager" or "onDemand"`},
-		{name: "start a bool", server: `"start": true`, wantErr: `c.json: mcp.servers[0].start (server "s"): want "eager" or "onDemand"`},
-		{name: "pinning a bool", server: `"pinning": false`, wantErr: `c.json: mcp.servers[0].pinning (server "s"): want "on" or "off"`},
-		{name: "idle zero", mcp: `"idleTimeout": 0`, wantErr: "c.json: mcp.idleTimeout: want a whole number of milliseconds greater than 0, not 0"},
-		{name: "server idle negative", server: `"idleTimeout": -5`, wantErr: `c.json: mcp.servers[0].idleTimeout (server "s"): want a whole number of milliseconds greater than 0, not -5`},
+		{name: "start misspelt", server: `"start": "ondemand"`, wantErr: `c.json:1:63: mcp.servers[0].start (server "s"): want "eager" or "onDemand"`},
+		{name: "start a bool", server: `"start": true`, wantErr: `c.json:1:63: mcp.servers[0].start (server "s"): want "eager" or "onDemand"`},
+		{name: "pinning a bool", server: `"pinning": false`, wantErr: `c.json:1:65: mcp.servers[0].pinning (server "s"): want "on" or "off"`},
+		{name: "idle zero", mcp: `"idleTimeout": 0`, wantErr: "c.json:1:71: mcp.idleTimeout: want a whole number of milliseconds greater than 0, not 0"},
+		{name: "server idle negative", server: `"idleTimeout": -5`, wantErr: `c.json:1:69: mcp.servers[0].idleTimeout (server "s"): want a whole number of milliseconds greater than 0, not -5`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -150,12 +150,12 @@ func TestMaxParallel(t *testing.T) {
 		{"1", 1, ""},
 		{"64", 64, ""},
 		{"null", DefaultMaxParallel, ""},
-		{"0", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not 0"},
-		{"65", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not 65"},
-		{"-3", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not -3"},
-		{"2.5", 0, "c.json: mcp.maxParallel: want a whole number from 1 to 64, not 2.5"},
-		{`"8"`, 0, `c.json: mcp.maxParallel: want a whole number from 1 to 64, not "8"`},
-		{`"` + strings.Repeat("x", 100) + `"`, 0, `c.json: mcp.maxParallel: want a whole number from 1 to 64, not "` + strings.Repeat("x", 36) + `...`},
+		{"0", 0, "c.json:1:25: mcp.maxParallel: want a whole number from 1 to 64, not 0"},
+		{"65", 0, "c.json:1:25: mcp.maxParallel: want a whole number from 1 to 64, not 65"},
+		{"-3", 0, "c.json:1:25: mcp.maxParallel: want a whole number from 1 to 64, not -3"},
+		{"2.5", 0, "c.json:1:25: mcp.maxParallel: want a whole number from 1 to 64, not 2.5"},
+		{`"8"`, 0, `c.json:1:25: mcp.maxParallel: want a whole number from 1 to 64, not "8"`},
+		{`"` + strings.Repeat("x", 100) + `"`, 0, `c.json:1:25: mcp.maxParallel: want a whole number from 1 to 64, not "` + strings.Repeat("x", 36) + `...`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.value, func(t *testing.T) {
@@ -315,7 +315,7 @@ func sortedCopy(s []string) []string {
 
 func TestOneProblemError(t *testing.T) {
 	_, err := Parse("c.json", []byte(`{"mcp": {"servers": [{"name": "x", "type": "remote", "url": "http://10.0.0.1/"}]}}`))
-	want := `c.json: mcp.servers[0].url (server "x"): url "http://10.0.0.1/": http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https`
+	want := `c.json:1:61: mcp.servers[0].url (server "x"): url "http://10.0.0.1/": http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant %s", err, want)
 	}

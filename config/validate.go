@@ -46,18 +46,30 @@ type ValidationError struct {
 	Warnings []Problem
 }
 
-// Error returns the path and every problem, one a line when there are several.
+// Error returns every problem where it is, "path:line:col: " (the form
+// editors and terminals turn into a link, as for a ParseError), one a line
+// when there are several.
 func (e *ValidationError) Error() string {
 	if len(e.Problems) == 1 {
-		return e.Path + ": " + e.Problems[0].String()
+		return e.Problems[0].at(e.Path) + e.Problems[0].String()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d problems:", e.Path, len(e.Problems))
 	for _, p := range e.Problems {
 		b.WriteString("\n\t")
+		b.WriteString(p.at(e.Path))
 		b.WriteString(p.String())
 	}
 	return b.String()
+}
+
+// at returns "path:line:col: ", or "path: " for a problem the file has no
+// place for.
+func (p Problem) at(path string) string {
+	if p.Line == 0 {
+		return path + ": "
+	}
+	return fmt.Sprintf("%s:%d:%d: ", path, p.Line, p.Col)
 }
 
 // sortProblems orders problems by key, indexes numerically, so the report
