@@ -104,6 +104,7 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
 		d.mcp(raw, cfg, scope, baseDir)
 	}
+	d.duplicates()
 	d.sandboxes(cfg, scope)
 	d.validate(cfg)
 	d.place()

@@ -47,11 +47,12 @@ func (p *positions) at(key string, name bool) (line, col int) {
 }
 
 // child returns the member seg of object v (and the member's name), or the
-// element seg ("[3]") of array v.
+// element seg ("[3]") of array v. Of a key written twice, it is the last,
+// the one decoded.
 func child(v *hujson.Value, seg string) (val, name *hujson.Value) {
 	switch c := v.Value.(type) {
 	case *hujson.Object:
-		for i := range c.Members {
+		for i := len(c.Members) - 1; i >= 0; i-- {
 			m := &c.Members[i]
 			if lit, ok := m.Name.Value.(hujson.Literal); ok && lit.String() == seg {
 				return &m.Value, &m.Name

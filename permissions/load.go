@@ -242,8 +242,15 @@ func parseFile(path string, data []byte, src Source, admit func(Effect, string) 
 	if !ok {
 		return nil, lists, nil, bad(&root, "a settings file must hold a JSON object")
 	}
-	perms, err := member(top, "permissions", func(m *hujson.ObjectMember) error {
-		return bad(&m.Name, "duplicate key \"permissions\"")
+	// A key written twice is refused, not taken as JSON decoders take it
+	// (the last one): a rule file that is unclear about its deny list
+	// must not half apply.
+	firstAt := func(first *hujson.ObjectMember) string {
+		line, col := lineCol(data, first.Name.StartOffset)
+		return fmt.Sprintf("the first is at line %d, column %d", line, col)
+	}
+	perms, err := member(top, "permissions", func(first, again *hujson.ObjectMember) error {
+		return bad(&again.Name, "duplicate key \"permissions\" (%s)", firstAt(first))
 	})
 	if err != nil || perms == nil {
 		return nil, lists, nil, err
@@ -252,7 +259,7 @@ func parseFile(path string, data []byte, src Source, admit func(Effect, string) 
 	if !ok {
 		return nil, lists, nil, bad(perms, "\"permissions\" must be an object with allow, ask and deny lists")
 	}
-	members := map[Effect]*hujson.Value{}
+	members := map[Effect]*hujson.ObjectMember{}
 	var warnings []Warning
 	for i := range obj.Members {
 		m := &obj.Members[i]
@@ -271,17 +278,17 @@ func parseFile(path string, data []byte, src Source, admit func(Effect, string) 
 				Msg: fmt.Sprintf("unknown key %q in \"permissions\" ignored (known: allow, ask, deny)", name)})
 			continue
 		}
-		if members[e] != nil {
-			return nil, lists, warnings, bad(&m.Name, "duplicate key %q in \"permissions\"", name)
+		if first := members[e]; first != nil {
+			return nil, lists, warnings, bad(&m.Name, "duplicate key %q in \"permissions\" (%s)", name, firstAt(first))
 		}
-		members[e] = &m.Value
+		members[e] = m
 	}
 	var rules []Rule
 	for _, e := range []Effect{Deny, Ask, Allow} {
-		v := members[e]
-		if v == nil {
+		if members[e] == nil {
 			continue
 		}
+		v := &members[e].Value
 		arr, ok := v.Value.(*hujson.Array)
 		if !ok {
 			return nil, lists, warnings, bad(v, "\"permissions.%s\" must be a list of strings", e)
@@ -325,20 +332,24 @@ func parseFile(path string, data []byte, src Source, admit func(Effect, string) 
 const maxWarnings = 20
 
 // member returns the value of obj's member name, or nil; a second member
-// of that name is an error (JSON decoders disagree on which one wins).
-func member(obj *hujson.Object, name string, dup func(*hujson.ObjectMember) error) (*hujson.Value, error) {
-	var v *hujson.Value
+// of that name is an error, dup's (JSON decoders disagree on which one
+// wins), given the first and the second.
+func member(obj *hujson.Object, name string, dup func(first, again *hujson.ObjectMember) error) (*hujson.Value, error) {
+	var first *hujson.ObjectMember
 	for i := range obj.Members {
 		m := &obj.Members[i]
 		if m.Name.Value.(hujson.Literal).String() != name {
 			continue
 		}
-		if v != nil {
-			return nil, dup(m)
+		if first != nil {
+			return nil, dup(first, m)
 		}
-		v = &m.Value
+		first = m
 	}
-	return v, nil
+	if first == nil {
+		return nil, nil
+	}
+	return &first.Value, nil
 }
 
 // lineCol turns a byte offset into a 1-based line and column (in bytes).

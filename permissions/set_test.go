@@ -387,8 +387,8 @@ func TestLoadErrors(t *testing.T) {
 		{"permissions not an object", `{"permissions": ["read"]}`, 1, 17, `"permissions" must be an object`},
 		{"list not a list", "{\"permissions\": {\n\"deny\": \"mcp__gh\"}}", 2, 9, `"permissions.deny" must be a list of strings`},
 		{"element not a string", `{"permissions": {"deny": ["a", 1]}}`, 1, 32, `"permissions.deny" must be a list of strings`},
-		{"duplicate list", `{"permissions": {"deny": ["a"], "deny": []}}`, 1, 33, `duplicate key "deny"`},
-		{"duplicate permissions", `{"permissions": {}, "permissions": {"deny": ["a"]}}`, 1, 21, `duplicate key "permissions"`},
+		{"duplicate list", `{"permissions": {"deny": ["a"], "deny": []}}`, 1, 33, `duplicate key "deny" in "permissions" (the first is at line 1, column 18)`},
+		{"duplicate permissions", `{"permissions": {}, "permissions": {"deny": ["a"]}}`, 1, 21, `duplicate key "permissions" (the first is at line 1, column 2)`},
 		{"nested too deep", "{\"x\":\n" + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "}", 2, config.MaxDepth, "nest deeper than"},
 	}
 	for _, tc := range tests {

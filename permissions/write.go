@@ -142,7 +142,7 @@ func addAllow(root *hujson.Value, p string) error {
 	if !ok {
 		return errors.New("the file does not hold a JSON object")
 	}
-	perms, err := member(top, "permissions", func(*hujson.ObjectMember) error {
+	perms, err := member(top, "permissions", func(_, _ *hujson.ObjectMember) error {
 		return errors.New(`duplicate key "permissions"`)
 	})
 	if err != nil {
@@ -162,7 +162,7 @@ func addAllow(root *hujson.Value, p string) error {
 	if !ok {
 		return errors.New(`"permissions" is not an object`)
 	}
-	allow, err := member(obj, "allow", func(*hujson.ObjectMember) error {
+	allow, err := member(obj, "allow", func(_, _ *hujson.ObjectMember) error {
 		return errors.New(`duplicate key "allow" in "permissions"`)
 	})
 	if err != nil {
