@@ -39,6 +39,11 @@ const TasksForget = "forget"
 //	                      "holding until <path> exists", until a file exists
 //	                      at path; then "released <path> (run <n>)", n
 //	                      counting the processes that ran it
+//	ask_after {release: path}
+//	                      hold's wait, then a question ("Go on?", a form
+//	                      of a boolean go): "went on" when accepted with go
+//	                      true, else "stopped (<action>)"; a question that
+//	                      comes while the task is followed, not at its start
 //
 // Tasks an earlier server left unfinished in dir are run again.
 func NewTasksServer(dir string) (*mcpsdk.Server, *mcptasks.Engine, error) {
@@ -53,6 +58,11 @@ func NewTasksServer(dir string) (*mcpsdk.Server, *mcptasks.Engine, error) {
 		Description: "Works until a file exists at release.",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"release": map[string]any{"type": "string"}}, "required": []string{"release"}},
 	}, mcptasks.Optional, hold)
+	e.AddTool(&mcpsdk.Tool{
+		Name:        "ask_after",
+		Description: "Works until a file exists at release, then asks whether to go on.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"release": map[string]any{"type": "string"}}, "required": []string{"release"}},
+	}, mcptasks.Optional, askAfter)
 	e.Resume()
 	return s, e, nil
 }
@@ -77,6 +87,24 @@ func hold(ctx context.Context, t *mcptasks.Task, req *mcpsdk.CallToolRequest) (*
 		}
 	}
 	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: fmt.Sprintf("released %s (run %d)", args.Release, t.Runs())}}}, nil
+}
+
+// askAfter holds as hold does, then asks whether to go on.
+func askAfter(ctx context.Context, t *mcptasks.Task, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+	if _, err := hold(ctx, t, req); err != nil {
+		return nil, err
+	}
+	r, err := t.Elicit(ctx, &mcpsdk.ElicitParams{
+		Message:         "Go on?",
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"go": map[string]any{"type": "boolean"}}, "required": []string{"go"}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.Action == "accept" && r.Content["go"] == true {
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "went on"}}}, nil
+	}
+	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: fmt.Sprintf("stopped (%s)", r.Action)}}}, nil
 }
 
 // RunTasksServerIfAsked serves, when TasksServerEnv is set, NewTasksServer
