@@ -22,8 +22,16 @@ import (
 // tracker polls the task through the Manager (whatever Conn the server
 // has, a restarted one's too) until it ends, tells subscribers of each
 // change (TaskEvent), sends the task's questions to the Answerer of the
-// frontend that made the call, and keeps what it follows on disk so that
-// a FreeCode started anew picks the polling up (taskstore.go).
+// frontend that owns it, and keeps what it follows on disk so that a
+// FreeCode started anew picks the polling up (taskstore.go).
+//
+// A task is its owner's: the frontend whose call started it, told apart
+// by the Answerer its calls carry, as a server's questions are. Its
+// result, error and status message, its questions and its cancel are
+// that frontend's alone; any other sees that it runs (TaskInfo.SeenBy)
+// and may take it over (AdoptTask), which is never done by accident: a
+// task followed on after a restart, or whose frontend left, is nobody's
+// until one adopts it.
 
 // TaskInfo is a task a call started, as frontends see it.
 type TaskInfo struct {
@@ -43,6 +51,24 @@ type TaskInfo struct {
 	// Error says why a task failed: the server's error, or why FreeCode
 	// could not follow it to its end (its server gone, its ttl over).
 	Error string
+	// Owner is the frontend the task is for, by the Answerer its calls
+	// carry: the one whose call started it, or that adopted it since.
+	// Nil: nobody's, until a frontend adopts it.
+	Owner *mcp.Answerer
+}
+
+// OwnedBy says whether the task is the frontend a's.
+func (t TaskInfo) OwnedBy(a *mcp.Answerer) bool { return a != nil && t.Owner == a }
+
+// SeenBy is the task as the frontend a may see it: whole when it is a's;
+// else only that it runs (its server, tool, call, status and times),
+// without its result, error or status message, which are its owner's.
+func (t TaskInfo) SeenBy(a *mcp.Answerer) TaskInfo {
+	if t.OwnedBy(a) {
+		return t
+	}
+	t.Result, t.Error, t.StatusMessage = nil, "", ""
+	return t
 }
 
 // TaskEvent is a task's new state: a status or status message changed, or
@@ -59,13 +85,33 @@ const maxEndedTasks = 100
 // ErrNoTask is the error for a task FreeCode does not know.
 var ErrNoTask = errors.New("no such task")
 
+// ErrNotYourTask is the error for cancelling a task of another frontend,
+// or of none: AdoptTask takes it first.
+var ErrNotYourTask = errors.New("the task is not yours")
+
+// NotYourTaskError is ErrNotYourTask for one task, saying whose it is.
+type NotYourTaskError struct {
+	Server, TaskID string
+	Owner          *mcp.Answerer // nil: nobody's
+}
+
+func (e *NotYourTaskError) Error() string {
+	whose := "another frontend's"
+	if e.Owner == nil {
+		whose = "no frontend's (followed on after a restart, or its frontend left)"
+	}
+	return fmt.Sprintf("task %s on %q is %s: adopt it to act on it", e.TaskID, e.Server, whose)
+}
+
+func (e *NotYourTaskError) Unwrap() error { return ErrNotYourTask }
+
 type taskKey struct{ server, id string }
 
-// tracked is one task being followed, or ended.
+// tracked is one task being followed, or ended. Its owner is
+// info.Owner.
 type tracked struct {
 	info      TaskInfo
-	answerer  *mcp.Answerer // the frontend that made the call; nil after a restart
-	poll, ttl *int64        // the server's pollIntervalMs and ttlMs, kept for a restart
+	poll, ttl *int64 // the server's pollIntervalMs and ttlMs, kept for a restart
 }
 
 // taskTracker follows the tasks of tracked calls. Its mu is a leaf.
@@ -101,11 +147,11 @@ func newTaskTracker(publish func(...Event), store *taskStore, root string, logge
 	return tr
 }
 
-// start follows a task a call of tool on server started, its questions
-// going to answerer with the call's id.
+// start follows a task a call of tool on server started, the task of
+// answerer's frontend (its owner; nil for none).
 func (tr *taskTracker) start(server, tool, callID string, answerer *mcp.Answerer, t *tasks.Task, created time.Time) {
-	info := TaskInfo{Server: server, TaskID: t.TaskID, Tool: tool, CallID: callID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: created, UpdatedAt: created}
-	tr.follow(&tracked{info: info, answerer: answerer, poll: t.PollIntervalMs, ttl: t.TTLMs}, t)
+	info := TaskInfo{Server: server, TaskID: t.TaskID, Tool: tool, CallID: callID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: created, UpdatedAt: created, Owner: answerer}
+	tr.follow(&tracked{info: info, poll: t.PollIntervalMs, ttl: t.TTLMs}, t)
 }
 
 // follow registers tk and polls its task t in the background.
@@ -124,7 +170,9 @@ func (tr *taskTracker) follow(tk *tracked, t *tasks.Task) {
 	tr.publish(&TaskEvent{Task: info})
 	go func() {
 		defer tr.wg.Done()
-		ctx := mcp.WithAnswerer(tr.ctx, tk.answerer, info.CallID)
+		// Its questions go to its owner when they come: one that adopted
+		// it meanwhile is asked, not the frontend of the call.
+		ctx := mcp.WithAnswererOf(tr.ctx, func() *mcp.Answerer { return tr.owner(key) }, info.CallID)
 		final, err := tr.mgr.FollowTask(ctx, info.Server, t, func(t *tasks.Task) { tr.changed(key, t) })
 		if err != nil && tr.ctx.Err() != nil {
 			return // FreeCode stops: the task stays on disk, to be followed anew
@@ -159,7 +207,6 @@ func (tr *taskTracker) end(key taskKey, final *tasks.Task, err error) {
 		tr.mu.Unlock()
 		return
 	}
-	tk.answerer = nil
 	tk.info.UpdatedAt = time.Now()
 	switch {
 	case err != nil:
@@ -216,6 +263,50 @@ func (tr *taskTracker) list() []TaskInfo {
 	return out
 }
 
+// owner is the frontend of the task of key now, nil for none.
+func (tr *taskTracker) owner(key taskKey) *mcp.Answerer {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tk, ok := tr.tasks[key]; ok {
+		return tk.info.Owner
+	}
+	return nil
+}
+
+// adopt makes the task a's, and tells every subscriber: its former owner
+// learns that it is no longer its own.
+func (tr *taskTracker) adopt(server, id string, a *mcp.Answerer) (TaskInfo, bool) {
+	tr.mu.Lock()
+	tk, ok := tr.tasks[taskKey{server, id}]
+	if !ok {
+		tr.mu.Unlock()
+		return TaskInfo{}, false
+	}
+	changed := tk.info.Owner != a
+	tk.info.Owner = a
+	info := tk.info
+	tr.mu.Unlock()
+	if changed {
+		tr.publish(&TaskEvent{Task: info})
+	}
+	return info, true
+}
+
+// disown makes the tasks of a nobody's: its frontend left. Nobody is
+// told: no other frontend saw them as its own.
+func (tr *taskTracker) disown(a *mcp.Answerer) {
+	if a == nil {
+		return
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, tk := range tr.tasks {
+		if tk.info.Owner == a {
+			tk.info.Owner = nil
+		}
+	}
+}
+
 func (tr *taskTracker) get(server, id string) (TaskInfo, bool) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -243,13 +334,17 @@ func (tr *taskTracker) close() {
 // latest that ended, the oldest first.
 func (w *Workspace) Tasks() []TaskInfo { return w.tasks.list() }
 
-// CancelTask asks the server to cancel one of those tasks (tasks/cancel),
-// and returns it as it is now: its end, cancelled or otherwise, comes as
-// a TaskEvent.
-func (w *Workspace) CancelTask(ctx context.Context, server, id string) (TaskInfo, error) {
+// CancelTask asks the server to cancel one of those tasks (tasks/cancel)
+// for the frontend of by, whose task it must be (a *NotYourTaskError
+// otherwise), and returns it as it is now: its end, cancelled or
+// otherwise, comes as a TaskEvent.
+func (w *Workspace) CancelTask(ctx context.Context, server, id string, by *mcp.Answerer) (TaskInfo, error) {
 	info, ok := w.tasks.get(server, id)
 	if !ok {
 		return TaskInfo{}, fmt.Errorf("%w: %s on %q", ErrNoTask, id, server)
+	}
+	if !info.OwnedBy(by) {
+		return TaskInfo{}, &NotYourTaskError{Server: server, TaskID: id, Owner: info.Owner}
 	}
 	if info.Status.Terminal() {
 		return info, nil
@@ -260,6 +355,26 @@ func (w *Workspace) CancelTask(ctx context.Context, server, id string) (TaskInfo
 	info, _ = w.tasks.get(server, id)
 	return info, nil
 }
+
+// AdoptTask makes one of those tasks the frontend of by's, live or
+// ended: its result, its questions from now on and its cancel are that
+// frontend's, and its former owner is told, by a TaskEvent, that it is no
+// longer its own. Any frontend may adopt any task (they are the same
+// user's); it is never done without asking.
+func (w *Workspace) AdoptTask(server, id string, by *mcp.Answerer) (TaskInfo, error) {
+	if by == nil {
+		return TaskInfo{}, errors.New("adopting a task: no frontend to adopt it")
+	}
+	info, ok := w.tasks.adopt(server, id, by)
+	if !ok {
+		return TaskInfo{}, fmt.Errorf("%w: %s on %q", ErrNoTask, id, server)
+	}
+	return info, nil
+}
+
+// DisownTasks makes the tasks of the frontend of a nobody's, until one
+// adopts them: that frontend left.
+func (w *Workspace) DisownTasks(a *mcp.Answerer) { w.tasks.disown(a) }
 
 // GetTask, UpdateTask and CancelServerTask reach a task of a server
 // directly, whether or not FreeCode follows it: for FreeCode's MCP server,

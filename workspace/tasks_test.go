@@ -1,14 +1,20 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/tasks"
 	"github.com/freecode/freecode/orchestrator"
 )
@@ -24,15 +30,22 @@ func tasksEnv(t *testing.T, dir string) (*env, *mcptest.TasksHTTP) {
 }
 
 // startHold opens e's workspace keeping its tasks, and calls hold as a
-// tracked task; it returns the task's id and what releases it.
-func startHold(t *testing.T, e *env) (string, func()) {
+// tracked task of the frontend of caller; it returns the task's id and
+// what releases it.
+func startHold(t *testing.T, e *env, caller *mcp.Answerer) (string, func()) {
 	w := e.openWith(t, &Options{KeepTasks: true})
 	settle(t, w)
+	return startTask(t, w, "c1", "hold", caller)
+}
+
+// startTask calls tool (hold or ask_after) as a tracked task of the
+// frontend of caller; it returns the task's id and what releases it.
+func startTask(t *testing.T, w *Workspace, callID, tool string, caller *mcp.Answerer) (string, func()) {
 	path := filepath.Join(t.TempDir(), "release")
-	rs := w.Execute(t.Context(), []orchestrator.ToolCall{{CallID: "c1", Tool: "mcp__tasky__hold", Arguments: json.RawMessage(fmt.Sprintf(`{"release":%q}`, path))}},
-		&orchestrator.ExecOptions{Approver: allowOnce, Tasks: orchestrator.TasksTracked})
+	rs := w.Execute(t.Context(), []orchestrator.ToolCall{{CallID: callID, Tool: "mcp__tasky__" + tool, Arguments: json.RawMessage(fmt.Sprintf(`{"release":%q}`, path))}},
+		&orchestrator.ExecOptions{Approver: allowOnce, Tasks: orchestrator.TasksTracked, Answerer: caller})
 	if rs[0].Task == nil || rs[0].IsError {
-		t.Fatalf("hold: %+v", rs[0])
+		t.Fatalf("%s: %+v", tool, rs[0])
 	}
 	return rs[0].Task.ID, func() {
 		if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -63,7 +76,7 @@ func isStatus(s tasks.Status) func(TaskInfo) bool {
 // next one of the same project: kept 0600, polled anew, its end seen.
 func TestTasksResumeAfterRestart(t *testing.T) {
 	e, _ := tasksEnv(t, t.TempDir())
-	id, release := startHold(t, e)
+	id, release := startHold(t, e, &mcp.Answerer{})
 	e.w.Close() // the task left live, on disk
 	files, _ := filepath.Glob(filepath.Join(e.dir, TasksDir, "*.json"))
 	if len(files) != 1 {
@@ -81,10 +94,22 @@ func TestTasksResumeAfterRestart(t *testing.T) {
 	if len(list) != 1 || list[0].TaskID != id || list[0].Server != "tasky" || list[0].Tool != "hold" || list[0].CallID != "c1" || list[0].Status.Terminal() {
 		t.Fatalf("after the restart: %+v", list)
 	}
+	// The frontend of the call is not known any more: the task is
+	// nobody's until one adopts it.
+	if list[0].Owner != nil {
+		t.Errorf("after the restart the task is %p's; want nobody's", list[0].Owner)
+	}
 	release()
 	done := awaitTask(t, w, id, "the resumed task's end", isStatus(tasks.Completed))
 	if done.Result == nil || !strings.HasPrefix(done.Result.Text(), "released ") {
 		t.Errorf("the resumed task's result: %+v", done.Result)
+	}
+	if seen := done.SeenBy(&mcp.Answerer{}); seen.Result != nil {
+		t.Errorf("a frontend sees the result of nobody's task: %+v", seen)
+	}
+	a := &mcp.Answerer{}
+	if got, err := w.AdoptTask("tasky", id, a); err != nil || !got.OwnedBy(a) || got.SeenBy(a).Result == nil {
+		t.Errorf("adopting the ended task: %+v, %v; want it a's, with its result", got, err)
 	}
 	w.Close()
 	if files, _ := filepath.Glob(filepath.Join(e.dir, TasksDir, "*.json")); len(files) != 0 {
@@ -96,7 +121,7 @@ func TestTasksResumeAfterRestart(t *testing.T) {
 // ends failed, saying why.
 func TestTaskOfAGoneServerFails(t *testing.T) {
 	e, _ := tasksEnv(t, "")
-	id, _ := startHold(t, e)
+	id, _ := startHold(t, e, nil)
 	e.w.Close()
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{}, nil))
 	w := e.openWith(t, &Options{KeepTasks: true})
@@ -111,7 +136,7 @@ func TestTaskOfAGoneServerFails(t *testing.T) {
 func TestTaskServerRestartsMidTask(t *testing.T) {
 	t.Run("kept", func(t *testing.T) {
 		e, h := tasksEnv(t, t.TempDir())
-		id, release := startHold(t, e)
+		id, release := startHold(t, e, nil)
 		if err := h.Restart(); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +148,7 @@ func TestTaskServerRestartsMidTask(t *testing.T) {
 	})
 	t.Run("forgotten", func(t *testing.T) {
 		e, h := tasksEnv(t, "")
-		id, _ := startHold(t, e)
+		id, _ := startHold(t, e, nil)
 		if err := h.Restart(); err != nil {
 			t.Fatal(err)
 		}
@@ -133,3 +158,110 @@ func TestTaskServerRestartsMidTask(t *testing.T) {
 		}
 	})
 }
+
+// A task is the frontend's whose call started it: another sees that it
+// runs but not its status message, error or result, and cannot cancel
+// it; once it adopts it, the task is its own (its former owner is told),
+// and so are the questions it asks from then on. A frontend that leaves
+// leaves its tasks to nobody.
+func TestTaskIsItsOwners(t *testing.T) {
+	e, h := tasksEnv(t, "")
+	w := e.openWith(t, &Options{KeepTasks: true, Elicitation: true})
+	settle(t, w)
+	var asked [2]elicitLog
+	one, two := asked[0].answerer("go", true), asked[1].answerer("go", true)
+	held, _ := startTask(t, w, "h1", "hold", one)
+	asking, release := startTask(t, w, "a1", "ask_after", one)
+
+	working := awaitTask(t, w, held, "hold's status message", func(ti TaskInfo) bool { return strings.HasPrefix(ti.StatusMessage, "holding until ") })
+	if !working.OwnedBy(one) || working.OwnedBy(two) || working.OwnedBy(nil) {
+		t.Errorf("the task's owner: %p; want one's, %p", working.Owner, one)
+	}
+	if got := working.SeenBy(one); got.StatusMessage == "" {
+		t.Errorf("its owner does not see its status message: %+v", got)
+	}
+	if got := working.SeenBy(two); got.StatusMessage != "" || got.Status != tasks.Working || got.Tool != "hold" || got.CreatedAt.IsZero() {
+		t.Errorf("another frontend sees %+v; want that it works, without its status message", got)
+	}
+
+	_, err := w.CancelTask(t.Context(), "tasky", held, two)
+	var nyt *NotYourTaskError
+	if !errors.Is(err, ErrNotYourTask) || !errors.As(err, &nyt) || nyt.Owner != one || nyt.TaskID != held {
+		t.Fatalf("two cancels one's task: %v; want ErrNotYourTask naming one", err)
+	}
+	if dt, _ := h.Engine().Get(held); dt.Status != "working" {
+		t.Errorf("on the server the task is %s after a refused cancel", dt.Status)
+	}
+
+	sub := w.Subscribe(&SubscribeOptions{Tasks: true})
+	defer sub.Close()
+	adopted, err := w.AdoptTask("tasky", held, two)
+	if err != nil || !adopted.OwnedBy(two) {
+		t.Fatalf("two adopts it: %+v, %v", adopted, err)
+	}
+	if ev := await(t, sub, "the adoption", func(ev *TaskEvent) bool { return ev.Task.TaskID == held }); !ev.Task.OwnedBy(two) {
+		t.Errorf("the event of the adoption: the task is %p's", ev.Task.Owner)
+	}
+	if _, err := w.CancelTask(t.Context(), "tasky", held, one); !errors.Is(err, ErrNotYourTask) {
+		t.Errorf("one cancels the task two adopted: %v", err)
+	}
+	if _, err := w.CancelTask(t.Context(), "tasky", held, two); err != nil {
+		t.Fatalf("two cancels its task: %v", err)
+	}
+	awaitTask(t, w, held, "the cancel", isStatus(tasks.Cancelled))
+	if _, err := w.AdoptTask("tasky", "no-such-task", two); !errors.Is(err, ErrNoTask) {
+		t.Errorf("adopting an unknown task: %v", err)
+	}
+
+	// The question ask_after asks once released goes to its owner then.
+	if _, err := w.AdoptTask("tasky", asking, two); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	done := awaitTask(t, w, asking, "ask_after's end", isStatus(tasks.Completed))
+	if got := done.Result.Text(); got != "went on" {
+		t.Errorf("ask_after's result: %q", got)
+	}
+	if len(asked[0].got()) != 0 || len(asked[1].got()) != 1 || asked[1].got()[0].Message != "Go on?" {
+		t.Errorf("one was asked %+v, two %+v; want two, once", asked[0].got(), asked[1].got())
+	}
+
+	w.DisownTasks(two)
+	for _, ti := range w.Tasks() {
+		if ti.Owner != nil {
+			t.Errorf("task %s is %p's once its frontend left", ti.TaskID, ti.Owner)
+		}
+	}
+	if _, err := w.CancelTask(t.Context(), "tasky", asking, two); !errors.As(err, &nyt) || nyt.Owner != nil {
+		t.Errorf("cancelling a task nobody owns: %v", err)
+	}
+}
+
+// elicitLog is a frontend that accepts every form with one field set,
+// and records what it was asked.
+type elicitLog struct {
+	mu   sync.Mutex
+	reqs []mcp.ElicitRequest
+}
+
+func (l *elicitLog) answerer(field string, value any) *mcp.Answerer {
+	return &mcp.Answerer{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcpsdk.ElicitResult, error) {
+		l.mu.Lock()
+		l.reqs = append(l.reqs, *req)
+		l.mu.Unlock()
+		return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{field: value}}, nil
+	}}
+}
+
+// got returns the questions asked so far, as the Answerer got them.
+func (l *elicitLog) got() []elicitQuestion {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]elicitQuestion, 0, len(l.reqs))
+	for _, r := range l.reqs {
+		out = append(out, elicitQuestion{CallID: r.CallID, Message: r.Params.Message})
+	}
+	return out
+}
+
+type elicitQuestion struct{ CallID, Message string }

@@ -138,8 +138,9 @@ func (tr *taskTracker) writeLive() {
 
 // resume follows again the tasks an earlier FreeCode of this workspace
 // left live. A task whose server is no longer configured, or that its
-// server no longer has, ends as failed saying so. Their questions go to
-// nobody: the frontend that made the call is not known any more.
+// server no longer has, ends as failed saying so. They are nobody's
+// (TaskInfo.Owner): the frontend that made the call is not known any
+// more; their questions are declined until a frontend adopts them.
 func (tr *taskTracker) resume() {
 	if tr.store == nil {
 		return
