@@ -59,6 +59,7 @@ type session struct {
 	folders []string                    // its workspace folders, as paths: its share of the MCP roots
 	root    string                      // from initialize: the project root, if it opens the workspace
 	config  string                      // from initialize: the config file, likewise
+	client  string                      // from initialize: clientInfo.name, to tell the user whose a task is
 	caps    protocol.ClientCapabilities // from initialize: what it answers
 	showDoc bool                        // from initialize: it takes window/showDocument
 	// answerer relays what MCP servers ask during its requests
@@ -178,6 +179,7 @@ func (s *Server) serveConn(ctx context.Context, l link) error {
 	sess.conn.Go(ctx, sess.handle)
 	<-ctx.Done()
 	sess.out.close()
+	sess.leaveTasks()
 	// Close waits for the requests in flight, which ctx has cancelled, to
 	// be answered, then closes the connection. A frontend that stopped
 	// reading would keep an answer, and so Close, waiting forever: after
@@ -273,6 +275,7 @@ var requests = map[string]handler{
 	protocol.MethodWebCode:          (*session).webCode,
 	protocol.MethodTasks:            (*session).tasks,
 	protocol.MethodTasksCancel:      (*session).cancelTask,
+	protocol.MethodTasksAdopt:       (*session).adoptTask,
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages
@@ -363,6 +366,8 @@ func wireError(err error) error {
 		return jsonrpc2.NewError(protocol.CodeNoSuchServer, err.Error())
 	case errors.Is(err, workspace.ErrNoTask):
 		return jsonrpc2.NewError(protocol.CodeInvalidParams, err.Error())
+	case errors.Is(err, workspace.ErrNotYourTask):
+		return jsonrpc2.NewError(protocol.CodeNotYourTask, err.Error())
 	case errors.Is(err, errNoWorkspace):
 		return jsonrpc2.NewError(protocol.CodeNotInitialized, err.Error())
 	case errors.Is(err, errShutDown), errors.Is(err, workspace.ErrAwaitingApproval), errors.Is(err, errNoProject):

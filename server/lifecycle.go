@@ -75,6 +75,7 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 		sess.root = folders[0]
 	}
 	sess.config = opts.ConfigPath
+	sess.client = p.ClientInfo.Name
 	sess.caps, sess.showDoc, sess.answerer = caps, showDoc, sess.newAnswerer(caps)
 	sess.mu.Unlock()
 	sess.logger.Info("initialize", "client", p.ClientInfo.Name, "folders", folders,

@@ -163,7 +163,9 @@ func (f *forwarder) event(ev workspace.Event) {
 	case *workspace.ReviewEvent:
 		f.sendReviews(ev.Server, ev.Reviews)
 	case *workspace.TaskEvent:
-		ti, err := wire.TaskInfo(ev.Task)
+		// As this frontend may see it: a task of another's says only that
+		// it runs.
+		ti, err := wire.TaskInfo(ev.Task, f.sess.mcpAnswerer())
 		if err != nil {
 			f.sess.logger.Warn("a task's news could not be sent", "task", ev.Task.TaskID, "error", err)
 			return

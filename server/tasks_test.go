@@ -3,11 +3,14 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/mcptest"
@@ -141,6 +144,136 @@ func TestTaskInputRequiredReachesItsFrontend(t *testing.T) {
 		// Every frontend hears of the task.
 		one.AwaitTask(r.Task.TaskID, protocol.TaskCompleted)
 	}, servertest.Modes(servertest.MultiModes))
+}
+
+// A task is the frontend's whose call started it, through two real
+// frontends: the CLI, connected as freecode's live commands connect,
+// starts tasks, and a browser tab, which hears of them, sees that they run
+// but not their status message or result, and cannot cancel them; the
+// error says whose they are and that freecode/tasks/adopt takes them. Once
+// the tab adopts one, the CLI is told it is no longer its own, the tab
+// sees it whole and cancels it, and the question a task asks after its
+// adoption is the tab's. Tasks of a frontend that left are nobody's until
+// adopted. (Before, the tab read the CLI's results and cancelled its task.)
+func TestTaskIsItsFrontends(t *testing.T) {
+	files, h := tasksFiles(t)
+	var tabAsked, cliAsked asked
+	tab := servertest.EditorOptions{Elicit: tabAsked.elicit(protocol.ElicitAccept, map[string]any{"go": true})}
+	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
+		tab := env.Editor // a browser tab
+		cli := env.ConnectCLI("cli", &servertest.EditorOptions{Elicit: cliAsked.elicit(protocol.ElicitAccept, map[string]any{"go": true})})
+		cli.SetAnswer(servertest.Reply(protocol.AllowOnce))
+		awaitTasky(t, cli)
+		donePath, release := releaseFile(t)
+		keptPath, _ := releaseFile(t) // never released
+		askPath, releaseAsk := releaseFile(t)
+		rs, err := cli.Execute(t.Context(),
+			call("h1", "mcp__tasky__hold", fmt.Sprintf(`{"release":%q}`, donePath)),
+			call("h2", "mcp__tasky__hold", fmt.Sprintf(`{"release":%q}`, keptPath)),
+			call("a1", "mcp__tasky__ask_after", fmt.Sprintf(`{"release":%q}`, askPath)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Task == nil || !r.Task.Mine {
+				t.Fatalf("the CLI's call %s: %+v (task %+v); want a task of its own", r.CallID, r, r.Task)
+			}
+		}
+		done, kept, ask := rs[0].Task.TaskID, rs[1].Task.TaskID, rs[2].Task.TaskID
+
+		// The CLI sees its tasks whole; the tab, that they run.
+		cli.Await("task "+kept, "its status message", func(n frontend.Notification) bool {
+			var ti protocol.TaskInfo
+			return n.Method == protocol.NotifyTasksChanged && n.Decode(&ti) == nil && ti.TaskID == kept && ti.Mine && strings.HasPrefix(ti.StatusMessage, "holding until ")
+		})
+		release()
+		if got := cli.AwaitTask(done, protocol.TaskCompleted); !got.Mine || got.Result == nil || !strings.HasPrefix(textOf(got.Result.Content), "released ") {
+			t.Errorf("the CLI's task's end, to the CLI: %+v", got)
+		}
+		if seen := tab.AwaitTask(done, protocol.TaskCompleted); seen.Mine || seen.Result != nil || seen.StatusMessage != "" || seen.Tool != "hold" || seen.CallID != "h1" {
+			t.Errorf("the CLI's task's end, to the tab: %+v; want that it completed, without its result", seen)
+		}
+		list, err := tab.Tasks(t.Context())
+		if err != nil || len(list) != 3 {
+			t.Fatalf("freecode/tasks to the tab: %+v, %v", list, err)
+		}
+		for _, ti := range list {
+			if ti.Mine || ti.Result != nil || ti.StatusMessage != "" || ti.Error != "" || ti.CreatedAt.IsZero() {
+				t.Errorf("the tab lists %+v; want that it runs or ended, no more", ti)
+			}
+		}
+		list, _ = cli.Tasks(t.Context())
+		for _, ti := range list {
+			if !ti.Mine || (ti.TaskID == done) != (ti.Result != nil) {
+				t.Errorf("the CLI lists %+v; want its own, whole", ti)
+			}
+		}
+
+		// The tab cannot cancel the CLI's task.
+		_, err = tab.CancelTask(t.Context(), "tasky", kept)
+		wantNotYours(t, err, servertest.CLIName)
+		if dt, _ := h.Engine().Get(kept); dt.Status != "working" {
+			t.Errorf("on the server the CLI's task is %s after the tab's cancel", dt.Status)
+		}
+
+		// The tab adopts it: the CLI hears that it is no longer its own.
+		adopted, err := tab.AdoptTask(t.Context(), "tasky", kept)
+		if err != nil || !adopted.Mine || !strings.HasPrefix(adopted.StatusMessage, "holding until ") {
+			t.Fatalf("the tab adopts the CLI's task: %+v, %v", adopted, err)
+		}
+		cli.Await("task "+kept, "that it is no longer its own", func(n frontend.Notification) bool {
+			var ti protocol.TaskInfo
+			return n.Method == protocol.NotifyTasksChanged && n.Decode(&ti) == nil && ti.TaskID == kept && !ti.Mine && ti.StatusMessage == ""
+		})
+		_, err = cli.CancelTask(t.Context(), "tasky", kept)
+		wantNotYours(t, err, "editor")
+		if _, err := tab.CancelTask(t.Context(), "tasky", kept); err != nil {
+			t.Fatalf("the tab cancels the task it adopted: %v", err)
+		}
+		if got := tab.AwaitTask(kept, protocol.TaskCancelled); !got.Mine {
+			t.Errorf("the adopted task's end, to the tab: %+v", got)
+		}
+		if dt, _ := h.Engine().Get(kept); dt.Status != "cancelled" {
+			t.Errorf("on the server the adopted task is %s after the tab's cancel", dt.Status)
+		}
+
+		// The question of a task asked after its adoption is the tab's.
+		if _, err := tab.AdoptTask(t.Context(), "tasky", ask); err != nil {
+			t.Fatal(err)
+		}
+		releaseAsk()
+		if got := tab.AwaitTask(ask, protocol.TaskCompleted); !got.Mine || got.Result == nil || textOf(got.Result.Content) != "went on" {
+			t.Errorf("the adopted task that asked, to the tab: %+v", got)
+		}
+		if got := cli.AwaitTask(ask, protocol.TaskCompleted); got.Mine || got.Result != nil {
+			t.Errorf("the adopted task that asked, to the CLI: %+v", got)
+		}
+		if got, _ := tabAsked.got(); len(got) != 1 || got[0].CallID != "a1" || got[0].Message != "Go on?" {
+			t.Errorf("the tab was asked %+v", got)
+		}
+		if got, _ := cliAsked.got(); len(got) != 0 {
+			t.Errorf("the CLI was asked %+v after the tab adopted the task", got)
+		}
+
+		// The CLI leaves: its task is nobody's, until the tab adopts it.
+		cli.Close()
+		env.AwaitSidecarLog(fmt.Sprintf(`msg="frontend gone" frontend=%d`, env.FrontendID(2)))
+		_, err = tab.CancelTask(t.Context(), "tasky", done)
+		wantNotYours(t, err, "no frontend's")
+		if got, err := tab.AdoptTask(t.Context(), "tasky", done); err != nil || got.Result == nil || !strings.HasPrefix(textOf(got.Result.Content), "released ") {
+			t.Errorf("the tab adopts the ended task of the CLI that left: %+v, %v; want its result", got, err)
+		}
+	}, servertest.WithEditor(tab), servertest.Modes(servertest.WebSocket))
+}
+
+// wantNotYours checks that err refuses to act on a task not the caller's,
+// saying whose it is (whose) and how to take it.
+func wantNotYours(t *testing.T, err error, whose string) {
+	t.Helper()
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Code != protocol.CodeNotYourTask || !strings.Contains(je.Message, whose) || !strings.Contains(je.Message, protocol.MethodTasksAdopt) {
+		t.Errorf("acting on a task not ours: %v; want %d naming %q and %s", err, protocol.CodeNotYourTask, whose, protocol.MethodTasksAdopt)
+	}
 }
 
 // The permission rules rule before a task starts: a denied call is never

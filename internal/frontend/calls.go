@@ -167,18 +167,32 @@ func (c *Client) ReviewTools(ctx context.Context, p protocol.ReviewParams) ([]pr
 }
 
 // Tasks returns the tasks of calls the sidecar follows, and the latest
-// that ended (freecode/tasks).
+// that ended (freecode/tasks), as this Client may see them: the result,
+// error and status message of its own only (Mine).
 func (c *Client) Tasks(ctx context.Context) ([]protocol.TaskInfo, error) {
 	var res protocol.TasksResult
 	err := c.Call(ctx, protocol.MethodTasks, struct{}{}, &res)
 	return res.Tasks, err
 }
 
-// CancelTask asks the sidecar to cancel a task (freecode/tasks/cancel);
-// its end comes as freecode/tasks/changed.
+// CancelTask asks the sidecar to cancel a task of this Client's
+// (freecode/tasks/cancel); its end comes as freecode/tasks/changed. The
+// task of another frontend is an error of code protocol.CodeNotYourTask:
+// AdoptTask first.
 func (c *Client) CancelTask(ctx context.Context, server, taskID string) (*protocol.TaskInfo, error) {
 	var res protocol.TaskInfo
 	if err := c.Call(ctx, protocol.MethodTasksCancel, &protocol.TaskCancelParams{Server: server, TaskID: taskID}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// AdoptTask makes a task this Client's (freecode/tasks/adopt): its
+// result, its questions and its cancel, live or ended. Its former owner
+// is told.
+func (c *Client) AdoptTask(ctx context.Context, server, taskID string) (*protocol.TaskInfo, error) {
+	var res protocol.TaskInfo
+	if err := c.Call(ctx, protocol.MethodTasksAdopt, &protocol.TaskAdoptParams{Server: server, TaskID: taskID}, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil

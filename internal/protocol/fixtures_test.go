@@ -169,7 +169,7 @@ var fixtures = map[string][]any{
 			Content:  []json.RawMessage{json.RawMessage(`{"type":"text","text":"running as task 7f3a"}`)},
 			Decision: DecisionAllowed, DurationMs: 5,
 			Task: &TaskInfo{Server: "demo", TaskID: "7f3a", Tool: "build", CallID: "c6", Status: TaskWorking, StatusMessage: "queued",
-				CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)},
+				CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), Mine: true},
 		},
 		// The same type as freecode/tasks/changed carries: a task that had
 		// ended by the time a result was built has its end in it.
@@ -181,7 +181,7 @@ var fixtures = map[string][]any{
 				CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC),
 				Result: &TaskResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"nothing to build"}`)},
 					StructuredContent: json.RawMessage(`{"packages":0}`), IsError: true,
-					Truncated: &Truncated{ShownChars: 10, TotalChars: 20, SavedTo: "/home/me/.cache/freecode/results/c7.txt"}}},
+					Truncated: &Truncated{ShownChars: 10, TotalChars: 20, SavedTo: "/home/me/.cache/freecode/results/c7.txt"}}, Mine: true},
 		},
 		ToolResult{
 			CallID:   "c8",
@@ -189,24 +189,30 @@ var fixtures = map[string][]any{
 			Decision: DecisionAllowed, DurationMs: 4,
 			Task: &TaskInfo{Server: "demo", TaskID: "9f3c", Tool: "migrate", CallID: "c8", Status: TaskFailed,
 				CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 1, 0, time.UTC),
-				Error: "the tool's handler panicked (JSON-RPC error -32603)"},
+				Error: "the tool's handler panicked (JSON-RPC error -32603)", Mine: true},
 		},
 	},
+	// Tasks as their owner sees them (mine), and as another frontend does:
+	// that it runs or ended, no status message, result or error.
 	"TaskInfo.json": {
 		TaskInfo{Server: "demo", TaskID: "7f3a", Tool: "build", CallID: "c6", Status: TaskWorking, StatusMessage: "compiling 3/12",
-			CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 2, 0, time.UTC)},
+			CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 2, 0, time.UTC), Mine: true},
 		TaskInfo{Server: "demo", TaskID: "9b1c", Tool: "deploy", CallID: "c7", Status: TaskInputRequired, StatusMessage: "waiting for your answer",
-			CreatedAt: time.Date(2026, 5, 1, 10, 1, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 1, 1, 0, time.UTC)},
+			CreatedAt: time.Date(2026, 5, 1, 10, 1, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 1, 1, 0, time.UTC), Mine: true},
 		TaskInfo{Server: "demo", TaskID: "7f3a", Tool: "build", CallID: "c6", Status: TaskCompleted,
 			CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 0, 9, 0, time.UTC),
 			Result: &TaskResult{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"built 12 packages"}`)},
 				StructuredContent: json.RawMessage(`{"packages":12}`), IsError: true,
-				Truncated: &Truncated{ShownChars: 50000, TotalChars: 90000, SavedTo: "/home/me/.cache/freecode/results/c6.txt"}}},
+				Truncated: &Truncated{ShownChars: 50000, TotalChars: 90000, SavedTo: "/home/me/.cache/freecode/results/c6.txt"}}, Mine: true},
 		TaskInfo{Server: "demo", TaskID: "2d4e", Tool: "migrate", CallID: "c8", Status: TaskFailed,
 			CreatedAt: time.Date(2026, 5, 1, 10, 2, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 2, 5, 0, time.UTC),
-			Error: "task 2d4e: the task's server is gone: no MCP server named \"demo\""},
+			Error: "task 2d4e: the task's server is gone: no MCP server named \"demo\"", Mine: true},
 		TaskInfo{Server: "demo", TaskID: "5c6d", Tool: "build", CallID: "c9", Status: TaskCancelled,
-			CreatedAt: time.Date(2026, 5, 1, 10, 3, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 3, 1, 0, time.UTC)},
+			CreatedAt: time.Date(2026, 5, 1, 10, 3, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 3, 1, 0, time.UTC), Mine: true},
+		TaskInfo{Server: "demo", TaskID: "6e7f", Tool: "build", CallID: "cli-1", Status: TaskWorking,
+			CreatedAt: time.Date(2026, 5, 1, 10, 4, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 4, 2, 0, time.UTC)},
+		TaskInfo{Server: "demo", TaskID: "8a9b", Tool: "deploy", CallID: "cli-2", Status: TaskCompleted,
+			CreatedAt: time.Date(2026, 5, 1, 10, 5, 0, 0, time.UTC), UpdatedAt: time.Date(2026, 5, 1, 10, 5, 9, 0, time.UTC)},
 	},
 	"PermissionRequest.json": {
 		PermissionRequest{

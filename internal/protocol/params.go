@@ -129,6 +129,13 @@ type TaskCancelParams struct {
 	TaskID string `json:"taskId"`
 }
 
+// TaskAdoptParams are the params of freecode/tasks/adopt: the task to
+// make the caller's.
+type TaskAdoptParams struct {
+	Server string `json:"server"`
+	TaskID string `json:"taskId"`
+}
+
 // PermissionsResult is the result of freecode/permissions.
 type PermissionsResult struct {
 	Rules []Rule `json:"rules"`

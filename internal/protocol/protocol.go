@@ -48,6 +48,7 @@ const (
 	MethodToolsReview      = "freecode/tools/review"
 	MethodTasks            = "freecode/tasks"
 	MethodTasksCancel      = "freecode/tasks/cancel"
+	MethodTasksAdopt       = "freecode/tasks/adopt"
 	// MethodChallenge may be sent before initialize: see ChallengeParams.
 	MethodChallenge = "freecode/challenge"
 	// MethodWebCode mints a one-time sign-in code for the page of a
@@ -101,4 +102,8 @@ const (
 	CodeRequestCancelled jsonrpc2.Code = -32800
 	// CodeNoSuchServer: no MCP server, or no tool, of that name.
 	CodeNoSuchServer jsonrpc2.Code = -32001
+	// CodeNotYourTask: the task is another frontend's, or no frontend's
+	// (freecode/tasks/cancel); the message says whose, and that
+	// freecode/tasks/adopt makes it the caller's.
+	CodeNotYourTask jsonrpc2.Code = -32003
 )

@@ -246,7 +246,10 @@ type TaskResult struct {
 }
 
 // TaskInfo is a task a call started (freecode/tasks, the params of
-// freecode/tasks/changed, ToolResult.Task).
+// freecode/tasks/changed, ToolResult.Task), as one frontend may see it. A
+// task is the frontend's whose call started it, or that adopted it since
+// (freecode/tasks/adopt): only that one is told its result, error and
+// status message, and may cancel it. Any other is told that it runs.
 type TaskInfo struct {
 	Server string `json:"server"`
 	// TaskID is the server's id of the task.
@@ -262,6 +265,8 @@ type TaskInfo struct {
 	Result *TaskResult `json:"result,omitempty"`
 	// Error says why a task failed.
 	Error string `json:"error,omitempty"`
+	// Mine says the task is the frontend's that is told of it.
+	Mine bool `json:"mine,omitempty"`
 }
 
 // Truncated says how much of a result was shown and where the whole of it

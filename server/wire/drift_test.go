@@ -94,7 +94,17 @@ type (
 		CallID   string
 		Progress orchestrator.Progress
 	}
+	// taskArgs is a task told to the frontend of To; filled, To is its
+	// owner (the same Answerer), which sees the whole of it.
+	taskArgs struct {
+		Task workspace.TaskInfo
+		To   *mcp.Answerer
+	}
 )
+
+// frontends are the Answerers the filler gives, for seed 1 or 2: the
+// frontends a task is of and told to.
+var frontends = [2]*mcp.Answerer{{}, {}}
 
 // problemsUnsent are the fields of a ProblemsEvent that
 // freecode/config/problems does not carry.
@@ -147,7 +157,7 @@ var conversions = map[string]conversion{
 		"Task.Result": "the task of a call has just started: its result comes in freecode/tasks/changed",
 		"Task.Error":  "the task of a call has just started: a failure comes in freecode/tasks/changed",
 	}),
-	"TaskInfo": convErr(TaskInfo).leavesOut(map[string]string{
+	"TaskInfo": convErr(func(a taskArgs) (protocol.TaskInfo, error) { return TaskInfo(a.Task, a.To) }).leavesOut(prefixed("Task.", map[string]string{
 		"Result.CallID":             "the task's CallID says it",
 		"Result.Decision":           "the call's result, when the task started, said it",
 		"Result.DurationMs":         "CreatedAt and UpdatedAt say it",
@@ -158,7 +168,7 @@ var conversions = map[string]conversion{
 		"Result.Task.Status":        "the task is the one the result is of",
 		"Result.Task.StatusMessage": "the task is the one the result is of",
 		"Result.Task.CreatedAt":     "the task is the one the result is of",
-	}),
+	})),
 	"ToolProgress":      conv(func(a progressArgs) protocol.ToolProgress { return ToolProgress(a.CallID, a.Progress) }),
 	"PermissionRequest": conv(func(a requestArgs) protocol.PermissionRequest { return PermissionRequest(a.Request, a.ProjectTrusted) }),
 	"Answer":            conv(Answer),
@@ -309,7 +319,8 @@ var fillers = map[reflect.Type]func(seed int) any{
 	reflect.TypeFor[mcpsdk.Content](): func(seed int) any {
 		return mcpsdk.Content(&mcpsdk.TextContent{Text: fmt.Sprintf("text %d", seed)})
 	},
-	reflect.TypeFor[error](): func(seed int) any { return fmt.Errorf("error %d", seed) },
+	reflect.TypeFor[error]():         func(seed int) any { return fmt.Errorf("error %d", seed) },
+	reflect.TypeFor[*mcp.Answerer](): func(seed int) any { return frontends[seed-1] },
 	reflect.TypeFor[mcp.State](): func(seed int) any {
 		return []mcp.State{mcp.StateConnected, mcp.StateFailed}[seed-1]
 	},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/workspace"
 )
@@ -72,20 +73,25 @@ func ToolResult(r orchestrator.ToolResult) (protocol.ToolResult, error) {
 		out.Truncated = &protocol.Truncated{ShownChars: r.Truncated.ShownChars, TotalChars: r.Truncated.TotalChars, SavedTo: r.Truncated.SavedTo}
 	}
 	if t := r.Task; t != nil {
+		// A result goes to the frontend of the call: the task is its own.
 		out.Task = &protocol.TaskInfo{
 			Server: t.Server, TaskID: t.ID, Tool: t.Tool, CallID: r.CallID, Status: protocol.TaskStatus(t.Status),
-			StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt,
+			StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.CreatedAt, Mine: true,
 		}
 	}
 	return out, nil
 }
 
-// TaskInfo is a task a call started, as freecode/tasks lists it and
-// freecode/tasks/changed tells of it.
-func TaskInfo(t workspace.TaskInfo) (protocol.TaskInfo, error) {
+// TaskInfo is a task a call started as freecode/tasks lists it and
+// freecode/tasks/changed tells of it to the frontend of to: what that
+// frontend may see of it (workspace.TaskInfo.SeenBy), and whether it is
+// its own.
+func TaskInfo(t workspace.TaskInfo, to *mcp.Answerer) (protocol.TaskInfo, error) {
+	mine := t.OwnedBy(to)
+	t = t.SeenBy(to)
 	out := protocol.TaskInfo{
 		Server: t.Server, TaskID: t.TaskID, Tool: t.Tool, CallID: t.CallID, Status: protocol.TaskStatus(t.Status),
-		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Error: t.Error,
+		StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Error: t.Error, Mine: mine,
 	}
 	if t.Result != nil {
 		r, err := ToolResult(*t.Result)
