@@ -1,10 +1,11 @@
 // The confirmations of the commands whose action has a consequence: trusting
 // the project, accepting a tool's new definition, importing another client's
-// servers, revoking a project server's approval, signing out. Each is the
+// servers, revoking a project server's approval, signing out, adopting
+// another frontend's task. Each is the
 // modal's words and its buttons; commands/util.ts `confirm` shows one.
 // Pure: no `vscode` import.
 
-import type { ToolReview } from './protocol';
+import type { TaskInfo, ToolReview } from './protocol';
 import { oneLine, printable, truncate } from './text';
 
 /** ConfirmButton is one button of a confirmation: whether picking it goes ahead. */
@@ -128,5 +129,21 @@ export function removeConfirmation(name: string, configPath: string): Confirmati
 			`Its entry leaves ${printable(configPath)}, and the server stops. ` +
 			'Its tools go with it; add it again with Add MCP Server, or Disable it instead to keep the entry.',
 		buttons: choice(KEEP, REMOVE),
+	};
+}
+
+export const LEAVE_TASK = 'Leave It';
+export const ADOPT_TASK = 'Adopt Task';
+
+/** adoptConfirmation asks before another frontend's task becomes ours (freecode/tasks/adopt). */
+export function adoptConfirmation(t: TaskInfo): Confirmation {
+	return {
+		message: `Adopt the task ${oneLine(t.tool, 60)} on ${oneLine(t.server, 40)}?`,
+		detail:
+			`Task ${oneLine(t.taskId, 80)} was started by another frontend (a CLI, a browser tab, another window), or is nobody's ` +
+			'since its frontend left or the sidecar restarted. Adopting it makes it yours: its status, its result and the ' +
+			'questions it asks from now on come here, and you may cancel it. The frontend that has it now, if it is still ' +
+			'connected, no longer sees them.',
+		buttons: choice(LEAVE_TASK, ADOPT_TASK),
 	};
 }

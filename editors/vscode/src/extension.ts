@@ -65,7 +65,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const fc: FreeCode = { ext, model, sidecar: sc, logs, toolRuns, docs, apps, settings, machine: () => machine(ext) };
 	ext.subscriptions.push(sc, logs, problems, toolRuns, docs, apps, new ServersView(model, sc), new StatusItem(model, sc));
 	registerCommands(fc);
-	ext.subscriptions.push(new TaskNotices(model, (id) => id.startsWith('vscode-')));
+	ext.subscriptions.push(new TaskNotices(model));
 	const added = new NewServers();
 	const offAdded = model.onDidChange(() => {
 		for (const name of added.update(model)) {

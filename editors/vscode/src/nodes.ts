@@ -110,7 +110,7 @@ export interface TaskNode {
 	description: string;
 	tooltip: string;
 	icon: Icon;
-	/** "task live" while it runs (it can be cancelled), "task" once it ended. */
+	/** What it offers (tasksTree.ts TaskRowContext): "task live", "task result", "task" or "task other". */
 	contextValue: string;
 }
 

@@ -16,6 +16,8 @@ export const ErrorCodes = {
 	RequestCancelled: -32800,
 	/** No such MCP server, or no such tool. */
 	NoSuchServerOrTool: -32001,
+	/** The task is another frontend's, or no frontend's: freecode/tasks/adopt makes it ours first. */
+	NotYourTask: -32003,
 } as const;
 
 /** Requests the extension sends to the sidecar. */
@@ -40,6 +42,7 @@ export const Requests = {
 	toolsReview: 'freecode/tools/review',
 	tasks: 'freecode/tasks',
 	tasksCancel: 'freecode/tasks/cancel',
+	tasksAdopt: 'freecode/tasks/adopt',
 } as const;
 
 /** Requests the sidecar sends to the extension. */
@@ -271,7 +274,11 @@ export interface ToolResult {
 /** The states of an MCP task: working and input_required are live, the others final. */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
-/** TaskInfo is a task a call started: freecode/tasks, freecode/tasks/changed, ToolResult.task. */
+/**
+ * TaskInfo is a task a call started: freecode/tasks, freecode/tasks/changed, ToolResult.task. A task is the
+ * frontend's whose call started it, or that adopted it: only that one is told its status message, result and error,
+ * and may cancel it; any other is told that it runs.
+ */
 export interface TaskInfo {
 	server: string;
 	taskId: string;
@@ -285,6 +292,8 @@ export interface TaskInfo {
 	result?: { content: McpContent[]; structuredContent?: unknown; isError: boolean; truncated?: Truncation };
 	/** Why a task failed. */
 	error?: string;
+	/** The task is ours: one of our calls started it, or we adopted it. */
+	mine?: boolean;
 }
 
 /** The extension's half of initialize: initializationOptions. */
@@ -346,6 +355,10 @@ export interface TasksResult {
 	tasks: TaskInfo[];
 }
 export interface TaskCancelParams {
+	server: string;
+	taskId: string;
+}
+export interface TaskAdoptParams {
 	server: string;
 	taskId: string;
 }

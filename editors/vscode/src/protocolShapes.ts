@@ -350,6 +350,7 @@ export const taskInfo = obj<p.TaskInfo>({
 		}),
 	),
 	error: opt(str),
+	mine: opt(bool),
 });
 
 export const toolResult = obj<p.ToolResult>({

@@ -1,7 +1,8 @@
 // How Run Tool… shows a ToolResult: a document with the content, and a
-// one-line summary for the notification. Pure.
+// one-line summary for the notification; and how Show Task Result shows a
+// task's. Pure.
 
-import type { McpContent, ToolResult } from './protocol';
+import type { McpContent, TaskInfo, ToolResult } from './protocol';
 import { oneLine, printable } from './text';
 
 const decisionWords: Record<ToolResult['decision'], string> = {
@@ -35,7 +36,20 @@ function contentText(c: McpContent): string {
 /** resultDocument is the full text shown for one call's result. */
 export function resultDocument(tool: string, r: ToolResult): string {
 	const status = r.outcomeUnknown ? 'outcome unknown, not retried' : r.isError ? 'error' : 'ok';
-	const head = `${printable(tool)} — ${status}, ${decisionWords[r.decision]}, ${r.durationMs} ms`;
+	return documentOf(`${printable(tool)} — ${status}, ${decisionWords[r.decision]}, ${r.durationMs} ms`, r);
+}
+
+/**
+ * taskResultDocument is the full text shown for a completed task's result, or undefined for a task that has none
+ * to show: one that has not completed, or another frontend's (the sidecar tells a result to the task's own only).
+ */
+export function taskResultDocument(t: TaskInfo): string | undefined {
+	if (!t.mine || t.status !== 'completed' || !t.result) return undefined;
+	return documentOf(`${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)} — ${t.result.isError ? 'error' : 'ok'}`, t.result);
+}
+
+/** documentOf is a result's text under its head line. */
+function documentOf(head: string, r: Pick<ToolResult, 'content' | 'structuredContent' | 'truncated'>): string {
 	const out = [head, '='.repeat(Math.min(head.length, 80)), ''];
 	for (const c of r.content) out.push(contentText(c), '');
 	if (r.structuredContent !== undefined) {

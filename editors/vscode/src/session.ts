@@ -280,10 +280,17 @@ export class Session {
 		}
 	}
 
-	/** cancelTask cancels a running task on its server (freecode/tasks/cancel); its end comes as freecode/tasks/changed. */
+	/** cancelTask cancels a running task of ours on its server (freecode/tasks/cancel); its end comes as freecode/tasks/changed. */
 	async cancelTask(server: string, taskId: string): Promise<p.TaskInfo> {
 		const t = await this.conn.sendRequest<p.TaskInfo>(p.Requests.tasksCancel, { server, taskId } satisfies p.TaskCancelParams);
 		if (this.check(p.Requests.tasksCancel, shapes.taskInfo, t)) this.model.updateTask(t);
+		return t;
+	}
+
+	/** adoptTask makes another frontend's task ours (freecode/tasks/adopt): its result, its questions and its cancel. */
+	async adoptTask(server: string, taskId: string): Promise<p.TaskInfo> {
+		const t = await this.conn.sendRequest<p.TaskInfo>(p.Requests.tasksAdopt, { server, taskId } satisfies p.TaskAdoptParams);
+		if (this.check(p.Requests.tasksAdopt, shapes.taskInfo, t)) this.model.updateTask(t);
 		return t;
 	}
 

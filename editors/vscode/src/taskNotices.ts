@@ -1,6 +1,7 @@
-// A task that a call of the extension started tells its end once, in a
-// notification with the start of its result (the Tasks group keeps the
-// rest). Tasks of other frontends, and those that had ended already when
+// A task of ours (one a call of this window started, or that it adopted)
+// tells its end once, in a notification with the start of its result (the
+// Tasks group keeps the rest). Tasks of other frontends, which the sidecar
+// tells us without their result, and those that had ended already when
 // they were first seen, say nothing.
 
 import * as vscode from 'vscode';
@@ -13,13 +14,13 @@ export class TaskNotices implements vscode.Disposable {
 	private readonly running = new Set<string>();
 	private readonly off: () => void;
 
-	/** ours says whether a call id is one the extension made. */
-	constructor(model: ServersModel, ours: (callId: string) => boolean) {
+	constructor(model: ServersModel) {
 		this.off = model.onDidChange(() => {
 			for (const t of model.tasks()) {
-				if (!ours(t.callId)) continue;
 				const key = `${t.server} ${t.taskId}`;
-				if (live(t.status)) this.running.add(key);
+				// One another frontend adopted is its to tell.
+				if (!t.mine) this.running.delete(key);
+				else if (live(t.status)) this.running.add(key);
 				else if (this.running.delete(key)) this.tell(t);
 			}
 		});

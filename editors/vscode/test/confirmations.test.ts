@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import {
 	ACCEPT,
 	acceptConfirmation,
+	ADOPT_TASK,
+	adoptConfirmation,
 	confirmed,
 	DO_NOT_ACCEPT,
 	DO_NOT_IMPORT,
@@ -10,6 +12,7 @@ import {
 	IMPORT,
 	importConfirmation,
 	KEEP_APPROVAL,
+	LEAVE_TASK,
 	REVOKE,
 	revokeConfirmation,
 	SIGN_OUT,
@@ -42,6 +45,12 @@ const cases: { name: string; c: Confirmation; buttons: string[]; go: string }[] 
 	},
 	{ name: 'Revoke Approval', c: revokeConfirmation('repo-tools'), buttons: [KEEP_APPROVAL, REVOKE], go: REVOKE },
 	{ name: 'Sign Out', c: signOutConfirmation('linear'), buttons: [STAY_SIGNED_IN, SIGN_OUT], go: SIGN_OUT },
+	{
+		name: 'Adopt Task',
+		c: adoptConfirmation({ server: 'demo', taskId: 't1', tool: 'long_build', callId: 'cli-1', status: 'working', createdAt: '', updatedAt: '' }),
+		buttons: [LEAVE_TASK, ADOPT_TASK],
+		go: ADOPT_TASK,
+	},
 ];
 
 for (const tc of cases) {

@@ -395,3 +395,26 @@ test('session: a refresh reads the tasks; tasks/changed updates one; cancelTask 
 	assert.equal(model.tasks()[0].status, 'cancelled');
 	assert.match(warnings.at(-1) ?? '', /freecode\/tasks\/changed that does not fit the protocol/);
 });
+
+test("session: another frontend's task comes without mine; adoptTask sends server and taskId and the task comes back ours, whole", async () => {
+	const theirs = { server: 'demo', taskId: 't2', tool: 'long_build', callId: 'cli-1', status: 'working', createdAt: '2026-05-01T10:00:00Z', updatedAt: '2026-05-01T10:00:01Z' } as const;
+	peer.onRequest('freecode/servers', () => ({ servers: [st('demo', 'connected', 1)] }));
+	peer.onRequest('freecode/tools', () => ({ tools: [] }));
+	peer.onRequest('freecode/tasks', () => ({ tasks: [theirs] }));
+	let adopted: unknown;
+	peer.onRequest('freecode/tasks/adopt', (params) => {
+		adopted = params;
+		return { ...theirs, statusMessage: 'step 2/4', mine: true };
+	});
+	await session.refresh();
+	assert.equal(model.tasks()[0].mine, undefined);
+	const t = await session.adoptTask('demo', 't2');
+	assert.deepEqual(adopted, { server: 'demo', taskId: 't2' });
+	assert.equal(t.mine, true);
+	assert.deepEqual([model.tasks()[0].mine, model.tasks()[0].statusMessage], [true, 'step 2/4']);
+	// Another frontend adopts it back: the sidecar says so, and it is not ours any more.
+	const seen = changed();
+	await peer.sendNotification('freecode/tasks/changed', theirs);
+	await seen;
+	assert.deepEqual([model.tasks()[0].mine, model.tasks()[0].statusMessage], [undefined, undefined]);
+});

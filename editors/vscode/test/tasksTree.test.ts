@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { ServersModel } from '../src/model';
 import type { TaskInfo } from '../src/protocol';
-import { elapsed, runningFor, taskNode, taskNodes, tasksNodes } from '../src/views/tasksTree';
+import { taskResultDocument } from '../src/resultText';
+import { elapsed, runningFor, taskContext, taskDocName, taskNode, taskNodes, tasksNodes } from '../src/views/tasksTree';
 import { children } from '../src/views/tree';
 
 const t0 = Date.parse('2026-05-01T10:00:00Z');
@@ -14,8 +17,21 @@ const task = (over: Partial<TaskInfo>): TaskInfo => ({
 	status: 'working',
 	createdAt: '2026-05-01T10:00:00Z',
 	updatedAt: '2026-05-01T10:00:01Z',
+	mine: true,
 	...over,
 });
+
+const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+
+/** rowCommands are the commands package.json's menus offer on a row of contextValue, inline or in its menu. */
+function rowCommands(contextValue: string): string[] {
+	const out = new Set<string>();
+	for (const m of pkg.contributes.menus['view/item/context'] as { command: string; when: string }[]) {
+		const want = /viewItem == '([^']*)'/.exec(m.when);
+		if (m.when.includes('view == freecode.servers') && want?.[1] === contextValue) out.add(m.command);
+	}
+	return [...out].sort();
+}
 
 test('tasks tree: no Tasks group until a call starts a task; then above the servers, running ones counted', () => {
 	const m = new ServersModel();
@@ -57,7 +73,7 @@ test('tasks tree: each status says itself, a failure its reason, a result its te
 	assert.equal(asking.description, 'waiting for your answer · < 1 min · publish?');
 	assert.equal(asking.contextValue, 'task live');
 	const done = taskNode(task({ status: 'completed', result: { content: [{ type: 'text', text: 'build passed' }], isError: false } }), now);
-	assert.match(done.tooltip, /\nbuild passed$/);
+	assert.match(done.tooltip, /\nbuild passed\n/);
 	assert.doesNotMatch(done.tooltip, /Cancel Task/);
 	assert.match(asking.tooltip, /Cancel Task stops it on its server\.$/);
 	// A server's words are made printable: no control characters in a row.
@@ -81,4 +97,45 @@ test('tasks tree: a running task says its time in whole minutes, so its row chan
 	const row = (ms: number) => taskNode(task({ statusMessage: 'step 1/2' }), t0 + ms).description;
 	assert.equal(row(1_000), row(59_000));
 	assert.notEqual(row(59_000), row(61_000));
+});
+
+test("tasks tree: a task of ours offers Cancel while it runs and its result once it completed; another frontend's offers Adopt only", () => {
+	const now = t0 + 5000;
+	const done: Partial<TaskInfo> = { status: 'completed', updatedAt: '2026-05-01T10:00:04Z', result: { content: [{ type: 'text', text: 'built' }], isError: false } };
+	const rows: [string, TaskInfo, string, string[]][] = [
+		['ours, running', task({}), 'task live', ['freecode.task.cancel']],
+		['ours, asking', task({ status: 'input_required' }), 'task live', ['freecode.task.cancel']],
+		['ours, completed', task(done), 'task result', ['freecode.task.showResult']],
+		['ours, failed', task({ status: 'failed', error: 'boom' }), 'task', []],
+		["another's, running", task({ mine: undefined }), 'task other', ['freecode.task.adopt']],
+		["another's, completed", task({ mine: undefined, status: 'completed', updatedAt: '2026-05-01T10:00:04Z' }), 'task other', ['freecode.task.adopt']],
+	];
+	for (const [name, t, context, commands] of rows) {
+		assert.equal(taskContext(t), context, name);
+		assert.equal(taskNode(t, now).contextValue, context, name);
+		assert.deepEqual(rowCommands(context), commands, name);
+	}
+});
+
+test("tasks tree: another frontend's task says that it is not ours, how to adopt it, and nothing of its result", () => {
+	const now = t0 + 5000;
+	const other = taskNode(task({ mine: undefined, status: 'input_required' }), now);
+	assert.equal(other.description, 'waiting for an answer · < 1 min · not yours');
+	assert.match(other.tooltip, /Adopt Task makes it yours\.$/);
+	assert.doesNotMatch(other.tooltip, /Cancel Task/);
+	const ours = taskNode(task({ status: 'input_required' }), now);
+	assert.equal(ours.description, 'waiting for your answer · < 1 min');
+	assert.doesNotMatch(ours.tooltip, /Adopt Task/);
+	assert.match(taskNode(task({ status: 'completed', result: { content: [], isError: false } }), now).tooltip, /Show Task Result opens the whole of it\.$/);
+});
+
+test("tasks tree: the result document is that of a completed task of ours, under a name of its own", () => {
+	const done = task({ status: 'completed', result: { content: [{ type: 'text', text: 'built 12 packages' }], isError: false, truncated: { shownChars: 5, totalChars: 9, savedTo: '/tmp/r.txt' } } });
+	assert.equal(
+		taskResultDocument(done),
+		'long_build on demo, task t1 — ok\n================================\n\nbuilt 12 packages\n\n(cut: 5 of 9 characters shown; the whole result is in /tmp/r.txt)\n',
+	);
+	assert.equal(taskResultDocument({ ...done, mine: undefined }), undefined, "another frontend's: the sidecar sends it no result, and none is made up");
+	assert.equal(taskResultDocument(task({})), undefined, 'running');
+	assert.equal(taskDocName(task({ server: 'my server', taskId: '../../x' })), 'tasks/my_server/.._.._x.txt');
 });

@@ -6,18 +6,20 @@ import type { CommandFactory } from './util';
 import { session, showError } from './util';
 
 /**
- * cancelTask cancels a running task from its row in the Tasks group
- * (freecode/tasks/cancel). Without its row (VS Code runs a button clicked
- * while the tree is redrawn without it), it asks which running task.
+ * cancelTask cancels a running task of ours from its row in the Tasks group
+ * (freecode/tasks/cancel): another frontend's has no Cancel Task, and the
+ * sidecar refuses it until we adopt it. Without its row (VS Code runs a
+ * button clicked while the tree is redrawn without it), it asks which of
+ * our running tasks.
  */
 export const cancelTask: CommandFactory = (fc) => async (node?: unknown) => {
 	const s = session(fc);
 	if (!s) return;
 	let n = node as Node | undefined;
 	if (n?.kind !== 'task') {
-		const running = fc.model.tasks().filter((t) => live(t.status));
+		const running = fc.model.tasks().filter((t) => t.mine && live(t.status));
 		if (running.length === 0) {
-			void vscode.window.showInformationMessage('No task is running.');
+			void vscode.window.showInformationMessage('No task of yours is running.');
 			return;
 		}
 		const now = Date.now();
@@ -36,6 +38,7 @@ export const cancelTask: CommandFactory = (fc) => async (node?: unknown) => {
 		await s.cancelTask(n.server, n.taskId);
 		vscode.window.setStatusBarMessage(`Cancelling task ${printable(n.taskId)} of ${printable(n.server)}`, 5000);
 	} catch (e) {
+		// Another frontend's (it adopted ours meanwhile): the sidecar's words say whose, and Adopt Task.
 		showError(`Cancelling task ${printable(n.taskId)}`, e);
 	}
 };

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { FreeCode } from '../context';
 import { addServer } from './addServer';
+import { adoptTask } from './adoptTask';
 import { approveServer } from './approveServer';
 import { cancelTask } from './cancelTask';
 import { disableServer, enableServer, removeServer, showServerConfiguration } from './configServer';
@@ -19,6 +20,7 @@ import { runToolWithArguments } from './runToolWithArguments';
 import { showConfigProblems } from './showConfigProblems';
 import { showServerLog } from './showServerLog';
 import { showSidecarLog } from './showSidecarLog';
+import { showTaskResult } from './showTaskResult';
 import { showToolDefinitions } from './showToolDefinitions';
 import { signIn } from './signIn';
 import { signOut } from './signOut';
@@ -60,6 +62,8 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.tool.acceptDefinition': acceptToolDefinition,
 	'freecode.tool.rejectDefinition': rejectToolDefinition,
 	'freecode.task.cancel': cancelTask,
+	'freecode.task.adopt': adoptTask,
+	'freecode.task.showResult': showTaskResult,
 };
 
 /** registerCommands registers every command for the extension's lifetime. */

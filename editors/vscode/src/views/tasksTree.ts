@@ -3,8 +3,12 @@
 // says its tool and server, its status and status message, and how long it
 // has run (until now while it runs, in whole minutes, so that its row is
 // redrawn once a minute and not under the pointer of someone clicking its
-// Cancel; to the second once it ended); a live one can be cancelled. Pure:
-// no `vscode` import; now is passed in.
+// Cancel; to the second once it ended). A task is the frontend's whose call
+// started it: of ours, a live one can be cancelled and a completed one's
+// result opened; another frontend's (a CLI's, a browser tab's, or nobody's
+// since its frontend left or the sidecar restarted) says only that it runs,
+// and can be adopted, which makes it ours. Pure: no `vscode` import; now is
+// passed in.
 
 import type { ServersModel } from '../model';
 import type { Icon, TaskNode, TasksNode } from '../nodes';
@@ -48,21 +52,48 @@ export function runningFor(ms: number): string {
 	return m < 60 ? `${m} min` : elapsed(ms);
 }
 
+/**
+ * The contextValue of a task's row, which package.json's menus read: "task live" (ours, running: Cancel Task),
+ * "task result" (ours, completed with a result: Show Task Result), "task" (ours, otherwise ended), "task other"
+ * (another frontend's, or nobody's: Adopt Task).
+ */
+export type TaskRowContext = 'task live' | 'task result' | 'task' | 'task other';
+
+/** taskContext is what a task's row offers. */
+export function taskContext(t: TaskInfo): TaskRowContext {
+	if (!t.mine) return 'task other';
+	if (live(t.status)) return 'task live';
+	return t.status === 'completed' && t.result ? 'task result' : 'task';
+}
+
+const waitingWords = 'waiting for an answer';
+
 /** taskNode is one task's row at time now (ms since the epoch). */
 export function taskNode(t: TaskInfo, now: number): TaskNode {
 	const start = Date.parse(t.createdAt);
 	const end = live(t.status) ? now : Date.parse(t.updatedAt);
 	const took = Number.isFinite(start) && Number.isFinite(end) ? (live(t.status) ? runningFor : elapsed)(end - start) : '';
 	const message = t.status === 'failed' ? t.error ?? t.statusMessage : t.statusMessage;
-	const description = [statusWords[t.status], took, message ? oneLine(message, 80) : ''].filter((x) => x !== '').join(' · ');
-	const lines = [`${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)}`, `${statusWords[t.status]}${took ? `, ${live(t.status) ? 'running for' : 'took'} ${took}` : ''}`];
+	// Another frontend's task waits for its answer, not ours.
+	const status = t.status === 'input_required' && !t.mine ? waitingWords : statusWords[t.status];
+	const description = [status, took, message ? oneLine(message, 80) : '', t.mine ? '' : 'not yours'].filter((x) => x !== '').join(' · ');
+	const lines = [`${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)}`, `${status}${took ? `, ${live(t.status) ? 'running for' : 'took'} ${took}` : ''}`];
 	if (message) lines.push(printable(message));
 	if (t.status === 'completed' && t.result) {
 		const text = t.result.content.filter((c) => c.type === 'text' && typeof c.text === 'string').map((c) => c.text as string).join('\n');
 		if (text) lines.push('', oneLine(text, 300));
 		if (t.result.isError) lines.push('(the tool reported an error)');
 	}
-	if (live(t.status)) lines.push('', 'Cancel Task stops it on its server.');
+	const context = taskContext(t);
+	if (context === 'task live') lines.push('', 'Cancel Task stops it on its server.');
+	if (context === 'task result') lines.push('', 'Show Task Result opens the whole of it.');
+	if (context === 'task other') {
+		lines.push(
+			'',
+			'Not yours: another frontend (a CLI, a browser tab, another window) started it, or it is nobody\'s since its frontend left or the sidecar restarted. Only its frontend sees its status message and result and may cancel it.',
+			'Adopt Task makes it yours.',
+		);
+	}
 	return {
 		kind: 'task',
 		server: t.server,
@@ -71,8 +102,14 @@ export function taskNode(t: TaskInfo, now: number): TaskNode {
 		description,
 		tooltip: lines.join('\n'),
 		icon: icons[t.status],
-		contextValue: live(t.status) ? 'task live' : 'task',
+		contextValue: context,
 	};
+}
+
+/** taskDocName is the name of the read-only document of a task's result: one per task, in words safe in a path. */
+export function taskDocName(t: TaskInfo): string {
+	const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || '_';
+	return `tasks/${safe(t.server)}/${safe(t.taskId)}.txt`;
 }
 
 /** tasksNodes is the Tasks group, or nothing while no call started a task. */
@@ -85,7 +122,8 @@ export function tasksNodes(model: ServersModel): TasksNode[] {
 			kind: 'tasks',
 			label: 'Tasks',
 			description: running > 0 ? `${running} running` : `${all.length} ended`,
-			tooltip: 'Tool calls that their servers run as tasks (MCP Tasks): their status, how long they ran, and Cancel for a running one.',
+			tooltip:
+				'Tool calls that their servers run as tasks (MCP Tasks): their status, how long they ran, Cancel for a running one of yours and the result of a completed one; Adopt Task for one that is not yours.',
 			icon: { id: 'tasklist' },
 			contextValue: 'tasks',
 		},
