@@ -10,9 +10,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/freecode/freecode/internal/browserfile"
 	"github.com/freecode/freecode/internal/protocol"
 )
 
@@ -57,7 +57,8 @@ func signInFileName(code string) string {
 	return "signin-" + hex.EncodeToString(h[:16]) + ".html"
 }
 
-// WriteSignInFile writes, in dir (made 0700 if it is not), the page that
+// WriteSignInFile writes, in dir (made 0700 if it is not: see
+// browserfile.Write, which the OAuth sign-in's page uses too), the page that
 // signs a browser in with res's code, readable by the user alone, and
 // returns its path. Sign-in files older than a code lives are removed
 // first: a sidecar that was killed did not.
@@ -70,7 +71,7 @@ func WriteSignInFile(dir string, res protocol.WebCodeResult) (string, error) {
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return "", fmt.Errorf("writing the sign-in file: the sign-in URL %q is not on a loopback address", res.URL)
 	}
-	if err := privateDir(dir); err != nil {
+	if err := browserfile.PrivateDir(dir); err != nil {
 		return "", fmt.Errorf("writing the sign-in file: %w", err)
 	}
 	sweepSignInFiles(dir, time.Now().Add(-webCodeTTL))
@@ -96,17 +97,8 @@ func WriteSignInFile(dir string, res protocol.WebCodeResult) (string, error) {
 </body>
 </html>
 `
-	path := filepath.Join(dir, signInFileName(res.Code))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	path, err := browserfile.Write(dir, signInFileName(res.Code), []byte(page))
 	if err != nil {
-		return "", fmt.Errorf("writing the sign-in file: %w", err)
-	}
-	_, err = f.WriteString(page)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
 		return "", fmt.Errorf("writing the sign-in file: %w", err)
 	}
 	return path, nil
@@ -118,38 +110,8 @@ func RemoveSignInFile(dir, code string) {
 	os.Remove(filepath.Join(dir, signInFileName(code)))
 }
 
-// privateDir makes dir, and makes it the user's alone if it was not: a
-// directory, not a link to one elsewhere, that only its owner enters.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return os.Chmod(dir, 0o700)
-	}
-	return nil
-}
-
 // sweepSignInFiles removes the sign-in files in dir last written before
 // cutoff.
 func sweepSignInFiles(dir string, cutoff time.Time) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "signin-") || !strings.HasSuffix(e.Name(), ".html") {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
+	browserfile.Sweep(dir, "signin-", ".html", cutoff)
 }
