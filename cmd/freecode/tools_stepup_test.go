@@ -15,6 +15,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/internal/browserfile"
 	"github.com/freecode/freecode/internal/oauthtest"
 )
 
@@ -24,7 +25,14 @@ import (
 // $BROWSER it is what the CLI opens a sign-in page with.
 const testBrowserEnv = "FREECODE_TEST_BROWSER"
 
-func runTestBrowser(u string) int {
+func runTestBrowser(arg string) int {
+	// It is given the file: URL of a page that sends it on to the
+	// sign-in page (oauth.OpenBrowser).
+	u, err := browserfile.Follow(arg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test browser:", err)
+		return 1
+	}
 	resp, err := http.Get(u)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "test browser:", err)

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/freecode/freecode/internal/browserfile"
 )
 
 // The CLI driver: the scenario driven through the freecode binary alone,
@@ -57,8 +59,14 @@ func readSuiteContext() (suiteContext, error) {
 }
 
 // browse is this program as the user's browser: it loads u and follows
-// the redirects, to the CLI's callback in the end.
-func browse(u string) error {
+// the redirects, to the CLI's callback in the end. As $BROWSER it is given
+// the file: URL of a page that sends it on to the sign-in page
+// (oauth.OpenBrowser), which it follows first.
+func browse(arg string) error {
+	u, err := browserfile.Follow(arg)
+	if err != nil {
+		return err
+	}
 	resp, err := http.Get(u)
 	if err != nil {
 		return err

@@ -315,12 +315,12 @@ func (f *Flow) listenFor(kept *clientRecord) (*callbackServer, error) {
 	}
 	if port == 0 && kept != nil {
 		if p := kept.port(); p != 0 {
-			cb, err := listenCallback(p)
+			cb, err := listenCallback(p, f.logger)
 			if err == nil {
 				return cb, nil
 			}
 			f.logger.Info("the kept client registration's redirect port is taken: registering anew for another", "port", p)
 		}
 	}
-	return listenCallback(port)
+	return listenCallback(port, f.logger)
 }

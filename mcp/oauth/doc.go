@@ -18,8 +18,11 @@
 //   - the interactive part, only when the user asked for it (a Flow made
 //     with a Login opener) or a live session needs more scopes and someone
 //     can answer ([Options].OpenURL): the page shown through an
-//     [OpenURLFunc] ([OpenBrowser] by default), a loopback callback on
-//     127.0.0.1 with a one-time state, a bounded wait (login.go).
+//     [OpenURLFunc] ([OpenBrowser] by default, which hands the browser a
+//     0600 page that redirects to it, never the URL: see browserfile), a
+//     loopback callback on 127.0.0.1 with a one-time state that, on
+//     Linux, takes no answer from another local user's socket, a bounded
+//     wait (login.go, peer.go).
 //
 // A connect never opens a browser by itself: without usable tokens the
 // Flow records why ([Flow.NeedsAuth], an [ErrNeedsAuth]) and the connect

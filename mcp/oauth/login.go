@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +24,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/browserfile"
 	"github.com/freecode/freecode/mcp/proc"
 )
 
@@ -160,8 +162,12 @@ func (f *Flow) fetchCode(ctx context.Context, cb *callbackServer, authURL string
 	f.resource = q.Get("resource")
 	f.mu.Unlock()
 	results := cb.expect(q.Get("state"))
+	// A page OpenBrowser writes for this sign-in goes when it ends: the
+	// browser came back, or nobody did in time.
+	pages := &openedPages{}
+	defer pages.remove()
 	f.logger.Info("opening the sign-in page", "url", authURL)
-	if err := open(ctx, authURL); err != nil {
+	if err := open(context.WithValue(ctx, openedPagesKey{}, pages), authURL); err != nil {
 		f.logger.Warn("could not open the sign-in page: open it in a browser on this machine", "url", authURL, "error", err)
 	}
 	wait := time.NewTimer(f.opts.LoginWait)
@@ -192,10 +198,21 @@ func (e *unansweredError) Unwrap() error { return e.cause }
 
 // callbackServer is the loopback end of the redirect: the browser comes
 // back to http://127.0.0.1:<port>/callback with the code, or an error.
+//
+// Whoever knows the authorization request's state could answer first: with
+// an error, which would fail the sign-in, or with a code of its own, got
+// by signing in to its own account with the same authorization URL, which
+// would sign FreeCode in as that account and send the user's calls there.
+// PKCE does not stop that: the code was issued against FreeCode's own
+// challenge, and FreeCode's verifier redeems it. So the URL is never on a
+// command line (OpenBrowser); the callback takes one answer per request
+// (expect), with the state, and, on Linux, none over a connection from
+// another local user's socket (peer.refused).
 type callbackServer struct {
 	redirectURL string
 	srv         *http.Server
 	done        chan struct{} // closed when Serve returned
+	logger      *slog.Logger
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -209,7 +226,7 @@ type callbackResult struct {
 }
 
 // listenCallback listens on 127.0.0.1:port (any free port for 0).
-func listenCallback(port int) (*callbackServer, error) {
+func listenCallback(port int, logger *slog.Logger) (*callbackServer, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		if port != 0 {
@@ -220,8 +237,9 @@ func listenCallback(port int) (*callbackServer, error) {
 	cb := &callbackServer{
 		redirectURL: "http://" + ln.Addr().String() + "/callback",
 		done:        make(chan struct{}),
+		logger:      logger,
 	}
-	cb.srv = &http.Server{Handler: http.HandlerFunc(cb.serve), ReadHeaderTimeout: 30 * time.Second}
+	cb.srv = &http.Server{Handler: http.HandlerFunc(cb.serve), ReadHeaderTimeout: 30 * time.Second, ConnContext: peerContext}
 	go func() {
 		_ = cb.srv.Serve(ln)
 		close(cb.done)
@@ -248,6 +266,14 @@ func (cb *callbackServer) close() {
 func (cb *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/callback" {
 		http.NotFound(w, r)
+		return
+	}
+	if p, _ := r.Context().Value(peerKey{}).(peer); p.refused() {
+		// Another local user's, or one that hid whose it was: whatever it
+		// says, it neither ends nor spoils the wait.
+		cb.logger.Warn("refused an answer to the sign-in's callback from another local user's connection", "uid", p.uid, "closed", p.orphan || !p.found)
+		callbackPage(w, http.StatusForbidden, "This sign-in is not yours",
+			"FreeCode takes the answer to its sign-in only from a browser of the user who started it.")
 		return
 	}
 	q := r.URL.Query()
@@ -323,32 +349,91 @@ func callbackPage(w http.ResponseWriter, status int, title, message string) {
 	_ = callbackTemplate.Execute(w, struct{ Title, Message string }{title, message})
 }
 
-// OpenBrowser opens an http or https URL in the user's browser: the
-// commands of $BROWSER (separated by the path list separator; "%s" in one
-// stands for the URL, else the URL is its last argument), else the
-// system's opener (xdg-open, open, rundll32). It returns once a command
-// started and did not fail at once; an error means none did.
+// OpenBrowser opens an http or https URL in the user's browser without
+// putting it on any command line (issue 30): the URL of a sign-in is the
+// sign-in's to whoever reads it first, and every local user may read a
+// browser's argv, or an opener's. So the URL goes into a page that sends
+// the browser on to it (browserfile.WriteRedirect), in a file only the
+// user can read in ~/.freecode/browser, and the browser is started with
+// the file's file: URL: the commands of $BROWSER (separated by the path
+// list separator; "%s" in one stands for the file's URL, else it is the
+// last argument), else the system's opener (xdg-open, open, rundll32).
+//
+// The page is removed when the sign-in that opened it ends (the browser
+// came back, or the wait for it ended), or, opened outside a sign-in, when
+// ctx is done or after pageLife at the latest. OpenBrowser returns once a
+// command started and did not fail at once; an error means none did, or
+// the page could not be written, and the URL is then the caller's to show
+// the user.
 func OpenBrowser(ctx context.Context, rawURL string) error {
 	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		return errors.New("only http and https URLs are opened")
 	}
-	return openBrowser(ctx, rawURL)
+	dir, err := browserfile.DefaultDir()
+	if err != nil {
+		return err
+	}
+	path, err := browserfile.WriteRedirect(dir, rawURL)
+	if err != nil {
+		return fmt.Errorf("writing the page that opens it: %w", err)
+	}
+	if pages, ok := ctx.Value(openedPagesKey{}).(*openedPages); ok {
+		pages.add(path)
+	} else {
+		remove := sync.OnceFunc(func() { os.Remove(path) })
+		stop := context.AfterFunc(ctx, remove)
+		time.AfterFunc(pageLife, func() {
+			stop()
+			remove()
+		})
+	}
+	if err := OpenBrowserFile(ctx, path); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// pageLife is how long a page OpenBrowser wrote outside a sign-in is
+// kept: a browser reads it as it starts.
+const pageLife = 10 * time.Minute
+
+// openedPagesKey is the context key of a sign-in's *openedPages.
+type openedPagesKey struct{}
+
+// openedPages are the pages OpenBrowser wrote for one sign-in, which
+// removes them when it ends.
+type openedPages struct {
+	// mu guards paths.
+	mu    sync.Mutex
+	paths []string
+}
+
+func (p *openedPages) add(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.paths = append(p.paths, path)
+}
+
+func (p *openedPages) remove() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, path := range p.paths {
+		os.Remove(path)
+	}
+	p.paths = nil
 }
 
 // OpenBrowserFile opens a local file, by its absolute path, in the user's
-// browser as OpenBrowser opens a page, the commands given its file: URL:
-// how `freecode web` signs the browser in without a secret in any
-// process's argv, which every local user may read (see
-// server.WriteSignInFile).
+// browser as OpenBrowser opens its page, the commands given its file: URL:
+// how a secret reaches the browser without being in any process's argv
+// (see browserfile).
 func OpenBrowserFile(ctx context.Context, path string) error {
-	if !filepath.IsAbs(path) {
-		return fmt.Errorf("opening %s: not an absolute path", path)
+	u, err := browserfile.FileURL(path)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
 	}
-	p := filepath.ToSlash(path)
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p // C:/… on Windows: file:///C:/…
-	}
-	return openBrowser(ctx, (&url.URL{Scheme: "file", Path: p}).String())
+	return openBrowser(ctx, u)
 }
 
 func openBrowser(ctx context.Context, rawURL string) error {

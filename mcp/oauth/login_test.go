@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,12 +13,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/internal/browserfile"
 )
 
 func TestCallbackServer(t *testing.T) {
-	cb, err := listenCallback(0)
+	cb, err := listenCallback(0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,54 +98,109 @@ func firstMatch(s, sub string) string {
 }
 
 func TestCallbackPortInUse(t *testing.T) {
-	cb, err := listenCallback(0)
+	cb, err := listenCallback(0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cb.close()
 	u, _ := url.Parse(cb.redirectURL)
 	port, _ := strconv.Atoi(u.Port())
-	if _, err := listenCallback(port); err == nil || !strings.Contains(err.Error(), "oauth.callbackPort") {
+	if _, err := listenCallback(port, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "oauth.callbackPort") {
 		t.Errorf("listening on a port in use: %v; want an error naming oauth.callbackPort", err)
 	}
 }
 
+// OpenBrowser gives the browser commands the file: URL of a page that
+// sends the browser on to the URL, never the URL (issue 30): the page is
+// the user's alone, 0600 in ~/.freecode/browser (0700), and is removed
+// when the sign-in that opened it ends, or when ctx is done.
 func TestOpenBrowser(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the stand-in browser is a shell script")
 	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	pages := filepath.Join(home, ".freecode", "browser")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "opened")
 	script := filepath.Join(dir, "browser")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" > "+out+"\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	const u = "https://as.example/authorize?client_id=x&state=y"
+	const u = "https://as.example/authorize?client_id=x&state=the-state"
+	// opened returns the page the browser was given, after the
+	// arguments before it, and checks that it sends the browser to u.
+	opened := func(t *testing.T) (before []string, page string) {
+		t.Helper()
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Fields(string(got))
+		if strings.Contains(string(got), "the-state") || len(args) == 0 {
+			t.Fatalf("the browser got %q, want the page's file: URL", got)
+		}
+		pu, err := url.Parse(args[len(args)-1])
+		if err != nil || pu.Scheme != "file" || filepath.Dir(pu.Path) != pages {
+			t.Fatalf("the browser got %q, want the file: URL of a page in %s", got, pages)
+		}
+		target, err := browserfile.Follow(args[len(args)-1])
+		if err != nil || target != u {
+			t.Errorf("the page sends the browser to %q (%v), want %q", target, err, u)
+		}
+		for path, want := range map[string]os.FileMode{pu.Path: 0o600, pages: 0o700 | os.ModeDir} {
+			if fi, err := os.Lstat(path); err != nil || fi.Mode() != want {
+				t.Errorf("%s: %v (%v), want %v", path, fi.Mode(), err, want)
+			}
+		}
+		return args[:len(args)-1], pu.Path
+	}
 	tests := []struct {
 		browser string
-		want    string
+		before  []string
 	}{
-		{script, u + "\n"},
-		{script + " --new-tab %s", "--new-tab\n" + u + "\n"},
+		{script, []string{}},
+		{script + " --new-tab %s", []string{"--new-tab"}},
 		// The first command fails: the next one is tried.
-		{"false" + string(os.PathListSeparator) + script, u + "\n"},
+		{"false" + string(os.PathListSeparator) + script, []string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.browser, func(t *testing.T) {
 			os.Remove(out)
 			t.Setenv("BROWSER", tc.browser)
-			if err := OpenBrowser(context.Background(), u); err != nil {
+			ctx := withOpenedPages(t.Context())
+			if err := OpenBrowser(ctx, u); err != nil {
 				t.Fatalf("OpenBrowser: %v", err)
 			}
-			got, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
+			before, page := opened(t)
+			if diff := cmp.Diff(tc.before, before); diff != "" {
+				t.Errorf("the arguments before the page (-want +got):\n%s", diff)
 			}
-			if string(got) != tc.want {
-				t.Errorf("the browser got %q, want %q", got, tc.want)
+			// The sign-in ends: its page goes.
+			endSignIn(ctx)
+			if _, err := os.Stat(page); !os.IsNotExist(err) {
+				t.Errorf("the page is still there once the sign-in ended: %v", err)
 			}
 		})
 	}
+	// Opened outside a sign-in, the page goes with ctx.
+	t.Run("outside a sign-in", func(t *testing.T) {
+		t.Setenv("BROWSER", script)
+		os.Remove(out)
+		ctx, cancel := context.WithCancel(t.Context())
+		if err := OpenBrowser(ctx, u); err != nil {
+			t.Fatalf("OpenBrowser: %v", err)
+		}
+		_, page := opened(t)
+		cancel()
+		for range 1000 { // the removal runs in a goroutine of its own
+			if _, err := os.Stat(page); os.IsNotExist(err) {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Error("the page is still there once ctx was done")
+	})
 	t.Run("not http", func(t *testing.T) {
 		t.Setenv("BROWSER", script)
 		os.Remove(out)
@@ -167,4 +226,14 @@ func TestOpenBrowser(t *testing.T) {
 			t.Error("OpenBrowserFile opened a relative path")
 		}
 	})
+}
+
+// withOpenedPages is ctx as fetchCode hands it to the opener.
+func withOpenedPages(ctx context.Context) context.Context {
+	return context.WithValue(ctx, openedPagesKey{}, &openedPages{})
+}
+
+// endSignIn is fetchCode's end, for the pages of withOpenedPages.
+func endSignIn(ctx context.Context) {
+	ctx.Value(openedPagesKey{}).(*openedPages).remove()
 }

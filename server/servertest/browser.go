@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/freecode/freecode/internal/browserfile"
 )
 
 // browserEnv makes the test binary a browser (see Main): it loads the URL
@@ -19,7 +21,7 @@ const browserEnv = "FREECODE_SERVERTEST_BROWSER"
 // Browser sets $BROWSER for the rest of the test to the test binary acting
 // as a browser, for the sidecar's own opener (oauth.OpenBrowser) to run: in
 // this process, or in a sidecar binary started after it. Opened returns
-// the URLs it was given so far.
+// the URLs it loaded so far: those the pages it was given sent it to.
 func Browser(t *testing.T) (opened func() []string) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -37,9 +39,15 @@ func Browser(t *testing.T) (opened func() []string) {
 	}
 }
 
-// runBrowser is the test binary as a browser.
+// runBrowser is the test binary as a browser. It is given the file: URL
+// of the page that sends it on to the sign-in page (oauth.OpenBrowser):
+// what it loads, and records, is where that page sends it.
 func runBrowser() int {
-	u := os.Args[len(os.Args)-1]
+	u, err := browserfile.Follow(os.Args[len(os.Args)-1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "servertest browser:", err)
+		return 1
+	}
 	// One short line in append mode: written whole, whoever else appends.
 	f, err := os.OpenFile(os.Getenv(browserEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err == nil {
