@@ -20,6 +20,7 @@ import {
 } from 'vscode-languageclient/node';
 import { externalPage } from './externalPage';
 import { SidecarLifecycle, type ClientState, type SidecarClient } from './lifecycle';
+import { opensByFile, pageLife, signInPageDir, writeSignInPage } from './signInPage';
 import type { ServersModel } from './model';
 import type { InitializationOptions } from './protocol';
 import type { Hooks, Session } from './session';
@@ -31,13 +32,22 @@ import type { SidecarState } from './statusText';
  * openSignInPage answers window/showDocument for a web page to open
  * outside VS Code (the sidecar's sign-in pages) with the URL as the sidecar
  * sent it: the client's own handler goes through vscode.Uri, which decodes
- * the query's escapes and could change a sign-in URL's parameters. Anything
- * else goes to the client's handler.
+ * the query's escapes and could change a sign-in URL's parameters. Where
+ * openExternal would put the URL on a command line (signInPage.ts), it is
+ * given a file only the user can read that sends the browser on to it,
+ * removed after pageLife; a page that cannot be written is success: false,
+ * and the sidecar opens the URL itself, the same way. Anything else goes
+ * to the client's handler.
  */
 const openSignInPage: NonNullable<NonNullable<LanguageClientOptions['middleware']>['window']>['showDocument'] = async (params, token, next) => {
 	const page = externalPage(params);
 	if (page !== undefined) {
 		try {
+			if (opensByFile(vscode.env.uiKind === vscode.UIKind.Desktop, vscode.env.remoteName, process.platform)) {
+				const file = await writeSignInPage(signInPageDir(), page);
+				setTimeout(() => void fs.promises.rm(file, { force: true }), pageLife).unref();
+				return { success: await vscode.env.openExternal(vscode.Uri.file(file)) };
+			}
 			// openExternal takes the string as it is, though it is typed for a Uri.
 			return { success: await vscode.env.openExternal(page as unknown as vscode.Uri) };
 		} catch {
