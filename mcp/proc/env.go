@@ -34,10 +34,13 @@ var NetworkEnv = []string{
 	"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_EXTRA_INDEX_URL",
 }
 
-// npmNetworkKeys are npm's network settings, passed as npm_config_<key>.
-// npm reads its variables' names ignoring case, so these are matched
-// ignoring case too (NPM_CONFIG_REGISTRY is the registry as well).
-var npmNetworkKeys = []string{"registry", "proxy", "https_proxy", "noproxy", "cafile", "ca", "strict_ssl"}
+// npmNetworkKeys are npm's network settings, passed as npm_config_<key>,
+// and its cache, where what it fetched is kept (a user who keeps it
+// elsewhere would otherwise have npx fetch everything again; a sandbox
+// sets its own). npm reads its variables' names ignoring case, so these
+// are matched ignoring case too (NPM_CONFIG_REGISTRY is the registry as
+// well).
+var npmNetworkKeys = []string{"registry", "proxy", "https_proxy", "noproxy", "cafile", "ca", "strict_ssl", "cache"}
 
 const npmPrefix = "npm_config_"
 

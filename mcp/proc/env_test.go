@@ -65,11 +65,12 @@ func TestEnvNetwork(t *testing.T) {
 		"http_proxy=http://proxy:3128", "https_proxy=http://u:pw@proxy:3128", "no_proxy=localhost",
 		"npm_config_ca=CERT", "npm_config_cafile=/ca.pem", "npm_config_https_proxy=http://proxy:3128",
 		"npm_config_noproxy=.corp", "npm_config_proxy=http://proxy:3128", "npm_config_strict_ssl=false",
+		"npm_config_cache=/c",
 	}
 	tokens := []string{
 		"npm_config__authToken=npm-secret", "npm_config__auth=dXNlcjpwYXNz", "npm_config_//npm.corp/:_authToken=npm-secret",
 		"NPM_TOKEN=npm-secret", "npm_config_token=npm-secret", "NPM_CONFIG__AUTHTOKEN=npm-secret",
-		"npm_config_cache=/c", "npm_config_userconfig=/u/.npmrc", "npm_config_registryx=https://evil/",
+		"npm_config_userconfig=/u/.npmrc", "npm_config_registryx=https://evil/",
 		"PIP_PASSWORD=secret", "UV_INDEX_PASSWORD=secret", "HTTPS_PROXY_PASSWORD=secret", "GITHUB_TOKEN=secret",
 	}
 	base := append(append([]string{"PATH=/bin"}, network...), tokens...)
@@ -92,7 +93,7 @@ func TestEnvNetwork(t *testing.T) {
 				"http_proxy=http://proxy:3128", "no_proxy=localhost",
 				"npm_config_ca=CERT", "npm_config_cafile=/ca.pem", "npm_config_https_proxy=http://proxy:3128",
 				"npm_config_noproxy=.corp", "npm_config_proxy=http://proxy:3128", "npm_config_registry=https://mine/",
-				"npm_config_strict_ssl=false",
+				"npm_config_strict_ssl=false", "npm_config_cache=/c",
 			}},
 	}
 	for _, tc := range tests {
