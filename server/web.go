@@ -146,14 +146,16 @@ func (g *sessionGroup) closeAndWait() {
 
 // pagePolicy is the Content-Security-Policy of everything the sidecar
 // at host serves: the page's script and stylesheet are its own files, it
-// connects to its own WebSocket only, its one image is the data: icon; no
+// connects to its own WebSocket and its own origin only (a HEAD of / tells
+// a browser not signed in from a sidecar that is gone), its one image is
+// the data: icon; no
 // frame, object, font, form target, <base> or framing of it. The page
 // shows no MCP Apps view (the extension does, in its webview), so no
 // frame-src: a srcdoc frame would run under this policy, inline script
 // refused. A page served elsewhere (--allow-origin) has its server's
 // policy.
 func pagePolicy(host string) string {
-	return "default-src 'none'; script-src 'self'; style-src 'self'; connect-src ws://" + host +
+	return "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self' ws://" + host +
 		"; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 

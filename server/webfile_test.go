@@ -54,7 +54,7 @@ func TestWebHeaders(t *testing.T) {
 		"style.css":  {Data: []byte("body{}")},
 	}})
 	want := http.Header{
-		"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; connect-src ws://" + w.host +
+		"Content-Security-Policy": {"default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self' ws://" + w.host +
 			"; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
 		"X-Content-Type-Options": {"nosniff"},
 		"Referrer-Policy":        {"no-referrer"},

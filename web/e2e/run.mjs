@@ -287,6 +287,17 @@ async function main() {
 	check((await latest.getAttribute('class')).includes('ok'), 'Allow Once: the call succeeded');
 	check(!fs.existsSync(path.join(project, 'notes.txt')), 'Allow Once: notes.txt is gone');
 	check(fs.existsSync(path.join(project, 'keep.txt')), 'nothing else was deleted');
+	// The run's entry says its title once, without the editor's ===== underline.
+	const body = await latest.locator('pre').innerText();
+	check(!/^=+$/m.test(body) && !body.includes('mcp__demo__delete_file —'), `a run's entry shows its title once: ${JSON.stringify(body.slice(0, 80))}`);
+
+	// The form shows an enum's values as they are, not as JSON.
+	await server(page, 'demo').locator('li.tool[data-tool="mcp__demo__create_issue"] button.run').click();
+	const form = page.locator('dialog[open]');
+	const options = await form.locator('select[name="priority"] option').allInnerTexts();
+	check(options.includes('high') && !options.some((o) => o.includes('"')), `an enum's options read as its values: ${options.join(', ')}`);
+	await shot(page, 'form');
+	await form.getByRole('button', { name: 'Cancel', exact: true }).click();
 
 	// A config edit on disk adds a server; the page shows it, no reload.
 	fs.writeFileSync(config, JSON.stringify({ mcp: { servers: [entry('demo'), entry('second')] } }, null, 2));
@@ -418,6 +429,10 @@ async function main() {
 	await stranger.waitForFunction(() => document.querySelector('#summary')?.getAttribute('data-sidecar') !== 'starting');
 	const state = await stranger.evaluate(() => document.querySelector('#summary')?.getAttribute('data-sidecar') ?? 'not the page');
 	check((await stranger.locator('section.server').count()) === 0, `a browser without the sign-in sees no server (HTTP ${resp?.status()}, page: ${state})`);
+	// It is told it is not signed in, not that the sidecar is stopped.
+	const said = await stranger.locator('#summary').innerText();
+	check(state === 'signedOut' && /not signed in/i.test(said) && !/stopped/i.test(said), `a browser without the sign-in is told so: ${state}, "${said}"`);
+	await shot(stranger, 'signed-out');
 	await fresh.close();
 
 	// The link --no-browser prints (to the terminal) signs another browser in.

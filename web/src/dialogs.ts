@@ -72,6 +72,14 @@ export function askPermission(
 	});
 }
 
+/** kindWords is what a field's hint says it takes. */
+function kindWords(f: ToolField): string {
+	if (f.kind === 'list') return `a list of ${f.items === 'string' ? 'text' : `${f.items}s`}, one a line`;
+	if (f.kind === 'json') return 'JSON';
+	if (f.kind === 'enum') return 'one of these';
+	return f.kind;
+}
+
 function fieldInput(f: ToolField): HTMLElement {
 	const id = `arg-${f.name}`;
 	if (f.kind === 'boolean') {
@@ -83,11 +91,17 @@ function fieldInput(f: ToolField): HTMLElement {
 	if (f.kind === 'enum') {
 		const s = h('select', { id, name: f.name });
 		if (!f.required) s.append(h('option', { value: '' }, '(leave out)'));
-		for (const v of f.choices ?? []) s.append(h('option', { value: v, selected: v === f.initial }, printable(v)));
+		(f.choices ?? []).forEach((v, i) => s.append(h('option', { value: v, selected: v === f.initial }, printable(f.labels?.[i] ?? v))));
 		return s;
 	}
+	if (f.kind === 'list') {
+		const t = h('textarea', { id, name: f.name, rows: '3', placeholder: f.required ? 'one a line' : 'one a line (empty: left out)' });
+		t.value = f.initial;
+		return t;
+	}
 	if (f.kind === 'json') {
-		const t = h('textarea', { id, name: f.name, rows: '3', placeholder: f.required ? 'JSON' : 'JSON (empty: left out)' });
+		const shape = f.example ? `, e.g. ${f.example}` : '';
+		const t = h('textarea', { id, name: f.name, rows: '3', placeholder: f.required ? `JSON${shape}` : `JSON${shape} (empty: left out)` });
 		t.value = f.initial;
 		return t;
 	}
@@ -107,7 +121,7 @@ export function argumentsForm(title: string, schema: unknown, verb: string): Pro
 		const errors = h('p', { class: 'errors', role: 'alert' });
 		const form = h('form', { method: 'dialog' });
 		for (const f of fields) {
-			const hint = [f.kind === 'json' ? 'JSON' : f.kind, f.required ? 'required' : 'optional', f.description && printable(f.description)].filter(Boolean).join(' · ');
+			const hint = [kindWords(f), f.required ? 'required' : 'optional', f.description && printable(f.description)].filter(Boolean).join(' · ');
 			form.append(h('label', { for: `arg-${f.name}` }, printable(f.title ?? f.name), h('small', {}, hint)), fieldInput(f));
 		}
 		if (fields.length === 0) form.append(h('p', {}, 'There are no arguments to fill in.'));

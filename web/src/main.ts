@@ -9,7 +9,7 @@ import { approvalPrompt, APPROVE } from '../../editors/vscode/src/approvalPrompt
 import { promptDoc, resourceDoc } from '../../editors/vscode/src/extrasText';
 import { ServersModel } from '../../editors/vscode/src/model';
 import type { PermissionResponse, ServerLogParams, ServerStatus, ToolInfo } from '../../editors/vscode/src/protocol';
-import { resultDocument, resultSummary } from '../../editors/vscode/src/resultText';
+import { resultBody, resultSummary } from '../../editors/vscode/src/resultText';
 import { reviewDocument } from '../../editors/vscode/src/reviewText';
 import { takesNoArguments } from '../../editors/vscode/src/schemaPrefill';
 import type { ServerAction } from '../../editors/vscode/src/serverActions';
@@ -20,13 +20,13 @@ import { button, h } from './dom';
 import { Logs } from './logs';
 import { connection, openSocket, rpcURL } from './socket';
 import { promptSchema } from './toolForm';
-import { View } from './view';
+import { View, type Sidecar } from './view';
 
 const model = new ServersModel();
 const logs = new Logs();
 const notices = document.getElementById('notices')!;
 const runs = document.getElementById('runs')!;
-let sidecar: 'starting' | 'running' | 'stopped' = 'starting';
+let sidecar: Sidecar = 'starting';
 let hasProject = false;
 let session: Session | undefined;
 let calls = 0;
@@ -117,7 +117,9 @@ async function run(t: ToolInfo): Promise<void> {
 		const r = res.results[0];
 		entry.className = `run ${r.isError ? 'error' : 'ok'}`;
 		entry.dataset.decision = r.decision;
-		entry.replaceChildren(h('strong', {}, resultSummary(t.id, r)), h('pre', {}, resultDocument(t.id, r)));
+		// The summary is the entry's title: the document's own head line
+		// and its ===== underline are for an editor tab, not here.
+		entry.replaceChildren(h('strong', {}, resultSummary(t.id, r)), h('pre', {}, resultBody(r)));
 	} catch (e) {
 		entry.className = 'run error';
 		entry.replaceChildren(h('strong', {}, `${printable(t.id)}: ${printable((e as Error).message)}`));
@@ -196,9 +198,21 @@ async function main(): Promise<void> {
 	try {
 		ws = await openSocket(rpcURL(location));
 	} catch {
-		sidecar = 'stopped';
+		// The WebSocket says nothing of why it was refused: the page's own
+		// origin answering means the sidecar runs and this browser has no
+		// session with it.
+		const runs = await fetch('/', { method: 'HEAD', cache: 'no-store' }).then(
+			(r) => r.ok,
+			() => false,
+		);
+		sidecar = runs ? 'signedOut' : 'stopped';
 		view.render(sidecar);
-		notice('This page cannot reach the FreeCode sidecar. Open the address `freecode web` printed (it signs this browser in), or run `freecode web` again.', 'error');
+		notice(
+			runs
+				? 'This browser is not signed in to the FreeCode sidecar, which runs: run `freecode web` (it opens the page signed in), or open the link `freecode web --no-browser` prints.'
+				: 'This page cannot reach the FreeCode sidecar: it is not running at this address. Run `freecode web` to start it and open the page.',
+			'error',
+		);
 		return;
 	}
 	const conn = connection(ws);

@@ -6,7 +6,7 @@
 import type { PromptInfo } from '../../editors/vscode/src/protocol';
 import { resolved, sample, shapeOf } from '../../editors/vscode/src/schemaPrefill';
 
-export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'json';
+export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'list' | 'json';
 
 /** ToolField is one property as a form field. */
 export interface ToolField {
@@ -18,6 +18,12 @@ export interface ToolField {
 	description?: string;
 	/** An enum's values, as JSON text for the select's options. */
 	choices?: string[];
+	/** With choices: what each option shows (a string as it is, not quoted). */
+	labels?: string[];
+	/** A list's items' kind: one item a line, each read as that kind. */
+	items?: 'string' | 'number' | 'integer' | 'boolean';
+	/** A JSON field's shape, as the extension's prefill would write it: the placeholder of an empty one. */
+	example?: string;
 	/** What the field starts with: text (for a boolean "true"/"false"; "" leaves an optional field out). */
 	initial: string;
 }
@@ -31,8 +37,32 @@ function typeName(s: Record<string, unknown>): string | undefined {
 	return undefined;
 }
 
-function kindOf(s: Record<string, unknown>): FieldKind {
+/** example is a JSON field's shape: an object with each of its properties, an array with one such item. */
+function example(s: Record<string, unknown>, root: Record<string, unknown>): string {
+	return JSON.stringify(shapeOfValue(s, root));
+}
+
+function shapeOfValue(s: Record<string, unknown>, root: Record<string, unknown>): unknown {
+	const t = typeName(s);
+	if (t === 'array' && s.items !== null && typeof s.items === 'object' && !Array.isArray(s.items)) return [shapeOfValue(resolved(s.items, root), root)];
+	if (t === 'object' && s.properties !== null && typeof s.properties === 'object' && !Array.isArray(s.properties)) {
+		return Object.fromEntries(Object.entries(s.properties).map(([k, v]) => [k, sample(resolved(v, root), root)]));
+	}
+	return sample(s, root);
+}
+
+/** itemKind is the kind of an array's items when they are plain values; undefined otherwise. */
+function itemKind(s: Record<string, unknown>, root: Record<string, unknown>): ToolField['items'] {
+	if (typeName(s) !== 'array' || s.items === null || typeof s.items !== 'object' || Array.isArray(s.items)) return undefined;
+	const it = resolved(s.items, root);
+	if (Array.isArray(it.enum)) return undefined;
+	const t = typeName(it);
+	return t === 'string' || t === 'number' || t === 'integer' || t === 'boolean' ? t : undefined;
+}
+
+function kindOf(s: Record<string, unknown>, root: Record<string, unknown>): FieldKind {
 	if (Array.isArray(s.enum) && s.enum.length > 0) return 'enum';
+	if (itemKind(s, root)) return 'list';
 	switch (typeName(s)) {
 		case 'string':
 			return 'string';
@@ -52,6 +82,7 @@ function text(kind: FieldKind, v: unknown): string {
 	if (kind === 'string') return typeof v === 'string' ? v : JSON.stringify(v);
 	if (kind === 'json') return JSON.stringify(v, null, 2);
 	if (kind === 'enum') return JSON.stringify(v);
+	if (kind === 'list') return Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('\n') : JSON.stringify(v);
 	return String(v);
 }
 
@@ -62,7 +93,7 @@ export function toolFields(inputSchema: unknown): ToolField[] {
 	const names = [...shape.required.filter((n) => !(n in shape.properties)), ...Object.keys(shape.properties)];
 	const fields = [...new Set(names)].map((name): ToolField => {
 		const s = resolved(shape.properties[name], shape.root);
-		const kind = kindOf(s);
+		const kind = kindOf(s, shape.root);
 		const req = required.has(name);
 		// A required field starts from the value the extension's document
 		// starts from; an optional one from its default only, else empty,
@@ -75,6 +106,9 @@ export function toolFields(inputSchema: unknown): ToolField[] {
 			title: typeof s.title === 'string' ? s.title : undefined,
 			description: typeof s.description === 'string' ? s.description : undefined,
 			choices: kind === 'enum' ? (s.enum as unknown[]).map((e) => JSON.stringify(e)) : undefined,
+			labels: kind === 'enum' ? (s.enum as unknown[]).map((e) => (typeof e === 'string' ? e : JSON.stringify(e))) : undefined,
+			items: kind === 'list' ? itemKind(s, shape.root) : undefined,
+			example: kind === 'json' ? example(s, shape.root) : undefined,
 			initial: kind === 'boolean' && req && typeof start !== 'boolean' ? 'false' : text(kind, start),
 		};
 	});
@@ -110,6 +144,17 @@ export function toolArguments(fields: readonly ToolField[], texts: ReadonlyMap<s
 				if (t !== 'true' && t !== 'false') errors.push({ field: f.name, message: 'true or false' });
 				else value[f.name] = t === 'true';
 				break;
+			case 'list': {
+				const out: unknown[] = [];
+				for (const line of t.split('\n').map((l) => l.trim()).filter((l) => l !== '')) {
+					if (f.items === 'string') out.push(line);
+					else if (f.items === 'boolean' && (line === 'true' || line === 'false')) out.push(line === 'true');
+					else if ((f.items === 'number' || f.items === 'integer') && Number.isFinite(Number(line)) && (f.items === 'number' || Number.isInteger(Number(line)))) out.push(Number(line));
+					else errors.push({ field: f.name, message: `not ${f.items === 'integer' ? 'a whole number' : f.items === 'boolean' ? 'true or false' : 'a number'}: ${line}` });
+				}
+				value[f.name] = out;
+				break;
+			}
 			case 'enum':
 			case 'json':
 				try {

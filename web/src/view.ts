@@ -4,13 +4,12 @@
 // (views/serversTree.ts, views/problemsTree.ts, statusText.ts); the page
 // lays them out. Rendering is whole and cheap: the model is small.
 
-import type { ServersModel } from '../../editors/vscode/src/model';
-import type { ServerStatus, ToolInfo } from '../../editors/vscode/src/protocol';
+import { headline, type ServersModel } from '../../editors/vscode/src/model';
+import type { ConfigProblem, ServerStatus, ToolInfo } from '../../editors/vscode/src/protocol';
 import { actionWords, canDo, type ServerAction } from '../../editors/vscode/src/serverActions';
 import { statusText } from '../../editors/vscode/src/statusText';
 import { printable } from '../../editors/vscode/src/text';
 import { groupChildren } from '../../editors/vscode/src/views/extrasTree';
-import { problemNodes } from '../../editors/vscode/src/views/problemsTree';
 import { serverNode, serverTooltip, toolNode } from '../../editors/vscode/src/views/serversTree';
 import type { PromptNode, ResourceNode } from '../../editors/vscode/src/nodes';
 import { button, h } from './dom';
@@ -37,6 +36,9 @@ const buttonWords: Partial<Record<ServerAction, string>> = {
 	signOut: 'Sign Out',
 };
 
+/** Sidecar is what the page knows of the sidecar: the extension's states, and one a browser tab alone has. */
+export type Sidecar = 'starting' | 'running' | 'stopped' | 'signedOut';
+
 /** View renders the model into the page, keeping which parts the user opened. */
 export class View {
 	/** Which parts the user opened, or (for a part open at first, the tools) closed. */
@@ -49,12 +51,22 @@ export class View {
 		private readonly actions: Actions,
 	) {}
 
-	render(sidecar: 'starting' | 'running' | 'stopped'): void {
+	render(sidecar: Sidecar): void {
 		const sum = this.model.summary();
-		const st = statusText(sidecar, sum);
-		const summary = h('p', { id: 'summary', 'data-sidecar': sidecar }, st.tooltip.replace(/^FreeCode: /, '').split('\n')[0]);
-		const problems = problemNodes(this.model).map((n) =>
-			h('div', { class: 'problem', role: 'alert' }, h('strong', {}, n.label), n.description ? ` ${n.description}` : '', h('pre', {}, n.tooltip)),
+		const words =
+			sidecar === 'signedOut'
+				? 'Not signed in: the sidecar runs, but this browser has no session with it.'
+				: statusText(sidecar, sum).tooltip.replace(/^FreeCode: /, '').split('\n')[0];
+		const summary = h('p', { id: 'summary', 'data-sidecar': sidecar }, words);
+		// Each problem once, at its place in the file: the extension's
+		// tooltip says it again and points at a click the page has not.
+		const problems = this.model.fileProblems().map((f) =>
+			h(
+				'div',
+				{ class: 'problem', role: 'alert' },
+				h('strong', {}, headline(f, this.model.size > 0)),
+				h('ul', {}, ...f.problems.map((p) => h('li', {}, problemLine(f.path, p)))),
+			),
 		);
 		const cards = this.model.servers().map((s) => this.card(s));
 		const empty = this.model.loaded && cards.length === 0 ? h('p', { class: 'empty' }, 'No MCP server is configured yet. Add one to your config (freecode mcp add) and it shows here.') : null;
@@ -141,4 +153,11 @@ export class View {
 
 function logLine(l: { time: string; level: string; source: string; text: string }): HTMLElement {
 	return h('div', { class: `line ${l.level}` }, l.time ? `${l.time} ` : '', h('span', { class: 'src' }, l.source), ` ${l.text}`);
+}
+
+/** problemLine is one problem as the page shows it: file:line:col: key: message, a warning said so. */
+export function problemLine(path: string, p: ConfigProblem): string {
+	const where = `${printable(path)}:${p.line ?? 1}:${p.column ?? 1}`;
+	const warn = p.severity === 'warning' ? ' (a warning: the rest loads)' : '';
+	return `${where}: ${p.key ? `${printable(p.key)}: ` : ''}${printable(p.message)}${warn}`;
 }

@@ -50,7 +50,12 @@ export function taskResultDocument(t: TaskInfo): string | undefined {
 
 /** documentOf is a result's text under its head line. */
 function documentOf(head: string, r: Pick<ToolResult, 'content' | 'structuredContent' | 'truncated'>): string {
-	const out = [head, '='.repeat(Math.min(head.length, 80)), ''];
+	return [head, '='.repeat(Math.min(head.length, 80)), '', resultBody(r)].join('\n');
+}
+
+/** resultBody is a result's text alone, for a place whose title says whose it is (the page's run entry). */
+export function resultBody(r: Pick<ToolResult, 'content' | 'structuredContent' | 'truncated'>): string {
+	const out: string[] = [];
 	for (const c of r.content) out.push(contentText(c), '');
 	if (r.structuredContent !== undefined) {
 		out.push('structuredContent:', printable(JSON.stringify(r.structuredContent, null, 2)), '');
