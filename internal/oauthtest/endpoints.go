@@ -175,6 +175,10 @@ func (as *Server) token(w http.ResponseWriter, r *http.Request) {
 		delete(as.codes, f.Get("code")) // single use
 		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 		switch {
+		case as.codeError != "":
+			as.events = append(as.events, "token refused: "+as.codeError)
+			tokenError(w, as.codeError, as.codeErrorText)
+			return
 		case !ok || code.client != c.id:
 			tokenError(w, "invalid_grant", "unknown code")
 			return

@@ -77,6 +77,16 @@ func (as *Server) SetDeny(deny bool) {
 	as.mu.Unlock()
 }
 
+// SetCodeError makes the token endpoint refuse every authorization code
+// with the error code and its description (RFC 6749, 5.2), such as
+// invalid_target: the browser comes back with a code, and its exchange
+// fails. "" accepts codes again.
+func (as *Server) SetCodeError(code, description string) {
+	as.mu.Lock()
+	as.codeError, as.codeErrorText = code, description
+	as.mu.Unlock()
+}
+
 // ExpireAccessTokens makes every access token issued so far expired.
 func (as *Server) ExpireAccessTokens() {
 	as.mu.Lock()

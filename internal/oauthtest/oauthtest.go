@@ -91,6 +91,9 @@ type Server struct {
 	// refreshed holds the access tokens issued for a refresh token.
 	refreshed map[string]bool
 	requests  []MCPRequest // in the order they arrived
+	// codeError, if set, is the error the token endpoint answers every
+	// code with (the exchange fails), with codeErrorText its description.
+	codeError, codeErrorText string
 }
 
 type testClient struct {

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,9 +50,22 @@ func (f *Flow) authorizeInteractive(ctx context.Context, req *http.Request, resp
 	again := &http.Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: http.NoBody, Request: resp.Request}
 	retry, err := f.authorizeWith(ctx, req, resp, cb, open, stepUp, kept)
 	if retry {
+		cb.finish(&retryError{cause: f.Redactor().Error(err)})
 		_, err = f.authorizeWith(ctx, req, again, cb, open, stepUp, nil)
 	}
+	// The browser's page says what became of the code it brought: the
+	// exchange, not the redirect, is what signs FreeCode in.
+	cb.finish(f.Redactor().Error(err))
 	return err
+}
+
+// retryError is the outcome a browser is told of when the authorization
+// server refused the kept registration at the token endpoint: FreeCode
+// registers anew and opens the sign-in again.
+type retryError struct{ cause error }
+
+func (e *retryError) Error() string {
+	return "the authorization server refused FreeCode's saved registration (" + e.cause.Error() + "); FreeCode opens the sign-in again with a new one"
 }
 
 // authorizeWith is one authorization through the go-sdk's handler, which
@@ -167,9 +181,9 @@ func (f *Flow) fetchCode(ctx context.Context, cb *callbackServer, authURL string
 	pages := &openedPages{}
 	defer pages.remove()
 	f.logger.Info("opening the sign-in page", "url", authURL)
-	if err := open(context.WithValue(ctx, openedPagesKey{}, pages), authURL); err != nil {
+	cb.open(context.WithValue(ctx, openedPagesKey{}, pages), open, authURL, func(err error) {
 		f.logger.Warn("could not open the sign-in page: open it in a browser on this machine", "url", authURL, "error", err)
-	}
+	})
 	wait := time.NewTimer(f.opts.LoginWait)
 	defer wait.Stop()
 	select {
@@ -208,16 +222,32 @@ func (e *unansweredError) Unwrap() error { return e.cause }
 // command line (OpenBrowser); the callback takes one answer per request
 // (expect), with the state, and, on Linux, none over a connection from
 // another local user's socket (peer.refused).
+//
+// The page the browser comes back to says what became of its code: the
+// handler holds it until the token exchange succeeded or failed (finish),
+// within callbackHold, since a code the browser brought is not a sign-in
+// yet. So the sign-in page is opened in a goroutine of its own (open): an
+// opener that returns only once the page loaded, as a test's stand-in
+// browser does, would otherwise hold the wait for the code it brings.
 type callbackServer struct {
 	redirectURL string
 	srv         *http.Server
 	done        chan struct{} // closed when Serve returned
 	logger      *slog.Logger
+	closing     chan struct{} // closed by close: a held page answers at once
+	// holding counts the handlers that hold their page for an outcome;
+	// opens the goroutines opening the sign-in page.
+	holding, opens sync.WaitGroup
 
 	// mu guards the fields below.
 	mu      sync.Mutex
 	state   string // the state parameter awaited; "" when none is
 	results chan callbackResult
+	// outcome is where finish sends the outcome of the code the last
+	// answer brought, to its handler; nil when none waits for one.
+	outcome chan error
+	closed  bool     // close began: no handler holds its page any more
+	cancels []func() // the opening goroutines' contexts
 }
 
 type callbackResult struct {
@@ -237,6 +267,7 @@ func listenCallback(port int, logger *slog.Logger) (*callbackServer, error) {
 	cb := &callbackServer{
 		redirectURL: "http://" + ln.Addr().String() + "/callback",
 		done:        make(chan struct{}),
+		closing:     make(chan struct{}),
 		logger:      logger,
 	}
 	cb.srv = &http.Server{Handler: http.HandlerFunc(cb.serve), ReadHeaderTimeout: 30 * time.Second, ConnContext: peerContext}
@@ -257,10 +288,69 @@ func (cb *callbackServer) expect(state string) <-chan callbackResult {
 	return ch
 }
 
-// close stops the server and waits for it.
+// open opens the sign-in page at url with open, in its own goroutine;
+// failed is told why it could not.
+func (cb *callbackServer) open(ctx context.Context, open OpenURLFunc, url string, failed func(error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	cb.mu.Lock()
+	cb.cancels = append(cb.cancels, cancel)
+	cb.mu.Unlock()
+	cb.opens.Go(func() {
+		defer cancel()
+		if err := open(ctx, url); err != nil {
+			failed(err)
+		}
+	})
+}
+
+// finish tells the handler that holds its page for the code it brought
+// how the exchange of that code ended: nil, signed in. Without such a
+// handler it does nothing.
+func (cb *callbackServer) finish(err error) {
+	cb.mu.Lock()
+	out := cb.outcome
+	cb.outcome = nil
+	cb.mu.Unlock()
+	if out != nil {
+		out <- err // buffered: never blocks
+	}
+}
+
+// callbackHold bounds how long the browser's page waits for the token
+// exchange; the page then says that FreeCode is still at it.
+const callbackHold = 30 * time.Second
+
+// openGrace is how long close waits for an opener still running (an
+// editor asked to open the page that has not answered) before it cancels
+// its context.
+const openGrace = 5 * time.Second
+
+// close answers a page still held, stops the server and waits for it, and
+// for the goroutines opening the sign-in page.
 func (cb *callbackServer) close() {
+	cb.mu.Lock()
+	cb.closed = true
+	cancels := cb.cancels
+	cb.mu.Unlock()
+	close(cb.closing)
+	cb.holding.Wait() // their pages are written whole before the server closes
 	cb.srv.Close()
 	<-cb.done
+	opened := make(chan struct{})
+	go func() {
+		cb.opens.Wait()
+		close(opened)
+	}()
+	t := time.NewTimer(openGrace)
+	defer t.Stop()
+	select {
+	case <-opened:
+	case <-t.C:
+		for _, cancel := range cancels {
+			cancel()
+		}
+		<-opened
+	}
 }
 
 func (cb *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
@@ -277,11 +367,19 @@ func (cb *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	code, errCode := q.Get("code"), q.Get("error")
 	cb.mu.Lock()
 	want, results := cb.state, cb.results
 	ok := want != "" && q.Get("state") == want
+	var outcome chan error
 	if ok {
 		cb.state = "" // one answer per request: a replayed link finds nobody waiting
+		if code != "" && errCode == "" && !cb.closed {
+			outcome = make(chan error, 1)
+			cb.outcome = outcome
+			cb.holding.Add(1)
+			defer cb.holding.Done()
+		}
 	}
 	cb.mu.Unlock()
 	if !ok {
@@ -292,7 +390,7 @@ func (cb *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var res callbackResult
-	switch code, errCode := q.Get("code"), q.Get("error"); {
+	switch {
 	case errCode != "":
 		res.err = &authorizationError{code: errCode, description: q.Get("error_description")}
 		callbackPage(w, http.StatusOK, "Sign-in did not complete", res.err.Error()+". You can close this tab.")
@@ -301,9 +399,50 @@ func (cb *callbackServer) serve(w http.ResponseWriter, r *http.Request) {
 		callbackPage(w, http.StatusBadRequest, "Sign-in did not complete", "The authorization server sent no code. You can close this tab and try again.")
 	default:
 		res.res = &auth.AuthorizationResult{Code: code, State: q.Get("state"), Iss: q.Get("iss")}
-		callbackPage(w, http.StatusOK, "Signed in", "FreeCode is signed in. You can close this tab and go back to it.")
+		if outcome == nil {
+			// close began: nobody exchanges the code any more.
+			results <- res
+			callbackPage(w, http.StatusOK, "Sign-in did not complete", "FreeCode stopped waiting for this sign-in. You can close this tab and start it again from FreeCode.")
+			return
+		}
 	}
 	results <- res
+	if outcome != nil {
+		cb.hold(w, r, outcome)
+	}
+}
+
+// hold answers the browser once the code it brought was exchanged, or
+// failed to be, within callbackHold.
+func (cb *callbackServer) hold(w http.ResponseWriter, r *http.Request, outcome <-chan error) {
+	t := time.NewTimer(callbackHold)
+	defer t.Stop()
+	var err error
+	select {
+	case err = <-outcome:
+	case <-cb.closing:
+		// finish comes before close: an outcome sent is the answer.
+		select {
+		case err = <-outcome:
+		default:
+			err = errors.New("FreeCode stopped the sign-in before it completed")
+		}
+	case <-t.C:
+		callbackPage(w, http.StatusOK, "Finishing the sign-in",
+			"FreeCode has the answer and is still exchanging it for a token. You can close this tab: FreeCode shows whether the sign-in worked.")
+		return
+	case <-r.Context().Done():
+		return // the browser went
+	}
+	var retry *retryError
+	switch {
+	case err == nil:
+		callbackPage(w, http.StatusOK, "Signed in", "FreeCode is signed in. You can close this tab and go back to it.")
+	case errors.As(err, &retry):
+		callbackPage(w, http.StatusOK, "Signing in again", shortText(err.Error())+".")
+	default:
+		callbackPage(w, http.StatusOK, "Sign-in failed", "Sign-in failed: "+shortText(err.Error())+". You can close this tab and try again from FreeCode.")
+	}
 }
 
 // authorizationError is the error an authorization server sent the
@@ -340,13 +479,19 @@ var callbackTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 `))
 
 // callbackPage answers the browser with a small page; html/template
-// escapes what the authorization server wrote into it.
+// escapes what the authorization server wrote into it. The page goes out
+// whole, its length given, before the handler returns: close may shut the
+// server as soon as a held page is written.
 func callbackPage(w http.ResponseWriter, status int, title, message string) {
+	var page bytes.Buffer
+	_ = callbackTemplate.Execute(&page, struct{ Title, Message string }{title, message})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(page.Len()))
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
-	_ = callbackTemplate.Execute(w, struct{ Title, Message string }{title, message})
+	_, _ = w.Write(page.Bytes())
+	_ = http.NewResponseController(w).Flush()
 }
 
 // OpenBrowser opens an http or https URL in the user's browser without
@@ -404,14 +549,21 @@ type openedPagesKey struct{}
 // openedPages are the pages OpenBrowser wrote for one sign-in, which
 // removes them when it ends.
 type openedPages struct {
-	// mu guards paths.
-	mu    sync.Mutex
-	paths []string
+	// mu guards the fields below.
+	mu      sync.Mutex
+	paths   []string
+	removed bool // the sign-in ended: a page written since goes at once
 }
 
 func (p *openedPages) add(path string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.removed {
+		// The page is opened in a goroutine of its own: a sign-in may end
+		// before it is written (the user opened the URL by hand).
+		os.Remove(path)
+		return
+	}
 	p.paths = append(p.paths, path)
 }
 
@@ -421,7 +573,7 @@ func (p *openedPages) remove() {
 	for _, path := range p.paths {
 		os.Remove(path)
 	}
-	p.paths = nil
+	p.paths, p.removed = nil, true
 }
 
 // OpenBrowserFile opens a local file, by its absolute path, in the user's

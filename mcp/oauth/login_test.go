@@ -63,23 +63,42 @@ func TestCallbackServer(t *testing.T) {
 		t.Fatalf("the wait ended on a request it was not waiting for: %+v", r)
 	default:
 	}
-	status, body := get("?code=the-code&state=the-state&iss=https%3A%2F%2Fas.example")
-	got = append(got, answer{status, firstMatch(body, "FreeCode is signed in")})
-	want := []answer{{400, "has expired"}, {400, "has expired"}, {404, ""}, {200, "FreeCode is signed in"}}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(answer{})); diff != "" {
-		t.Errorf("answers (-want +got):\n%s", diff)
-	}
+	// The page for a code waits for its exchange (finish).
+	page := make(chan answer, 1)
+	go func() {
+		status, body := get("?code=the-code&state=the-state&iss=https%3A%2F%2Fas.example")
+		page <- answer{status, firstMatch(body, "FreeCode is signed in")}
+	}()
 	r := <-results
 	if r.err != nil || r.res.Code != "the-code" || r.res.State != "the-state" || r.res.Iss != "https://as.example" {
 		t.Errorf("result %+v, %v", r.res, r.err)
+	}
+	cb.finish(nil)
+	got = append(got, <-page)
+	want := []answer{{400, "has expired"}, {400, "has expired"}, {404, ""}, {200, "FreeCode is signed in"}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(answer{})); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
 	}
 	// The link works once.
 	if status, _ := get("?code=the-code&state=the-state"); status != 400 {
 		t.Errorf("the same link again: %d, want 400", status)
 	}
 
+	// A code whose exchange failed: the page says so, escaped.
+	results = cb.expect("s3")
+	failed := make(chan string, 1)
+	go func() {
+		_, body := get("?code=c3&state=s3")
+		failed <- body
+	}()
+	<-results
+	cb.finish(errors.New(`token exchange failed: oauth2: "invalid_target" "<b>no</b>"`))
+	if body := <-failed; !strings.Contains(body, "Sign-in failed: token exchange failed") || !strings.Contains(body, "&lt;b&gt;no&lt;/b&gt;") || strings.Contains(body, "signed in") {
+		t.Errorf("the page for a failed exchange:\n%s", body)
+	}
+
 	results = cb.expect("s2")
-	status, body = get("?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=s2")
+	status, body := get("?error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E&state=s2")
 	r = <-results
 	var ae *authorizationError
 	if !errors.As(r.err, &ae) || ae.code != "access_denied" {

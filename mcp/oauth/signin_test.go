@@ -388,6 +388,44 @@ func TestOAuthDeniedConsent(t *testing.T) {
 	}
 }
 
+// A code the browser brings back is no sign-in yet: the page it lands on
+// waits for the code's exchange and says it failed, with the token
+// endpoint's reason escaped, when the exchange does (invalid_target, as a
+// server behind a gateway answers a resource it does not know); it says
+// "signed in" only once a token was had.
+func TestOAuthExchangeFailedPage(t *testing.T) {
+	e := newAuthEnv(t, oauthtest.Setup{PRM: "header", ASMeta: "oauth"})
+	e.as.SetCodeError("invalid_target", "the resource <mcp> is not served here")
+	srv := e.server(nil)
+	c, err := e.login(srv, e.options(nil))
+	if !errors.Is(err, oauth.ErrNeedsAuth) || !strings.Contains(err.Error(), "invalid_target") {
+		t.Fatalf("Login with the exchange refused: %v; want oauth.ErrNeedsAuth saying invalid_target", err)
+	}
+	if st := c.Status(); st.State != mcp.StateNeedsAuth || !strings.Contains(st.LastError, "invalid_target") {
+		t.Errorf("status %v, %q; want needsAuth saying why", st.State, st.LastError)
+	}
+	pages := e.browser.Pages()
+	if len(pages) != 1 {
+		t.Fatalf("the browser ended on %d pages, want 1: %q", len(pages), pages)
+	}
+	for _, want := range []string{"<h1>Sign-in failed</h1>", "Sign-in failed: ", "invalid_target", "the resource &lt;mcp&gt; is not served here"} {
+		if !strings.Contains(pages[0], want) {
+			t.Errorf("the browser's page lacks %q:\n%s", want, pages[0])
+		}
+	}
+	if strings.Contains(pages[0], "signed in") || strings.Contains(pages[0], "Signed in") {
+		t.Errorf("the browser's page says signed in after the exchange failed:\n%s", pages[0])
+	}
+
+	e.as.SetCodeError("", "")
+	if _, err := e.login(srv, e.options(nil)); err != nil {
+		t.Fatalf("Login once the exchange works: %v", err)
+	}
+	if pages := e.browser.Pages(); len(pages) != 2 || !strings.Contains(pages[1], "<h1>Signed in</h1>") {
+		t.Errorf("the browser's pages: %q; want the second to say signed in", pages)
+	}
+}
+
 func TestOAuthRefreshBeforeExpiry(t *testing.T) {
 	// Tokens live 30 s, under refreshMargin: each is refreshed before it
 	// is sent again, with no clock to wait for.
