@@ -47,20 +47,29 @@ var importKeys = []string{"type", "command", "args", "env", "envFile", "cwd", "u
 // entries that cannot be used at all are left out with a warning. The
 // error is for data that is not such a file.
 func Import(kind string, data []byte) ([]Server, []string, error) {
-	root, err := ParseJSONC(kind, data)
+	im, err := importData(kind, data)
 	if err != nil {
 		return nil, nil, err
+	}
+	return im.out, im.warnings, nil
+}
+
+// importData reads the server maps of kind's file data.
+func importData(kind string, data []byte) (*importer, error) {
+	root, err := ParseJSONC(kind, data)
+	if err != nil {
+		return nil, err
 	}
 	root.Standardize()
 	im := &importer{kind: kind, taken: make(map[string]bool)}
 	switch kind {
 	case ImportClaudeDesktop, ImportCursor:
 		if err := im.servers(&root, "/mcpServers", ""); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	case ImportClaudeCode:
 		if err := im.servers(&root, "/mcpServers", ""); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if projects, ok := member(&root, "/projects"); ok {
 			obj, _ := projects.Value.(*hujson.Object)
@@ -68,25 +77,35 @@ func Import(kind string, data []byte) ([]Server, []string, error) {
 				dir := literalString(obj.Members[i].Name)
 				ptr := "/projects/" + escapePointer(dir) + "/mcpServers"
 				if err := im.servers(&root, ptr, dir); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
 		}
 	case ImportVSCode:
 		if err := im.servers(&root, "/servers", ""); err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+		if !im.found {
+			// VS Code's settings.json: "mcp": {"servers": {…}}, which is
+			// also what a FreeCode config whose servers were copied from
+			// another client as they were has.
+			if _, ok := member(&root, "/mcp/servers"); ok {
+				if err := im.servers(&root, "/mcp/servers", ""); err != nil {
+					return nil, err
+				}
+			}
 		}
 	default:
-		return nil, nil, fmt.Errorf("unknown import kind %q: want one of %s", kind, strings.Join(ImportKinds, ", "))
+		return nil, fmt.Errorf("unknown import kind %q: want one of %s", kind, strings.Join(ImportKinds, ", "))
 	}
 	if !im.found {
 		key := "mcpServers"
 		if kind == ImportVSCode {
 			key = "servers"
 		}
-		return nil, nil, fmt.Errorf("%s: no %q object: not a %s MCP config", kind, key, kind)
+		return nil, fmt.Errorf("%s: no %q object: not a %s MCP config", kind, key, kind)
 	}
-	return im.out, im.warnings, nil
+	return im, nil
 }
 
 type importer struct {
@@ -94,7 +113,8 @@ type importer struct {
 	out      []Server
 	warnings []string
 	taken    map[string]bool
-	found    bool // the file has a server map at all
+	found    bool     // the file has a server map at all
+	from     []string // the pointers of the server maps read
 }
 
 func (im *importer) warn(format string, args ...any) {
@@ -133,6 +153,7 @@ func (im *importer) servers(root *hujson.Value, ptr, project string) error {
 		return nil
 	}
 	im.found = true
+	im.from = append(im.from, ptr)
 	obj := v.Value.(*hujson.Object)
 	var names []string
 	for i := range obj.Members {
@@ -296,4 +317,84 @@ func (im *importer) variables(s *Server) {
 		}
 		s.Command[i] = c
 	}
+}
+
+// ImportResult is what ImportFile did, or would do.
+type ImportResult struct {
+	Added    []Server // in the file's order
+	Skipped  []Server // a server of that name is in mcp.servers already
+	Warnings []string // what could not be carried over as it was (see Import)
+}
+
+// ImportFile turns the config file at path, saved in kind's shape (another
+// client's server map, which Parse reports as a problem: the file's own
+// top-level "servers" or "mcpServers", or an object as "mcp.servers"),
+// into FreeCode's, in one edit: the map's servers are added to
+// mcp.servers, but for those whose name is there already, and the map
+// goes, the file's other keys staying as they were. With dryRun the file
+// is only read. It is how `freecode mcp import` imports the config file
+// itself: adding to a file that keeps the other client's map would leave
+// it a problem.
+func ImportFile(path, kind string, dryRun bool) (*ImportResult, error) {
+	var res *ImportResult
+	convert := func(root *hujson.Value) error {
+		im, err := importData(kind, root.Pack())
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		res = &ImportResult{Warnings: im.warnings}
+		for _, ptr := range im.from {
+			switch ptr {
+			case "/mcp/servers":
+				// The array takes the object's place in the mcp section.
+				if err := patch(root, "replace", ptr, []byte("[]")); err != nil {
+					return err
+				}
+			case "/servers", "/mcpServers":
+				if err := patch(root, "remove", ptr, nil); err != nil {
+					return err
+				}
+			}
+		}
+		names, err := serverNames(path, root)
+		if err != nil {
+			return err
+		}
+		if err := ensure(root, "/mcp", "{}", "/mcp/servers", "[]"); err != nil {
+			return err
+		}
+		for _, s := range im.out {
+			if slices.Contains(names, s.Name) {
+				res.Skipped = append(res.Skipped, s)
+				continue
+			}
+			entry, err := marshal(toFile(s))
+			if err != nil {
+				return err
+			}
+			if err := patch(root, "add", "/mcp/servers/-", entry); err != nil {
+				return err
+			}
+			res.Added = append(res.Added, s)
+		}
+		return nil
+	}
+	if !dryRun {
+		if err := UpdateFile(path, convert); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	f, err := readForUpdate(path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := ParseJSONC(path, f.data)
+	if err != nil {
+		return nil, err
+	}
+	if err := convert(&root); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

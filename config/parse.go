@@ -94,12 +94,15 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{pos: &positions{data: data, root: new(v.Clone())}}
+	d := &decoder{path: path, scope: scope, pos: &positions{data: data, root: new(v.Clone())}}
 	v.Standardize()
 	std := v.Pack()
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(std, &root); err != nil || root == nil {
 		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
+	}
+	if scope == ScopeUser {
+		d.otherClientFile(root)
 	}
 	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
 		d.mcp(raw, cfg, scope, baseDir)
@@ -120,6 +123,8 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 // decoder reads the mcp section field by field, so that a value of the
 // wrong JSON type is reported with its key and the rest is still checked.
 type decoder struct {
+	path     string // the file, for hints that name it
+	scope    string // ScopeUser or ScopeProject
 	problems []Problem
 	warnings []Problem // keys ignored: the file loads all the same
 	entries  []string  // the key of each decoded server, e.g. "mcp.servers[2]"
@@ -238,7 +243,7 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 		case keyServers:
 			var list []json.RawMessage
 			if err := json.Unmarshal(v, &list); err != nil {
-				d.fail(key, "", "want an array of server entries")
+				d.serversNotArray(key, v)
 				continue
 			}
 			for i, e := range list {

@@ -146,3 +146,63 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// otherClientMaps are the keys other clients keep their servers under, a
+// map by name at the top of their file, with the kind of Import that reads
+// them. FreeCode's config has neither.
+var otherClientMaps = []struct{ key, shape, kind string }{
+	{"servers", `VS Code's mcp.json shape ("servers" at the top)`, ImportVSCode},
+	{"mcpServers", `Claude's MCP config shape ("mcpServers" at the top, as Claude Desktop, Claude Code and Cursor write it)`, ImportClaudeDesktop},
+}
+
+// otherClientFile reports another client's MCP config saved as FreeCode's:
+// a server map at the top (otherClientMaps). Read as FreeCode's, such a
+// file has no servers and no mcp section, so every server stopped and the
+// trusted projects and approvals of the mcp section went with it, without
+// a word; as a problem, the last good config stays in force (the
+// workspace keeps it while the file does not load) and the problem, at
+// the key, says how import turns the file into FreeCode's.
+func (d *decoder) otherClientFile(root map[string]json.RawMessage) {
+	for _, o := range otherClientMaps {
+		raw, ok := root[o.key]
+		var m map[string]json.RawMessage
+		if !ok || json.Unmarshal(raw, &m) != nil || m == nil {
+			continue // not a server map: someone else's key
+		}
+		line, col := d.pos.at(o.key, true)
+		d.problems = append(d.problems, Problem{Key: o.key, Line: line, Col: col,
+			Msg: fmt.Sprintf(`this is %s, which FreeCode does not read: its servers go in "mcp": {"servers": [...]}, an array of entries with a "name"; %s turns this file into FreeCode's`,
+				o.shape, d.importHint(o.kind))})
+	}
+}
+
+// serversNotArray reports mcp.servers that is not an array, at its key.
+// An object of servers by name is how other clients write them (VS Code's
+// settings.json has exactly "mcp": {"servers": {…}}): import converts it.
+func (d *decoder) serversNotArray(key string, raw json.RawMessage) {
+	line, col := d.pos.at(key, true)
+	msg := `want an array of server entries, each with a "name": [{"name": "memory", "command": …}]`
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil && m != nil {
+		msg += ", not an object of servers by name"
+		if d.scope == ScopeUser {
+			msg += "; " + d.importHint(ImportVSCode) + " converts an object of named servers"
+		}
+	}
+	d.problems = append(d.problems, Problem{Key: key, Msg: msg, Line: line, Col: col})
+}
+
+// importHint is the command that imports the file being parsed as kind,
+// in place (cmd/freecode/mcp_import.go), and the editor's way to run it.
+func (d *decoder) importHint(kind string) string {
+	return fmt.Sprintf("`freecode mcp import %s %s` (in VS Code: FreeCode: Import MCP Servers…, then This Config File)", kind, shellQuote(d.path))
+}
+
+// shellQuote quotes p for a POSIX shell (and PowerShell) when it holds
+// anything but the characters of a plain path.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:+-") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+}

@@ -72,7 +72,12 @@ FreeCode's config. Only the file given, or that client's usual user file, is rea
   cursor          ~/.cursor/mcp.json
 
 (<config dir> is ~/.config on Linux, ~/Library/Application Support on macOS,
-%AppData% on Windows.) Servers whose name is already configured are skipped.`,
+%AppData% on Windows.) Servers whose name is already configured are skipped.
+
+Given FreeCode's own config file, saved in that client's shape (its "servers"
+or "mcpServers" at the top, or "mcp": {"servers": {…}} an object), import
+turns the file into FreeCode's: the servers go into mcp.servers and the
+client's map goes, the rest of the file as it was.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind := args[0]
@@ -102,6 +107,10 @@ FreeCode's config. Only the file given, or that client's usual user file, is rea
 			if err != nil {
 				return err
 			}
+			out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if path, err := a.path(); err == nil && sameFile(src, path) {
+				return importInPlace(out, stderr, path, kind, title, dryRun)
+			}
 			servers, warnings, err := config.Import(kind, data)
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", src, err)
@@ -111,7 +120,6 @@ FreeCode's config. Only the file given, or that client's usual user file, is rea
 				return unchanged(err)
 			}
 
-			out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			for _, w := range warnings {
 				fmt.Fprintf(stderr, "warning: %s\n", termtext.EscapeLines(w))
 			}
@@ -170,4 +178,39 @@ func (i indent) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return i.w.Write(p)
+}
+
+// importInPlace imports FreeCode's config file at path, saved in kind's
+// shape, into itself (config.ImportFile): the other client's map becomes
+// mcp.servers. The file then loads, or what else it holds is said.
+func importInPlace(out, stderr io.Writer, path, kind, title string, dryRun bool) error {
+	res, err := config.ImportFile(path, kind, dryRun)
+	if err != nil {
+		return unchanged(err)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", termtext.EscapeLines(w))
+	}
+	verb := "Converting"
+	if dryRun {
+		verb = "Would convert"
+	}
+	fmt.Fprintf(out, "%s %s from %s's shape to FreeCode's:\n", verb, path, title)
+	for _, s := range res.Skipped {
+		fmt.Fprintf(out, "  = %s: already configured, skipped\n", termtext.Escape(s.Name))
+	}
+	for _, s := range res.Added {
+		fmt.Fprintf(out, "  + %s (%s)\n", termtext.Escape(s.Name), s.Type)
+		describe(indent{out}, s)
+	}
+	n := len(res.Added)
+	if dryRun {
+		fmt.Fprintf(out, "Dry run: %d %s would be added; nothing was written.\n", n, plural(n, "server", "servers"))
+		return nil
+	}
+	fmt.Fprintf(out, "✓ Added %d %s.\n", n, plural(n, "server", "servers"))
+	if _, err := config.Load(path); err != nil {
+		return fmt.Errorf("the file still does not load:\n%w", err)
+	}
+	return nil
 }
