@@ -8,6 +8,7 @@ import type { ServersModel } from './model';
 import type { ServerLogs } from './serverLogs';
 import type { Machine, Settings } from './settings';
 import type { ReadOnlyDocs } from './readOnlyDocs';
+import type { TaskResultDoc } from './taskResultDoc';
 import type { ToolRuns } from './toolRuns';
 
 export interface FreeCode {
@@ -17,6 +18,8 @@ export interface FreeCode {
 	readonly logs: ServerLogs;
 	readonly toolRuns: ToolRuns;
 	readonly docs: ReadOnlyDocs;
+	/** The result document's task, followed to its end. */
+	readonly taskDoc: TaskResultDoc;
 	/** The MCP Apps views of tool results. */
 	readonly apps: AppViews;
 	/** settings reads the freecode.* settings now. */

@@ -33,6 +33,14 @@ export class ReadOnlyDocs implements vscode.TextDocumentContentProvider, vscode.
 		await vscode.window.showTextDocument(doc, { preview: false, ...options });
 	}
 
+	/** update replaces what freecode:/<name> shows, if it is open, without bringing it forward. */
+	update(name: string, content: string): void {
+		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${name}` });
+		if (!this.contents.has(uri.toString())) return;
+		this.contents.set(uri.toString(), content);
+		this.emitter.fire(uri);
+	}
+
 	dispose(): void {
 		this.subs.forEach((s) => s.dispose());
 		this.emitter.dispose();

@@ -48,6 +48,19 @@ export function taskResultDocument(t: TaskInfo): string | undefined {
 	return documentOf(`${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)} — ${t.result.isError ? 'error' : 'ok'}`, t.result);
 }
 
+/**
+ * taskEndDocument is how a task of ours ended, as the document of the call
+ * that started it shows it once it ends: its result, why it failed, or that
+ * it was cancelled.
+ */
+export function taskEndDocument(t: TaskInfo): string {
+	const done = taskResultDocument(t);
+	if (done !== undefined) return done;
+	const head = `${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)} — ${t.status}`;
+	const why = t.status === 'failed' ? (t.error ?? t.statusMessage ?? 'no reason given') : t.status === 'cancelled' ? 'The task was cancelled on its server.' : (t.statusMessage ?? '');
+	return [head, '='.repeat(Math.min(head.length, 80)), '', printable(why)].join('\n').trimEnd() + '\n';
+}
+
 /** documentOf is a result's text under its head line. */
 function documentOf(head: string, r: Pick<ToolResult, 'content' | 'structuredContent' | 'truncated'>): string {
 	return [head, '='.repeat(Math.min(head.length, 80)), '', resultBody(r)].join('\n');

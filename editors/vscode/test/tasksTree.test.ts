@@ -45,7 +45,7 @@ test('tasks tree: no Tasks group until a call starts a task; then above the serv
 	// The newest first; a running one's time runs to now, an ended one's to its last change.
 	const rows = children(m, top[0], t0 + 65_000);
 	assert.deepEqual(rows.map((r) => [r.label, r.description, r.contextValue]), [
-		['long_build (demo)', 'working · 1 min · step 2/4', 'task live'],
+		['long_build (demo)', 'step 2/4 · 1 min', 'task live'],
 		['long_build (demo)', 'completed · 7 s', 'task'],
 	]);
 	m.updateTask(task({ status: 'cancelled', statusMessage: 'cancelled by the client', updatedAt: '2026-05-01T10:00:30Z' }));
@@ -138,4 +138,26 @@ test("tasks tree: the result document is that of a completed task of ours, under
 	assert.equal(taskResultDocument({ ...done, mine: undefined }), undefined, "another frontend's: the sidecar sends it no result, and none is made up");
 	assert.equal(taskResultDocument(task({})), undefined, 'running');
 	assert.equal(taskDocName(task({ server: 'my server', taskId: '../../x' })), 'tasks/my_server/.._.._x.txt');
+});
+
+test("tasks: a call's result document follows its task to the end; another frontend's end is not shown", async () => {
+	const { TaskResultDoc } = await import('../src/taskResultDoc');
+	const m = new ServersModel();
+	const shown = new Map<string, string>();
+	const follow = new TaskResultDoc(m, { update: (name, text) => void shown.set(name, text) });
+	const base = { server: 'demo', tool: 'long_build', callId: 'c1', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:07Z', mine: true } as const;
+	m.updateTask({ ...base, taskId: 't1', status: 'working', statusMessage: 'step 1/4' });
+	follow.follow('result.md', { ...base, taskId: 't1', status: 'working' });
+	assert.equal(shown.size, 0, 'nothing while it runs');
+	m.updateTask({ ...base, taskId: 't1', status: 'completed', updatedAt: '2026-01-01T00:00:08Z', result: { content: [{ type: 'text', text: 'built' }], isError: false } });
+	assert.match(shown.get('result.md') ?? '', /^long_build on demo, task t1 — ok\n=+\n\nbuilt\n/);
+	// A task that failed says why; one adopted by another frontend is not ours to show.
+	follow.follow('result.md', { ...base, taskId: 't2', status: 'working' });
+	m.updateTask({ ...base, taskId: 't2', status: 'failed', updatedAt: '2026-01-01T00:00:09Z', error: 'disk full' });
+	assert.match(shown.get('result.md') ?? '', /task t2 — failed\n=+\n\ndisk full\n/);
+	shown.clear();
+	follow.follow('result.md', { ...base, taskId: 't3', status: 'working' });
+	m.updateTask({ ...base, taskId: 't3', status: 'completed', mine: undefined, updatedAt: '2026-01-01T00:00:10Z' });
+	assert.equal(shown.size, 0);
+	follow.dispose();
 });

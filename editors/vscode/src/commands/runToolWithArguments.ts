@@ -60,6 +60,8 @@ export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Pro
 		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${RESULT_DOC}` });
 		const column = fc.toolRuns.resultColumn(uri);
 		await fc.docs.show(RESULT_DOC, resultDocument(tool, r), { preview: true, preserveFocus: true, viewColumn: column });
+		// A task's end replaces "running as task …" there.
+		fc.taskDoc.follow(RESULT_DOC, r.task);
 		fc.toolRuns.showImages(tool, r, vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri.toString())?.viewColumn ?? column);
 		// A result the server made is shown in the tool's MCP Apps view too, if it names one.
 		const info = fc.model.tool(tool);

@@ -44,7 +44,7 @@ class Provider implements vscode.TreeDataProvider<Node> {
 		item.iconPath = themeIcon(node.icon);
 		item.contextValue = node.contextValue;
 		// A click (or Enter) does what the row's inline button does.
-		const click = clickCommands[node.kind];
+		const click = node.kind === 'task' ? (node.contextValue === 'task result' ? 'freecode.task.showResult' : undefined) : clickCommands[node.kind];
 		if (click) item.command = { command: click, title: node.label, arguments: [node] };
 		return item;
 	}

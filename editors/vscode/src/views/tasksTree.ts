@@ -76,7 +76,10 @@ export function taskNode(t: TaskInfo, now: number): TaskNode {
 	const message = t.status === 'failed' ? t.error ?? t.statusMessage : t.statusMessage;
 	// Another frontend's task waits for its answer, not ours.
 	const status = t.status === 'input_required' && !t.mine ? waitingWords : statusWords[t.status];
-	const description = [status, took, message ? oneLine(message, 80) : '', t.mine ? '' : 'not yours'].filter((x) => x !== '').join(' · ');
+	// A working task's step first, short: a side bar cuts the end of a
+	// row, and its icon says it works; any other says its status first.
+	const parts = message && t.status === 'working' ? [oneLine(message, 48), took] : [status, took, message ? oneLine(message, 80) : ''];
+	const description = parts.concat(t.mine ? [] : ['not yours']).filter((x) => x !== '').join(' · ');
 	const lines = [`${printable(t.tool)} on ${printable(t.server)}, task ${printable(t.taskId)}`, `${status}${took ? `, ${live(t.status) ? 'running for' : 'took'} ${took}` : ''}`];
 	if (message) lines.push(printable(message));
 	if (t.status === 'completed' && t.result) {
