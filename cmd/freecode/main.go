@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -17,9 +18,14 @@ import (
 	"github.com/freecode/freecode/mcp/sandbox"
 )
 
-// app holds what every subcommand shares: the global flags.
+// app holds what every subcommand shares: the global flags, and where the
+// config file's warnings go.
 type app struct {
 	configPath string // --config; empty means FREECODE_CONFIG or ~/.freecode/config.json
+	// stderr is the command's; the config file's warnings go there, once
+	// (warned), however many times the command reads the file.
+	stderr io.Writer
+	warned bool
 }
 
 // subcommands are the top-level commands; each file of this package adds its
@@ -39,6 +45,7 @@ func newRootCmd() *cobra.Command {
 	// behind are reaped before anything else starts; the servers this one
 	// starts are recorded beside the config file for the next one.
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		a.stderr = cmd.ErrOrStderr()
 		path, err := a.path()
 		if err != nil {
 			return

@@ -69,17 +69,49 @@ func (a *app) path() (string, error) {
 	return path, nil
 }
 
-// load reads the config file, with the file's path for messages.
+// load reads the config file, with the file's path for messages. The
+// file's warnings (keys FreeCode ignores: a misspelt "timout", Claude's
+// "disabled") go to stderr the first time: a command that reads the file
+// and says nothing of them shows a server enabled that the user meant
+// disabled.
 func (a *app) load() (*config.Config, string, error) {
 	path, err := a.path()
 	if err != nil {
 		return nil, "", err
 	}
 	cfg, err := config.Load(path)
+	warnings := []config.Problem(nil)
+	if ve := (*config.ValidationError)(nil); errors.As(err, &ve) {
+		warnings = ve.Warnings
+	} else if cfg != nil {
+		warnings = cfg.Warnings
+	}
+	a.warnConfig(path, warnings)
 	if err != nil {
 		return nil, path, err
 	}
 	return cfg, path, nil
+}
+
+// warnConfig prints the config file's warnings on stderr, once a command,
+// as the workspace-based commands print them (toolsRun.reportProblems):
+// "warning: path:line:col: key: server "x": message".
+func (a *app) warnConfig(path string, warnings []config.Problem) {
+	if a.warned || a.stderr == nil {
+		return
+	}
+	a.warned = true
+	for _, p := range warnings {
+		at := path
+		if p.Line > 0 {
+			at = fmt.Sprintf("%s:%d:%d", path, p.Line, p.Col)
+		}
+		msg := p.Msg
+		if p.Server != "" {
+			msg = fmt.Sprintf("server %q: %s", p.Server, msg)
+		}
+		fmt.Fprintf(a.stderr, "warning: %s: %s: %s\n", termtext.Escape(at), termtext.Escape(p.Key), termtext.Escape(msg))
+	}
 }
 
 // lookup returns the configured server name, or an error that lists the
