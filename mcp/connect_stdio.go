@@ -12,7 +12,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/internal/jsonline"
+	"github.com/freecode/freecode/internal/mcpwire"
 	"github.com/freecode/freecode/internal/urlpolicy"
 	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/mcp/sandbox"
@@ -90,7 +90,7 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 		}
 		return nil, nil, nil, fmt.Errorf("starting %s: %w", srv.Command[0], err)
 	}
-	f := jsonline.NewFilter(p.Stdout(), srv.MaxMessageBytes, c.logger, &jsonline.FilterOptions{
+	f := mcpwire.NewFilter(p.Stdout(), srv.MaxMessageBytes, c.logger, &mcpwire.FilterOptions{
 		OnProgress: c.noteProgress,
 		OnDrop:     c.noteDrop,
 		Redact:     func(s string) string { return c.redactor.Load().String(s) },

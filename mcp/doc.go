@@ -74,10 +74,10 @@
 // Three parts others reuse or that stand alone are packages of their own,
 // none of which imports this one:
 //
-//   - internal/jsonline, the stdio JSON-RPC codec (the noise-tolerant line
-//     filter, the envelope decoder, the line writer), which
-//     `freecode mcp serve` uses too; stdioconn.go is the Conn's transport
-//     over it;
+//   - internal/mcpwire, the wire `freecode mcp serve` shares with the
+//     client: the stdio JSON-RPC codec (the noise-tolerant line filter,
+//     the envelope decoder, the line writer), over which stdioconn.go is
+//     the Conn's transport;
 //   - mcp/proc, the local servers' processes: process groups, the
 //     environment's allow-list, the stop sequence, run records and the
 //     subreaper, so that no server outlives FreeCode;

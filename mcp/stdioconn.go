@@ -15,12 +15,12 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/internal/hoptrace"
-	"github.com/freecode/freecode/internal/jsonline"
+	"github.com/freecode/freecode/internal/mcpwire"
 	"github.com/freecode/freecode/mcp/tasks"
 )
 
 // stdioTransport is the go-sdk Transport over a local server's pipes, with
-// stdout read through a jsonline.Filter.
+// stdout read through a mcpwire.Filter.
 //
 // It is faster than the SDK's mcp.IOTransport, which decodes each line twice before the SDK decodes it a third
 // time (a json.Decoder pass in a goroutine of its own, then an attempt to
@@ -30,7 +30,7 @@ import (
 // with the SDK's own decoder: one goroutine hop and two decodes fewer per
 // message, same wire format, same batch support.
 type stdioTransport struct {
-	filter *jsonline.Filter
+	filter *mcpwire.Filter
 	stdin  io.WriteCloser
 	logger *slog.Logger
 }
@@ -43,12 +43,12 @@ func (t *stdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
 // stdioConn is the newline-delimited JSON-RPC connection. Read is called
 // by one goroutine at a time (the SDK's reader); Write may be concurrent.
 type stdioConn struct {
-	filter *jsonline.Filter
+	filter *mcpwire.Filter
 	queue  []jsonrpc.Message // the rest of a batch array
 	logger *slog.Logger
 
 	stdin io.WriteCloser
-	out   *jsonline.Writer // over stdin
+	out   *mcpwire.Writer // over stdin
 
 	// older is set once an initialize went out: the session is of a
 	// revision before 2026-07-28, whose tools may require the 2025-11-25
@@ -60,11 +60,11 @@ type stdioConn struct {
 	closeErr  error
 }
 
-func newStdioConn(filter *jsonline.Filter, stdin io.WriteCloser, logger *slog.Logger) *stdioConn {
+func newStdioConn(filter *mcpwire.Filter, stdin io.WriteCloser, logger *slog.Logger) *stdioConn {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &stdioConn{filter: filter, stdin: stdin, out: jsonline.NewWriter(stdin), logger: logger}
+	return &stdioConn{filter: filter, stdin: stdin, out: mcpwire.NewWriter(stdin), logger: logger}
 }
 
 // SessionID implements mcpsdk.Connection; stdio has no session id.
@@ -126,7 +126,7 @@ func (c *stdioConn) decodeBatch(line []byte) []jsonrpc.Message {
 // answer for its id, anything else invalid is noise (nil). A task answer
 // is folded for the go-sdk to keep (tasks.Fold).
 func (c *stdioConn) decodeOne(raw []byte) jsonrpc.Message {
-	msg, err := jsonline.Decode(raw)
+	msg, err := mcpwire.Decode(raw)
 	if err == nil {
 		if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
 			c.legacy.Note(r.Result)
@@ -137,7 +137,7 @@ func (c *stdioConn) decodeOne(raw []byte) jsonrpc.Message {
 	if id, ok := answerID(raw); ok {
 		why := fmt.Sprintf("the server's answer is not a valid JSON-RPC response: %v", err)
 		c.logger.Warn("invalid answer on server stdout", "why", err)
-		return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonline.CodeDropped, Message: why}}
+		return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: mcpwire.CodeDropped, Message: why}}
 	}
 	c.filter.Skip(raw, err.Error())
 	return nil

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/freecode/freecode/internal/jsonline"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // nopCloser makes a strings.Reader an io.ReadCloser.
@@ -44,7 +44,7 @@ func TestTokenKey(t *testing.T) {
 func TestStdioConnReadsBatches(t *testing.T) {
 	in := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
-	f := jsonline.NewFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler), nil)
+	f := mcpwire.NewFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler), nil)
 	c := newStdioConn(f, nopWriteCloser{}, nil)
 	var got []string
 	for {

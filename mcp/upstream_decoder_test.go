@@ -16,7 +16,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/config"
-	"github.com/freecode/freecode/internal/jsonline"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // BenchmarkUpstreamDecoder is the reproducer of a go-sdk defect
@@ -32,7 +32,7 @@ import (
 // per call, found with the heap profiler at one sample per allocation, and
 // log them by end and by the SDK function that asked for the decoder. The
 // envelope/… and result/… sub-benchmarks decode the response line of one
-// such call: the SDK's jsonrpc.DecodeMessage against our jsonline.Decode, and
+// such call: the SDK's jsonrpc.DecodeMessage against our mcpwire.Decode, and
 // the SDK's CallToolResult.UnmarshalJSON, which its client runs, inside a
 // decoder of its own, for every result.
 func BenchmarkUpstreamDecoder(b *testing.B) {
@@ -58,12 +58,12 @@ func BenchmarkUpstreamDecoder(b *testing.B) {
 	b.Run("envelope/ours", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := jsonline.Decode(line); err != nil {
+			if _, err := mcpwire.Decode(line); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	msg, err := jsonline.Decode(line)
+	msg, err := mcpwire.Decode(line)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func pipeTransports() (serverEnd, clientEnd mcpsdk.Transport, lastLine func() []
 	s2cR, s2cW := io.Pipe()
 	w := &lastWrite{WriteCloser: s2cW}
 	serverEnd = &mcpsdk.IOTransport{Reader: c2sR, Writer: w}
-	clientEnd = &stdioTransport{filter: jsonline.NewFilter(s2cR, 1<<20, slog.New(slog.DiscardHandler), nil), stdin: c2sW}
+	clientEnd = &stdioTransport{filter: mcpwire.NewFilter(s2cR, 1<<20, slog.New(slog.DiscardHandler), nil), stdin: c2sW}
 	return serverEnd, clientEnd, w.get
 }
 

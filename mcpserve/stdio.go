@@ -15,15 +15,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/freecode/freecode/internal/jsonline"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // StdioTransport serves one client over newline-delimited JSON-RPC on a
 // pair of streams: `freecode mcp serve --stdio` on its standard input and
 // output. It is the go-sdk's mcp.StdioTransport with FreeCode's stdio
 // encoding: a message of a common shape is decoded by one scan of its
-// envelope (jsonline.DecodeEnvelope) and an answer is written without a second
-// encoding pass (jsonline.AppendMessage), where the SDK's transport decodes
+// envelope (mcpwire.DecodeEnvelope) and an answer is written without a second
+// encoding pass (mcpwire.AppendMessage), where the SDK's transport decodes
 // every message three times more, each time into a fresh 32 KiB buffer
 // (docs/upstream/go-sdk-json-decoder.md).
 //
@@ -81,7 +81,7 @@ func (t *StdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
 	}
 	c := &stdioConn{
 		in:       in,
-		out:      jsonline.NewWriter(out),
+		out:      mcpwire.NewWriter(out),
 		incoming: make(chan frame),
 		closed:   make(chan struct{}),
 	}
@@ -121,7 +121,7 @@ type stdioConn struct {
 	incoming chan frame
 	queue    []jsonrpc.Message // the rest of a batch; Read's own
 
-	out *jsonline.Writer
+	out *mcpwire.Writer
 
 	// stateMu guards what Read and Write tell each other: the SDK tells
 	// its own transport the negotiated version, a method no other
@@ -432,7 +432,7 @@ func decodeFrame(line []byte) frame {
 		var v json.RawMessage
 		return frame{err: fmt.Errorf("reading a message from the client: %w", json.Unmarshal(line, &v))}
 	}
-	if jsonline.NestsDeeper(line, maxDepth) {
+	if mcpwire.NestsDeeper(line, maxDepth) {
 		return frame{err: fmt.Errorf("reading a message from the client: it nests deeper than %d levels", maxDepth)}
 	}
 	if line[0] != '[' {
@@ -462,7 +462,7 @@ func decodeFrame(line []byte) frame {
 // whatever the scan does not read meets the SDK's rules (case-sensitive
 // keys among them).
 func decodeMessage(raw []byte) (jsonrpc.Message, error) {
-	if msg := jsonline.DecodeEnvelope(raw); msg != nil {
+	if msg := mcpwire.DecodeEnvelope(raw); msg != nil {
 		return msg, nil
 	}
 	return jsonrpc.DecodeMessage(raw)

@@ -1,4 +1,4 @@
-package jsonline
+package mcpwire
 
 import (
 	"bufio"

@@ -1,8 +1,12 @@
-// Package jsonline is the newline-delimited JSON-RPC of MCP's stdio
+// Package mcpwire is the MCP wire that FreeCode's client (package mcp) and
+// server (package mcpserve) share, in one place, so that neither side
+// imports the other. It holds what the two share and nothing of either's
+// session.
+//
+// Its stdio part is the newline-delimited JSON-RPC of MCP's stdio
 // transport, as both of FreeCode's stdio ends speak it: the client's, to a
-// local server's stdin and from its stdout (package mcp), and the server's,
-// `freecode mcp serve --stdio` (package mcpserve). It holds what the two
-// share and nothing of either's session.
+// local server's stdin and from its stdout, and the server's,
+// `freecode mcp serve --stdio`.
 //
 // Reading is in two layers. A [Filter] cuts a stream into lines and hands on
 // only those that are one JSON value, since real servers print banners, log
@@ -22,6 +26,6 @@
 // writes a request or a result envelope around the SDK's already compact
 // params or result instead of encoding the whole message again.
 //
-// The package knows JSON-RPC, not MCP: no method but
-// notifications/progress is named here (the Filter's OnProgress).
-package jsonline
+// The stdio part knows JSON-RPC, not MCP: no method but
+// notifications/progress is named there (the Filter's OnProgress).
+package mcpwire
