@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -64,8 +65,8 @@ func RemoveServer(path, name string) error {
 }
 
 // SetEnabled sets the enabled flag of the server named name in the config
-// file at path. Enabling a server that has no "enabled" key writes nothing:
-// true is the default.
+// file at path. Enabling removes the entry's "enabled" key, true being the
+// default, so that disabling and enabling leave the file as it was.
 func SetEnabled(path, name string, enabled bool) error {
 	return UpdateFile(path, func(root *hujson.Value) error {
 		i, err := serverIndex(path, root, name)
@@ -73,10 +74,13 @@ func SetEnabled(path, name string, enabled bool) error {
 			return err
 		}
 		ptr := fmt.Sprintf("/mcp/servers/%d/enabled", i)
-		if enabled && root.Find(ptr) == nil {
-			return nil
+		if enabled {
+			if root.Find(ptr) == nil {
+				return nil
+			}
+			return patch(root, "remove", ptr, nil)
 		}
-		return patch(root, "add", ptr, []byte(fmt.Sprint(enabled)))
+		return patch(root, "add", ptr, []byte("false"))
 	})
 }
 
@@ -247,7 +251,8 @@ func marshal(v any) ([]byte, error) {
 }
 
 // patch applies one JSON Patch operation to root. A removal keeps the
-// trailing-comma style of the array or object it removes from.
+// trailing-comma style of the array or object it removes from, and the
+// indent of what follows the value removed.
 func patch(root *hujson.Value, op, ptr string, value []byte) error {
 	if op == "remove" {
 		if parent := root.Find(ptr[:strings.LastIndexByte(ptr, '/')]); parent != nil {
@@ -259,6 +264,11 @@ func patch(root *hujson.Value, op, ptr string, value []byte) error {
 					}
 				}()
 			}
+			if i := memberIndex(parent, ptr[strings.LastIndexByte(ptr, '/')+1:]); i >= 0 {
+				if ind, ok := lineIndent(*extraAfter(parent, i)); ok {
+					defer keepIndent(parent, i, ind)
+				}
+			}
 		}
 	}
 	var p []byte
@@ -268,6 +278,53 @@ func patch(root *hujson.Value, op, ptr string, value []byte) error {
 		p = fmt.Appendf(nil, `[{"op": %q, "path": %q, "value": %s}]`, op, ptr, value)
 	}
 	return root.Patch(p)
+}
+
+// memberIndex returns the index of the member or element tok (a JSON
+// pointer's last token) of composite v, or -1.
+func memberIndex(v *hujson.Value, tok string) int {
+	switch c := v.Value.(type) {
+	case *hujson.Object:
+		name := strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		for i := len(c.Members) - 1; i >= 0; i-- {
+			if lit, ok := c.Members[i].Name.Value.(hujson.Literal); ok && lit.String() == name {
+				return i
+			}
+		}
+	case *hujson.Array:
+		if n, err := strconv.Atoi(tok); err == nil && n >= 0 && n < len(c.Elements) {
+			return n
+		}
+	}
+	return -1
+}
+
+// extraAfter returns the extra that follows the i-th value of composite v:
+// the next one's before it, or the closing bracket's.
+func extraAfter(v *hujson.Value, i int) *hujson.Extra {
+	_, before, after := elems(v)
+	if i+1 < len(before) {
+		return before[i+1]
+	}
+	return after
+}
+
+// keepIndent gives what now follows the (i-1)-th value of composite v,
+// once the i-th was removed, its own indent ind back. Removing a value
+// whose line was begun by a comment of the value before it ("x", //
+// note) moves that comment onto the next line's extra with the removed
+// value's indent: a closing bracket would end up indented as an entry.
+func keepIndent(v *hujson.Value, i int, ind string) {
+	var extra *hujson.Extra
+	if _, before, after := elems(v); i < len(before) {
+		extra = before[i]
+	} else {
+		extra = after
+	}
+	if got, ok := lineIndent(*extra); ok && got != ind {
+		nl := bytes.LastIndexByte(*extra, '\n')
+		*extra = append((*extra)[:nl+1:nl+1], ind...)
+	}
 }
 
 // ensure adds each (pointer, empty value) pair that is missing, in order.

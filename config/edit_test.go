@@ -135,9 +135,9 @@ func TestEdits(t *testing.T) {
       },`, 1),
 		},
 		{
-			name: "enable a server",
+			name: "enable a server: the key goes, true being the default",
 			edit: func(path string) error { return SetEnabled(path, "gh", true) },
-			want: strings.Replace(userFile, `"enabled": false }`, `"enabled": true }`, 1),
+			want: strings.Replace(userFile, `, "enabled": false }`, ` }`, 1),
 		},
 		{
 			name: "enable an enabled server writes nothing",
