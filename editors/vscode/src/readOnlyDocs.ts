@@ -24,6 +24,20 @@ export class ReadOnlyDocs implements vscode.TextDocumentContentProvider, vscode.
 		return this.contents.get(uri.toString()) ?? '';
 	}
 
+	/**
+	 * showDiff opens VS Code's diff editor on two read-only documents,
+	 * freecode:/<left.name> and freecode:/<right.name>, under title.
+	 */
+	async showDiff(title: string, left: { name: string; content: string }, right: { name: string; content: string }): Promise<void> {
+		const uris = [left, right].map((d) => {
+			const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${d.name}` });
+			this.contents.set(uri.toString(), d.content);
+			this.emitter.fire(uri);
+			return uri;
+		});
+		await vscode.commands.executeCommand('vscode.diff', uris[0], uris[1], title, { preview: false });
+	}
+
 	/** show opens content as freecode:/<name>, replacing what an earlier show of the same name put there. */
 	async show(name: string, content: string, options?: vscode.TextDocumentShowOptions): Promise<void> {
 		const uri = vscode.Uri.from({ scheme: SCHEME, path: `/${name}` });

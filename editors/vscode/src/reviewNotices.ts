@@ -1,10 +1,12 @@
 // Tells the user when a server lists tool definitions other than the ones
 // they accepted (freecode/tools/reviewNeeded): once per definition, with the
-// change a click away and Accept All / Reject All after reading it. The tree
-// marks the tools meanwhile; calls of a changed tool ask anyway.
+// change a click away (Review Changes, the only button) in VS Code's diff
+// editor, then Reject All or Accept All, Reject first: Accept All is never
+// the primary button. The tree marks the tools meanwhile; calls of a changed
+// tool ask anyway.
 
 import * as vscode from 'vscode';
-import { reviewDocument } from './reviewText';
+import { decideButtons, noticeButtons, ACCEPT_ALL, REJECT_ALL, reviewSides } from './reviewDiff';
 import type { ReviewNeededParams, ToolReview } from './protocol';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { Session } from './session';
@@ -30,20 +32,20 @@ export class ReviewNotices {
 				? `${changed} tool definition${changed === 1 ? '' : 's'} of ${printable(p.server)} changed since you accepted them`
 				: `${fresh.length} new tool${fresh.length === 1 ? '' : 's'} on ${printable(p.server)}`;
 		void vscode.window
-			.showWarningMessage(`${what}: calls ask until you accept.`, 'Show Diff')
+			.showWarningMessage(`${what}: calls ask until you accept.`, ...noticeButtons)
 			.then((pick) => (pick ? this.show(p.server, p.reviews) : undefined));
 	}
 
 	private async show(server: string, reviews: ToolReview[]): Promise<void> {
-		await this.docs.show(`reviews/${server}.diff`, reviews.map(reviewDocument).join('\n\n'));
+		await showReviewDiff(this.docs, server, reviews);
 		const pick = await vscode.window.showInformationMessage(
 			`Accept the new definitions of ${printable(server)}'s ${reviews.length} tool${reviews.length === 1 ? '' : 's'} shown?`,
-			'Accept All',
-			'Reject All',
+			...decideButtons,
 		);
 		const s = this.session();
 		if (!pick || !s) return;
-		const action = pick === 'Accept All' ? 'accept' : 'reject';
+		const action = pick === ACCEPT_ALL ? 'accept' : pick === REJECT_ALL ? 'reject' : undefined;
+		if (!action) return;
 		for (const r of reviews) {
 			try {
 				await s.review({ server: r.server, tool: r.tool, action, hash: r.hash });
@@ -52,4 +54,14 @@ export class ReviewNotices {
 			}
 		}
 	}
+}
+
+/** showReviewDiff opens the accepted and the listed definitions of reviews side by side, in VS Code's diff editor. */
+export async function showReviewDiff(docs: ReadOnlyDocs, name: string, reviews: readonly ToolReview[]): Promise<void> {
+	const sides = reviewSides(reviews);
+	await docs.showDiff(
+		`${printable(name)}: accepted ↔ listed now`,
+		{ name: `reviews/${name}.accepted.txt`, content: sides.accepted },
+		{ name: `reviews/${name}.listed.txt`, content: sides.listed },
+	);
 }

@@ -9,7 +9,7 @@ import { acceptConfirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { Node, ToolNode } from '../nodes';
 import type { ToolReview } from '../protocol';
-import { reviewDocument } from '../reviewText';
+import { showReviewDiff } from '../reviewNotices';
 import { printable } from '../text';
 import type { CommandFactory } from './util';
 import { confirm, session, showError } from './util';
@@ -47,16 +47,20 @@ async function decide(fc: FreeCode, r: ToolReview, action: 'accept' | 'reject'):
 	}
 }
 
-/** showToolDefinitionDiff opens a tool's change as a read-only document, with Accept and Reject at hand. */
+/**
+ * showToolDefinitionDiff opens a tool's accepted and listed definitions in
+ * the diff editor, with Reject and Accept at hand: Reject first, the
+ * primary button.
+ */
 export const showToolDefinitionDiff: CommandFactory = (fc) => async (node?: unknown) => {
 	const got = await reviewOf(fc, node);
 	if (!got) return;
 	const { r } = got;
-	await fc.docs.show(`reviews/${r.server}/${r.tool}.diff`, reviewDocument(r));
+	await showReviewDiff(fc.docs, `${r.server}/${r.tool}`, [r]);
 	const pick = await vscode.window.showInformationMessage(
 		`Accept the new definition of ${printable(r.id)}?`,
-		'Accept',
 		'Reject',
+		'Accept',
 	);
 	if (pick === 'Accept') await decide(fc, r, 'accept');
 	if (pick === 'Reject') await decide(fc, r, 'reject');

@@ -1,0 +1,152 @@
+// A definition review as two documents for VS Code's diff editor: the
+// definition the user accepted, and the one the server lists now, the parts
+// that changed, each laid out the same way so that the editor pairs them.
+// A description is broken into lines, a sentence a line at most 80
+// characters, so that a sentence a server slipped in is a line of its own,
+// marked added, where the whole text would have been one long line with the
+// change off screen. Pure: no `vscode` import.
+
+import type { DefinitionChange, PointerChange, ToolReview } from './protocol';
+import { printable } from './text';
+
+/** The widest line of text the documents hold (beside their indent). */
+export const wrapColumns = 80;
+
+/** ReviewSides are the two documents of a diff: left the accepted, right the listed. */
+export interface ReviewSides {
+	accepted: string;
+	listed: string;
+}
+
+/** reviewSides lays out reviews, one tool after the other, as the two sides of a diff. */
+export function reviewSides(reviews: readonly ToolReview[]): ReviewSides {
+	const accepted: string[] = [];
+	const listed: string[] = [];
+	for (const r of reviews) {
+		const head = [`// ${printable(r.id)}: ${r.kind === 'new' ? 'a new tool' : 'its definition changed since you accepted it'}`];
+		if (r.rejected) head.push('// You rejected this definition: calls of it are denied.');
+		if (r.hidden) head.push('// Models are not shown this tool meanwhile: its accepted input schema cannot stand for the new one.');
+		head.push(`// hash: ${r.hash}`);
+		accepted.push(...head, '// The definition you accepted, the parts that changed:');
+		listed.push(...head, '// The definition the server lists now, the parts that changed:');
+		if (r.kind === 'new') accepted.push('(none: you never accepted this tool)');
+		for (const [key, old, now, form] of parts(r.change)) {
+			accepted.push(...field(key, old, form));
+			listed.push(...field(key, now, form));
+		}
+		accepted.push('');
+		listed.push('');
+	}
+	return { accepted: accepted.join('\n'), listed: listed.join('\n') };
+}
+
+/** absent stands for a part one side does not have. */
+const absent = Symbol('absent');
+type Value = unknown | typeof absent;
+
+/**
+ * Form is how a part's values are laid out: a text on the key's line when
+ * it fits, a text always below its key (a description, so that the
+ * sentences both sides share line up), or a JSON value.
+ */
+type Form = 'text' | 'block' | 'json';
+
+/** parts is each changed part of a definition: its name, its accepted and its listed value, and their form. */
+function parts(c: DefinitionChange): [string, Value, Value, Form][] {
+	const out: [string, Value, Value, Form][] = [];
+	const text = (key: string, t: { old: string; new: string } | undefined, form: Form) => {
+		if (t) out.push([key, t.old === '' && c.kind === 'new' ? absent : t.old, t.new, form]);
+	};
+	text('title', c.title, 'text');
+	text('description', c.description, 'block');
+	const pointers = (key: string, list: PointerChange[] | undefined) => {
+		for (const p of list ?? []) {
+			if (p.op === 'more') {
+				out.push([`${key}: ${p.pointer}`, absent, absent, 'json']);
+				continue;
+			}
+			const name = `${key} ${p.pointer === '' ? '(whole schema)' : p.pointer}`;
+			out.push([name, p.op === 'add' ? absent : p.old, p.op === 'remove' ? absent : p.new, 'json']);
+		}
+	};
+	pointers('inputSchema', c.inputSchema);
+	pointers('outputSchema', c.outputSchema);
+	for (const h of c.annotations ?? []) out.push([`annotation ${h.hint}`, h.old, h.new, 'json']);
+	return out;
+}
+
+/**
+ * field is one part as lines: "key: value" when it fits (and its form
+ * allows), else the key and the value indented below it. A JSON string
+ * that fits is quoted; a text, or a JSON string too long for a line, is
+ * wrapped (wrapText).
+ */
+function field(key: string, v: Value, form: Form): string[] {
+	const k = printable(key);
+	if (v === absent) return [`${k}: (absent)`];
+	if (v === '' && form !== 'json') return [`${k}: (empty)`];
+	if (typeof v === 'string' && form === 'json') {
+		const quoted = printable(JSON.stringify(v));
+		if (k.length + quoted.length + 2 <= wrapColumns) return [`${k}: ${quoted}`];
+	}
+	if (typeof v === 'string') {
+		const lines = wrapText(v);
+		if (form !== 'block' && lines.length === 1 && k.length + lines[0].length + 2 <= wrapColumns) return [`${k}: ${lines[0]}`];
+		return [`${k}:`, ...lines.map((l) => `  ${l}`)];
+	}
+	const pretty = printable(JSON.stringify(v, null, 2) ?? String(v));
+	if (!pretty.includes('\n') && k.length + pretty.length + 2 <= wrapColumns) return [`${k}: ${pretty}`];
+	return [`${k}:`, ...pretty.split('\n').map((l) => `  ${l}`)];
+}
+
+/**
+ * wrapText breaks text into lines: at its own line breaks, after each
+ * sentence, and at spaces before wrapColumns (a word longer than that is
+ * cut). Made printable; an empty text is one empty line.
+ */
+export function wrapText(text: string): string[] {
+	const out: string[] = [];
+	for (const para of printable(text).split(/\r?\n/)) {
+		// A sentence ends at . ! or ? followed by a space.
+		const sentences = para.trim() === '' ? [''] : para.trim().split(/(?<=[.!?])\s+/);
+		for (const s of sentences) out.push(...wrapLine(s));
+	}
+	return out;
+}
+
+function wrapLine(s: string): string[] {
+	const out: string[] = [];
+	let line = '';
+	for (const word of s.split(/\s+/)) {
+		let w = word;
+		while (w.length > wrapColumns) {
+			if (line) {
+				out.push(line);
+				line = '';
+			}
+			out.push(w.slice(0, wrapColumns));
+			w = w.slice(wrapColumns);
+		}
+		if (line && line.length + 1 + w.length > wrapColumns) {
+			out.push(line);
+			line = w;
+		} else {
+			line = line ? `${line} ${w}` : w;
+		}
+	}
+	out.push(line);
+	return out;
+}
+
+export const REVIEW = 'Review Changes';
+export const ACCEPT_ALL = 'Accept All';
+export const REJECT_ALL = 'Reject All';
+
+/**
+ * The buttons of the review's notices, in order: VS Code makes the first
+ * the primary one. Before the change was seen, the only way on is to look
+ * at it; once it is shown, Reject All leads, and Accept All, which lets a
+ * changed definition reach models, is never the first.
+ */
+export const noticeButtons = [REVIEW] as const;
+export const decideButtons = [REJECT_ALL, ACCEPT_ALL] as const;
