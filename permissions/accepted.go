@@ -379,6 +379,33 @@ func Adopt(opts LoadOptions) (a *Accepted, adopted bool, err error) {
 	return a, true, writeAccepted(path, opts.ProjectDir, a)
 }
 
+// forgetAllow removes pattern from the allow rules accepted of the file of
+// src in the project, when the project has a record: the rule was taken
+// back, and the same rule in the file later is another hand's, to review.
+func forgetAllow(projectDir string, src Source, pattern string) error {
+	if path, err := AcceptedPath(projectDir); err != nil {
+		return nil
+	} else if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	path, unlock, err := lockAccepted(projectDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	a, err := readAccepted(path, projectDir)
+	if a == nil || err != nil {
+		return nil // nothing accepted to forget it from
+	}
+	l := a.lists(src)
+	i, ok := slices.BinarySearch(l.Allow, pattern)
+	if !ok {
+		return nil
+	}
+	l.Allow = slices.Delete(l.Allow, i, i+1)
+	return writeAccepted(path, projectDir, a)
+}
+
 // acceptAllow adds pattern to the allow rules accepted of the file of src
 // in the project, when the project has a record (it is trusted): an allow
 // rule FreeCode writes for the user is theirs, and must not wait for their

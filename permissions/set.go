@@ -131,6 +131,24 @@ func (s *Set) AllowSession(pattern string) error {
 	return nil
 }
 
+// RemoveSession takes back a session allow rule (an "always allow" answer
+// undone) and reports whether there was one.
+func (s *Set) RemoveSession(pattern string) (bool, error) {
+	_, p, err := compile(pattern)
+	if err != nil {
+		return false, fmt.Errorf("session allow rule %q: %w", pattern, err)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	n := len(s.session)
+	s.session = slices.DeleteFunc(s.session, func(r Rule) bool { return r.Pattern == p })
+	if len(s.session) == n {
+		return false, nil
+	}
+	s.idx.Store(buildIndex(s.allFileRules(), s.session))
+	return true, nil
+}
+
 // Reload loads the rule files again and replaces the file rules, keeping
 // the session's. A file that cannot be read or does not parse keeps the
 // rules it had (a user editing a file mid-save does not lose its deny

@@ -342,6 +342,35 @@ func TestRulesOrder(t *testing.T) {
 	}
 }
 
+// RemoveSession takes a session allow back: the tool asks again, and a
+// file's rule of the same pattern is untouched.
+func TestRemoveSession(t *testing.T) {
+	s, _, err := Load(files(t, rules(`"mcp__fs"`, ``, ``), "", "", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"mcp__gh__delete", "mcp__fs"} {
+		if err := s.AllowSession(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if removed, err := s.RemoveSession(" mcp__gh__delete "); err != nil || !removed {
+		t.Fatalf("RemoveSession = %v, %v", removed, err)
+	}
+	if got := summarize(s.Decide("mcp__gh__delete", "", false)); got != (decided{Effect: "ask"}) {
+		t.Errorf("Decide after RemoveSession = %+v, want ask", got)
+	}
+	if removed, err := s.RemoveSession("mcp__gh__delete"); err != nil || removed {
+		t.Errorf("RemoveSession again = %v, %v; want false", removed, err)
+	}
+	if removed, _ := s.RemoveSession("mcp__fs"); !removed {
+		t.Error("RemoveSession of mcp__fs found none")
+	}
+	if got := summarize(s.Decide("mcp__fs__read", "", false)); got != (decided{"allow", "mcp__fs", "user"}) {
+		t.Errorf("the user file's rule after RemoveSession = %+v", got)
+	}
+}
+
 // A project at the user's home has the user's settings.json as its own: it
 // is read once, as the user's, whether the home is named as it is or
 // through a symbolic link. The local file beside it is the project's.

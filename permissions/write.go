@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/freecode/freecode/config"
@@ -74,6 +75,159 @@ func AddScopeAllow(scope Source, userDir, projectDir, pattern string) (string, e
 		return path, err
 	}
 	return path, nil
+}
+
+// RemoveScopeAllow takes an "always allow" answer back (the user's Undo):
+// it removes the allow rule pattern from the file of scope (SourceUser or
+// SourceLocal, as AddScopeAllow wrote it) and, of the project's files,
+// from the rules the user accepted, so that the same rule written there
+// later by another hand awaits their review again. It returns the file's
+// path and whether the file held the rule; a file that does not exist is
+// not created.
+func RemoveScopeAllow(scope Source, userDir, projectDir, pattern string) (string, bool, error) {
+	path, err := ScopeFile(scope, userDir, projectDir)
+	if err != nil {
+		return "", false, err
+	}
+	_, p, err := compile(pattern)
+	if err != nil {
+		return path, false, fmt.Errorf("removing allow rule %q: %w", pattern, err)
+	}
+	project := scope == SourceProject || scope == SourceLocal
+	if project {
+		if err := checkInside(projectDir, path); err != nil {
+			return path, false, err
+		}
+	}
+	removed := false
+	if _, err := os.Lstat(path); err == nil {
+		if removed, err = RemoveAllow(path, p); err != nil {
+			return path, false, err
+		}
+	}
+	// After the file: a load in between finds the rule gone, never in the
+	// file and no longer accepted, which would hold it back for review.
+	if project {
+		if err := forgetAllow(projectDir, scope, p); err != nil {
+			return path, removed, err
+		}
+	}
+	return path, removed, nil
+}
+
+// RemoveAllow removes the allow rule pattern from the rule file at path,
+// every entry of permissions.allow that is pattern once trimmed, and
+// reports whether there was one. It edits through config.UpdateFile as
+// AddAllow does: the rest of the file is kept byte for byte, and so is a
+// comment on the line of the entry before (it stays with that entry).
+func RemoveAllow(path, pattern string) (bool, error) {
+	_, p, err := compile(pattern)
+	if err != nil {
+		return false, fmt.Errorf("removing allow rule %q: %w", pattern, err)
+	}
+	var removed bool
+	err = config.UpdateFile(path, func(root *hujson.Value) error {
+		removed = false // UpdateFile may run this again on what another program wrote
+		arr := allowList(root)
+		if arr == nil {
+			return nil
+		}
+		for i := len(arr.Elements) - 1; i >= 0; i-- {
+			if lit, ok := arr.Elements[i].Value.(hujson.Literal); ok && lit.Kind() == '"' {
+				if _, q, err := compile(lit.String()); err == nil && q == p {
+					removeElement(arr, i)
+					removed = true
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var pe *config.ParseError
+		if !errors.As(err, &pe) {
+			err = fmt.Errorf("removing allow rule from %s: %w", path, err)
+		}
+		return false, err
+	}
+	return removed, nil
+}
+
+// allowList returns root's permissions.allow, nil when it has none (or it
+// is not a list).
+func allowList(root *hujson.Value) *hujson.Array {
+	// A key given twice: the loader refuses such a file, so there is no
+	// rule in force to take back.
+	dup := func(_, _ *hujson.ObjectMember) error { return errors.New("duplicate key") }
+	top, ok := root.Value.(*hujson.Object)
+	if !ok {
+		return nil
+	}
+	perms, err := member(top, "permissions", dup)
+	if err != nil || perms == nil {
+		return nil
+	}
+	obj, ok := perms.Value.(*hujson.Object)
+	if !ok {
+		return nil
+	}
+	allow, err := member(obj, "allow", dup)
+	if err != nil || allow == nil {
+		return nil
+	}
+	arr, _ := allow.Value.(*hujson.Array)
+	return arr
+}
+
+// removeElement removes element i of arr, keeping the layout of what is
+// left: a comment on the line of the element before, which sits after its
+// comma and so before element i, stays; element i's own (on its line,
+// after its comma) goes with it; a trailing comma after the last element
+// stays or stays away as it was.
+func removeElement(arr *hujson.Array, i int) {
+	els := arr.Elements
+	gone := els[i]
+	lead := lineComment(gone.BeforeExtra)
+	switch {
+	case i < len(els)-1:
+		next := &els[i+1]
+		if i == 0 && !bytes.ContainsRune(next.BeforeExtra, '\n') {
+			// A one-line list: the next is first now, spaced as the first was.
+			next.BeforeExtra = gone.BeforeExtra
+		} else {
+			next.BeforeExtra = append(lead, dropLineComment(next.BeforeExtra)...)
+		}
+	default:
+		arr.AfterExtra = append(lead, dropLineComment(arr.AfterExtra)...)
+		if i > 0 {
+			prev := &els[i-1]
+			// hujson: a last element with AfterExtra set has a trailing comma.
+			switch {
+			case gone.AfterExtra == nil && len(prev.AfterExtra) == 0:
+				prev.AfterExtra = nil
+			case gone.AfterExtra != nil && prev.AfterExtra == nil:
+				prev.AfterExtra = hujson.Extra{}
+			}
+		}
+	}
+	arr.Elements = slices.Delete(els, i, i+1)
+}
+
+// lineComment returns the comment that opens x on the line it starts on
+// (" // why" of " // why\n  "), nil when the line holds none.
+func lineComment(x hujson.Extra) hujson.Extra {
+	nl := bytes.IndexByte(x, '\n')
+	if nl <= 0 || !bytes.ContainsRune(x[:nl], '/') {
+		return nil
+	}
+	return append(hujson.Extra{}, x[:nl]...)
+}
+
+// dropLineComment returns x without the comment on the line it starts on.
+func dropLineComment(x hujson.Extra) hujson.Extra {
+	if c := lineComment(x); c != nil {
+		return append(hujson.Extra{}, x[len(c):]...)
+	}
+	return append(hujson.Extra{}, x...)
 }
 
 // checkInside reports an error unless path, once symbolic links are

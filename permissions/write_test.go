@@ -435,3 +435,171 @@ func symlink(t *testing.T, target, link string) {
 		t.Skipf("no symbolic links: %v", err)
 	}
 }
+
+// RemoveAllow takes an "always allow" answer back: AddAllow then
+// RemoveAllow leaves a file with a list as it was, its comments, commas and
+// spacing included; an entry in the middle or first goes with its own line;
+// a rule not there writes nothing.
+func TestRemoveAllow(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		pattern string
+		want    string
+		removed bool
+	}{
+		{
+			name:    "last of a multi-line list, comments kept",
+			in:      "{\n  \"permissions\": {\n    \"allow\": [\n      \"read\", // always fine\n      \"grep\",\n      \"mcp__gh\"\n    ]\n  }\n}\n",
+			pattern: "mcp__gh",
+			want:    "{\n  \"permissions\": {\n    \"allow\": [\n      \"read\", // always fine\n      \"grep\"\n    ]\n  }\n}\n",
+			removed: true,
+		},
+		{
+			name:    "the comment of the entry before stays with it",
+			in:      "{\n\t\"permissions\": {\n\t\t\"allow\": [\n\t\t\t\"read\", // why\n\t\t\t\"grep\",\n\t\t],\n\t},\n}\n",
+			pattern: "grep",
+			want:    "{\n\t\"permissions\": {\n\t\t\"allow\": [\n\t\t\t\"read\", // why\n\t\t],\n\t},\n}\n",
+			removed: true,
+		},
+		{
+			name:    "a comment after the last entry, no trailing comma",
+			in:      "{\"permissions\": {\"allow\": [\n  \"read\", // why\n  \"grep\"\n]}}",
+			pattern: "grep",
+			want:    "{\"permissions\": {\"allow\": [\n  \"read\" // why\n]}}",
+			removed: true,
+		},
+		{
+			name:    "middle entry, its own comment goes with it",
+			in:      "{\"permissions\": {\"allow\": [\n  \"a\", // keep\n  \"b\", // b's\n  \"c\"\n]}}",
+			pattern: "b",
+			want:    "{\"permissions\": {\"allow\": [\n  \"a\", // keep\n  \"c\"\n]}}",
+			removed: true,
+		},
+		{
+			name:    "first entry",
+			in:      "{\"permissions\": {\"allow\": [\n  \"a\",\n  \"b\"\n]}}",
+			pattern: "a",
+			want:    "{\"permissions\": {\"allow\": [\n  \"b\"\n]}}",
+			removed: true,
+		},
+		{
+			name:    "one-line list",
+			in:      `{"permissions": {"allow": ["read", "grep"]}}`,
+			pattern: "grep",
+			want:    `{"permissions": {"allow": ["read"]}}`,
+			removed: true,
+		},
+		{
+			name:    "one-line list, first entry",
+			in:      `{"permissions": {"allow": ["a","b","c"]}}`,
+			pattern: "a",
+			want:    `{"permissions": {"allow": ["b","c"]}}`,
+			removed: true,
+		},
+		{
+			name:    "the only entry, and every copy of it once trimmed",
+			in:      `{"permissions": {"allow": [" mcp__gh ", "mcp__gh"], "deny": ["bash"]}}`,
+			pattern: "mcp__gh",
+			want:    `{"permissions": {"allow": [], "deny": ["bash"]}}`,
+			removed: true,
+		},
+		{
+			name:    "not there",
+			in:      "{\"permissions\": {\"allow\": [ \"read\" ]}} // as is\n",
+			pattern: "grep",
+			want:    "{\"permissions\": {\"allow\": [ \"read\" ]}} // as is\n",
+		},
+		{
+			name:    "no allow list",
+			in:      "{\"permissions\": {\"deny\": [\"grep\"]}}",
+			pattern: "grep",
+			want:    "{\"permissions\": {\"deny\": [\"grep\"]}}",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), SettingsFile)
+			if err := os.WriteFile(path, []byte(tc.in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			removed, err := RemoveAllow(path, tc.pattern)
+			if err != nil || removed != tc.removed {
+				t.Fatalf("RemoveAllow = %v, %v; want %v", removed, err, tc.removed)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("file (-want +got):\n%s", diff)
+			}
+			if _, _, ws, err := parseFile(path, got, SourceUser, nil); err != nil || len(ws) != 0 {
+				t.Errorf("the written file: %v %v", err, ws)
+			}
+		})
+	}
+
+	// What AddAllow appends to a list, RemoveAllow takes back to the byte.
+	for _, in := range []string{
+		"{\n  \"permissions\": {\n    \"allow\": [\n      \"read\", // always fine\n      \"grep\"\n    ]\n  }\n}\n",
+		"{\n\t\"permissions\": {\n\t\t\"allow\": [\n\t\t\t\"read\", // why\n\t\t],\n\t},\n}\n",
+		"{\"permissions\": {\"allow\": [\n  \"read\" // why\n]}}",
+		`{"permissions": {"allow": ["read"]}}`,
+		`{"permissions": {"allow": ["a","b"]}}`,
+	} {
+		path := filepath.Join(t.TempDir(), SettingsFile)
+		if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := AddAllow(path, "mcp__demo__delete_file"); err != nil {
+			t.Fatal(err)
+		}
+		if removed, err := RemoveAllow(path, "mcp__demo__delete_file"); err != nil || !removed {
+			t.Fatalf("RemoveAllow after AddAllow = %v, %v", removed, err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != in {
+			t.Errorf("AddAllow then RemoveAllow:\n%s\nwant it as it was:\n%s", got, in)
+		}
+	}
+}
+
+// RemoveScopeAllow undoes AddScopeAllow in a trusted project: the rule
+// leaves the local file and the rules the user accepted, so that the same
+// rule put back by another hand awaits review; a missing file is not made.
+func TestRemoveScopeAllow(t *testing.T) {
+	opts := trusted(t, "", "{}")
+	userDir := filepath.Dir(opts.UserFile)
+	const rule = "mcp__demo__delete_file"
+	if _, err := AddScopeAllow(SourceLocal, userDir, opts.ProjectDir, rule); err != nil {
+		t.Fatal(err)
+	}
+	path, removed, err := RemoveScopeAllow(SourceLocal, userDir, opts.ProjectDir, rule)
+	if want := filepath.Join(opts.ProjectDir, ".freecode", LocalSettingsFile); err != nil || !removed || path != want {
+		t.Fatalf("RemoveScopeAllow = %q, %v, %v; want %q, true", path, removed, err, want)
+	}
+	if acc, err := ReadAccepted(opts.ProjectDir); err != nil || slices.Contains(acc.Local.Allow, rule) {
+		t.Errorf("the rule is still accepted: %+v, %v", acc, err)
+	}
+	set, _ := loadAccepted(t, opts)
+	if got := summarize(set.Decide(rule, "", false)); got != (decided{Effect: "ask"}) {
+		t.Errorf("Decide after the undo = %+v, want ask", got)
+	}
+	rewrite(t, opts, LocalSettingsFile, `{"permissions": {"allow": ["`+rule+`"]}}`)
+	set, _ = loadAccepted(t, opts)
+	if got := summarize(set.Decide(rule, "", false)); got != (decided{Effect: "ask"}) {
+		t.Errorf("Decide with the rule put back by another hand = %+v, want ask", got)
+	}
+	if p := set.Pending(); p == nil || len(p.Files) != 1 || !cmp.Equal(p.Files[0].Allow, []string{rule}) {
+		t.Errorf("Pending() = %+v, want the rule put back", p)
+	}
+
+	// The user's file, when it does not exist: nothing is written.
+	empty := t.TempDir()
+	if path, removed, err := RemoveScopeAllow(SourceUser, empty, "", rule); err != nil || removed || path != filepath.Join(empty, SettingsFile) {
+		t.Errorf("RemoveScopeAllow of a missing file = %q, %v, %v", path, removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(empty, SettingsFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the missing file was made: %v", err)
+	}
+}
