@@ -47,10 +47,12 @@ func (c *Conn) run(s *session, tried int) {
 	defer ticker.Stop()
 	limit := c.tries
 	reconnected := false // with NoRetry: the one reconnect was made
+	asked := false       // the next try is a restart the user asked for
 	for {
 		if s == nil {
 			var tools toolList
-			s, tools, tried = c.retry(tried, limit)
+			s, tools, tried = c.retry(tried, limit, asked)
+			asked = false
 			if s == nil {
 				return
 			}
@@ -119,6 +121,8 @@ func (c *Conn) run(s *session, tried int) {
 			tried, limit = 0, c.tries
 			if c.opts.NoRetry {
 				limit = 1
+			} else {
+				asked = true
 			}
 			select {
 			case c.kick <- struct{}{}:
@@ -143,8 +147,8 @@ func (c *Conn) run(s *session, tried int) {
 		st := c.setStateLocked(StateReconnecting)
 		c.mu.Unlock()
 		if restarted {
-			c.logger.Info("restarting")
-			c.lifeLog(LevelInfo, "restarting")
+			c.logger.Info("restarting: asked by the user")
+			c.lifeLog(LevelInfo, "restarting: asked by the user")
 		} else {
 			c.logger.Warn("connection lost; reconnecting", "error", lost, "detail", detail(lost))
 			c.lifeLog(LevelWarning, lost.Error()+"; reconnecting")
@@ -219,19 +223,39 @@ func (c *Conn) Reconnect(ctx context.Context) error {
 // `tried`, with backoff, and returns the new session, its tools and how
 // many tries are used up. It returns a nil session when it gave up (the
 // Conn is then failed) or the Conn closed. A later Start cuts a backoff
-// short.
-func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
-	for attempt := tried; attempt < limit; attempt++ {
-		wait := c.backoff(attempt)
-		c.awaitRetry(attempt+1, limit, wait)
-		timer := time.NewTimer(wait)
-		select {
-		case <-c.stopCh:
-			timer.Stop()
-			return nil, toolList{}, tried
-		case <-timer.C:
-		case <-c.kick:
-			timer.Stop()
+// short. With asked, a restart the user asked for comes first, at once:
+// it is not a retry (run told it as the restart, at info), so it is
+// neither told as "retrying 1/6", a warning, nor counted as one of limit.
+func (c *Conn) retry(tried, limit int, asked bool) (*session, toolList, int) {
+	first := tried
+	if asked {
+		first-- // the restart's own try
+	}
+	for attempt := first; attempt < limit; attempt++ {
+		if attempt < tried {
+			// Run kicked the restart's try to come at once: that kick
+			// is spent here, not on the first retry's backoff.
+			select {
+			case <-c.kick:
+			default:
+			}
+			select {
+			case <-c.stopCh:
+				return nil, toolList{}, tried
+			default:
+			}
+		} else {
+			wait := c.backoff(attempt)
+			c.awaitRetry(attempt+1, limit, wait)
+			timer := time.NewTimer(wait)
+			select {
+			case <-c.stopCh:
+				timer.Stop()
+				return nil, toolList{}, tried
+			case <-timer.C:
+			case <-c.kick:
+				timer.Stop()
+			}
 		}
 		c.mu.Lock()
 		c.attempting = true
@@ -243,7 +267,11 @@ func (c *Conn) retry(tried, limit int) (*session, toolList, int) {
 		if err == nil {
 			return s, tools, attempt + 1 // the caller ends the attempt
 		}
-		c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err, "detail", detail(err))
+		if attempt < tried {
+			c.logger.Warn("restart failed", "error", err, "detail", detail(err))
+		} else {
+			c.logger.Warn("connect attempt failed", "attempt", attempt+1, "of", limit, "error", err, "detail", detail(err))
+		}
 		c.mu.Lock()
 		again := sameExit(c.lastFailure, failureOf(err))
 		if again {
