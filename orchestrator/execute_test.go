@@ -510,7 +510,9 @@ func TestApprover(t *testing.T) {
 				t.Errorf("server saw %d calls, want %d", got, tc.wantSeen)
 			}
 			if ra, ok := tc.approver.(*recordingApprover); ok {
-				want := []Request{{CallID: "1", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"a.txt"}`), Reason: ra.reqs[0].Reason}}
+				// Not annotated: destructive by MCP's default, which the
+				// request tells apart from the tool's own word.
+				want := []Request{{CallID: "1", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"a.txt"}`), Destructive: true, Reason: ra.reqs[0].Reason}}
 				if diff := cmp.Diff(want, ra.reqs); diff != "" {
 					t.Errorf("approver requests (-want +got):\n%s", diff)
 				}

@@ -40,6 +40,13 @@ type Request struct {
 	Server    string
 	Arguments json.RawMessage
 	ReadOnly  bool
+	// Destructive is the tool's destructiveHint, MCP's default (true)
+	// when its server stated none; false for a read-only tool.
+	Destructive bool
+	// Annotated says the tool's server stated its readOnlyHint or its
+	// destructiveHint (a built-in's are FreeCode's own): ReadOnly and
+	// Destructive are then what the tool says of itself, not defaults.
+	Annotated bool
 	Reason    string
 	// Review is set for a tool whose definition changed since the user
 	// accepted it, or that is new: the change to look at before
@@ -125,14 +132,16 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
 	defer cancel()
 	ans, err := safeApprove(actx, eo.Approver, Request{
-		CallID:    p.call.CallID,
-		Tool:      t.ID,
-		Server:    t.Server,
-		Arguments: args,
-		ReadOnly:  t.ReadOnly,
-		Reason:    reason,
-		Review:    requestReview(rv),
-		App:       p.call.App,
+		CallID:      p.call.CallID,
+		Tool:        t.ID,
+		Server:      t.Server,
+		Arguments:   args,
+		ReadOnly:    t.ReadOnly,
+		Destructive: t.Destructive,
+		Annotated:   t.hinted || t.Builtin,
+		Reason:      reason,
+		Review:      requestReview(rv),
+		App:         p.call.App,
 	})
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.

@@ -86,6 +86,10 @@ type Tool struct {
 	Order   int
 
 	alias string // set by the registry when ID is over toolid.MaxNameLen
+	// hinted records that the server stated readOnlyHint: true or a
+	// destructiveHint, so that ReadOnly and Destructive are its word, not
+	// MCP's defaults: what a permission prompt says of the tool.
+	hinted bool
 	// noSchema records that the server sent no inputSchema (InputSchema
 	// then holds an empty object schema), so the provider conversion can
 	// report it instead of it passing silently.
@@ -183,6 +187,7 @@ func newMCPTool(server, id string, st *mcpsdk.Tool, r Runner) (*Tool, error) {
 		}
 		t.ReadOnly = a.ReadOnlyHint
 		t.Idempotent = a.IdempotentHint
+		t.hinted = a.ReadOnlyHint || a.DestructiveHint != nil
 		if a.DestructiveHint != nil {
 			t.Destructive = *a.DestructiveHint
 		}

@@ -36,25 +36,28 @@ type promptApprover struct {
 var _ orchestrator.Approver = (*promptApprover)(nil)
 
 func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
-	kind := "destructive or unannotated"
-	if req.ReadOnly {
-		kind = "read-only"
-	}
-	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, kind, termtext.JSON(req.Arguments), termtext.Escape(req.Reason))
+	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, annotations(req), termtext.JSON(req.Arguments), termtext.Escape(req.Reason))
+	keys := "y/N/a"
 	if req.Review != nil {
 		// What changed is what the user judges the call by; it is the
 		// server's text.
 		for line := range strings.Lines(req.Review.Diff) {
 			fmt.Fprintf(p.out, "  | %s\n", termtext.Escape(strings.TrimSuffix(line, "\n")))
 		}
-		fmt.Fprint(p.out, "  ([c] accepts this definition and runs the call once)\n")
 	}
+	// The choices, one a line: the "always" ones say where the rule goes.
+	fmt.Fprint(p.out, "  y  allow this call once\n  n  deny it (Enter)\n  a  always allow it: a rule in your user settings (~/.freecode/settings.json)\n")
 	if p.projectTrusted {
-		fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings) / always for this project ([l]ocal): ")
+		keys += "/l"
+		fmt.Fprint(p.out, "  l  always allow it in this project: a rule in its .freecode/settings.local.json\n")
 	} else {
-		fmt.Fprint(p.out, "  (always for this project only: this project is not trusted; run `freecode trust` first)\n")
-		fmt.Fprint(p.out, "Allow? [y]es once / [N]o / [a]lways (user settings): ")
+		fmt.Fprint(p.out, "     (always allow it in this project: not offered, this project is not trusted; run `freecode trust` first)\n")
 	}
+	if req.Review != nil {
+		keys += "/c"
+		fmt.Fprint(p.out, "  c  accept this definition and allow this call once\n")
+	}
+	fmt.Fprintf(p.out, "Allow? [%s]: ", keys)
 	type line struct {
 		s   string
 		err error
@@ -89,4 +92,20 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 		fmt.Fprintln(p.out, "not allowed: a project rule needs a trusted project (`freecode trust`)")
 	}
 	return orchestrator.Answer{Decision: orchestrator.Deny}, nil
+}
+
+// annotations says what the tool's annotations say of it: the prompt
+// shows a tool the server calls destructive as that, and one it said
+// nothing of as what MCP then assumes, without claiming either of the
+// other.
+func annotations(req orchestrator.Request) string {
+	switch {
+	case req.ReadOnly:
+		return "read-only"
+	case !req.Annotated:
+		return "not annotated: it may change things"
+	case req.Destructive:
+		return "destructive"
+	}
+	return "annotated not destructive: it may change things, only adding to them"
 }

@@ -175,7 +175,7 @@ func TestToolsCallPrompt(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("call: %v\n%s\n%s", err, o.String(), e.String())
 	}
-	if !strings.Contains(e.String(), "Allow? [y]es once / [N]o / [a]lways") || !strings.Contains(e.String(), "no rule; tool is not read-only") {
+	if !strings.Contains(e.String(), "mcp__demo__delete_file (destructive) wants to run") || !strings.Contains(e.String(), "Allow? [y/N/a") || !strings.Contains(e.String(), "no rule; tool is not read-only") {
 		t.Errorf("prompt:\n%s", e.String())
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "settings.json"))
@@ -281,8 +281,8 @@ func TestPromptApprover(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("trusted=%v %q: answer (-want +got):\n%s", tc.trusted, tc.input, diff)
 		}
-		if offered := strings.Contains(out.String(), "[l]ocal"); offered != tc.offered {
-			t.Errorf("trusted=%v: prompt offers [l]ocal = %v, want %v:\n%s", tc.trusted, offered, tc.offered, out.String())
+		if offered := strings.Contains(out.String(), "\n  l  always allow it in this project"); offered != tc.offered {
+			t.Errorf("trusted=%v: prompt offers l = %v, want %v:\n%s", tc.trusted, offered, tc.offered, out.String())
 		}
 		if !strings.Contains(out.String(), tc.wantExtra) {
 			t.Errorf("trusted=%v %q: output does not say %q:\n%s", tc.trusted, tc.input, tc.wantExtra, out.String())
