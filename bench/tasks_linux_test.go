@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/internal/frontend"
-	"github.com/freecode/freecode/internal/mcptasks"
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/internal/mcpwire"
 	"github.com/freecode/freecode/internal/protocol"
 )
 
@@ -108,7 +108,7 @@ func BenchmarkSidecarTasks(b *testing.B) {
 		}, tasksN)
 		for _, id := range ids {
 			go func() {
-				_, err := h.Engine().Await(b.Context(), id, func(dt mcptasks.DetailedTask) bool { return dt.Status == mcptasks.Completed })
+				_, err := h.Engine().Await(b.Context(), id, func(dt mcpwire.Task) bool { return dt.Status == mcpwire.TaskCompleted })
 				if err != nil {
 					b.Error(err)
 				}

@@ -45,7 +45,7 @@ func (c *Conn) GetTask(ctx context.Context, id string) (*tasks.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks/get %s on %s: %w", id, c.srv.Name, c.hide(err))
 	}
-	if t.NeedsResult() {
+	if tasks.NeedsResult(t) {
 		return c.legacyResult(ctx, s, t)
 	}
 	return t, nil

@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/freecode/freecode/internal/mcptasks"
-	"github.com/freecode/freecode/mcp/tasks"
+	"github.com/freecode/freecode/internal/mcpwire"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -42,7 +40,7 @@ func (s *Server) tasksMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		switch method {
 		case "tools/call":
-			if !mcptasks.Declared(req.GetParams().GetMeta(), req.GetSession()) {
+			if !mcpwire.TasksDeclared(req.GetParams().GetMeta(), req.GetSession()) {
 				break
 			}
 			slot := &taskSlot{}
@@ -53,7 +51,7 @@ func (s *Server) tasksMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler
 			return s.createTaskResult(ctx, slot.task), nil
 		case "server/discover", "initialize":
 			res, err := next(ctx, method, req)
-			mcptasks.Advertise(res)
+			mcpwire.AdvertiseTasks(res)
 			return res, err
 		}
 		return next(ctx, method, req)
@@ -72,27 +70,24 @@ func taskMode(ctx context.Context) (orchestrator.TaskMode, *taskSlot) {
 // createTaskResult is the answer of a call that became the task t on its
 // server: the server's task as it stands now, under the gateway's id.
 func (s *Server) createTaskResult(ctx context.Context, t *orchestrator.Task) mcpsdk.Result {
-	info := mcptasks.TaskInfo{
-		TaskID:        gatewayTaskID(t.Server, t.ID),
-		Status:        mcptasks.Status(t.Status),
-		StatusMessage: t.StatusMessage,
-	}
+	var info mcpwire.Task
 	// The server's answer to the call was folded into a result the
 	// orchestrator does not keep whole: ask for the rest, keeping the
 	// status it answered with (the task may have moved on since; the
 	// client's first tasks/get sees where).
 	if cur, err := s.ws.GetTask(ctx, t.Server, t.ID); err == nil {
-		info = taskInfo(t.Server, cur)
-		info.Status, info.StatusMessage = mcptasks.Status(t.Status), t.StatusMessage
+		info = cur.Head()
 	} else {
 		s.logger.Debug("reading a task just started", "server", t.Server, "task", t.ID, "err", err)
 		now := time.Now().UTC().Format(time.RFC3339Nano)
 		info.CreatedAt, info.LastUpdatedAt = now, now
 	}
+	info.TaskID = gatewayTaskID(t.Server, t.ID)
+	info.Status, info.StatusMessage = mcpwire.TaskStatus(t.Status), t.StatusMessage
 	if info.Status == "" {
-		info.Status = mcptasks.Working
+		info.Status = mcpwire.TaskWorking
 	}
-	return &mcptasks.CreateTaskResult{ResultType: "task", TaskInfo: info}
+	return &mcpwire.TaskResult{ResultType: "task", Task: info}
 }
 
 // gatewayTaskID is the id the gateway's client knows the task id of server
@@ -103,40 +98,24 @@ func gatewayTaskID(server, id string) string { return server + "." + id }
 func serverTask(id string) (server, taskID string, err error) {
 	server, taskID, ok := strings.Cut(id, ".")
 	if !ok || server == "" || taskID == "" {
-		return "", "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown task %q", id)}
+		return "", "", mcpwire.UnknownTask(id)
 	}
 	return server, taskID, nil
-}
-
-// taskInfo is the server's task t as the gateway's client sees it.
-func taskInfo(server string, t *tasks.Task) mcptasks.TaskInfo {
-	info := mcptasks.TaskInfo{
-		TaskID:        gatewayTaskID(server, t.TaskID),
-		Status:        mcptasks.Status(t.Status),
-		StatusMessage: t.StatusMessage,
-		CreatedAt:     t.CreatedAt,
-		LastUpdatedAt: t.LastUpdatedAt,
-		TTLMs:         t.TTLMs,
-	}
-	if t.PollIntervalMs != nil {
-		info.PollIntervalMs = *t.PollIntervalMs
-	}
-	return info
 }
 
 // addTaskMethods serves tasks/get, tasks/update and tasks/cancel by the
 // server's task each names.
 func (s *Server) addTaskMethods() error {
 	return errors.Join(
-		mcpsdk.AddReceivingCustomMethod(s.mcp, mcptasks.MethodGet, s.getTask),
-		mcpsdk.AddReceivingCustomMethod(s.mcp, mcptasks.MethodUpdate, s.updateTask),
-		mcpsdk.AddReceivingCustomMethod(s.mcp, mcptasks.MethodCancel, s.cancelTask),
+		mcpsdk.AddReceivingCustomMethod(s.mcp, mcpwire.MethodGetTask, s.getTask),
+		mcpsdk.AddReceivingCustomMethod(s.mcp, mcpwire.MethodUpdateTask, s.updateTask),
+		mcpsdk.AddReceivingCustomMethod(s.mcp, mcpwire.MethodCancelTask, s.cancelTask),
 	)
 }
 
-func (s *Server) getTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcptasks.GetParams) (*mcptasks.GetResult, error) {
-	if !mcptasks.Declared(p.GetMeta(), ss) {
-		return nil, mcptasks.MissingCapability(mcptasks.MethodGet + " needs the " + mcptasks.Extension + " extension declared")
+func (s *Server) getTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.TaskResult, error) {
+	if err := mcpwire.RequireTasks(mcpwire.MethodGetTask, p.GetMeta(), ss); err != nil {
+		return nil, err
 	}
 	server, id, err := serverTask(p.TaskID)
 	if err != nil {
@@ -146,27 +125,23 @@ func (s *Server) getTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcpta
 	if err != nil {
 		return nil, upstreamError(err)
 	}
-	d := mcptasks.DetailedTask{TaskInfo: taskInfo(server, t), InputRequests: t.InputRequests}
+	d := *t // the server's task as it told it, under the gateway's id
+	d.TaskID = gatewayTaskID(server, t.TaskID)
 	if t.Result != nil {
 		res := *t.Result
 		res.Meta = mcpsdk.Meta{"freecode/decision": string(orchestrator.DecisionAllowed)}
-		if d.Result, err = json.Marshal(&res); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the task's result: " + err.Error()}
-		}
+		d.Result = &res
 	}
-	if t.Error != nil {
-		d.Error = &mcptasks.WireError{Code: t.Error.Code, Message: t.Error.Message, Data: t.Error.Data}
-	}
-	return &mcptasks.GetResult{ResultType: "complete", DetailedTask: d}, nil
+	return &mcpwire.TaskResult{ResultType: "complete", Task: d}, nil
 }
 
-func (s *Server) updateTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcptasks.UpdateParams) (*mcptasks.AckResult, error) {
-	if !mcptasks.Declared(p.GetMeta(), ss) {
-		return nil, mcptasks.MissingCapability(mcptasks.MethodUpdate + " needs the " + mcptasks.Extension + " extension declared")
+func (s *Server) updateTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcpwire.UpdateTaskParams) (*mcpwire.AckResult, error) {
+	if err := mcpwire.RequireTasks(mcpwire.MethodUpdateTask, p.GetMeta(), ss); err != nil {
+		return nil, err
 	}
 	server, id, err := serverTask(p.TaskID)
 	if err != nil {
-		return &mcptasks.AckResult{ResultType: "complete"}, nil // as the spec has it for any unknown task
+		return &mcpwire.AckResult{ResultType: "complete"}, nil // as the spec has it for any unknown task
 	}
 	var responses mcpsdk.InputResponseMap
 	raw, err := json.Marshal(p.InputResponses)
@@ -179,12 +154,12 @@ func (s *Server) updateTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mc
 	if err := s.ws.UpdateTask(ctx, server, id, responses); err != nil {
 		return nil, upstreamError(err)
 	}
-	return &mcptasks.AckResult{ResultType: "complete"}, nil
+	return &mcpwire.AckResult{ResultType: "complete"}, nil
 }
 
-func (s *Server) cancelTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcptasks.GetParams) (*mcptasks.AckResult, error) {
-	if !mcptasks.Declared(p.GetMeta(), ss) {
-		return nil, mcptasks.MissingCapability(mcptasks.MethodCancel + " needs the " + mcptasks.Extension + " extension declared")
+func (s *Server) cancelTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.AckResult, error) {
+	if err := mcpwire.RequireTasks(mcpwire.MethodCancelTask, p.GetMeta(), ss); err != nil {
+		return nil, err
 	}
 	server, id, err := serverTask(p.TaskID)
 	if err != nil {
@@ -193,7 +168,7 @@ func (s *Server) cancelTask(ctx context.Context, ss *mcpsdk.ServerSession, p *mc
 	if err := s.ws.CancelServerTask(ctx, server, id); err != nil {
 		return nil, upstreamError(err)
 	}
-	return &mcptasks.AckResult{ResultType: "complete"}, nil
+	return &mcpwire.AckResult{ResultType: "complete"}, nil
 }
 
 // upstreamError is the error a task method answers with when the server's

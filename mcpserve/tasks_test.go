@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/freecode/freecode/internal/mcptasks"
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // tasksEnv is a gateway over the tasks test server (as "tasky", keeping its
@@ -31,7 +31,7 @@ func tasksEnv(t *testing.T, rules map[string][]string) (url, dir string) {
 func TestTasksPassThrough(t *testing.T) {
 	url, _ := tasksEnv(t, map[string][]string{"allow": {"mcp__tasky__hold", "mcp__tasky__confirm_delete", "mcp__tasky__protocol_error_job"}})
 	c := mcptest.NewTasksClient(t, url, true)
-	if raw, err := c.Call("server/discover", nil); err != nil || !strings.Contains(string(raw), mcptasks.Extension) {
+	if raw, err := c.Call("server/discover", nil); err != nil || !strings.Contains(string(raw), mcpwire.TasksExtension) {
 		t.Fatalf("server/discover does not offer the tasks extension: %s, %v", raw, err)
 	}
 
@@ -104,7 +104,7 @@ func TestTasksUndeclaredClient(t *testing.T) {
 	if err != nil || !strings.Contains(string(raw), "computed sync in 0.1s") || strings.Contains(string(raw), `"resultType":"task"`) {
 		t.Fatalf("a call of a client without the extension: %s, %v", raw, err)
 	}
-	if _, err := c.Call("tasks/get", map[string]any{"taskId": "tasky.x"}); err == nil || err.(*mcptest.RPCError).Code != mcptasks.CodeMissingCapability {
+	if _, err := c.Call("tasks/get", map[string]any{"taskId": "tasky.x"}); err == nil || err.(*mcptest.RPCError).Code != mcpwire.CodeMissingCapability {
 		t.Errorf("tasks/get without the extension: %v", err)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freecode/freecode/internal/mcptasks"
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // tasksConfig writes a config whose one server, tasky, is the real tasks
@@ -98,8 +98,8 @@ func awaitServerCancelled(t *testing.T, h *mcptest.TasksHTTP, stdout string) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
-	dt, err := h.Engine().Await(ctx, ids[0], func(dt mcptasks.DetailedTask) bool { return dt.Status.Terminal() })
-	if err != nil || dt.Status != mcptasks.Cancelled {
+	dt, err := h.Engine().Await(ctx, ids[0], func(dt mcpwire.Task) bool { return dt.Status.Terminal() })
+	if err != nil || dt.Status != mcpwire.TaskCancelled {
 		t.Errorf("the server's task: %+v, %v; want cancelled\n%s", dt.Status, err, stdout)
 	}
 	if !strings.Contains(stdout, "was cancelled (tasks/cancel sent") {

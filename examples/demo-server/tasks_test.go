@@ -8,6 +8,7 @@ import (
 
 	"github.com/freecode/freecode/internal/mcptasks"
 	"github.com/freecode/freecode/internal/mcptest"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // serveTasks serves the demo server with --tasks over HTTP, with an
@@ -40,7 +41,7 @@ func TestNoTasksByDefault(t *testing.T) {
 	defer hs.Close()
 	c := mcptest.NewTasksClient(t, hs.URL, true)
 	raw, err := c.Call("server/discover", nil)
-	if err != nil || strings.Contains(string(raw), mcptasks.Extension) {
+	if err != nil || strings.Contains(string(raw), mcpwire.TasksExtension) {
 		t.Errorf("server/discover without --tasks: %s, %v", raw, err)
 	}
 	if raw, err := c.Call("tools/list", nil); err != nil || strings.Contains(string(raw), "long_build") {

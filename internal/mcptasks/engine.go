@@ -1,3 +1,20 @@
+// Package mcptasks is the server side of the MCP tasks extension
+// (io.modelcontextprotocol/tasks, SEP-2663) on a go-sdk server, which has
+// no tasks of its own: a tools/call of a task tool, from a client that
+// declares the extension, is answered at once with a task (resultType
+// "task") whose work goes on in the background, and the client follows it
+// with tasks/get, answers its questions with tasks/update and stops it with
+// tasks/cancel.
+//
+// An Engine installs itself on a server (Install) as a receiving middleware
+// and three custom methods; AddTool adds a tool whose handler gets a *Task
+// through which it reports status messages and asks for input. Tasks live
+// in memory, or in a directory (Options.Dir) that a restarted server reads
+// back: there a task the old process left unfinished is run again.
+//
+// The package imports the go-sdk, internal/atomicfile and internal/mcpwire
+// (the extension's wire, which the client and the gateway speak too) only,
+// so the test servers in internal/mcptest and examples/demo-server share it.
 package mcptasks
 
 import (
@@ -12,6 +29,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // Options configure an Engine.
@@ -126,15 +145,15 @@ func New(server *mcpsdk.Server, opts Options) (*Engine, error) {
 		}
 	}
 	server.AddReceivingMiddleware(e.middleware)
-	if err := mcpsdk.AddReceivingCustomMethod(server, MethodGet, e.getTask); err != nil {
+	if err := mcpsdk.AddReceivingCustomMethod(server, mcpwire.MethodGetTask, e.getTask); err != nil {
 		stop()
 		return nil, err
 	}
-	if err := mcpsdk.AddReceivingCustomMethod(server, MethodUpdate, e.updateTask); err != nil {
+	if err := mcpsdk.AddReceivingCustomMethod(server, mcpwire.MethodUpdateTask, e.updateTask); err != nil {
 		stop()
 		return nil, err
 	}
-	if err := mcpsdk.AddReceivingCustomMethod(server, MethodCancel, e.cancelTask); err != nil {
+	if err := mcpsdk.AddReceivingCustomMethod(server, mcpwire.MethodCancelTask, e.cancelTask); err != nil {
 		stop()
 		return nil, err
 	}
@@ -180,14 +199,14 @@ func (e *Engine) Resume() {
 		}
 		tl := e.tools[t.rec.Tool]
 		if tl == nil {
-			t.rec.Status = Failed
-			t.rec.Error = &WireError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the server restarted and no longer has tool %q", t.rec.Tool)}
+			t.rec.Status = mcpwire.TaskFailed
+			t.rec.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the server restarted and no longer has tool %q", t.rec.Tool)}
 			t.rec.InputRequests = nil
 			e.touchLocked(t)
 			continue
 		}
 		t.rec.Runs++
-		t.rec.Status = Working
+		t.rec.Status = mcpwire.TaskWorking
 		t.rec.StatusMessage = "resumed after a server restart"
 		t.rec.InputRequests = nil
 		e.touchLocked(t)
@@ -212,23 +231,23 @@ func (e *Engine) Close() {
 }
 
 // Get returns the task id as tasks/get would.
-func (e *Engine) Get(id string) (DetailedTask, bool) {
+func (e *Engine) Get(id string) (mcpwire.Task, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.liveLocked(id)
 	if t == nil {
-		return DetailedTask{}, false
+		return mcpwire.Task{}, false
 	}
 	return e.detailLocked(t), true
 }
 
 // Await waits until the task id exists and cond holds of it, or ctx is
 // done.
-func (e *Engine) Await(ctx context.Context, id string, cond func(DetailedTask) bool) (DetailedTask, error) {
+func (e *Engine) Await(ctx context.Context, id string, cond func(mcpwire.Task) bool) (mcpwire.Task, error) {
 	for {
 		e.mu.Lock()
 		ch := e.changed
-		var d DetailedTask
+		var d mcpwire.Task
 		t := e.liveLocked(id)
 		if t != nil {
 			d = e.detailLocked(t)
@@ -273,9 +292,9 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			if tl == nil {
 				break
 			}
-			if !Declared(req.GetParams().GetMeta(), req.GetSession()) {
+			if !mcpwire.TasksDeclared(req.GetParams().GetMeta(), req.GetSession()) {
 				if tl.support == Required {
-					return nil, MissingCapability(fmt.Sprintf("tool %q runs only as a task: declare the %s extension", call.Params.Name, Extension))
+					return nil, mcpwire.MissingTasksCapability(fmt.Sprintf("tool %q runs only as a task: declare the %s extension", call.Params.Name, mcpwire.TasksExtension))
 				}
 				break
 			}
@@ -293,11 +312,19 @@ func (e *Engine) middleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 			return e.start(tl, call)
 		case "server/discover", "initialize":
 			res, err := next(ctx, method, req)
-			Advertise(res)
+			mcpwire.AdvertiseTasks(res)
 			return res, err
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// inputRequiredResult answers a gated call that needs input first.
+type inputRequiredResult struct {
+	mcpsdk.ResultBase
+	ResultType    string                 `json:"resultType"` // "input_required"
+	InputRequests mcpsdk.InputRequestMap `json:"inputRequests"`
+	RequestState  string                 `json:"requestState,omitempty"`
 }
 
 // start makes the call a task, kept (on disk with Options.Dir) before it
@@ -318,7 +345,7 @@ func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, er
 		Tool:          req.Params.Name,
 		Arguments:     req.Params.Arguments,
 		Answers:       answers,
-		Status:        Working,
+		Status:        mcpwire.TaskWorking,
 		CreatedAt:     now,
 		LastUpdatedAt: now,
 		Runs:          1,
@@ -337,7 +364,7 @@ func (e *Engine) start(tl *tool, req *mcpsdk.CallToolRequest) (mcpsdk.Result, er
 	// the session, which a stateless server closes with the answer.
 	run := &mcpsdk.CallToolRequest{Params: &mcpsdk.CallToolParamsRaw{Meta: req.Params.Meta, Name: req.Params.Name, Arguments: req.Params.Arguments, InputResponses: req.Params.InputResponses}, Extra: req.Extra}
 	e.runLocked(t, tl, run)
-	return &CreateTaskResult{ResultType: "task", TaskInfo: e.infoLocked(t)}, nil
+	return &mcpwire.TaskResult{ResultType: "task", Task: e.infoLocked(t)}, nil
 }
 
 // runLocked starts t's handler.
@@ -376,56 +403,57 @@ func (e *Engine) finish(id string, ctx context.Context, res *mcpsdk.CallToolResu
 	t.rec.InputRequests = nil
 	switch {
 	case err != nil:
-		t.rec.Status = Failed
+		t.rec.Status = mcpwire.TaskFailed
 		t.rec.Error = toWireError(err)
 	case res == nil:
-		t.rec.Status = Failed
-		t.rec.Error = &WireError{Code: jsonrpc.CodeInternalError, Message: "the tool's handler returned no result"}
+		t.rec.Status = mcpwire.TaskFailed
+		t.rec.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool's handler returned no result"}
 	default:
-		b, merr := json.Marshal(res)
-		if merr != nil {
-			t.rec.Status = Failed
-			t.rec.Error = &WireError{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + merr.Error()}
+		// A result that does not encode fails here, saying so, not in
+		// every tasks/get that would send it.
+		if _, merr := json.Marshal(res); merr != nil {
+			t.rec.Status = mcpwire.TaskFailed
+			t.rec.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "encoding the result: " + merr.Error()}
 			break
 		}
-		t.rec.Status = Completed
-		t.rec.Result = b
+		t.rec.Status = mcpwire.TaskCompleted
+		t.rec.Result = res
 	}
 	e.touchLocked(t)
 }
 
-func toWireError(err error) *WireError {
+func toWireError(err error) *jsonrpc.Error {
 	if je, ok := errors.AsType[*jsonrpc.Error](err); ok {
-		return &WireError{Code: je.Code, Message: je.Message, Data: je.Data}
+		return &jsonrpc.Error{Code: je.Code, Message: je.Message, Data: je.Data}
 	}
-	return &WireError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
-func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetParams) (*GetResult, error) {
-	if !Declared(p.GetMeta(), ss) {
-		return nil, MissingCapability(MethodGet + " needs the " + Extension + " extension declared")
+func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.TaskResult, error) {
+	if err := mcpwire.RequireTasks(mcpwire.MethodGetTask, p.GetMeta(), ss); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.liveLocked(p.TaskID)
 	if t == nil {
-		return nil, unknownTask(p.TaskID)
+		return nil, mcpwire.UnknownTask(p.TaskID)
 	}
-	return &GetResult{ResultType: "complete", DetailedTask: e.detailLocked(t)}, nil
+	return &mcpwire.TaskResult{ResultType: "complete", Task: e.detailLocked(t)}, nil
 }
 
 // updateTask hands answers to the questions they are keyed by; answers to
 // keys not outstanding, and to tasks the server does not know, are
 // dropped (the spec has the server acknowledge them all the same).
-func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *UpdateParams) (*AckResult, error) {
-	if !Declared(p.GetMeta(), ss) {
-		return nil, MissingCapability(MethodUpdate + " needs the " + Extension + " extension declared")
+func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpwire.UpdateTaskParams) (*mcpwire.AckResult, error) {
+	if err := mcpwire.RequireTasks(mcpwire.MethodUpdateTask, p.GetMeta(), ss); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.liveLocked(p.TaskID)
-	if t == nil || t.rec.Status != InputRequired {
-		return &AckResult{ResultType: "complete"}, nil
+	if t == nil || t.rec.Status != mcpwire.TaskInputRequired {
+		return &mcpwire.AckResult{ResultType: "complete"}, nil
 	}
 	answered := false
 	for key, raw := range p.InputResponses {
@@ -444,23 +472,23 @@ func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *Upda
 	}
 	if answered {
 		if len(t.rec.InputRequests) == 0 {
-			t.rec.Status = Working
+			t.rec.Status = mcpwire.TaskWorking
 		}
 		e.touchLocked(t)
 	}
-	return &AckResult{ResultType: "complete"}, nil
+	return &mcpwire.AckResult{ResultType: "complete"}, nil
 }
 
 // cancelTask ends a live task as cancelled at once, and stops its handler.
-func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetParams) (*AckResult, error) {
-	if !Declared(p.GetMeta(), ss) {
-		return nil, MissingCapability(MethodCancel + " needs the " + Extension + " extension declared")
+func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.AckResult, error) {
+	if err := mcpwire.RequireTasks(mcpwire.MethodCancelTask, p.GetMeta(), ss); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.liveLocked(p.TaskID)
 	if t == nil {
-		return nil, unknownTask(p.TaskID)
+		return nil, mcpwire.UnknownTask(p.TaskID)
 	}
 	if !t.rec.Status.Terminal() {
 		if t.cancel != nil {
@@ -469,11 +497,11 @@ func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *GetP
 		}
 		t.asks = nil
 		t.rec.InputRequests = nil
-		t.rec.Status = Cancelled
+		t.rec.Status = mcpwire.TaskCancelled
 		t.rec.StatusMessage = "cancelled by the client"
 		e.touchLocked(t)
 	}
-	return &AckResult{ResultType: "complete"}, nil
+	return &mcpwire.AckResult{ResultType: "complete"}, nil
 }
 
 // liveLocked returns the task id unless it is unknown or past its TTL (then
@@ -491,32 +519,36 @@ func (e *Engine) liveLocked(id string) *task {
 	return t
 }
 
-func (e *Engine) infoLocked(t *task) TaskInfo {
+// infoLocked is t as a CreateTaskResult carries it.
+func (e *Engine) infoLocked(t *task) mcpwire.Task {
 	var ttl *int64
 	if e.opts.TTL > 0 {
 		ms := e.opts.TTL.Milliseconds()
 		ttl = &ms
 	}
-	return TaskInfo{
+	poll := max(1, e.opts.PollInterval.Milliseconds())
+	return mcpwire.Task{
 		TaskID:         t.rec.ID,
 		Status:         t.rec.Status,
 		StatusMessage:  t.rec.StatusMessage,
 		CreatedAt:      t.rec.CreatedAt.Format(time.RFC3339Nano),
 		LastUpdatedAt:  t.rec.LastUpdatedAt.Format(time.RFC3339Nano),
 		TTLMs:          ttl,
-		PollIntervalMs: max(1, e.opts.PollInterval.Milliseconds()),
+		PollIntervalMs: &poll,
 	}
 }
 
-func (e *Engine) detailLocked(t *task) DetailedTask {
-	d := DetailedTask{TaskInfo: e.infoLocked(t), Error: t.rec.Error}
+// detailLocked is t as tasks/get tells it.
+func (e *Engine) detailLocked(t *task) mcpwire.Task {
+	d := e.infoLocked(t)
+	d.Error = t.rec.Error
 	switch t.rec.Status {
-	case InputRequired:
+	case mcpwire.TaskInputRequired:
 		d.InputRequests = map[string]json.RawMessage{}
 		for k, v := range t.rec.InputRequests {
 			d.InputRequests[k] = v
 		}
-	case Completed:
+	case mcpwire.TaskCompleted:
 		d.Result = t.rec.Result
 	}
 	return d
@@ -533,52 +565,4 @@ func (e *Engine) touchLocked(t *task) {
 func (e *Engine) broadcastLocked() {
 	close(e.changed)
 	e.changed = make(chan struct{})
-}
-
-// Advertise adds the extension to the capabilities of a server/discover
-// or initialize result (others are left alone).
-func Advertise(res mcpsdk.Result) {
-	switch r := res.(type) {
-	case *mcpsdk.DiscoverResult:
-		if r.Capabilities != nil {
-			r.Capabilities.AddExtension(Extension, nil)
-		}
-	case *mcpsdk.InitializeResult:
-		if r.Capabilities != nil {
-			r.Capabilities.AddExtension(Extension, nil)
-		}
-	}
-}
-
-// Declared reports whether a request with meta, of session, declares the
-// extension: in its _meta (2026-07-28, which then says all), else in the
-// session's initialize (older revisions).
-func Declared(meta map[string]any, session mcpsdk.Session) bool {
-	if caps, ok := meta[mcpsdk.MetaKeyClientCapabilities]; ok {
-		c, _ := caps.(map[string]any)
-		ext, _ := c["extensions"].(map[string]any)
-		_, ok := ext[Extension]
-		return ok
-	}
-	ss, ok := session.(*mcpsdk.ServerSession)
-	if !ok || ss == nil {
-		return false
-	}
-	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil {
-		return false
-	}
-	_, ok = ip.Capabilities.Extensions[Extension]
-	return ok
-}
-
-// MissingCapability is the -32021 error for a request that needs the
-// extension declared, saying which in its data.
-func MissingCapability(msg string) error {
-	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{Extension: map[string]any{}}}})
-	return &jsonrpc.Error{Code: CodeMissingCapability, Message: msg, Data: data}
-}
-
-func unknownTask(id string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown task %q", id)}
 }

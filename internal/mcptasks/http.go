@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // HTTPHandler serves server over Streamable HTTP to clients of every
@@ -49,7 +51,7 @@ func RoutingHeaders(next http.Handler) http.Handler {
 				TaskID string `json:"taskId"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(body, &msg) == nil && (msg.Method == MethodGet || msg.Method == MethodUpdate || msg.Method == MethodCancel) {
+		if json.Unmarshal(body, &msg) == nil && (msg.Method == mcpwire.MethodGetTask || msg.Method == mcpwire.MethodUpdateTask || msg.Method == mcpwire.MethodCancelTask) {
 			name := strings.TrimSpace(r.Header.Get("Mcp-Name"))
 			if name != msg.Params.TaskID {
 				id := msg.ID
@@ -59,7 +61,7 @@ func RoutingHeaders(next http.Handler) http.Handler {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusBadRequest)
 				json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-					"code":    CodeHeaderMismatch,
+					"code":    mcpwire.CodeHeaderMismatch,
 					"message": fmt.Sprintf("the Mcp-Name header (%q) must be the task id of the %s request (%q)", name, msg.Method, msg.Params.TaskID),
 				}})
 				return

@@ -8,7 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/freecode/freecode/internal/atomicfile"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // record is what is kept of a task in Options.Dir, one JSON file a task
@@ -20,12 +24,12 @@ type record struct {
 	// Answers are the inputResponses of the call that became the task
 	// (a gated tool's).
 	Answers       json.RawMessage            `json:"answers,omitempty"`
-	Status        Status                     `json:"status"`
+	Status        mcpwire.TaskStatus         `json:"status"`
 	StatusMessage string                     `json:"statusMessage,omitempty"`
 	CreatedAt     time.Time                  `json:"createdAt"`
 	LastUpdatedAt time.Time                  `json:"lastUpdatedAt"`
-	Result        json.RawMessage            `json:"result,omitempty"`
-	Error         *WireError                 `json:"error,omitempty"`
+	Result        *mcpsdk.CallToolResult     `json:"result,omitempty"`
+	Error         *jsonrpc.Error             `json:"error,omitempty"`
 	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
 	// NextKey numbers the questions, so that no key is used twice in a
 	// task's life, across restarts too.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // A task file the server did not write stops it from starting, saying
@@ -40,7 +42,7 @@ func TestResumeWithoutTool(t *testing.T) {
 	defer e.Close()
 	e.Resume()
 	d, ok := e.Get("t1")
-	if !ok || d.Status != Failed || d.Error == nil || !strings.Contains(d.Error.Message, `no longer has tool "gone"`) {
+	if !ok || d.Status != mcpwire.TaskFailed || d.Error == nil || !strings.Contains(d.Error.Message, `no longer has tool "gone"`) {
 		t.Errorf("resumed task of a gone tool: %+v", d)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "t1.json")); !strings.Contains(string(b), `"status":"failed"`) {

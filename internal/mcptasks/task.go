@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // A Task is what a Handler reports through while it works.
@@ -76,7 +78,7 @@ func (t *Task) Elicit(ctx context.Context, params *mcpsdk.ElicitParams) (*mcpsdk
 	}
 	tk.asks[key] = ch
 	tk.rec.InputRequests[key] = one["q"]
-	tk.rec.Status = InputRequired
+	tk.rec.Status = mcpwire.TaskInputRequired
 	e.touchLocked(tk)
 	e.mu.Unlock()
 
@@ -91,7 +93,7 @@ func (t *Task) Elicit(ctx context.Context, params *mcpsdk.ElicitParams) (*mcpsdk
 			delete(tk.asks, key)
 			delete(tk.rec.InputRequests, key)
 			if len(tk.rec.InputRequests) == 0 {
-				tk.rec.Status = Working
+				tk.rec.Status = mcpwire.TaskWorking
 			}
 			e.touchLocked(tk)
 		}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/freecode/freecode/internal/mcptasks"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // RPCError is a JSON-RPC error answer.
@@ -59,7 +59,7 @@ func (c *TasksClient) caps() map[string]any {
 	if !c.Declare {
 		return map[string]any{}
 	}
-	return map[string]any{"extensions": map[string]any{mcptasks.Extension: map[string]any{}}}
+	return map[string]any{"extensions": map[string]any{mcpwire.TasksExtension: map[string]any{}}}
 }
 
 // Call sends method with params and returns its result, or its error.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/freecode/freecode/internal/mcptasks"
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // TestTasksStates drives a task through each state over HTTP at
@@ -114,8 +114,8 @@ func TestTasksStates(t *testing.T) {
 		if _, err := c.Call("tasks/cancel", map[string]any{"taskId": id}); err != nil {
 			t.Fatal(err)
 		}
-		d, _ := h.Engine().Await(t.Context(), id, func(mcptasks.DetailedTask) bool { return true })
-		if d.Status != mcptasks.Cancelled || d.Result != nil {
+		d, _ := h.Engine().Await(t.Context(), id, func(mcpwire.Task) bool { return true })
+		if d.Status != mcpwire.TaskCancelled || d.Result != nil {
 			t.Errorf("cancelled task became %+v", d)
 		}
 	})
@@ -136,7 +136,7 @@ func TestTasksStates(t *testing.T) {
 		defer c.Call("tasks/cancel", map[string]any{"taskId": id})
 		for _, name := range []string{"other", ""} {
 			_, err := c.CallWith("tasks/get", map[string]any{"taskId": id}, map[string]string{"Mcp-Name": name})
-			if err == nil || err.(*RPCError).Code != mcptasks.CodeHeaderMismatch {
+			if err == nil || err.(*RPCError).Code != mcpwire.CodeHeaderMismatch {
 				t.Errorf("tasks/get with Mcp-Name %q: %v, want -32020", name, err)
 			}
 		}
@@ -154,11 +154,11 @@ func TestTasksUndeclared(t *testing.T) {
 		t.Fatalf("slow_compute without the extension: %s, %v", raw, err)
 	}
 	_, err = c.Call("tools/call", map[string]any{"name": "failing_job"})
-	if e, ok := err.(*RPCError); !ok || e.Code != mcptasks.CodeMissingCapability || !strings.Contains(string(e.Data), mcptasks.Extension) {
+	if e, ok := err.(*RPCError); !ok || e.Code != mcpwire.CodeMissingCapability || !strings.Contains(string(e.Data), mcpwire.TasksExtension) {
 		t.Errorf("failing_job without the extension: %v", err)
 	}
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
-		if _, err := c.Call(m, map[string]any{"taskId": "x", "inputResponses": map[string]any{}}); err == nil || err.(*RPCError).Code != mcptasks.CodeMissingCapability {
+		if _, err := c.Call(m, map[string]any{"taskId": "x", "inputResponses": map[string]any{}}); err == nil || err.(*RPCError).Code != mcpwire.CodeMissingCapability {
 			t.Errorf("%s without the extension: %v", m, err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,7 +60,7 @@ var ErrExpired = errors.New("the server no longer has the task")
 // goes on on the server: cancelling it is [Cancel]'s), when the server is
 // gone (ErrGone), or when tasks/get fails maxPollFailures times in a row.
 func Follow(ctx context.Context, srv Server, t *Task, opts FollowOptions) (*Task, error) {
-	if err := t.check(); err != nil {
+	if err := check(t); err != nil {
 		return nil, err
 	}
 	var deadline time.Time
@@ -161,34 +160,4 @@ func interval(t *Task) time.Duration {
 		return DefaultPoll
 	}
 	return min(max(time.Duration(*t.PollIntervalMs)*time.Millisecond, MinPoll), MaxPoll)
-}
-
-// Failure says why a failed task failed, in a line: its JSON-RPC error,
-// else the text of its result (a 2025-11-25 task's tool error, see
-// legacy.go), else its status message.
-func (t *Task) Failure() string {
-	if t.Error == nil {
-		if text := resultText(t.Result); text != "" {
-			return text
-		}
-		if t.StatusMessage != "" {
-			return t.StatusMessage
-		}
-		return "the server gave no reason"
-	}
-	return fmt.Sprintf("%s (JSON-RPC error %d)", t.Error.Message, t.Error.Code)
-}
-
-// resultText is the text of a result's text content, on one line.
-func resultText(res *mcpsdk.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var parts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcpsdk.TextContent); ok && tc.Text != "" {
-			parts = append(parts, strings.Join(strings.Fields(tc.Text), " "))
-		}
-	}
-	return strings.Join(parts, " ")
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // The tasks of the 2025-11-25 revision (SEP-1686, which the extension
@@ -27,7 +29,7 @@ import (
 //     tasks/result for it, which answers the tool's result or its JSON-RPC
 //     error; and an input_required task's questions are the server's own
 //     requests (elicitation/create, ...), which it sends while a tasks/result
-//     is open ([Task.NeedsResult], [Result]).
+//     is open ([NeedsResult], [Result]).
 //
 // Optional tools are called as before, in the call.
 
@@ -107,12 +109,12 @@ func (l *LegacyTools) requires(name string) bool {
 // the extension's: the task object, its fields named as the extension
 // names them, under _meta["freecode/task"].
 func foldLegacy(task json.RawMessage, meta map[string]json.RawMessage) (json.RawMessage, bool) {
-	var t Task
-	if json.Unmarshal(task, &t) != nil || t.TaskID == "" {
+	var st serverTask
+	if json.Unmarshal(task, &st) != nil || st.TaskID == "" {
 		return nil, false
 	}
-	t.normalize()
-	b, err := json.Marshal(&t)
+	t, _ := st.task()
+	b, err := json.Marshal(t)
 	if err != nil {
 		return nil, false
 	}
@@ -130,23 +132,11 @@ func foldLegacy(task json.RawMessage, meta map[string]json.RawMessage) (json.Raw
 	return out, true
 }
 
-// normalize gives the 2025-11-25 names of ttl and pollInterval the
-// extension's.
-func (t *Task) normalize() {
-	if t.TTLMs == nil {
-		t.TTLMs = t.LegacyTTL
-	}
-	if t.PollIntervalMs == nil {
-		t.PollIntervalMs = t.LegacyPollInterval
-	}
-	t.LegacyTTL, t.LegacyPollInterval = nil, nil
-}
-
 // NeedsResult reports whether t is a 2025-11-25 task whose next step is
 // tasks/result: it ended and tasks/get did not say how, or it waits for
 // input without saying for what (its server asks while a tasks/result is
 // open).
-func (t *Task) NeedsResult() bool {
+func NeedsResult(t *Task) bool {
 	switch {
 	case t.Result != nil || t.Error != nil:
 		return false
@@ -162,5 +152,5 @@ func (t *Task) NeedsResult() bool {
 // The server answers once the task has ended: the tool's result, or the
 // JSON-RPC error of the call.
 func Result(ctx context.Context, cs *mcpsdk.ClientSession, id string) (*mcpsdk.CallToolResult, error) {
-	return mcpsdk.CallCustomMethod[*taskParams, *mcpsdk.CallToolResult](ctx, cs, MethodResult, &taskParams{TaskID: id})
+	return mcpsdk.CallCustomMethod[*mcpwire.TaskParams, *mcpsdk.CallToolResult](ctx, cs, MethodResult, &mcpwire.TaskParams{TaskID: id})
 }

@@ -17,9 +17,6 @@ func TestFoldLegacyTask(t *testing.T) {
 	if task.TaskID != "r-1" || task.Status != Working || task.TTLMs == nil || *task.TTLMs != 300000 || task.PollIntervalMs == nil || *task.PollIntervalMs != 1000 {
 		t.Errorf("task = %+v", task)
 	}
-	if task.LegacyTTL != nil || task.LegacyPollInterval != nil {
-		t.Errorf("the 2025-11-25 names are left set: %+v", task)
-	}
 	if res.Meta["x/y"] != 2.0 {
 		t.Errorf("the server's _meta was lost: %v", res.Meta)
 	}
@@ -83,7 +80,7 @@ func TestNeedsResult(t *testing.T) {
 		{Task{Status: Completed, Result: &mcpsdk.CallToolResult{}}, false},
 		{Task{Status: InputRequired, InputRequests: map[string]json.RawMessage{"q": json.RawMessage(`{}`)}}, false},
 	} {
-		if got := c.t.NeedsResult(); got != c.want {
+		if got := NeedsResult(&c.t); got != c.want {
 			t.Errorf("%+v: NeedsResult = %v, want %v", c.t, got, c.want)
 		}
 	}

@@ -17,7 +17,9 @@
 // the result's _meta before the SDK decodes it ([Fold], [FoldHTTP]), and
 // [Of] reads it back. docs/upstream/go-sdk-task-result.md says more.
 //
-// The package imports the go-sdk only; package mcp wires it into its Conn.
+// The package imports the go-sdk and internal/mcpwire, which holds the
+// extension's wire for both sides, only; package mcp wires it into its
+// Conn.
 package tasks
 
 import (
@@ -29,68 +31,51 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
-// Extension is the extension's identifier, under which a client declares
-// it in its capabilities' extensions.
-const Extension = "io.modelcontextprotocol/tasks"
-
-// The extension's methods.
-const (
-	MethodGet    = "tasks/get"
-	MethodUpdate = "tasks/update"
-	MethodCancel = "tasks/cancel"
-)
+// A Task is what the server says of a task: the task of a CreateTaskResult,
+// or the DetailedTask of tasks/get. The extension's types are
+// internal/mcpwire's, which the gateway's side speaks too.
+type Task = mcpwire.Task
 
 // A Status is a task's state: Working and InputRequired are live, the
 // others final.
-type Status string
+type Status = mcpwire.TaskStatus
 
 const (
-	Working       Status = "working"
-	InputRequired Status = "input_required"
-	Completed     Status = "completed"
-	Failed        Status = "failed"
-	Cancelled     Status = "cancelled"
+	Working       = mcpwire.TaskWorking
+	InputRequired = mcpwire.TaskInputRequired
+	Completed     = mcpwire.TaskCompleted
+	Failed        = mcpwire.TaskFailed
+	Cancelled     = mcpwire.TaskCancelled
 )
 
-// Terminal reports whether s is a final state, which never changes again.
-func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
-
-// Valid reports whether s is one of the extension's states.
-func (s Status) Valid() bool { return s == Working || s == InputRequired || s.Terminal() }
-
-// A Task is what the server says of a task: a CreateTaskResult, or the
-// DetailedTask of tasks/get.
-type Task struct {
-	TaskID        string `json:"taskId"`
-	Status        Status `json:"status"`
-	StatusMessage string `json:"statusMessage,omitempty"`
-	CreatedAt     string `json:"createdAt,omitempty"`
-	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
-	// TTLMs is how long after CreatedAt the server keeps the task; nil:
-	// as long as it runs.
-	TTLMs *int64 `json:"ttlMs,omitempty"`
-	// PollIntervalMs is how often the server would have the task polled.
-	PollIntervalMs *int64 `json:"pollIntervalMs,omitempty"`
-	// InputRequests are an input_required task's questions by key, each
-	// {method, params} (elicitation/create, sampling/createMessage, ...).
-	InputRequests map[string]json.RawMessage `json:"inputRequests,omitempty"`
-	// Result is a completed task's tool result.
-	Result *mcpsdk.CallToolResult `json:"result,omitempty"`
-	// Error is a failed task's JSON-RPC error.
-	Error *jsonrpc.Error `json:"error,omitempty"`
-
-	// LegacyTTL and LegacyPollInterval are TTLMs and PollIntervalMs as a
-	// 2025-11-25 server names them (legacy.go); check moves them there.
+// serverTask is a task as the server sent it, whose ttl and poll interval
+// may have the names of 2025-11-25 (legacy.go); task gives it the
+// extension's.
+type serverTask struct {
+	Task
 	LegacyTTL          *int64 `json:"ttl,omitempty"`
 	LegacyPollInterval *int64 `json:"pollInterval,omitempty"`
 }
 
-// check says what is wrong with a task the server sent, once its fields
-// have the extension's names.
-func (t *Task) check() error {
-	t.normalize()
+// task returns the task, its fields under the extension's names, or what
+// is wrong with it.
+func (st *serverTask) task() (*Task, error) {
+	t := &st.Task
+	if t.TTLMs == nil {
+		t.TTLMs = st.LegacyTTL
+	}
+	if t.PollIntervalMs == nil {
+		t.PollIntervalMs = st.LegacyPollInterval
+	}
+	return t, check(t)
+}
+
+// check says what is wrong with a task the server sent.
+func check(t *Task) error {
 	if t.TaskID == "" {
 		return errors.New("the server's task has no taskId")
 	}
@@ -101,68 +86,61 @@ func (t *Task) check() error {
 }
 
 // Declare declares the extension in caps.
-func Declare(caps *mcpsdk.ClientCapabilities) { caps.AddExtension(Extension, nil) }
+func Declare(caps *mcpsdk.ClientCapabilities) { caps.AddExtension(mcpwire.TasksExtension, nil) }
 
 // Register registers the extension's methods on c, so that [Get],
 // [Update] and [Cancel] can send them.
 func Register(c *mcpsdk.Client) error {
 	return errors.Join(
-		mcpsdk.AddSendingCustomMethod[*taskParams, *getResult](c, MethodGet),
-		mcpsdk.AddSendingCustomMethod[*updateParams, *ackResult](c, MethodUpdate),
-		mcpsdk.AddSendingCustomMethod[*taskParams, *ackResult](c, MethodCancel),
-		mcpsdk.AddSendingCustomMethod[*taskParams, *mcpsdk.CallToolResult](c, MethodResult),
+		mcpsdk.AddSendingCustomMethod[*mcpwire.TaskParams, *getResult](c, mcpwire.MethodGetTask),
+		mcpsdk.AddSendingCustomMethod[*mcpwire.UpdateTaskParams, *mcpwire.AckResult](c, mcpwire.MethodUpdateTask),
+		mcpsdk.AddSendingCustomMethod[*mcpwire.TaskParams, *mcpwire.AckResult](c, mcpwire.MethodCancelTask),
+		mcpsdk.AddSendingCustomMethod[*mcpwire.TaskParams, *mcpsdk.CallToolResult](c, MethodResult),
 	)
 }
 
-type taskParams struct {
-	mcpsdk.ParamsBase
-	TaskID string `json:"taskId"`
-}
-
-type updateParams struct {
-	mcpsdk.ParamsBase
-	TaskID         string                  `json:"taskId"`
-	InputResponses mcpsdk.InputResponseMap `json:"inputResponses"`
-}
-
+// getResult is tasks/get's answer as the client reads it.
 type getResult struct {
 	mcpsdk.ResultBase
-	Task
-}
-
-type ackResult struct {
-	mcpsdk.ResultBase
+	serverTask
 }
 
 // Get asks the server for the task's state (tasks/get).
 func Get(ctx context.Context, cs *mcpsdk.ClientSession, id string) (*Task, error) {
-	res, err := mcpsdk.CallCustomMethod[*taskParams, *getResult](ctx, cs, MethodGet, &taskParams{TaskID: id})
+	res, err := mcpsdk.CallCustomMethod[*mcpwire.TaskParams, *getResult](ctx, cs, mcpwire.MethodGetTask, &mcpwire.TaskParams{TaskID: id})
 	if err != nil {
 		return nil, err
 	}
-	t := &res.Task
-	if t.TaskID == "" {
-		t.TaskID = id
+	if res.TaskID == "" {
+		res.TaskID = id
 	}
-	if t.TaskID != id {
-		return nil, fmt.Errorf("tasks/get of %s answered for task %s", id, t.TaskID)
+	if res.TaskID != id {
+		return nil, fmt.Errorf("tasks/get of %s answered for task %s", id, res.TaskID)
 	}
-	if err := t.check(); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return res.task()
 }
 
 // Update answers questions of an input_required task (tasks/update).
 func Update(ctx context.Context, cs *mcpsdk.ClientSession, id string, responses mcpsdk.InputResponseMap) error {
-	_, err := mcpsdk.CallCustomMethod[*updateParams, *ackResult](ctx, cs, MethodUpdate, &updateParams{TaskID: id, InputResponses: responses})
+	p := &mcpwire.UpdateTaskParams{TaskID: id}
+	if responses != nil {
+		p.InputResponses = make(map[string]json.RawMessage, len(responses))
+	}
+	for key, r := range responses {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("tasks/update of %s: inputResponses[%q]: %w", id, key, err)
+		}
+		p.InputResponses[key] = b
+	}
+	_, err := mcpsdk.CallCustomMethod[*mcpwire.UpdateTaskParams, *mcpwire.AckResult](ctx, cs, mcpwire.MethodUpdateTask, p)
 	return err
 }
 
 // Cancel asks the server to cancel the task (tasks/cancel). The task's
 // end, cancelled or otherwise, is seen by the next tasks/get.
 func Cancel(ctx context.Context, cs *mcpsdk.ClientSession, id string) error {
-	_, err := mcpsdk.CallCustomMethod[*taskParams, *ackResult](ctx, cs, MethodCancel, &taskParams{TaskID: id})
+	_, err := mcpsdk.CallCustomMethod[*mcpwire.TaskParams, *mcpwire.AckResult](ctx, cs, mcpwire.MethodCancelTask, &mcpwire.TaskParams{TaskID: id})
 	return err
 }
 
@@ -232,12 +210,13 @@ func Of(res *mcpsdk.CallToolResult) (*Task, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	var t Task
-	if err := json.Unmarshal(b, &t); err != nil {
+	var st serverTask
+	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, true, fmt.Errorf("the server's task: %w", err)
 	}
-	if err := t.check(); err != nil {
+	t, err := st.task()
+	if err != nil {
 		return nil, true, err
 	}
-	return &t, true, nil
+	return t, true, nil
 }
