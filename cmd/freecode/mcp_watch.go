@@ -20,8 +20,9 @@ import (
 // watcher keeps the live status of `freecode mcp status --watch`: the
 // sidecar's servers as its notifications change them, a line each, drawn
 // again on every change. On a terminal each drawing replaces the last;
-// elsewhere (a pipe, a file) each is printed after the last, under a line
-// with the time, so that a script sees every change in order.
+// elsewhere (a pipe, a file) each that differs from the last is printed
+// after it, under a line with the time, so that a script sees every
+// change in order, and each once.
 type watcher struct {
 	names    []string // only these servers; all without
 	notes    chan frontend.Notification
@@ -29,7 +30,8 @@ type watcher struct {
 	servers  []protocol.ServerStatus
 	problems map[string]protocol.ConfigProblems // by path
 	tty      bool
-	drawn    int // lines of the last drawing, on a terminal
+	drawn    int    // lines of the last drawing, on a terminal
+	last     string // the last drawing but its time line, elsewhere
 }
 
 func newWatcher(names []string, out io.Writer) *watcher {
@@ -138,12 +140,12 @@ func (w *watcher) apply(st protocol.ServerStatus) {
 	}
 }
 
-// draw prints the status: on a terminal over the last drawing.
+// draw prints the status: on a terminal over the last drawing; elsewhere
+// only when it changed, since a notification that changes nothing shown
+// (a status told again, a change of what the lines leave out) would
+// print the same lines under a new time.
 func (w *watcher) draw(out io.Writer, now time.Time) {
 	var b strings.Builder
-	if !w.tty {
-		fmt.Fprintf(&b, "-- %s --\n", now.Format("15:04:05"))
-	}
 	files := make([]protocol.ConfigProblems, 0, len(w.problems))
 	for _, p := range w.problems {
 		files = append(files, p)
@@ -158,6 +160,13 @@ func (w *watcher) draw(out io.Writer, now time.Time) {
 		b.WriteByte('\n')
 	}
 	text := b.String()
+	if !w.tty {
+		if text == w.last {
+			return
+		}
+		w.last = text
+		text = fmt.Sprintf("-- %s --\n", now.Format("15:04:05")) + text
+	}
 	if w.tty {
 		if w.drawn > 0 {
 			// Up to the first line of the last drawing, and clear from
