@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/freecode/freecode/internal/mcptasks"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // Path is where Handler serves Streamable HTTP.
@@ -64,7 +65,7 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		PropagateRequestCancellation: true,
 	})
 	sse := mcpsdk.NewSSEHandler(func(*http.Request) *mcpsdk.Server { return s.mcp }, nil)
-	g := &guard{bound: bound, next: mcptasks.RoutingHeaders(&revisionRouter{stateful: streamable, stateless: stateless})}
+	g := &guard{bound: bound, next: mcpwire.RoutingHeaders(&mcpwire.RevisionRouter{Stateful: streamable, Stateless: stateless})}
 	if opts.Token != "" {
 		sum := sha256.Sum256([]byte(opts.Token))
 		g.tokenSum = &sum

@@ -14,6 +14,7 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/freecode/freecode/internal/mcpwire"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -32,7 +33,7 @@ const askTTL = 10 * time.Minute
 // the call whether it must be asked); for an older one, the client by an
 // elicitation request while the call runs; else no one (nil).
 func (s *Server) approverFor(req *mcpsdk.CallToolRequest) (orchestrator.Approver, *inputApprover) {
-	if req.ProtocolVersion() < statelessSince {
+	if req.ProtocolVersion() < mcpwire.StatelessSince {
 		if p := req.Session.InitializeParams(); p != nil && canElicit(p.Capabilities) {
 			return &elicitApprover{session: req.Session}, nil
 		}

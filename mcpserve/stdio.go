@@ -38,7 +38,7 @@ import (
 // them.
 //
 // Each message is served under the revision it names, as the HTTP side
-// routes each request (route.go): a 2026-07-28 client never sends
+// routes each request (mcpwire.RevisionRouter): a 2026-07-28 client never sends
 // initialize, and each of its calls names its revision in its
 // _meta["io.modelcontextprotocol/protocolVersion"] instead. So a batch
 // holding a call that names 2025-06-18 or later is refused too, whatever
@@ -255,7 +255,7 @@ func (c *stdioConn) refuseUnnamed(msg jsonrpc.Message) *jsonrpc.Response {
 	if !ok || !req.IsCall() {
 		return nil
 	}
-	if v := namedRevision(msg); v >= statelessSince {
+	if v := namedRevision(msg); v >= mcpwire.StatelessSince {
 		c.stateless = true
 		return nil
 	} else if v != "" {
@@ -286,7 +286,7 @@ func (c *stdioConn) refuseBatch(msgs []jsonrpc.Message) (refusals []jsonrpc.Mess
 	}
 	switch {
 	case named != "":
-		if named >= statelessSince {
+		if named >= mcpwire.StatelessSince {
 			c.stateless = true
 		}
 		why = fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchesDroppedIn, named)
