@@ -33,7 +33,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	const model = new ServersModel();
 	const logs = new ServerLogs();
 	const problems = new ConfigProblems();
-	const toolRuns = new ToolRuns(ext.globalStorageUri.fsPath);
+	const toolRuns = new ToolRuns(ext.workspaceState);
 	const docs = new ReadOnlyDocs();
 	const settings = () => readSettings(ext);
 	const reviews = new ReviewNotices(docs, () => sidecar?.session);

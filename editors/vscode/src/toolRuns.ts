@@ -1,13 +1,13 @@
 // What Run Tool… keeps between its two steps: one arguments document per
-// window, reused for every run (a file of the extension's own, saved as it
-// is edited, so closing it never asks to save it), which tool it holds the
+// window, reused for every run (on the extension's own file system,
+// argumentsFs.ts, saved as it is edited, so closing it never asks to save
+// it, and a window reload restores it as it was), which tool it holds the
 // arguments of, and where the progress of a running call goes. The result
 // goes to one read-only document (ReadOnlyDocs), reused too: three runs
 // leave one pair of editors, not six.
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ARGS_URI, ArgumentsFs } from './argumentsFs';
 import type { ToolProgressParams, ToolResult } from './protocol';
 import { imagesPage, resultImages } from './resultImages';
 
@@ -15,20 +15,20 @@ import { imagesPage, resultImages } from './resultImages';
 export const RESULT_DOC = 'Tool Result.txt';
 
 export class ToolRuns implements vscode.Disposable {
-	private tool: string | undefined;
+	private readonly args: ArgumentsFs;
 	private readonly progress = new Map<string, (p: ToolProgressParams) => void>();
 	private seq = 0;
 	private readonly subs: vscode.Disposable[] = [];
-	private readonly dir: string;
 	private images: vscode.WebviewPanel | undefined;
 	/** The arguments document's file. */
 	readonly argumentsUri: vscode.Uri;
 
-	/** storage is a directory of the extension's own; each window gets a folder of it. */
-	constructor(storage: string) {
-		this.dir = path.join(storage, 'tool-runs', String(process.pid));
-		this.argumentsUri = vscode.Uri.file(path.join(this.dir, 'Tool Arguments.jsonc'));
+	/** state is the workspace's: what the arguments document held outlives a window reload. */
+	constructor(state: vscode.Memento) {
+		this.args = new ArgumentsFs(state);
+		this.argumentsUri = ARGS_URI;
 		this.subs.push(
+			this.args,
 			vscode.window.onDidChangeActiveTextEditor((e) => this.updateContext(e)),
 			vscode.workspace.onDidChangeTextDocument((e) => {
 				// Saved as typed: the document never counts as unsaved.
@@ -42,7 +42,7 @@ export class ToolRuns implements vscode.Disposable {
 	}
 
 	private updateContext(e: vscode.TextEditor | undefined): void {
-		const on = e !== undefined && this.isArguments(e.document) && this.tool !== undefined;
+		const on = e !== undefined && this.isArguments(e.document) && this.args.tool !== undefined;
 		void vscode.commands.executeCommand('setContext', 'freecode.toolArgumentsEditor', on);
 	}
 
@@ -51,9 +51,7 @@ export class ToolRuns implements vscode.Disposable {
 	 * it where it already is, else in the first column.
 	 */
 	async openArguments(tool: string, text: string): Promise<void> {
-		fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-		fs.writeFileSync(this.argumentsUri.fsPath, text, { mode: 0o600 });
-		this.tool = tool;
+		this.args.put(tool, text);
 		const doc = await vscode.workspace.openTextDocument(this.argumentsUri);
 		if (doc.getText() !== text) {
 			// Open already: VS Code may not have read the file again yet.
@@ -69,7 +67,7 @@ export class ToolRuns implements vscode.Disposable {
 
 	/** toolOf is the tool whose arguments doc holds. */
 	toolOf(doc: vscode.TextDocument): string | undefined {
-		return this.isArguments(doc) ? this.tool : undefined;
+		return this.isArguments(doc) ? this.args.tool : undefined;
 	}
 
 	/** resultColumn is where the result goes: where it is already, else beside the arguments. */
@@ -117,6 +115,5 @@ export class ToolRuns implements vscode.Disposable {
 	dispose(): void {
 		this.images?.dispose();
 		this.subs.forEach((s) => s.dispose());
-		fs.rmSync(this.dir, { recursive: true, force: true });
 	}
 }

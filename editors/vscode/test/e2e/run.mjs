@@ -828,6 +828,16 @@ async function scenarioManage() {
 			if ((await page.locator('.tab.dirty').count()) > 0) throw new Error('a tool run left an unsaved editor');
 		});
 		await shot(page, 'manage-tool-runs');
+		await step(page, 'a window reload restores the arguments tab as it was, named as it is', async () => {
+			await runCommand(page, 'Developer: Reload Window');
+			await page.locator('.monaco-workbench').waitFor();
+			await page.locator('.tab', { hasText: 'Tool Arguments' }).first().click();
+			await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__list_files' }).waitFor();
+			if ((await page.getByText(/was not found|Create File/).count()) > 0) throw new Error('the restored arguments tab has no file');
+			const crumbs = await page.locator('.breadcrumbs-control').first().innerText().catch(() => '');
+			if (/globalStorage|tool-runs/.test(crumbs)) throw new Error(`the arguments tab's breadcrumbs show a storage path: ${crumbs}`);
+		});
+		await shot(page, 'arguments-after-reload');
 
 		await step(page, "FreeCode is in VS Code's own MCP: List Servers", async () => {
 			await runCommand(page, 'MCP: List Servers');
