@@ -29,6 +29,7 @@ func newWebCmd(a *app) *cobra.Command {
 	var (
 		project   string
 		noBrowser bool
+		stop      bool
 		port      int
 		origins   []string
 	)
@@ -50,17 +51,24 @@ system's opener): a command line is every local user's to read, so the code
 is never on one. The code works once and for 5 minutes; it sets a session
 cookie for this sidecar's port, and the file is removed once it is used.
 
+It keeps running once the page is closed: ` + "`freecode web --stop`" + ` asks it to shut down
+(its servers stopped, the page's connections closed).
+
 With --no-browser the sign-in link (http://127.0.0.1:PORT/?code=…) is printed
 to this terminal instead, for you to open, here or through a forwarded port:
 whoever sees it can sign in with it until it is used. A browser that cannot
 read ~/.freecode (one packaged as a snap or flatpak) needs --no-browser.`,
 		Example: `  freecode web
   freecode web --no-browser
-  freecode web --project ~/src/app --port 8765`,
+  freecode web --project ~/src/app --port 8765
+  freecode web --stop`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signalContext(cmd)
-			defer stop()
+			ctx, cancel := signalContext(cmd)
+			defer cancel()
+			if stop {
+				return a.stopWebSidecar(ctx, cmd.OutOrStdout())
+			}
 			root, err := projectRoot(project)
 			if err != nil {
 				return err
@@ -77,6 +85,7 @@ read ~/.freecode (one packaged as a snap or flatpak) needs --no-browser.`,
 			out := cmd.OutOrStdout()
 			if noBrowser {
 				fmt.Fprintf(out, "%s\nOpen this link (once, before %s) to sign in to the FreeCode MCP page:\n%s\n", sc.describe(), res.ExpiresAt, res.URL)
+				fmt.Fprintf(out, "The sidecar keeps running; stop it with: %s\n", a.webStopCommand())
 				return nil
 			}
 			dir, err := server.DefaultSignInDir()
@@ -93,14 +102,71 @@ read ~/.freecode (one packaged as a snap or flatpak) needs --no-browser.`,
 				return exitError(1)
 			}
 			fmt.Fprintf(out, "%s\nOpened the FreeCode MCP page in the browser (if it cannot read %s, run `freecode web --no-browser`).\n", sc.describe(), file)
+			fmt.Fprintf(out, "The sidecar keeps running; stop it with: %s\n", a.webStopCommand())
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "project directory (default: the current directory)")
 	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "print the sign-in link to this terminal instead of opening the page (whoever sees the link can sign in with it, once)")
+	cmd.Flags().BoolVar(&stop, "stop", false, "ask the sidecar that serves this config (serve.json names it) to shut down, and wait until it has")
 	cmd.Flags().IntVar(&port, "port", 0, "the port of a sidecar started here (default: any free one)")
 	cmd.Flags().StringArrayVar(&origins, "allow-origin", nil, "for a sidecar started here: another origin whose pages may connect (repeatable)")
 	return cmd
+}
+
+// webStopTimeout bounds how long `freecode web --stop` waits for the
+// sidecar to be gone: it stops its servers first, each within its grace.
+const webStopTimeout = 30 * time.Second
+
+// webStopCommand is the command that stops the sidecar of this config.
+func (a *app) webStopCommand() string {
+	if a.configPath != "" {
+		return "freecode --config " + quoteArgv([]string{a.configPath}) + " web --stop"
+	}
+	return "freecode web --stop"
+}
+
+// stopWebSidecar asks the sidecar serve.json names for this config to shut
+// down, as a frontend does (shutdown, then exit), and waits until it is
+// gone: until serve.json, which it removes as it ends, no longer names it.
+// No sidecar is nothing to stop.
+func (a *app) stopWebSidecar(ctx context.Context, out io.Writer) error {
+	sc, err := a.connectSidecar(ctx, nil)
+	if none := (*noSidecarError)(nil); errors.As(err, &none) {
+		fmt.Fprintf(out, "Nothing to stop: %s.\n", termtext.Escape(err.Error()))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	desc, pid := sc.describe(), sc.file.PID
+	if err := sc.Shutdown(ctx); err != nil {
+		sc.Close()
+		return fmt.Errorf("asking the sidecar (pid %d) to shut down: %w", pid, err)
+	}
+	_ = sc.Exit(ctx) // it ends once this connection closes in any case
+	sc.Close()
+	sfPath, err := protocol.DefaultServeFilePath()
+	if err != nil {
+		return err
+	}
+	deadline := time.NewTimer(webStopTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if sf, err := protocol.ReadServeFile(sfPath); err != nil || sf.PID != pid {
+			fmt.Fprintf(out, "Stopped: %s.\n", desc)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("the sidecar (pid %d) was asked to shut down and still runs after %v", pid, webStopTimeout)
+		case <-tick.C:
+		}
+	}
 }
 
 // projectRoot is the project directory named, or the current one,
@@ -137,8 +203,8 @@ func (a *app) webSidecar(ctx context.Context, stderr io.Writer, root string, por
 	}
 	if !strings.HasPrefix(sc.file.Address, "ws://") {
 		sc.Close()
-		return nil, fmt.Errorf("the running sidecar (pid %d) listens on %s, which a browser cannot reach; stop it (`freecode mcp` frontends send it shutdown), then run `freecode web` again",
-			sc.file.PID, sc.file.Address)
+		return nil, fmt.Errorf("the running sidecar (pid %d) listens on %s, which a browser cannot reach; stop it (%s), then run `freecode web` again",
+			sc.file.PID, sc.file.Address, a.webStopCommand())
 	}
 	if sc.project.Root != "" && !sameFile(sc.project.Root, root) {
 		sc.Close()
