@@ -54,3 +54,35 @@ export function vscodeSources(w: Where): Source[] {
 			return true;
 		});
 }
+
+/** A file's problems as freecode/config/problems tells them (model.ts's FileProblems). */
+export interface ProblemsOf {
+	path: string;
+	problems: readonly { key?: string; message: string }[];
+}
+
+/** OwnConfig is FreeCode's config file saved in another client's shape, and the client whose import converts it. */
+export interface OwnConfig {
+	path: string;
+	client: string;
+}
+
+/** The keys of the sidecar's problem for another client's server map in the config file (config/shapes.go). */
+const otherShapeKeys = new Set(['servers', 'mcpServers', 'mcp.servers']);
+
+/**
+ * ownConfigToImport finds FreeCode's config file saved in another client's
+ * shape (VS Code's mcp.json or Claude's pasted over it): the sidecar tells
+ * it as a problem at the other client's key, naming the import that turns
+ * the file into FreeCode's, `freecode mcp import <client> <the file>`,
+ * which Import MCP Servers then offers as This Config File.
+ */
+export function ownConfigToImport(files: readonly ProblemsOf[]): OwnConfig | undefined {
+	for (const f of files) {
+		for (const p of f.problems) {
+			const m = /`freecode mcp import ([a-z-]+) /.exec(p.message);
+			if (m && p.key !== undefined && otherShapeKeys.has(p.key)) return { path: f.path, client: m[1] };
+		}
+	}
+	return undefined;
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { vscodeSources, type Where } from '../src/importSources';
+import { ownConfigToImport, vscodeSources, type Where } from '../src/importSources';
 
 function where(existing: string[], over: Partial<Where> = {}): Where {
 	return {
@@ -32,4 +32,26 @@ test('import: the desktop VS Code running is listed once, as this editor', () =>
 	assert.deepEqual(vscodeSources(mac).map((s) => s.label), ['VS Code (desktop)']);
 	const xdg = where(['/x/data/code-server/User/mcp.json'], { env: { XDG_DATA_HOME: '/x/data' }, folders: [] });
 	assert.deepEqual(vscodeSources(xdg).map((s) => s.label), ['code-server']);
+});
+
+test("import: FreeCode's config in another client's shape is offered, with the client the sidecar's problem names", () => {
+	const cfg = '/home/me/.freecode/config.json';
+	const vscodeShape = {
+		path: cfg,
+		problems: [
+			{
+				key: 'servers',
+				message:
+					'this is VS Code\'s mcp.json shape ("servers" at the top), which FreeCode does not read: …; `freecode mcp import vscode /home/me/.freecode/config.json` (in VS Code: FreeCode: Import MCP Servers…, then This Config File) turns this file into FreeCode\'s',
+			},
+		],
+	};
+	assert.deepEqual(ownConfigToImport([vscodeShape]), { path: cfg, client: 'vscode' });
+	const claude = { path: cfg, problems: [{ key: 'mcpServers', message: "this is Claude's …; `freecode mcp import claude-desktop '/my dir/config.json'` …" }] };
+	assert.deepEqual(ownConfigToImport([claude]), { path: cfg, client: 'claude-desktop' });
+	// A project's mcp.servers object names no import: it is not the config.
+	const project = { path: '/w/app/.freecode/settings.json', problems: [{ key: 'mcp.servers', message: 'want an array of server entries, each with a "name": […], not an object of servers by name' }] };
+	const other = { path: cfg, problems: [{ key: 'mcp.servers[0].url', message: 'a remote server needs a url' }] };
+	assert.equal(ownConfigToImport([project, other]), undefined);
+	assert.equal(ownConfigToImport([]), undefined);
 });

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { message, runCli, type CliResult } from '../cli';
 import type { FreeCode } from '../context';
-import { vscodeSources } from '../importSources';
+import { ownConfigToImport, vscodeSources } from '../importSources';
 import { importConfirmation } from '../confirmations';
 import { truncate } from '../text';
 import type { CommandFactory } from './util';
@@ -61,11 +61,20 @@ async function vscodeFile(fc: FreeCode): Promise<string | undefined> {
 }
 
 export const importServers: CommandFactory = (fc) => async () => {
-	const pick = await vscode.window.showQuickPick(kinds, { placeHolder: 'Import MCP servers from' });
+	// FreeCode's own config saved in another client's shape: importing it
+	// into itself turns it into FreeCode's (the problem the sidecar shows
+	// at its key says so).
+	const own = ownConfigToImport(fc.model.fileProblems());
+	const items: { label: string; client: string; description?: string; path?: string }[] = own
+		? [{ label: 'This Config File', description: `${own.path}, in another client's shape`, client: own.client, path: own.path }, ...kinds]
+		: kinds;
+	const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Import MCP servers from' });
 	if (!pick) return;
 	const args = ['mcp', 'import', pick.client];
 	try {
-		if (pick.client === 'vscode') {
+		if (pick.path !== undefined) {
+			args.push(pick.path);
+		} else if (pick.client === 'vscode') {
 			const file = await vscodeFile(fc);
 			if (!file) return;
 			args.push(file);
