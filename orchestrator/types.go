@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/permissions"
 )
 
 // ToolInfo describes one registered tool: what frontends list of it (the
@@ -43,6 +45,11 @@ type ToolInfo struct {
 	// not for models (UI.ForModel) is listed to frontends, for the app
 	// path, and offered to no model.
 	UI *ToolUI
+	// AllowedBy is the allow rule that lets the tool's calls run without
+	// asking, as the rules in force decide now; nil when none does. The
+	// registry leaves it nil: the workspace, which holds the rules, fills
+	// it in what it lists.
+	AllowedBy *permissions.Rule
 }
 
 // ToolCall is one call a model asked for, or an app. Tool is an id or an

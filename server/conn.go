@@ -276,6 +276,8 @@ var requests = map[string]handler{
 	protocol.MethodTasks:            (*session).tasks,
 	protocol.MethodTasksCancel:      (*session).cancelTask,
 	protocol.MethodTasksAdopt:       (*session).adoptTask,
+	// An Undo of "always allow".
+	protocol.MethodPermissionsRemoveAllow: (*session).removeAllow,
 }
 
 // handle dispatches one message of the frontend. The lifecycle messages

@@ -177,6 +177,10 @@ func (f *forwarder) event(ev workspace.Event) {
 	case *workspace.PromptsChangedEvent:
 		lc := wire.PromptsChanged(ev)
 		f.sess.notify(protocol.NotifyPromptsChanged, &lc)
+	case *workspace.RulesChangedEvent:
+		// Which tools run unasked (ToolInfo.allowedBy) may have changed:
+		// the frontend reads the tools again.
+		f.sess.notify(protocol.NotifyToolsChanged, &protocol.ToolsChanged{Hashes: f.hashes, Reason: "rules"})
 	case *workspace.ProjectEvent:
 		f.sendRulesReview(ev.Project.PendingRules)
 	case *workspace.MissedEvent:
@@ -194,8 +198,9 @@ func (f *forwarder) event(ev workspace.Event) {
 	}
 	// Rules and trust have no notification of their own: a frontend
 	// reads them (freecode/permissions, freecode/project) when it shows
-	// them. What of the rules awaits review does (ProjectEvent above):
-	// it asks the user to act.
+	// them, and the tools they let run unasked after
+	// freecode/tools/changed (above). What of the rules awaits review does
+	// (ProjectEvent above): it asks the user to act.
 }
 
 // resync sends every server's status and every file's problems as they

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -380,8 +381,20 @@ func (w *Workspace) Subscribe(opts *SubscribeOptions) *Subscription {
 
 // Tools returns the tools of server ("" for every tool, built-ins first) in
 // the defs cache's stable order.
+//
+// Each says which allow rule lets its calls run unasked (AllowedBy), as
+// the rules decide now: a change of the rules publishes a
+// RulesChangedEvent.
 func (w *Workspace) Tools(server string) []orchestrator.ToolInfo {
-	return w.reg.Infos(server)
+	infos := w.reg.Infos(server)
+	for i := range infos {
+		t := &infos[i]
+		if d := w.perms.Decide(t.ID, t.Alias, t.ReadOnly); d.Effect == permissions.Allow && d.Rule != nil {
+			r := *d.Rule
+			t.AllowedBy = &r
+		}
+	}
+	return infos
 }
 
 // Definitions returns the tools array of format f for a provider request,
@@ -404,6 +417,45 @@ func (w *Workspace) Execute(ctx context.Context, calls []orchestrator.ToolCall, 
 // lists them.
 func (w *Workspace) Rules() []permissions.Rule {
 	return w.perms.Rules()
+}
+
+// RemoveAllow takes back an "always allow" answer (a frontend's Undo): the
+// allow rule pattern leaves the session's rules, and the rule file of
+// scope with the rules the user accepted of it
+// (permissions.RemoveScopeAllow), and the rules are read again. A scope
+// of local in a workspace without a project means the user's file, as
+// the answer did. It returns the file and whether it held the rule.
+func (w *Workspace) RemoveAllow(ctx context.Context, scope orchestrator.Scope, pattern string) (string, bool, error) {
+	src := permissions.SourceLocal
+	switch {
+	case scope == orchestrator.ScopeUser || scope == orchestrator.ScopeLocal && w.root == "":
+		src = permissions.SourceUser
+	case scope != orchestrator.ScopeLocal:
+		return "", false, fmt.Errorf("removing allow rule %q: scope %q is neither local nor user", pattern, scope)
+	}
+	if err := permissions.Validate(pattern); err != nil {
+		return "", false, fmt.Errorf("removing allow rule %q: %w", pattern, err)
+	}
+	w.reloadMu.Lock()
+	defer w.reloadMu.Unlock()
+	if w.closed {
+		return "", false, errors.New("removing an allow rule: the workspace is closed")
+	}
+	before := w.perms.Rules()
+	if _, err := w.perms.RemoveSession(pattern); err != nil {
+		return "", false, err
+	}
+	path, removed, err := permissions.RemoveScopeAllow(src, filepath.Dir(w.files.config), w.root, pattern)
+	// The rules as they are now, the session's change included in what
+	// the RulesChangedEvent compares.
+	st := w.load(kindRules)
+	st.rulesBefore = before
+	w.apply(ctx, st)
+	if err != nil {
+		return path, removed, fmt.Errorf("removing allow rule %q from %s: %w", pattern, path, err)
+	}
+	w.logger.Info("an always-allow answer was taken back", "rule", pattern, "file", path, "inFile", removed)
+	return path, removed, nil
 }
 
 // ProjectInfo describes a workspace's project and files.

@@ -82,6 +82,16 @@ func (c *Client) Permissions(ctx context.Context) ([]protocol.Rule, error) {
 	return res.Rules, err
 }
 
+// RemoveAllow takes an "always allow" answer back: rule leaves the session
+// and the rule file of scope (freecode/permissions/removeAllow).
+func (c *Client) RemoveAllow(ctx context.Context, rule string, scope protocol.PermissionScope) (*protocol.RemoveAllowResult, error) {
+	var res protocol.RemoveAllowResult
+	if err := c.Call(ctx, protocol.MethodPermissionsRemoveAllow, &protocol.RemoveAllowParams{Rule: rule, Scope: scope}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
 // Project describes the sidecar's project and files (freecode/project).
 func (c *Client) Project(ctx context.Context) (*protocol.Project, error) {
 	var res protocol.Project

@@ -106,6 +106,7 @@ var fixtures = map[string][]any{
 			ID: "mcp__demo__delete_file", Server: "demo", Name: "delete_file",
 			Description: "Delete a file of the project. Cannot be undone.", Destructive: ptr(true),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+			AllowedBy:   &AllowedBy{Rule: "mcp__demo__delete_file", Source: "local", Path: "/home/me/project/.freecode/settings.local.json"},
 		},
 		ToolInfo{
 			ID:     "mcp__a_server_with_a_rather_long_name__a_tool_with_an_even_longer_name_than_that",
@@ -367,6 +368,14 @@ var fixtures = map[string][]any{
 	"RulesReview.json": {
 		fixtureRulesReview,
 		RulesReview{Files: []RuleFileChange{}},
+	},
+	"RemoveAllowParams.json": {
+		RemoveAllowParams{Rule: "mcp__demo__delete_file", Scope: ScopeLocal},
+		RemoveAllowParams{Rule: "mcp__github", Scope: ScopeUser},
+	},
+	"RemoveAllowResult.json": {
+		RemoveAllowResult{Path: "/home/me/project/.freecode/settings.local.json", Removed: true},
+		RemoveAllowResult{Path: "/home/me/.freecode/settings.json"},
 	},
 	"TrustParams.json": {
 		TrustParams{Trusted: true, RulesHash: fixtureHash},

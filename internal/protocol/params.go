@@ -141,6 +141,23 @@ type PermissionsResult struct {
 	Rules []Rule `json:"rules"`
 }
 
+// RemoveAllowParams are the params of freecode/permissions/removeAllow: an
+// "always allow" answer taken back (a frontend's Undo). Rule is the rule
+// the answer wrote, the tool's id; Scope the answer's scope, which names
+// the file.
+type RemoveAllowParams struct {
+	Rule  string          `json:"rule"`
+	Scope PermissionScope `json:"scope"`
+}
+
+// RemoveAllowResult is the result of freecode/permissions/removeAllow: the
+// rule file, and whether it held the rule. The session's allow of the rule
+// is gone either way.
+type RemoveAllowResult struct {
+	Path    string `json:"path"`
+	Removed bool   `json:"removed"`
+}
+
 // TrustParams are the params of freecode/project/trust.
 type TrustParams struct {
 	Trusted bool `json:"trusted"`

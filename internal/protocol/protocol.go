@@ -49,6 +49,9 @@ const (
 	MethodTasks            = "freecode/tasks"
 	MethodTasksCancel      = "freecode/tasks/cancel"
 	MethodTasksAdopt       = "freecode/tasks/adopt"
+	// MethodPermissionsRemoveAllow takes an "always allow" answer back
+	// (RemoveAllowParams, RemoveAllowResult).
+	MethodPermissionsRemoveAllow = "freecode/permissions/removeAllow"
 	// MethodChallenge may be sent before initialize: see ChallengeParams.
 	MethodChallenge = "freecode/challenge"
 	// MethodWebCode mints a one-time sign-in code for the page of a

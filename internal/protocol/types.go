@@ -159,6 +159,21 @@ type ToolInfo struct {
 	// and who it is for. Absent when it declares nothing (for both
 	// audiences, no view).
 	UI *ToolUI `json:"ui,omitempty"`
+	// AllowedBy is the allow rule that lets the tool's calls run without
+	// asking, as the rules in force decide now; absent when none does (a
+	// read-only tool that no rule names runs unasked too, by default). A
+	// frontend that shows it hears of a change of the rules by
+	// freecode/tools/changed.
+	AllowedBy *AllowedBy `json:"allowedBy,omitempty"`
+}
+
+// AllowedBy names an allow rule: its pattern, where it comes from ("user",
+// "project", "local" or "session": an "always allow" answer, for the rest
+// of the session) and the file that holds it (absent for a session rule).
+type AllowedBy struct {
+	Rule   string `json:"rule"`
+	Source string `json:"source"`
+	Path   string `json:"path,omitempty"`
 }
 
 // ToolUI is a tool's part of the MCP Apps extension (SEP-1865).

@@ -121,6 +121,9 @@ func prefixed(prefix string, m map[string]string) map[string]string {
 	return out
 }
 
+// allowedByEffect is why ToolInfo.allowedBy does not say its rule's effect.
+const allowedByEffect = "the rule that lets a tool run unasked is an allow rule: the field's name says it"
+
 // conversions are every conversion of the package, by function name.
 var conversions = map[string]conversion{
 	"ServerStatus": conv(ServerStatus).leavesOut(map[string]string{
@@ -143,12 +146,14 @@ var conversions = map[string]conversion{
 		"Level": {"warning", "error"}, // any level but these few is info
 	}),
 	"ToolInfo": conv(ToolInfo).leavesOut(map[string]string{
-		"Idempotent":   "FreeCode's MCP server lists it; frontends are not told",
-		"OutputSchema": "FreeCode's MCP server lists it; frontends are not told",
-		"Hidden":       "whether models are shown the tool: a frontend lists it all the same, marked definitionChanged or new",
+		"Idempotent":       "FreeCode's MCP server lists it; frontends are not told",
+		"OutputSchema":     "FreeCode's MCP server lists it; frontends are not told",
+		"Hidden":           "whether models are shown the tool: a frontend lists it all the same, marked definitionChanged or new",
+		"AllowedBy.Effect": allowedByEffect,
 	}).with(map[string][2]any{
 		"UI.Visibility": {[]string{"model"}, []string{"app"}}, // audiences: other words are dropped
 	}),
+	"AllowedBy": conv(AllowedBy).leavesOut(map[string]string{"Effect": allowedByEffect}),
 	"ToolUI": conv(ToolUI).with(map[string][2]any{
 		"Visibility": {[]string{"model"}, []string{"app"}},
 	}),

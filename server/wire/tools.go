@@ -7,6 +7,7 @@ import (
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
+	"github.com/freecode/freecode/permissions"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -19,8 +20,17 @@ func ToolInfo(t orchestrator.ToolInfo) protocol.ToolInfo {
 		ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
 		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
 		InputSchema: t.InputSchema, Alias: t.Alias, DefinitionChanged: t.DefinitionChanged, New: t.New,
-		UI: ToolUI(t.UI),
+		UI: ToolUI(t.UI), AllowedBy: AllowedBy(t.AllowedBy),
 	}
+}
+
+// AllowedBy is the allow rule that lets a tool run unasked, as
+// freecode/tools lists it; nil for none.
+func AllowedBy(r *permissions.Rule) *protocol.AllowedBy {
+	if r == nil {
+		return nil
+	}
+	return &protocol.AllowedBy{Rule: r.Pattern, Source: r.Source.String(), Path: r.File}
 }
 
 // ToolUI is a tool's MCP Apps declaration as freecode/tools lists it: its

@@ -43,6 +43,7 @@ export const Requests = {
 	tasks: 'freecode/tasks',
 	tasksCancel: 'freecode/tasks/cancel',
 	tasksAdopt: 'freecode/tasks/adopt',
+	permissionsRemoveAllow: 'freecode/permissions/removeAllow',
 } as const;
 
 /** Requests the sidecar sends to the extension. */
@@ -217,6 +218,19 @@ export interface ToolInfo {
 	new?: boolean;
 	/** What the tool declares of the MCP Apps extension; absent: nothing. */
 	ui?: ToolUI;
+	/**
+	 * The allow rule that lets the tool's calls run without asking, as the
+	 * rules decide now; absent when none does. freecode/tools/changed comes
+	 * when the rules change.
+	 */
+	allowedBy?: AllowedBy;
+}
+
+/** AllowedBy names an allow rule: its pattern, its source and its file (none for a session rule). */
+export interface AllowedBy {
+	rule: string;
+	source: RuleSource;
+	path?: string;
 }
 
 /** Who an MCP Apps tool is for. */
@@ -371,6 +385,18 @@ export interface PermissionRule {
 }
 export interface PermissionsResult {
 	rules: PermissionRule[];
+}
+/** Params of freecode/permissions/removeAllow: an "always allow" answer taken back (Undo). */
+export interface RemoveAllowParams {
+	/** The rule the answer wrote: the tool's id. */
+	rule: string;
+	/** The answer's scope, which names the file. */
+	scope: RuleScope;
+}
+/** Result of freecode/permissions/removeAllow: the rule file, and whether it held the rule (the session's allow is gone either way). */
+export interface RemoveAllowResult {
+	path: string;
+	removed: boolean;
 }
 export interface ProjectTrustParams {
 	trusted: boolean;

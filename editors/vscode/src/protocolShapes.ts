@@ -288,6 +288,13 @@ export const toolInfo = obj<p.ToolInfo>({
 			visibility: req(arrayOf(enumOf<p.Audience>({ model: true, app: true }))),
 		}),
 	),
+	allowedBy: opt(
+		obj<p.AllowedBy>({
+			rule: req(str),
+			source: req(enumOf<p.RuleSource>({ user: true, project: true, local: true, session: true })),
+			path: opt(str),
+		}),
+	),
 });
 
 export const toolReview = obj<p.ToolReview>({
@@ -446,6 +453,8 @@ export const projectResult = obj<p.ProjectResult>({
 });
 
 export const projectTrustParams = obj<p.ProjectTrustParams>({ trusted: req(bool), rulesHash: opt(str) });
+export const removeAllowParams = obj<p.RemoveAllowParams>({ rule: req(str), scope: req(enumOf<p.RuleScope>({ local: true, user: true })) });
+export const removeAllowResult = obj<p.RemoveAllowResult>({ path: req(str), removed: req(bool) });
 
 export const definitionsResult = obj<p.DefinitionsResult>({
 	hash: req(str),
@@ -558,4 +567,6 @@ export const fixtureShapes: Record<string, Check<unknown>> = {
 	'ReviewNeeded.json': reviewNeeded as Check<unknown>,
 	'RulesReview.json': rulesReview as Check<unknown>,
 	'TrustParams.json': projectTrustParams as Check<unknown>,
+	'RemoveAllowParams.json': removeAllowParams as Check<unknown>,
+	'RemoveAllowResult.json': removeAllowResult as Check<unknown>,
 };

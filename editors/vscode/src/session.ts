@@ -360,6 +360,17 @@ export class Session {
 		return this.conn.sendRequest(p.Requests.project, {});
 	}
 
+	/**
+	 * removeAllow takes an "always allow" answer back
+	 * (freecode/permissions/removeAllow): rule leaves the session and the
+	 * file of scope. The tools' marks follow by freecode/tools/changed.
+	 */
+	async removeAllow(rule: string, scope: p.RuleScope): Promise<p.RemoveAllowResult> {
+		const r = await this.conn.sendRequest<p.RemoveAllowResult>(p.Requests.permissionsRemoveAllow, { rule, scope } satisfies p.RemoveAllowParams);
+		if (!this.check(p.Requests.permissionsRemoveAllow, shapes.removeAllowResult, r)) throw new Error('the sidecar answered removeAllow with something outside the protocol');
+		return r;
+	}
+
 	trust(trusted: boolean): Promise<p.ProjectTrustResult> {
 		return this.conn.sendRequest(p.Requests.projectTrust, { trusted } satisfies p.ProjectTrustParams);
 	}
