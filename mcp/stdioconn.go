@@ -44,7 +44,7 @@ func (t *stdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
 // by one goroutine at a time (the SDK's reader); Write may be concurrent.
 type stdioConn struct {
 	filter *mcpwire.Filter
-	queue  []jsonrpc.Message // the rest of a batch array
+	reader *mcpwire.Reader // over the filter's lines (Next)
 	logger *slog.Logger
 
 	stdin io.WriteCloser
@@ -64,7 +64,9 @@ func newStdioConn(filter *mcpwire.Filter, stdin io.WriteCloser, logger *slog.Log
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &stdioConn{filter: filter, stdin: stdin, out: mcpwire.NewWriter(stdin), logger: logger}
+	c := &stdioConn{filter: filter, stdin: stdin, out: mcpwire.NewWriter(stdin), logger: logger}
+	c.reader = mcpwire.NewReader(c)
+	return c
 }
 
 // SessionID implements mcpsdk.Connection; stdio has no session id.
@@ -79,47 +81,26 @@ func (c *stdioConn) SessionID() string { return "" }
 // not a valid one becomes an error answer for that id, so the call it
 // answers fails at once saying what was wrong, not at its timeout.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if len(c.queue) > 0 {
-			msg := c.queue[0]
-			c.queue = c.queue[1:]
-			return msg, nil
-		}
-		line, err := c.filter.Next()
-		if err != nil {
-			return nil, err
-		}
-		hoptrace.Mark(hoptrace.FromAnswer)
-		hoptrace.Stage(hoptrace.FromSent, "9 the server's round trip: line written → line read")
-		if bytes.TrimLeft(line, " \t\r\n")[0] == '[' { // a JSON value: not all space
-			c.queue = c.decodeBatch(line)
-			continue
-		}
-		// One message, the common line: returned without a queue.
-		if msg := c.decodeOne(line); msg != nil {
-			return msg, nil
-		}
-	}
+	return c.reader.Read(ctx)
 }
 
-// decodeBatch returns the messages of a line that is a JSON array: a
-// batch's; none for noise.
-func (c *stdioConn) decodeBatch(line []byte) []jsonrpc.Message {
-	var raws []json.RawMessage
-	if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+// Next implements mcpwire.Source: the filter's next line, a message or a
+// batch's, or nothing for noise.
+func (c *stdioConn) Next(context.Context) (jsonrpc.Message, []jsonrpc.Message, error) {
+	line, err := c.filter.Next()
+	if err != nil {
+		return nil, nil, err
+	}
+	hoptrace.Mark(hoptrace.FromAnswer)
+	hoptrace.Stage(hoptrace.FromSent, "9 the server's round trip: line written → line read")
+	if bytes.TrimLeft(line, " \t\r\n")[0] != '[' { // a JSON value: not all space
+		return c.decodeOne(line), nil, nil
+	}
+	batch, err := mcpwire.DecodeBatch(line, func(raw []byte) (jsonrpc.Message, error) { return c.decodeOne(raw), nil })
+	if err != nil {
 		c.filter.Skip(line, "an array, not a batch of messages")
-		return nil
 	}
-	msgs := make([]jsonrpc.Message, 0, len(raws))
-	for _, raw := range raws {
-		if msg := c.decodeOne(raw); msg != nil {
-			msgs = append(msgs, msg)
-		}
-	}
-	return msgs
+	return nil, batch, nil
 }
 
 // decodeOne decodes one message; an invalid answer becomes an error

@@ -1,7 +1,6 @@
 package mcpserve
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -38,8 +37,8 @@ import (
 // them.
 //
 // Each message is served under the revision it names, as the HTTP side
-// routes each request (mcpwire.RevisionRouter): a 2026-07-28 client never sends
-// initialize, and each of its calls names its revision in its
+// routes each request (mcpwire.RevisionRouter): a 2026-07-28 client never
+// sends initialize, and each of its calls names its revision in its
 // _meta["io.modelcontextprotocol/protocolVersion"] instead. So a batch
 // holding a call that names 2025-06-18 or later is refused too, whatever
 // the session negotiated: each of its calls is answered with an Invalid
@@ -85,13 +84,10 @@ func (t *StdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
 		incoming: make(chan frame),
 		closed:   make(chan struct{}),
 	}
-	lr := &lineReader{br: bufio.NewReaderSize(in, lineBufSize), max: max}
-	go c.pump(lr)
+	c.reader = mcpwire.NewReader(c)
+	go c.pump(mcpwire.NewLineReader(in, max), max)
 	return c, nil
 }
-
-// lineBufSize is the read buffer: most MCP messages fit in it whole.
-const lineBufSize = 64 << 10
 
 // maxDepth is how deep the SDK's decoder nests before it refuses a
 // message (its internal/json's defaultMaxDepth).
@@ -119,7 +115,7 @@ type stdioConn struct {
 	// rarely pollable, so closing it need not end a read in progress,
 	// and a session's Close must not wait for the client's next line.
 	incoming chan frame
-	queue    []jsonrpc.Message // the rest of a batch; Read's own
+	reader   *mcpwire.Reader // over the frames (Next); Read's own
 
 	out *mcpwire.Writer
 
@@ -152,10 +148,10 @@ func (c *stdioConn) SessionID() string { return "" }
 
 // pump reads and decodes lines until an error (the end of In included)
 // or the connection's close.
-func (c *stdioConn) pump(lr *lineReader) {
+func (c *stdioConn) pump(lr *mcpwire.LineReader, max int) {
 	for {
 		var f frame
-		line, err := lr.next()
+		line, err := nextLine(lr, max)
 		if err != nil {
 			f.err = err
 		} else {
@@ -176,53 +172,43 @@ func (c *stdioConn) pump(lr *lineReader) {
 // refused by its revision (see StdioTransport) is answered here and not
 // returned.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if len(c.queue) > 0 {
-			msg := c.queue[0]
-			c.queue = c.queue[1:]
-			return msg, nil
-		}
-		var f frame
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case f = <-c.incoming:
-		case <-c.closed:
-			return nil, io.EOF
-		}
-		if f.err != nil {
-			return nil, f.err
-		}
-		if f.batch == nil {
-			if refusal := c.refuseUnnamed(f.msg); refusal != nil {
-				if err := c.out.Write(refusal); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			c.noteInitialize(f.msg)
-			return f.msg, nil
-		}
-		if refusals, why := c.refuseBatch(f.batch); why != "" {
-			if len(refusals) > 0 {
-				if err := c.out.WriteBatch(refusals); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		if err := c.addBatch(f.batch); err != nil {
-			return nil, err
-		}
-		for _, msg := range f.batch {
-			c.noteInitialize(msg)
-		}
-		c.queue = f.batch[1:]
-		return f.batch[0], nil
+	return c.reader.Read(ctx)
+}
+
+// Next implements mcpwire.Source: the pump's next frame, less what its
+// revision refuses, which is answered here.
+func (c *stdioConn) Next(ctx context.Context) (jsonrpc.Message, []jsonrpc.Message, error) {
+	var f frame
+	select {
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	case f = <-c.incoming:
+	case <-c.closed:
+		return nil, nil, io.EOF
 	}
+	if f.err != nil {
+		return nil, nil, f.err
+	}
+	if f.batch == nil {
+		if refusal := c.refuseUnnamed(f.msg); refusal != nil {
+			return nil, nil, c.out.Write(refusal)
+		}
+		c.noteInitialize(f.msg)
+		return f.msg, nil, nil
+	}
+	if refusals, why := c.refuseBatch(f.batch); why != "" {
+		if len(refusals) > 0 {
+			return nil, nil, c.out.WriteBatch(refusals)
+		}
+		return nil, nil, nil
+	}
+	if err := c.addBatch(f.batch); err != nil {
+		return nil, nil, err
+	}
+	for _, msg := range f.batch {
+		c.noteInitialize(msg)
+	}
+	return nil, f.batch, nil
 }
 
 // namedRevision is the revision a call names in its _meta (SEP-2575), or
@@ -439,22 +425,8 @@ func decodeFrame(line []byte) frame {
 		msg, err := decodeMessage(line)
 		return frame{msg: msg, err: err}
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(line, &raws); err != nil {
-		return frame{err: err}
-	}
-	if len(raws) == 0 {
-		return frame{err: errors.New("empty batch")}
-	}
-	msgs := make([]jsonrpc.Message, 0, len(raws))
-	for _, raw := range raws {
-		msg, err := decodeMessage(raw)
-		if err != nil {
-			return frame{err: err}
-		}
-		msgs = append(msgs, msg)
-	}
-	return frame{batch: msgs}
+	msgs, err := mcpwire.DecodeBatch(line, decodeMessage)
+	return frame{batch: msgs, err: err}
 }
 
 // decodeMessage decodes one message of a line, which is valid JSON: by the
@@ -468,51 +440,20 @@ func decodeMessage(raw []byte) (jsonrpc.Message, error) {
 	return jsonrpc.DecodeMessage(raw)
 }
 
-// lineReader reads the client's lines.
-type lineReader struct {
-	br   *bufio.Reader
-	max  int
-	long []byte // a line that outgrew the bufio buffer
-}
-
-// next returns the next line that is not blank, trimmed of spaces; it is
-// valid until the next call. A line over max bytes is an error, as a frame
-// over the SDK's MaxLineLength is.
-func (r *lineReader) next() ([]byte, error) {
+// nextLine returns the next line of lr that is not blank, trimmed of
+// spaces; it is valid until the next call. A line over max bytes is an
+// error, as a frame over the SDK's MaxLineLength is.
+func nextLine(lr *mcpwire.LineReader, max int) ([]byte, error) {
 	for {
-		line, err := r.readLine()
+		line, err := lr.ReadLine()
+		if errors.Is(err, mcpwire.ErrLineTooLong) {
+			return nil, fmt.Errorf("a message from the client is over %d bytes", max)
+		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			return line, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-	}
-}
-
-// readLine reads up to and including the next newline, or to the end of
-// the stream; the error is the stream's (io.EOF once no line is left).
-func (r *lineReader) readLine() ([]byte, error) {
-	if cap(r.long) > 1<<20 {
-		r.long = nil // do not keep a big line's buffer for the session's life
-	}
-	r.long = r.long[:0]
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		if len(r.long)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
-			return nil, fmt.Errorf("a message from the client is over %d bytes", r.max)
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			r.long = append(r.long, chunk...)
-			continue
-		case len(r.long) > 0:
-			chunk = append(r.long, chunk...)
-			r.long = chunk
-		}
-		if err == nil || errors.Is(err, io.EOF) && len(chunk) > 0 {
-			return chunk, nil // at EOF: the last line, without its newline
-		}
-		return nil, err
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/internal/mcpwire"
 )
 
 // transportKind makes the server's end of a stdio session over in and out,
@@ -79,8 +81,8 @@ func TestStdioMatchesSDK(t *testing.T) {
 		{"nested too deep", []step{{nested(1001), 0}}, true, 0},
 		{"at the size cap", []step{{fmt.Sprintf(echoCall, 2, strings.Repeat("x", capBytes-100)), 1}}, false, 0},
 		{"over the size cap", []step{{fmt.Sprintf(echoCall, 2, strings.Repeat("x", capBytes+100)), 0}}, true, 0},
-		{"longer than the read buffer", []step{{fmt.Sprintf(echoCall, 2, strings.Repeat("y", 3*lineBufSize)) + fmt.Sprintf(ping, 3), 2}}, false, 4 * lineBufSize},
-		{"over the cap, longer than the read buffer", []step{{fmt.Sprintf(echoCall, 2, strings.Repeat("y", 3*lineBufSize)), 0}}, true, 2 * lineBufSize},
+		{"longer than the read buffer", []step{{fmt.Sprintf(echoCall, 2, strings.Repeat("y", 3*mcpwire.LineBufSize)) + fmt.Sprintf(ping, 3), 2}}, false, 4 * mcpwire.LineBufSize},
+		{"over the cap, longer than the read buffer", []step{{fmt.Sprintf(echoCall, 2, strings.Repeat("y", 3*mcpwire.LineBufSize)), 0}}, true, 2 * mcpwire.LineBufSize},
 		{"an empty batch", []step{{"[]\n", 0}}, true, 0},
 		{"a batch in 2025-03-26", []step{init("2025-03-26"),
 			{`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}]` + "\n" + fmt.Sprintf(ping, 4), 2}}, false, 0},

@@ -1,7 +1,6 @@
 package mcpwire
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,21 +20,18 @@ import (
 // max without ever holding more than max bytes of it, so the session
 // survives both.
 //
-// A line that fits in the bufio buffer is handed on without a copy: the
-// slice Next returns points into the bufio buffer. A Filter is read by one
-// goroutine at a time.
+// It reads through a LineReader, so a line that fits in the read buffer is
+// handed on without a copy: the slice Next returns points into that
+// buffer. A Filter is read by one goroutine at a time.
 type Filter struct {
 	rc     io.Closer
-	br     *bufio.Reader
+	lines  *LineReader
 	max    int
 	logger *slog.Logger
 	opts   FilterOptions
 
 	pending []byte // the next good line, '\n' included
-	long    []byte // a line that outgrew the bufio buffer, up to max bytes
 	err     error  // sticky read error, returned once pending is taken
-
-	head []byte // the current line's start, up to headSize bytes
 }
 
 // FilterOptions are a Filter's callbacks, each optional. They run on the
@@ -56,16 +52,13 @@ type FilterOptions struct {
 
 var progressMethod = []byte(`"notifications/progress"`)
 
-// filterBufSize is the bufio buffer: most MCP messages fit in it whole.
-const filterBufSize = 64 << 10
-
 // NewFilter returns a Filter over r that hands on lines of at most max
 // bytes and logs what it skips or drops to logger. opts may be nil.
 func NewFilter(r io.ReadCloser, max int, logger *slog.Logger, opts *FilterOptions) *Filter {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Filter{rc: r, br: bufio.NewReaderSize(r, filterBufSize), max: max, logger: logger}
+	f := &Filter{rc: r, lines: NewLineReader(r, max), max: max, logger: logger}
 	if opts != nil {
 		f.opts = *opts
 	}
@@ -92,50 +85,26 @@ func (f *Filter) Next() ([]byte, error) {
 
 // next reads one line and sets pending if it is a JSON message, or err.
 func (f *Filter) next() {
-	if cap(f.long) > 1<<20 {
-		f.long = nil // do not keep a big line's buffer for the session's life
-	}
-	f.long = f.long[:0]
-	f.head = f.head[:0]
-	oversized := false
-	size := 0
-	for {
-		chunk, err := f.br.ReadSlice('\n')
-		if size == 0 {
-			// The envelope's first keys, to answer for a dropped response.
-			f.head = append(f.head, chunk[:min(len(chunk), headSize)]...)
-		}
-		size += len(chunk)
-		switch {
-		case err == nil || (errors.Is(err, io.EOF) && len(chunk) > 0):
-			if errors.Is(err, io.EOF) {
-				f.err = io.EOF
-			}
-			line := chunk
-			if !oversized && len(f.long) > 0 {
-				f.long = append(f.long, chunk...)
-				line = f.long
-			}
-			if oversized || len(line) > f.max {
-				f.drop(fmt.Sprintf("%d bytes, over maxMessageBytes (%d)", size, f.max))
-				return
-			}
-			f.accept(line, err != nil)
+	line, err := f.lines.ReadLine()
+	switch {
+	case err == nil:
+		// The reader's cap leaves the line's end out; maxMessageBytes
+		// counts it.
+		if len(line) > f.max {
+			f.drop(line, fmt.Sprintf("%d bytes, over maxMessageBytes (%d)", len(line), f.max))
 			return
-		case errors.Is(err, bufio.ErrBufferFull):
-			if oversized {
-				continue
-			}
-			if len(f.long)+len(chunk) > f.max {
-				oversized = true
-				f.long = nil // release it: the rest of the line is only counted
-				continue
-			}
-			f.long = append(f.long, chunk...)
-		default:
+		}
+		f.accept(line)
+	case errors.Is(err, ErrLineTooLong):
+		head, size, err := f.lines.SkipLine()
+		if err != nil && !errors.Is(err, io.EOF) {
 			f.err = err
 			return
 		}
+		f.err = err // the stream may end with the line
+		f.drop(head, fmt.Sprintf("%d bytes, over maxMessageBytes (%d)", size, f.max))
+	default:
+		f.err = err
 	}
 }
 
@@ -147,12 +116,12 @@ const headSize = 1024
 // by the SDK.
 const MaxDepth = 10000
 
-// drop reports a JSON-RPC message the filter cannot hand on and why. If it
-// was a response, the filter hands on an error response with its id
-// instead, so the call it answers fails now, saying why, rather than at its
-// timeout.
-func (f *Filter) drop(why string) {
-	id, response := envelopeHead(f.head)
+// drop reports a JSON-RPC message the filter cannot hand on, of which line
+// is the start, and why. If it was a response, the filter hands on an error
+// response with its id instead, so the call it answers fails now, saying
+// why, rather than at its timeout.
+func (f *Filter) drop(line []byte, why string) {
+	id, response := envelopeHead(line[:min(len(line), headSize)])
 	what := "a message from the server"
 	if response {
 		what = "the server's answer"
@@ -241,14 +210,14 @@ func NestsDeeper(b []byte, max int) bool {
 // accept sets pending to line if it is one JSON value; otherwise it logs the
 // line (cut short) as server output, or drops it as a message too deeply
 // nested to decode.
-func (f *Filter) accept(line []byte, noNewline bool) {
+func (f *Filter) accept(line []byte) {
 	body := bytes.TrimSpace(line)
 	if len(body) == 0 {
 		return
 	}
 	if body[0] == '{' || body[0] == '[' {
 		if json.Valid(body) {
-			if noNewline {
+			if line[len(line)-1] != '\n' { // the stream's last line
 				line = append(body[:len(body):len(body)], '\n')
 			}
 			if f.opts.OnProgress != nil && bytes.Contains(body, progressMethod) {
@@ -258,7 +227,7 @@ func (f *Filter) accept(line []byte, noNewline bool) {
 			return
 		}
 		if NestsDeeper(body, MaxDepth) {
-			f.drop(fmt.Sprintf("nested deeper than the %d levels a JSON decoder here reads", MaxDepth))
+			f.drop(line, fmt.Sprintf("nested deeper than the %d levels a JSON decoder here reads", MaxDepth))
 			return
 		}
 	}

@@ -34,6 +34,7 @@ func TestLineFilter(t *testing.T) {
 		{"long line under the cap", big(200_000) + "\n{\"a\":1}\n", 1 << 20, big(200_000) + "\n{\"a\":1}\n"},
 		{"long line over the cap dropped", big(300_000) + "\n{\"a\":1}\n", 150_000, "{\"a\":1}\n"},
 		{"short line over the cap dropped", big(100) + "\n{\"a\":1}\n", 50, "{\"a\":1}\n"},
+		{"the newline counts toward the cap", "{\"a\":1}\n{\"b\":22}\n", 8, "{\"a\":1}\n"},
 		{"oversized last line", "{\"a\":1}\n" + big(300_000), 150_000, "{\"a\":1}\n"},
 		{"oversized answer becomes an error answer",
 			`{"jsonrpc":"2.0","id":7,"result":` + big(300_000) + "}\n" + "{\"a\":1}\n", 150_000,
