@@ -10,7 +10,9 @@ import { ConfigProblems } from './configProblems';
 import type { FreeCode } from './context';
 import { askElicitation } from './elicitationPrompt';
 import { ServersModel, toolKind } from './model';
-import { askPermission } from './permissionPrompt';
+import { allowStep } from './allowNotice';
+import { openConfigDocument } from './commands/openConfig';
+import { askPermission, tellAllowed } from './permissionPrompt';
 import { askSampling } from './samplingPrompt';
 import type { PermissionResponse } from './protocol';
 import type { Session } from './session';
@@ -47,8 +49,21 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 				// Whether there is a project to allow in: an untrusted one's
 				// "in this project" trusts it first.
 				const root: string | undefined = req.projectTrusted ? undefined : await s?.project().then((p) => p.root, () => undefined);
-				const project = { exists: req.projectTrusted || root !== undefined, trust: async () => void (await s?.trust(true)) };
-				return askPermission(req, settings().argumentChars, token, docs, tool && toolKind(tool) === 'destructive', project);
+				let trusted = false;
+				const project = {
+					exists: req.projectTrusted || root !== undefined,
+					trust: async () => {
+						if (!s) return;
+						const r = await s.trust(true);
+						trusted = r.projectTrusted;
+						await vscode.commands.executeCommand('setContext', 'freecode.projectTrusted', r.projectTrusted);
+					},
+				};
+				const answer = await askPermission(req, settings().argumentChars, token, docs, tool && toolKind(tool) === 'destructive', project);
+				// What an "always allow" wrote is said, with Undo, once the answer went.
+				const step = allowStep(req.tool, answer, trusted);
+				if (step && s) void tellAllowed(s, step, (path) => void openConfigDocument(vscode.Uri.file(path)));
+				return answer;
 			},
 			serverLog: (l) => logs.append(l),
 			configProblems: (p) => problems.set(p),

@@ -3,11 +3,13 @@
 // Escape, closing the dialog and the sidecar giving up on the call all answer
 // deny.
 
+import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { allowNotice, type AllowStep } from './allowNotice';
 import { answerFor, DENIED, permissionPrompt, trustsFirst } from './permissionChoices';
 import type { PermissionRequest, PermissionResponse } from './protocol';
 import type { ReadOnlyDocs } from './readOnlyDocs';
-import type { CancellationToken } from './session';
+import type { CancellationToken, Session } from './session';
 
 /** askPermission shows the prompt until the user answers (Show Full Arguments opens them and asks again). */
 export async function askPermission(
@@ -47,4 +49,23 @@ export async function askPermission(
 		if (answer !== 'showFull') return answer;
 		await docs.show(`arguments/${req.callId}.json`, prompt.fullArguments ?? '', { preview: true });
 	}
+}
+
+/**
+ * tellAllowed says what an "always allow" answer wrote (allowNotice.ts),
+ * with Undo, once the answer went: the notice does not hold the call.
+ * open opens the rule file.
+ */
+export async function tellAllowed(s: Session, step: AllowStep, open: (path: string) => void): Promise<void> {
+	const p = await s.project().catch(() => undefined);
+	await allowNotice(step, { root: p?.root, settingsPaths: p?.settingsPaths, home: os.homedir() }, {
+		showInfo: (message, ...buttons) => vscode.window.showInformationMessage(message, ...buttons),
+		showError: (message) => void vscode.window.showErrorMessage(message),
+		openFile: open,
+		removeAllow: (rule, scope) => s.removeAllow(rule, scope),
+		untrust: async () => {
+			const r = await s.trust(false);
+			await vscode.commands.executeCommand('setContext', 'freecode.projectTrusted', r.projectTrusted);
+		},
+	});
 }

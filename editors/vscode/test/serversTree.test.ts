@@ -239,6 +239,29 @@ test('tree: a tool under review carries its mark for the menus, and says why in 
 	assert.equal(toolNode(tools[0]).contextValue, 'tool read-only');
 });
 
+test('tree: a tool a rule allows always says so, and which rule in which file', () => {
+	const allowed = toolNode(tools[1]);
+	assert.deepEqual(tools[1].allowedBy, { rule: 'mcp__demo__delete_file', source: 'local', path: '/home/me/project/.freecode/settings.local.json' });
+	assert.equal(allowed.description, 'destructive · always allowed');
+	assert.ok(
+		allowed.tooltip.endsWith(
+			'Always allowed: the allow rule "mcp__demo__delete_file" in /home/me/project/.freecode/settings.local.json lets every call of it run without asking, a model\'s or an MCP App\'s.',
+		),
+		allowed.tooltip,
+	);
+	const session = toolNode({ ...tools[1], allowedBy: { rule: 'mcp__demo', source: 'session' } });
+	assert.equal(session.description, 'destructive · allowed this session');
+	assert.ok(session.tooltip.includes('the allow rule "mcp__demo" for this session'), session.tooltip);
+	assert.equal(toolNode({ ...tools[1], allowedBy: undefined }).description, 'destructive');
+	// A definition under review asks anyway: the row says that, the tooltip both.
+	const changed = toolNode({ ...tools[1], definitionChanged: true });
+	assert.equal(changed.description, 'destructive · definition changed');
+	assert.ok(changed.tooltip.includes('Always allowed: the allow rule'), changed.tooltip);
+	// The rule and its file are the user's, but printable all the same.
+	const odd = toolNode({ ...tools[1], allowedBy: { rule: 'mcp__x\u001b[2J', source: 'user', path: '/home/me/.freecode/settings.json' } });
+	assert.ok(!/\u001b/.test(odd.tooltip), odd.tooltip);
+});
+
 test('tree: the tooltip of an idle server says how it starts', () => {
 	const n = serverNode(st({ state: 'idle', toolCount: 13 }), []);
 	assert.ok(n.tooltip.includes('tools: 13\n'), n.tooltip);

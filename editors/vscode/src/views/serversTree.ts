@@ -149,10 +149,30 @@ const toolIcons: Record<ReturnType<typeof toolKind>, Icon> = {
 const reviewIcon: Icon = { id: 'diff', color: 'editorWarning.foreground' };
 
 /**
+ * allowedWords is how a row says that a rule lets a tool run unasked:
+ * "always allowed" for a rule of a file, "allowed this session" for an
+ * "always allow" answer that only the session holds; "" for none.
+ */
+export function allowedWords(t: ToolInfo): string {
+	if (!t.allowedBy) return '';
+	return t.allowedBy.source === 'session' ? 'allowed this session' : 'always allowed';
+}
+
+/** allowedTip is the tooltip's line on the rule that lets a tool run unasked. */
+function allowedTip(t: ToolInfo): string {
+	const a = t.allowedBy!;
+	const rule = `the allow rule "${printable(a.rule)}"`;
+	const where = a.source === 'session' ? 'for this session (an "always allow" answer)' : `in ${printable(a.path ?? `the ${a.source} settings`)}`;
+	return `Always allowed: ${rule} ${where} lets every call of it run without asking, a model's or an MCP App's.`;
+}
+
+/**
  * toolNode describes one tool: its name, read-only or destructive, and its
  * description as tooltip; a tool whose definition awaits review says so,
  * and its context value carries review:changed or review:new for the
- * Accept and Show Diff commands.
+ * Accept and Show Diff commands. A tool a rule allows always says so
+ * (allowedBy), and which rule in which file; its calls ask anyway while its
+ * definition awaits review, so the row then says only that.
  */
 export function toolNode(t: ToolInfo): ToolNode {
 	const k = toolKind(t);
@@ -169,13 +189,15 @@ export function toolNode(t: ToolInfo): ToolNode {
 	} else if (review === 'new') {
 		tip.push('', 'New since you accepted this server\'s tools: not treated as read-only until you accept it.');
 	}
+	const allowed = allowedWords(t);
+	if (allowed) tip.push('', allowedTip(t));
 	return {
 		kind: 'tool',
 		id: t.id,
 		server: t.server ?? '',
 		name: t.name,
 		label: printable(t.name),
-		description: review === 'changed' ? `${k} · definition changed` : review === 'new' ? `${k} · new` : k,
+		description: review === 'changed' ? `${k} · definition changed` : review === 'new' ? `${k} · new` : allowed ? `${k} · ${allowed}` : k,
 		tooltip: tip.join('\n'),
 		icon: review ? reviewIcon : toolIcons[k],
 		contextValue: review ? `tool ${k} review:${review}` : `tool ${k}`,
