@@ -190,6 +190,9 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 		{name: "bad deferTools", data: `{"mcp": {"deferTools": "sometimes"}}`, want: fails},
 		{name: "bad logLevel", data: `{"mcp": {"logLevel": "verbose"}}`, want: fails},
 		{name: "servers not an array", data: `{"mcp": {"servers": {"a": {"command": "x"}}}}`, want: fails},
+		{name: "VS Code's mcp.json", data: `{"servers": {"a": {"command": "x"}}}`, want: fails},
+		{name: "Claude's config", data: `{"mcpServers": {"a": {"command": "x"}}}`, want: fails},
+		{name: "someone else's servers key", data: `{"servers": "eu-west", "mcpServers": ["x"]}`, want: valid},
 		{name: "mcp not an object", data: `{"mcp": []}`, want: fails},
 
 		{name: "duplicate names", data: `{"mcp": {"servers": [{"name": "a", "command": "x"}, {"name": "a", "command": "y"}]}}`, want: fails,
