@@ -1,16 +1,17 @@
 // A definition review as two documents for VS Code's diff editor: the
 // definition the user accepted, and the one the server lists now, the parts
 // that changed, each laid out the same way so that the editor pairs them.
-// A description is broken into lines, a sentence a line at most 80
-// characters, so that a sentence a server slipped in is a line of its own,
-// marked added, where the whole text would have been one long line with the
-// change off screen. Pure: no `vscode` import.
+// A description is broken into lines, a sentence a line, so that a sentence
+// a server slipped in is a line of its own, marked added, where the whole
+// text would have been one long line with the change off screen; the
+// documents' language (freecode-definition) wraps what is wider than the
+// editor (package.json's configurationDefaults). Pure: no `vscode` import.
 
 import type { DefinitionChange, PointerChange, ToolReview } from './protocol';
 import { printable } from './text';
 
-/** The widest line of text the documents hold (beside their indent). */
-export const wrapColumns = 80;
+/** The widest "key: value" kept on one line; a longer value goes below its key. */
+export const inlineColumns = 80;
 
 /** ReviewSides are the two documents of a diff: left the accepted, right the listed. */
 export interface ReviewSides {
@@ -26,9 +27,10 @@ export function reviewSides(reviews: readonly ToolReview[]): ReviewSides {
 		const head = [`// ${printable(r.id)}: ${r.kind === 'new' ? 'a new tool' : 'its definition changed since you accepted it'}`];
 		if (r.rejected) head.push('// You rejected this definition: calls of it are denied.');
 		if (r.hidden) head.push('// Models are not shown this tool meanwhile: its accepted input schema cannot stand for the new one.');
-		head.push(`// hash: ${r.hash}`);
-		accepted.push(...head, '// The definition you accepted, the parts that changed:');
-		listed.push(...head, '// The definition the server lists now, the parts that changed:');
+		// The same on both sides, so that only what changed is marked.
+		head.push(`// hash: ${r.hash}`, '// The parts that changed: as you accepted them (left), as the server lists them now (right).');
+		accepted.push(...head);
+		listed.push(...head);
 		if (r.kind === 'new') accepted.push('(none: you never accepted this tool)');
 		for (const [key, old, now, form] of parts(r.change)) {
 			accepted.push(...field(key, old, form));
@@ -78,8 +80,8 @@ function parts(c: DefinitionChange): [string, Value, Value, Form][] {
 /**
  * field is one part as lines: "key: value" when it fits (and its form
  * allows), else the key and the value indented below it. A JSON string
- * that fits is quoted; a text, or a JSON string too long for a line, is
- * wrapped (wrapText).
+ * that fits is quoted; a text, or a JSON string too long for a line, is a
+ * sentence a line (sentenceLines).
  */
 function field(key: string, v: Value, form: Form): string[] {
 	const k = printable(key);
@@ -87,54 +89,29 @@ function field(key: string, v: Value, form: Form): string[] {
 	if (v === '' && form !== 'json') return [`${k}: (empty)`];
 	if (typeof v === 'string' && form === 'json') {
 		const quoted = printable(JSON.stringify(v));
-		if (k.length + quoted.length + 2 <= wrapColumns) return [`${k}: ${quoted}`];
+		if (k.length + quoted.length + 2 <= inlineColumns) return [`${k}: ${quoted}`];
 	}
 	if (typeof v === 'string') {
-		const lines = wrapText(v);
-		if (form !== 'block' && lines.length === 1 && k.length + lines[0].length + 2 <= wrapColumns) return [`${k}: ${lines[0]}`];
+		const lines = sentenceLines(v);
+		if (form !== 'block' && lines.length === 1 && k.length + lines[0].length + 2 <= inlineColumns) return [`${k}: ${lines[0]}`];
 		return [`${k}:`, ...lines.map((l) => `  ${l}`)];
 	}
 	const pretty = printable(JSON.stringify(v, null, 2) ?? String(v));
-	if (!pretty.includes('\n') && k.length + pretty.length + 2 <= wrapColumns) return [`${k}: ${pretty}`];
+	if (!pretty.includes('\n') && k.length + pretty.length + 2 <= inlineColumns) return [`${k}: ${pretty}`];
 	return [`${k}:`, ...pretty.split('\n').map((l) => `  ${l}`)];
 }
 
 /**
- * wrapText breaks text into lines: at its own line breaks, after each
- * sentence, and at spaces before wrapColumns (a word longer than that is
- * cut). Made printable; an empty text is one empty line.
+ * sentenceLines breaks text into lines: at its own line breaks, and after
+ * each sentence (at . ! or ? followed by a space). Made printable; an
+ * empty text is one empty line.
  */
-export function wrapText(text: string): string[] {
+export function sentenceLines(text: string): string[] {
 	const out: string[] = [];
 	for (const para of printable(text).split(/\r?\n/)) {
-		// A sentence ends at . ! or ? followed by a space.
-		const sentences = para.trim() === '' ? [''] : para.trim().split(/(?<=[.!?])\s+/);
-		for (const s of sentences) out.push(...wrapLine(s));
+		const p = para.trim();
+		out.push(...(p === '' ? [''] : p.split(/(?<=[.!?])\s+/)));
 	}
-	return out;
-}
-
-function wrapLine(s: string): string[] {
-	const out: string[] = [];
-	let line = '';
-	for (const word of s.split(/\s+/)) {
-		let w = word;
-		while (w.length > wrapColumns) {
-			if (line) {
-				out.push(line);
-				line = '';
-			}
-			out.push(w.slice(0, wrapColumns));
-			w = w.slice(wrapColumns);
-		}
-		if (line && line.length + 1 + w.length > wrapColumns) {
-			out.push(line);
-			line = w;
-		} else {
-			line = line ? `${line} ${w}` : w;
-		}
-	}
-	out.push(line);
 	return out;
 }
 

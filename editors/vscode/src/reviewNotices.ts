@@ -56,12 +56,18 @@ export class ReviewNotices {
 	}
 }
 
-/** showReviewDiff opens the accepted and the listed definitions of reviews side by side, in VS Code's diff editor. */
+/**
+ * showReviewDiff opens the accepted and the listed definitions of reviews
+ * side by side, in VS Code's diff editor. The documents are of the
+ * extension's language freecode-definition (.fcdef), which wraps long
+ * lines (package.json's configurationDefaults): a side of a diff is half
+ * an editor wide.
+ */
 export async function showReviewDiff(docs: ReadOnlyDocs, name: string, reviews: readonly ToolReview[]): Promise<void> {
 	const sides = reviewSides(reviews);
 	await docs.showDiff(
 		`${printable(name)}: accepted ↔ listed now`,
-		{ name: `reviews/${name}.accepted.txt`, content: sides.accepted },
-		{ name: `reviews/${name}.listed.txt`, content: sides.listed },
+		{ name: `reviews/${name}.accepted.fcdef`, content: sides.accepted },
+		{ name: `reviews/${name}.listed.fcdef`, content: sides.listed },
 	);
 }

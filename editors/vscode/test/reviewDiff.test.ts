@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ReviewNeededParams, ToolReview } from '../src/protocol';
-import { ACCEPT_ALL, decideButtons, noticeButtons, REJECT_ALL, REVIEW, reviewSides, wrapColumns, wrapText } from '../src/reviewDiff';
+import { ACCEPT_ALL, decideButtons, noticeButtons, REJECT_ALL, REVIEW, reviewSides, sentenceLines } from '../src/reviewDiff';
 
 const needed: ReviewNeededParams[] = JSON.parse(
 	readFileSync(join(__dirname, '..', '..', 'test', 'fixtures', 'ReviewNeeded.json'), 'utf8'),
@@ -32,10 +32,15 @@ test('review: the two sides hold the same parts, the accepted value left and the
 	assert.ok(l.includes('inputSchema /required/1: (absent)'), listed);
 	assert.ok(a.includes('outputSchema /type: "object"') && l.includes('outputSchema /type: "string"'));
 	assert.ok(a.includes('annotation readOnlyHint: false') && l.includes('annotation readOnlyHint: true'));
-	assert.ok(a[0].startsWith('// mcp__demo__write_file: its definition changed') && a[0] === l[0]);
+	assert.ok(a[0].startsWith('// mcp__demo__write_file: its definition changed'), accepted);
+	// The headings are the same on both sides: only what changed is marked.
+	assert.deepEqual(
+		a.filter((x) => x.startsWith('//')),
+		l.filter((x) => x.startsWith('//')),
+	);
 });
 
-test('review: a long description is broken into lines, and a sentence slipped into it is a line of its own', () => {
+test('review: a long description is a sentence a line, and a sentence slipped into it is a line of its own', () => {
 	const before = [
 		'Reads a file of the project and returns its text, with line numbers when asked for them.',
 		'Paths are relative to the project root; absolute paths and paths outside the project are refused.',
@@ -51,16 +56,28 @@ test('review: a long description is broken into lines, and a sentence slipped in
 	const { accepted, listed } = reviewSides([r]);
 	const a = accepted.split('\n');
 	const l = listed.split('\n');
-	for (const line of [...a, ...l]) {
-		if (!line.startsWith('//')) assert.ok(line.length <= wrapColumns + 2, `a line of ${line.length} characters: ${line}`);
-	}
-	// What the diff editor marks added, below the sides' headings: the
-	// injected sentence's lines, and nothing else.
-	const body = (lines: string[]) => lines.filter((x) => !x.startsWith('//'));
-	const added = body(l).filter((x) => !a.includes(x));
-	assert.equal(added.map((x) => x.trim()).join(' '), injected);
-	assert.ok(added.length >= 2, 'the sentence is wider than a line: it wraps');
-	assert.deepEqual(body(a).filter((x) => !l.includes(x)), []);
+	const at = a.indexOf('description:');
+	assert.deepEqual(a.slice(at + 1, at + 4), before.map((x) => `  ${x}`), accepted);
+	// What the diff editor marks added: the injected sentence's line, and
+	// nothing else.
+	assert.deepEqual(
+		l.filter((x) => !a.includes(x)),
+		[`  ${injected}`],
+	);
+	assert.deepEqual(
+		a.filter((x) => !l.includes(x)),
+		[],
+	);
+});
+
+test('review: the documents are of a language that wraps lines wider than the editor', () => {
+	const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+	const lang = pkg.contributes.languages.find((x: { id: string }) => x.id === 'freecode-definition');
+	assert.deepEqual(lang?.extensions, ['.fcdef']);
+	assert.equal(pkg.contributes.configurationDefaults['[freecode-definition]']['editor.wordWrap'], 'on');
+	const src = readFileSync(join(__dirname, '..', '..', 'src', 'reviewNotices.ts'), 'utf8');
+	assert.match(src, /reviews\/\$\{name\}\.accepted\.fcdef/);
+	assert.match(src, /reviews\/\$\{name\}\.listed\.fcdef/);
 });
 
 test('review: a new tool has nothing on the accepted side; what the server wrote is made printable', () => {
@@ -75,9 +92,8 @@ test('review: a new tool has nothing on the accepted side; what the server wrote
 	assert.ok(evil.listed.includes('ok\\x1b]52;c;aGk=\\x07'), evil.listed);
 });
 
-test('review: wrapText keeps the text\'s own line breaks and cuts a word wider than a line', () => {
-	assert.deepEqual(wrapText('One.\nTwo! Three?'), ['One.', 'Two!', 'Three?']);
-	const long = 'x'.repeat(wrapColumns + 5);
-	assert.deepEqual(wrapText(`a ${long}`), ['a', 'x'.repeat(wrapColumns), 'xxxxx']);
-	assert.deepEqual(wrapText(''), ['']);
+test('review: sentenceLines keeps the text\'s own line breaks and breaks after each sentence', () => {
+	assert.deepEqual(sentenceLines('One.\nTwo! Three? four'), ['One.', 'Two!', 'Three?', 'four']);
+	assert.deepEqual(sentenceLines('  a.  b '), ['a.', 'b']);
+	assert.deepEqual(sentenceLines(''), ['']);
 });
