@@ -22,6 +22,9 @@
 //   signin           issue 17: Sign In from the view to a 2026-07-28-only server behind OAuth
 //                    (--oauth-server: internal/oauthtest/cmd/oauth-newest-server), the consent completed
 //                    by HTTP, the server connecting, and a run of its tool.
+//   review           issue 35, item 5 (review.mjs): a tool's long description gains a sentence; the notice's
+//                    primary button is Review Changes, which opens the diff editor with the sentence on a
+//                    line of its own; the question after it has Reject All before Accept All.
 //   vscode-chat      issue 22: FreeCode started from VS Code's MCP: List Servers, its tools discovered,
 //                    and listed under FreeCode in the chat's tools picker (Configure Tools…).
 //
@@ -39,6 +42,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { scenarioApps } from './apps.mjs';
+import { scenarioReview } from './review.mjs';
 import { scenarioTasks } from './tasks.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -72,7 +76,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'review', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
 	return a;
 }
 
@@ -1002,6 +1006,9 @@ const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioS
 scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, log, uiTimeoutMs });
 // tasks (issue 18, in tasks.mjs): a call run as a task in the Tasks group: working, completed, cancelled.
 scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, replaceEditorText, notified });
+// review (issue 35, item 5, in review.mjs): a tool's description gains a sentence; Review Changes, the
+// notice's primary button, opens the diff editor, the sentence a line of its own; Reject All before Accept All.
+scenarios.review = () => scenarioReview({ inVSCode, step, shot, treeRow, rowAction, openServersView, notified });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
 	if (!fn) throw new Error(`unknown scenario ${name}; have ${Object.keys(scenarios).join(', ')}`);
