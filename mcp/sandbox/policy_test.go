@@ -135,3 +135,47 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
+
+// A placeholder is held by every sandbox that binds it and removed when the
+// last lets go, unless someone wrote into it meanwhile: removing it while
+// another sandbox has it bound would lift that one's protection.
+func TestPlaceholdersCounted(t *testing.T) {
+	cwd := t.TempDir()
+	p, err := Resolve(config.Sandbox{}, Host{}, cwd, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind1, release1, err := holdProtected(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".vscode", ".mcp.json", ".npmrc", ".freecode"} {
+		if !slices.Contains(bind1, filepath.Join(cwd, name)) {
+			t.Errorf("%s is not bound: %v", name, bind1)
+		}
+		if _, err := os.Lstat(filepath.Join(cwd, name)); err != nil {
+			t.Errorf("no placeholder for %s: %v", name, err)
+		}
+	}
+	if slices.Contains(bind1, filepath.Join(cwd, ".git/hooks")) {
+		t.Error(".git/hooks is held though there is no .git")
+	}
+	_, release2, err := holdProtected(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release1()
+	if _, err := os.Lstat(filepath.Join(cwd, ".mcp.json")); err != nil {
+		t.Errorf("the first release removed a placeholder the second sandbox holds: %v", err)
+	}
+	// Someone outside writes into one: it is theirs now.
+	if err := os.WriteFile(filepath.Join(cwd, ".vscode", "settings.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release2()
+	for name, want := range map[string]bool{".mcp.json": false, ".npmrc": false, ".freecode": false, ".vscode": true} {
+		if _, err := os.Lstat(filepath.Join(cwd, name)); (err == nil) != want {
+			t.Errorf("after the last release, %s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+}

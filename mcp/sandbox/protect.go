@@ -48,29 +48,15 @@ var placeholders = map[string]bool{
 // that exist, and placeholders for those that do not, where their parent
 // exists), and a release that removes the placeholders this call made.
 func holdProtected(p Policy) ([]string, func(), error) {
-	var bind, made []string
-	release := func() {
-		placeMu.Lock()
-		defer placeMu.Unlock()
-		for _, path := range made {
-			ph := places[path]
-			if ph.refs--; ph.refs > 0 {
-				continue
-			}
-			delete(places, path)
-			if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, ph.info) && (ph.dir || fi.Size() == 0) {
-				os.Remove(path) // a directory only if still empty
-			}
-		}
-	}
 	placeMu.Lock()
 	defer placeMu.Unlock()
+	var bind, held []string
 	for _, path := range p.Protected {
 		if _, err := os.Lstat(path); err == nil {
 			bind = append(bind, path)
 			if ph := places[path]; ph != nil {
-				ph.refs++
-				made = append(made, path)
+				ph.refs++ // another sandbox's placeholder: held by this one too
+				held = append(held, path)
 			}
 			continue
 		}
@@ -81,30 +67,55 @@ func holdProtected(p Policy) ([]string, func(), error) {
 		if _, err := os.Stat(filepath.Dir(path)); err != nil {
 			continue // .git/hooks without a .git: nothing runs it
 		}
-		var err error
-		if isDir {
-			err = os.Mkdir(path, 0o755)
-		} else {
-			var f *os.File
-			if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-				err = f.Close()
-			}
-		}
+		fi, err := makePlaceholder(path, isDir)
 		if err != nil {
-			placeMu.Unlock()
-			release()
-			placeMu.Lock()
+			unholdLocked(held)
 			return nil, func() {}, fmt.Errorf("sandbox: keeping %s from being created: %w", path, err)
 		}
-		fi, err := os.Lstat(path)
-		if err != nil {
-			continue
-		}
 		places[path] = &placeholder{refs: 1, dir: isDir, info: fi}
-		made = append(made, path)
+		held = append(held, path)
 		bind = append(bind, path)
 	}
-	return bind, release, nil
+	return bind, func() {
+		placeMu.Lock()
+		defer placeMu.Unlock()
+		unholdLocked(held)
+	}, nil
+}
+
+// makePlaceholder makes an empty directory or file at path, which does
+// not exist, and returns it as made.
+func makePlaceholder(path string, dir bool) (fs.FileInfo, error) {
+	if dir {
+		if err := os.Mkdir(path, 0o755); err != nil {
+			return nil, err
+		}
+	} else {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return os.Lstat(path)
+}
+
+// unholdLocked lets go of the placeholders held, removing each that no
+// sandbox holds any more and that is still as it was made (a directory
+// only if still empty). The caller holds placeMu.
+func unholdLocked(held []string) {
+	for _, path := range held {
+		ph := places[path]
+		if ph.refs--; ph.refs > 0 {
+			continue
+		}
+		delete(places, path)
+		if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, ph.info) && (ph.dir || fi.Size() == 0) {
+			os.Remove(path)
+		}
+	}
 }
 
 // protectedName is the name in Protected that path is, under one of p's
