@@ -66,7 +66,9 @@ func (r *LineReader) ReadLine() ([]byte, error) {
 		chunk, err := r.br.ReadSlice('\n')
 		r.size += len(chunk)
 		full := errors.Is(err, bufio.ErrBufferFull)
-		if len(r.long)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
+		// The line's end is trimmed off only when the whole is over the
+		// cap: the common line is spared the trim.
+		if len(r.long)+len(chunk) > r.max && len(r.long)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
 			r.over, r.ended, r.overErr = true, !full, nil
 			if !full {
 				r.overErr = err
