@@ -302,23 +302,9 @@ func TestRetryCountsAgree(t *testing.T) {
 			once.Do(func() { close(failed) })
 		}
 	}}
-	c := newTestConnOpts(t, srv, nil, opts)
-	c.backoff = func(int) time.Duration { return time.Millisecond }
-	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
-		t.Fatalf("Start = %v, want a retry", err)
-	}
-	select {
-	case <-failed:
-	case <-time.After(hangGuard):
-		t.Fatal("the Conn did not give up")
-	}
+	startUntilFailed(t, newTestConnOpts(t, srv, nil, opts), failed)
 	lines := logs.get()
-	starts := 0
-	for _, l := range lines {
-		if strings.HasPrefix(l, "info starting: ") {
-			starts++
-		}
-	}
+	starts := countStarts(lines)
 	mu.Lock()
 	defer mu.Unlock()
 	want := make([]int, reconnectTries)
@@ -387,6 +373,21 @@ func TestSameExitTwiceNotRetried(t *testing.T) {
 			once.Do(func() { close(failed) })
 		}
 	}})
+	startUntilFailed(t, c, failed)
+	st := c.Status()
+	if st.LastErrorKind != FailureExited || !st.HasExitCode || st.ExitCode != 3 ||
+		!strings.Contains(st.LastError, "exited with code 3: error: GITHUB_TOKEN is not set (it exited the same way twice in a row, so it is not retried") {
+		t.Errorf("status: %v %v %d %q", st.LastErrorKind, st.HasExitCode, st.ExitCode, st.LastError)
+	}
+	if starts := countStarts(logs.get()); starts != 2 {
+		t.Errorf("the server started %d times, want 2", starts)
+	}
+}
+
+// startUntilFailed starts c, whose first try fails, with retries at once,
+// and waits until the Conn gives up (failed is closed).
+func startUntilFailed(t *testing.T, c *Conn, failed <-chan struct{}) {
+	t.Helper()
 	c.backoff = func(int) time.Duration { return time.Millisecond }
 	if err := c.Start(t.Context()); !errors.Is(err, ErrRetrying) {
 		t.Fatalf("Start = %v, want a retry", err)
@@ -396,18 +397,15 @@ func TestSameExitTwiceNotRetried(t *testing.T) {
 	case <-time.After(hangGuard):
 		t.Fatal("the Conn did not give up")
 	}
-	st := c.Status()
-	if st.LastErrorKind != FailureExited || !st.HasExitCode || st.ExitCode != 3 ||
-		!strings.Contains(st.LastError, "exited with code 3: error: GITHUB_TOKEN is not set (it exited the same way twice in a row, so it is not retried") {
-		t.Errorf("status: %v %v %d %q", st.LastErrorKind, st.HasExitCode, st.ExitCode, st.LastError)
-	}
-	starts := 0
-	for _, l := range logs.get() {
+}
+
+// countStarts is how many times a server's life lines say it started.
+func countStarts(lines []string) int {
+	n := 0
+	for _, l := range lines {
 		if strings.HasPrefix(l, "info starting: ") {
-			starts++
+			n++
 		}
 	}
-	if starts != 2 {
-		t.Errorf("the server started %d times, want 2", starts)
-	}
+	return n
 }
