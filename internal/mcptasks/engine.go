@@ -429,17 +429,29 @@ func toWireError(err error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
-func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.TaskResult, error) {
-	if err := mcpwire.RequireTasks(mcpwire.MethodGetTask, p.GetMeta(), ss); err != nil {
-		return nil, err
+// onTask runs f, with e.mu held, on the task a request of method names,
+// once the request declares the extension; else, or when the task is
+// unknown, it returns the error to answer with.
+func (e *Engine) onTask(method string, p *mcpwire.TaskParams, ss *mcpsdk.ServerSession, f func(*task)) error {
+	if err := mcpwire.RequireTasks(method, p.GetMeta(), ss); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	t := e.liveLocked(p.TaskID)
 	if t == nil {
-		return nil, mcpwire.UnknownTask(p.TaskID)
+		return mcpwire.UnknownTask(p.TaskID)
 	}
-	return &mcpwire.TaskResult{ResultType: "complete", Task: e.detailLocked(t)}, nil
+	f(t)
+	return nil
+}
+
+func (e *Engine) getTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.TaskResult, error) {
+	res := &mcpwire.TaskResult{ResultType: "complete"}
+	if err := e.onTask(mcpwire.MethodGetTask, p, ss, func(t *task) { res.Task = e.detailLocked(t) }); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // updateTask hands answers to the questions they are keyed by; answers to
@@ -481,16 +493,10 @@ func (e *Engine) updateTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpw
 
 // cancelTask ends a live task as cancelled at once, and stops its handler.
 func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpwire.TaskParams) (*mcpwire.AckResult, error) {
-	if err := mcpwire.RequireTasks(mcpwire.MethodCancelTask, p.GetMeta(), ss); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t := e.liveLocked(p.TaskID)
-	if t == nil {
-		return nil, mcpwire.UnknownTask(p.TaskID)
-	}
-	if !t.rec.Status.Terminal() {
+	err := e.onTask(mcpwire.MethodCancelTask, p, ss, func(t *task) {
+		if t.rec.Status.Terminal() {
+			return
+		}
 		if t.cancel != nil {
 			t.cancel()
 			t.cancel = nil
@@ -500,6 +506,9 @@ func (e *Engine) cancelTask(_ context.Context, ss *mcpsdk.ServerSession, p *mcpw
 		t.rec.Status = mcpwire.TaskCancelled
 		t.rec.StatusMessage = "cancelled by the client"
 		e.touchLocked(t)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &mcpwire.AckResult{ResultType: "complete"}, nil
 }
