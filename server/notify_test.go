@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -185,6 +186,11 @@ func TestResync(t *testing.T) {
 		fast := env.Editor
 		fast.AwaitStatus("a", protocol.StateConnected)
 		fast.AwaitStatus("b", protocol.StateConnected)
+		// A test that fails before it lets go of the held frontend must not
+		// leave its read loop held: the cleanup's Close waits for it.
+		var released sync.Once
+		release := func() { released.Do(func() { close(hold) }) }
+		t.Cleanup(release)
 		slow := env.Connect("slow", &servertest.EditorOptions{Hold: hold})
 		// slow reads no more: a tools change, then more log lines than its
 		// queue holds (each server's burst alone is 200 lines).
@@ -192,7 +198,7 @@ func TestResync(t *testing.T) {
 		tc := addTool(t, fast, "c1", "a", "missed")
 		floodLogs(t, fast, "a", 5000)
 		floodLogs(t, fast, "b", 5000)
-		close(hold)
+		release()
 		got := slow.AwaitToolsChanged(func(got protocol.ToolsChanged) bool { return got.Hashes == tc.Hashes })
 		if got.Reason != "resync" {
 			t.Errorf("the tools change the slow frontend got: %+v, want the resync's", got)

@@ -174,14 +174,17 @@ var conversions = map[string]conversion{
 		"Result.Task.StatusMessage": "the task is the one the result is of",
 		"Result.Task.CreatedAt":     "the task is the one the result is of",
 	})),
-	"ToolProgress":      conv(func(a progressArgs) protocol.ToolProgress { return ToolProgress(a.CallID, a.Progress) }),
-	"PermissionRequest": conv(func(a requestArgs) protocol.PermissionRequest { return PermissionRequest(a.Request, a.ProjectTrusted) }),
-	"Answer":            conv(Answer),
-	"ToolReview":        conv(ToolReview),
-	"PermissionReview":  conv(PermissionReview),
-	"DefinitionChange":  conv(DefinitionChange),
-	"ResourceInfo":      conv(ResourceInfo),
-	"PromptInfo":        conv(PromptInfo),
+	"ToolProgress": conv(func(a progressArgs) protocol.ToolProgress { return ToolProgress(a.CallID, a.Progress) }),
+	"PermissionRequest": conv(func(a requestArgs) protocol.PermissionRequest { return PermissionRequest(a.Request, a.ProjectTrusted) }).leavesOut(map[string]string{
+		"Request.Destructive": "the CLI's prompt words it; a frontend reads the tool's annotations from freecode/tools (ToolInfo)",
+		"Request.Annotated":   "the CLI's prompt words it; a frontend reads the tool's annotations from freecode/tools (ToolInfo)",
+	}),
+	"Answer":           conv(Answer),
+	"ToolReview":       conv(ToolReview),
+	"PermissionReview": conv(PermissionReview),
+	"DefinitionChange": conv(DefinitionChange),
+	"ResourceInfo":     conv(ResourceInfo),
+	"PromptInfo":       conv(PromptInfo),
 }
 
 func TestEveryFieldReachesTheWire(t *testing.T) {
