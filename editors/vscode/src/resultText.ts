@@ -33,10 +33,15 @@ function contentText(c: McpContent): string {
 	return `[${printable(c.type)} content]`;
 }
 
-/** resultDocument is the full text shown for one call's result. */
+/**
+ * resultDocument is the full text shown for one call's result. A call that
+ * did not run says so, not "error": "— denied", "— not run: invalid
+ * arguments".
+ */
 export function resultDocument(tool: string, r: ToolResult): string {
-	const status = r.outcomeUnknown ? 'outcome unknown, not retried' : r.isError ? 'error' : 'ok';
-	return documentOf(`${printable(tool)} — ${status}, ${decisionWords[r.decision]}, ${r.durationMs} ms`, r);
+	const ran = r.decision === 'allowed' || r.decision === 'asked';
+	const status = !ran ? decisionWords[r.decision] : `${r.outcomeUnknown ? 'outcome unknown, not retried' : r.isError ? 'error' : 'ok'}, ${decisionWords[r.decision]}`;
+	return documentOf(`${printable(tool)} — ${status}, ${r.durationMs} ms`, r);
 }
 
 /**

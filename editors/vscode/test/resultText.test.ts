@@ -89,3 +89,12 @@ test('result: every fixture result shows each of its text blocks and where a cut
 		assert.ok(resultSummary('t', r).startsWith('t '));
 	}
 });
+
+test('result document: a call that did not run says so, not "error"', () => {
+	const denied = resultDocument('mcp__demo__delete_file', { callId: 'c', content: [{ type: 'text', text: 'denied by the user' }], isError: true, decision: 'denied', durationMs: 0 });
+	assert.ok(denied.startsWith('mcp__demo__delete_file — denied, 0 ms\n'), denied);
+	const invalid = resultDocument('t', { callId: 'c', content: [], isError: true, decision: 'invalid', durationMs: 1 });
+	assert.ok(invalid.startsWith('t — not run: invalid arguments, 1 ms\n'), invalid);
+	const failed = resultDocument('t', { callId: 'c', content: [], isError: true, decision: 'asked', durationMs: 2 });
+	assert.ok(failed.startsWith('t — error, allowed by you, 2 ms\n'), failed);
+});

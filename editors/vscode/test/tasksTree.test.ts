@@ -161,3 +161,12 @@ test("tasks: a call's result document follows its task to the end; another front
 	assert.equal(shown.size, 0);
 	follow.dispose();
 });
+
+test("tasks: a cancelled task's row and tooltip do not say what it was doing as if it still did", () => {
+	const n = taskNode(
+		{ server: 'demo', taskId: 't9', tool: 'long_build', callId: 'c', status: 'cancelled', statusMessage: 'working: step 1/2', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:05Z', mine: true },
+		Date.parse('2026-01-01T00:01:00Z'),
+	);
+	assert.equal(n.description, 'cancelled · 5 s');
+	assert.ok(!/working/.test(n.tooltip), n.tooltip);
+});

@@ -73,7 +73,11 @@ export function taskNode(t: TaskInfo, now: number): TaskNode {
 	const start = Date.parse(t.createdAt);
 	const end = live(t.status) ? now : Date.parse(t.updatedAt);
 	const took = Number.isFinite(start) && Number.isFinite(end) ? (live(t.status) ? runningFor : elapsed)(end - start) : '';
-	const message = t.status === 'failed' ? t.error ?? t.statusMessage : t.statusMessage;
+	// A cancelled task's last status message is often what it was doing
+	// when cancelled ("working: step 2/3"), which reads as if it still
+	// worked: it is kept only where it speaks of the cancel.
+	const message =
+		t.status === 'failed' ? (t.error ?? t.statusMessage) : t.status === 'cancelled' && !/cancel/i.test(t.statusMessage ?? '') ? undefined : t.statusMessage;
 	// Another frontend's task waits for its answer, not ours.
 	const status = t.status === 'input_required' && !t.mine ? waitingWords : statusWords[t.status];
 	// A working task's step first, short: a side bar cuts the end of a
