@@ -22,7 +22,7 @@
 //     0600 page that redirects to it, never the URL: see browserfile), a
 //     loopback callback on 127.0.0.1 with a one-time state that, on
 //     Linux, takes no answer from another local user's socket, a bounded
-//     wait (login.go, peer.go).
+//     wait (callback.go, peer.go).
 //
 // A connect never opens a browser by itself: without usable tokens the
 // Flow records why ([Flow.NeedsAuth], an [ErrNeedsAuth]) and the connect
