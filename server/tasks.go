@@ -42,41 +42,38 @@ func (sess *session) tasks(ctx context.Context, params jsonrpc2.RawMessage) (any
 // for its owner only. It answers with the task as it is then; its end
 // comes as freecode/tasks/changed.
 func (sess *session) cancelTask(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	var p protocol.TaskCancelParams
-	if err := decode(params, &p); err != nil {
-		return nil, err
-	}
-	if err := requireTask(p.Server, p.TaskID); err != nil {
-		return nil, err
-	}
-	w, err := sess.srv.workspace()
-	if err != nil {
-		return nil, err
-	}
-	me := sess.mcpAnswerer()
-	t, err := w.CancelTask(ctx, p.Server, p.TaskID, me)
-	if nyt, ok := errors.AsType[*workspace.NotYourTaskError](err); ok {
-		return nil, jsonrpc2.NewError(protocol.CodeNotYourTask, sess.srv.notYours(nyt))
-	}
-	if err != nil {
-		return nil, err
-	}
-	ti, err := wire.TaskInfo(t, me)
-	if err != nil {
-		return nil, err
-	}
-	return &ti, nil
+	return taskCall[protocol.TaskCancelParams](sess, params, func(w *workspace.Workspace, server, id string, me *mcp.Answerer) (workspace.TaskInfo, error) {
+		t, err := w.CancelTask(ctx, server, id, me)
+		if nyt, ok := errors.AsType[*workspace.NotYourTaskError](err); ok {
+			return t, jsonrpc2.NewError(protocol.CodeNotYourTask, sess.srv.notYours(nyt))
+		}
+		return t, err
+	})
 }
 
 // adoptTask is freecode/tasks/adopt: the task becomes this frontend's,
 // live or ended; its former owner hears, in freecode/tasks/changed, that
 // it is no longer its own. It answers with the task as its owner sees it.
 func (sess *session) adoptTask(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	var p protocol.TaskAdoptParams
+	return taskCall[protocol.TaskAdoptParams](sess, params, func(w *workspace.Workspace, server, id string, me *mcp.Answerer) (workspace.TaskInfo, error) {
+		t, err := w.AdoptTask(server, id, me)
+		if err == nil {
+			sess.logger.Info("adopted a task", "server", server, "task", id)
+		}
+		return t, err
+	})
+}
+
+// taskCall decodes the params of a request that names one task, runs do on
+// it for this frontend, and answers with the task as this frontend sees it.
+func taskCall[P protocol.TaskCancelParams | protocol.TaskAdoptParams](sess *session, params jsonrpc2.RawMessage,
+	do func(w *workspace.Workspace, server, id string, me *mcp.Answerer) (workspace.TaskInfo, error)) (any, error) {
+	var p P
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	if err := requireTask(p.Server, p.TaskID); err != nil {
+	named := protocol.TaskCancelParams(p)
+	if err := requireTask(named.Server, named.TaskID); err != nil {
 		return nil, err
 	}
 	w, err := sess.srv.workspace()
@@ -84,11 +81,10 @@ func (sess *session) adoptTask(ctx context.Context, params jsonrpc2.RawMessage) 
 		return nil, err
 	}
 	me := sess.mcpAnswerer()
-	t, err := w.AdoptTask(p.Server, p.TaskID, me)
+	t, err := do(w, named.Server, named.TaskID, me)
 	if err != nil {
 		return nil, err
 	}
-	sess.logger.Info("adopted a task", "server", p.Server, "task", p.TaskID)
 	ti, err := wire.TaskInfo(t, me)
 	if err != nil {
 		return nil, err
