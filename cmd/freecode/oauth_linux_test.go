@@ -163,17 +163,7 @@ while [ ! -e "$0.stop" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 			t.Fatal("$BROWSER did not run")
 		}
 	}
-	t.Cleanup(func() {
-		os.WriteFile(browser+".stop", nil, 0o600)
-		for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			var ws syscall.WaitStatus
-			syscall.Wait4(browserPID, &ws, syscall.WNOHANG, nil)
-			if syscall.Kill(browserPID, 0) != nil {
-				return
-			}
-		}
-		t.Errorf("the browser script (pid %d) did not stop", browserPID)
-	})
+	stopBrowserAtCleanup(t, browser, browserPID)
 	// The browser is open; the watcher looks twice more, then reports.
 	rep := w.report(t, 2)
 	t.Logf("the watcher found %d URLs and %d words, read %v, was denied %d files", len(rep.URLs), len(rep.Codes), rep.Read, len(rep.Denied))

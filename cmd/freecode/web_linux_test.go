@@ -294,17 +294,7 @@ while [ ! -e "$0.stop" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 		t.Fatalf("$BROWSER did not run: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
 	browserPID, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	t.Cleanup(func() {
-		os.WriteFile(browser+".stop", nil, 0o600)
-		for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			var ws syscall.WaitStatus
-			syscall.Wait4(browserPID, &ws, syscall.WNOHANG, nil)
-			if syscall.Kill(browserPID, 0) != nil {
-				return
-			}
-		}
-		t.Errorf("the browser script (pid %d) did not stop", browserPID)
-	})
+	stopBrowserAtCleanup(t, browser, browserPID)
 	rep := w.report(t, 2)
 	t.Logf("the watcher found %d URLs and %d words, read %v, was denied %d files", len(rep.URLs), len(rep.Codes), rep.Read, len(rep.Denied))
 
@@ -375,4 +365,20 @@ func signInGET(t *testing.T, u string) *http.Cookie {
 		return nil
 	}
 	return c
+}
+
+// stopBrowserAtCleanup has the stand-in browser script (the one $BROWSER
+// names, running as pid) stop when the test ends, and waits for it.
+func stopBrowserAtCleanup(t *testing.T, browser string, pid int) {
+	t.Cleanup(func() {
+		os.WriteFile(browser+".stop", nil, 0o600)
+		for deadline := time.Now().Add(hangGuard); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+			if syscall.Kill(pid, 0) != nil {
+				return
+			}
+		}
+		t.Errorf("the browser script (pid %d) did not stop", pid)
+	})
 }
