@@ -100,6 +100,12 @@ export interface AppHost {
 	resize(size: { width?: number; height?: number }): void;
 	/** log records what the view logs (notifications/message). */
 	log(level: string, text: string): void;
+	/**
+	 * openLink opens an http(s) URL the view asks for outside the editor,
+	 * where the editor asks the user first as it does for any link; it
+	 * reports whether it was opened.
+	 */
+	openLink(url: string): Promise<boolean>;
 }
 
 /** What the view is told in the answer to ui/initialize. */
@@ -140,6 +146,16 @@ export class AppBridge {
 	/** initialized reports whether the view finished its handshake. */
 	get initialized(): boolean {
 		return this.state === 'initialized';
+	}
+
+	/**
+	 * setContext changes part of the host's context (the theme, its style
+	 * variables): a view not yet answered gets it in ui/initialize, one
+	 * answered is told in ui/notifications/host-context-changed.
+	 */
+	setContext(part: Record<string, unknown>): void {
+		Object.assign(this.init.hostContext, part);
+		if (this.state !== 'new') this.notify('ui/notifications/host-context-changed', { ...part });
 	}
 
 	/** toolResult tells the view the call's result (held until it is initialized). */
@@ -258,11 +274,29 @@ export class AppBridge {
 					return this.fail(id, errors.internal, message(e));
 				}
 			}
+			case 'ui/open-link':
+				return this.openLink(id, params);
 			case 'ui/request-display-mode':
 				// The panel is the one mode there is.
 				return this.answer(id, { mode: 'inline' });
 		}
 		return this.fail(id, errors.methodNotFound, `${method} is not offered by this host`);
+	}
+
+	private async openLink(id: RequestId, params: Record<string, unknown>): Promise<void> {
+		if (typeof params.url !== 'string' || params.url.length > 8192) return this.fail(id, errors.invalidParams, 'ui/open-link needs url, a string');
+		let url: URL;
+		try {
+			url = new URL(params.url);
+		} catch {
+			return this.fail(id, errors.invalidParams, `ui/open-link: ${JSON.stringify(params.url.slice(0, 200))} is not a URL`);
+		}
+		if (!linkSchemes.has(url.protocol)) return this.fail(id, errors.invalidParams, `ui/open-link opens http and https links, not ${url.protocol}`);
+		try {
+			return this.answer(id, (await this.host.openLink(url.href)) ? {} : { isError: true });
+		} catch (e) {
+			return this.fail(id, errors.internal, message(e));
+		}
 	}
 
 	private async callTool(id: RequestId, params: Record<string, unknown>): Promise<void> {
@@ -279,6 +313,9 @@ export class AppBridge {
 		}
 	}
 }
+
+/** The schemes a view may ask the host to open: web pages, nothing that runs or reads on this machine. */
+const linkSchemes = new Set(['http:', 'https:']);
 
 function message(e: unknown): string {
 	return e instanceof Error ? e.message : String(e);

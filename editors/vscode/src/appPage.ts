@@ -8,13 +8,14 @@
 // inherits in any case. Pure: no `vscode` import.
 
 import { Buffer } from 'node:buffer';
+import { themeScript } from './appTheme';
 import type { ReadResourceResult, ResourceContents } from './protocol';
 
 /** The one mime type of a view (SEP-1865). */
 export const APP_MIME = 'text/html;profile=mcp-app';
 
-/** The page's messages with the extension: what the view posts, and what it is sent. */
-export type PageMessage = { app: unknown };
+/** The page's messages with the extension: what the view posts, the editor's theme, and what the view is sent. */
+export type PageMessage = { app: unknown } | { theme: unknown };
 export type HostMessage = { toApp: unknown } | { size: { width?: number; height?: number } };
 
 export interface View {
@@ -60,9 +61,11 @@ function escapeAttr(s: string): string {
 // The page's own script: the one holder of acquireVsCodeApi. What comes from
 // the frame goes to the extension; what comes from anywhere else is the
 // extension's, and only toApp (passed into the frame) and size are taken.
-// A message that is not plain JSON, or is too large, is dropped.
+// A message that is not plain JSON, or is too large, is dropped. The
+// editor's theme goes to the extension before the view can ask for it.
 const pageScript = `(function () {
 	const host = acquireVsCodeApi();
+	${themeScript('host')}
 	const frame = document.getElementById('view');
 	const maxChars = 8 * 1024 * 1024;
 	window.addEventListener('message', (e) => {

@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import { appPolicy, viewCaption, withPolicy } from './appCsp';
 import { AppBridge, callToolResult, type CallToolResult } from './appBridge';
 import { appPage, viewOf, type HostMessage, type PageMessage } from './appPage';
+import { pageTheme, type PageTheme } from './appTheme';
 import type { ServersModel } from './model';
 import type { ToolInfo, ToolResult } from './protocol';
 import type { Session } from './session';
@@ -22,6 +23,8 @@ interface Shown {
 	bridge: AppBridge | undefined;
 	cancel: vscode.CancellationTokenSource;
 	subs: vscode.Disposable[];
+	/** The editor's theme as the page last reported it. */
+	theme?: PageTheme;
 }
 
 /** How long a view replaced by the next result has to answer ui/resource-teardown. */
@@ -84,7 +87,14 @@ export class AppViews implements vscode.Disposable {
 			const created: Shown = { panel, bridge: undefined, cancel: new vscode.CancellationTokenSource(), subs: [] };
 			created.subs.push(
 				panel.webview.onDidReceiveMessage((m: PageMessage) => {
-					if (m && typeof m === 'object' && 'app' in m) void created.bridge?.receive(m.app);
+					if (!m || typeof m !== 'object') return;
+					if ('app' in m) void created.bridge?.receive(m.app);
+					else if ('theme' in m) {
+						const t = pageTheme(m.theme);
+						if (!t) return;
+						created.theme = t;
+						created.bridge?.setContext(contextOf(t));
+					}
 				}),
 				panel.onDidDispose(() => this.drop(key, created)),
 			);
@@ -99,6 +109,7 @@ export class AppViews implements vscode.Disposable {
 				readResource: (u) => s.readResource(server, u),
 				resize: (size) => post({ size }),
 				log: (level, text) => this.log.info(`MCP App ${uri} of ${server} [${level}]: ${text}`),
+				openLink: (url) => Promise.resolve(vscode.env.openExternal(vscode.Uri.parse(url, true))),
 			},
 			(m) => {
 				// A bridge replaced by the next result says nothing more.
@@ -106,7 +117,7 @@ export class AppViews implements vscode.Disposable {
 			},
 			{
 				hostInfo: { name: 'FreeCode for VS Code', version: this.version },
-				hostCapabilities: { serverTools: {}, serverResources: {}, logging: {}, sandbox: { permissions: {}, csp: approved } },
+				hostCapabilities: { serverTools: {}, serverResources: {}, logging: {}, openLinks: {}, sandbox: { permissions: {}, csp: approved } },
 				hostContext: {
 					toolInfo: { tool: { name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema } },
 					theme: themeOf(vscode.window.activeColorTheme.kind),
@@ -116,6 +127,7 @@ export class AppViews implements vscode.Disposable {
 					timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
 					userAgent: `FreeCode/${this.version} (${vscode.env.appName})`,
 					platform: vscode.env.uiKind === vscode.UIKind.Web ? 'web' : 'desktop',
+					...(target.theme ? contextOf(target.theme) : {}),
 				},
 				toolInput: args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
 			},
@@ -153,6 +165,11 @@ export class AppViews implements vscode.Disposable {
 	dispose(): void {
 		for (const s of [...this.shown.values()]) s.panel.dispose();
 	}
+}
+
+/** contextOf is the part of the host context a page's theme sets. */
+function contextOf(t: PageTheme): Record<string, unknown> {
+	return { theme: t.theme, styles: { variables: t.variables } };
 }
 
 function themeOf(kind: vscode.ColorThemeKind): 'light' | 'dark' {

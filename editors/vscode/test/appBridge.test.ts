@@ -23,6 +23,11 @@ class Host implements AppHost {
 	log(level: string, text: string): void {
 		this.logs.push(`${level}: ${text}`);
 	}
+	links: string[] = [];
+	async openLink(url: string): Promise<boolean> {
+		this.links.push(url);
+		return !url.includes('refused');
+	}
 }
 
 function setup() {
@@ -120,7 +125,7 @@ test('app bridge: resources/read, size changes, logs, display mode, and what the
 	await bridge.receive({ jsonrpc: '2.0', method: 'ui/notifications/size-changed', params: { width: 'wide', height: -1 } });
 	await bridge.receive({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', data: { n: 1 } } });
 	await bridge.receive({ jsonrpc: '2.0', id: 4, method: 'ui/request-display-mode', params: { mode: 'fullscreen' } });
-	await bridge.receive({ jsonrpc: '2.0', id: 5, method: 'ui/open-link', params: { url: 'https://example.com' } });
+	await bridge.receive({ jsonrpc: '2.0', id: 5, method: 'ui/message', params: { role: 'user', content: [] } });
 	await bridge.receive({ jsonrpc: '2.0', id: 6, method: 'sampling/createMessage', params: {} });
 	assert.deepEqual(host.reads, ['ui://demo/other.html', 'ui://demo/missing']);
 	assert.deepEqual(host.sizes, [{ width: 301, height: 20000 }]);
@@ -130,7 +135,7 @@ test('app bridge: resources/read, size changes, logs, display mode, and what the
 		{ jsonrpc: '2.0', id: 2, error: { code: errors.internal, message: 'no such resource' } },
 		{ jsonrpc: '2.0', id: 3, error: { code: errors.invalidParams, message: 'resources/read needs uri, a string' } },
 		{ jsonrpc: '2.0', id: 4, result: { mode: 'inline' } },
-		{ jsonrpc: '2.0', id: 5, error: { code: errors.methodNotFound, message: 'ui/open-link is not offered by this host' } },
+		{ jsonrpc: '2.0', id: 5, error: { code: errors.methodNotFound, message: 'ui/message is not offered by this host' } },
 		{ jsonrpc: '2.0', id: 6, error: { code: errors.methodNotFound, message: 'sampling/createMessage is not offered by this host' } },
 	]);
 });
@@ -194,4 +199,38 @@ test('app bridge: callToolResult passes a denial on as the tool error it is', ()
 		callToolResult({ callId: 'c', content: [], structuredContent: { n: 1 }, isError: false, decision: 'allowed', durationMs: 1 }),
 		{ content: [], structuredContent: { n: 1 }, isError: false },
 	);
+});
+
+test('app bridge: ui/open-link opens http(s) links through the host, and nothing else', async () => {
+	const { host, sent, bridge } = setup();
+	await bridge.receive(init);
+	await bridge.receive(initialized);
+	sent.length = 0;
+	await bridge.receive({ jsonrpc: '2.0', id: 5, method: 'ui/open-link', params: { url: 'https://modelcontextprotocol.io/' } });
+	await bridge.receive({ jsonrpc: '2.0', id: 6, method: 'ui/open-link', params: { url: 'https://example.com/refused' } });
+	for (const url of ['file:///etc/passwd', 'command:workbench.action.terminal.new', 'javascript:alert(1)', 'vscode://settings']) {
+		await bridge.receive({ jsonrpc: '2.0', id: url, method: 'ui/open-link', params: { url } });
+	}
+	await bridge.receive({ jsonrpc: '2.0', id: 7, method: 'ui/open-link', params: { url: 'not a url' } });
+	await bridge.receive({ jsonrpc: '2.0', id: 8, method: 'ui/open-link', params: {} });
+	assert.deepEqual(host.links, ['https://modelcontextprotocol.io/', 'https://example.com/refused'], 'only the http(s) links reach the host');
+	assert.deepEqual(sent[0], { jsonrpc: '2.0', id: 5, result: {} });
+	assert.deepEqual(sent[1], { jsonrpc: '2.0', id: 6, result: { isError: true } });
+	for (const m of sent.slice(2)) assert.equal((m as { error?: { code: number } }).error?.code, errors.invalidParams, JSON.stringify(m));
+	assert.match((sent[2] as { error: { message: string } }).error.message, /opens http and https links, not file:/);
+});
+
+test('app bridge: a context change goes into ui/initialize before the handshake and is notified after it', async () => {
+	const { sent, bridge } = setup();
+	bridge.setContext({ theme: 'light', styles: { variables: { '--color-text-primary': '#111' } } });
+	await bridge.receive(init);
+	const ctx = (sent[0] as { result: { hostContext: Record<string, unknown> } }).result.hostContext;
+	assert.deepEqual(ctx, { theme: 'light', styles: { variables: { '--color-text-primary': '#111' } } });
+	// Answered but not yet initialized: the change is held with the rest.
+	bridge.setContext({ theme: 'dark' });
+	assert.equal(sent.length, 1);
+	await bridge.receive(initialized);
+	assert.deepEqual(sent.at(-1), { jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: { theme: 'dark' } });
+	bridge.setContext({ theme: 'light' });
+	assert.deepEqual(sent.at(-1), { jsonrpc: '2.0', method: 'ui/notifications/host-context-changed', params: { theme: 'light' } });
 });

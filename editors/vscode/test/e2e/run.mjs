@@ -3,7 +3,7 @@
 // throw-away HOME, XDG dirs, user data and extensions dir. Screenshots go to
 // --out; look at them.
 //
-//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--oauth-server PROGRAM] [--scenario NAME]... [--keep]
+//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--oauth-server PROGRAM] [--npm DIR] [--scenario NAME]... [--keep]
 //
 // Scenarios (all by default):
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
@@ -27,6 +27,10 @@
 //                    line of its own; the question after it has Reject All before Accept All.
 //   vscode-chat      issue 22: FreeCode started from VS Code's MCP: List Servers, its tools discovered,
 //                    and listed under FreeCode in the chat's tools picker (Configure Tools…).
+//   real-apps        issue 35 (realApps.mjs): the MCP Apps project's basic-vanillajs, budget-allocator and
+//                    system-monitor servers (--npm: interop/node_modules): their views render, call through
+//                    the permission rules, take the editor's theme and its changes, open links through VS
+//                    Code's question.
 //
 // Run it with Node 24 (code-server's own); playwright-core comes from the
 // extension's node_modules. Waits have generous timeouts for the external
@@ -42,6 +46,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { scenarioApps } from './apps.mjs';
+import { scenarioRealApps } from './realApps.mjs';
 import { scenarioReview } from './review.mjs';
 import { scenarioTasks } from './tasks.mjs';
 
@@ -69,6 +74,7 @@ function parseArgs(argv) {
 		else if (k === '--code-server') a.codeServer = path.resolve(v());
 		else if (k === '--chromium') a.chromium = v();
 		else if (k === '--oauth-server') a.oauthServer = path.resolve(v());
+		else if (k === '--npm') a.npm = path.resolve(v());
 		else if (k === '--scenario') a.scenarios.push(v());
 		else if (k === '--keep') a.keep = true;
 		else throw new Error(`unknown argument ${k}`);
@@ -76,7 +82,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'review', 'vscode-chat', ...(a.oauthServer ? ['signin'] : [])];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'review', 'vscode-chat', ...(a.oauthServer ? ['signin'] : []), ...(a.npm ? ['real-apps'] : [])];
 	return a;
 }
 
@@ -1004,6 +1010,9 @@ const scenarios = { 'sidecar-missing': scenarioSidecarMissing, signin: scenarioS
 // apps (issue 18, in apps.mjs): a tool's MCP Apps view in a webview, sandboxed; a call it makes to a
 // destructive tool asks first.
 scenarios.apps = () => scenarioApps({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, log, uiTimeoutMs });
+// real-apps (issue 35, in realApps.mjs): three of the MCP Apps project's example servers from npm, their
+// views rendered, themed and calling through FreeCode's rules.
+scenarios['real-apps'] = () => scenarioRealApps({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, log, uiTimeoutMs });
 // tasks (issue 18, in tasks.mjs): a call run as a task in the Tasks group: working, completed, cancelled.
 scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, replaceEditorText, notified });
 // review (issue 35, item 5, in review.mjs): a tool's description gains a sentence; Review Changes, the
