@@ -135,12 +135,35 @@ func lookCommand(argv0, dir string, env []string) (string, error) {
 			}
 		}
 	}
-	shown := path
-	if shown == "" {
-		shown = "(empty)"
-	}
 	return "", &Failure{Kind: FailureCommandNotFound, ExitCode: -1,
-		Msg: fmt.Sprintf("`%s` is not on the PATH the server gets: %s", argv0, shown)}
+		Msg: fmt.Sprintf("`%s` is not on the PATH the server gets (%s): install it, or give its full path", argv0, pathShown(path, envValue(env, "HOME"))),
+		Err: fmt.Errorf("PATH=%s", path)}
+}
+
+// pathShown is a PATH as a failure line shows it: its first directories,
+// home as ~, and how many more there are. An editor's PATH runs to a dozen
+// directories of its own, which would bury the one line that matters; the
+// whole of it goes to the log (Failure.Err).
+func pathShown(path, home string) string {
+	const shown = 3
+	var dirs []string
+	for _, d := range filepath.SplitList(path) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return "it is empty"
+	}
+	for i, d := range dirs {
+		if home != "" && home != "/" && (d == home || strings.HasPrefix(d, home+string(filepath.Separator))) {
+			dirs[i] = "~" + d[len(home):]
+		}
+	}
+	if len(dirs) <= shown+1 {
+		return strings.Join(dirs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more directories", strings.Join(dirs[:shown], ", "), len(dirs)-shown)
 }
 
 // executable reports why the file p cannot be run, nil if it can.

@@ -84,7 +84,7 @@ func TestFailureWording(t *testing.T) {
 	t.Run("not on the PATH", func(t *testing.T) {
 		dir := t.TempDir()
 		_, err := lookCommand("freecode-no-such-command", "", []string{"PATH=" + dir + ":/nonexistent"})
-		want := "`freecode-no-such-command` is not on the PATH the server gets: " + dir + ":/nonexistent"
+		want := "`freecode-no-such-command` is not on the PATH the server gets (" + dir + ", /nonexistent): install it, or give its full path"
 		if f := failureOf(err); f == nil || f.Kind != FailureCommandNotFound || f.Msg != want || !f.final() {
 			t.Errorf("got %v, want %q", err, want)
 		}
@@ -136,7 +136,7 @@ func TestMissingCommandFailsAtOnce(t *testing.T) {
 		t.Fatalf("Start = %v, want a final failure", err)
 	}
 	st := c.Status()
-	want := "`freecode-no-such-command-22` is not on the PATH the server gets: " + os.Getenv("PATH")
+	want := "`freecode-no-such-command-22` is not on the PATH the server gets (" + pathShown(os.Getenv("PATH"), envValue(testEnviron(), "HOME")) + "): install it, or give its full path"
 	if st.State != StateFailed || st.LastError != want || st.LastErrorKind != FailureCommandNotFound || st.Retry != nil || retries != 0 {
 		t.Errorf("status %v %q kind %v retry %v, %d retries; want failed %q", st.State, st.LastError, st.LastErrorKind, st.Retry, retries, want)
 	}
@@ -408,4 +408,19 @@ func countStarts(lines []string) int {
 		}
 	}
 	return n
+}
+
+func TestPathShown(t *testing.T) {
+	for _, tc := range []struct{ path, home, want string }{
+		{"", "/home/u", "it is empty"},
+		{"/usr/bin:/bin", "/home/u", "/usr/bin, /bin"},
+		{"/home/u/.local/bin:/home/user2/bin:/usr/bin:/bin", "/home/u", "~/.local/bin, /home/user2/bin, /usr/bin, /bin"},
+		{"/a:/b::/c:/d:/e:/f", "", "/a, /b, /c and 3 more directories"},
+		{"/home/u:/x", "/home/u", "~, /x"},
+		{"/a:/b", "/", "/a, /b"},
+	} {
+		if got := pathShown(tc.path, tc.home); got != tc.want {
+			t.Errorf("pathShown(%q, %q) = %q, want %q", tc.path, tc.home, got, tc.want)
+		}
+	}
 }

@@ -24,7 +24,7 @@ func TestMCPToolsFailureWording(t *testing.T) {
 	}
 	tests := []struct{ server, want string }{
 		{"gh", `✗ Server "gh" failed: exited with code 3: error: GITHUB_TOKEN is not set`},
-		{"nope", "✗ Server \"nope\" failed: `freecode-no-such-command-22` is not on the PATH the server gets: "},
+		{"nope", "✗ Server \"nope\" failed: `freecode-no-such-command-22` is not on the PATH the server gets ("},
 	}
 	for _, tc := range tests {
 		_, errOut, code := run(t, "--config", path, "mcp", "tools", tc.server)
