@@ -143,7 +143,7 @@ func lookCommand(argv0, dir string, env []string) (string, error) {
 // pathShown is a PATH as a failure line shows it: its first directories,
 // home as ~, and how many more there are. An editor's PATH runs to a dozen
 // directories of its own, which would bury the one line that matters; the
-// whole of it goes to the log (Failure.Err).
+// whole of it is the failure's detail (Failure.Err), in the sidecar's log.
 func pathShown(path, home string) string {
 	const shown = 3
 	var dirs []string
@@ -371,6 +371,10 @@ func (c *Conn) lifeLog(level, msg string) {
 // lifeGaveUp tells that the Conn gave up on the server after retries
 // retries (0: the failure was final, no retry could help).
 func (c *Conn) lifeGaveUp(err error, retries int) {
+	if d := detail(err); d != "" {
+		// The words are the user's; what lies under them is the sidecar's log's.
+		c.logger.Warn("gave up on the server", "error", err, "detail", d)
+	}
 	switch {
 	case retries == 1:
 		c.lifeLog(LevelError, fmt.Sprintf("gave up after 1 retry: %v", err))
