@@ -26,7 +26,7 @@ const entries = await new Promise((resolve, reject) => {
 });
 
 const problems = [];
-for (const need of ['extension/package.json', 'extension/dist/extension.js', 'extension/media/freecode.svg', 'extension/schemas/config.schema.json']) {
+for (const need of ['extension/package.json', 'extension/dist/extension.js', 'extension/media/freecode.svg', 'extension/media/icon.png', 'extension/schemas/config.schema.json']) {
 	if (!entries.has(need)) problems.push(`${need} is missing`);
 }
 for (const bin of ['extension/bin/freecode-serve', 'extension/bin/freecode']) {

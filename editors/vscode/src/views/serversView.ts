@@ -10,6 +10,9 @@ import type { SidecarState } from '../statusText';
 import { live } from './tasksTree';
 import { children } from './tree';
 
+/** How many servers the view may hold for them to show their tools unopened. */
+const expandedUpTo = 3;
+
 class Provider implements vscode.TreeDataProvider<Node> {
 	private readonly emitter = new vscode.EventEmitter<Node | undefined>();
 	readonly onDidChangeTreeData = this.emitter.event;
@@ -25,9 +28,15 @@ class Provider implements vscode.TreeDataProvider<Node> {
 	}
 
 	getTreeItem(node: Node): vscode.TreeItem {
+		// A few servers show their tools at once; in a longer list each
+		// server is one row until opened, so that none falls below the fold
+		// (an imported one looked missing). VS Code keeps what the user
+		// opened or closed, by id.
 		const expand =
 			node.kind === 'server' && node.expandable
-				? vscode.TreeItemCollapsibleState.Expanded
+				? this.model.size <= expandedUpTo
+					? vscode.TreeItemCollapsibleState.Expanded
+					: vscode.TreeItemCollapsibleState.Collapsed
 				: node.kind === 'group'
 					? vscode.TreeItemCollapsibleState.Collapsed
 					: node.kind === 'tasks'
@@ -129,6 +138,7 @@ export class ServersView implements vscode.Disposable {
 		const off = model.onDidChange(() => {
 			redraw();
 			setContext('freecode.serverCount', model.size);
+			setContext('freecode.hasTools', model.allTools().length > 0);
 		});
 		// A running task's time moves on without a notification; its row
 		// says it in whole minutes, so this redraws once a minute.
@@ -138,6 +148,7 @@ export class ServersView implements vscode.Disposable {
 		this.subs.push({ dispose: () => clearInterval(tick) });
 		this.subs.push({ dispose: off }, sidecar.onDidChangeState((s) => this.onState(s)));
 		setContext('freecode.serverCount', 0);
+		setContext('freecode.hasTools', false);
 		this.onState(sidecar.state);
 	}
 
