@@ -50,7 +50,7 @@ func TestMCPApps(t *testing.T) {
 			t.Errorf("the tools' ui in freecode/tools (-want +got):\n%s", diff)
 		}
 
-		for _, format := range []string{protocol.FormatAnthropic, protocol.FormatOpenAI} {
+		for _, format := range []protocol.Format{protocol.FormatAnthropic, protocol.FormatOpenAI} {
 			defs, err := ed.Client.Definitions(t.Context(), format)
 			if err != nil {
 				t.Fatal(err)

@@ -52,7 +52,7 @@ func TestTools(t *testing.T) {
 			t.Errorf("delete_file: %+v", all)
 		}
 
-		for _, format := range []string{protocol.FormatAnthropic, protocol.FormatOpenAI} {
+		for _, format := range []protocol.Format{protocol.FormatAnthropic, protocol.FormatOpenAI} {
 			defs, err := ed.Definitions(t.Context(), format)
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +65,7 @@ func TestTools(t *testing.T) {
 		// The hashes tools/changed announces are those of the definitions.
 		ed.SetAnswer(servertest.Reply(protocol.AllowOnce))
 		tc := addTool(t, ed, "c1", "a", "fresh")
-		for format, hash := range map[string]string{protocol.FormatAnthropic: tc.Hashes.Anthropic, protocol.FormatOpenAI: tc.Hashes.OpenAI} {
+		for format, hash := range map[protocol.Format]string{protocol.FormatAnthropic: tc.Hashes.Anthropic, protocol.FormatOpenAI: tc.Hashes.OpenAI} {
 			defs, err := ed.Definitions(t.Context(), format)
 			if err != nil || defs.Hash != hash {
 				t.Errorf("%s: tools/changed announced %s, the definitions' hash is %s (%v)", format, hash, defs.Hash, err)

@@ -270,8 +270,8 @@ func printStatus(w io.Writer, st *protocol.ServerStatus, now time.Time, tail int
 	field := func(label, value string) {
 		fmt.Fprintf(w, "    %-11s%s\n", label, value)
 	}
-	field("scope", termtext.Escape(st.Scope+", "+st.Type))
-	transport := st.Transport
+	field("scope", termtext.Escape(string(st.Scope)+", "+string(st.Type)))
+	transport := string(st.Transport)
 	if transport == "" {
 		transport = "not known yet"
 	}

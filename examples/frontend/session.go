@@ -192,7 +192,7 @@ func (s *session) editConfig(ctx context.Context, c *frontend.Client, command []
 
 // definitions prints both providers' arrays' sizes and hashes.
 func (s *session) definitions(ctx context.Context, c *frontend.Client) error {
-	for _, f := range []string{protocol.FormatAnthropic, protocol.FormatOpenAI} {
+	for _, f := range []protocol.Format{protocol.FormatAnthropic, protocol.FormatOpenAI} {
 		defs, err := c.Definitions(ctx, f)
 		if err != nil {
 			return err

@@ -58,7 +58,7 @@ func (c *Client) Tools(ctx context.Context, server string) ([]protocol.ToolInfo,
 
 // Definitions returns the tools array of a provider's format and its hash
 // (freecode/tools/definitions).
-func (c *Client) Definitions(ctx context.Context, format string) (*protocol.DefinitionsResult, error) {
+func (c *Client) Definitions(ctx context.Context, format protocol.Format) (*protocol.DefinitionsResult, error) {
 	var res protocol.DefinitionsResult
 	if err := c.Call(ctx, protocol.MethodToolsDefinitions, &protocol.DefinitionsParams{Format: format}, &res); err != nil {
 		return nil, err

@@ -69,11 +69,20 @@ type SamplingRequest struct {
 // user refuses answers a JSON-RPC error instead, which the server gets as
 // it is too.
 type SamplingResult struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Model      string          `json:"model"`
-	StopReason string          `json:"stopReason,omitempty"`
+	Role       Role         `json:"role"`
+	Content    ContentBlock `json:"content"`
+	Model      string       `json:"model"`
+	StopReason string       `json:"stopReason,omitempty"`
 }
+
+// Role is who speaks a message, as MCP names them.
+type Role string
+
+// The roles of a message.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
 
 // ResourcesParams are the params of freecode/resources and freecode/prompts:
 // one server's, or with Server empty every connected server's.
@@ -158,11 +167,10 @@ type GetPromptResult struct {
 	Messages    []PromptMessage `json:"messages"`
 }
 
-// PromptMessage is one message of a prompt; Content is an MCP content
-// block.
+// PromptMessage is one message of a prompt.
 type PromptMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    Role         `json:"role"`
+	Content ContentBlock `json:"content"`
 }
 
 // ListChanged is the params of freecode/resources/changed and

@@ -477,6 +477,12 @@ func TestFixturesNoStrays(t *testing.T) {
 			t.Errorf("%s: no Go type writes this fixture", e.Name())
 		}
 	}
+	// The extension's test finds each file's check by the type's name.
+	for file, examples := range fixtures {
+		if name := reflect.TypeOf(examples[0]).Name() + ".json"; file != name {
+			t.Errorf("%s holds examples of %s: name it %s", file, reflect.TypeOf(examples[0]).Name(), name)
+		}
+	}
 }
 
 // Each wire type decodes what it encodes, field for field, and knows every

@@ -88,23 +88,32 @@ type ToolsResult struct {
 	Tools []ToolInfo `json:"tools"`
 }
 
+// Format is a provider's format of tool definitions.
+type Format string
+
 // The formats of freecode/tools/definitions.
 const (
-	FormatAnthropic = "anthropic"
-	FormatOpenAI    = "openai"
+	FormatAnthropic Format = "anthropic"
+	FormatOpenAI    Format = "openai"
 )
 
 // DefinitionsParams are the params of freecode/tools/definitions.
 type DefinitionsParams struct {
-	Format string `json:"format"` // FormatAnthropic or FormatOpenAI
+	Format Format `json:"format"`
 }
 
 // DefinitionsResult is the result of freecode/tools/definitions: the exact
 // tools array to send to the provider, and its hash.
 type DefinitionsResult struct {
-	Hash  string          `json:"hash"`
-	Tools json.RawMessage `json:"tools"`
+	Hash  string        `json:"hash"`
+	Tools ProviderTools `json:"tools"`
 }
+
+// ProviderTools is a provider's tools array, as JSON, byte for byte what
+// the provider is sent.
+//
+//protocol:json array
+type ProviderTools = json.RawMessage
 
 // ExecuteParams are the params of freecode/tools/execute.
 type ExecuteParams struct {

@@ -103,19 +103,46 @@ type TextChange struct {
 // PointerChange is one difference of a schema.
 type PointerChange struct {
 	// Pointer is an RFC 6901 JSON pointer; "" is the whole schema.
-	Pointer string `json:"pointer"`
-	// Op is "add", "remove" or "replace"; "more" says that Pointer is a
-	// note of how many differences were left out.
-	Op  string          `json:"op"`
-	Old json.RawMessage `json:"old,omitempty"`
-	New json.RawMessage `json:"new,omitempty"`
+	Pointer string          `json:"pointer"`
+	Op      PointerOp       `json:"op"`
+	Old     json.RawMessage `json:"old,omitempty"`
+	New     json.RawMessage `json:"new,omitempty"`
 }
 
-// HintChange is one annotation that differs: "readOnlyHint",
-// "destructiveHint", "idempotentHint" or "openWorldHint" (booleans), or
-// "title" (strings).
+// PointerOp is what a PointerChange did at its pointer.
+type PointerOp string
+
+// The ops of a PointerChange.
+const (
+	OpAdd     PointerOp = "add"
+	OpRemove  PointerOp = "remove"
+	OpReplace PointerOp = "replace"
+	// OpMore says that Pointer is a note of how many differences were
+	// left out.
+	OpMore PointerOp = "more"
+)
+
+// HintChange is one annotation that differs, MCP's defaults applied.
 type HintChange struct {
-	Hint string          `json:"hint"`
-	Old  json.RawMessage `json:"old"`
-	New  json.RawMessage `json:"new"`
+	Hint Hint      `json:"hint"`
+	Old  HintValue `json:"old"`
+	New  HintValue `json:"new"`
 }
+
+// Hint names an MCP tool annotation.
+type Hint string
+
+// The annotations of a HintChange: four booleans and a title.
+const (
+	HintReadOnly    Hint = "readOnlyHint"
+	HintDestructive Hint = "destructiveHint"
+	HintIdempotent  Hint = "idempotentHint"
+	HintOpenWorld   Hint = "openWorldHint"
+	HintTitle       Hint = "title"
+)
+
+// HintValue is an annotation's value as JSON: a boolean, or the title's
+// string.
+//
+//protocol:json boolean|string
+type HintValue = json.RawMessage

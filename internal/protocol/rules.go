@@ -16,9 +16,19 @@ type RulesReview struct {
 
 // RuleFileChange is how one rule file loosened.
 type RuleFileChange struct {
-	Path   string   `json:"path"`
-	Source string   `json:"source"`          // "project" (settings.json) or "local" (settings.local.json)
-	Allow  []string `json:"allow,omitempty"` // allow rules added: ignored until accepted
-	Ask    []string `json:"ask,omitempty"`   // ask rules removed: still enforced until accepted
-	Deny   []string `json:"deny,omitempty"`  // deny rules removed: still enforced until accepted
+	Path   string         `json:"path"`
+	Source RuleFileSource `json:"source"`
+	Allow  []string       `json:"allow,omitempty"` // allow rules added: ignored until accepted
+	Ask    []string       `json:"ask,omitempty"`   // ask rules removed: still enforced until accepted
+	Deny   []string       `json:"deny,omitempty"`  // deny rules removed: still enforced until accepted
 }
+
+// RuleFileSource is which of a project's rule files a RuleFileChange is:
+// a RuleSource, only ever one of these two.
+type RuleFileSource string
+
+// The files of a RuleFileChange.
+const (
+	RuleFileProject RuleFileSource = "project" // .freecode/settings.json
+	RuleFileLocal   RuleFileSource = "local"   // .freecode/settings.local.json
+)

@@ -27,6 +27,52 @@ const (
 	StateIdle ServerState = "idle"
 )
 
+// ServerScope says where a server's entry comes from.
+type ServerScope string
+
+// The scopes of a ServerStatus.
+const (
+	ServerScopeUser    ServerScope = "user"    // the user's config
+	ServerScopeProject ServerScope = "project" // the project's .freecode/settings.json
+)
+
+// ServerType says how a server is reached.
+type ServerType string
+
+// The types of a ServerStatus.
+const (
+	TypeLocal  ServerType = "local"  // a subprocess
+	TypeRemote ServerType = "remote" // a URL
+)
+
+// Transport is the MCP transport a server runs on.
+type Transport string
+
+// The transports of a ServerStatus.
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http" // Streamable HTTP
+	TransportSSE   Transport = "sse"  // the older HTTP+SSE
+)
+
+// RemoteTransport is a remote entry's "transport" setting, as written.
+type RemoteTransport string
+
+// The transports a remote entry may name.
+const (
+	RemoteAuto RemoteTransport = "auto" // Streamable HTTP, else HTTP+SSE
+	RemoteHTTP RemoteTransport = "http"
+	RemoteSSE  RemoteTransport = "sse"
+)
+
+// StartMode is an entry's "start" setting, where it sets one.
+type StartMode string
+
+// The start modes an approval shows ("eager", the default, is never shown).
+const (
+	StartOnDemand StartMode = "onDemand"
+)
+
 // ServerInfo is the name and version an MCP server reported in initialize.
 type ServerInfo struct {
 	Name    string `json:"name"`
@@ -38,9 +84,9 @@ type ServerInfo struct {
 // approve, and the params of freecode/servers/status.
 type ServerStatus struct {
 	Name      string      `json:"name"`
-	Scope     string      `json:"scope"`               // "user" or "project"
-	Type      string      `json:"type"`                // "local" or "remote"
-	Transport string      `json:"transport,omitempty"` // "stdio", "http" or "sse"
+	Scope     ServerScope `json:"scope"`
+	Type      ServerType  `json:"type"`
+	Transport Transport   `json:"transport,omitempty"`
 	State     ServerState `json:"state"`
 	ToolCount int         `json:"toolCount"`
 	PID       int         `json:"pid,omitempty"`
@@ -97,8 +143,8 @@ type ServerApproval struct {
 	// keys included.
 	InheritEnv bool   `json:"inheritEnv,omitempty"`
 	URL        string `json:"url,omitempty"`
-	// Transport is a remote entry's: "http", "sse", or "auto" (both tried).
-	Transport  string            `json:"transport,omitempty"`
+	// Transport is a remote entry's.
+	Transport  RemoteTransport   `json:"transport,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	CABundle   string            `json:"caBundle,omitempty"`
 	ClientCert string            `json:"clientCert,omitempty"`
@@ -107,13 +153,13 @@ type ServerApproval struct {
 	// How it would run and how what it lists is checked, each where the
 	// entry sets it (absent: the default). There is no "pinning": a
 	// project cannot turn pinning off.
-	Start           string `json:"start,omitempty"` // "onDemand"
-	DeferTools      *bool  `json:"deferTools,omitempty"`
-	TimeoutMs       int64  `json:"timeout,omitempty"`
-	ToolTimeoutMs   int64  `json:"toolTimeout,omitempty"`
-	IdleTimeoutMs   int64  `json:"idleTimeout,omitempty"`
-	MaxMessageBytes int    `json:"maxMessageBytes,omitempty"`
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	Start           StartMode `json:"start,omitempty"`
+	DeferTools      *bool     `json:"deferTools,omitempty"`
+	TimeoutMs       int64     `json:"timeout,omitempty"`
+	ToolTimeoutMs   int64     `json:"toolTimeout,omitempty"`
+	IdleTimeoutMs   int64     `json:"idleTimeout,omitempty"`
+	MaxMessageBytes int       `json:"maxMessageBytes,omitempty"`
+	ProtocolVersion string    `json:"protocolVersion,omitempty"`
 	// Sandbox says in a line the sandbox a local server would run in:
 	// what it may write, what it cannot read, what it may reach; or that
 	// it would run unsandboxed ("sandbox": false).
@@ -221,12 +267,12 @@ const (
 type ToolResult struct {
 	CallID string `json:"callId"`
 	// Content is the MCP content blocks, as the server sent them.
-	Content           []json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
-	IsError           bool              `json:"isError"`
-	Decision          Decision          `json:"decision"`
-	DurationMs        int64             `json:"durationMs"`
-	Truncated         *Truncated        `json:"truncated,omitempty"`
+	Content           []ContentBlock  `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+	Decision          Decision        `json:"decision"`
+	DurationMs        int64           `json:"durationMs"`
+	Truncated         *Truncated      `json:"truncated,omitempty"`
 	// OutcomeUnknown says that the call was sent and its answer lost (the
 	// connection or the response stream broke): the server may or may not
 	// have run it, and it was not retried, since the tool is neither
@@ -254,10 +300,10 @@ const (
 // TaskResult is what a completed task's tool returned, as a ToolResult
 // has it (capped the same way).
 type TaskResult struct {
-	Content           []json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
-	IsError           bool              `json:"isError"`
-	Truncated         *Truncated        `json:"truncated,omitempty"`
+	Content           []ContentBlock  `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError"`
+	Truncated         *Truncated      `json:"truncated,omitempty"`
 }
 
 // TaskInfo is a task a call started (freecode/tasks, the params of
@@ -284,6 +330,13 @@ type TaskInfo struct {
 	Mine bool `json:"mine,omitempty"`
 }
 
+// ContentBlock is one MCP content block (text, image, audio, resource
+// link, embedded resource) as its server sent it: the protocol fixes its
+// type, and a text block's text; the rest passes as it is.
+//
+//protocol:json object type:string text?:string
+type ContentBlock = json.RawMessage
+
 // Truncated says how much of a result was shown and where the whole of it
 // was saved.
 type Truncated struct {
@@ -309,10 +362,33 @@ func (r *ToolResult) Text() string {
 
 // Rule is one permission rule in force (freecode/permissions).
 type Rule struct {
-	Rule   string `json:"rule"`
-	Effect string `json:"effect"` // "allow", "ask" or "deny"
-	Source string `json:"source"` // "user", "project", "local" or "session"
+	Rule   string     `json:"rule"`
+	Effect RuleEffect `json:"effect"`
+	Source RuleSource `json:"source"`
 }
+
+// RuleEffect is what a rule does to the calls it matches.
+type RuleEffect string
+
+// The effects of a Rule.
+const (
+	EffectAllow RuleEffect = "allow"
+	EffectAsk   RuleEffect = "ask"
+	EffectDeny  RuleEffect = "deny"
+)
+
+// RuleSource is where a rule comes from.
+type RuleSource string
+
+// The sources of a Rule.
+const (
+	RulesUser    RuleSource = "user"    // the user's settings.json
+	RulesProject RuleSource = "project" // the project's .freecode/settings.json
+	RulesLocal   RuleSource = "local"   // the project's .freecode/settings.local.json
+	// RulesSession is an "always allow" answer, for the rest of the
+	// session.
+	RulesSession RuleSource = "session"
+)
 
 // Project is the project and the files a sidecar uses (freecode/project).
 type Project struct {
@@ -496,11 +572,18 @@ type ConfigProblems struct {
 // Problem is one problem of a file. Line and Column are 1-based; Key names
 // the setting, as in "mcp.servers[2].url".
 type Problem struct {
-	Message string `json:"message"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-	Key     string `json:"key,omitempty"`
-	// Severity is "error" (the file does not load) or "warning" (it loads;
-	// this part of it is ignored).
-	Severity string `json:"severity"`
+	Message  string   `json:"message"`
+	Line     int      `json:"line,omitempty"`
+	Column   int      `json:"column,omitempty"`
+	Key      string   `json:"key,omitempty"`
+	Severity Severity `json:"severity"`
 }
+
+// Severity says what a Problem does to its file.
+type Severity string
+
+// The severities of a Problem.
+const (
+	SeverityError   Severity = "error"   // the file does not load; the last good one runs
+	SeverityWarning Severity = "warning" // it loads; this part of it is ignored
+)

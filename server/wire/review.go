@@ -40,7 +40,7 @@ func DefinitionChange(c *manifest.Change) protocol.DefinitionChange {
 	for _, h := range c.Annotations {
 		old, _ := json.Marshal(h.Old)
 		nw, _ := json.Marshal(h.New)
-		out.Annotations = append(out.Annotations, protocol.HintChange{Hint: h.Hint, Old: old, New: nw})
+		out.Annotations = append(out.Annotations, protocol.HintChange{Hint: protocol.Hint(h.Hint), Old: old, New: nw})
 	}
 	return out
 }
@@ -58,7 +58,7 @@ func pointerChanges(ps []manifest.PointerChange) []protocol.PointerChange {
 	}
 	out := make([]protocol.PointerChange, len(ps))
 	for i, p := range ps {
-		out[i] = protocol.PointerChange{Pointer: p.Pointer, Op: p.Op, Old: p.Old, New: p.New}
+		out[i] = protocol.PointerChange{Pointer: p.Pointer, Op: protocol.PointerOp(p.Op), Old: p.Old, New: p.New}
 	}
 	return out
 }

@@ -33,7 +33,7 @@ import (
 // round trip in milliseconds to the microsecond.
 func ServerStatus(st mcp.Status) protocol.ServerStatus {
 	out := protocol.ServerStatus{
-		Name: st.Name, Scope: st.Scope, Type: st.Type, Transport: st.Transport,
+		Name: st.Name, Scope: protocol.ServerScope(st.Scope), Type: protocol.ServerType(st.Type), Transport: protocol.Transport(st.Transport),
 		State: protocol.ServerState(st.State.String()), ToolCount: st.ToolCount, PID: st.PID,
 		ProtocolVersion: st.ProtocolVersion, LastError: st.LastError, StderrTail: st.StderrTail,
 		Command: st.Command, URL: st.URL, ToolListCut: st.ToolListCut, Sandbox: st.Sandbox,
@@ -69,9 +69,9 @@ func ServerStatus(st mcp.Status) protocol.ServerStatus {
 func approval(a *mcp.Approval) *protocol.ServerApproval {
 	out := &protocol.ServerApproval{
 		EntryHash: a.EntryHash, Command: a.Command, Cwd: a.Cwd, Env: a.Env, InheritEnv: a.InheritEnv,
-		URL: a.URL, Transport: a.Transport, Headers: a.Headers,
+		URL: a.URL, Transport: protocol.RemoteTransport(a.Transport), Headers: a.Headers,
 		CABundle: a.CABundle, ClientCert: a.ClientCert, ClientKey: a.ClientKey,
-		Start: a.Start, DeferTools: a.DeferTools,
+		Start: protocol.StartMode(a.Start), DeferTools: a.DeferTools,
 		TimeoutMs: a.TimeoutMs, ToolTimeoutMs: a.ToolTimeoutMs, IdleTimeoutMs: a.IdleTimeoutMs,
 		MaxMessageBytes: a.MaxMessageBytes, ProtocolVersion: a.ProtocolVersion, Sandbox: a.Sandbox,
 	}
@@ -115,7 +115,7 @@ func RulesReview(p *permissions.Pending) protocol.RulesReview {
 	}
 	out.Hash = p.Hash
 	for _, f := range p.Files {
-		out.Files = append(out.Files, protocol.RuleFileChange{Path: f.Path, Source: f.Source.String(), Allow: f.Allow, Ask: f.Ask, Deny: f.Deny})
+		out.Files = append(out.Files, protocol.RuleFileChange{Path: f.Path, Source: protocol.RuleFileSource(f.Source.String()), Allow: f.Allow, Ask: f.Ask, Deny: f.Deny})
 	}
 	return out
 }
@@ -128,7 +128,7 @@ func ConfigProblems(pe workspace.ProblemsEvent) protocol.ConfigProblems {
 	cp := protocol.ConfigProblems{Path: pe.Path, Problems: make([]protocol.Problem, 0, len(pe.Problems)),
 		LastGood: pe.Err != nil || pe.RulesErr != nil, Summary: pe.Summary}
 	for _, p := range pe.Problems {
-		cp.Problems = append(cp.Problems, protocol.Problem{Message: p.Message, Line: p.Line, Column: p.Column, Key: p.Key, Severity: string(p.Severity)})
+		cp.Problems = append(cp.Problems, protocol.Problem{Message: p.Message, Line: p.Line, Column: p.Column, Key: p.Key, Severity: protocol.Severity(p.Severity)})
 	}
 	return cp
 }
@@ -136,7 +136,7 @@ func ConfigProblems(pe workspace.ProblemsEvent) protocol.ConfigProblems {
 // Rule is a rule as freecode/permissions lists it; its file stays on this
 // side.
 func Rule(r permissions.Rule) protocol.Rule {
-	return protocol.Rule{Rule: r.Pattern, Effect: r.Effect.String(), Source: r.Source.String()}
+	return protocol.Rule{Rule: r.Pattern, Effect: protocol.RuleEffect(r.Effect.String()), Source: protocol.RuleSource(r.Source.String())}
 }
 
 // Hashes are the provider definitions' hashes of each format.
