@@ -25,7 +25,7 @@ ifeq ($(FREECODE_CONFORMANCE_NEXT),$(CONFORMANCE_NEXT_DIR)/node_modules)
 CONFORMANCE_NEXT_STAMP := $(CONFORMANCE_NEXT_DIR)/node_modules/.freecode-stamp
 endif
 
-.PHONY: all build demo test test-go bench lint npm conformance-suite conformance sandbox-apt clean
+.PHONY: all build demo test test-go bench lint npm conformance-suite conformance sandbox-apt protocol-check clean
 
 all: build
 
@@ -73,7 +73,13 @@ sandbox-apt:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap; \
 	fi
 
-test: npm conformance-suite sandbox-apt vscode-test vscode-integration e2e web-test web-e2e
+# The frontends' TypeScript protocol (frontend/src/protocol.gen.ts) is
+# generated from internal/protocol: `go generate ./internal/protocol` writes
+# it, and this fails when the committed file is not what it writes now.
+protocol-check:
+	$(GO) run ./internal/protocol/gen -check
+
+test: protocol-check npm conformance-suite sandbox-apt vscode-test vscode-integration e2e web-test web-e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...

@@ -1,10 +1,13 @@
-// Fails when the modules under a directory import each other in a circle.
-// Type-only imports count: a cycle of types is still two modules that each
-// need the other, which is how a model ends up living in a view. Every
-// relative import must resolve to a file under the directory; a package
-// (vscode, node:fs) is outside the graph. `npm test` runs it on src/.
+// Fails when the modules under the directories import each other in a
+// circle. Type-only imports count: a cycle of types is still two modules
+// that each need the other, which is how a model ends up living in a view.
+// Every relative import must resolve to a file under one of the
+// directories, so that a directory given alone may import nothing outside
+// it; a package (vscode, node:fs) is outside the graph. `npm test` runs it
+// on the shared package alone (../../frontend/src: it imports no
+// frontend), then on src/ with it; `make web-test` on web/src with it.
 //
-//   node importCycles.mjs DIR
+//   node importCycles.mjs DIR...
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,12 +16,14 @@ import * as path from 'node:path';
 const require = createRequire(import.meta.url);
 const ts = require('typescript');
 
-const [root] = process.argv.slice(2);
-if (!root) {
-	console.error('usage: node importCycles.mjs DIR');
+const roots = process.argv.slice(2);
+if (roots.length === 0) {
+	console.error('usage: node importCycles.mjs DIR...');
 	process.exit(2);
 }
-const top = path.resolve(root);
+const tops = roots.map((r) => path.resolve(r));
+const under = (p) => tops.some((t) => p.startsWith(t + path.sep));
+const root = roots.join(' ');
 
 /** sources lists the .ts files under dir, sorted so the output is stable. */
 function sources(dir) {
@@ -44,8 +49,8 @@ function resolve(from, spec) {
 	return undefined;
 }
 
-const rel = (p) => path.relative(top, p).split(path.sep).join('/');
-const files = sources(top);
+const rel = (p) => path.relative(tops.length === 1 ? tops[0] : process.cwd(), p).split(path.sep).join('/');
+const files = tops.flatMap(sources);
 const edges = new Map();
 const problems = [];
 let imports = 0;
@@ -57,7 +62,7 @@ for (const f of files) {
 	for (const { fileName: spec } of info.importedFiles) {
 		if (!spec.startsWith('.')) continue;
 		const target = resolve(f, spec);
-		if (!target || !target.startsWith(top + path.sep)) {
+		if (!target || !under(target)) {
 			problems.push(`${rel(f)} imports ${spec}, which is not a file under ${root}`);
 			continue;
 		}

@@ -7,7 +7,8 @@ import "encoding/json"
 // (a sampling request's params, a resource's contents, a prompt's
 // messages) pass through as the server wrote them; the types below name
 // their fields for frontends and for the fixtures, and are not a second
-// definition of MCP.
+// definition of MCP: those that pass through say //protocol:open, which
+// lets a frontend's check take the fields they do not name.
 
 // ElicitationMode is how an elicitation asks: a form, or a URL to open.
 type ElicitationMode string
@@ -68,6 +69,8 @@ type SamplingRequest struct {
 // CreateMessageResult, passed to the server as it is. A frontend whose
 // user refuses answers a JSON-RPC error instead, which the server gets as
 // it is too.
+//
+//protocol:open
 type SamplingResult struct {
 	Role       Role         `json:"role"`
 	Content    ContentBlock `json:"content"`
@@ -115,12 +118,17 @@ type ReadResourceParams struct {
 }
 
 // ReadResourceResult is the result of freecode/resources/read: the MCP
-// ReadResourceResult as the server sent it.
+// ReadResourceResult as the server sent it, fields a newer MCP adds
+// included.
+//
+//protocol:open
 type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
 }
 
 // ResourceContents is one part of a resource: text, or base64 bytes.
+//
+//protocol:open
 type ResourceContents struct {
 	URI      string `json:"uri"`
 	MIMEType string `json:"mimeType,omitempty"`
@@ -161,13 +169,17 @@ type GetPromptParams struct {
 }
 
 // GetPromptResult is the result of freecode/prompts/get: the MCP
-// GetPromptResult as the server sent it.
+// GetPromptResult as the server sent it, fields a newer MCP adds included.
+//
+//protocol:open
 type GetPromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
 }
 
 // PromptMessage is one message of a prompt.
+//
+//protocol:open
 type PromptMessage struct {
 	Role    Role         `json:"role"`
 	Content ContentBlock `json:"content"`

@@ -1,11 +1,12 @@
 // Package protocol is the frontend protocol of freecode-serve in Go: the
-// method and notification names, the error codes, and a wire type for every
-// parameter, result and notification. The sidecar (server/) and every Go
-// frontend (internal/frontend: tests, the CLI's live commands, the demo
-// frontend) encode and decode with these types and nothing else, and the
-// VS Code extension's TypeScript types are checked against JSON written from
-// them (see the fixtures test), so a field renamed here fails a test on both
-// sides. docs/protocol.md describes the contract in prose.
+// method and notification names, the error codes, a wire type for every
+// parameter, result and notification, and the table Methods that binds
+// them. The sidecar (server/) and every Go frontend (internal/frontend:
+// tests, the CLI's live commands, the demo frontend) encode and decode with
+// these types and nothing else, and the TypeScript of the other frontends
+// is generated from them (gen: frontend/src/protocol.gen.ts), so this
+// package is the protocol's one source. docs/protocol.md describes the
+// contract in prose.
 //
 // The wire is JSON-RPC 2.0 framed like LSP (Content-Length headers), on
 // go.lsp.dev/jsonrpc2. The lifecycle (initialize, initialized, shutdown,

@@ -4,7 +4,7 @@
 // (a result, a diff, a resource) to read.
 
 import { answerFor, permissionPrompt, trustsFirst, type Prompt } from '../../editors/vscode/src/permissionChoices';
-import type { PermissionRequest, PermissionResponse, ToolInfo } from '../../editors/vscode/src/protocol';
+import type { PermissionRequest, PermissionResponse, ToolInfo } from '../../frontend/src/protocol.gen';
 import { printable } from '../../editors/vscode/src/text';
 import { button, h } from './dom';
 import { toolArguments, toolFields, type ToolField } from './toolForm';

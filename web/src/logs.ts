@@ -2,7 +2,7 @@
 // moment it connected, after the stderr tail the status carried), kept to
 // the last maxLines lines. Pure: no DOM.
 
-import type { ServerLogParams } from '../../editors/vscode/src/protocol';
+import type { ServerLog } from '../../frontend/src/protocol.gen';
 import { printable } from '../../editors/vscode/src/text';
 
 export const maxLines = 1000;
@@ -26,7 +26,7 @@ export class Logs {
 	}
 
 	/** add appends one freecode/servers/log line and says whose log it is. */
-	add(log: ServerLogParams): string {
+	add(log: ServerLog): string {
 		const have = this.lines.get(log.name) ?? [];
 		const t = Date.parse(log.time);
 		have.push({

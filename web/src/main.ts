@@ -8,7 +8,7 @@
 import { approvalPrompt, APPROVE } from '../../editors/vscode/src/approvalPrompt';
 import { promptDoc, resourceDoc } from '../../editors/vscode/src/extrasText';
 import { ServersModel } from '../../editors/vscode/src/model';
-import type { PermissionResponse, ServerLogParams, ServerStatus, ToolInfo } from '../../editors/vscode/src/protocol';
+import type { PermissionResponse, ServerLog, ServerStatus, ToolInfo } from '../../frontend/src/protocol.gen';
 import { resultBody, resultSummary } from '../../editors/vscode/src/resultText';
 import { reviewDocument } from '../../editors/vscode/src/reviewText';
 import { takesNoArguments } from '../../editors/vscode/src/schemaPrefill';
@@ -218,7 +218,7 @@ async function main(): Promise<void> {
 	const conn = connection(ws);
 	const sess: Session = new Session(conn, model, {
 		askPermission: (req, token): Promise<PermissionResponse> => askPermission(req, model.tool(req.tool), hasProject, () => sess.trust(true), (fn) => token.onCancellationRequested(fn)),
-		serverLog: (l: ServerLogParams) => view.logged(logs.add(l)),
+		serverLog: (l: ServerLog) => view.logged(logs.add(l)),
 		warn: (m) => console.warn(`FreeCode: ${m}`),
 	});
 	sess.listen();

@@ -3,7 +3,7 @@
 // value Run Tool… in the extension starts from (schemaPrefill.sample), and
 // back from the fields to the call's arguments. Pure: no DOM.
 
-import type { PromptInfo } from '../../editors/vscode/src/protocol';
+import type { PromptInfo } from '../../frontend/src/protocol.gen';
 import { resolved, sample, shapeOf } from '../../editors/vscode/src/schemaPrefill';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'list' | 'json';

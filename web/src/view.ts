@@ -5,7 +5,7 @@
 // lays them out. Rendering is whole and cheap: the model is small.
 
 import { headline, type ServersModel } from '../../editors/vscode/src/model';
-import type { ConfigProblem, ServerStatus, ToolInfo } from '../../editors/vscode/src/protocol';
+import type { Problem, ServerStatus, ToolInfo } from '../../frontend/src/protocol.gen';
 import { actionWords, canDo, type ServerAction } from '../../editors/vscode/src/serverActions';
 import { statusText } from '../../editors/vscode/src/statusText';
 import { printable } from '../../editors/vscode/src/text';
@@ -156,7 +156,7 @@ function logLine(l: { time: string; level: string; source: string; text: string 
 }
 
 /** problemLine is one problem as the page shows it: file:line:col: key: message, a warning said so. */
-export function problemLine(path: string, p: ConfigProblem): string {
+export function problemLine(path: string, p: Problem): string {
 	const where = `${printable(path)}:${p.line ?? 1}:${p.column ?? 1}`;
 	const warn = p.severity === 'warning' ? ' (a warning: the rest loads)' : '';
 	return `${where}: ${p.key ? `${printable(p.key)}: ` : ''}${printable(p.message)}${warn}`;

@@ -7,7 +7,7 @@
 // when the same step trusted the project, withdraws that trust. Pure: no
 // `vscode` import; the prompt gives it the editor's calls.
 
-import type { PermissionResponse, RemoveAllowResult, RuleScope, SettingsPaths } from './protocol';
+import type { PermissionResponse, PermissionScope, RemoveAllowResult, SettingsPaths } from '../../../frontend/src/protocol.gen';
 import { printable } from './text';
 
 export const UNDO = 'Undo';
@@ -17,7 +17,7 @@ export const OPEN_FILE = 'Open Rules File';
 export interface AllowStep {
 	/** The rule the sidecar writes: the tool's id. */
 	rule: string;
-	scope: RuleScope;
+	scope: PermissionScope;
 	/** The project was trusted in the same step ("Trust Project and Always Allow Here"). */
 	trusted: boolean;
 }
@@ -36,7 +36,7 @@ export interface Where {
 }
 
 /** ruleFile is the file an answer of scope is written to: the project's settings.local.json, else (or without a project) the user's settings.json. */
-export function ruleFile(scope: RuleScope, w: Where): string | undefined {
+export function ruleFile(scope: PermissionScope, w: Where): string | undefined {
 	if (scope === 'local' && w.root) return w.settingsPaths?.local;
 	return w.settingsPaths?.user;
 }
@@ -64,7 +64,7 @@ export interface AllowUI {
 	showInfo(message: string, ...buttons: string[]): PromiseLike<string | undefined>;
 	showError(message: string): void;
 	openFile(path: string): void;
-	removeAllow(rule: string, scope: RuleScope): Promise<RemoveAllowResult>;
+	removeAllow(rule: string, scope: PermissionScope): Promise<RemoveAllowResult>;
 	untrust(): Promise<void>;
 }
 

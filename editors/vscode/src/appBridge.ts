@@ -7,7 +7,7 @@
 // says it is initialized, as the extension asks. Pure: no `vscode` import;
 // the panel (appPanel.ts) moves the messages.
 
-import type { McpContent, ReadResourceResult, ToolResult } from './protocol';
+import type { ContentBlock, ReadResourceResult, ToolResult } from '../../../frontend/src/protocol.gen';
 
 /** The revision of the extension this host speaks. */
 export const APPS_PROTOCOL_VERSION = '2026-01-26';
@@ -78,7 +78,7 @@ export function classify(raw: unknown): Incoming {
 
 /** A tools/call result as MCP has it. */
 export interface CallToolResult {
-	content: McpContent[];
+	content: ContentBlock[];
 	structuredContent?: unknown;
 	isError?: boolean;
 }

@@ -9,7 +9,7 @@
 
 import { Buffer } from 'node:buffer';
 import { themeScript } from './appTheme';
-import type { ReadResourceResult, ResourceContents } from './protocol';
+import type { ReadResourceResult, ResourceContents } from '../../../frontend/src/protocol.gen';
 
 /** The one mime type of a view (SEP-1865). */
 export const APP_MIME = 'text/html;profile=mcp-app';

@@ -14,7 +14,7 @@ import { AppBridge, callToolResult, type CallToolResult } from './appBridge';
 import { appPage, viewOf, type HostMessage, type PageMessage } from './appPage';
 import { pageTheme, type PageTheme } from './appTheme';
 import type { ServersModel } from './model';
-import type { ToolInfo, ToolResult } from './protocol';
+import type { ToolInfo, ToolResult } from '../../../frontend/src/protocol.gen';
 import type { Session } from './session';
 import { printable } from './text';
 

@@ -3,7 +3,7 @@
 // repository wrote them, inheritEnv, TLS files, OAuth), and the buttons.
 // commands/approveServer.ts shows it in a modal. Pure: no `vscode` import.
 
-import type { DefinitionChange, ServerApproval, ServerStatus } from './protocol';
+import type { DefinitionChange, ServerApproval, ServerStatus } from '../../../frontend/src/protocol.gen';
 import { commandLine, oneLine, printable, truncate } from './text';
 
 export const NOT_NOW = 'Do Not Run';

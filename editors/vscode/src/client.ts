@@ -22,7 +22,7 @@ import { externalPage } from './externalPage';
 import { SidecarLifecycle, type ClientState, type SidecarClient } from './lifecycle';
 import { opensByFile, pageLife, signInPageDir, writeSignInPage } from './signInPage';
 import type { ServersModel } from './model';
-import type { InitializationOptions } from './protocol';
+import type { InitializationOptions } from '../../../frontend/src/protocol.gen';
 import type { Hooks, Session } from './session';
 import type { Settings } from './settings';
 import { parseLine, type ChannelLevel } from './sidecarLog';

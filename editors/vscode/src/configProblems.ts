@@ -2,21 +2,21 @@
 // broken config or settings file shows its errors where the user edits it.
 
 import * as vscode from 'vscode';
-import type { ConfigProblemsParams } from './protocol';
+import type * as p from '../../../frontend/src/protocol.gen';
 
 export class ConfigProblems implements vscode.Disposable {
 	private readonly diagnostics = vscode.languages.createDiagnosticCollection('freecode');
 
 	/** set replaces the problems of one file; an empty list clears it. */
-	set(p: ConfigProblemsParams): void {
-		const uri = vscode.Uri.file(p.path);
-		if (p.problems.length === 0) {
+	set(file: p.ConfigProblems): void {
+		const uri = vscode.Uri.file(file.path);
+		if (file.problems.length === 0) {
 			this.diagnostics.delete(uri);
 			return;
 		}
 		this.diagnostics.set(
 			uri,
-			p.problems.map((x) => {
+			file.problems.map((x) => {
 				// line and column are 1-based, as the CLI prints them.
 				const line = Math.max(0, (x.line ?? 1) - 1);
 				const col = Math.max(0, (x.column ?? 1) - 1);

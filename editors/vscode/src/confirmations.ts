@@ -5,7 +5,7 @@
 // modal's words and its buttons; commands/util.ts `confirm` shows one.
 // Pure: no `vscode` import.
 
-import type { TaskInfo, ToolReview } from './protocol';
+import type { TaskInfo, ToolReview } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable, truncate } from './text';
 
 /** ConfirmButton is one button of a confirmation: whether picking it goes ahead. */

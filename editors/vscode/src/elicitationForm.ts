@@ -9,7 +9,7 @@
 //
 // Pure: no `vscode` import.
 
-import type { ElicitationRequest } from './protocol';
+import type { ElicitationRequest } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable } from './text';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'multiEnum';

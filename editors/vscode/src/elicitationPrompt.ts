@@ -20,7 +20,7 @@ import {
 	type FormField,
 	type Parsed,
 } from './elicitationForm';
-import type { ElicitationRequest, ElicitationResponse } from './protocol';
+import type { ElicitationRequest, ElicitationResponse } from '../../../frontend/src/protocol.gen';
 import type { CancellationToken } from './session';
 
 const CANCEL: ElicitationResponse = { action: 'cancel' };

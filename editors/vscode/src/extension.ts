@@ -14,7 +14,7 @@ import { allowStep } from './allowNotice';
 import { openConfigDocument } from './commands/openConfig';
 import { askPermission, tellAllowed } from './permissionPrompt';
 import { askSampling } from './samplingPrompt';
-import type { PermissionResponse } from './protocol';
+import type { PermissionResponse } from '../../../frontend/src/protocol.gen';
 import type { Session } from './session';
 import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';

@@ -1,7 +1,7 @@
 // A resource read and a prompt got, as the read-only documents the
 // extension opens for them (readOnlyDocs.ts). Pure: no `vscode` import.
 
-import type { GetPromptResult, McpContent, ReadResourceResult } from './protocol';
+import type { ContentBlock, GetPromptResult, ReadResourceResult } from '../../../frontend/src/protocol.gen';
 import { printable } from './text';
 
 /** Doc is a read-only document: its name under freecode:/ (whose extension picks the language) and its text. */
@@ -58,7 +58,7 @@ export function resourceDoc(server: string, uri: string, r: ReadResourceResult):
 	return { name: `resources/${safeName(server)}/${base}`, content: parts.length === 0 ? '(the resource is empty)' : content };
 }
 
-function contentText(c: McpContent): string {
+function contentText(c: ContentBlock): string {
 	if (c.type === 'text' && typeof c.text === 'string') return c.text;
 	if (c.type === 'resource' && typeof c.resource === 'object' && c.resource !== null) {
 		const res = c.resource as { uri?: unknown; text?: unknown };

@@ -6,7 +6,7 @@
 // it. Pure: no `vscode` import, so the headless tests drive it with plain
 // sequences of ServerStatus and ToolInfo.
 
-import type { ConfigProblem, ConfigProblemsParams, PromptInfo, ResourceInfo, ServerState, ServerStatus, TaskInfo, ToolInfo } from './protocol';
+import type { ConfigProblems, Problem, PromptInfo, ResourceInfo, ServerState, ServerStatus, TaskInfo, ToolInfo } from '../../../frontend/src/protocol.gen';
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {
@@ -29,7 +29,7 @@ export interface Summary {
 }
 
 /** FileProblems is one file's problems as freecode/config/problems last told them. */
-export type FileProblems = Readonly<ConfigProblemsParams> & { readonly problems: readonly ConfigProblem[] };
+export type FileProblems = Readonly<ConfigProblems> & { readonly problems: readonly Problem[] };
 
 /** broken says whether a file's problems stop it from loading. */
 export function broken(f: FileProblems): boolean {
@@ -151,7 +151,7 @@ export class ServersModel {
 	}
 
 	/** setProblems applies a freecode/config/problems notification: a file's problems, none once it is fixed. */
-	setProblems(p: ConfigProblemsParams): void {
+	setProblems(p: ConfigProblems): void {
 		if (p.problems.length === 0) this.problems.delete(p.path);
 		else this.problems.set(p.path, { ...p, problems: [...p.problems] });
 		this.changed();

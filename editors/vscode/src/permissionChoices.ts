@@ -2,7 +2,7 @@
 // sends back for freecode/permission/request. permissionPrompt.ts shows them
 // in a modal; this module decides them. Pure: no `vscode` import.
 
-import type { PermissionRequest, PermissionResponse } from './protocol';
+import type { PermissionRequest, PermissionResponse } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable, truncate } from './text';
 import { whyAsked } from './wording';
 

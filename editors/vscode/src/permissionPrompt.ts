@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { allowNotice, type AllowStep } from './allowNotice';
 import { answerFor, DENIED, permissionPrompt, trustsFirst } from './permissionChoices';
-import type { PermissionRequest, PermissionResponse } from './protocol';
+import type { PermissionRequest, PermissionResponse } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { CancellationToken, Session } from './session';
 

@@ -4,7 +4,7 @@
 // data: URLs under a policy that loads nothing else. Pure: no `vscode`
 // import.
 
-import type { McpContent, ToolResult } from './protocol';
+import type { ContentBlock, ToolResult } from '../../../frontend/src/protocol.gen';
 
 const drawable = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp']);
 
@@ -17,7 +17,7 @@ export interface ResultImage {
 /** resultImages is the drawable images of a result, in order. */
 export function resultImages(r: ToolResult): ResultImage[] {
 	return r.content
-		.filter((c: McpContent) => c.type === 'image' && typeof c.data === 'string' && typeof c.mimeType === 'string')
+		.filter((c: ContentBlock) => c.type === 'image' && typeof c.data === 'string' && typeof c.mimeType === 'string')
 		.map((c) => ({ mimeType: (c.mimeType as string).toLowerCase(), data: c.data as string }))
 		.filter((i) => drawable.has(i.mimeType) && /^[A-Za-z0-9+/]*={0,2}$/.test(i.data));
 }

@@ -2,7 +2,7 @@
 // one-line summary for the notification; and how Show Task Result shows a
 // task's. Pure.
 
-import type { McpContent, TaskInfo, ToolResult } from './protocol';
+import type { ContentBlock, TaskInfo, ToolResult } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable } from './text';
 
 const decisionWords: Record<ToolResult['decision'], string> = {
@@ -17,7 +17,7 @@ function base64Bytes(b64: string): number {
 	return Math.floor((b64.length * 3) / 4) - pad;
 }
 
-function contentText(c: McpContent): string {
+function contentText(c: ContentBlock): string {
 	if (c.type === 'text' && typeof c.text === 'string') return printable(c.text);
 	const mime = typeof c.mimeType === 'string' ? c.mimeType : 'unknown type';
 	if (c.type === 'image' || c.type === 'audio') {
@@ -79,9 +79,9 @@ export function resultBody(r: Pick<ToolResult, 'content' | 'structuredContent' |
 		out.push('structuredContent:', printable(JSON.stringify(r.structuredContent, null, 2)), '');
 	}
 	if (r.truncated) {
-		out.push(
-			`(cut: ${r.truncated.shownChars} of ${r.truncated.totalChars} characters shown; the whole result is in ${printable(r.truncated.savedTo)})`,
-		);
+		const { shownChars, totalChars, savedTo } = r.truncated;
+		// Without savedTo the whole result could not be saved: the cut is all there is.
+		out.push(`(cut: ${shownChars} of ${totalChars} characters shown${savedTo ? `; the whole result is in ${printable(savedTo)}` : ''})`);
 	}
 	return out.join('\n').trimEnd() + '\n';
 }

@@ -7,7 +7,7 @@
 // documents' language (freecode-definition) wraps what is wider than the
 // editor (package.json's configurationDefaults). Pure: no `vscode` import.
 
-import type { DefinitionChange, PointerChange, ToolReview } from './protocol';
+import type { DefinitionChange, PointerChange, ToolReview } from '../../../frontend/src/protocol.gen';
 import { printable } from './text';
 
 /** The widest "key: value" kept on one line; a longer value goes below its key. */

@@ -7,7 +7,7 @@
 
 import * as vscode from 'vscode';
 import { decideButtons, noticeButtons, ACCEPT_ALL, REJECT_ALL, reviewSides } from './reviewDiff';
-import type { ReviewNeededParams, ToolReview } from './protocol';
+import type { ReviewNeeded, ToolReview } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { Session } from './session';
 import { printable } from './text';
@@ -22,7 +22,7 @@ export class ReviewNotices {
 	) {}
 
 	/** notify is the session's reviewNeeded hook. */
-	notify(p: ReviewNeededParams): void {
+	notify(p: ReviewNeeded): void {
 		const fresh = p.reviews.filter((r) => !r.rejected && !this.told.has(r.hash));
 		for (const r of fresh) this.told.add(r.hash);
 		if (fresh.length === 0) return;

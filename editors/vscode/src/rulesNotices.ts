@@ -5,7 +5,7 @@
 // removed deny and ask rules.
 
 import * as vscode from 'vscode';
-import { ErrorCodes, type RulesReview } from './protocol';
+import { CodeInvalidParams, type RulesReview } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import { acceptedRulesHash, REVIEW, rulesDocument, rulesNotice, rulesPrompt } from './rulesReview';
 import type { Session } from './session';
@@ -44,7 +44,7 @@ export class RulesNotices {
 		} catch (e) {
 			const code = (e as { code?: number }).code;
 			void vscode.window.showErrorMessage(
-				code === ErrorCodes.InvalidParams
+				code === CodeInvalidParams
 					? 'The rule files changed again after you were shown them, so nothing was accepted; FreeCode shows the new change.'
 					: `Accepting the project's rules: ${(e as Error).message}`,
 			);

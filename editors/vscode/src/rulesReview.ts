@@ -3,7 +3,7 @@
 // and the modal that accepts it by its hash. rulesNotices.ts shows them.
 // Pure: no `vscode` import.
 
-import type { RuleFileChange, RulesReview } from './protocol';
+import type { RuleFileChange, RulesReview } from '../../../frontend/src/protocol.gen';
 import { printable } from './text';
 
 export const REVIEW = 'Review';

@@ -12,7 +12,7 @@
 //
 // Pure: no `vscode` import.
 
-import type { SamplingRequest } from './protocol';
+import type { SamplingRequest } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable, truncate } from './text';
 
 /** ContentBlock is an MCP content block: text, image, audio, … */

@@ -8,7 +8,7 @@
 
 import * as vscode from 'vscode';
 import { ResponseError } from 'vscode-languageclient/node';
-import type { SamplingRequest, SamplingResult } from './protocol';
+import type { SamplingRequest, SamplingResult } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import { chatMessages, consent, pickModel, readParams, samplingButtons } from './samplingConsent';
 import type { CancellationToken } from './session';

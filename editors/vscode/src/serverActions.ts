@@ -3,7 +3,7 @@
 // menus (package.json's when clauses on the node's context value) say the
 // same, which test/serverActions.test.ts checks. Pure: no `vscode` import.
 
-import type { ServerStatus } from './protocol';
+import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable } from './text';
 
 /** ServerAction is one per-server command, by the last part of its id (freecode.server.<action>). */

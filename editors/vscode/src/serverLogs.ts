@@ -3,7 +3,7 @@
 // for its log, so a user with twenty quiet servers gets no twenty channels.
 
 import * as vscode from 'vscode';
-import type { ServerLogParams, ServerStatus } from './protocol';
+import type { ServerLog, ServerStatus } from '../../../frontend/src/protocol.gen';
 import { printable } from './text';
 
 export class ServerLogs implements vscode.Disposable {
@@ -18,7 +18,7 @@ export class ServerLogs implements vscode.Disposable {
 	}
 
 	/** append writes one freecode/servers/log line to its server's channel. */
-	append(log: ServerLogParams): void {
+	append(log: ServerLog): void {
 		const { ch } = this.channel(log.name);
 		const line = `[${log.source}] ${printable(log.message)}`;
 		switch (log.level) {

@@ -1,15 +1,16 @@
 // Session binds one JSON-RPC connection to the sidecar (the LanguageClient in
 // VS Code, a bare vscode-jsonrpc connection in the integration test) to the
 // servers model: it answers the sidecar's requests, applies its notifications
-// and wraps the requests the commands send. The view is updated from
-// notifications only; a request goes out when a notification says something
-// changed, never on a timer. Pure: no `vscode` import.
+// and wraps the requests the commands send, each typed and checked by the
+// method table generated from the Go side (protocol.gen.ts). The view is
+// updated from notifications only; a request goes out when a notification
+// says something changed, never on a timer. Pure: no `vscode` import.
 
 import { ResponseError } from 'vscode-jsonrpc';
+import { is, validate, type Check } from '../../../frontend/src/check';
+import * as p from '../../../frontend/src/protocol.gen';
 import type { ServersModel } from './model';
 import { DENIED } from './permissionChoices';
-import * as p from './protocol';
-import * as shapes from './protocolShapes';
 
 /** MCP's code for a sampling request that is refused. */
 const SAMPLING_REFUSED = -1;
@@ -36,16 +37,16 @@ export interface Connection {
 export interface Hooks {
 	/** Ask the user about a call; a rejection or a bad answer counts as deny. */
 	askPermission(req: p.PermissionRequest, token: CancellationToken): Promise<p.PermissionResponse>;
-	serverLog?(log: p.ServerLogParams): void;
-	configProblems?(problems: p.ConfigProblemsParams): void;
-	toolProgress?(progress: p.ToolProgressParams): void;
-	toolsChanged?(changed: p.ToolsChangedParams): void;
+	serverLog?(log: p.ServerLog): void;
+	configProblems?(problems: p.ConfigProblems): void;
+	toolProgress?(progress: p.ToolProgress): void;
+	toolsChanged?(changed: p.ToolsChanged): void;
 	/** Ask the user an MCP server's form or URL; a rejection or a bad answer counts as decline. Without it, every one is declined. */
 	askElicitation?(req: p.ElicitationRequest, token: CancellationToken): Promise<p.ElicitationResponse>;
 	/** Show an MCP server's sampling request and run it if the user allows; reject (a ResponseError passes as it is) to refuse. */
 	askSampling?(req: p.SamplingRequest, token: CancellationToken): Promise<p.SamplingResult>;
 	/** A server's tools awaiting review changed (the tool list is read again too). */
-	reviewNeeded?(reviews: p.ReviewNeededParams): void;
+	reviewNeeded?(reviews: p.ReviewNeeded): void;
 	/** What of the trusted project's rules awaits review changed; no files once nothing does. */
 	rulesReview?(review: p.RulesReview): void;
 	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
@@ -76,36 +77,37 @@ export class Session {
 	/** listen registers every handler; call it before the connection starts. */
 	listen(): Disposable {
 		const subs: Disposable[] = [
-			this.conn.onRequest(p.ServerRequests.permissionRequest, (params, token) => this.onPermission(params, token)),
-			this.conn.onNotification(p.Notifications.serversStatus, (params) => this.onStatus(params)),
-			this.conn.onNotification(p.Notifications.toolsChanged, (params) => this.onToolsChanged(params)),
-			this.conn.onNotification(p.Notifications.serversLog, (params) => {
-				if (this.check('freecode/servers/log', shapes.serverLog, params)) this.hooks.serverLog?.(params);
+			this.onRequest('freecode/permission/request', (params, token) => this.onPermission(params, token)),
+			this.onRequest('freecode/elicitation/request', (params, token) => this.onElicitation(params, token)),
+			this.onRequest('freecode/sampling/request', (params, token) => this.onSampling(params, token)),
+			this.onNotification('freecode/servers/status', (params) => {
+				this.pendingStatuses?.push(params);
+				this.model.updateServer(params);
 			}),
-			this.conn.onNotification(p.Notifications.configProblems, (params) => {
-				if (!this.check('freecode/config/problems', shapes.configProblems, params)) return;
+			this.onNotification('freecode/tools/changed', (params) => {
+				this.hooks.toolsChanged?.(params);
+				// The tool set changed. The servers are read with the tools, so the
+				// tree's counts and its tool nodes come from one moment.
+				void this.refresh();
+			}),
+			this.onNotification('freecode/servers/log', (params) => this.hooks.serverLog?.(params)),
+			this.onNotification('freecode/config/problems', (params) => {
 				// The view and the status bar say it too, not only the Problems panel.
 				this.model.setProblems(params);
 				this.hooks.configProblems?.(params);
 			}),
-			this.conn.onNotification(p.Notifications.toolsProgress, (params) => {
-				if (this.check('freecode/tools/progress', shapes.toolProgress, params)) this.hooks.toolProgress?.(params);
+			this.onNotification('freecode/tools/progress', (params) => this.hooks.toolProgress?.(params)),
+			this.onNotification('freecode/resources/changed', (params) => void this.readList('resources', params.server)),
+			this.onNotification('freecode/prompts/changed', (params) => void this.readList('prompts', params.server)),
+			this.onNotification('freecode/tools/reviewNeeded', (params) => {
+				this.hooks.reviewNeeded?.(params);
+				// The marks of the tools changed; the provider definitions' hashes
+				// may not have (models keep the accepted definition), so no
+				// tools/changed comes for it.
+				void this.refresh();
 			}),
-			this.conn.onRequest(p.ServerRequests.elicitationRequest, (params, token) => this.onElicitation(params, token)),
-			this.conn.onRequest(p.ServerRequests.samplingRequest, (params, token) => this.onSampling(params, token)),
-			this.conn.onNotification(p.Notifications.resourcesChanged, (params) => {
-				if (this.check('freecode/resources/changed', shapes.listChanged, params)) void this.readList('resources', params.server);
-			}),
-			this.conn.onNotification(p.Notifications.promptsChanged, (params) => {
-				if (this.check('freecode/prompts/changed', shapes.listChanged, params)) void this.readList('prompts', params.server);
-			}),
-			this.conn.onNotification(p.Notifications.reviewNeeded, (params) => this.onReviewNeeded(params)),
-			this.conn.onNotification(p.Notifications.tasksChanged, (params) => {
-				if (this.check(p.Notifications.tasksChanged, shapes.taskInfo, params)) this.model.updateTask(params);
-			}),
-			this.conn.onNotification(p.Notifications.rulesReviewNeeded, (params) => {
-				if (this.check(p.Notifications.rulesReviewNeeded, shapes.rulesReview, params)) this.hooks.rulesReview?.(params);
-			}),
+			this.onNotification('freecode/tasks/changed', (params) => this.model.updateTask(params)),
+			this.onNotification('freecode/rules/reviewNeeded', (params) => this.hooks.rulesReview?.(params)),
 		];
 		return {
 			dispose: () => {
@@ -115,19 +117,81 @@ export class Session {
 		};
 	}
 
-	private check<V>(what: string, shape: shapes.Check<V>, v: unknown): v is V {
-		const errs = shapes.validate(shape, v);
+	/**
+	 * onRequest answers one of the sidecar's requests with the method's
+	 * result; the handler checks the params, since what it answers to
+	 * params that do not fit differs (a denial, a decline, a refusal).
+	 */
+	private onRequest<M extends keyof p.SidecarRequests>(
+		method: M,
+		handler: (params: unknown, token: CancellationToken) => Promise<p.SidecarRequests[M]['result']>,
+	): Disposable {
+		return this.conn.onRequest(method, handler);
+	}
+
+	/** onNotification handles a notification of the sidecar whose params fit the method table; others are reported and ignored. */
+	private onNotification<M extends keyof p.SidecarNotifications>(method: M, handler: (params: p.SidecarNotifications[M]) => void): Disposable {
+		const check: Check<p.SidecarNotifications[M]> = p.sidecarNotifications[method];
+		return this.conn.onNotification(method, (params: unknown) => {
+			if (this.check(method, check, params)) handler(params);
+		});
+	}
+
+	private check<V>(what: string, shape: Check<V>, v: unknown): v is V {
+		const errs = validate(shape, v);
 		if (errs.length === 0) return true;
 		this.hooks.warn?.(`ignored a ${what} that does not fit the protocol: ${errs.slice(0, 3).join('; ')}`);
 		return false;
 	}
 
+	/**
+	 * send sends one of the method table's requests, its params typed by the
+	 * table; what it answers is the caller's to check (request checks it
+	 * whole, items item by item).
+	 */
+	private send<M extends keyof p.FrontendRequests>(method: M, params: p.FrontendRequests[M]['params'], token?: CancellationToken): Promise<unknown> {
+		// vscode-jsonrpc takes a trailing argument for a token only when it
+		// is one: an undefined one would make the params positional, [params,
+		// null], which the sidecar rightly refuses.
+		if (token) return this.conn.sendRequest(method, params, token);
+		return this.conn.sendRequest(method, params);
+	}
+
+	/** request sends a request and returns its answer, which must fit the method's result: any other is an error. */
+	private async request<M extends keyof p.FrontendRequests>(
+		method: M,
+		params: p.FrontendRequests[M]['params'],
+		token?: CancellationToken,
+	): Promise<p.FrontendRequests[M]['result']> {
+		const answer = await this.send(method, params, token);
+		const check: Check<p.FrontendRequests[M]['result']> = p.frontendRequests[method].result;
+		const errs = validate(check, answer);
+		if (errs.length > 0) throw new Error(`the sidecar answered ${method} with something outside the protocol: ${errs.slice(0, 3).join('; ')}`);
+		return answer as p.FrontendRequests[M]['result'];
+	}
+
+	/**
+	 * items is the list under key of a list's answer, each item that does
+	 * not fit the protocol left out and reported: one server a newer
+	 * sidecar describes in words this frontend does not know hides only
+	 * that server.
+	 */
+	private items<V>(what: string, item: Check<V>, answer: unknown, key: string): V[] {
+		const list = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>)[key] : undefined;
+		if (!Array.isArray(list)) {
+			this.hooks.warn?.(`ignored an answer without its list of ${key}: ${JSON.stringify(answer)?.slice(0, 80)}`);
+			return [];
+		}
+		return list.filter((x): x is V => this.check(what, item, x));
+	}
+
 	private async onPermission(params: unknown, token: CancellationToken): Promise<p.PermissionResponse> {
+		const method = 'freecode/permission/request';
 		// A request we cannot read is not one the user can judge: deny it.
-		if (!this.check('freecode/permission/request', shapes.permissionRequest, params)) return DENIED;
+		if (!this.check(method, p.sidecarRequests[method].params, params)) return DENIED;
 		try {
 			const answer = await this.hooks.askPermission(params, token);
-			if (shapes.is(shapes.permissionResponse, answer)) return answer;
+			if (is(p.sidecarRequests[method].result, answer)) return answer;
 			this.hooks.warn?.(`the permission prompt answered ${JSON.stringify(answer)}, which is not in the protocol; answering deny`);
 			return DENIED;
 		} catch (e) {
@@ -137,11 +201,12 @@ export class Session {
 	}
 
 	private async onElicitation(params: unknown, token: CancellationToken): Promise<p.ElicitationResponse> {
+		const method = 'freecode/elicitation/request';
 		const decline: p.ElicitationResponse = { action: 'decline' };
-		if (!this.check('freecode/elicitation/request', shapes.elicitationRequest, params) || !this.hooks.askElicitation) return decline;
+		if (!this.check(method, p.sidecarRequests[method].params, params) || !this.hooks.askElicitation) return decline;
 		try {
 			const answer = await this.hooks.askElicitation(params, token);
-			if (shapes.is(shapes.elicitationResponse, answer)) return answer;
+			if (is(p.sidecarRequests[method].result, answer)) return answer;
 			this.hooks.warn?.(`the form answered ${JSON.stringify(answer)}, which is not in the protocol; declining`);
 		} catch (e) {
 			this.hooks.warn?.(`the form failed, declining: ${(e as Error).message}`);
@@ -150,7 +215,8 @@ export class Session {
 	}
 
 	private async onSampling(params: unknown, token: CancellationToken): Promise<p.SamplingResult> {
-		if (!this.check('freecode/sampling/request', shapes.samplingRequest, params)) {
+		const method = 'freecode/sampling/request';
+		if (!this.check(method, p.sidecarRequests[method].params, params)) {
 			throw new ResponseError(SAMPLING_REFUSED, 'sampling refused: the request does not fit the protocol');
 		}
 		if (!this.hooks.askSampling) throw new ResponseError(SAMPLING_REFUSED, 'sampling refused: this frontend has no model');
@@ -161,7 +227,7 @@ export class Session {
 			if (e instanceof ResponseError) throw e;
 			throw new ResponseError(SAMPLING_REFUSED, `sampling refused: ${(e as Error).message}`);
 		}
-		if (!this.check('the sampling answer', shapes.samplingResult, result)) {
+		if (!this.check('the sampling answer', p.sidecarRequests[method].result, result)) {
 			throw new ResponseError(SAMPLING_REFUSED, 'sampling refused: the answer does not fit the protocol');
 		}
 		return result;
@@ -186,13 +252,7 @@ export class Session {
 			return;
 		}
 		try {
-			if (kind === 'resources') {
-				const r = await this.resources(server);
-				set(r.filter((x) => this.check('ResourceInfo', shapes.resourceInfo, x)));
-			} else {
-				const r = await this.prompts(server);
-				set(r.filter((x) => this.check('PromptInfo', shapes.promptInfo, x)));
-			}
+			set(kind === 'resources' ? await this.resources(server) : await this.prompts(server));
 		} catch (e) {
 			set([]);
 			// A server that stopped meanwhile has none, and nothing is wrong.
@@ -200,29 +260,6 @@ export class Session {
 				this.hooks.warn?.(`reading the ${kind} of ${server} failed: ${(e as Error).message}`);
 			}
 		}
-	}
-
-	private onStatus(params: unknown): void {
-		if (!this.check('freecode/servers/status', shapes.serverStatus, params)) return;
-		this.pendingStatuses?.push(params);
-		this.model.updateServer(params);
-	}
-
-	private onToolsChanged(params: unknown): void {
-		if (!this.check('freecode/tools/changed', shapes.toolsChanged, params)) return;
-		this.hooks.toolsChanged?.(params);
-		// The tool set changed. The servers are read with the tools, so the
-		// tree's counts and its tool nodes come from one moment.
-		void this.refresh();
-	}
-
-	private onReviewNeeded(params: unknown): void {
-		if (!this.check('freecode/tools/reviewNeeded', shapes.reviewNeeded, params)) return;
-		this.hooks.reviewNeeded?.(params);
-		// The marks of the tools changed; the provider definitions' hashes
-		// may not have (models keep the accepted definition), so no
-		// tools/changed comes for it.
-		void this.refresh();
 	}
 
 	/**
@@ -251,16 +288,13 @@ export class Session {
 	private async readOnce(): Promise<void> {
 		this.pendingStatuses = [];
 		try {
-			const [servers, tools] = await Promise.all([
-				this.conn.sendRequest<p.ServersResult>(p.Requests.servers, {}),
-				this.conn.sendRequest<p.ToolsResult>(p.Requests.tools, {}),
-			]);
+			const [servers, tools] = await Promise.all([this.send('freecode/servers', {}), this.send('freecode/tools', {})]);
 			if (this.closed) return;
-			const statuses = (servers?.servers ?? []).filter((s) => this.check('ServerStatus', shapes.serverStatus, s));
+			const statuses = this.items('ServerStatus', p.ServerStatus, servers, 'servers');
 			const later = this.pendingStatuses;
 			this.model.setServers(statuses);
 			for (const s of later) this.model.updateServer(s);
-			this.model.setTools((tools?.tools ?? []).filter((t) => this.check('ToolInfo', shapes.toolInfo, t)));
+			this.model.setTools(this.items('ToolInfo', p.ToolInfo, tools, 'tools'));
 			await this.readTasks();
 		} catch (e) {
 			if (!this.closed) this.hooks.warn?.(`reading the servers from the sidecar failed: ${(e as Error).message}`);
@@ -272,9 +306,9 @@ export class Session {
 	/** readTasks reads the tasks calls started (freecode/tasks): those of an earlier window or sidecar run too. */
 	private async readTasks(): Promise<void> {
 		try {
-			const r = await this.conn.sendRequest<p.TasksResult>(p.Requests.tasks, {});
+			const r = await this.send('freecode/tasks', {});
 			if (this.closed) return;
-			this.model.setTasks((r?.tasks ?? []).filter((t) => this.check('TaskInfo', shapes.taskInfo, t)));
+			this.model.setTasks(this.items('TaskInfo', p.TaskInfo, r, 'tasks'));
 		} catch (e) {
 			if (!this.closed) this.hooks.warn?.(`reading the tasks from the sidecar failed: ${(e as Error).message}`);
 		}
@@ -282,82 +316,81 @@ export class Session {
 
 	/** cancelTask cancels a running task of ours on its server (freecode/tasks/cancel); its end comes as freecode/tasks/changed. */
 	async cancelTask(server: string, taskId: string): Promise<p.TaskInfo> {
-		const t = await this.conn.sendRequest<p.TaskInfo>(p.Requests.tasksCancel, { server, taskId } satisfies p.TaskCancelParams);
-		if (this.check(p.Requests.tasksCancel, shapes.taskInfo, t)) this.model.updateTask(t);
+		const t = await this.request('freecode/tasks/cancel', { server, taskId });
+		this.model.updateTask(t);
 		return t;
 	}
 
 	/** adoptTask makes another frontend's task ours (freecode/tasks/adopt): its result, its questions and its cancel. */
 	async adoptTask(server: string, taskId: string): Promise<p.TaskInfo> {
-		const t = await this.conn.sendRequest<p.TaskInfo>(p.Requests.tasksAdopt, { server, taskId } satisfies p.TaskAdoptParams);
-		if (this.check(p.Requests.tasksAdopt, shapes.taskInfo, t)) this.model.updateTask(t);
+		const t = await this.request('freecode/tasks/adopt', { server, taskId });
+		this.model.updateTask(t);
 		return t;
 	}
 
-	private async serverRequest(method: string, params: unknown): Promise<p.ServerStatus> {
-		const s = await this.conn.sendRequest<p.ServerStatus>(method, params);
-		if (this.check(method, shapes.serverStatus, s)) this.model.updateServer(s);
+	/** serverRequest runs one of the requests that answer with the server's status, and applies it. */
+	private async serverRequest(
+		method: 'freecode/servers/start' | 'freecode/servers/stop' | 'freecode/servers/restart' | 'freecode/servers/login' | 'freecode/servers/logout',
+		name: string,
+	): Promise<p.ServerStatus> {
+		const s = await this.request(method, { name });
+		this.model.updateServer(s);
 		return s;
 	}
 
 	start(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversStart, { name } satisfies p.ServerNameParams);
+		return this.serverRequest('freecode/servers/start', name);
 	}
 	stop(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversStop, { name } satisfies p.ServerNameParams);
+		return this.serverRequest('freecode/servers/stop', name);
 	}
 	restart(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversRestart, { name } satisfies p.ServerNameParams);
+		return this.serverRequest('freecode/servers/restart', name);
 	}
 	/** approve approves the entry whose hash the user was shown (required to approve), or revokes the approval. */
-	approve(name: string, approve: boolean, entryHash?: string): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversApprove, { name, approve, entryHash } satisfies p.ApproveParams);
+	async approve(name: string, approve: boolean, entryHash?: string): Promise<p.ServerStatus> {
+		const s = await this.request('freecode/servers/approve', { name, approve, entryHash });
+		this.model.updateServer(s);
+		return s;
 	}
 	login(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversLogin, { name } satisfies p.ServerNameParams);
+		return this.serverRequest('freecode/servers/login', name);
 	}
 	logout(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest(p.Requests.serversLogout, { name } satisfies p.ServerNameParams);
+		return this.serverRequest('freecode/servers/logout', name);
 	}
 
+	/** resources lists one server's resources, or every connected server's. */
 	async resources(server?: string): Promise<p.ResourceInfo[]> {
-		const r = await this.conn.sendRequest<p.ResourcesResult>(p.Requests.resources, { server } satisfies p.ListParams);
-		return r?.resources ?? [];
+		return this.items('ResourceInfo', p.ResourceInfo, await this.send('freecode/resources', { server }), 'resources');
 	}
 	readResource(server: string, uri: string): Promise<p.ReadResourceResult> {
-		return this.conn.sendRequest(p.Requests.resourcesRead, { server, uri } satisfies p.ResourceReadParams);
+		return this.request('freecode/resources/read', { server, uri });
 	}
+	/** prompts lists one server's prompts, or every connected server's. */
 	async prompts(server?: string): Promise<p.PromptInfo[]> {
-		const r = await this.conn.sendRequest<p.PromptsResult>(p.Requests.prompts, { server } satisfies p.ListParams);
-		return r?.prompts ?? [];
+		return this.items('PromptInfo', p.PromptInfo, await this.send('freecode/prompts', { server }), 'prompts');
 	}
 	getPrompt(server: string, name: string, args?: Record<string, string>): Promise<p.GetPromptResult> {
-		return this.conn.sendRequest(p.Requests.promptsGet, { server, name, arguments: args } satisfies p.PromptGetParams);
+		return this.request('freecode/prompts/get', { server, name, arguments: args });
 	}
 
-	definitions(format: p.DefinitionsFormat): Promise<p.DefinitionsResult> {
-		return this.conn.sendRequest(p.Requests.toolsDefinitions, { format } satisfies p.DefinitionsParams);
+	definitions(format: p.Format): Promise<p.DefinitionsResult> {
+		return this.request('freecode/tools/definitions', { format });
 	}
 
 	/** execute runs a batch; cancelling token sends $/cancelRequest, which cancels every call still running. */
 	execute(calls: p.ToolCall[], token?: CancellationToken): Promise<p.ExecuteResult> {
-		const params = { calls } satisfies p.ExecuteParams;
-		// vscode-jsonrpc takes a trailing argument for a token only when it
-		// is one: an undefined one would make the params positional, [params,
-		// null], which the sidecar rightly refuses.
-		if (token) return this.conn.sendRequest(p.Requests.toolsExecute, params, token);
-		return this.conn.sendRequest(p.Requests.toolsExecute, params);
+		return this.request('freecode/tools/execute', { calls }, token);
 	}
 
 	/** review lists a server's tools awaiting review, or accepts or rejects (freecode/tools/review). */
 	async review(params: p.ReviewParams): Promise<p.ToolReview[]> {
-		const res = await this.conn.sendRequest<p.ReviewResult>(p.Requests.toolsReview, params);
-		if (!this.check(p.Requests.toolsReview, shapes.reviewResult, res)) return [];
-		return res.reviews;
+		return (await this.request('freecode/tools/review', params)).reviews;
 	}
 
-	project(): Promise<p.ProjectResult> {
-		return this.conn.sendRequest(p.Requests.project, {});
+	project(): Promise<p.Project> {
+		return this.request('freecode/project', {});
 	}
 
 	/**
@@ -365,14 +398,12 @@ export class Session {
 	 * (freecode/permissions/removeAllow): rule leaves the session and the
 	 * file of scope. The tools' marks follow by freecode/tools/changed.
 	 */
-	async removeAllow(rule: string, scope: p.RuleScope): Promise<p.RemoveAllowResult> {
-		const r = await this.conn.sendRequest<p.RemoveAllowResult>(p.Requests.permissionsRemoveAllow, { rule, scope } satisfies p.RemoveAllowParams);
-		if (!this.check(p.Requests.permissionsRemoveAllow, shapes.removeAllowResult, r)) throw new Error('the sidecar answered removeAllow with something outside the protocol');
-		return r;
+	removeAllow(rule: string, scope: p.PermissionScope): Promise<p.RemoveAllowResult> {
+		return this.request('freecode/permissions/removeAllow', { rule, scope });
 	}
 
-	trust(trusted: boolean): Promise<p.ProjectTrustResult> {
-		return this.conn.sendRequest(p.Requests.projectTrust, { trusted } satisfies p.ProjectTrustParams);
+	trust(trusted: boolean): Promise<p.TrustResult> {
+		return this.request('freecode/project/trust', { trusted });
 	}
 
 	/**
@@ -380,7 +411,7 @@ export class Session {
 	 * awaiting review, named by hash (freecode/project/trust with rulesHash):
 	 * the sidecar refuses (-32602) if the files changed since.
 	 */
-	acceptRules(hash: string): Promise<p.ProjectTrustResult> {
-		return this.conn.sendRequest(p.Requests.projectTrust, { trusted: true, rulesHash: hash } satisfies p.ProjectTrustParams);
+	acceptRules(hash: string): Promise<p.TrustResult> {
+		return this.request('freecode/project/trust', { trusted: true, rulesHash: hash });
 	}
 }

@@ -5,7 +5,7 @@
 // row's tooltip alone is too quiet for an answer the user waits on. Pure:
 // no `vscode` import; the command gives it the notification to show.
 
-import type { ServerStatus } from './protocol';
+import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable } from './text';
 
 export const TRY_AGAIN = 'Try Again';

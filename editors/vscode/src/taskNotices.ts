@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { ServersModel } from './model';
-import type { TaskInfo } from './protocol';
+import type { TaskInfo } from '../../../frontend/src/protocol.gen';
 import { oneLine, printable } from './text';
 import { live } from './views/tasksTree';
 

@@ -6,7 +6,7 @@
 
 import type * as vscode from 'vscode';
 import type { ServersModel } from './model';
-import type { TaskInfo } from './protocol';
+import type { TaskInfo } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import { taskEndDocument } from './resultText';
 import { live } from './views/tasksTree';

@@ -8,7 +8,7 @@
 
 import * as vscode from 'vscode';
 import { ARGS_URI, ArgumentsFs } from './argumentsFs';
-import type { ToolProgressParams, ToolResult } from './protocol';
+import type { ToolProgress, ToolResult } from '../../../frontend/src/protocol.gen';
 import { imagesPage, resultImages } from './resultImages';
 
 /** The result's name under the freecode: scheme. */
@@ -16,7 +16,7 @@ export const RESULT_DOC = 'Tool Result.txt';
 
 export class ToolRuns implements vscode.Disposable {
 	private readonly args: ArgumentsFs;
-	private readonly progress = new Map<string, (p: ToolProgressParams) => void>();
+	private readonly progress = new Map<string, (p: ToolProgress) => void>();
 	private seq = 0;
 	private readonly subs: vscode.Disposable[] = [];
 	private images: vscode.WebviewPanel | undefined;
@@ -102,12 +102,12 @@ export class ToolRuns implements vscode.Disposable {
 	}
 
 	/** onProgress routes freecode/tools/progress to the call that asked for it. */
-	onProgress(p: ToolProgressParams): void {
+	onProgress(p: ToolProgress): void {
 		this.progress.get(p.callId)?.(p);
 	}
 
 	/** track sends callId's progress to fn until the result disposes it. */
-	track(callId: string, fn: (p: ToolProgressParams) => void): vscode.Disposable {
+	track(callId: string, fn: (p: ToolProgress) => void): vscode.Disposable {
 		this.progress.set(callId, fn);
 		return { dispose: () => this.progress.delete(callId) };
 	}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { allowMessage, allowNotice, allowStep, OPEN_FILE, shortPath, UNDO, type AllowStep, type AllowUI, type Where } from '../src/allowNotice';
-import type { RemoveAllowResult, RuleScope } from '../src/protocol';
+import type { PermissionScope, RemoveAllowResult } from '../../../frontend/src/protocol.gen';
 
 const where: Where = {
 	root: '/home/me/project',
@@ -25,7 +25,7 @@ function fakeUI(picks: (string | undefined)[], result: RemoveAllowResult = { pat
 		},
 		showError: (m) => void seen.errors.push(m),
 		openFile: (p) => void seen.opened.push(p),
-		removeAllow: async (rule: string, scope: RuleScope) => {
+		removeAllow: async (rule: string, scope: PermissionScope) => {
 			seen.calls.push(`removeAllow ${rule} ${scope}`);
 			return result;
 		},

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AppBridge, callToolResult, classify, errors, MAX_CALLS_IN_FLIGHT, type AppHost, type CallToolResult, type Message } from '../src/appBridge';
-import type { ReadResourceResult } from '../src/protocol';
+import type { ReadResourceResult } from '../../../frontend/src/protocol.gen';
 
 // A host that records what the bridge asks of it; calls wait for release.
 class Host implements AppHost {

@@ -22,7 +22,7 @@ import {
 	trustConfirmation,
 	type Confirmation,
 } from '../src/confirmations';
-import type { ToolReview } from '../src/protocol';
+import type { ToolReview } from '../../../frontend/src/protocol.gen';
 
 const review: ToolReview = {
 	server: 'gh',

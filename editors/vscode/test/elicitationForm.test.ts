@@ -13,7 +13,7 @@ import {
 	urlConsent,
 	type FormField,
 } from '../src/elicitationForm';
-import type { ElicitationRequest } from '../src/protocol';
+import type { ElicitationRequest } from '../../../frontend/src/protocol.gen';
 
 // A form with one field of each kind MCP allows, the way servers write them.
 const schema = {

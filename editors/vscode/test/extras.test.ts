@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promptDoc, resourceDoc } from '../src/extrasText';
-import type { GetPromptResult, PromptInfo, ReadResourceResult, ResourceInfo, ServerStatus } from '../src/protocol';
+import type { GetPromptResult, PromptInfo, ReadResourceResult, ResourceInfo, ServerStatus } from '../../../frontend/src/protocol.gen';
 import { ServersModel } from '../src/model';
 import { groupChildren } from '../src/views/extrasTree';
 import { serverChildren, serverNodes } from '../src/views/tree';

@@ -55,7 +55,12 @@ class FakeClient implements SidecarClient {
 			sendRequest: async <R>(method: string): Promise<R> => {
 				this.sent.push(method);
 				if (this.state !== 'running') throw new Error(`sidecar ${this.n} is ${this.state}`);
-				const answers: Record<string, unknown> = { 'freecode/servers': { servers: [] }, 'freecode/tools': { tools: [] } };
+				const answers: Record<string, unknown> = {
+					'freecode/servers': { servers: [] },
+					'freecode/tools': { tools: [] },
+					'freecode/tasks': { tasks: [] },
+					'freecode/project': { projectTrusted: false, configPath: '/home/me/.freecode/config.json', settingsPaths: { user: '/home/me/.freecode/settings.json' } },
+				};
 				return (answers[method] ?? {}) as R;
 			},
 			onNotification: () => ({ dispose() {} }),

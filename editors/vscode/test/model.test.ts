@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasTools, ServersModel, toolKind } from '../src/model';
-import type { PromptInfo, ResourceInfo, ServerStatus, ToolInfo } from '../src/protocol';
+import type { PromptInfo, ResourceInfo, ServerStatus, ToolInfo } from '../../../frontend/src/protocol.gen';
 
 function st(name: string, over: Partial<ServerStatus> = {}): ServerStatus {
 	return { name, scope: 'user', type: 'local', state: 'connected', toolCount: 0, ...over };

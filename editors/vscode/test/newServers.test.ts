@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServersModel } from '../src/model';
 import { NewServers } from '../src/newServers';
-import type { ServerStatus } from '../src/protocol';
+import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 
 function st(name: string, state: ServerStatus['state']): ServerStatus {
 	return { name, scope: 'user', type: 'local', state, toolCount: 0, lastError: state === 'failed' ? 'exited with code 3' : undefined };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ToolResult } from '../src/protocol';
+import type { ToolResult } from '../../../frontend/src/protocol.gen';
 import { imagesPage, resultImages } from '../src/resultImages';
 
 const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';

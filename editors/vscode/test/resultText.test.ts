@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ToolResult } from '../src/protocol';
+import type { ToolResult } from '../../../frontend/src/protocol.gen';
 import { resultDocument, resultSummary } from '../src/resultText';
 
 const fixtures: ToolResult[] = JSON.parse(
@@ -85,7 +85,7 @@ test('result: every fixture result shows each of its text blocks and where a cut
 	for (const r of fixtures) {
 		const doc = resultDocument('t', r);
 		for (const c of r.content) if (c.type === 'text') assert.ok(doc.includes(String(c.text)), doc);
-		if (r.truncated) assert.ok(doc.includes(r.truncated.savedTo), doc);
+		if (r.truncated?.savedTo) assert.ok(doc.includes(r.truncated.savedTo), doc);
 		assert.ok(resultSummary('t', r).startsWith('t '));
 	}
 });

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ReviewNeededParams, ToolReview } from '../src/protocol';
+import type { ReviewNeeded, ToolReview } from '../../../frontend/src/protocol.gen';
 import { ACCEPT_ALL, decideButtons, noticeButtons, REJECT_ALL, REVIEW, reviewSides, sentenceLines } from '../src/reviewDiff';
 
-const needed: ReviewNeededParams[] = JSON.parse(
+const needed: ReviewNeeded[] = JSON.parse(
 	readFileSync(join(__dirname, '..', '..', 'test', 'fixtures', 'ReviewNeeded.json'), 'utf8'),
 );
 

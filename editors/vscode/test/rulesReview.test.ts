@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { ServersModel } from '../src/model';
-import type { RulesReview } from '../src/protocol';
+import type { RulesReview } from '../../../frontend/src/protocol.gen';
 import { ACCEPT_RULES, acceptedRulesHash, KEEP, rulesDocument, rulesNotice, rulesPrompt } from '../src/rulesReview';
 import { Session } from '../src/session';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { SamplingRequest } from '../src/protocol';
+import type { SamplingRequest } from '../../../frontend/src/protocol.gen';
 import { chatMessages, consent, pickModel, readParams, samplingButtons, type ModelInfo, type SamplingParams } from '../src/samplingConsent';
 
 const params = {

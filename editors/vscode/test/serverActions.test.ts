@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { entryPosition } from '../src/configEntry';
-import { ServerStates, type ServerStatus } from '../src/protocol';
+import { ServerStateValues, type ServerStatus } from '../../../frontend/src/protocol.gen';
 import { actionWords, canDo, serverPicks, type ServerAction } from '../src/serverActions';
 import { serverNode } from '../src/views/serversTree';
 import { statusMenu } from '../src/statusMenu';
@@ -33,7 +33,7 @@ test('actions: every per-server command has its title and is in the palette once
 test('actions: the view offers an action exactly when canDo says it applies', () => {
 	const menus: { command: string; when: string }[] = pkg.contributes.menus['view/item/context'];
 	// Every state, in both scopes and both types.
-	const statuses = ServerStates.filter((s) => s !== 'removed').flatMap((state) =>
+	const statuses = ServerStateValues.filter((s) => s !== 'removed').flatMap((state) =>
 		(['user', 'project'] as const).flatMap((scope) =>
 			(['local', 'remote'] as const).map((type) => st('x', { state, scope, type })),
 		),

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ServersModel } from '../src/model';
-import type { ServerStatus, ToolInfo } from '../src/protocol';
+import type { ServerStatus, ToolInfo } from '../../../frontend/src/protocol.gen';
 import { serverNode, toolNode, toolNodes } from '../src/views/serversTree';
 import { serverNodes } from '../src/views/tree';
 

@@ -22,7 +22,7 @@ import type {
 	SamplingResult,
 	ServerStatus,
 	ToolInfo,
-} from '../src/protocol';
+} from '../../../frontend/src/protocol.gen';
 import { Session } from '../src/session';
 import { ServersModel } from '../src/model';
 import { toolNodes } from '../src/views/serversTree';

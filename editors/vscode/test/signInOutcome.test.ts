@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ServerStatus } from '../src/protocol';
+import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 import { SHOW_LOG, signInFailure, signInOutcome, TRY_AGAIN, type SignInUI } from '../src/signInOutcome';
 
 const failed: ServerStatus = {

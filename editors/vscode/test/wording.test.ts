@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ServerStatus } from '../src/protocol';
+import { ServerStatus } from '../../../frontend/src/protocol.gen';
 import { retryWords, serverNode, serverTooltip } from '../src/views/serversTree';
 import { ago, since } from '../src/wording';
 import { takesNoArguments } from '../src/schemaPrefill';

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { promptDoc } from '../extrasText';
 import type { Node } from '../nodes';
-import type { PromptInfo } from '../protocol';
+import type { PromptInfo } from '../../../../frontend/src/protocol.gen';
 import { printable } from '../text';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';

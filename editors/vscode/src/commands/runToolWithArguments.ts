@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { FreeCode } from '../context';
-import type { ToolCall } from '../protocol';
+import type { ToolCall } from '../../../../frontend/src/protocol.gen';
 import { resultDocument, resultSummary } from '../resultText';
 import { parseArgumentsDocument } from '../schemaPrefill';
 import { RESULT_DOC } from '../toolRuns';

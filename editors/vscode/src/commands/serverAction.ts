@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
-import type { ServerStatus } from '../protocol';
+import type { ServerStatus } from '../../../../frontend/src/protocol.gen';
 import type { ServerAction } from '../serverActions';
 import type { Session } from '../session';
 import { oneLine } from '../text';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { DefinitionsFormats, type DefinitionsFormat } from '../protocol';
+import { type Format, FormatValues } from '../../../../frontend/src/protocol.gen';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 
@@ -11,11 +11,11 @@ export const showToolDefinitions: CommandFactory = (fc) => async () => {
 	const s = session(fc);
 	if (!s) return;
 	const pick = await vscode.window.showQuickPick(
-		DefinitionsFormats.map((f) => ({ label: f, format: f })),
+		FormatValues.map((f) => ({ label: f, format: f })),
 		{ placeHolder: 'Provider format' },
 	);
 	if (!pick) return;
-	const format: DefinitionsFormat = pick.format;
+	const format: Format = pick.format;
 	try {
 		const d = await s.definitions(format);
 		const content =

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { acceptConfirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { Node, ToolNode } from '../nodes';
-import type { ToolReview } from '../protocol';
+import type { ToolReview } from '../../../../frontend/src/protocol.gen';
 import { showReviewDiff } from '../reviewNotices';
 import { printable } from '../text';
 import type { CommandFactory } from './util';

@@ -5,7 +5,7 @@
 
 import type { ServersModel } from '../model';
 import type { GroupKind, GroupNode, PromptNode, ResourceNode } from '../nodes';
-import type { PromptInfo, ResourceInfo } from '../protocol';
+import type { PromptInfo, ResourceInfo } from '../../../../frontend/src/protocol.gen';
 import { oneLine, printable } from '../text';
 
 const groupWords: Record<GroupKind, { label: string; icon: string; one: string; many: string }> = {

@@ -6,11 +6,11 @@
 
 import { broken, headline, type FileProblems, type ServersModel } from '../model';
 import type { NoticeNode } from '../nodes';
-import type { ConfigProblem } from '../protocol';
+import type { Problem } from '../../../../frontend/src/protocol.gen';
 import { oneLine, printable } from '../text';
 
 /** position is a problem's place as an editor shows it. */
-export function position(p: ConfigProblem): string {
+export function position(p: Problem): string {
 	return `line ${p.line ?? 1}, column ${p.column ?? 1}`;
 }
 

@@ -8,7 +8,7 @@
 import { hasTools, toolKind, type ServersModel } from '../model';
 import { canDo, type ServerAction } from '../serverActions';
 import type { Icon, ServerNode, ToolNode } from '../nodes';
-import type { ServerState, ServerStatus, ToolInfo } from '../protocol';
+import type { ServerState, ServerStatus, ToolInfo } from '../../../../frontend/src/protocol.gen';
 import { commandLine, oneLine, printable } from '../text';
 import { since } from '../wording';
 

@@ -12,7 +12,7 @@
 
 import type { ServersModel } from '../model';
 import type { Icon, TaskNode, TasksNode } from '../nodes';
-import type { TaskInfo, TaskStatus } from '../protocol';
+import type { TaskInfo, TaskStatus } from '../../../../frontend/src/protocol.gen';
 import { oneLine, printable } from '../text';
 
 /** live reports whether a task still runs: working, or waiting for an answer. */

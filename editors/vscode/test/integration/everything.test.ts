@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { content, parseForm, parseInput, prefill } from '../../src/elicitationForm';
 import { promptDoc, resourceDoc } from '../../src/extrasText';
-import type { ElicitationRequest, SamplingRequest } from '../../src/protocol';
+import type { ElicitationRequest, SamplingRequest } from '../../../../frontend/src/protocol.gen';
 import { chatMessages, consent, readParams } from '../../src/samplingConsent';
 import type { Session } from '../../src/session';
 import { ServersModel } from '../../src/model';

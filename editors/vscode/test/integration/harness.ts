@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import type { ClientState, SidecarClient } from '../../src/lifecycle';
 import type { ServersModel } from '../../src/model';
-import type { ClientCapabilities } from '../../src/protocol';
+import type { ClientCapabilities } from '../../../../frontend/src/protocol.gen';
 import { Session, type Hooks } from '../../src/session';
 
 /** Generous: a cold MCP server start on a busy machine, not a performance goal. */

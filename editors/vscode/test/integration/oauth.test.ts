@@ -24,7 +24,7 @@ import { after, before, test } from 'node:test';
 import { externalPage, type ShowDocument } from '../../src/externalPage';
 import { ServersModel } from '../../src/model';
 import { ALLOW_ONCE, answerFor, permissionPrompt } from '../../src/permissionChoices';
-import type { PermissionRequest } from '../../src/protocol';
+import type { PermissionRequest } from '../../../../frontend/src/protocol.gen';
 import { startSidecar, until as waitFor, waitMs, writeConfig, type Sidecar } from './harness';
 
 const bin = process.env.FREECODE_BIN;

@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ALLOW_ONCE, answerFor, DENY, permissionPrompt } from '../../src/permissionChoices';
-import type { PermissionRequest, ServerStatus } from '../../src/protocol';
+import type { PermissionRequest, ServerStatus } from '../../../../frontend/src/protocol.gen';
 import type { Session } from '../../src/session';
 import { ServersModel } from '../../src/model';
 import { toolNodes } from '../../src/views/serversTree';
