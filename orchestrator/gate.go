@@ -55,6 +55,12 @@ type Request struct {
 	// App is set when the server's MCP Apps view made the call, not a
 	// model: the server whose view it is (ToolCall.App).
 	App string
+	// ProjectTrusted says whether the project is trusted, so that an
+	// "always allow" rule written to its local file would apply: the
+	// trust of the rules in force when the question is asked
+	// (permissions.Set.ProjectTrusted). An Approver offers that scope
+	// only then.
+	ProjectTrusted bool
 }
 
 // AnswerDecision is what the user answered.
@@ -142,6 +148,9 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		Reason:      reason,
 		Review:      requestReview(rv),
 		App:         p.call.App,
+		// The rules it was decided by know it: whoever asks the user
+		// need not ask the workspace again.
+		ProjectTrusted: o.perms.Load().ProjectTrusted(),
 	})
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.

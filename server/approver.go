@@ -11,7 +11,6 @@ import (
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/server/wire"
-	"github.com/freecode/freecode/workspace"
 )
 
 // approver asks, for the orchestrator, the frontend whose
@@ -21,7 +20,6 @@ import (
 // frontend and no other, through the session's *mcp.Answerer (relay.go).
 type approver struct {
 	sess *session
-	w    *workspace.Workspace
 }
 
 var _ orchestrator.Approver = (*approver)(nil)
@@ -32,7 +30,7 @@ var _ orchestrator.Approver = (*approver)(nil)
 // which the orchestrator counts as a denial. When ctx ends first, the
 // frontend is sent $/cancelRequest, so that it can take its prompt down.
 func (c *approver) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
-	pr := wire.PermissionRequest(req, c.w.Project().Trusted)
+	pr := wire.PermissionRequest(req)
 	var resp protocol.PermissionResponse
 	if err := lsp.Call(ctx, c.sess.conn, protocol.MethodPermissionRequest, &pr, &resp); err != nil {
 		if errors.Is(err, jsonrpc2.ErrMethodNotFound) {

@@ -102,7 +102,7 @@ the call is not run, and the result names the scope the server asks for.`,
 					return orchestrator.Answer{Decision: orchestrator.AllowOnce}, nil
 				})
 			case in != nil:
-				approver = &promptApprover{in: in, out: stderr, projectTrusted: r.w.Project().Trusted}
+				approver = &promptApprover{in: in, out: stderr}
 			}
 			rs := r.w.Execute(ctx, []orchestrator.ToolCall{{CallID: "cli-1", Tool: id, Arguments: argsJSON}}, &orchestrator.ExecOptions{
 				Approver: approver,

@@ -28,9 +28,8 @@ var isTerminal = func(r io.Reader) bool {
 // only in a trusted project: an untrusted project's allow rules are
 // ignored, so the rule would not hold beyond this call.
 type promptApprover struct {
-	in             *bufio.Reader
-	out            io.Writer
-	projectTrusted bool
+	in  *bufio.Reader
+	out io.Writer
 }
 
 var _ orchestrator.Approver = (*promptApprover)(nil)
@@ -47,7 +46,7 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 	}
 	// The choices, one a line: the "always" ones say where the rule goes.
 	fmt.Fprint(p.out, "  y  allow this call once\n  n  deny it (Enter)\n  a  always allow it: a rule in your user settings (~/.freecode/settings.json)\n")
-	if p.projectTrusted {
+	if req.ProjectTrusted {
 		keys += "/l"
 		fmt.Fprint(p.out, "  l  always allow it in this project: a rule in its .freecode/settings.local.json\n")
 	} else {
@@ -86,7 +85,7 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 	case "a", "always":
 		return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeUser}, nil
 	case "l", "local":
-		if p.projectTrusted {
+		if req.ProjectTrusted {
 			return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeLocal}, nil
 		}
 		fmt.Fprintln(p.out, "not allowed: a project rule needs a trusted project (`freecode trust`)")

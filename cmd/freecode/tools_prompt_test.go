@@ -28,8 +28,8 @@ func TestPromptWording(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
-			p := &promptApprover{in: bufio.NewReader(strings.NewReader("\n")), out: &out, projectTrusted: true}
-			tc.req.Tool, tc.req.Arguments, tc.req.Reason = "mcp__demo__delete_file", json.RawMessage(`{}`), "no rule"
+			p := &promptApprover{in: bufio.NewReader(strings.NewReader("\n")), out: &out}
+			tc.req.Tool, tc.req.Arguments, tc.req.Reason, tc.req.ProjectTrusted = "mcp__demo__delete_file", json.RawMessage(`{}`), "no rule", true
 			if _, err := p.Approve(t.Context(), tc.req); err != nil {
 				t.Fatal(err)
 			}

@@ -273,8 +273,8 @@ func TestPromptApprover(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var out strings.Builder
-		p := &promptApprover{in: bufio.NewReader(strings.NewReader(tc.input)), out: &out, projectTrusted: tc.trusted}
-		got, err := p.Approve(t.Context(), orchestrator.Request{Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{}`), Reason: "no rule; tool is not read-only"})
+		p := &promptApprover{in: bufio.NewReader(strings.NewReader(tc.input)), out: &out}
+		got, err := p.Approve(t.Context(), orchestrator.Request{Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{}`), Reason: "no rule; tool is not read-only", ProjectTrusted: tc.trusted})
 		if err != nil {
 			t.Fatalf("trusted=%v %q: %v", tc.trusted, tc.input, err)
 		}

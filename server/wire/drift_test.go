@@ -86,10 +86,6 @@ type (
 		Info     workspace.ProjectInfo
 		Problems []workspace.ProblemsEvent
 	}
-	requestArgs struct {
-		Request        orchestrator.Request
-		ProjectTrusted bool
-	}
 	progressArgs struct {
 		CallID   string
 		Progress orchestrator.Progress
@@ -175,9 +171,9 @@ var conversions = map[string]conversion{
 		"Result.Task.CreatedAt":     "the task is the one the result is of",
 	})),
 	"ToolProgress": conv(func(a progressArgs) protocol.ToolProgress { return ToolProgress(a.CallID, a.Progress) }),
-	"PermissionRequest": conv(func(a requestArgs) protocol.PermissionRequest { return PermissionRequest(a.Request, a.ProjectTrusted) }).leavesOut(map[string]string{
-		"Request.Destructive": "the CLI's prompt words it; a frontend reads the tool's annotations from freecode/tools (ToolInfo)",
-		"Request.Annotated":   "the CLI's prompt words it; a frontend reads the tool's annotations from freecode/tools (ToolInfo)",
+	"PermissionRequest": conv(PermissionRequest).leavesOut(map[string]string{
+		"Destructive": "the CLI's prompt words it; a frontend reads the tool's annotations from freecode/tools (ToolInfo)",
+		"Annotated":   "the CLI's prompt words it; a frontend reads the tool's annotations from freecode/tools (ToolInfo)",
 	}),
 	"Answer":           conv(Answer),
 	"ToolReview":       conv(ToolReview),

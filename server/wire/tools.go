@@ -120,13 +120,11 @@ func ToolProgress(callID string, p orchestrator.Progress) protocol.ToolProgress 
 }
 
 // PermissionRequest is the orchestrator's question as
-// freecode/permission/request asks it; projectTrusted says whether an
-// allow rule in the project's local file would be honoured, which the
-// question does not know.
-func PermissionRequest(req orchestrator.Request, projectTrusted bool) protocol.PermissionRequest {
+// freecode/permission/request asks it.
+func PermissionRequest(req orchestrator.Request) protocol.PermissionRequest {
 	out := protocol.PermissionRequest{
 		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
-		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: projectTrusted,
+		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: req.ProjectTrusted,
 		Review: PermissionReview(req.Review),
 	}
 	if req.App != "" {
