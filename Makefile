@@ -79,7 +79,7 @@ sandbox-apt:
 protocol-check:
 	$(GO) run ./internal/protocol/gen -check
 
-test: protocol-check npm conformance-suite sandbox-apt vscode-test vscode-integration e2e web-test web-e2e
+test: protocol-check npm conformance-suite sandbox-apt frontend-test vscode-test vscode-integration e2e web-test web-e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
@@ -95,7 +95,8 @@ lint:
 	gofmt -l $$(git ls-files '*.go')
 
 clean:
-	rm -rf $(BIN) editors/vscode/dist editors/vscode/out editors/vscode/bin editors/vscode/test-output web/out web/test-output
+	rm -rf $(BIN) frontend/out editors/vscode/dist editors/vscode/out editors/vscode/bin editors/vscode/test-output web/out web/test-output
 
 include editors/vscode/vscode.mk
+include frontend/frontend.mk
 include web/web.mk

@@ -1,5 +1,5 @@
 // Builds the page's script, web/static/app.js, from web/src/main.ts and the
-// extension's pure modules it imports (editors/vscode/src), with the
+// TypeScript both frontends share that it imports (frontend/src), with the
 // extension's own esbuild and vscode-jsonrpc (editors/vscode/node_modules,
 // `make vscode` installs them). The bundle is committed, since `go install`
 // embeds web/static as it is; so:
@@ -51,7 +51,7 @@ if (process.argv.includes('--tests')) {
 		have = Buffer.alloc(0);
 	}
 	if (!want.equals(have)) {
-		console.error(`web/static/app.js is stale: it is not what web/src and editors/vscode/src build now (${have.length} bytes committed, ${want.length} built). Run 'make web' and commit it.`);
+		console.error(`web/static/app.js is stale: it is not what web/src and frontend/src build now (${have.length} bytes committed, ${want.length} built). Run 'make web' and commit it.`);
 		process.exit(1);
 	}
 } else {

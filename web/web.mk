@@ -2,8 +2,9 @@
 # editors/vscode/vscode.mk, whose npm tree (esbuild, typescript,
 # vscode-jsonrpc, playwright-core) and Debian chromium it uses.
 #
-#   make web        rebuild web/static/app.js from web/src and the extension's pure modules; commit it
-#   make web-test   type-check, the committed bundle is what the sources build (else: stale), unit tests
+#   make web        rebuild web/static/app.js from web/src and the shared frontend/src; commit it
+#   make web-test   type-check, the import-cycle check (with frontend/src), the committed bundle is what
+#                   the sources build (else: stale), unit tests
 #   make web-e2e    `freecode web --no-browser` on the demo server, driven in headless Chromium
 #   make web-screenshots  the same, copying the README's screenshots into docs/images/web
 
@@ -17,6 +18,7 @@ web: $(VSCODE_STAMP)
 
 web-test: $(VSCODE_STAMP)
 	$(VSCODE_DIR)/node_modules/.bin/tsc -p $(WEB_DIR) --noEmit
+	node $(VSCODE_DIR)/importCycles.mjs $(WEB_DIR)/src $(FRONTEND_DIR)/src
 	node $(WEB_DIR)/build.mjs --check
 	node $(WEB_DIR)/build.mjs --tests && node --test --test-reporter=spec $(WEB_DIR)/out/test/
 

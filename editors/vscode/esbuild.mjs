@@ -2,10 +2,12 @@
 // --tests, each headless test (test/**/*.test.ts → out/**). `vscode` stays
 // external in both: VS Code provides it to the extension, and a test whose
 // module graph reaches it fails to load, which is how the pure modules are
-// kept free of it.
+// kept free of it. The TypeScript both frontends share (../../frontend) has
+// no node_modules of its own: its imports (vscode-jsonrpc) resolve here.
 import * as esbuild from 'esbuild';
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const production = process.argv.includes('--production');
 const tests = process.argv.includes('--tests');
@@ -16,6 +18,7 @@ const common = {
 	format: 'cjs',
 	target: 'node20',
 	external: ['vscode'],
+	nodePaths: [join(dirname(fileURLToPath(import.meta.url)), 'node_modules')],
 	logLevel: 'warning',
 };
 

@@ -17,9 +17,9 @@ import (
 
 var update = flag.Bool("update", false, "write the fixtures from the Go types")
 
-// fixturesDir is where the VS Code extension's tests read the wire types'
-// examples, which they check against its TypeScript types.
-const fixturesDir = "../../editors/vscode/test/fixtures"
+// fixturesDir is where the frontends' tests read the wire types'
+// examples, which they check against the generated TypeScript.
+const fixturesDir = "../../frontend/test/fixtures"
 
 func ptr[T any](v T) *T { return &v }
 

@@ -3,9 +3,9 @@
 // Escape and closing it deny), the form that runs a tool, and a document
 // (a result, a diff, a resource) to read.
 
-import { answerFor, permissionPrompt, trustsFirst, type Prompt } from '../../editors/vscode/src/permissionChoices';
+import { answerFor, permissionPrompt, trustsFirst, type Prompt } from '../../frontend/src/permissionChoices';
 import type { PermissionRequest, PermissionResponse, ToolInfo } from '../../frontend/src/protocol.gen';
-import { printable } from '../../editors/vscode/src/text';
+import { printable } from '../../frontend/src/text';
 import { button, h } from './dom';
 import { toolArguments, toolFields, type ToolField } from './toolForm';
 

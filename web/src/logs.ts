@@ -3,7 +3,7 @@
 // the last maxLines lines. Pure: no DOM.
 
 import type { ServerLog } from '../../frontend/src/protocol.gen';
-import { printable } from '../../editors/vscode/src/text';
+import { printable } from '../../frontend/src/text';
 
 export const maxLines = 1000;
 

@@ -1,20 +1,20 @@
 // The FreeCode MCP page: a frontend of the sidecar like the extension, over
 // the sidecar's own WebSocket (/rpc on the page's origin; the browser was
 // signed in by the one-time link `freecode web` opened, so the page never
-// holds a token). It runs the extension's Session and ServersModel on that
-// connection and renders them (view.ts); the questions the sidecar asks
-// this tab are dialogs (dialogs.ts).
+// holds a token). It runs the Session and ServersModel the extension runs
+// too (frontend/src) on that connection and renders them (view.ts); the
+// questions the sidecar asks this tab are dialogs (dialogs.ts).
 
-import { approvalPrompt, APPROVE } from '../../editors/vscode/src/approvalPrompt';
-import { promptDoc, resourceDoc } from '../../editors/vscode/src/extrasText';
-import { ServersModel } from '../../editors/vscode/src/model';
+import { approvalPrompt, APPROVE } from '../../frontend/src/approvalPrompt';
+import { promptDoc, resourceDoc } from '../../frontend/src/extrasText';
+import { ServersModel } from '../../frontend/src/model';
 import type { PermissionResponse, ServerLog, ServerStatus, ToolInfo } from '../../frontend/src/protocol.gen';
-import { resultBody, resultSummary } from '../../editors/vscode/src/resultText';
-import { reviewDocument } from '../../editors/vscode/src/reviewText';
-import { takesNoArguments } from '../../editors/vscode/src/schemaPrefill';
-import type { ServerAction } from '../../editors/vscode/src/serverActions';
-import { Session } from '../../editors/vscode/src/session';
-import { oneLine, printable } from '../../editors/vscode/src/text';
+import { resultBody, resultSummary } from '../../frontend/src/resultText';
+import { reviewDocument } from '../../frontend/src/reviewText';
+import { takesNoArguments } from '../../frontend/src/schemaPrefill';
+import type { ServerAction } from '../../frontend/src/serverActions';
+import { Session } from '../../frontend/src/session';
+import { oneLine, printable } from '../../frontend/src/text';
 import { argumentsForm, askPermission, showDocument } from './dialogs';
 import { button, h } from './dom';
 import { Logs } from './logs';

@@ -4,7 +4,7 @@
 // back from the fields to the call's arguments. Pure: no DOM.
 
 import type { PromptInfo } from '../../frontend/src/protocol.gen';
-import { resolved, sample, shapeOf } from '../../editors/vscode/src/schemaPrefill';
+import { resolved, sample, shapeOf } from '../../frontend/src/schemaPrefill';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'list' | 'json';
 

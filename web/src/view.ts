@@ -1,17 +1,15 @@
 // What the page shows of the model: the summary line, the config's
 // problems, and a card per server (state, facts, tools with their marks and
-// review badges, resources, prompts, log). The words are the extension's
-// (views/serversTree.ts, views/problemsTree.ts, statusText.ts); the page
-// lays them out. Rendering is whole and cheap: the model is small.
+// review badges, resources, prompts, log). The words are the ones the
+// extension shows too (frontend/src: rows.ts, model.ts, statusText.ts); the
+// page lays them out. Rendering is whole and cheap: the model is small.
 
-import { headline, type ServersModel } from '../../editors/vscode/src/model';
+import { headline, type ServersModel } from '../../frontend/src/model';
 import type { Problem, ServerStatus, ToolInfo } from '../../frontend/src/protocol.gen';
-import { actionWords, canDo, type ServerAction } from '../../editors/vscode/src/serverActions';
-import { statusText } from '../../editors/vscode/src/statusText';
-import { printable } from '../../editors/vscode/src/text';
-import { groupChildren } from '../../editors/vscode/src/views/extrasTree';
-import { serverNode, serverTooltip, toolNode } from '../../editors/vscode/src/views/serversTree';
-import type { PromptNode, ResourceNode } from '../../editors/vscode/src/nodes';
+import { actionWords, canDo, type ServerAction } from '../../frontend/src/serverActions';
+import { statusText } from '../../frontend/src/statusText';
+import { printable } from '../../frontend/src/text';
+import { promptRow, resourceRow, serverRow, toolRow, type Row } from '../../frontend/src/rows';
 import { button, h } from './dom';
 import type { Logs } from './logs';
 
@@ -95,24 +93,33 @@ export class View {
 
 	private card(s: ServerStatus): HTMLElement {
 		const tools = this.model.toolsOf(s.name);
-		const node = serverNode(s, tools);
+		const row = serverRow(s, tools);
 		const buttons = h('div', { class: 'buttons' });
 		for (const a of serverButtons) {
 			if (canDo(a, s)) buttons.append(button(buttonWords[a] ?? actionWords[a].title.replace(/ Server$/, ''), () => this.actions.server(a, s)));
 		}
-		const facts = h('pre', { class: 'facts' }, serverTooltip(s));
+		const facts = h('pre', { class: 'facts' }, row.tooltip);
 		const parts: HTMLElement[] = [];
 		if (tools.length > 0) {
 			parts.push(this.details(`tools ${s.name}`, `Tools (${tools.length})`, h('ul', { class: 'tools' }, ...tools.map((t) => this.tool(t)))));
 		}
-		for (const group of ['resources', 'prompts'] as const) {
-			const items = groupChildren(this.model, s.name, group);
+		// Each resource or prompt: its row, what names it, and what opening it does.
+		const groups: { group: string; title: string; items: { row: Row; key: string; open: () => void }[] }[] = [
+			{
+				group: 'resources',
+				title: 'Resources',
+				items: this.model.resourcesOf(s.name).map((r) => ({ row: resourceRow(r), key: r.uri, open: () => this.actions.readResource(s.name, r.uri) })),
+			},
+			{
+				group: 'prompts',
+				title: 'Prompts',
+				items: this.model.promptsOf(s.name).map((pr) => ({ row: promptRow(pr), key: pr.name, open: () => this.actions.getPrompt(s.name, pr.name) })),
+			},
+		];
+		for (const { group, title, items } of groups) {
 			if (items.length === 0) continue;
-			const open = (n: ResourceNode | PromptNode) =>
-				n.kind === 'resource' ? this.actions.readResource(s.name, n.uri) : this.actions.getPrompt(s.name, n.name);
-			const title = `${group === 'resources' ? 'Resources' : 'Prompts'} (${items.length})`;
-			const list = h('ul', {}, ...items.map((n) => h('li', { title: n.tooltip, 'data-item': n.kind === 'resource' ? n.uri : n.name }, button(n.label, () => open(n)), ` ${n.description}`)));
-			parts.push(this.details(`${group} ${s.name}`, title, list));
+			const list = h('ul', {}, ...items.map((it) => h('li', { title: it.row.tooltip, 'data-item': it.key }, button(it.row.label, it.open), ` ${it.row.description}`)));
+			parts.push(this.details(`${group} ${s.name}`, `${title} (${items.length})`, list));
 		}
 		this.logs.seed(s.name, s.stderrTail);
 		parts.push(this.details(`log ${s.name}`, 'Log', h('pre', { class: 'log' }, ...this.logs.of(s.name).map(logLine))));
@@ -123,8 +130,8 @@ export class View {
 				'h2',
 				{},
 				h('span', { class: `dot ${s.state}` }),
-				node.label,
-				h('span', { class: 'state' }, node.description),
+				row.label,
+				h('span', { class: 'state' }, row.description),
 				s.pid !== undefined ? h('span', { class: 'pid' }, `pid ${s.pid}`) : '',
 			),
 			s.lastError ? h('p', { class: 'error' }, printable(s.lastError)) : '',
@@ -135,13 +142,11 @@ export class View {
 	}
 
 	private tool(t: ToolInfo): HTMLElement {
-		const n = toolNode(t);
-		const kind = n.description.split(' · ')[0];
-		const review = t.definitionChanged ? 'changed' : t.new ? 'new' : undefined;
+		const { label, tooltip, kind, review } = toolRow(t);
 		return h(
 			'li',
-			{ class: 'tool', 'data-tool': t.id, title: n.tooltip },
-			h('span', { class: 'name' }, n.label),
+			{ class: 'tool', 'data-tool': t.id, title: tooltip },
+			h('span', { class: 'name' }, label),
 			h('span', { class: `mark ${kind}` }, kind),
 			review ? h('span', { class: 'mark review' }, review === 'changed' ? 'definition changed' : 'new') : '',
 			h('span', { class: 'desc' }, t.description ? printable(t.description) : ''),

@@ -8,7 +8,7 @@
 // `vscode` import; the prompt gives it the editor's calls.
 
 import type { PermissionResponse, PermissionScope, RemoveAllowResult, SettingsPaths } from '../../../frontend/src/protocol.gen';
-import { printable } from './text';
+import { printable } from '../../../frontend/src/text';
 
 export const UNDO = 'Undo';
 export const OPEN_FILE = 'Open Rules File';

@@ -13,10 +13,10 @@ import { appPolicy, viewCaption, withPolicy } from './appCsp';
 import { AppBridge, callToolResult, type CallToolResult } from './appBridge';
 import { appPage, viewOf, type HostMessage, type PageMessage } from './appPage';
 import { pageTheme, type PageTheme } from './appTheme';
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import type { ToolInfo, ToolResult } from '../../../frontend/src/protocol.gen';
-import type { Session } from './session';
-import { printable } from './text';
+import type { Session } from '../../../frontend/src/session';
+import { printable } from '../../../frontend/src/text';
 
 interface Shown {
 	panel: vscode.WebviewPanel;

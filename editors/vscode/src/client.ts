@@ -21,12 +21,12 @@ import {
 import { externalPage } from './externalPage';
 import { SidecarLifecycle, type ClientState, type SidecarClient } from './lifecycle';
 import { opensByFile, pageLife, signInPageDir, writeSignInPage } from './signInPage';
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import type { InitializationOptions } from '../../../frontend/src/protocol.gen';
-import type { Hooks, Session } from './session';
+import type { Hooks, Session } from '../../../frontend/src/session';
 import type { Settings } from './settings';
 import { parseLine, type ChannelLevel } from './sidecarLog';
-import type { SidecarState } from './statusText';
+import type { SidecarState } from '../../../frontend/src/statusText';
 
 /**
  * openSignInPage answers window/showDocument for a web page to open

@@ -6,7 +6,7 @@
 // Pure: no `vscode` import.
 
 import type { TaskInfo, ToolReview } from '../../../frontend/src/protocol.gen';
-import { oneLine, printable, truncate } from './text';
+import { oneLine, printable, truncate } from '../../../frontend/src/text';
 
 /** ConfirmButton is one button of a confirmation: whether picking it goes ahead. */
 export interface ConfirmButton {

@@ -4,7 +4,7 @@
 import type * as vscode from 'vscode';
 import type { AppViews } from './appPanel';
 import type { Sidecar } from './client';
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import type { ServerLogs } from './serverLogs';
 import type { Machine, Settings } from './settings';
 import type { ReadOnlyDocs } from './readOnlyDocs';

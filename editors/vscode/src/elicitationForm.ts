@@ -10,7 +10,7 @@
 // Pure: no `vscode` import.
 
 import type { ElicitationRequest } from '../../../frontend/src/protocol.gen';
-import { oneLine, printable } from './text';
+import { oneLine, printable } from '../../../frontend/src/text';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'multiEnum';
 

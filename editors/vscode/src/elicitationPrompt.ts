@@ -21,7 +21,7 @@ import {
 	type Parsed,
 } from './elicitationForm';
 import type { ElicitationRequest, ElicitationResponse } from '../../../frontend/src/protocol.gen';
-import type { CancellationToken } from './session';
+import type { CancellationToken } from '../../../frontend/src/session';
 
 const CANCEL: ElicitationResponse = { action: 'cancel' };
 const DECLINE: ElicitationResponse = { action: 'decline' };

@@ -9,11 +9,11 @@
 // LanguageClient for each start; the tests give it fakes.
 // Pure: no `vscode` import.
 
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import { RestartBudget } from './restartPolicy';
-import { Session, type Connection, type Disposable, type Hooks } from './session';
+import { Session, type Connection, type Disposable, type Hooks } from '../../../frontend/src/session';
 import type { Settings } from './settings';
-import type { SidecarState } from './statusText';
+import type { SidecarState } from '../../../frontend/src/statusText';
 
 /** ClientState is what the lifecycle reads of a client's own state. */
 export type ClientState = 'starting' | 'running' | 'stopped';

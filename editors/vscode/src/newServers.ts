@@ -5,7 +5,7 @@
 // connected once is no longer new; one that was there from the start is the
 // status bar's to report. Pure: no `vscode` import.
 
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 
 export class NewServers {
 	private baseline: Set<string> | undefined;

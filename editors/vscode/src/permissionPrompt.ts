@@ -6,10 +6,10 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { allowNotice, type AllowStep } from './allowNotice';
-import { answerFor, DENIED, permissionPrompt, trustsFirst } from './permissionChoices';
+import { answerFor, DENIED, permissionPrompt, trustsFirst } from '../../../frontend/src/permissionChoices';
 import type { PermissionRequest, PermissionResponse } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
-import type { CancellationToken, Session } from './session';
+import type { CancellationToken, Session } from '../../../frontend/src/session';
 
 /** askPermission shows the prompt until the user answers (Show Full Arguments opens them and asks again). */
 export async function askPermission(

@@ -8,7 +8,7 @@
 // editor (package.json's configurationDefaults). Pure: no `vscode` import.
 
 import type { DefinitionChange, PointerChange, ToolReview } from '../../../frontend/src/protocol.gen';
-import { printable } from './text';
+import { printable } from '../../../frontend/src/text';
 
 /** The widest "key: value" kept on one line; a longer value goes below its key. */
 export const inlineColumns = 80;

@@ -9,8 +9,8 @@ import * as vscode from 'vscode';
 import { decideButtons, noticeButtons, ACCEPT_ALL, REJECT_ALL, reviewSides } from './reviewDiff';
 import type { ReviewNeeded, ToolReview } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
-import type { Session } from './session';
-import { printable } from './text';
+import type { Session } from '../../../frontend/src/session';
+import { printable } from '../../../frontend/src/text';
 
 export class ReviewNotices {
 	/** The definitions the user was told of, by hash: told once each. */

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { CodeInvalidParams, type RulesReview } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import { acceptedRulesHash, REVIEW, rulesDocument, rulesNotice, rulesPrompt } from './rulesReview';
-import type { Session } from './session';
+import type { Session } from '../../../frontend/src/session';
 
 export class RulesNotices {
 	/** The changes the user was told of, by hash: told once each. */

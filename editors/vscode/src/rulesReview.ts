@@ -4,7 +4,7 @@
 // Pure: no `vscode` import.
 
 import type { RuleFileChange, RulesReview } from '../../../frontend/src/protocol.gen';
-import { printable } from './text';
+import { printable } from '../../../frontend/src/text';
 
 export const REVIEW = 'Review';
 export const KEEP = 'Keep the Old Rules';

@@ -13,7 +13,7 @@
 // Pure: no `vscode` import.
 
 import type { SamplingRequest } from '../../../frontend/src/protocol.gen';
-import { oneLine, printable, truncate } from './text';
+import { oneLine, printable, truncate } from '../../../frontend/src/text';
 
 /** ContentBlock is an MCP content block: text, image, audio, … */
 export interface ContentBlock {

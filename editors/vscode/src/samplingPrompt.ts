@@ -11,7 +11,7 @@ import { ResponseError } from 'vscode-languageclient/node';
 import type { SamplingRequest, SamplingResult } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import { chatMessages, consent, pickModel, readParams, samplingButtons } from './samplingConsent';
-import type { CancellationToken } from './session';
+import type { CancellationToken } from '../../../frontend/src/session';
 
 /** MCP's code for a sampling request the user rejected. */
 const REJECTED = -1;

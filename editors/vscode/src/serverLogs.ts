@@ -4,7 +4,7 @@
 
 import * as vscode from 'vscode';
 import type { ServerLog, ServerStatus } from '../../../frontend/src/protocol.gen';
-import { printable } from './text';
+import { printable } from '../../../frontend/src/text';
 
 export class ServerLogs implements vscode.Disposable {
 	private readonly channels = new Map<string, vscode.LogOutputChannel>();

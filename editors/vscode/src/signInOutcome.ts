@@ -6,7 +6,7 @@
 // no `vscode` import; the command gives it the notification to show.
 
 import type { ServerStatus } from '../../../frontend/src/protocol.gen';
-import { oneLine, printable } from './text';
+import { oneLine, printable } from '../../../frontend/src/text';
 
 export const TRY_AGAIN = 'Try Again';
 export const SHOW_LOG = 'Show Log';

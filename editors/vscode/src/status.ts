@@ -4,9 +4,9 @@
 
 import * as vscode from 'vscode';
 import type { Sidecar } from './client';
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import { statusMenu } from './statusMenu';
-import { statusText } from './statusText';
+import { statusText } from '../../../frontend/src/statusText';
 
 /** The command the item runs: its menu. */
 export const STATUS_MENU = 'freecode.statusMenu';

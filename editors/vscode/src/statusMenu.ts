@@ -3,8 +3,8 @@
 // is wrong first, then the everyday actions. status.ts shows it. Pure: no
 // `vscode` import.
 
-import type { Summary } from './model';
-import type { SidecarState } from './statusText';
+import type { Summary } from '../../../frontend/src/model';
+import type { SidecarState } from '../../../frontend/src/statusText';
 
 /** MenuItem is one row: a command to run with its arguments. */
 export interface MenuItem {

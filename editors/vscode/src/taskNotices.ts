@@ -5,9 +5,9 @@
 // they were first seen, say nothing.
 
 import * as vscode from 'vscode';
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import type { TaskInfo } from '../../../frontend/src/protocol.gen';
-import { oneLine, printable } from './text';
+import { oneLine, printable } from '../../../frontend/src/text';
 import { live } from './views/tasksTree';
 
 export class TaskNotices implements vscode.Disposable {

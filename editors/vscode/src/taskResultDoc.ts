@@ -5,10 +5,10 @@
 // still open and still that call's.
 
 import type * as vscode from 'vscode';
-import type { ServersModel } from './model';
+import type { ServersModel } from '../../../frontend/src/model';
 import type { TaskInfo } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
-import { taskEndDocument } from './resultText';
+import { taskEndDocument } from '../../../frontend/src/resultText';
 import { live } from './views/tasksTree';
 
 export class TaskResultDoc implements vscode.Disposable {

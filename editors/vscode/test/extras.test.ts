@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { promptDoc, resourceDoc } from '../src/extrasText';
+import { promptDoc, resourceDoc } from '../../../frontend/src/extrasText';
 import type { GetPromptResult, PromptInfo, ReadResourceResult, ResourceInfo, ServerStatus } from '../../../frontend/src/protocol.gen';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 import { groupChildren } from '../src/views/extrasTree';
 import { serverChildren, serverNodes } from '../src/views/tree';
 
-const fixtures = join(__dirname, '..', '..', 'test', 'fixtures');
+const fixtures = join(__dirname, '..', '..', '..', '..', 'frontend', 'test', 'fixtures');
 const load = <T>(f: string): T[] => JSON.parse(readFileSync(join(fixtures, f), 'utf8'));
 const resources = load<ResourceInfo>('ResourceInfo.json');
 const prompts = load<PromptInfo>('PromptInfo.json');

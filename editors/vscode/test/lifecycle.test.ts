@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SidecarLifecycle, type ClientState, type LifecycleOptions, type SidecarClient } from '../src/lifecycle';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 import { RestartBudget } from '../src/restartPolicy';
-import type { Connection } from '../src/session';
+import type { Connection } from '../../../frontend/src/session';
 import type { Settings } from '../src/settings';
 
 type FakeState = 'initial' | 'starting' | 'running' | 'stopping' | 'stopped';

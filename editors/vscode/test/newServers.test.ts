@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 import { NewServers } from '../src/newServers';
 import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 

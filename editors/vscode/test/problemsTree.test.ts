@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fileWords, ServersModel } from '../src/model';
+import { fileWords, ServersModel } from '../../../frontend/src/model';
 import { problemNodes } from '../src/views/problemsTree';
 import { children } from '../src/views/tree';
 

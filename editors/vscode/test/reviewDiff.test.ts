@@ -6,7 +6,7 @@ import type { ReviewNeeded, ToolReview } from '../../../frontend/src/protocol.ge
 import { ACCEPT_ALL, decideButtons, noticeButtons, REJECT_ALL, REVIEW, reviewSides, sentenceLines } from '../src/reviewDiff';
 
 const needed: ReviewNeeded[] = JSON.parse(
-	readFileSync(join(__dirname, '..', '..', 'test', 'fixtures', 'ReviewNeeded.json'), 'utf8'),
+	readFileSync(join(__dirname, '..', '..', '..', '..', 'frontend', 'test', 'fixtures', 'ReviewNeeded.json'), 'utf8'),
 );
 
 test('review: the notice leads with Review, and Accept All is never the first button', () => {

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 import type { RulesReview } from '../../../frontend/src/protocol.gen';
 import { ACCEPT_RULES, acceptedRulesHash, KEEP, rulesDocument, rulesNotice, rulesPrompt } from '../src/rulesReview';
-import { Session } from '../src/session';
+import { Session } from '../../../frontend/src/session';
 
 const hash = '5d41402abc4b2a76b9719d911017c592ae1b6f6c0a4b3f1a2d6e0c8b9a7f3e21';
 

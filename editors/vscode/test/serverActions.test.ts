@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { entryPosition } from '../src/configEntry';
 import { ServerStateValues, type ServerStatus } from '../../../frontend/src/protocol.gen';
-import { actionWords, canDo, serverPicks, type ServerAction } from '../src/serverActions';
+import { actionWords, canDo, serverPicks, type ServerAction } from '../../../frontend/src/serverActions';
 import { serverNode } from '../src/views/serversTree';
 import { statusMenu } from '../src/statusMenu';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
 

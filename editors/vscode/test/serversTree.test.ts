@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 import type { ServerStatus, ToolInfo } from '../../../frontend/src/protocol.gen';
 import { serverNode, toolNode, toolNodes } from '../src/views/serversTree';
 import { serverNodes } from '../src/views/tree';
 
-const fixtures = join(__dirname, '..', '..', 'test', 'fixtures');
+const fixtures = join(__dirname, '..', '..', '..', '..', 'frontend', 'test', 'fixtures');
 const statuses: ServerStatus[] = JSON.parse(readFileSync(join(fixtures, 'ServerStatus.json'), 'utf8'));
 const tools: ToolInfo[] = JSON.parse(readFileSync(join(fixtures, 'ToolInfo.json'), 'utf8'));
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ServersModel } from '../src/model';
+import { ServersModel } from '../../../frontend/src/model';
 import type { TaskInfo } from '../../../frontend/src/protocol.gen';
-import { taskResultDocument } from '../src/resultText';
+import { taskResultDocument } from '../../../frontend/src/resultText';
 import { elapsed, runningFor, taskContext, taskDocName, taskNode, taskNodes, tasksNodes } from '../src/views/tasksTree';
 import { children } from '../src/views/tree';
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { adoptConfirmation } from '../confirmations';
 import type { Node } from '../nodes';
-import { oneLine, printable } from '../text';
+import { oneLine, printable } from '../../../../frontend/src/text';
 import { taskNode } from '../views/tasksTree';
 import type { CommandFactory } from './util';
 import { confirm, session, showError } from './util';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { approvalPrompt, approvedHash } from '../approvalPrompt';
+import { approvalPrompt, approvedHash } from '../../../../frontend/src/approvalPrompt';
 import type { CommandFactory } from './util';
 import { serverAction } from './serverAction';
 import { serverName } from './util';

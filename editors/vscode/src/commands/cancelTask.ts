@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { Node } from '../nodes';
-import { oneLine, printable } from '../text';
+import { oneLine, printable } from '../../../../frontend/src/text';
 import { live, taskNode } from '../views/tasksTree';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';

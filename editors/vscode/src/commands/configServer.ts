@@ -3,7 +3,7 @@ import { message, runCli } from '../cli';
 import { removeConfirmation } from '../confirmations';
 import { entryPosition } from '../configEntry';
 import type { FreeCode } from '../context';
-import type { ServerAction } from '../serverActions';
+import type { ServerAction } from '../../../../frontend/src/serverActions';
 import { configFile } from '../settings';
 import type { CommandFactory } from './util';
 import { openConfigDocument } from './openConfig';

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { promptDoc } from '../extrasText';
+import { promptDoc } from '../../../../frontend/src/extrasText';
 import type { Node } from '../nodes';
 import type { PromptInfo } from '../../../../frontend/src/protocol.gen';
-import { printable } from '../text';
+import { printable } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 

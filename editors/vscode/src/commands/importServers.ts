@@ -5,7 +5,7 @@ import { message, runCli, type CliResult } from '../cli';
 import type { FreeCode } from '../context';
 import { ownConfigToImport, vscodeSources } from '../importSources';
 import { importConfirmation } from '../confirmations';
-import { truncate } from '../text';
+import { truncate } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
 import { confirm, showError } from './util';
 

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { resourceDoc } from '../extrasText';
+import { resourceDoc } from '../../../../frontend/src/extrasText';
 import type { Node } from '../nodes';
-import { printable } from '../text';
+import { printable } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 

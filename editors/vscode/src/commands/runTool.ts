@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
-import { toolKind } from '../model';
+import { toolKind } from '../../../../frontend/src/model';
 import type { Node } from '../nodes';
-import { argumentsDocument, takesNoArguments } from '../schemaPrefill';
-import { printable } from '../text';
+import { argumentsDocument, takesNoArguments } from '../../../../frontend/src/schemaPrefill';
+import { printable } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
 import { runAndShow } from './runToolWithArguments';
 import { session } from './util';

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { FreeCode } from '../context';
 import type { ToolCall } from '../../../../frontend/src/protocol.gen';
-import { resultDocument, resultSummary } from '../resultText';
-import { parseArgumentsDocument } from '../schemaPrefill';
+import { resultDocument, resultSummary } from '../../../../frontend/src/resultText';
+import { parseArgumentsDocument } from '../../../../frontend/src/schemaPrefill';
 import { RESULT_DOC } from '../toolRuns';
 import { SCHEME } from '../readOnlyDocs';
 import type { CommandFactory } from './util';

@@ -6,9 +6,9 @@ import * as vscode from 'vscode';
 import type { Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { ServerStatus } from '../../../../frontend/src/protocol.gen';
-import type { ServerAction } from '../serverActions';
-import type { Session } from '../session';
-import { oneLine } from '../text';
+import type { ServerAction } from '../../../../frontend/src/serverActions';
+import type { Session } from '../../../../frontend/src/session';
+import { oneLine } from '../../../../frontend/src/text';
 import { confirm, serverName, session, showError } from './util';
 
 const stateDone = {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { Node } from '../nodes';
-import { taskResultDocument } from '../resultText';
-import { printable } from '../text';
+import { taskResultDocument } from '../../../../frontend/src/resultText';
+import { printable } from '../../../../frontend/src/text';
 import { taskDocName } from '../views/tasksTree';
 import type { CommandFactory } from './util';
 

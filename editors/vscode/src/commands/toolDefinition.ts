@@ -10,7 +10,7 @@ import type { FreeCode } from '../context';
 import type { Node, ToolNode } from '../nodes';
 import type { ToolReview } from '../../../../frontend/src/protocol.gen';
 import { showReviewDiff } from '../reviewNotices';
-import { printable } from '../text';
+import { printable } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
 import { confirm, session, showError } from './util';
 

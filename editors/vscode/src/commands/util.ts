@@ -5,8 +5,8 @@ import * as vscode from 'vscode';
 import { confirmed, type Confirmation } from '../confirmations';
 import type { FreeCode } from '../context';
 import type { Node } from '../nodes';
-import type { Session } from '../session';
-import { actionWords, serverPicks, type ServerAction } from '../serverActions';
+import type { Session } from '../../../../frontend/src/session';
+import { actionWords, serverPicks, type ServerAction } from '../../../../frontend/src/serverActions';
 
 /** session returns the live session, or tells the user why there is none. */
 export function session(fc: FreeCode): Session | undefined {

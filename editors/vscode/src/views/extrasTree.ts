@@ -1,12 +1,14 @@
 // The MCP Servers tree's nodes for a server's resources and prompts: after
 // its tools, a Resources group and a Prompts group (each only when the
-// server has some), whose children open a resource or get a prompt.
+// server has some), whose children open a resource or get a prompt; their
+// words are their rows' (frontend/src/rows.ts).
 // views/tree.ts puts them under their server. Pure: no `vscode` import.
 
-import type { ServersModel } from '../model';
+import type { ServersModel } from '../../../../frontend/src/model';
 import type { GroupKind, GroupNode, PromptNode, ResourceNode } from '../nodes';
 import type { PromptInfo, ResourceInfo } from '../../../../frontend/src/protocol.gen';
-import { oneLine, printable } from '../text';
+import { promptRow, resourceRow } from '../../../../frontend/src/rows';
+import { printable } from '../../../../frontend/src/text';
 
 const groupWords: Record<GroupKind, { label: string; icon: string; one: string; many: string }> = {
 	resources: { label: 'Resources', icon: 'files', one: 'resource', many: 'resources' },
@@ -28,41 +30,14 @@ export function groupNode(server: string, group: GroupKind, count: number): Grou
 	};
 }
 
-/** resourceNode describes a resource: its title or name, its type, and its URI in the tooltip. */
+/** resourceNode describes a resource: its row's words, which open it. */
 export function resourceNode(r: ResourceInfo): ResourceNode {
-	const tip = [printable(r.title ?? r.name), printable(r.uri)];
-	if (r.mimeType) tip.push(printable(r.mimeType));
-	if (r.description) tip.push('', printable(r.description));
-	return {
-		kind: 'resource',
-		server: r.server,
-		uri: r.uri,
-		label: printable(r.title ?? r.name),
-		description: r.mimeType ? printable(r.mimeType) : oneLine(r.uri, 60),
-		tooltip: tip.join('\n'),
-		icon: { id: 'file' },
-		contextValue: 'resource',
-	};
+	return { kind: 'resource', server: r.server, uri: r.uri, ...resourceRow(r), icon: { id: 'file' }, contextValue: 'resource' };
 }
 
-/** promptNode describes a prompt: its title or name, and its arguments (required ones marked). */
+/** promptNode describes a prompt: its row's words, which get it. */
 export function promptNode(pr: PromptInfo): PromptNode {
-	const args = (pr.arguments ?? []).map((a) => (a.required ? `${a.name}*` : a.name));
-	const tip = [printable(pr.title ?? pr.name)];
-	if (pr.description) tip.push('', printable(pr.description));
-	for (const a of pr.arguments ?? []) {
-		tip.push(`${printable(a.name)}${a.required ? ' (required)' : ''}${a.description ? `: ${printable(a.description)}` : ''}`);
-	}
-	return {
-		kind: 'prompt',
-		server: pr.server,
-		name: pr.name,
-		label: printable(pr.title ?? pr.name),
-		description: args.length > 0 ? oneLine(args.join(', '), 60) : '',
-		tooltip: tip.join('\n'),
-		icon: { id: 'comment' },
-		contextValue: 'prompt',
-	};
+	return { kind: 'prompt', server: pr.server, name: pr.name, ...promptRow(pr), icon: { id: 'comment' }, contextValue: 'prompt' };
 }
 
 /** groupNodes is a server's Resources and Prompts groups, each only when the server has some. */

@@ -4,10 +4,10 @@
 // learn that where they look, not only in the Problems panel. statusText.ts
 // says the same in the status bar. Pure: no `vscode` import.
 
-import { broken, headline, type FileProblems, type ServersModel } from '../model';
+import { broken, headline, type FileProblems, type ServersModel } from '../../../../frontend/src/model';
 import type { NoticeNode } from '../nodes';
 import type { Problem } from '../../../../frontend/src/protocol.gen';
-import { oneLine, printable } from '../text';
+import { oneLine, printable } from '../../../../frontend/src/text';
 
 /** position is a problem's place as an editor shows it. */
 export function position(p: Problem): string {

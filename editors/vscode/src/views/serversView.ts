@@ -4,9 +4,9 @@
 
 import * as vscode from 'vscode';
 import type { Sidecar } from '../client';
-import type { ServersModel } from '../model';
+import type { ServersModel } from '../../../../frontend/src/model';
 import type { Icon, Node } from '../nodes';
-import type { SidecarState } from '../statusText';
+import type { SidecarState } from '../../../../frontend/src/statusText';
 import { live } from './tasksTree';
 import { children } from './tree';
 

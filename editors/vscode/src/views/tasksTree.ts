@@ -10,10 +10,10 @@
 // and can be adopted, which makes it ours. Pure: no `vscode` import; now is
 // passed in.
 
-import type { ServersModel } from '../model';
+import type { ServersModel } from '../../../../frontend/src/model';
 import type { Icon, TaskNode, TasksNode } from '../nodes';
 import type { TaskInfo, TaskStatus } from '../../../../frontend/src/protocol.gen';
-import { oneLine, printable } from '../text';
+import { oneLine, printable } from '../../../../frontend/src/text';
 
 /** live reports whether a task still runs: working, or waiting for an answer. */
 export function live(s: TaskStatus): boolean {

@@ -5,7 +5,7 @@
 // own nodes and know nothing of each other; this is where they meet.
 // Pure: no `vscode` import.
 
-import type { ServersModel } from '../model';
+import type { ServersModel } from '../../../../frontend/src/model';
 import type { Node, ServerNode } from '../nodes';
 import { groupChildren, groupNodes } from './extrasTree';
 import { problemNodes } from './problemsTree';

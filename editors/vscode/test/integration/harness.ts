@@ -14,9 +14,9 @@ import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import type { ClientState, SidecarClient } from '../../src/lifecycle';
-import type { ServersModel } from '../../src/model';
+import type { ServersModel } from '../../../../frontend/src/model';
 import type { ClientCapabilities } from '../../../../frontend/src/protocol.gen';
-import { Session, type Hooks } from '../../src/session';
+import { Session, type Hooks } from '../../../../frontend/src/session';
 
 /** Generous: a cold MCP server start on a busy machine, not a performance goal. */
 export const waitMs = 60_000;

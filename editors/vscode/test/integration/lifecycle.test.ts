@@ -13,7 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { SidecarLifecycle } from '../../src/lifecycle';
-import { ServersModel } from '../../src/model';
+import { ServersModel } from '../../../../frontend/src/model';
 import type { Settings } from '../../src/settings';
 import { SpawnedClient, until, writeConfig, type Place } from './harness';
 

@@ -22,8 +22,8 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { externalPage, type ShowDocument } from '../../src/externalPage';
-import { ServersModel } from '../../src/model';
-import { ALLOW_ONCE, answerFor, permissionPrompt } from '../../src/permissionChoices';
+import { ServersModel } from '../../../../frontend/src/model';
+import { ALLOW_ONCE, answerFor, permissionPrompt } from '../../../../frontend/src/permissionChoices';
 import type { PermissionRequest } from '../../../../frontend/src/protocol.gen';
 import { startSidecar, until as waitFor, waitMs, writeConfig, type Sidecar } from './harness';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { APPROVE, approvalPrompt, approvedHash, envRefs, NOT_NOW, type ApprovalPrompt } from '../src/approvalPrompt';
-import type { ServerStatus } from '../../../frontend/src/protocol.gen';
+import type { ServerStatus } from '../src/protocol.gen';
 
 const hash = '5d41402abc4b2a76b9719d911017c592ae1b6f6c0a4b3f1a2d6e0c8b9a7f3e21';
 

@@ -1,9 +1,10 @@
 // What can be done to a server in each state, in one place: the palette's
 // server pickers offer only the servers an action applies to, and the view's
 // menus (package.json's when clauses on the node's context value) say the
-// same, which test/serverActions.test.ts checks. Pure: no `vscode` import.
+// same, which the extension's test/serverActions.test.ts checks; the page
+// offers its buttons by it. Pure: no `vscode` import.
 
-import type { ServerStatus } from '../../../frontend/src/protocol.gen';
+import type { ServerStatus } from './protocol.gen';
 import { oneLine, printable } from './text';
 
 /** ServerAction is one per-server command, by the last part of its id (freecode.server.<action>). */

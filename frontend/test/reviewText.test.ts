@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ReviewNeeded } from '../../../frontend/src/protocol.gen';
+import type { ReviewNeeded } from '../src/protocol.gen';
 import { reviewDocument } from '../src/reviewText';
 
 const needed: ReviewNeeded[] = JSON.parse(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServersModel } from '../src/model';
-import type { ServerStatus } from '../../../frontend/src/protocol.gen';
+import type { ServerStatus } from '../src/protocol.gen';
 import { statusText, type SidecarState } from '../src/statusText';
 
 function summary(states: ServerStatus['state'][]) {

@@ -2,11 +2,11 @@
 // freecode/servers/status, freecode/tools, and each server's resources and
 // prompts), folded into one model the session writes and the views, the
 // status bar and the commands read. It knows nothing of how it is shown:
-// views/serversTree.ts and views/extrasTree.ts build the tree's nodes from
-// it. Pure: no `vscode` import, so the headless tests drive it with plain
+// the extension's views build the tree's nodes from it, the page its cards.
+// Pure: no `vscode` import, so the headless tests drive it with plain
 // sequences of ServerStatus and ToolInfo.
 
-import type { ConfigProblems, Problem, PromptInfo, ResourceInfo, ServerState, ServerStatus, TaskInfo, ToolInfo } from '../../../frontend/src/protocol.gen';
+import type { ConfigProblems, Problem, PromptInfo, ResourceInfo, ServerState, ServerStatus, TaskInfo, ToolInfo } from './protocol.gen';
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {

@@ -1,8 +1,9 @@
 // The permission prompt's words and buttons, and the answer each button
-// sends back for freecode/permission/request. permissionPrompt.ts shows them
-// in a modal; this module decides them. Pure: no `vscode` import.
+// sends back for freecode/permission/request. The extension's
+// permissionPrompt.ts shows them in a modal, the page in a dialog; this
+// module decides them. Pure: no `vscode` import.
 
-import type { PermissionRequest, PermissionResponse } from '../../../frontend/src/protocol.gen';
+import type { PermissionRequest, PermissionResponse } from './protocol.gen';
 import { oneLine, printable, truncate } from './text';
 import { whyAsked } from './wording';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ServerStatus } from '../../../frontend/src/protocol.gen';
-import { retryWords, serverNode, serverTooltip } from '../src/views/serversTree';
+import { ServerStatus } from '../src/protocol.gen';
+import { retryWords, serverRow, serverTooltip } from '../src/rows';
 import { ago, since } from '../src/wording';
 import { takesNoArguments } from '../src/schemaPrefill';
 
@@ -46,7 +46,7 @@ test('wording: between tries, a row says what went wrong and which try comes whe
 		exitCode: 3,
 		retry: { attempt: 2, max: 6, nextAt: new Date(now + 3500).toISOString() },
 	};
-	assert.equal(serverNode(s, [], now).description, 'retrying 2/6 in 4 s: exited with code 3: error: GITHUB_TOKEN is not set');
+	assert.equal(serverRow(s, [], now).description, 'retrying 2/6 in 4 s: exited with code 3: error: GITHUB_TOKEN is not set');
 	const tip = serverTooltip(s, now).split('\n');
 	assert.ok(tip.includes('exit code: 3'));
 	assert.ok(tip.includes('retrying 2/6 in 4 s'));

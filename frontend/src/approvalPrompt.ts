@@ -1,9 +1,10 @@
 // The confirmation a user approves a project server by: everything the
 // entry would be allowed (command or URL, cwd, env and headers as the
 // repository wrote them, inheritEnv, TLS files, OAuth), and the buttons.
-// commands/approveServer.ts shows it in a modal. Pure: no `vscode` import.
+// The extension's commands/approveServer.ts shows it in a modal, the page
+// in a dialog. Pure: no `vscode` import.
 
-import type { DefinitionChange, ServerApproval, ServerStatus } from '../../../frontend/src/protocol.gen';
+import type { DefinitionChange, ServerApproval, ServerStatus } from './protocol.gen';
 import { commandLine, oneLine, printable, truncate } from './text';
 
 export const NOT_NOW = 'Do Not Run';

@@ -7,8 +7,8 @@
 // says something changed, never on a timer. Pure: no `vscode` import.
 
 import { ResponseError } from 'vscode-jsonrpc';
-import { is, validate, type Check } from '../../../frontend/src/check';
-import * as p from '../../../frontend/src/protocol.gen';
+import { is, validate, type Check } from './check';
+import * as p from './protocol.gen';
 import type { ServersModel } from './model';
 import { DENIED } from './permissionChoices';
 
@@ -52,6 +52,9 @@ export interface Hooks {
 	/** Something the sidecar sent did not fit the protocol, or a refresh failed. */
 	warn?(message: string): void;
 }
+
+/** ServerMethod is a request that answers with the server's status. */
+type ServerMethod = { [M in keyof p.FrontendRequests]: p.FrontendRequests[M]['result'] extends p.ServerStatus ? M : never }[keyof p.FrontendRequests];
 
 /** Session is one live connection to the sidecar. */
 export class Session {
@@ -314,50 +317,48 @@ export class Session {
 		}
 	}
 
-	/** cancelTask cancels a running task of ours on its server (freecode/tasks/cancel); its end comes as freecode/tasks/changed. */
-	async cancelTask(server: string, taskId: string): Promise<p.TaskInfo> {
-		const t = await this.request('freecode/tasks/cancel', { server, taskId });
+	/** taskRequest runs one of the requests that answer with a task as it is then, and applies it. */
+	private async taskRequest(method: 'freecode/tasks/cancel' | 'freecode/tasks/adopt', server: string, taskId: string): Promise<p.TaskInfo> {
+		const t = await this.request(method, { server, taskId });
 		this.model.updateTask(t);
 		return t;
+	}
+
+	/** cancelTask cancels a running task of ours on its server (freecode/tasks/cancel); its end comes as freecode/tasks/changed. */
+	cancelTask(server: string, taskId: string): Promise<p.TaskInfo> {
+		return this.taskRequest('freecode/tasks/cancel', server, taskId);
 	}
 
 	/** adoptTask makes another frontend's task ours (freecode/tasks/adopt): its result, its questions and its cancel. */
-	async adoptTask(server: string, taskId: string): Promise<p.TaskInfo> {
-		const t = await this.request('freecode/tasks/adopt', { server, taskId });
-		this.model.updateTask(t);
-		return t;
+	adoptTask(server: string, taskId: string): Promise<p.TaskInfo> {
+		return this.taskRequest('freecode/tasks/adopt', server, taskId);
 	}
 
 	/** serverRequest runs one of the requests that answer with the server's status, and applies it. */
-	private async serverRequest(
-		method: 'freecode/servers/start' | 'freecode/servers/stop' | 'freecode/servers/restart' | 'freecode/servers/login' | 'freecode/servers/logout',
-		name: string,
-	): Promise<p.ServerStatus> {
-		const s = await this.request(method, { name });
+	private async serverRequest<M extends ServerMethod>(method: M, params: p.FrontendRequests[M]['params']): Promise<p.ServerStatus> {
+		const s: p.ServerStatus = await this.request(method, params);
 		this.model.updateServer(s);
 		return s;
 	}
 
 	start(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest('freecode/servers/start', name);
+		return this.serverRequest('freecode/servers/start', { name });
 	}
 	stop(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest('freecode/servers/stop', name);
+		return this.serverRequest('freecode/servers/stop', { name });
 	}
 	restart(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest('freecode/servers/restart', name);
+		return this.serverRequest('freecode/servers/restart', { name });
 	}
 	/** approve approves the entry whose hash the user was shown (required to approve), or revokes the approval. */
-	async approve(name: string, approve: boolean, entryHash?: string): Promise<p.ServerStatus> {
-		const s = await this.request('freecode/servers/approve', { name, approve, entryHash });
-		this.model.updateServer(s);
-		return s;
+	approve(name: string, approve: boolean, entryHash?: string): Promise<p.ServerStatus> {
+		return this.serverRequest('freecode/servers/approve', { name, approve, entryHash });
 	}
 	login(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest('freecode/servers/login', name);
+		return this.serverRequest('freecode/servers/login', { name });
 	}
 	logout(name: string): Promise<p.ServerStatus> {
-		return this.serverRequest('freecode/servers/logout', name);
+		return this.serverRequest('freecode/servers/logout', { name });
 	}
 
 	/** resources lists one server's resources, or every connected server's. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { ToolResult } from '../../../frontend/src/protocol.gen';
+import type { ToolResult } from '../src/protocol.gen';
 import { resultDocument, resultSummary } from '../src/resultText';
 
 const fixtures: ToolResult[] = JSON.parse(

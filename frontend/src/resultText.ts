@@ -2,7 +2,7 @@
 // one-line summary for the notification; and how Show Task Result shows a
 // task's. Pure.
 
-import type { ContentBlock, TaskInfo, ToolResult } from '../../../frontend/src/protocol.gen';
+import type { ContentBlock, TaskInfo, ToolResult } from './protocol.gen';
 import { oneLine, printable } from './text';
 
 const decisionWords: Record<ToolResult['decision'], string> = {

@@ -22,11 +22,10 @@ import type {
 	SamplingResult,
 	ServerStatus,
 	ToolInfo,
-} from '../../../frontend/src/protocol.gen';
+} from '../src/protocol.gen';
 import { Session } from '../src/session';
 import { ServersModel } from '../src/model';
-import { toolNodes } from '../src/views/serversTree';
-import { serverChildren } from '../src/views/tree';
+import { toolRow } from '../src/rows';
 
 let ext: MessageConnection;
 let peer: MessageConnection;
@@ -177,7 +176,7 @@ test('session: tools/changed during a refresh makes one more refresh, not one ea
 	await refreshed;
 	assert.equal(calls, 2);
 	assert.deepEqual(
-		toolNodes(model, 'a').map((t) => t.id),
+		model.toolsOf('a').map((t) => t.id),
 		['mcp__a__x'],
 	);
 });
@@ -214,8 +213,8 @@ test('session: reviewNeeded is told to the extension and reads the tools again, 
 	await session.refresh();
 	assert.deepEqual(reviews, [params]);
 	assert.deepEqual(
-		toolNodes(model, 'a').map((t) => [t.id, t.description, t.contextValue]),
-		[['mcp__a__x', 'destructive · definition changed', 'tool destructive review:changed']],
+		model.toolsOf('a').map((t) => [t.id, toolRow(t).description, toolRow(t).review]),
+		[['mcp__a__x', 'destructive · definition changed', 'changed']],
 	);
 });
 
@@ -340,8 +339,8 @@ test("session: a change of a server's resources or prompts reads that server's l
 	await seen;
 	assert.deepEqual(asked, [{ server: 'everything' }, { server: 'everything' }]);
 	assert.deepEqual(
-		serverChildren(model, 'everything').map((n) => `${n.kind} ${n.label}`),
-		['group Resources', 'group Prompts'],
+		[...model.resourcesOf('everything').map((r) => r.uri), ...model.promptsOf('everything').map((pr) => pr.name)],
+		['demo://a', 'greet'],
 	);
 
 	seen = changed();
@@ -365,7 +364,7 @@ test('session: a list read overtaken by a later one is dropped', async () => {
 	first.resolve({ resources: [{ server: 'everything', uri: 'demo://old', name: 'old' }] });
 	peer.onRequest('ping', () => 'pong');
 	await ext.sendRequest('ping');
-	assert.deepEqual(serverChildren(model, 'everything'), []);
+	assert.deepEqual(model.resourcesOf('everything'), []);
 });
 
 test('session: a refresh reads the tasks; tasks/changed updates one; cancelTask sends server and taskId', async () => {

@@ -1,5 +1,6 @@
 // What the status bar item says, from the sidecar's state and the servers'
-// summary. status.ts puts it on screen. Pure: no `vscode` import.
+// summary. The extension's status.ts puts it on screen; the page's summary
+// line is its tooltip's first line. Pure: no `vscode` import.
 
 import type { Summary } from './model';
 

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fieldPaths, seenPaths, validate, type Check } from '../../../frontend/src/check';
-import { checks, frontendRequests, ReadResourceResult, ServerStatus, sidecarNotifications, sidecarRequests, ToolResult } from '../../../frontend/src/protocol.gen';
+import { fieldPaths, seenPaths, validate, type Check } from '../src/check';
+import { checks, frontendRequests, ReadResourceResult, ServerStatus, sidecarNotifications, sidecarRequests, ToolResult } from '../src/protocol.gen';
 
 const dir = join(__dirname, '..', '..', 'test', 'fixtures');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));

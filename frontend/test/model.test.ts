@@ -1,11 +1,12 @@
 // The servers model alone: how the sidecar's answers and notifications fold
 // into what it holds per server, and the counts the status bar reads. What
-// the tree makes of it is serversTree.test.ts's and extras.test.ts's.
+// the tree makes of it is the extension's serversTree.test.ts's and
+// extras.test.ts's.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { hasTools, ServersModel, toolKind } from '../src/model';
-import type { PromptInfo, ResourceInfo, ServerStatus, ToolInfo } from '../../../frontend/src/protocol.gen';
+import type { PromptInfo, ResourceInfo, ServerStatus, ToolInfo } from '../src/protocol.gen';
 
 function st(name: string, over: Partial<ServerStatus> = {}): ServerStatus {
 	return { name, scope: 'user', type: 'local', state: 'connected', toolCount: 0, ...over };

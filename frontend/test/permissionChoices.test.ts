@@ -16,7 +16,7 @@ import {
 	TRUST_AND_ALLOW_PROJECT,
 	trustsFirst,
 } from '../src/permissionChoices';
-import type { PermissionRequest } from '../../../frontend/src/protocol.gen';
+import type { PermissionRequest } from '../src/protocol.gen';
 
 const req: PermissionRequest = {
 	callId: 'c1',

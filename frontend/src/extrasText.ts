@@ -1,7 +1,8 @@
 // A resource read and a prompt got, as the read-only documents the
-// extension opens for them (readOnlyDocs.ts). Pure: no `vscode` import.
+// extension opens for them (its readOnlyDocs.ts) and the page shows. Pure:
+// no `vscode` import.
 
-import type { ContentBlock, GetPromptResult, ReadResourceResult } from '../../../frontend/src/protocol.gen';
+import type { ContentBlock, GetPromptResult, ReadResourceResult } from './protocol.gen';
 import { printable } from './text';
 
 /** Doc is a read-only document: its name under freecode:/ (whose extension picks the language) and its text. */

@@ -1,7 +1,7 @@
 // A tool's definition review as the read-only document shows it. Pure: no
 // `vscode` import.
 
-import type { ToolReview } from '../../../frontend/src/protocol.gen';
+import type { ToolReview } from './protocol.gen';
 import { printable } from './text';
 
 /** reviewDocument is a tool's review as text: what it is about, then the change, made printable. */
