@@ -6,6 +6,7 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { allowNotice, type AllowStep } from './allowNotice';
+import { ALWAYS_ALLOW, modalRow } from './alwaysAllow';
 import { answerFor, DENIED, permissionPrompt, trustsFirst } from '../../../frontend/src/permissionChoices';
 import type { PermissionRequest, PermissionResponse } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
@@ -25,18 +26,29 @@ export async function askPermission(
 		if (token.isCancellationRequested) resolve(undefined);
 		token.onCancellationRequested(() => resolve(undefined));
 	});
+	const { row, always } = modalRow(prompt);
 	for (;;) {
-		const items: vscode.MessageItem[] = prompt.choices.map((c) => ({
+		const items: vscode.MessageItem[] = row.map((c) => ({
 			title: c.title,
 			isCloseAffordance: c.isCloseAffordance,
 		}));
 		// A modal cannot be closed from here: if the sidecar stops waiting,
 		// the answer is deny at once and the click that follows is ignored.
-		const picked = await Promise.race([
+		const clicked = await Promise.race([
 			vscode.window.showWarningMessage(prompt.message, { modal: true, detail: prompt.detail }, ...items),
 			cancelled,
 		]);
 		if (token.isCancellationRequested) return DENIED;
+		let picked: { title: string } | undefined = clicked;
+		if (clicked?.title === ALWAYS_ALLOW) {
+			const where = await Promise.race([
+				vscode.window.showQuickPick(always, { title: `Always allow ${req.tool}`, placeHolder: 'Where FreeCode runs it without asking; Escape goes back' }),
+				cancelled,
+			]);
+			if (token.isCancellationRequested) return DENIED;
+			if (!where) continue; // back to the question
+			picked = { title: where.label };
+		}
 		const answer = answerFor(prompt, picked?.title);
 		if (answer !== 'showFull' && trustsFirst(prompt, picked?.title) && project) {
 			try {

@@ -75,7 +75,13 @@ export async function scenarioRealApps(h) {
 		const allow = async (id, button, byView) => {
 			await dialog.getByText(`Allow FreeCode to run ${id}?`).waitFor();
 			if (byView) await dialog.getByText(`Asked by: the MCP Apps view of ${byView} (a page the server shows), not a model.`).waitFor();
-			await dialog.getByRole('button', { name: button }).click();
+			if (button === 'Allow Once' || button === 'Deny') {
+				await dialog.getByRole('button', { name: button }).click();
+				return;
+			}
+			// The "always" choices sit behind one button that asks where.
+			await dialog.getByRole('button', { name: 'Always Allow…' }).click();
+			await page.locator('.quick-input-list .monaco-list-row', { hasText: button }).first().click();
 		};
 		/** run runs a tool that takes no arguments from its row, allowing it once: it is not annotated. */
 		const run = async (tool, id) => {
