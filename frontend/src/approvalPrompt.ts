@@ -62,8 +62,12 @@ export function approvalPrompt(st: ServerStatus): ApprovalPrompt | { error: stri
 	return {
 		message: `Run the MCP server "${oneLine(st.name, 80)}" that this project ships?`,
 		detail: [
-			"This project's .freecode/settings.json, written by its authors, asks for this, with your user's rights:",
+			a.command?.length && !a.sandbox
+				? "This project's .freecode/settings.json, written by its authors, asks for this, with your user's rights:"
+				: "This project's .freecode/settings.json, written by its authors, asks for this:",
 			'',
+			// What it could do comes first: in its sandbox, or with all of the user's rights.
+			...(a.sandbox ? [value(a.sandbox.charAt(0).toUpperCase() + a.sandbox.slice(1))] : []),
 			...lines,
 			'',
 			'Approve only servers of projects you trust. This approves exactly this entry: any change to it asks again.',
@@ -115,11 +119,11 @@ export function approvalLines(a: ServerApproval): string[] {
 	if (a.idleTimeout) out.push(`Idle timeout: ${a.idleTimeout} ms`);
 	if (a.maxMessageBytes) out.push(`Largest message: ${a.maxMessageBytes} bytes`);
 	if (a.protocolVersion) out.push(`MCP version: ${value(a.protocolVersion)}`);
-	if (a.sandbox) out.push(`Sandbox: ${value(a.sandbox)}`);
 	// Where the sidecar expands ${env:NAME}: the variables it would send.
 	const refs = envRefs([a.url ?? '', ...Object.values(a.env ?? {}), ...Object.values(a.headers ?? {}), o?.clientSecret ?? '']);
 	if (refs.length) out.push(`It reads these variables of yours: ${refs.map(value).join(', ')}.`);
-	out.push(`Entry hash: ${value(a.entryHash)}`);
+	// The hash ties the approval to the entry; its start is enough to tell two apart.
+	out.push(`Entry: ${value(a.entryHash.slice(0, 12))}…`);
 	const pending = a.pendingReviews ?? [];
 	if (pending.length) {
 		out.push(`Tool definitions that await your review, from when it last ran (they still ask after approval):`);

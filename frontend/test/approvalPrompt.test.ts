@@ -62,7 +62,7 @@ test('approval: a local entry shows its command, cwd, env as written, and warns 
 			'  GITHUB_TOKEN=${env:GITHUB_TOKEN}',
 			'  NODE_OPTIONS=--require ./evil.js',
 			'It reads these variables of yours: GITHUB_TOKEN.',
-			`Entry hash: ${hash}`,
+			`Entry: ${hash.slice(0, 12)}…`,
 			'',
 			'Approve only servers of projects you trust. This approves exactly this entry: any change to it asks again.',
 		].join('\n'),
@@ -88,7 +88,7 @@ test('approval: a remote entry shows its URL, headers, TLS files and OAuth, cont
 			'  scopes: repo read:org',
 			'  callbackPort: 8765',
 			'It reads these variables of yours: API_KEY, API_TOKEN, CLIENT_SECRET.',
-			`Entry hash: ${hash}`,
+			`Entry: ${hash.slice(0, 12)}…`,
 		].join('\n'),
 	);
 });
@@ -159,4 +159,14 @@ test('approval: a status without approval, or not awaiting it, cannot be approve
 
 test('approval: envRefs lists each variable once, sorted', () => {
 	assert.deepEqual(envRefs(['${env:B}${env:A}', 'x ${env:B}', '$env:C', '${env:}']), ['A', 'B']);
+});
+
+test('approval: the sandbox a local server would run in comes first, before its command', () => {
+	const sandboxed: ServerStatus = { ...local, approval: { ...local.approval!, inheritEnv: false, sandbox: 'sandboxed: system read-only; writes ~/project, a private /tmp; network: none' } };
+	const lines = prompt(sandboxed).detail.split('\n');
+	assert.equal(lines[0], "This project's .freecode/settings.json, written by its authors, asks for this:");
+	assert.equal(lines[2], 'Sandboxed: system read-only; writes ~/project, a private /tmp; network: none');
+	assert.match(lines[3], /^Command: /);
+	const open: ServerStatus = { ...local, approval: { ...local.approval!, sandbox: 'not sandboxed: it runs with all of your rights' } };
+	assert.equal(prompt(open).detail.split('\n')[2], 'Not sandboxed: it runs with all of your rights');
 });
