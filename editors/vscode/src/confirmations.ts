@@ -85,9 +85,17 @@ const maxPreviewChars = 4000;
 
 /** importConfirmation asks before `freecode mcp import` writes what its dry run (preview) reported. */
 export function importConfirmation(client: string, preview: string): Confirmation {
+	// The CLI's preview ends in its own words for a terminal ("Dry run: 2
+	// servers would be added; nothing was written."); the dialog's question
+	// says that already, and its count is put as a dialog would.
+	const lines = preview.split('\n').flatMap((l) => {
+		const dry = /^Dry run: (\d+) (servers?) would be added; nothing was written\.$/.exec(l.trim());
+		if (!dry) return [l];
+		return [`${dry[1]} ${dry[2]} to add. Nothing is written until you choose ${IMPORT}.`];
+	});
 	return {
 		message: `Import MCP servers from ${client}?`,
-		detail: truncate(printable(preview), maxPreviewChars),
+		detail: truncate(printable(lines.join('\n')), maxPreviewChars),
 		buttons: choice(DO_NOT_IMPORT, IMPORT),
 	};
 }

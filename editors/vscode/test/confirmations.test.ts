@@ -98,3 +98,10 @@ test('confirmation: a long change or preview is cut; a server name is one printa
 	assert.ok(!/[\n\u001b]/.test(signOutConfirmation('a\nb').detail));
 	assert.equal(importConfirmation('Cursor', '+ x\u001b[2J (local)').detail, '+ x\\x1b[2J (local)');
 });
+
+test("import: the preview says what will be added in the dialog's words, not the CLI's dry run", () => {
+	const c = importConfirmation('Claude Code', 'Would add servers from /tmp/c.json (Claude Code) to ~/.freecode/config.json:\n  + a (local)\n    command:   npx -y x\nDry run: 1 server would be added; nothing was written.');
+	assert.ok(!c.detail.includes('Dry run'), c.detail);
+	assert.match(c.detail, /\n1 server to add\. Nothing is written until you choose Import\.$/);
+	assert.match(c.detail, /^Would add servers from/);
+});
