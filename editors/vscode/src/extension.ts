@@ -19,6 +19,7 @@ import type { Session } from '../../../frontend/src/session';
 import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
 import { RulesNotices } from './rulesNotices';
+import { NeedsYou, needsYouMessage } from './needsYou';
 import { NewServers } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
@@ -96,6 +97,16 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 		}
 	});
 	ext.subscriptions.push({ dispose: offAdded });
+	const waiting = new NeedsYou();
+	const offWaiting = model.onDidChange(() => {
+		for (const w of waiting.update(model)) {
+			const m = needsYouMessage(w);
+			void vscode.window.showInformationMessage(m.text, m.button).then((pick) => {
+				if (pick === m.button) void vscode.commands.executeCommand(m.command, { kind: 'server', name: w.name });
+			});
+		}
+	});
+	ext.subscriptions.push({ dispose: offWaiting });
 	watchSidecar(fc);
 	registerWithVSCodeChat(ext, settings, sc.output);
 	await sc.start();
