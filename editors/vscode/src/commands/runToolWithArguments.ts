@@ -8,6 +8,10 @@ import { SCHEME } from '../readOnlyDocs';
 import type { CommandFactory } from './util';
 import { session, showError } from './util';
 
+/** How long the status bar says that a run went well. */
+const ranShownMs = 15_000;
+let lastRan: vscode.Disposable | undefined;
+
 /**
  * runToolWithArguments runs the tool of the arguments document in the active
  * editor through the orchestrator (freecode/tools/execute: validation,
@@ -67,9 +71,15 @@ export async function runAndShow(fc: FreeCode, tool: string, args: unknown): Pro
 		const info = fc.model.tool(tool);
 		if (info?.ui?.resourceUri && (r.decision === 'allowed' || r.decision === 'asked')) void fc.apps.show(info, args, r, vscode.ViewColumn.Beside);
 		const summary = resultSummary(tool, r);
-		// A call the user denied went as they asked: no error for it.
+		// A call the user denied went as they asked: no error for it. One
+		// that ran is in its result document already: a toast per run only
+		// stacked up, so the status bar says it, the last run's only.
 		if (r.isError && r.decision !== 'denied') void vscode.window.showErrorMessage(summary);
-		else void vscode.window.showInformationMessage(summary);
+		else if (r.decision === 'denied' || r.decision === 'invalid') void vscode.window.showInformationMessage(summary);
+		else {
+			lastRan?.dispose();
+			lastRan = vscode.window.setStatusBarMessage(`$(check) ${summary}`, ranShownMs);
+		}
 	} catch (e) {
 		showError(`Running ${tool}`, e);
 	}

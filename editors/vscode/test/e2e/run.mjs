@@ -618,7 +618,8 @@ async function scenarioDemo() {
 			await run();
 			await dialog.getByText('Allow FreeCode to run mcp__demo__delete_file?').waitFor();
 			await dialog.getByRole('button', { name: 'Allow Once' }).click();
-			await notified(page, /mcp__demo__delete_file ran in/);
+			// The status bar says it ran; the result is in its document.
+			await page.locator('.statusbar-item', { hasText: /mcp__demo__delete_file ran in/ }).waitFor();
 			// The result, in a read-only document beside the arguments.
 			await page.locator('.tab', { hasText: 'Tool Result' }).waitFor();
 			await page.locator('.view-lines', { hasText: 'deleted delete-me.txt' }).waitFor();
@@ -816,17 +817,18 @@ async function scenarioManage() {
 
 		await step(page, 'three tool runs leave one argument/result pair, none unsaved', async () => {
 			await runCommand(page, 'View: Close All Editors');
-			const ran = page.locator('.notifications-toasts .notification-toast', { hasText: 'mcp__demo__list_files ran in' });
+			const ran = page.locator('.statusbar-item', { hasText: 'mcp__demo__list_files ran in' });
 			for (let i = 1; i <= 3; i++) {
 				// A click on the tool does what its ▷ does.
 				await page.getByRole('treeitem', { name: /^mcp__demo__list_files — / }).click();
 				await page.locator('.view-lines', { hasText: 'Arguments for mcp__demo__list_files' }).waitFor();
 				await page.locator('.monaco-editor.focused .view-lines', { hasText: 'Arguments for mcp__demo__list_files' }).waitFor();
 				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
-				await notified(page, 'mcp__demo__list_files ran in');
+				await ran.first().waitFor();
 				await page.locator('.view-lines', { hasText: 'mcp__demo__list_files — ok' }).first().waitFor();
-				await runCommand(page, 'Notifications: Clear All Notifications');
-				await ran.first().waitFor({ state: 'detached' });
+				if ((await page.locator('.notifications-toasts .notification-toast').count()) > 0) {
+					throw new Error(`a run that went well left a toast: ${await page.locator('.notifications-toasts').innerText()}`);
+				}
 			}
 			const tabs = await page.locator('.tab').allInnerTexts();
 			const names = tabs.map((t) => t.trim().split('\n')[0]);
