@@ -32,3 +32,15 @@ export function runCli(s: Settings, args: readonly string[]): Promise<CliResult>
 export function message(line: string): string {
 	return line.trim().replace(/^[✓✗]\s*/u, '');
 }
+
+/**
+ * cliError is what a failed CLI command said, for a notification: its
+ * "freecode: " prefix and its config warnings ("warning: …", which the
+ * Problems view shows with their positions) left out.
+ */
+export function cliError(r: CliResult): string {
+	const said = (r.stderr.trim() ? r.stderr : r.stdout).split('\n');
+	const lines = said.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('warning: '));
+	const text = (lines.length > 0 ? lines : said.map((l) => l.trim()).filter((l) => l !== '')).join('\n').replace(/^freecode: /, '');
+	return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { message, runCli } from '../cli';
+import { cliError, message, runCli } from '../cli';
 import { checkRemoteUrl, checkServerName } from '../serverName';
 import type { CommandFactory } from './util';
 import { showError } from './util';
@@ -39,7 +39,7 @@ export const addServer: CommandFactory = (fc) => async () => {
 	try {
 		const r = await runCli(fc.settings(), ['mcp', 'add', name.trim(), kind.type, value.trim()]);
 		if (r.code !== 0) {
-			void vscode.window.showErrorMessage(`Adding ${name.trim()} failed: ${(r.stderr || r.stdout).trim()}`);
+			void vscode.window.showErrorMessage(`Adding ${name.trim()} failed: ${cliError(r)}`);
 			return;
 		}
 		const pick = await vscode.window.showInformationMessage(message(r.stdout.split('\n')[0]), 'Open MCP Config');

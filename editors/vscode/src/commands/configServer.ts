@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { message, runCli } from '../cli';
+import { cliError, message, runCli } from '../cli';
 import { removeConfirmation } from '../confirmations';
 import { entryPosition } from '../configEntry';
 import type { FreeCode } from '../context';
@@ -41,7 +41,7 @@ function edit(action: ServerAction & ('enable' | 'disable' | 'remove')): Command
 		try {
 			const r = await runCli(fc.settings(), ['mcp', action, name]);
 			if (r.code !== 0) {
-				void vscode.window.showErrorMessage(`${name}: ${(r.stderr || r.stdout).trim()}`);
+				void vscode.window.showErrorMessage(`${name}: ${cliError(r)}`);
 				return;
 			}
 			vscode.window.setStatusBarMessage(`$(check) ${message(r.stdout.split('\n')[0])}`, 5000);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { message, runCli, type CliResult } from '../cli';
+import { cliError, message, runCli, type CliResult } from '../cli';
 import type { FreeCode } from '../context';
 import { ownConfigToImport, vscodeSources } from '../importSources';
 import { importConfirmation } from '../confirmations';
@@ -88,7 +88,7 @@ export const importServers: CommandFactory = (fc) => async () => {
 			preview = await runCli(fc.settings(), [...args, '--dry-run']);
 		}
 		if (preview.code !== 0) {
-			void vscode.window.showErrorMessage(`Import from ${pick.label} failed: ${(preview.stderr || preview.stdout).trim()}`);
+			void vscode.window.showErrorMessage(`Import from ${pick.label} failed: ${cliError(preview)}`);
 			return;
 		}
 		const text = `${preview.stdout}${preview.stderr}`.trim();
