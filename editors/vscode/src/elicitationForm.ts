@@ -286,6 +286,30 @@ export function introText(req: ElicitationRequest, form: Form): { title: string;
 	};
 }
 
+/** OneStep is a question asked in one pick: its choices and Decline, side by side. */
+export interface OneStep {
+	title: string;
+	placeholder: string;
+	items: { label: string; description?: string; answer?: PickItem; decline?: true }[];
+}
+
+/**
+ * oneStep is a form of one yes/no or single-choice field as one pick, the
+ * server's message above its choices and Decline among them: asking first
+ * whether to fill it in made a yes/no question two steps. Undefined for
+ * any other form.
+ */
+export function oneStep(req: ElicitationRequest, form: Form): OneStep | undefined {
+	const f = form.fields[0];
+	if (form.fields.length !== 1 || (f.kind !== 'boolean' && f.kind !== 'enum')) return undefined;
+	const intro = introText(req, form);
+	return {
+		title: `${intro.title}: ${printable(f.label)}`,
+		placeholder: intro.placeholder,
+		items: [...pickItems(f).map((answer) => ({ label: answer.label, description: answer.description, answer })), { label: 'Decline', description: 'send no answer', decline: true }],
+	};
+}
+
 /** content builds an accepted form's content from the answers, by field name, leaving out what was left out. */
 export function content(answers: ReadonlyMap<string, unknown>): Record<string, unknown> {
 	const out: Record<string, unknown> = {};

@@ -11,6 +11,7 @@ import {
 	content,
 	fieldText,
 	introText,
+	oneStep,
 	parseForm,
 	parseInput,
 	pickItems,
@@ -61,6 +62,19 @@ async function askForm(req: ElicitationRequest, token: CancellationToken, warn: 
 			`The MCP server ${req.server} asked for a form FreeCode cannot show (${form.problems[0]}); it was declined.`,
 		);
 		return DECLINE;
+	}
+	const one = oneStep(req, form);
+	if (one) {
+		const got = await pick(
+			token,
+			{ title: one.title, placeholder: one.placeholder },
+			one.items.map((it) => ({ label: it.label, description: it.description, value: it })),
+		);
+		if (got === undefined) return CANCEL;
+		const it = got[0];
+		if (!it || it.decline) return DECLINE;
+		const answers = new Map<string, unknown>([[form.fields[0].name, it.answer?.value]]);
+		return { action: 'accept', content: content(answers) };
 	}
 	const intro = introText(req, form);
 	const start = await pick(token, { title: intro.title, placeholder: intro.placeholder }, [

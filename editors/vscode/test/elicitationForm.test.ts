@@ -5,6 +5,7 @@ import {
 	content,
 	fieldText,
 	introText,
+	oneStep,
 	parseForm,
 	parseInput,
 	pickItems,
@@ -199,4 +200,29 @@ test('url: Enter and Escape open no page', () => {
 	// affordance; Escape is VS Code's Cancel when none is one.
 	assert.equal(urlButtons[0].choice, 'decline');
 	assert.ok(urlButtons.every((b) => !('isCloseAffordance' in b)));
+});
+
+test('form: a yes/no or single-choice question is one pick, with Decline among its answers', () => {
+	const yesNo = { type: 'object', properties: { confirm: { type: 'boolean', title: 'Delete the branch?' } }, required: ['confirm'] };
+	const r: ElicitationRequest = { ...req, message: 'The branch has unmerged commits.', requestedSchema: yesNo };
+	const one = oneStep(r, parseForm(yesNo));
+	assert.ok(one);
+	assert.equal(one.title, 'The MCP server gh asks you: Delete the branch?');
+	assert.equal(one.placeholder, 'The branch has unmerged commits.');
+	assert.deepEqual(
+		one.items.map((i) => [i.label, i.answer?.value, i.decline]),
+		[
+			['Yes', true, undefined],
+			['No', false, undefined],
+			['Decline', undefined, true],
+		],
+	);
+	const choice = { type: 'object', properties: { kind: { type: 'string', enum: ['bug', 'feature'] } } };
+	assert.deepEqual(
+		oneStep(req, parseForm(choice))?.items.map((i) => i.label),
+		['bug', 'feature', 'Leave out', 'Decline'],
+	);
+	// Anything else keeps the step that asks whether to fill it in.
+	assert.equal(oneStep(req, parseForm(schema)), undefined);
+	assert.equal(oneStep(req, parseForm({ type: 'object', properties: { name: { type: 'string' } } })), undefined);
 });
