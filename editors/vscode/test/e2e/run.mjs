@@ -826,7 +826,7 @@ async function scenarioManage() {
 				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
 				await ran.first().waitFor();
 				await page.locator('.view-lines', { hasText: 'mcp__demo__list_files — ok' }).first().waitFor();
-				if ((await page.locator('.notifications-toasts .notification-toast').count()) > 0) {
+				if ((await page.locator('.notifications-toasts .notification-toast', { hasText: 'ran in' }).count()) > 0) {
 					throw new Error(`a run that went well left a toast: ${await page.locator('.notifications-toasts').innerText()}`);
 				}
 			}
