@@ -26,45 +26,48 @@ import (
 // workspace. A client that does not declare the extension gets the call's
 // end, which the workspace waits for.
 
-// taskSlot is where the tool handler of a call whose client declared the
-// extension leaves the task its server started.
-type taskSlot struct {
-	task *orchestrator.Task
-}
+// startedTask is the key under which the tool handler of a call that
+// became a task hands the task (an *orchestrator.Task) to tasksMiddleware,
+// in its result's _meta: the middleware answers with the task instead, and
+// takes the key out, so that it never reaches the client.
+const startedTask = "freecode/startedTask"
 
-type taskSlotKey struct{}
-
-// tasksMiddleware lets a declaring client's tools/call become a task, and
-// advertises the extension.
+// tasksMiddleware answers a declaring client's tools/call that became a
+// task with the task, and advertises the extension.
 func (s *Server) tasksMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		res, err := next(ctx, method, req)
 		switch method {
 		case "tools/call":
-			if !mcpwire.TasksDeclared(req.GetParams().GetMeta(), req.GetSession()) {
-				break
+			if t := takeStartedTask(res); t != nil && err == nil {
+				return s.createTaskResult(ctx, t), nil
 			}
-			slot := &taskSlot{}
-			res, err := next(context.WithValue(ctx, taskSlotKey{}, slot), method, req)
-			if err != nil || slot.task == nil {
-				return res, err
-			}
-			return s.createTaskResult(ctx, slot.task), nil
 		case "server/discover", "initialize":
-			res, err := next(ctx, method, req)
 			mcpwire.AdvertiseTasks(res)
-			return res, err
 		}
-		return next(ctx, method, req)
+		return res, err
 	}
 }
 
-// taskMode is what the call of ctx does with a task: hand it to the client
-// when the client declared the extension, else wait for its end.
-func taskMode(ctx context.Context) (orchestrator.TaskMode, *taskSlot) {
-	if slot, ok := ctx.Value(taskSlotKey{}).(*taskSlot); ok {
-		return orchestrator.TasksReturned, slot
+// takeStartedTask takes out of a tools/call result the task its call
+// started (call in tools.go), nil for none.
+func takeStartedTask(res mcpsdk.Result) *orchestrator.Task {
+	r, ok := res.(*mcpsdk.CallToolResult)
+	if !ok || r == nil {
+		return nil
 	}
-	return orchestrator.TasksAwaited, nil
+	t, _ := r.Meta[startedTask].(*orchestrator.Task)
+	delete(r.Meta, startedTask)
+	return t
+}
+
+// taskMode is what the call req does with a task: hand it to the client
+// when the client declared the extension, else wait for its end.
+func taskMode(req *mcpsdk.CallToolRequest) orchestrator.TaskMode {
+	if mcpwire.TasksDeclared(req.Params.GetMeta(), req.Session) {
+		return orchestrator.TasksReturned
+	}
+	return orchestrator.TasksAwaited
 }
 
 // createTaskResult is the answer of a call that became the task t on its

@@ -162,17 +162,17 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name str
 			}
 		}
 	}
-	var slot *taskSlot
-	eo.Tasks, slot = taskMode(ctx)
+	eo.Tasks = taskMode(req)
 	callID := "mcp-serve-" + strconv.FormatUint(s.calls.Add(1), 10)
 	rs := s.ws.Execute(ctx, []orchestrator.ToolCall{{CallID: callID, Tool: name, Arguments: req.Params.Arguments}}, eo)
 	if q := asker.inputRequired(); q != nil {
 		return q // the call asks its 2026-07-28 client, and is made again
 	}
-	if rs[0].Task != nil && slot != nil {
-		slot.task = rs[0].Task // the middleware answers with the task
+	res := result(rs[0], hasOutput)
+	if rs[0].Task != nil && eo.Tasks == orchestrator.TasksReturned {
+		res.Meta[startedTask] = rs[0].Task // the middleware answers with the task (tasks.go)
 	}
-	return result(rs[0], hasOutput)
+	return res
 }
 
 // result is the tools/call result of an orchestrator result.
