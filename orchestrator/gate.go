@@ -110,6 +110,20 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	if eo.Approver == nil {
 		return DecisionDenied, o.noApproverText(t, d)
 	}
+	// One question per tool at a time: a call that waited behind another's
+	// question decides again, since its answer ("always allow") may cover
+	// this call too (asking.go).
+	done, err := o.asking.take(ctx, t.ID)
+	if err != nil {
+		return DecisionDenied, fmt.Sprintf("%s was not run: it was cancelled while another call of it waited for the permission answer (%v)", t.ID, err)
+	}
+	defer done()
+	switch d = o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly); d.Effect {
+	case permissions.Allow:
+		return DecisionAllowed, ""
+	case permissions.Deny:
+		return DecisionDenied, fmt.Sprintf("%s was denied: %s", t.ID, d.Reason)
+	}
 	return o.ask(ctx, p, eo, d.Reason, t.Review)
 }
 
