@@ -61,6 +61,7 @@ type Orchestrator struct {
 	perms       atomic.Pointer[permissions.Set]
 	maxChars    atomic.Int64 // Options.MaxResultChars, changeable
 	maxParallel atomic.Int64 // Options.MaxParallel, changeable
+	asking      askTurns     // the permission questions open, by tool (asking.go)
 }
 
 // New returns an orchestrator over reg.
