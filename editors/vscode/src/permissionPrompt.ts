@@ -42,7 +42,7 @@ export async function askPermission(
 		let picked: { title: string } | undefined = clicked;
 		if (clicked?.title === ALWAYS_ALLOW) {
 			const where = await Promise.race([
-				vscode.window.showQuickPick(always, { title: `Always allow ${req.tool}`, placeHolder: 'Where FreeCode runs it without asking; Escape goes back' }),
+				vscode.window.showQuickPick(always, { title: `Always allow ${req.tool}`, placeHolder: 'Where FreeCode runs it without asking; Escape goes back', ignoreFocusOut: true }),
 				cancelled,
 			]);
 			if (token.isCancellationRequested) return DENIED;

@@ -80,7 +80,7 @@ export async function scenarioRealApps(h) {
 				return;
 			}
 			// The "always" choices sit behind one button that asks where.
-			await dialog.getByRole('button', { name: 'Always Allow…' }).click();
+			await dialog.getByRole('button', { name: /^Always Allow/ }).click();
 			await page.locator('.quick-input-list .monaco-list-row', { hasText: button }).first().click();
 		};
 		/** run runs a tool that takes no arguments from its row, allowing it once: it is not annotated. */
@@ -176,15 +176,16 @@ export async function scenarioRealApps(h) {
 				const t = (await frame.locator('#info-hostname').textContent()).trim();
 				return { ok: t !== '' && t !== '--', t };
 			}, uiTimeoutMs);
-			// Count the tool results the view receives from the host.
+			// The view starts polling by itself: its first poll asks (the tool is not
+			// annotated), the polls after it wait behind that question, not beside it.
+			await allow('mcp__sysmon__poll-system-stats', 'Always Allow Everywhere', 'sysmon');
+			// Count the tool results the view receives from the host from now on.
 			await frame.evaluate(() => {
 				window.__results = 0;
 				window.addEventListener('message', (e) => {
-					if (e.data && e.data.result && Array.isArray(e.data.result.content)) window.__results++;
+					if (e.data && e.data.result && Array.isArray(e.data.result.content) && !e.data.result.isError) window.__results++;
 				});
 			});
-			await frame.locator('#poll-toggle-btn').click();
-			await allow('mcp__sysmon__poll-system-stats', 'Always Allow Everywhere', 'sysmon');
 			// Later polls run without asking again: three results come in.
 			const polled = await until(page, 'three polls answered', async () => {
 				if (await dialog.isVisible().catch(() => false)) throw new Error('a later poll asked again though it was allowed always');
@@ -193,7 +194,7 @@ export async function scenarioRealApps(h) {
 				return { ok: n >= 3 && /^\d+(\.\d+)?%$/.test(mem), n, mem };
 			}, uiTimeoutMs);
 			log(`system-monitor: ${polled.n} polls answered, memory ${polled.mem}`);
-			await frame.locator('#poll-toggle-btn').click();
+			await frame.locator('#poll-toggle-btn', { hasText: 'Stop' }).click();
 		});
 		await shot(page, 'real-apps-sysmon');
 	});
