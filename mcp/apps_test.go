@@ -54,7 +54,7 @@ func TestViewReachWithinSandbox(t *testing.T) {
 		if err := c.Start(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.ReadResource(t.Context(), viewURI)
+		res, err := c.ReadResource(t.Context(), viewURI, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,64 +8,68 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/freecode/freecode/mcp/oauth"
 )
 
 // A server may ask the client something while it serves a request: fill in
-// a form or open a URL (elicitation/create), or run a model
-// (sampling/createMessage). Only whoever made that request can answer: the
-// frontend whose batch the tool call belongs to. That frontend is the
-// request's Answerer, carried in the request's context (WithAnswerer) down to
-// the Conn.
+// a form or open a URL (elicitation/create), run a model
+// (sampling/createMessage), or, over HTTP, sign in again for more access
+// (a 403 insufficient_scope). Only the person behind that request can
+// answer: its Asker, which the request brings with it (CallOptions.Asker,
+// ReadResource's and GetPrompt's asker, FollowOptions.AskerOf), never in
+// its context.
 //
-// How the Conn finds the Answerer of a server's request:
+// How the Conn finds the request a server's question belongs to:
 //
-//   - Under the newest protocol (2026-07-28) the server does not send a
-//     request of its own: its answer to the call asks for input, and the
-//     go-sdk answers that with the client's handlers inside the call, on the
-//     call's context. The Answerer is the call's, exactly.
-//   - Under older protocols the server sends elicitation/create or
-//     sampling/createMessage on its own, and nothing in it names the call
-//     (over stdio there is no way to say it; over HTTP the stream it comes
-//     on does, but the go-sdk does not pass that on). The go-sdk hands it to
-//     the handler on a context of the connection's. So the Conn keeps the
-//     requests in flight on each session with their Answerer: if they all
-//     have one Answerer, that is the one asked (the call's id too, if only one
-//     call is in flight); if requests of different Answerers are in flight,
-//     nobody can tell whose the question is, and nobody is asked.
+//   - A question the go-sdk asks inside the request: under the newest
+//     protocol (2026-07-28) the server sends no request of its own, its
+//     answer to the call asks for input and the go-sdk runs the client's
+//     handlers inside the call; a 403 comes back on the request's own POST.
+//     The Conn hands the go-sdk each request on a context that names it
+//     (withRequest) and reads it back there: the request is known exactly.
+//     That is the one value the Conn puts in a context, because the go-sdk
+//     carries nothing else from a request down to what it runs for it; it
+//     is set on no context but the one given to the go-sdk for that
+//     request, and read by the Conn alone.
+//   - A request of the server's own, elicitation/create or
+//     sampling/createMessage before 2026-07-28: nothing in it names the
+//     request it comes during (over stdio nothing can; over HTTP the stream
+//     it comes on does, but the go-sdk does not pass that on), and the
+//     go-sdk runs the handler on a context of the session's. A server asks
+//     only while it serves a request of the client's, so the rule goes by
+//     the requests in flight on the session: with one, the question is
+//     that request's; with several, all of one Asker, it is that Asker's,
+//     without a call id (which of its calls is not known); with none, or
+//     with requests of different Askers, it is nobody's, since asking one
+//     of them could show a person another's question.
 //
 // Nobody to ask means an elicitation is declined and a sampling request is
 // refused with a JSON-RPC error, as the MCP specification has a client do
-// when its user says no.
+// when its user says no. A sign-in for more access the request's Asker
+// cannot show (or of a request without one) goes to oauth.Options.OpenURL.
 
-// An Answerer answers, for whoever made a request, what a server asks while
-// it serves that request. A nil function means that kind of question is
-// not answered (an elicitation is declined, sampling refused).
-type Answerer struct {
-	// Elicit answers an elicitation: a form (Params.Mode "form", with
-	// Params.RequestedSchema) or a URL to open (Mode "url"). The result's
-	// Action is "accept" (with Content for a form), "decline" or "cancel".
-	// Defaults of the form's schema fill the fields the answer leaves out.
-	Elicit func(ctx context.Context, req *ElicitRequest) (*mcpsdk.ElicitResult, error)
-	// Sample answers a sampling request: the frontend owns the model and
-	// the user's consent. An error refuses the request; a *jsonrpc.Error
-	// is sent to the server as it is.
-	Sample func(ctx context.Context, req *SampleRequest) (*mcpsdk.CreateMessageResult, error)
-}
-
-// ElicitRequest is a server's elicitation/create.
-type ElicitRequest struct {
-	Server string
-	// CallID is the id of the call during which the server asked; "" when
-	// several calls of the Answerer were in flight on the server.
-	CallID string
-	Params *mcpsdk.ElicitParams
-}
-
-// SampleRequest is a server's sampling/createMessage.
-type SampleRequest struct {
-	Server string
-	CallID string // as in ElicitRequest
-	Params *mcpsdk.CreateMessageParams
+// An Asker answers, for whoever made a request, what the server asks a
+// person while it serves that request (orchestrator.Asker is the same
+// interface, which the workspace hands on as it is). server names the
+// Conn's server; callID the request's call ("" for a request that is no
+// tool call, or when several of the Asker's calls are in flight and the
+// question does not say which). Askers are told apart with ==: an Asker is
+// a pointer, or another comparable value.
+type Asker interface {
+	// Elicit answers an elicitation: a form (p.Mode "form", with
+	// p.RequestedSchema) or a URL to open (Mode "url"). The result's
+	// Action is "accept" (with Content for a form), "decline" or
+	// "cancel"; a nil result or an error declines. Defaults of the form's
+	// schema fill the fields the answer leaves out.
+	Elicit(ctx context.Context, server, callID string, p *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error)
+	// Sample answers a sampling request. An error refuses it; a
+	// *jsonrpc.Error is sent to the server as it is.
+	Sample(ctx context.Context, server, callID string, p *mcpsdk.CreateMessageParams) (*mcpsdk.CreateMessageResult, error)
+	// SignInOpener returns what shows the person the sign-in page for
+	// more access to server (an oauth.OpenURLFunc), nil when nobody can
+	// be asked.
+	SignInOpener(server string) func(ctx context.Context, url string) error
 }
 
 // CodeSamplingRejected is the JSON-RPC error code a sampling request that
@@ -73,82 +77,53 @@ type SampleRequest struct {
 // a user who rejects sampling.
 const CodeSamplingRejected = -1
 
-type answererKey struct{}
-
-type answererVal struct {
-	answerer *Answerer
-	// of, if set, says the Answerer when the server asks (WithAnswererOf).
-	of     func() *Answerer
-	callID string
+// asking is who answers the questions of one request: asker, or, when
+// askerOf is set, whoever it says when the server asks (the following of
+// a task another frontend may adopt, FollowOptions.AskerOf); callID is
+// the call's id.
+type asking struct {
+	callID  string
+	asker   Asker
+	askerOf func() Asker
 }
 
-// resolved returns v with the Answerer of now.
-func (v answererVal) resolved() answererVal {
-	if v.of != nil {
-		v.answerer, v.of = v.of(), nil
+// who is the Asker of now.
+func (a *asking) who() Asker {
+	if a.askerOf != nil {
+		return a.askerOf()
 	}
-	return v
+	return a.asker
 }
 
-// WithAnswerer returns ctx carrying answerer, who answers for whoever
-// makes the request of id callID ("" for a request that is no tool call),
-// for the Conn's tool calls, resource reads and prompt gets made with it.
-// Answerers are told apart by pointer: every request a frontend makes
-// should carry the same *Answerer.
-func WithAnswerer(ctx context.Context, answerer *Answerer, callID string) context.Context {
-	return context.WithValue(ctx, answererKey{}, answererVal{answerer: answerer, callID: callID})
-}
-
-// WithAnswererOf is WithAnswerer for a request whose Answerer may change
-// while it runs: the following of a task that another frontend may adopt.
-// of says who answers when the server asks (nil: nobody), and is called
-// then, under a lock of the Conn's: it must return at once. What it
-// returns is told apart by pointer as any Answerer.
-func WithAnswererOf(ctx context.Context, of func() *Answerer, callID string) context.Context {
-	return context.WithValue(ctx, answererKey{}, answererVal{of: of, callID: callID})
-}
-
-// withoutAnswerer returns ctx without an Answerer. A session is connected
-// on the context of the request that started the Conn (a call, a
-// resource read waking a server on demand), and the go-sdk derives the
-// contexts of the server's requests from it for the session's whole
-// life: an Answerer left in it would be asked every question the server
-// sends on its own, whoever's call it came during.
-func withoutAnswerer(ctx context.Context) context.Context {
-	if ctx.Value(answererKey{}) == nil {
-		return ctx
-	}
-	return noAnswerer{ctx}
-}
-
-// noAnswerer is a context that hides its parent's Answerer.
-type noAnswerer struct{ context.Context }
-
-func (c noAnswerer) Value(key any) any {
-	if _, ok := key.(answererKey); ok {
-		return nil
-	}
-	return c.Context.Value(key)
-}
-
-// inflight is one request of an Answerer in flight on a session.
+// inflight is one request of FreeCode's in flight on a session.
 type inflight struct {
-	answererVal
-	ctx context.Context // the request's
+	asking
+	// ctx is the request's own: a question it causes ends with it.
+	ctx   context.Context
+	probe answerProbe // what became of a call's POST (lostanswer.go)
 }
 
-// track records a request on s with ctx's Answerer (none, if ctx has none:
-// an Answerer of its own) until the returned function is called.
-func (c *Conn) track(ctx context.Context, s *session) func() {
-	v, _ := ctx.Value(answererKey{}).(answererVal)
-	e := &inflight{answererVal: v, ctx: ctx}
+type requestKey struct{}
+
+// requestOf returns the request whose context the go-sdk handed on as
+// ctx, nil for any other context (a session's).
+func requestOf(ctx context.Context) *inflight {
+	r, _ := ctx.Value(requestKey{}).(*inflight)
+	return r
+}
+
+// begin records a request of a on session s until the returned end is
+// called, and returns the context to give the go-sdk for it, which names
+// it (see the top of this file).
+func (c *Conn) begin(ctx context.Context, s *session, a asking) (context.Context, *inflight, func()) {
+	r := &inflight{asking: a, ctx: ctx}
 	c.inflightMu.Lock()
-	c.inflight[s.cs] = append(c.inflight[s.cs], e)
+	c.inflight[s.cs] = append(c.inflight[s.cs], r)
 	c.inflightMu.Unlock()
-	return func() {
+	return context.WithValue(ctx, requestKey{}, r), r, func() {
 		c.inflightMu.Lock()
 		defer c.inflightMu.Unlock()
-		list := slices.DeleteFunc(c.inflight[s.cs], func(x *inflight) bool { return x == e })
+		list := slices.DeleteFunc(c.inflight[s.cs], func(x *inflight) bool { return x == r })
 		if len(list) == 0 {
 			delete(c.inflight, s.cs)
 			return
@@ -157,44 +132,78 @@ func (c *Conn) track(ctx context.Context, s *session) func() {
 	}
 }
 
-// answererOf finds the Answerer of a server's request that came with ctx on
-// session cs (see the comment at the top of this file). callCtx is the
-// context of the request it came during, when that is known, so that the
-// question ends with it. why says why there is no Answerer.
-func (c *Conn) answererOf(ctx context.Context, cs *mcpsdk.ClientSession) (v answererVal, callCtx context.Context, why string) {
-	if v, ok := ctx.Value(answererKey{}).(answererVal); ok {
-		return v.resolved(), nil, ""
+// asked is who answers one question, and the request it ends with.
+type asked struct {
+	asker  Asker
+	callID string
+	// until is the context of the request the question came during, when
+	// the question came on the session's: it ends with that request.
+	until context.Context
+}
+
+// nobody says why nobody answers a question of a, why if it is said
+// already; "" when someone does.
+func (a asked) nobody(why string) string {
+	switch {
+	case a.asker != nil:
+		return ""
+	case why == "":
+		return "the request has nobody to ask"
+	}
+	return why
+}
+
+// whoAnswers finds who answers a question the server asked with ctx on
+// session cs, by the rule at the top of this file. why says why nobody
+// does.
+func (c *Conn) whoAnswers(ctx context.Context, cs *mcpsdk.ClientSession) (a asked, why string) {
+	if r := requestOf(ctx); r != nil {
+		return asked{asker: r.who(), callID: r.callID}, ""
 	}
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
 	list := c.inflight[cs]
-	switch {
-	case len(list) == 0:
-		return answererVal{}, nil, "no request of FreeCode's is in flight on the server"
-	case len(list) == 1:
-		return list[0].resolved(), list[0].ctx, ""
+	switch len(list) {
+	case 0:
+		return asked{}, "no request of FreeCode's is in flight on the server"
+	case 1:
+		return asked{asker: list[0].who(), callID: list[0].callID, until: list[0].ctx}, ""
 	}
-	v = list[0].resolved()
-	for _, e := range list[1:] {
-		r := e.resolved()
-		if r.answerer != v.answerer {
-			return answererVal{}, nil, "requests of different frontends are in flight on the server, and the question does not say whose it is"
+	a = asked{asker: list[0].who(), callID: list[0].callID}
+	for _, r := range list[1:] {
+		if r.who() != a.asker {
+			return asked{}, "requests of different frontends are in flight on the server, and the question does not say whose it is"
 		}
-		if r.callID != v.callID {
-			v.callID = ""
+		if r.callID != a.callID {
+			a.callID = ""
 		}
 	}
-	return v, nil, ""
+	return a, ""
 }
 
-// withCall returns ctx, also cancelled when the request that caused the
-// question ends (callCtx, if known): nobody waits for the answer then.
-func withCall(ctx, callCtx context.Context) (context.Context, context.CancelFunc) {
+// signInFor is who signs in again for more access for the request of ctx
+// (oauth.FlowConfig.StepUp): its Asker's opener; nil for a context that
+// names no request of an Asker.
+func (c *Conn) signInFor(ctx context.Context) oauth.OpenURLFunc {
+	r := requestOf(ctx)
+	if r == nil {
+		return nil
+	}
+	a := r.who()
+	if a == nil {
+		return nil
+	}
+	return a.SignInOpener(c.srv.Name)
+}
+
+// untilEnd returns ctx, also cancelled when until, the request that
+// caused the question, ends (if known): nobody waits for the answer then.
+func untilEnd(ctx, until context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
-	if callCtx == nil {
+	if until == nil {
 		return ctx, cancel
 	}
-	stop := context.AfterFunc(callCtx, cancel)
+	stop := context.AfterFunc(until, cancel)
 	return ctx, func() { stop(); cancel() }
 }
 
@@ -216,18 +225,20 @@ func (c *Conn) declareAnswerers(opts *mcpsdk.ClientOptions) {
 
 // onElicit is the client's elicitation/create handler.
 func (c *Conn) onElicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error) {
+	a, why := c.whoAnswers(ctx, req.Session)
+	return c.elicit(ctx, a, why, req.Params)
+}
+
+// elicit asks a's Asker the elicitation p; why says why there is none.
+func (c *Conn) elicit(ctx context.Context, a asked, why string, p *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error) {
 	decline := &mcpsdk.ElicitResult{Action: "decline"}
-	v, callCtx, why := c.answererOf(ctx, req.Session)
-	if v.answerer == nil || v.answerer.Elicit == nil {
-		if why == "" {
-			why = "the request's frontend answers no elicitation"
-		}
+	if why := a.nobody(why); why != "" {
 		c.logger.Info("elicitation declined", "why", why)
 		return decline, nil
 	}
-	ctx, cancel := withCall(ctx, callCtx)
+	ctx, cancel := untilEnd(ctx, a.until)
 	defer cancel()
-	res, err := v.answerer.Elicit(ctx, &ElicitRequest{Server: c.srv.Name, CallID: v.callID, Params: req.Params})
+	res, err := a.asker.Elicit(ctx, c.srv.Name, a.callID, p)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -240,8 +251,8 @@ func (c *Conn) onElicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk
 	}
 	switch res.Action {
 	case "accept":
-		if req.Params.Mode != "url" {
-			content, err := withDefaults(req.Params.RequestedSchema, res.Content)
+		if p.Mode != "url" {
+			content, err := withDefaults(p.RequestedSchema, res.Content)
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 			}
@@ -258,17 +269,20 @@ func (c *Conn) onElicit(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk
 
 // onSample is the client's sampling/createMessage handler.
 func (c *Conn) onSample(ctx context.Context, req *mcpsdk.CreateMessageRequest) (*mcpsdk.CreateMessageResult, error) {
-	v, callCtx, why := c.answererOf(ctx, req.Session)
-	if v.answerer == nil || v.answerer.Sample == nil {
-		if why == "" {
-			why = "the request's frontend does no sampling"
-		}
+	a, why := c.whoAnswers(ctx, req.Session)
+	return c.sample(ctx, a, why, req.Params)
+}
+
+// sample asks a's Asker the sampling request p; why says why there is
+// none.
+func (c *Conn) sample(ctx context.Context, a asked, why string, p *mcpsdk.CreateMessageParams) (*mcpsdk.CreateMessageResult, error) {
+	if why := a.nobody(why); why != "" {
 		c.logger.Info("sampling refused", "why", why)
 		return nil, &jsonrpc.Error{Code: CodeSamplingRejected, Message: "sampling refused: " + why}
 	}
-	ctx, cancel := withCall(ctx, callCtx)
+	ctx, cancel := untilEnd(ctx, a.until)
 	defer cancel()
-	res, err := v.answerer.Sample(ctx, &SampleRequest{Server: c.srv.Name, CallID: v.callID, Params: req.Params})
+	res, err := a.asker.Sample(ctx, c.srv.Name, a.callID, p)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -17,20 +17,42 @@ import (
 	"github.com/freecode/freecode/mcp/tasks"
 )
 
+// CallOptions are what a tool call brings besides its tool and its
+// arguments. A nil *CallOptions brings none of them.
+type CallOptions struct {
+	// ID is the call's id, which Asker is told with each question.
+	ID string
+	// Asker answers what the server asks a person during the call (see
+	// Asker); nil: nobody.
+	Asker Asker
+	// OnProgress, if set, gets the call's progress notifications.
+	OnProgress func(Progress)
+	// TakeTasks makes a call the server answers with a task return that
+	// answer at once (read it with tasks.Of), for the caller to follow,
+	// rather than follow the task to its end.
+	TakeTasks bool
+}
+
 // CallTool calls a tool. While the Conn reconnects it waits, within ctx,
-// for the reconnect. onProgress, if not nil, gets the call's progress
-// notifications. An error wrapping ErrConnectionLost means the transport
-// died with the call in flight (it may have run); ErrNotConnected means
-// it was never sent; oauth.ErrNeedsAuth means the server refused it for want of
-// a sign-in or of more access, and did not run it. A tool's own failure is
-// a result with IsError. A call the server answers with a task is followed
-// to the task's end (taskcalls.go), unless ctx says the caller takes tasks.
-func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+// for the reconnect. An error wrapping ErrConnectionLost means the
+// transport died with the call in flight (it may have run);
+// ErrNotConnected means it was never sent; oauth.ErrNeedsAuth means the
+// server refused it for want of a sign-in or of more access, and did not
+// run it. A tool's own failure is a result with IsError. A call the server
+// answers with a task is followed to the task's end (taskcalls.go), unless
+// opts takes tasks.
+func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, opts *CallOptions) (*mcpsdk.CallToolResult, error) {
+	if opts == nil {
+		opts = &CallOptions{}
+	}
 	s, err := c.liveSession(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("calling %s on %s: %w", name, c.srv.Name, err)
 	}
-	defer c.track(ctx, s)() // the Answerer of the server's questions (answerer.go)
+	// The server's questions during the call go to its Asker (asker.go).
+	callCtx, req, end := c.begin(ctx, s, asking{callID: opts.ID, asker: opts.Asker})
+	defer end()
+	onProgress := opts.OnProgress
 	if args == nil {
 		args = map[string]any{} // a nil map would go out as null, which servers refuse
 	}
@@ -50,7 +72,6 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		params.SetProgressToken(tok)
 	}
 	drops := c.dropCount()
-	callCtx, probe := withAnswerProbe(ctx)
 	hoptrace.Stage(hoptrace.FromRequest, "7 request → go-sdk CallTool called")
 	res, err := s.cs.CallTool(callCtx, params)
 	hoptrace.Stage(hoptrace.FromAnswer, "a answer → go-sdk CallTool returned")
@@ -62,10 +83,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		switch {
 		case terr != nil:
 			return nil, fmt.Errorf("calling %s on %s: %w: %w", name, c.srv.Name, errTaskUnreadable, terr)
-		case !isTask || takesTasks(ctx):
+		case !isTask || opts.TakeTasks:
 			return res, nil
 		}
-		return c.settleTask(ctx, name, t, onProgress)
+		return c.settleTask(ctx, name, t, opts)
 	}
 	// A 403 insufficient_scope to the access a sign-in for it just gave
 	// reaches the SDK as a bare "Forbidden": the sign-in says what it was.
@@ -85,7 +106,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		s.markLost()
 		return nil, fmt.Errorf("calling %s on %s: %w: %v", name, c.srv.Name, ErrConnectionLost, err)
 	}
-	if ctx.Err() == nil && probe.lost() && !answeredWithError(err) {
+	if ctx.Err() == nil && req.probe.lost() && !answeredWithError(err) {
 		// The request reached the server and its answer was lost (the
 		// stream broke, or the connection dropped before it): the session
 		// lives on, but whether the call ran nobody can tell.

@@ -564,11 +564,11 @@ func TestProgressRoutedToItsCall(t *testing.T) {
 	for i, tag := range tags {
 		wg.Go(func() {
 			var mu sync.Mutex
-			res, err := c.CallTool(t.Context(), "progress", map[string]any{"tag": tag}, func(p Progress) {
+			res, err := c.CallTool(t.Context(), "progress", map[string]any{"tag": tag}, &CallOptions{OnProgress: func(p Progress) {
 				mu.Lock()
 				got[i] = append(got[i], p)
 				mu.Unlock()
-			})
+			}})
 			if err != nil || res.IsError {
 				t.Errorf("CallTool %s: %v %+v", tag, err, res)
 			}

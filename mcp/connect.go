@@ -45,9 +45,7 @@ const maxToolListBytes = 64 << 20
 // A later call while the Conn connects or reconnects waits, within ctx, for
 // the next attempt to end (making it at once if the Conn is waiting out a
 // backoff) and returns its outcome; on a connected Conn it returns nil.
-// ctx's Answerer, if any, answers nothing for the session: it outlives
-// the request that started it (see withoutAnswerer).
-func (c *Conn) Start(ctx context.Context) error { return c.start(withoutAnswerer(ctx), nil) }
+func (c *Conn) Start(ctx context.Context) error { return c.start(ctx, nil) }
 
 // start is Start, and Login when login is not nil.
 func (c *Conn) start(ctx context.Context, login oauth.OpenURLFunc) error {
@@ -261,6 +259,7 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 	if srv.Type == config.TypeRemote && c.opts.Dial == nil {
 		fc := oauth.FlowConfig{
 			Entry: c.srv, Options: c.opts.Auth, Login: login, StepUps: &c.stepUps,
+			StepUp:     c.signInFor, // the Asker of the request refused
 			Secrets:    secrets,
 			OnRedactor: func(r *urlpolicy.Redactor) { c.redactor.Store(r) },
 			Logger:     c.logger,

@@ -55,8 +55,8 @@
 // own lock, so they must not call the Manager.
 //
 // A server may ask the client something during a request (elicitation,
-// sampling): the [Answerer] of the request's ctx ([WithAnswerer]) is asked,
-// and nobody else (answerer.go). Everything a Conn shows or logs (Status,
+// sampling, a sign-in for more access): the [Asker] the request brings
+// ([CallOptions], [FollowOptions]) is asked, and nobody else (asker.go). Everything a Conn shows or logs (Status,
 // errors, the stderr tail) has the session's secrets masked: a local
 // server's env values, a remote one's header values, URL secrets and OAuth
 // tokens (redact.go).

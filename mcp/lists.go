@@ -228,15 +228,16 @@ func (c *Conn) Prompts(ctx context.Context) ([]*mcpsdk.Prompt, error) {
 }
 
 // ReadResource reads the resource uri (resources/read). While the Conn
-// reconnects it waits, within ctx. Requests the server makes meanwhile
-// (elicitation, sampling) go to ctx's Answerer (see WithAnswerer).
-func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcpsdk.ReadResourceResult, error) {
+// reconnects it waits, within ctx. What the server asks meanwhile
+// (elicitation, sampling) goes to asker (nil: nobody).
+func (c *Conn) ReadResource(ctx context.Context, uri string, asker Asker) (*mcpsdk.ReadResourceResult, error) {
 	s, err := c.offered(ctx, ListResources)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from %s: %w", uri, c.srv.Name, err)
 	}
-	defer c.track(ctx, s)()
-	res, err := s.cs.ReadResource(ctx, &mcpsdk.ReadResourceParams{URI: uri})
+	rctx, _, end := c.begin(ctx, s, asking{asker: asker})
+	defer end()
+	res, err := s.cs.ReadResource(rctx, &mcpsdk.ReadResourceParams{URI: uri})
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from %s: %w", uri, c.srv.Name, c.requestError(ctx, s, err))
 	}
@@ -246,15 +247,16 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcpsdk.ReadResour
 }
 
 // GetPrompt gets the prompt name with args (prompts/get). Like
-// ReadResource, it waits for a reconnect and routes the server's requests
-// to ctx's Answerer.
-func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcpsdk.GetPromptResult, error) {
+// ReadResource, it waits for a reconnect and sends what the server asks
+// to asker.
+func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string, asker Asker) (*mcpsdk.GetPromptResult, error) {
 	s, err := c.offered(ctx, ListPrompts)
 	if err != nil {
 		return nil, fmt.Errorf("getting prompt %s from %s: %w", name, c.srv.Name, err)
 	}
-	defer c.track(ctx, s)()
-	res, err := s.cs.GetPrompt(ctx, &mcpsdk.GetPromptParams{Name: name, Arguments: args})
+	rctx, _, end := c.begin(ctx, s, asking{asker: asker})
+	defer end()
+	res, err := s.cs.GetPrompt(rctx, &mcpsdk.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
 		return nil, fmt.Errorf("getting prompt %s from %s: %w", name, c.srv.Name, c.requestError(ctx, s, err))
 	}

@@ -121,7 +121,7 @@ func TestMemResourcesAndPrompts(t *testing.T) {
 			if len(prompts) != 1 || prompts[0].Name != "greet" || prompts[0].Title != "Greet" || len(prompts[0].Arguments) != 1 {
 				t.Errorf("prompts = %+v", prompts)
 			}
-			rr, err := c.ReadResource(t.Context(), "file:///a.txt")
+			rr, err := c.ReadResource(t.Context(), "file:///a.txt", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,10 +130,10 @@ func TestMemResourcesAndPrompts(t *testing.T) {
 			}
 			// Read again: under the newest protocol the go-sdk keeps what
 			// it read; the Conn drops that copy, and reads anew.
-			if rr2, err := c.ReadResource(t.Context(), "file:///a.txt"); err != nil || len(rr2.Contents) != 1 || rr2.Contents[0].Text != "alpha" {
+			if rr2, err := c.ReadResource(t.Context(), "file:///a.txt", nil); err != nil || len(rr2.Contents) != 1 || rr2.Contents[0].Text != "alpha" {
 				t.Errorf("second read = %+v, %v", rr2, err)
 			}
-			gp, err := c.GetPrompt(t.Context(), "greet", map[string]string{"who": "you"})
+			gp, err := c.GetPrompt(t.Context(), "greet", map[string]string{"who": "you"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,10 +247,10 @@ func TestMemNoResources(t *testing.T) {
 	if err != nil || len(res) != 0 {
 		t.Errorf("Resources = %v, %v", res, err)
 	}
-	if _, err := c.ReadResource(t.Context(), "file:///x"); !errors.Is(err, ErrNotOffered) {
+	if _, err := c.ReadResource(t.Context(), "file:///x", nil); !errors.Is(err, ErrNotOffered) {
 		t.Errorf("ReadResource = %v, want ErrNotOffered", err)
 	}
-	if _, err := c.GetPrompt(t.Context(), "x", nil); !errors.Is(err, ErrNotOffered) {
+	if _, err := c.GetPrompt(t.Context(), "x", nil, nil); !errors.Is(err, ErrNotOffered) {
 		t.Errorf("GetPrompt = %v, want ErrNotOffered", err)
 	}
 }

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
@@ -16,9 +15,9 @@ import (
 // events, so a lost answer is lost for good. The orchestrator may send
 // such a call again only if its tool is read-only or idempotent; for
 // that it has to know the answer was lost, and not just that the call
-// failed. So each call carries a probe in its context, which the round
-// tripper fills in for the POSTs of that call: whether the request went
-// out whole, and the status of the answer.
+// failed. So each call's request (asker.go) holds a probe, which the round
+// tripper finds in the context of the call's POSTs and fills in: whether
+// the request went out whole, and the status of the answer.
 
 // answerProbe records what became of the last POST of one call.
 type answerProbe struct {
@@ -27,21 +26,14 @@ type answerProbe struct {
 	status  int  // the answer's HTTP status; 0: none came
 }
 
-type answerProbeKey struct{}
-
-// withAnswerProbe returns ctx carrying a new probe for the call made on it.
-func withAnswerProbe(ctx context.Context) (context.Context, *answerProbe) {
-	p := new(answerProbe)
-	return context.WithValue(ctx, answerProbeKey{}, p), p
-}
-
-// trace returns r with the probe set to record r, when r's context
-// carries one; the caller records the answer with answered.
+// trace returns r with the probe of the call it is a POST of set to
+// record r, when r is one; the caller records the answer with answered.
 func (rt *remoteRoundTripper) trace(r *http.Request) (*http.Request, *answerProbe) {
-	p, _ := r.Context().Value(answerProbeKey{}).(*answerProbe)
-	if p == nil || r.Method != http.MethodPost || rt.legacy || !isCall(r) {
+	req := requestOf(r.Context())
+	if req == nil || r.Method != http.MethodPost || rt.legacy || !isCall(r) {
 		return r, nil
 	}
+	p := &req.probe
 	p.mu.Lock()
 	p.written, p.status = false, 0 // this POST is the call's latest
 	p.mu.Unlock()

@@ -41,7 +41,7 @@ func (c *Conn) Login(ctx context.Context, open oauth.OpenURLFunc) error {
 	if open == nil {
 		open = oauth.OpenBrowser
 	}
-	return c.start(withoutAnswerer(ctx), open)
+	return c.start(ctx, open)
 }
 
 // failState is the state a connect failure leaves the Conn in.

@@ -17,26 +17,22 @@ import (
 // declares it, its transports fold a task answer so that the go-sdk keeps
 // it (stdioconn.go, roundtrip.go), and a call answered with a task is
 // followed to its end inside CallTool, unless the caller takes tasks
-// itself (TakeTasks): then CallTool returns the task answer at once, and
-// the caller follows it with the methods below, which outlive sessions (a
-// task belongs to the server, not to a session).
-
-type takeTasksKey struct{}
-
-// TakeTasks returns ctx for a CallTool that returns a task answer at once
-// (read it with tasks.Of) rather than following the task to its end.
-func TakeTasks(ctx context.Context) context.Context {
-	return context.WithValue(ctx, takeTasksKey{}, true)
-}
-
-func takesTasks(ctx context.Context) bool { v, _ := ctx.Value(takeTasksKey{}).(bool); return v }
+// itself (CallOptions.TakeTasks): then CallTool returns the task answer at
+// once, and the caller follows it with the methods below, which outlive
+// sessions (a task belongs to the server, not to a session).
 
 // cancelTimeout bounds the tasks/cancel of a task whose call was given up.
 const cancelTimeout = 10 * time.Second
 
 // GetTask asks the server for a task's state. While the Conn reconnects
-// it waits, within ctx, for the reconnect.
+// it waits, within ctx, for the reconnect. Nobody answers what the server
+// asks meanwhile (see FollowTask).
 func (c *Conn) GetTask(ctx context.Context, id string) (*tasks.Task, error) {
+	return c.getTask(ctx, id, asking{})
+}
+
+// getTask is GetTask, the server's questions meanwhile going to a.
+func (c *Conn) getTask(ctx context.Context, id string, a asking) (*tasks.Task, error) {
 	s, err := c.liveSession(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tasks/get %s on %s: %w", id, c.srv.Name, err)
@@ -46,7 +42,7 @@ func (c *Conn) GetTask(ctx context.Context, id string) (*tasks.Task, error) {
 		return nil, fmt.Errorf("tasks/get %s on %s: %w", id, c.srv.Name, c.hide(err))
 	}
 	if tasks.NeedsResult(t) {
-		return c.legacyResult(ctx, s, t)
+		return c.legacyResult(ctx, s, t, a)
 	}
 	return t, nil
 }
@@ -55,11 +51,12 @@ func (c *Conn) GetTask(ctx context.Context, id string) (*tasks.Task, error) {
 // mcp/tasks/legacy.go): the tool's result, or the call's JSON-RPC error as
 // a failure. The server answers once the task has ended; meanwhile its
 // questions (an input_required task's) come as requests of its own, which
-// go to ctx's Answerer as during a call. A server without tasks/result
-// leaves t as it was.
-func (c *Conn) legacyResult(ctx context.Context, s *session, t *tasks.Task) (*tasks.Task, error) {
-	defer c.track(ctx, s)()
-	res, err := tasks.Result(ctx, s.cs, t.TaskID)
+// go to a as during a call. A server without tasks/result leaves t as it
+// was.
+func (c *Conn) legacyResult(ctx context.Context, s *session, t *tasks.Task, a asking) (*tasks.Task, error) {
+	rctx, _, end := c.begin(ctx, s, a)
+	defer end()
+	res, err := tasks.Result(rctx, s.cs, t.TaskID)
 	var werr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -104,26 +101,64 @@ func (c *Conn) CancelTask(ctx context.Context, id string) error {
 	return nil
 }
 
-// FollowTask polls the task t until it ends (tasks.Follow) and returns its
-// final state. Its questions go to ctx's Answerer (WithAnswerer), as an
-// elicitation or sampling request during a call would.
-func (c *Conn) FollowTask(ctx context.Context, t *tasks.Task, onChange func(*tasks.Task)) (*tasks.Task, error) {
-	return tasks.Follow(ctx, connTasks{c}, t, tasks.FollowOptions{OnChange: onChange, Answer: c.answerTask})
+// FollowOptions are what the following of a task brings. A nil
+// *FollowOptions brings none of them.
+type FollowOptions struct {
+	// OnChange, if set, is told each new state of the task.
+	OnChange func(*tasks.Task)
+	// CallID is the id of the call that started the task, which the
+	// Asker is told with each of its questions.
+	CallID string
+	// AskerOf says who answers a question of the task when the server
+	// asks one (nil: nobody): the frontend that owns the task then, which
+	// may not be the one whose call started it. It may be called under a
+	// lock of the Conn's: it must return at once.
+	AskerOf func() Asker
 }
 
-// connTasks is a Conn as the server tasks.Follow polls.
-type connTasks struct{ c *Conn }
+// asking is who answers the questions of the task o follows, and
+// onChange its OnChange.
+func (o *FollowOptions) asking() (a asking, onChange func(*tasks.Task)) {
+	if o == nil {
+		return asking{}, nil
+	}
+	return asking{callID: o.CallID, askerOf: o.AskerOf}, o.OnChange
+}
+
+// FollowTask polls the task t until it ends (tasks.Follow) and returns its
+// final state. Its questions go to opts.AskerOf, as an elicitation or
+// sampling request during a call goes to the call's Asker.
+func (c *Conn) FollowTask(ctx context.Context, t *tasks.Task, opts *FollowOptions) (*tasks.Task, error) {
+	a, onChange := opts.asking()
+	return c.follow(ctx, t, a, onChange)
+}
+
+// follow is FollowTask, the task's questions going to a.
+func (c *Conn) follow(ctx context.Context, t *tasks.Task, a asking, onChange func(*tasks.Task)) (*tasks.Task, error) {
+	answer := func(ctx context.Context, requests map[string]json.RawMessage) (mcpsdk.InputResponseMap, error) {
+		return c.answerTask(ctx, a, requests)
+	}
+	return tasks.Follow(ctx, connTasks{c, a}, t, tasks.FollowOptions{OnChange: onChange, Answer: answer})
+}
+
+// connTasks is a Conn as the server tasks.Follow polls, the task's
+// questions going to a.
+type connTasks struct {
+	c *Conn
+	a asking
+}
 
 func (t connTasks) Get(ctx context.Context, id string) (*tasks.Task, error) {
-	return t.c.GetTask(ctx, id)
+	return t.c.getTask(ctx, id, t.a)
 }
 func (t connTasks) Update(ctx context.Context, id string, r mcpsdk.InputResponseMap) error {
 	return t.c.UpdateTask(ctx, id, r)
 }
 
-// answerTask answers an input_required task's questions with the Conn's
-// elicitation and sampling handlers, that is by ctx's Answerer.
-func (c *Conn) answerTask(ctx context.Context, requests map[string]json.RawMessage) (mcpsdk.InputResponseMap, error) {
+// answerTask answers an input_required task's questions by a's Asker, as
+// the Conn's elicitation and sampling handlers answer a server's.
+func (c *Conn) answerTask(ctx context.Context, a asking, requests map[string]json.RawMessage) (mcpsdk.InputResponseMap, error) {
+	who := asked{asker: a.who(), callID: a.callID}
 	out := mcpsdk.InputResponseMap{}
 	for key, raw := range requests {
 		var req struct {
@@ -139,7 +174,7 @@ func (c *Conn) answerTask(ctx context.Context, requests map[string]json.RawMessa
 			if err := json.Unmarshal(req.Params, &p); err != nil {
 				return nil, fmt.Errorf("input request %q: %w", key, err)
 			}
-			res, err := c.onElicit(ctx, &mcpsdk.ElicitRequest{Params: &p})
+			res, err := c.elicit(ctx, who, "", &p)
 			if err != nil {
 				return nil, err
 			}
@@ -149,7 +184,7 @@ func (c *Conn) answerTask(ctx context.Context, requests map[string]json.RawMessa
 			if err := json.Unmarshal(req.Params, &p); err != nil {
 				return nil, fmt.Errorf("input request %q: %w", key, err)
 			}
-			res, err := c.onSample(ctx, &mcpsdk.CreateMessageRequest{Params: &p})
+			res, err := c.sample(ctx, who, "", &p)
 			if err != nil {
 				return nil, err
 			}
@@ -164,11 +199,11 @@ func (c *Conn) answerTask(ctx context.Context, requests map[string]json.RawMessa
 // settleTask follows the task a call of name was answered with to its
 // end, and returns what the call returns: the completed task's result, or
 // an error for a task that failed, was cancelled or expired. When ctx ends
-// first, the task is cancelled on the server. Status messages go to
-// onProgress, if not nil.
-func (c *Conn) settleTask(ctx context.Context, name string, t *tasks.Task, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+// first, the task is cancelled on the server. Status messages go to the
+// call's OnProgress, if set, and the task's questions to its Asker.
+func (c *Conn) settleTask(ctx context.Context, name string, t *tasks.Task, opts *CallOptions) (*mcpsdk.CallToolResult, error) {
 	var onChange func(*tasks.Task)
-	if onProgress != nil {
+	if onProgress := opts.OnProgress; onProgress != nil {
 		onChange = func(t *tasks.Task) {
 			msg := "task " + t.TaskID + " " + string(t.Status)
 			if t.StatusMessage != "" {
@@ -177,7 +212,7 @@ func (c *Conn) settleTask(ctx context.Context, name string, t *tasks.Task, onPro
 			onProgress(Progress{Message: msg})
 		}
 	}
-	final, err := c.FollowTask(ctx, t, onChange)
+	final, err := c.follow(ctx, t, asking{callID: opts.ID, asker: opts.Asker}, onChange)
 	if err != nil {
 		if ctx.Err() != nil {
 			c.cancelAbandoned(ctx, t.TaskID)
@@ -216,11 +251,12 @@ var errTaskUnreadable = errors.New("the server answered with a task FreeCode can
 // on demand that idled out. A server no longer configured ends it with an
 // error wrapping tasks.ErrGone. The server is held (Acquire) meanwhile, so
 // that it does not idle out under its task.
-func (m *Manager) FollowTask(ctx context.Context, server string, t *tasks.Task, onChange func(*tasks.Task)) (*tasks.Task, error) {
+func (m *Manager) FollowTask(ctx context.Context, server string, t *tasks.Task, opts *FollowOptions) (*tasks.Task, error) {
 	if _, release, err := m.Acquire(ctx, server); err == nil {
 		defer release()
 	}
-	mt := managerTasks{m, server}
+	a, onChange := opts.asking()
+	mt := managerTasks{m, server, a}
 	return tasks.Follow(ctx, mt, t, tasks.FollowOptions{OnChange: onChange, Answer: mt.answer})
 }
 
@@ -234,10 +270,12 @@ func (m *Manager) CancelTask(ctx context.Context, server, id string) error {
 	return c.CancelTask(ctx, id)
 }
 
-// managerTasks is a server's tasks through its Manager's current Conn.
+// managerTasks is a server's tasks through its Manager's current Conn,
+// their questions going to a.
 type managerTasks struct {
 	m      *Manager
 	server string
+	a      asking
 }
 
 func (mt managerTasks) conn(ctx context.Context) (*Conn, func(), error) {
@@ -253,7 +291,7 @@ func (mt managerTasks) Get(ctx context.Context, id string) (*tasks.Task, error) 
 		return nil, err
 	}
 	defer release()
-	return c.GetTask(ctx, id)
+	return c.getTask(ctx, id, mt.a)
 }
 
 func (mt managerTasks) Update(ctx context.Context, id string, r mcpsdk.InputResponseMap) error {
@@ -271,5 +309,5 @@ func (mt managerTasks) answer(ctx context.Context, requests map[string]json.RawM
 		return nil, err
 	}
 	defer release()
-	return c.answerTask(ctx, requests)
+	return c.answerTask(ctx, mt.a, requests)
 }

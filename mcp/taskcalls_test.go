@@ -81,7 +81,7 @@ func TestGoSDKCallToolLosesATask(t *testing.T) {
 	srv := remoteServer(h.URL, config.TransportHTTP)
 	srv.Name, srv.Enabled, srv.Scope = "tasky", true, "user"
 	c := startTestConn(t, srv, nil)
-	res, err = c.CallTool(TakeTasks(t.Context()), "hold", args, nil)
+	res, err = c.CallTool(t.Context(), "hold", args, &CallOptions{TakeTasks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,11 +103,11 @@ func TestConnTaskStates(t *testing.T) {
 			var mu sync.Mutex
 			var msgs []string
 			go func() { release() }()
-			res, err := c.CallTool(t.Context(), "hold", args, func(p Progress) {
+			res, err := c.CallTool(t.Context(), "hold", args, &CallOptions{OnProgress: func(p Progress) {
 				mu.Lock()
 				msgs = append(msgs, p.Message)
 				mu.Unlock()
-			})
+			}})
 			if err != nil {
 				t.Fatalf("hold: %v", err)
 			}
@@ -148,7 +148,7 @@ func TestConnTaskCancel(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := startTestConn(t, mk(t), nil)
 			args, _ := hold(t) // never released
-			res, err := c.CallTool(TakeTasks(t.Context()), "hold", args, nil)
+			res, err := c.CallTool(t.Context(), "hold", args, &CallOptions{TakeTasks: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,14 +165,14 @@ func TestConnTaskCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			started := make(chan string, 1)
 			go func() {
-				_, err := c.CallTool(ctx, "hold", args, func(p Progress) {
+				_, err := c.CallTool(ctx, "hold", args, &CallOptions{OnProgress: func(p Progress) {
 					if id, ok := strings.CutPrefix(p.Message, "task "); ok {
 						select {
 						case started <- strings.Fields(id)[0]:
 						default:
 						}
 					}
-				})
+				}})
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("a call given up: %v, want context.Canceled", err)
 				}
@@ -188,7 +188,7 @@ func TestConnTaskCancel(t *testing.T) {
 }
 
 // TestConnTaskInputRequired: an input_required task's question goes to the
-// call's Answerer, and its answer back by tasks/update; two questions at
+// call's Asker, and its answer back by tasks/update; two questions at
 // once are both asked, and answered.
 func TestConnTaskInputRequired(t *testing.T) {
 	for name, mk := range tasksSrvs(t) {
@@ -200,24 +200,23 @@ func TestConnTaskInputRequired(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var asked []string
-			a := &Answerer{Elicit: func(_ context.Context, req *ElicitRequest) (*mcpsdk.ElicitResult, error) {
+			a := &askFuncs{elicit: func(_ context.Context, q question) (*mcpsdk.ElicitResult, error) {
 				mu.Lock()
-				asked = append(asked, req.CallID+": "+req.Params.Message)
+				asked = append(asked, q.CallID+": "+q.Params.Message)
 				mu.Unlock()
-				if strings.HasPrefix(req.Params.Message, "Name") {
-					return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"name": strings.TrimSuffix(req.Params.Message, "?")}}, nil
+				if strings.HasPrefix(q.Params.Message, "Name") {
+					return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"name": strings.TrimSuffix(q.Params.Message, "?")}}, nil
 				}
 				return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 			}}
-			ctx := WithAnswerer(t.Context(), a, "call-1")
-			res, err := c.CallTool(ctx, "confirm_delete", map[string]any{"filename": "notes.txt"}, nil)
+			res, err := c.CallTool(t.Context(), "confirm_delete", map[string]any{"filename": "notes.txt"}, by(a, "call-1"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := res.Content[0].(*mcpsdk.TextContent).Text; got != "deleted notes.txt" {
 				t.Errorf("confirm_delete = %q", got)
 			}
-			res, err = c.CallTool(ctx, "multi_input", nil, nil)
+			res, err = c.CallTool(t.Context(), "multi_input", nil, by(a, "call-1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,6 +227,62 @@ func TestConnTaskInputRequired(t *testing.T) {
 			defer mu.Unlock()
 			if len(asked) != 3 || asked[0] != "call-1: Delete notes.txt?" {
 				t.Errorf("asked = %q", asked)
+			}
+		})
+	}
+}
+
+// TestTaskQuestionGoesToItsOwnerNow: a task followed apart from its call
+// asks whoever FollowOptions.AskerOf says when its question comes, with
+// the call's id: the frontend that adopted it, not the one whose call
+// started it; nobody, once it says nobody (the question is declined).
+func TestTaskQuestionGoesToItsOwnerNow(t *testing.T) {
+	for name, mk := range tasksSrvs(t) {
+		t.Run(name, func(t *testing.T) {
+			c := newTestConnOpts(t, mk(t), nil, &ConnOptions{Environ: testEnviron, Elicitation: true})
+			if err := c.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var a, b elicitLog
+			askerA, askerB := a.asker(map[string]any{"go": true}), b.asker(map[string]any{"go": true})
+			for _, tc := range []struct {
+				owner Asker
+				want  string
+			}{{askerB, "went on"}, {nil, "stopped (decline)"}} {
+				args, release := hold(t)
+				res, err := c.CallTool(t.Context(), "ask_after", args, &CallOptions{ID: "call-1", Asker: askerA, TakeTasks: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				task, _, _ := tasks.Of(res)
+				var mu sync.Mutex
+				owner := Asker(askerA)
+				done := make(chan *tasks.Task, 1)
+				go func() {
+					final, err := c.FollowTask(t.Context(), task, &FollowOptions{CallID: "call-1", AskerOf: func() Asker {
+						mu.Lock()
+						defer mu.Unlock()
+						return owner
+					}})
+					if err != nil {
+						t.Errorf("FollowTask: %v", err)
+					}
+					done <- final
+				}()
+				mu.Lock()
+				owner = tc.owner // adopted (or left) before the question comes
+				mu.Unlock()
+				release()
+				final := <-done
+				if final == nil || final.Result == nil || resultText(final.Result) != tc.want {
+					t.Errorf("owned by %v: the task ended %+v, want %q", tc.owner, final, tc.want)
+				}
+			}
+			if got := a.got(); len(got) != 0 {
+				t.Errorf("the Asker of the call that started the tasks was asked %+v", got)
+			}
+			if got := b.got(); len(got) != 1 || got[0].CallID != "call-1" || got[0].Params.Message != "Go on?" {
+				t.Errorf("the owner was asked %+v, want Go on? once, for call-1", got)
 			}
 		})
 	}

@@ -14,7 +14,7 @@ import (
 // tool, it is refused (-32601). A Conn asks for the task, follows it
 // through tasks/get and takes its result from tasks/result; an ambiguous
 // query's question (input_required, sent while tasks/result is open) goes
-// to the call's Answerer, and the report says the answer.
+// to the call's Asker, and the report says the answer.
 func TestInteropLegacyTaskServerEverything(t *testing.T) {
 	srv := everythingServer(t)
 	// Elicitation declared: the server asks an ambiguous query's question
@@ -26,11 +26,11 @@ func TestInteropLegacyTaskServerEverything(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		var mu sync.Mutex
 		var steps []string
-		res, err := c.CallTool(t.Context(), "simulate-research-query", map[string]any{"topic": "tides"}, func(p Progress) {
+		res, err := c.CallTool(t.Context(), "simulate-research-query", map[string]any{"topic": "tides"}, &CallOptions{OnProgress: func(p Progress) {
 			mu.Lock()
 			steps = append(steps, p.Message)
 			mu.Unlock()
-		})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,12 +45,11 @@ func TestInteropLegacyTaskServerEverything(t *testing.T) {
 	})
 	t.Run("input_required", func(t *testing.T) {
 		var asked []string
-		answerer := &Answerer{Elicit: func(_ context.Context, req *ElicitRequest) (*mcpsdk.ElicitResult, error) {
-			asked = append(asked, req.Params.Message)
+		asker := &askFuncs{elicit: func(_ context.Context, q question) (*mcpsdk.ElicitResult, error) {
+			asked = append(asked, q.Params.Message)
 			return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "historical"}}, nil
 		}}
-		ctx := WithAnswerer(t.Context(), answerer, "call-1")
-		res, err := c.CallTool(ctx, "simulate-research-query", map[string]any{"topic": "tides", "ambiguous": true}, nil)
+		res, err := c.CallTool(t.Context(), "simulate-research-query", map[string]any{"topic": "tides", "ambiguous": true}, by(asker, "call-1"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,8 +22,8 @@ import (
 // clock is a built-in tool.
 type clock struct{ orchestrator.NoServer }
 
-func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
-	return text("noon"), nil
+func (clock) CallTool(context.Context, orchestrator.Call) (orchestrator.Outcome, error) {
+	return orchestrator.Outcome{Result: text("noon")}, nil
 }
 
 // The tools list is the registry's: built-ins first, every server tool

@@ -28,8 +28,8 @@ type noopRunner struct {
 	res *mcpsdk.CallToolResult
 }
 
-func (c noopRunner) CallTool(context.Context, string, map[string]any, func(Progress)) (*mcpsdk.CallToolResult, error) {
-	return c.res, nil
+func (c noopRunner) CallTool(context.Context, Call) (Outcome, error) {
+	return Outcome{Result: c.res}, nil
 }
 
 // sleepRunner takes d per call, like a slow server.
@@ -38,12 +38,12 @@ type sleepRunner struct {
 	d time.Duration
 }
 
-func (c sleepRunner) CallTool(ctx context.Context, _ string, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+func (c sleepRunner) CallTool(ctx context.Context, _ Call) (Outcome, error) {
 	select {
 	case <-time.After(c.d):
-		return textResult("done"), nil
+		return Outcome{Result: textResult("done")}, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return Outcome{}, ctx.Err()
 	}
 }
 
@@ -105,7 +105,7 @@ func BenchmarkInMemorySDK(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := m.CallTool(context.Background(), "lookup", args, nil); err != nil {
+		if _, err := m.CallTool(context.Background(), Call{Name: "lookup", Args: args}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/freecode/freecode/internal/manifest"
 )
 
-// What a Runner tells the orchestrator about a call that failed, and what
-// the orchestrator tells a Runner about the call it runs. The orchestrator
-// declares both, so that whatever runs a tool (the workspace's MCP
-// connections, a built-in) is written against them, not the other way
-// round.
+// What the orchestrator tells a Runner about the call it runs, and what a
+// Runner tells the orchestrator about a call that failed. The
+// orchestrator declares both, so that whatever runs a tool (the
+// workspace's MCP connections, a built-in) is written against them, not
+// the other way round.
 
 // Errors a Runner's CallTool wraps to say what became of a call. The
 // orchestrator tells them apart with errors.Is: a call whose connection
@@ -39,29 +41,64 @@ func (e *RefusedError) Error() string { return e.Err.Error() }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-type callKey struct{}
-
-type callVal struct {
-	id       string
-	answerer any
-	tasks    TaskMode
-	slot     *taskSlot // where a task the call started is put (tasks.go)
+// Call is one call of a tool, as the orchestrator hands it to the tool's
+// Runner: everything the call is, in one value, so that nothing of it
+// rides in the context.
+type Call struct {
+	// ID is the call's id (ToolCall.CallID): what the frontend knows the
+	// call by, told with each question its server asks.
+	ID string
+	// Name is the tool's name on its server (Tool.Name); Args its
+	// arguments, validated against its input schema.
+	Name string
+	Args map[string]any
+	// OnProgress is given the call's progress notifications; never nil.
+	OnProgress func(Progress)
+	// Tasks is what the batch does with a call its server runs as a task
+	// (tasks.go).
+	Tasks TaskMode
+	// Asker is whoever answers what the tool's server asks a person
+	// during the call (ExecOptions.Asker); nil: nobody.
+	Asker Asker
 }
 
-// withCall returns ctx carrying the call's id, the batch's Answerer
-// (ExecOptions.Answerer) and what it does with tasks, for the Runner.
-func withCall(ctx context.Context, id string, answerer any, mode TaskMode, slot *taskSlot) context.Context {
-	return context.WithValue(ctx, callKey{}, callVal{id, answerer, mode, slot})
+// Outcome is what a call came to: its result and, for a call its server
+// runs as a task under TasksTracked or TasksReturned, the task it started
+// (its Result then says so).
+type Outcome struct {
+	Result *mcpsdk.CallToolResult
+	Task   *Task
 }
 
-// CallOf returns the id of the call a Runner's CallTool is making, and
-// the Answerer of its batch (nil without one): what the Runner hands on
-// to whatever the tool's server may ask during the call. The orchestrator
-// neither knows the Answerer's type nor asks it. Both are zero for a ctx
-// the orchestrator did not make.
-func CallOf(ctx context.Context) (id string, answerer any) {
-	v, _ := ctx.Value(callKey{}).(callVal)
-	return v.id, v.answerer
+// Asker answers, for the person behind a batch, what a tool's server asks
+// of them while it runs one of its calls: an elicitation (a form to fill
+// in, a URL to open), a sampling request (a model to run), a sign-in for
+// more access than the server's sign-in gave (an OAuth 403
+// insufficient_scope). The frontend that sent the batch is its Asker in
+// the sidecar; the CLI's asks on its terminal. The orchestrator hands the
+// batch's Asker to each call's Runner and asks it nothing itself.
+//
+// server names the tool's server, callID the call the question comes
+// during ("" when the server did not say which of several of the
+// Asker's calls it is about). Askers are told apart with ==, as the
+// frontends they stand for: an Asker is a pointer, or another comparable
+// value, and a frontend gives the same one with each of its batches.
+type Asker interface {
+	// Elicit answers an elicitation: a form (p.Mode "form", with
+	// p.RequestedSchema) or a URL to open (Mode "url"). The result's
+	// Action is "accept" (with Content for a form), "decline" or
+	// "cancel"; a nil result or an error declines.
+	Elicit(ctx context.Context, server, callID string, p *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error)
+	// Sample answers a sampling request: the frontend owns the model and
+	// the user's consent. An error refuses the request.
+	Sample(ctx context.Context, server, callID string, p *mcpsdk.CreateMessageParams) (*mcpsdk.CreateMessageResult, error)
+	// SignInOpener returns what shows the person the authorization
+	// server's page, to sign in to server again for more access: a
+	// function that returns once the page at url is handed over (a
+	// browser started, an editor asked to open it), not when the person
+	// is done, and fails when nothing could show it. Nil: nobody can be
+	// asked, and the call is refused for want of that access.
+	SignInOpener(server string) func(ctx context.Context, url string) error
 }
 
 // OutcomeUnknownText is what a result says of a call whose answer was lost

@@ -124,14 +124,12 @@ type ExecOptions struct {
 	// this session only (its rule could not be saved, or went to an
 	// untrusted project's file). Warnings are logged too.
 	OnWarning func(callID, msg string)
-	// Answerer answers what a tool's server asks while it serves a call
-	// of the batch: an elicitation form or URL, a sampling request. The
-	// orchestrator neither knows its type nor asks it: it hands it to the
-	// call's Runner, in the call's context (CallOf), and an MCP tool's
-	// Runner takes an *mcp.Answerer. Nil: an elicitation is declined and
-	// sampling refused. Answerers are told apart by identity, so a
-	// frontend brings the same one to each of its batches.
-	Answerer any
+	// Asker answers what a tool's server asks a person while it serves
+	// a call of the batch (see Asker): the orchestrator hands it to each
+	// call's Runner (Call.Asker). Nil: nobody is asked; an elicitation is
+	// declined and sampling refused. A frontend brings the same Asker to
+	// each of its batches.
+	Asker Asker
 	// Tasks is what becomes of a call its server runs as a task
 	// (tasks.go); TasksAwaited by default.
 	Tasks TaskMode
@@ -345,8 +343,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		return *ended
 	}
 	t := p.tool
-	slot := &taskSlot{}
-	res, err := o.callOnce(hardCtx, p, timeout, eo, slot)
+	out, err := o.callOnce(hardCtx, p, timeout, eo)
 	if err != nil && errors.Is(err, ErrConnectionLost) && Retryable(t) && hardCtx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing, or nothing
 		// more the second time. The connection waits for its reconnect
@@ -354,7 +351,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		// was decided on after it.
 		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p && Retryable(next.tool) {
 			o.log.Info("retrying a call whose answer was lost", "tool", t.ID, "callId", p.call.CallID, "readOnly", t.ReadOnly, "idempotent", t.Idempotent)
-			res, err = o.callOnce(hardCtx, p, timeout, eo, slot)
+			out, err = o.callOnce(hardCtx, p, timeout, eo)
 			if err != nil && errors.Is(err, ErrConnectionLost) {
 				err = fmt.Errorf("%w (retried once)", err)
 			}
@@ -371,11 +368,11 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	} else {
 		r = ToolResult{
 			CallID:            p.call.CallID,
-			Content:           res.Content,
-			StructuredContent: res.StructuredContent,
-			IsError:           res.IsError,
+			Content:           out.Result.Content,
+			StructuredContent: out.Result.StructuredContent,
+			IsError:           out.Result.IsError,
 			Decision:          d,
-			Task:              slot.get(),
+			Task:              out.Task,
 		}
 		if r.Content == nil {
 			r.Content = []mcpsdk.Content{}
@@ -388,10 +385,9 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 
 // callOnce makes one attempt within hardCtx, which carries the call's hard
 // cap; the idle timeout is the attempt's own.
-func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions, slot *taskSlot) (*mcpsdk.CallToolResult, error) {
+func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (Outcome, error) {
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
-	callCtx = withCall(callCtx, p.call.CallID, eo.Answerer, eo.Tasks, slot) // who answers the server's questions, what of a task
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
 	// A notification can race the result, and a Runner may keep the
@@ -417,18 +413,21 @@ func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout ti
 			eo.OnProgress(p.call.CallID, pr)
 		}
 	}
-	res, err := safeCall(callCtx, p.tool, p.args, onProgress)
-	if err == nil && res == nil {
+	out, err := safeCall(callCtx, p.tool, Call{
+		ID: p.call.CallID, Name: p.tool.Name, Args: p.args, OnProgress: onProgress,
+		Tasks: eo.Tasks, Asker: eo.Asker,
+	})
+	if err == nil && out.Result == nil {
 		err = errors.New("no result")
 	}
 	if err != nil {
 		// Report our own timeouts as such, whatever error the caller wrapped.
 		if c := context.Cause(callCtx); c == errIdleTimeout || c == errHardTimeout {
-			return nil, c
+			return Outcome{}, c
 		}
-		return nil, err
+		return Outcome{}, err
 	}
-	return res, nil
+	return out, nil
 }
 
 // timeoutOf returns the toolTimeout of t's server, or the default.
@@ -441,14 +440,14 @@ func (o *Orchestrator) timeoutOf(t *Tool) time.Duration {
 
 // safeCall turns a panicking Runner (a built-in's bug) into an error, so one
 // tool cannot take the sidecar down.
-func safeCall(ctx context.Context, t *Tool, args map[string]any, onProgress func(Progress)) (res *mcpsdk.CallToolResult, err error) {
+func safeCall(ctx context.Context, t *Tool, call Call) (out Outcome, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("tool panicked: %v", r)
+			out, err = Outcome{}, fmt.Errorf("tool panicked: %v", r)
 		}
 	}()
 	hoptrace.Stage(hoptrace.FromRequest, "6 request → permitted, runner called")
-	return t.Runner.CallTool(ctx, t.Name, args, onProgress)
+	return t.Runner.CallTool(ctx, call)
 }
 
 func (o *Orchestrator) callErrorText(ctx context.Context, t *Tool, err error, timeout time.Duration) string {

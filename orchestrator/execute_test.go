@@ -648,36 +648,66 @@ func TestTruncationEmbeddedResource(t *testing.T) {
 	}
 }
 
-// A Runner finds in its call's context the call's id and the batch's
-// Answerer, whatever its type, to hand on to what the tool's server asks;
-// a built-in's too. Without an Answerer it finds none.
-func TestCallOf(t *testing.T) {
+// A Runner gets the whole call in one value: its id, the tool's name on
+// its server, the validated arguments, a progress callback, the batch's
+// task mode and its Asker, whatever its type; a built-in's too. Without
+// an Asker it gets none. A started task comes back in the Outcome.
+func TestRunnerGetsTheCall(t *testing.T) {
 	fc := newFakeRunner()
-	type seen struct {
-		id       string
-		answerer any
-	}
-	var mu sync.Mutex
-	var got []seen
-	fc.handle("ask", func(ctx context.Context, _ map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
-		id, a := CallOf(ctx)
-		mu.Lock()
-		got = append(got, seen{id, a})
-		mu.Unlock()
-		return textResult("asked"), nil
-	})
 	reg := NewRegistry(nil)
-	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("ask", true, "")}, fc)
-	type answerer struct{ name string }
-	frontend := &answerer{"frontend A"}
-	o := New(reg, nil)
-	o.Execute(t.Context(), []ToolCall{{CallID: "a-1", Tool: "mcp__demo__ask"}}, &ExecOptions{Answerer: frontend})
-	o.Execute(t.Context(), []ToolCall{{CallID: "b-1", Tool: "mcp__demo__ask"}}, nil)
-	want := []seen{{"a-1", frontend}, {"b-1", nil}}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("the Runner found %+v, want %+v", got, want)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool("ask", true, `{"type":"object","properties":{"n":{"type":"integer"}}}`)}, fc)
+	type asker struct {
+		Asker
+		name string
 	}
-	if id, a := CallOf(t.Context()); id != "" || a != nil {
-		t.Errorf("CallOf of a context the orchestrator did not make = %q, %v", id, a)
+	frontend := &asker{name: "frontend A"}
+	o := New(reg, nil)
+	o.Execute(t.Context(), []ToolCall{{CallID: "a-1", Tool: "mcp__demo__ask", Arguments: json.RawMessage(`{"n":1}`)}},
+		&ExecOptions{Asker: frontend, Tasks: TasksReturned})
+	o.Execute(t.Context(), []ToolCall{{CallID: "b-1", Tool: "mcp__demo__ask"}}, nil)
+	fc.mu.Lock()
+	calls := fc.calls
+	fc.mu.Unlock()
+	if len(calls) != 2 {
+		t.Fatalf("the Runner got %d calls, want 2", len(calls))
+	}
+	for i, c := range calls {
+		if c.OnProgress == nil {
+			t.Errorf("call %d has no progress callback", i)
+		}
+	}
+	type seen struct {
+		ID, Name string
+		Args     map[string]any
+		Tasks    TaskMode
+		Asker    Asker
+	}
+	got := []seen{}
+	for _, c := range calls {
+		got = append(got, seen{c.ID, c.Name, c.Args, c.Tasks, c.Asker})
+	}
+	want := []seen{
+		{"a-1", "ask", map[string]any{"n": json.Number("1")}, TasksReturned, frontend},
+		{"b-1", "ask", map[string]any{}, TasksAwaited, nil},
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b Asker) bool { return a == b })); diff != "" {
+		t.Errorf("the calls the Runner got (-want +got):\n%s", diff)
+	}
+
+	started := &Task{Server: "demo", ID: "t-1", Tool: "ask", Status: "working"}
+	task := runnerFunc(func(_ context.Context, c Call) (Outcome, error) {
+		return Outcome{Result: textResult("running as task t-1"), Task: started}, nil
+	})
+	reg.SetServerTools("tasks", []*mcpsdk.Tool{tool("job", true, "")}, task)
+	rs := o.Execute(t.Context(), []ToolCall{{CallID: "c-1", Tool: "mcp__tasks__job"}}, &ExecOptions{Tasks: TasksTracked})
+	if rs[0].Task != started || rs[0].IsError {
+		t.Errorf("result of a call that started a task: %+v, want its Task %+v", rs[0], started)
 	}
 }
+
+// runnerFunc is a Runner of one function, whose server is always ready.
+type runnerFunc func(ctx context.Context, c Call) (Outcome, error)
+
+func (f runnerFunc) CallTool(ctx context.Context, c Call) (Outcome, error) { return f(ctx, c) }
+func (runnerFunc) ToolTimeout() time.Duration                              { return 0 }
+func (runnerFunc) Ready(context.Context) (func(), error)                   { return func() {}, nil }

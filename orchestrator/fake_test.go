@@ -17,6 +17,7 @@ type fakeRunner struct {
 
 	mu    sync.Mutex
 	seen  map[string]int
+	calls []Call // every call, as the Runner got it
 	tools map[string]func(ctx context.Context, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)
 }
 
@@ -30,15 +31,17 @@ func (f *fakeRunner) handle(name string, fn func(ctx context.Context, args map[s
 	f.tools[name] = fn
 }
 
-func (f *fakeRunner) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error) {
+func (f *fakeRunner) CallTool(ctx context.Context, call Call) (Outcome, error) {
 	f.mu.Lock()
-	f.seen[name]++
-	fn := f.tools[name]
+	f.seen[call.Name]++
+	f.calls = append(f.calls, call)
+	fn := f.tools[call.Name]
 	f.mu.Unlock()
 	if fn == nil {
-		return textResult("ok " + name), nil
+		return Outcome{Result: textResult("ok " + call.Name)}, nil
 	}
-	return fn(ctx, args, onProgress)
+	res, err := fn(ctx, call.Args, call.OnProgress)
+	return Outcome{Result: res}, err
 }
 
 func (f *fakeRunner) ToolTimeout() time.Duration { return f.timeout }

@@ -62,8 +62,9 @@ func newMemServer(t testing.TB) *memServer {
 	return m
 }
 
-func (m *memServer) CallTool(ctx context.Context, name string, args map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
-	return m.cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: name, Arguments: args})
+func (m *memServer) CallTool(ctx context.Context, call Call) (Outcome, error) {
+	res, err := m.cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: call.Name, Arguments: call.Args})
+	return Outcome{Result: res}, err
 }
 
 func (m *memServer) ToolTimeout() time.Duration { return 0 }

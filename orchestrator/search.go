@@ -208,7 +208,8 @@ type SearchResult struct {
 }
 
 // CallTool runs tool_search: args are validated against its schema.
-func (s *ToolSearch) CallTool(_ context.Context, _ string, args map[string]any, _ func(Progress)) (*mcpsdk.CallToolResult, error) {
+func (s *ToolSearch) CallTool(_ context.Context, call Call) (Outcome, error) {
+	args := call.Args
 	query, _ := args["query"].(string)
 	limit := DefaultSearchLimit
 	switch n := args["limit"].(type) {
@@ -238,14 +239,14 @@ func (s *ToolSearch) CallTool(_ context.Context, _ string, args map[string]any, 
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
 	text := string(b)
 	if len(res.Tools) == 0 {
 		text = fmt.Sprintf("No tool matches %q. Try other words for what the tool does.", strings.TrimSpace(query))
 	}
-	return &mcpsdk.CallToolResult{
+	return Outcome{Result: &mcpsdk.CallToolResult{
 		Content:           []mcpsdk.Content{&mcpsdk.TextContent{Text: text}},
 		StructuredContent: res,
-	}, nil
+	}}, nil
 }

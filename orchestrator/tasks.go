@@ -1,8 +1,6 @@
 package orchestrator
 
 import (
-	"context"
-	"sync"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,9 +9,10 @@ import (
 // A call's server may run it as a task (MCP's tasks extension): it answers
 // at once that the work goes on, and the outcome comes later. What becomes
 // of such a call is the batch's choice (ExecOptions.Tasks); the Runner,
-// which alone knows the server's answer, acts on it. The permission gate
-// and the definition under review are settled before the call is made, as
-// for any call: a task starts only once they allowed it.
+// which alone knows the server's answer, acts on it and says so in the
+// call's Outcome. The permission gate and the definition under review are
+// settled before the call is made, as for any call: a task starts only
+// once they allowed it.
 
 // TaskMode is what a batch does with a call its server runs as a task.
 type TaskMode int
@@ -42,41 +41,6 @@ type Task struct {
 	Status        string
 	StatusMessage string
 	CreatedAt     time.Time
-}
-
-// taskSlot is where the Runner of one call puts the task it started.
-type taskSlot struct {
-	mu   sync.Mutex
-	task *Task
-}
-
-func (s *taskSlot) get() *Task {
-	if s == nil {
-		return nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.task
-}
-
-// TaskModeOf returns what the batch of the call a Runner's CallTool makes
-// does with a task: TasksAwaited for a ctx the orchestrator did not make.
-func TaskModeOf(ctx context.Context) TaskMode {
-	v, _ := ctx.Value(callKey{}).(callVal)
-	return v.tasks
-}
-
-// StartedTask tells the orchestrator that the call a Runner's CallTool is
-// making runs as the task t, under TasksTracked or TasksReturned: its
-// result, the one CallTool returns, says so, and ToolResult.Task is t.
-func StartedTask(ctx context.Context, t Task) {
-	v, _ := ctx.Value(callKey{}).(callVal)
-	if v.slot == nil {
-		return
-	}
-	v.slot.mu.Lock()
-	v.slot.task = &t
-	v.slot.mu.Unlock()
 }
 
 // TaskResult is the result of a call that ran as a task, once the task

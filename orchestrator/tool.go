@@ -16,13 +16,11 @@ import (
 // orchestrator needs of whatever runs a tool. The workspace's runs an MCP
 // server's tools through its connection; a built-in's embeds NoServer.
 type Runner interface {
-	// CallTool calls the tool name with args. onProgress, if not nil, is
-	// given the call's progress notifications. The call's id and the
-	// batch's Answerer are in ctx (CallOf). An error that wraps
-	// ErrConnectionLost, ErrNotConnected or a *RefusedError tells the
-	// orchestrator what became of the call; a tool's own failure is a
-	// result with IsError.
-	CallTool(ctx context.Context, name string, args map[string]any, onProgress func(Progress)) (*mcpsdk.CallToolResult, error)
+	// CallTool makes the call, within ctx, and returns what it came to.
+	// An error that wraps ErrConnectionLost, ErrNotConnected or a
+	// *RefusedError tells the orchestrator what became of the call; a
+	// tool's own failure is a result with IsError.
+	CallTool(ctx context.Context, call Call) (Outcome, error)
 	// ToolTimeout is the server's toolTimeout; 0 means the orchestrator's
 	// default (Options.ToolTimeout).
 	ToolTimeout() time.Duration

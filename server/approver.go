@@ -17,7 +17,7 @@ import (
 // freecode/tools/execute a call belongs to: given with the batch, it is
 // the only frontend asked for permission for the call. A server's
 // requests that a call causes (elicitation, sampling) reach the same
-// frontend and no other, through the session's *mcp.Answerer (relay.go).
+// frontend and no other, through the session's Asker (relay.go).
 type approver struct {
 	sess *session
 }

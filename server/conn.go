@@ -19,6 +19,7 @@ import (
 	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -41,9 +42,6 @@ type session struct {
 	wg     sync.WaitGroup // the notification forwarder
 	out    *outbox        // the notifications waiting for the forwarder
 	reqs   protocol.Requests
-	// active is when it last sent a request, on the server's clock: who
-	// is asked to open a page when no request says (see login.go).
-	active atomic.Int64
 	// What limits.go keeps of it: whether it presented the token (or
 	// needs none), its requests running, whether it is being
 	// disconnected for asking too much; handshook frees its handshake
@@ -62,9 +60,9 @@ type session struct {
 	client  string                      // from initialize: clientInfo.name, to tell the user whose a task is
 	caps    protocol.ClientCapabilities // from initialize: what it answers
 	showDoc bool                        // from initialize: it takes window/showDocument
-	// answerer relays what MCP servers ask during its requests
-	// (relay.go); set at initialize, the same pointer for all of them.
-	answerer *mcp.Answerer
+	// relay asks it what MCP servers ask during its requests (relay.go):
+	// its Asker, set at initialize, the same pointer for all of them.
+	relay *relay
 }
 
 // sessionState is where a frontend's connection is in the LSP lifecycle.
@@ -216,11 +214,15 @@ func (sess *session) refused() bool {
 	return sess.state == sessionRefused
 }
 
-// mcpAnswerer returns the session's Answerer (see relay.go).
-func (sess *session) mcpAnswerer() *mcp.Answerer {
+// asker returns the session's Asker (see relay.go); nil before
+// initialize.
+func (sess *session) asker() orchestrator.Asker {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	return sess.answerer
+	if sess.relay == nil {
+		return nil // not a nil *relay in a non-nil interface
+	}
+	return sess.relay
 }
 
 // takesShowDocument says whether the frontend declared window/showDocument.
@@ -320,11 +322,10 @@ func (sess *session) handle(ctx context.Context, req *jsonrpc2.Request) (any, er
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, req.Method()+": too many requests in flight; the frontend is disconnected")
 	}
 	defer sess.release()
-	sess.active.Store(sess.srv.clock.Add(1))
 	ctx, done := sess.reqs.Detach(ctx, req)
 	defer done()
 	hoptrace.Stage(hoptrace.FromRequest, "1 request → released from the read loop")
-	res, err := h(sess, withSession(ctx, sess), req.Params())
+	res, err := h(sess, ctx, req.Params())
 	if ctx.Err() != nil {
 		// $/cancelRequest, or the frontend went away.
 		return nil, jsonrpc2.NewError(protocol.CodeRequestCancelled, req.Method()+" was cancelled")

@@ -76,7 +76,7 @@ func (sess *session) initialize(params jsonrpc2.RawMessage) (any, error) {
 	}
 	sess.config = opts.ConfigPath
 	sess.client = p.ClientInfo.Name
-	sess.caps, sess.showDoc, sess.answerer = caps, showDoc, sess.newAnswerer(caps)
+	sess.caps, sess.showDoc, sess.relay = caps, showDoc, sess.newRelay(caps)
 	sess.mu.Unlock()
 	sess.logger.Info("initialize", "client", p.ClientInfo.Name, "folders", folders,
 		"elicitation", caps.Elicitation, "sampling", caps.Sampling, "showDocument", showDoc)

@@ -25,9 +25,9 @@ import (
 //   - freecode/servers/login: the frontend that sent it;
 //   - a server that asks for more access during a session (OAuth step-up):
 //     the frontend whose request met the demand (a tool call, a resource
-//     read); when no request of a frontend's did (a background request of
-//     the sidecar's), the most recently active frontend that takes
-//     window/showDocument, else the most recently active one.
+//     read), through that request's Asker (relay.go); a request of no
+//     frontend's (a background request of the sidecar's) has none, and the
+//     sidecar's own opener shows the page.
 //
 // A frontend that did not declare window.showDocument in initialize, or
 // answers it with an error or success: false, leaves the page to the
@@ -104,52 +104,10 @@ func (sess *session) showDocument(ctx context.Context, url string) error {
 }
 
 // openURL is the workspace's OpenURL: a server asks for more access in a
-// live session. See the top of this file for who is asked.
+// live session during a request that no frontend made (a health ping, a
+// re-list after list_changed), which has no Asker to show the page. No
+// frontend is guessed at: the sidecar's own opener shows it.
 func (s *Server) openURL(ctx context.Context, url string) error {
-	sess := sessionOf(ctx)
-	if sess == nil {
-		sess = s.lastActive()
-	}
-	if sess == nil {
-		s.logger.Info("a server asks for more access and no frontend is connected; opening the sign-in page here")
-		return oauth.OpenBrowser(ctx, url)
-	}
-	return sess.openURL(ctx, url, "An MCP server asks for more access: sign in again")
-}
-
-// lastActive returns the initialized frontend that sent a request last,
-// preferring those that take window/showDocument; nil for none.
-func (s *Server) lastActive() *session {
-	var best, bestShow *session
-	for _, sess := range s.sessionsNow() {
-		sess.mu.Lock()
-		ok, show := sess.state == sessionInitialized, sess.showDoc
-		sess.mu.Unlock()
-		if !ok {
-			continue
-		}
-		if best == nil || sess.active.Load() > best.active.Load() {
-			best = sess
-		}
-		if show && (bestShow == nil || sess.active.Load() > bestShow.active.Load()) {
-			bestShow = sess
-		}
-	}
-	if bestShow != nil {
-		return bestShow
-	}
-	return best
-}
-
-type sessionKey struct{}
-
-// withSession returns ctx carrying the frontend whose request it serves.
-func withSession(ctx context.Context, sess *session) context.Context {
-	return context.WithValue(ctx, sessionKey{}, sess)
-}
-
-// sessionOf returns the frontend whose request ctx serves, if any.
-func sessionOf(ctx context.Context) *session {
-	sess, _ := ctx.Value(sessionKey{}).(*session)
-	return sess
+	s.logger.Info("a server asks for more access during a request of no frontend's; opening the sign-in page here")
+	return oauth.OpenBrowser(ctx, url)
 }

@@ -165,7 +165,7 @@ func (f *forwarder) event(ev workspace.Event) {
 	case *workspace.TaskEvent:
 		// As this frontend may see it: a task of another's says only that
 		// it runs.
-		ti, err := wire.TaskInfo(ev.Task, f.sess.mcpAnswerer())
+		ti, err := wire.TaskInfo(ev.Task, f.sess.asker())
 		if err != nil {
 			f.sess.logger.Warn("a task's news could not be sent", "task", ev.Task.TaskID, "error", err)
 			return

@@ -6,15 +6,14 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/protocol"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/server/wire"
 )
 
 // The servers' resources and prompts. The lists are what each Conn holds,
 // listed at connect and again on list_changed (freecode/resources/changed
 // and freecode/prompts/changed tell the frontends, in notify.go); a read
-// or a get goes to the server, with the frontend's Answerer in its context,
-// since a server may ask the user something while it serves one. What the
+// or a get goes to the server with the frontend's Asker, since a server
+// may ask the user something while it serves one. What the
 // server answers passes through as MCP has it.
 
 // resources is freecode/resources: a server's resources, or every
@@ -55,7 +54,7 @@ func (sess *session) readResource(ctx context.Context, params jsonrpc2.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	return w.ReadResource(mcp.WithAnswerer(ctx, sess.mcpAnswerer(), ""), p.Server, p.URI)
+	return w.ReadResource(ctx, p.Server, p.URI, sess.asker())
 }
 
 // prompts is freecode/prompts: a server's prompts, or every connected
@@ -96,5 +95,5 @@ func (sess *session) getPrompt(ctx context.Context, params jsonrpc2.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
-	return w.GetPrompt(mcp.WithAnswerer(ctx, sess.mcpAnswerer(), ""), p.Server, p.Name, p.Arguments)
+	return w.GetPrompt(ctx, p.Server, p.Name, p.Arguments, sess.asker())
 }

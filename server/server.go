@@ -35,7 +35,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/workspace"
@@ -86,9 +85,6 @@ type Server struct {
 	sessions map[*session]struct{}
 	nextID   int
 	web      *webAuth // ServeWeb's: its codes and browser sessions; nil when not serving
-
-	// clock orders the frontends' requests (session.active).
-	clock atomic.Int64
 }
 
 // serverState is where the sidecar as a whole is in its life; each

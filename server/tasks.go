@@ -8,13 +8,13 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/freecode/freecode/internal/protocol"
-	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
 
 // A task is the frontend's whose call started it, told apart by the
-// session's Answerer (workspace/tasks.go): every frontend hears of every
+// session's Asker (workspace/tasks.go): every frontend hears of every
 // task, each as it may see it (wire.TaskInfo), and only its owner may
 // cancel it. freecode/tasks/adopt makes a task the caller's.
 
@@ -26,7 +26,7 @@ func (sess *session) tasks(ctx context.Context, params jsonrpc2.RawMessage) (any
 		return nil, err
 	}
 	infos := w.Tasks()
-	me := sess.mcpAnswerer()
+	me := sess.asker()
 	out := &protocol.TasksResult{Tasks: make([]protocol.TaskInfo, 0, len(infos))}
 	for _, t := range infos {
 		ti, err := wire.TaskInfo(t, me)
@@ -42,7 +42,7 @@ func (sess *session) tasks(ctx context.Context, params jsonrpc2.RawMessage) (any
 // for its owner only. It answers with the task as it is then; its end
 // comes as freecode/tasks/changed.
 func (sess *session) cancelTask(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	return taskCall[protocol.TaskCancelParams](sess, params, func(w *workspace.Workspace, server, id string, me *mcp.Answerer) (workspace.TaskInfo, error) {
+	return taskCall[protocol.TaskCancelParams](sess, params, func(w *workspace.Workspace, server, id string, me orchestrator.Asker) (workspace.TaskInfo, error) {
 		t, err := w.CancelTask(ctx, server, id, me)
 		if nyt, ok := errors.AsType[*workspace.NotYourTaskError](err); ok {
 			return t, jsonrpc2.NewError(protocol.CodeNotYourTask, sess.srv.notYours(nyt))
@@ -55,7 +55,7 @@ func (sess *session) cancelTask(ctx context.Context, params jsonrpc2.RawMessage)
 // live or ended; its former owner hears, in freecode/tasks/changed, that
 // it is no longer its own. It answers with the task as its owner sees it.
 func (sess *session) adoptTask(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	return taskCall[protocol.TaskAdoptParams](sess, params, func(w *workspace.Workspace, server, id string, me *mcp.Answerer) (workspace.TaskInfo, error) {
+	return taskCall[protocol.TaskAdoptParams](sess, params, func(w *workspace.Workspace, server, id string, me orchestrator.Asker) (workspace.TaskInfo, error) {
 		t, err := w.AdoptTask(server, id, me)
 		if err == nil {
 			sess.logger.Info("adopted a task", "server", server, "task", id)
@@ -67,7 +67,7 @@ func (sess *session) adoptTask(ctx context.Context, params jsonrpc2.RawMessage) 
 // taskCall decodes the params of a request that names one task, runs do on
 // it for this frontend, and answers with the task as this frontend sees it.
 func taskCall[P protocol.TaskCancelParams | protocol.TaskAdoptParams](sess *session, params jsonrpc2.RawMessage,
-	do func(w *workspace.Workspace, server, id string, me *mcp.Answerer) (workspace.TaskInfo, error)) (any, error) {
+	do func(w *workspace.Workspace, server, id string, me orchestrator.Asker) (workspace.TaskInfo, error)) (any, error) {
 	var p P
 	if err := decode(params, &p); err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func taskCall[P protocol.TaskCancelParams | protocol.TaskAdoptParams](sess *sess
 	if err != nil {
 		return nil, err
 	}
-	me := sess.mcpAnswerer()
+	me := sess.asker()
 	t, err := do(w, named.Server, named.TaskID, me)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func requireTask(server, taskID string) error {
 // leaveTasks leaves the tasks of a frontend whose connection ended to
 // nobody: another frontend (the same editor, restarted) adopts them.
 func (sess *session) leaveTasks() {
-	a := sess.mcpAnswerer()
+	a := sess.asker()
 	if a == nil {
 		return // it never initialized, and started nothing
 	}
@@ -128,10 +128,10 @@ func (s *Server) notYours(e *workspace.NotYourTaskError) string {
 	return fmt.Sprintf("task %s on %q is %s: only its frontend sees its result and may cancel it; freecode/tasks/adopt makes it yours", e.TaskID, e.Server, whose)
 }
 
-// sessionOf returns the frontend connected now whose Answerer is a.
-func (s *Server) sessionOf(a *mcp.Answerer) *session {
+// sessionOf returns the frontend connected now whose Asker is a.
+func (s *Server) sessionOf(a orchestrator.Asker) *session {
 	for _, sess := range s.sessionsNow() {
-		if sess.mcpAnswerer() == a {
+		if sess.asker() == a {
 			return sess
 		}
 	}

@@ -108,7 +108,7 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 	hoptrace.Stage(hoptrace.FromRequest, "2 request → params decoded")
 	results := w.Execute(ctx, calls, &orchestrator.ExecOptions{
 		Approver: &approver{sess: sess},
-		Answerer: sess.mcpAnswerer(),
+		Asker:    sess.asker(),
 		OnProgress: func(callID string, pr orchestrator.Progress) {
 			sess.out.putProgress(wire.ToolProgress(callID, pr))
 		},

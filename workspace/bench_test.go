@@ -80,8 +80,8 @@ func BenchmarkConfigToStatus(b *testing.B) {
 // measures the registry and the defs cache, not calls.
 type noRunner struct{ orchestrator.NoServer }
 
-func (noRunner) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
-	return nil, errors.New("not called in this benchmark")
+func (noRunner) CallTool(context.Context, orchestrator.Call) (orchestrator.Outcome, error) {
+	return orchestrator.Outcome{}, errors.New("not called in this benchmark")
 }
 
 // benchTools returns n tools with a typical schema, and descriptions that

@@ -6,6 +6,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
 )
 
 // What the servers offer beside tools, resources and prompts, and what
@@ -14,10 +15,9 @@ import (
 // Resources and prompts are the servers' own lists, held by each Conn and
 // read here; a change of one is a *ResourcesChangedEvent or a
 // *PromptsChangedEvent. A server's question (an elicitation form or URL, a
-// sampling request) goes to the Answerer of the request it came during:
-// the ExecOptions.Answerer of the batch whose call caused it, or the
-// Answerer in the context of ReadResource and GetPrompt
-// (mcp.WithAnswerer).
+// sampling request) goes to the Asker of the request it came during: the
+// ExecOptions.Asker of the batch whose call caused it, or the asker given
+// to ReadResource and GetPrompt.
 
 // ResourceInfo is one resource of a server, as its resources/list named it.
 type ResourceInfo struct {
@@ -157,21 +157,21 @@ func (w *Workspace) Prompts(ctx context.Context, server string) ([]PromptInfo, e
 }
 
 // ReadResource reads the resource uri of server. What the server asks
-// meanwhile goes to ctx's Answerer (mcp.WithAnswerer).
-func (w *Workspace) ReadResource(ctx context.Context, server, uri string) (*mcpsdk.ReadResourceResult, error) {
+// meanwhile goes to asker (nil: nobody).
+func (w *Workspace) ReadResource(ctx context.Context, server, uri string, asker orchestrator.Asker) (*mcpsdk.ReadResourceResult, error) {
 	c, err := w.conn(ctx, server)
 	if err != nil {
 		return nil, err
 	}
-	return c.ReadResource(ctx, uri)
+	return c.ReadResource(ctx, uri, asker)
 }
 
 // GetPrompt gets the prompt name of server with args. What the server asks
-// meanwhile goes to ctx's Answerer (mcp.WithAnswerer).
-func (w *Workspace) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcpsdk.GetPromptResult, error) {
+// meanwhile goes to asker (nil: nobody).
+func (w *Workspace) GetPrompt(ctx context.Context, server, name string, args map[string]string, asker orchestrator.Asker) (*mcpsdk.GetPromptResult, error) {
 	c, err := w.conn(ctx, server)
 	if err != nil {
 		return nil, err
 	}
-	return c.GetPrompt(ctx, name, args)
+	return c.GetPrompt(ctx, name, args, asker)
 }

@@ -11,7 +11,6 @@ import (
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 )
 
@@ -47,8 +46,8 @@ var allowAll = orchestrator.ApproverFunc(func(context.Context, orchestrator.Requ
 
 // server-everything (TypeScript SDK) through a workspace: its resources
 // and prompts listed, read and got; its elicitation answered by the
-// batch's Answerer with the form's defaults filled in, declined without one;
-// its sampling answered by the Answerer, refused without one.
+// batch's Asker with the form's defaults filled in, declined without one;
+// its sampling answered by the Asker, refused without one.
 func TestInteropEverythingCapabilities(t *testing.T) {
 	e := newEnv(t)
 	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{everything(t)}, nil))
@@ -74,7 +73,7 @@ func TestInteropEverythingCapabilities(t *testing.T) {
 	if err != nil || len(all) != len(res) {
 		t.Errorf("Resources(\"\") = %d, %v; want the server's %d", len(all), err, len(res))
 	}
-	rr, err := w.ReadResource(t.Context(), "everything", res[i].URI)
+	rr, err := w.ReadResource(t.Context(), "everything", res[i].URI, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func TestInteropEverythingCapabilities(t *testing.T) {
 	if j < 0 || len(prompts[j].Arguments) != 2 || !prompts[j].Arguments[0].Required {
 		t.Fatalf("prompts: %+v", prompts)
 	}
-	gp, err := w.GetPrompt(t.Context(), "everything", "args-prompt", map[string]string{"city": "Paris"})
+	gp, err := w.GetPrompt(t.Context(), "everything", "args-prompt", map[string]string{"city": "Paris"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,43 +114,37 @@ func TestInteropEverythingCapabilities(t *testing.T) {
 		t.Errorf("after list_changed the resources lack hello.gz: %+v", res2)
 	}
 
-	var asked []*mcp.ElicitRequest
-	answerer := &mcp.Answerer{
-		Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcpsdk.ElicitResult, error) {
-			asked = append(asked, req)
-			return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
-		},
-		Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcpsdk.CreateMessageResult, error) {
-			return &mcpsdk.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcpsdk.TextContent{Text: "forty-two"}}, nil
-		},
+	asker := &elicitLog{
+		content: map[string]any{"name": "Ada Lovelace", "check": true},
+		sample:  &mcpsdk.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcpsdk.TextContent{Text: "forty-two"}},
 	}
-	run := func(tool string, args string, a *mcp.Answerer) orchestrator.ToolResult {
+	run := func(tool string, args string, a orchestrator.Asker) orchestrator.ToolResult {
 		t.Helper()
 		rs := w.Execute(t.Context(), []orchestrator.ToolCall{{CallID: "c-" + tool, Tool: "mcp__everything__" + tool, Arguments: json.RawMessage(args)}},
-			&orchestrator.ExecOptions{Approver: allowAll, Answerer: a})
+			&orchestrator.ExecOptions{Approver: allowAll, Asker: a})
 		return rs[0]
 	}
 
-	r = run("trigger-elicitation-request", `{}`, answerer)
+	r = run("trigger-elicitation-request", `{}`, asker)
 	got := resultText(r)
 	// 42 is the schema's default of a field the answer left out.
 	if r.IsError || !strings.Contains(got, "User provided the requested information") || !strings.Contains(got, "Name: Ada Lovelace") || !strings.Contains(got, "Favorite Integer: 42") {
 		t.Errorf("elicitation answered: %s", got)
 	}
-	if len(asked) != 1 || asked[0].Server != "everything" || asked[0].CallID != "c-trigger-elicitation-request" || asked[0].Params.RequestedSchema == nil {
-		t.Errorf("the Answerer was asked %+v", asked)
+	if asked := asker.got(); len(asked) != 1 || asked[0].Server != "everything" || asked[0].CallID != "c-trigger-elicitation-request" || asked[0].Params.RequestedSchema == nil {
+		t.Errorf("the Asker was asked %+v", asked)
 	}
 	if got := resultText(run("trigger-elicitation-request", `{}`, nil)); !strings.Contains(got, "declined") {
-		t.Errorf("elicitation without an Answerer: %s", got)
+		t.Errorf("elicitation without an Asker: %s", got)
 	}
 
-	r = run("trigger-sampling-request", `{"prompt":"the answer?"}`, answerer)
+	r = run("trigger-sampling-request", `{"prompt":"the answer?"}`, asker)
 	if got := resultText(r); r.IsError || !strings.Contains(got, "test-model") || !strings.Contains(got, "forty-two") {
 		t.Errorf("sampling answered: %s", got)
 	}
 	r = run("trigger-sampling-request", `{"prompt":"the answer?"}`, nil)
 	if got := resultText(r); !r.IsError || !strings.Contains(got, "sampling refused") {
-		t.Errorf("sampling without an Answerer: %s", got)
+		t.Errorf("sampling without an Asker: %s", got)
 	}
 }
 

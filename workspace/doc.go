@@ -102,10 +102,10 @@
 //
 // # Elicitation and sampling
 //
-// The frontend that caused a server's elicitation or sampling request is
-// orchestrator.ExecOptions.Answerer (an *mcp.Answerer), which the
-// orchestrator puts in each call's context without knowing its type; the
-// workspace's runner hands it to the Conn (mcp.WithAnswerer), which asks
-// it (see caps.go and mcp.Answerer). Options.Elicitation and
-// Options.Sampling declare the capabilities.
+// The frontend that caused a server's elicitation or sampling request, or
+// its demand for more access, is orchestrator.ExecOptions.Asker, which the
+// orchestrator hands each call's Runner in the call (orchestrator.Call);
+// the workspace's runner gives it to the Conn with the call
+// (mcp.CallOptions), which asks it (see caps.go and mcp.Asker).
+// Options.Elicitation and Options.Sampling declare the capabilities.
 package workspace

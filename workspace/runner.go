@@ -36,48 +36,45 @@ func (w *Workspace) runner(server string) orchestrator.Runner {
 	return &serverRunner{server: server, mgr: w.mgr, tasks: w.tasks}
 }
 
-// CallTool calls the tool name on the server, starting a server on demand
-// first, within the call's deadline. What the server asks during the call
-// goes to the batch's Answerer, with the call's id. A call the server runs
-// as a task is what the batch's orchestrator.TaskMode says (tasks.go).
-func (r *serverRunner) CallTool(ctx context.Context, name string, args map[string]any, onProgress func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
-	id, a := orchestrator.CallOf(ctx)
-	answerer, _ := a.(*mcp.Answerer) // no other kind answers an MCP server
-	ctx = mcp.WithAnswerer(ctx, answerer, id)
-	mode := orchestrator.TaskModeOf(ctx)
-	if mode != orchestrator.TasksAwaited {
-		ctx = mcp.TakeTasks(ctx)
-	}
+// CallTool makes call on the server, starting a server on demand first,
+// within the call's deadline. What the server asks during the call goes
+// to the call's Asker, with its id. A call the server runs as a task is
+// what call.Tasks says (tasks.go).
+func (r *serverRunner) CallTool(ctx context.Context, call orchestrator.Call) (orchestrator.Outcome, error) {
 	conn, release, err := r.mgr.Acquire(ctx, r.server)
 	if err != nil {
-		return nil, callError(fmt.Errorf("starting %s for %s: %w", r.server, name, err))
+		return orchestrator.Outcome{}, callError(fmt.Errorf("starting %s for %s: %w", r.server, call.Name, err))
 	}
 	defer release()
-	var relay func(mcp.Progress)
-	if onProgress != nil {
-		relay = func(p mcp.Progress) {
+	// An orchestrator.Asker is an mcp.Asker as it is: the two interfaces
+	// have the same methods, each declared by its consumer.
+	opts := &mcp.CallOptions{ID: call.ID, Asker: call.Asker, TakeTasks: call.Tasks != orchestrator.TasksAwaited}
+	if onProgress := call.OnProgress; onProgress != nil {
+		opts.OnProgress = func(p mcp.Progress) {
 			onProgress(orchestrator.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 	}
-	res, err := conn.CallTool(ctx, name, args, relay)
-	if err != nil || mode == orchestrator.TasksAwaited {
-		return res, callError(err)
+	res, err := conn.CallTool(ctx, call.Name, call.Args, opts)
+	if err != nil || !opts.TakeTasks {
+		return orchestrator.Outcome{Result: res}, callError(err)
 	}
 	t, isTask, _ := tasks.Of(res) // an unreadable one is CallTool's error
 	if !isTask {
-		return res, nil
+		return orchestrator.Outcome{Result: res}, nil
 	}
 	created := time.Now()
 	if at, err := time.Parse(time.RFC3339Nano, t.CreatedAt); err == nil {
 		created = at
 	}
-	orchestrator.StartedTask(ctx, orchestrator.Task{Server: r.server, ID: t.TaskID, Tool: name, Status: string(t.Status), StatusMessage: t.StatusMessage, CreatedAt: created})
-	if mode == orchestrator.TasksTracked {
-		r.tasks.start(r.server, name, id, answerer, t, created)
+	if call.Tasks == orchestrator.TasksTracked {
+		r.tasks.start(r.server, call.Name, call.ID, call.Asker, t, created)
 	}
-	return &mcpsdk.CallToolResult{
-		Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: TaskStartedText(t.TaskID)}},
-		Meta:    res.Meta, // the server's task, whole: tasks.Of reads it
+	return orchestrator.Outcome{
+		Result: &mcpsdk.CallToolResult{
+			Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: TaskStartedText(t.TaskID)}},
+			Meta:    res.Meta, // the server's task, whole: tasks.Of reads it
+		},
+		Task: &orchestrator.Task{Server: r.server, ID: t.TaskID, Tool: call.Name, Status: string(t.Status), StatusMessage: t.StatusMessage, CreatedAt: created},
 	}, nil
 }
 

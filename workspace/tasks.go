@@ -21,12 +21,12 @@ import (
 // orchestrator.TasksTracked is followed here, apart from its batch: the
 // tracker polls the task through the Manager (whatever Conn the server
 // has, a restarted one's too) until it ends, tells subscribers of each
-// change (TaskEvent), sends the task's questions to the Answerer of the
+// change (TaskEvent), sends the task's questions to the Asker of the
 // frontend that owns it, and keeps what it follows on disk so that a
 // FreeCode started anew picks the polling up (taskstore.go).
 //
 // A task is its owner's: the frontend whose call started it, told apart
-// by the Answerer its calls carry, as a server's questions are. Its
+// by the Asker its calls carry (==), as a server's questions are. Its
 // result, error and status message, its questions and its cancel are
 // that frontend's alone; any other sees that it runs (TaskInfo.SeenBy)
 // and may take it over (AdoptTask), which is never done by accident: a
@@ -51,19 +51,19 @@ type TaskInfo struct {
 	// Error says why a task failed: the server's error, or why FreeCode
 	// could not follow it to its end (its server gone, its ttl over).
 	Error string
-	// Owner is the frontend the task is for, by the Answerer its calls
+	// Owner is the frontend the task is for, by the Asker its calls
 	// carry: the one whose call started it, or that adopted it since.
 	// Nil: nobody's, until a frontend adopts it.
-	Owner *mcp.Answerer
+	Owner orchestrator.Asker
 }
 
 // OwnedBy says whether the task is the frontend a's.
-func (t TaskInfo) OwnedBy(a *mcp.Answerer) bool { return a != nil && t.Owner == a }
+func (t TaskInfo) OwnedBy(a orchestrator.Asker) bool { return a != nil && t.Owner == a }
 
 // SeenBy is the task as the frontend a may see it: whole when it is a's;
 // else only that it runs (its server, tool, call, status and times),
 // without its result, error or status message, which are its owner's.
-func (t TaskInfo) SeenBy(a *mcp.Answerer) TaskInfo {
+func (t TaskInfo) SeenBy(a orchestrator.Asker) TaskInfo {
 	if t.OwnedBy(a) {
 		return t
 	}
@@ -92,7 +92,7 @@ var ErrNotYourTask = errors.New("the task is not yours")
 // NotYourTaskError is ErrNotYourTask for one task, saying whose it is.
 type NotYourTaskError struct {
 	Server, TaskID string
-	Owner          *mcp.Answerer // nil: nobody's
+	Owner          orchestrator.Asker // nil: nobody's
 }
 
 func (e *NotYourTaskError) Error() string {
@@ -148,9 +148,9 @@ func newTaskTracker(publish func(...Event), store *taskStore, root string, logge
 }
 
 // start follows a task a call of tool on server started, the task of
-// answerer's frontend (its owner; nil for none).
-func (tr *taskTracker) start(server, tool, callID string, answerer *mcp.Answerer, t *tasks.Task, created time.Time) {
-	info := TaskInfo{Server: server, TaskID: t.TaskID, Tool: tool, CallID: callID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: created, UpdatedAt: created, Owner: answerer}
+// asker's frontend (its owner; nil for none).
+func (tr *taskTracker) start(server, tool, callID string, asker orchestrator.Asker, t *tasks.Task, created time.Time) {
+	info := TaskInfo{Server: server, TaskID: t.TaskID, Tool: tool, CallID: callID, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: created, UpdatedAt: created, Owner: asker}
 	tr.follow(&tracked{info: info, poll: t.PollIntervalMs, ttl: t.TTLMs}, t)
 }
 
@@ -172,8 +172,11 @@ func (tr *taskTracker) follow(tk *tracked, t *tasks.Task) {
 		defer tr.wg.Done()
 		// Its questions go to its owner when they come: one that adopted
 		// it meanwhile is asked, not the frontend of the call.
-		ctx := mcp.WithAnswererOf(tr.ctx, func() *mcp.Answerer { return tr.owner(key) }, info.CallID)
-		final, err := tr.mgr.FollowTask(ctx, info.Server, t, func(t *tasks.Task) { tr.changed(key, t) })
+		final, err := tr.mgr.FollowTask(tr.ctx, info.Server, t, &mcp.FollowOptions{
+			OnChange: func(t *tasks.Task) { tr.changed(key, t) },
+			CallID:   info.CallID,
+			AskerOf:  func() mcp.Asker { return tr.owner(key) },
+		})
 		if err != nil && tr.ctx.Err() != nil {
 			return // FreeCode stops: the task stays on disk, to be followed anew
 		}
@@ -264,7 +267,7 @@ func (tr *taskTracker) list() []TaskInfo {
 }
 
 // owner is the frontend of the task of key now, nil for none.
-func (tr *taskTracker) owner(key taskKey) *mcp.Answerer {
+func (tr *taskTracker) owner(key taskKey) orchestrator.Asker {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if tk, ok := tr.tasks[key]; ok {
@@ -275,7 +278,7 @@ func (tr *taskTracker) owner(key taskKey) *mcp.Answerer {
 
 // adopt makes the task a's, and tells every subscriber: its former owner
 // learns that it is no longer its own.
-func (tr *taskTracker) adopt(server, id string, a *mcp.Answerer) (TaskInfo, bool) {
+func (tr *taskTracker) adopt(server, id string, a orchestrator.Asker) (TaskInfo, bool) {
 	tr.mu.Lock()
 	tk, ok := tr.tasks[taskKey{server, id}]
 	if !ok {
@@ -294,7 +297,7 @@ func (tr *taskTracker) adopt(server, id string, a *mcp.Answerer) (TaskInfo, bool
 
 // disown makes the tasks of a nobody's: its frontend left. Nobody is
 // told: no other frontend saw them as its own.
-func (tr *taskTracker) disown(a *mcp.Answerer) {
+func (tr *taskTracker) disown(a orchestrator.Asker) {
 	if a == nil {
 		return
 	}
@@ -338,7 +341,7 @@ func (w *Workspace) Tasks() []TaskInfo { return w.tasks.list() }
 // for the frontend of by, whose task it must be (a *NotYourTaskError
 // otherwise), and returns it as it is now: its end, cancelled or
 // otherwise, comes as a TaskEvent.
-func (w *Workspace) CancelTask(ctx context.Context, server, id string, by *mcp.Answerer) (TaskInfo, error) {
+func (w *Workspace) CancelTask(ctx context.Context, server, id string, by orchestrator.Asker) (TaskInfo, error) {
 	info, ok := w.tasks.get(server, id)
 	if !ok {
 		return TaskInfo{}, fmt.Errorf("%w: %s on %q", ErrNoTask, id, server)
@@ -361,7 +364,7 @@ func (w *Workspace) CancelTask(ctx context.Context, server, id string, by *mcp.A
 // frontend's, and its former owner is told, by a TaskEvent, that it is no
 // longer its own. Any frontend may adopt any task (they are the same
 // user's); it is never done without asking.
-func (w *Workspace) AdoptTask(server, id string, by *mcp.Answerer) (TaskInfo, error) {
+func (w *Workspace) AdoptTask(server, id string, by orchestrator.Asker) (TaskInfo, error) {
 	if by == nil {
 		return TaskInfo{}, errors.New("adopting a task: no frontend to adopt it")
 	}
@@ -374,7 +377,7 @@ func (w *Workspace) AdoptTask(server, id string, by *mcp.Answerer) (TaskInfo, er
 
 // DisownTasks makes the tasks of the frontend of a nobody's, until one
 // adopts them: that frontend left.
-func (w *Workspace) DisownTasks(a *mcp.Answerer) { w.tasks.disown(a) }
+func (w *Workspace) DisownTasks(a orchestrator.Asker) { w.tasks.disown(a) }
 
 // GetTask, UpdateTask and CancelServerTask reach a task of a server
 // directly, whether or not FreeCode follows it: for FreeCode's MCP server,
@@ -406,25 +409,27 @@ func (w *Workspace) CancelServerTask(ctx context.Context, server, id string) err
 
 // AwaitTask follows the task a call started under TasksReturned to its
 // end, as the call's caller (the CLI) waits for it: its questions go to
-// answerer (an *mcp.Answerer, as ExecOptions.Answerer) with the call's id,
-// each change of it to onChange, and its end is the call's result, capped
-// as any. It waits as long as the task lives (its ttlMs); when ctx ends
-// first the task is cancelled on its server (tasks/cancel) and the result
-// says so.
-func (w *Workspace) AwaitTask(ctx context.Context, task orchestrator.Task, callID string, answerer any, onChange func(TaskInfo)) orchestrator.ToolResult {
-	a, _ := answerer.(*mcp.Answerer)
+// asker (as ExecOptions.Asker) with the call's id, each change of it to
+// onChange, and its end is the call's result, capped as any. It waits as
+// long as the task lives (its ttlMs); when ctx ends first the task is
+// cancelled on its server (tasks/cancel) and the result says so.
+func (w *Workspace) AwaitTask(ctx context.Context, task orchestrator.Task, callID string, asker orchestrator.Asker, onChange func(TaskInfo)) orchestrator.ToolResult {
 	info := TaskInfo{Server: task.Server, TaskID: task.ID, Tool: task.Tool, CallID: callID, Status: tasks.Status(task.Status), StatusMessage: task.StatusMessage, CreatedAt: task.CreatedAt}
 	t := &tasks.Task{TaskID: task.ID, Status: tasks.Status(task.Status), StatusMessage: task.StatusMessage}
 	if !t.Status.Valid() {
 		t.Status = tasks.Working
 	}
 	var last *tasks.Task
-	final, err := w.mgr.FollowTask(mcp.WithAnswerer(ctx, a, callID), task.Server, t, func(t *tasks.Task) {
-		last = t
-		if onChange != nil {
-			info.Status, info.StatusMessage, info.UpdatedAt = t.Status, t.StatusMessage, time.Now()
-			onChange(info)
-		}
+	final, err := w.mgr.FollowTask(ctx, task.Server, t, &mcp.FollowOptions{
+		OnChange: func(t *tasks.Task) {
+			last = t
+			if onChange != nil {
+				info.Status, info.StatusMessage, info.UpdatedAt = t.Status, t.StatusMessage, time.Now()
+				onChange(info)
+			}
+		},
+		CallID:  callID,
+		AskerOf: func() mcp.Asker { return asker },
 	})
 	fail := func(text string) orchestrator.ToolResult {
 		return orchestrator.ToolResult{CallID: callID, IsError: true, Decision: orchestrator.DecisionAllowed,

@@ -14,7 +14,6 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/freecode/freecode/internal/mcptest"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/tasks"
 	"github.com/freecode/freecode/orchestrator"
 )
@@ -32,7 +31,7 @@ func tasksEnv(t *testing.T, dir string) (*env, *mcptest.TasksHTTP) {
 // startHold opens e's workspace keeping its tasks, and calls hold as a
 // tracked task of the frontend of caller; it returns the task's id and
 // what releases it.
-func startHold(t *testing.T, e *env, caller *mcp.Answerer) (string, func()) {
+func startHold(t *testing.T, e *env, caller orchestrator.Asker) (string, func()) {
 	w := e.openWith(t, &Options{KeepTasks: true})
 	settle(t, w)
 	return startTask(t, w, "c1", "hold", caller)
@@ -40,10 +39,10 @@ func startHold(t *testing.T, e *env, caller *mcp.Answerer) (string, func()) {
 
 // startTask calls tool (hold or ask_after) as a tracked task of the
 // frontend of caller; it returns the task's id and what releases it.
-func startTask(t *testing.T, w *Workspace, callID, tool string, caller *mcp.Answerer) (string, func()) {
+func startTask(t *testing.T, w *Workspace, callID, tool string, caller orchestrator.Asker) (string, func()) {
 	path := filepath.Join(t.TempDir(), "release")
 	rs := w.Execute(t.Context(), []orchestrator.ToolCall{{CallID: callID, Tool: "mcp__tasky__" + tool, Arguments: json.RawMessage(fmt.Sprintf(`{"release":%q}`, path))}},
-		&orchestrator.ExecOptions{Approver: allowOnce, Tasks: orchestrator.TasksTracked, Answerer: caller})
+		&orchestrator.ExecOptions{Approver: allowOnce, Tasks: orchestrator.TasksTracked, Asker: caller})
 	if rs[0].Task == nil || rs[0].IsError {
 		t.Fatalf("%s: %+v", tool, rs[0])
 	}
@@ -76,7 +75,7 @@ func isStatus(s tasks.Status) func(TaskInfo) bool {
 // next one of the same project: kept 0600, polled anew, its end seen.
 func TestTasksResumeAfterRestart(t *testing.T) {
 	e, _ := tasksEnv(t, t.TempDir())
-	id, release := startHold(t, e, &mcp.Answerer{})
+	id, release := startHold(t, e, &elicitLog{})
 	e.w.Close() // the task left live, on disk
 	files, _ := filepath.Glob(filepath.Join(e.dir, TasksDir, "*.json"))
 	if len(files) != 1 {
@@ -104,10 +103,10 @@ func TestTasksResumeAfterRestart(t *testing.T) {
 	if done.Result == nil || !strings.HasPrefix(done.Result.Text(), "released ") {
 		t.Errorf("the resumed task's result: %+v", done.Result)
 	}
-	if seen := done.SeenBy(&mcp.Answerer{}); seen.Result != nil {
+	if seen := done.SeenBy(&elicitLog{}); seen.Result != nil {
 		t.Errorf("a frontend sees the result of nobody's task: %+v", seen)
 	}
-	a := &mcp.Answerer{}
+	a := &elicitLog{}
 	if got, err := w.AdoptTask("tasky", id, a); err != nil || !got.OwnedBy(a) || got.SeenBy(a).Result == nil {
 		t.Errorf("adopting the ended task: %+v, %v; want it a's, with its result", got, err)
 	}
@@ -169,7 +168,7 @@ func TestTaskIsItsOwners(t *testing.T) {
 	w := e.openWith(t, &Options{KeepTasks: true, Elicitation: true})
 	settle(t, w)
 	var asked [2]elicitLog
-	one, two := asked[0].answerer("go", true), asked[1].answerer("go", true)
+	one, two := asked[0].answering("go", true), asked[1].answering("go", true)
 	held, _ := startTask(t, w, "h1", "hold", one)
 	asking, release := startTask(t, w, "a1", "ask_after", one)
 
@@ -222,7 +221,7 @@ func TestTaskIsItsOwners(t *testing.T) {
 	if got := done.Result.Text(); got != "went on" {
 		t.Errorf("ask_after's result: %q", got)
 	}
-	if len(asked[0].got()) != 0 || len(asked[1].got()) != 1 || asked[1].got()[0].Message != "Go on?" {
+	if len(asked[0].got()) != 0 || len(asked[1].got()) != 1 || asked[1].got()[0].Params.Message != "Go on?" {
 		t.Errorf("one was asked %+v, two %+v; want two, once", asked[0].got(), asked[1].got())
 	}
 
@@ -237,31 +236,49 @@ func TestTaskIsItsOwners(t *testing.T) {
 	}
 }
 
-// elicitLog is a frontend that accepts every form with one field set,
-// and records what it was asked.
+// elicitLog is a frontend (an orchestrator.Asker) that accepts every form
+// with content, answers sampling with sample (nil: refuses it), and
+// records the forms it was asked.
 type elicitLog struct {
+	content map[string]any
+	sample  *mcpsdk.CreateMessageResult
+
 	mu   sync.Mutex
-	reqs []mcp.ElicitRequest
+	reqs []elicitQuestion
 }
 
-func (l *elicitLog) answerer(field string, value any) *mcp.Answerer {
-	return &mcp.Answerer{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcpsdk.ElicitResult, error) {
-		l.mu.Lock()
-		l.reqs = append(l.reqs, *req)
-		l.mu.Unlock()
-		return &mcpsdk.ElicitResult{Action: "accept", Content: map[string]any{field: value}}, nil
-	}}
+var _ orchestrator.Asker = (*elicitLog)(nil)
+
+type elicitQuestion struct {
+	Server, CallID string
+	Params         *mcpsdk.ElicitParams
 }
 
-// got returns the questions asked so far, as the Answerer got them.
+// answering returns l, accepting every form with field set to value.
+func (l *elicitLog) answering(field string, value any) *elicitLog {
+	l.content = map[string]any{field: value}
+	return l
+}
+
+func (l *elicitLog) Elicit(_ context.Context, server, callID string, p *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, elicitQuestion{server, callID, p})
+	l.mu.Unlock()
+	return &mcpsdk.ElicitResult{Action: "accept", Content: l.content}, nil
+}
+
+func (l *elicitLog) Sample(context.Context, string, string, *mcpsdk.CreateMessageParams) (*mcpsdk.CreateMessageResult, error) {
+	if l.sample == nil {
+		return nil, errors.New("this frontend does no sampling")
+	}
+	return l.sample, nil
+}
+
+func (*elicitLog) SignInOpener(string) func(context.Context, string) error { return nil }
+
+// got returns the forms asked so far.
 func (l *elicitLog) got() []elicitQuestion {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]elicitQuestion, 0, len(l.reqs))
-	for _, r := range l.reqs {
-		out = append(out, elicitQuestion{CallID: r.CallID, Message: r.Params.Message})
-	}
-	return out
+	return append([]elicitQuestion(nil), l.reqs...)
 }
-
-type elicitQuestion struct{ CallID, Message string }

@@ -61,13 +61,14 @@ type Options struct {
 	// did not connect and exits.
 	NoRetry bool
 	// OpenURL opens an authorization URL for the user when a server asks
-	// for more access mid-session (OAuth step-up); the sidecar sends it to
-	// the editor. Nil means no one is asked: the server needs a sign-in.
+	// for more access mid-session (OAuth step-up) during a request that
+	// has no Asker to show it (a request of no frontend's). Nil means no
+	// one is asked: the server needs a sign-in.
 	OpenURL oauth.OpenURLFunc
 	// Elicitation and Sampling declare those capabilities to the servers:
-	// set them when the frontends that bring an ExecOptions.Answerer may
-	// answer elicitation or sampling (see mcp.Answerer). A server's
-	// question then goes to the Answerer of the call it came during.
+	// set them when the frontends that bring an ExecOptions.Asker may
+	// answer elicitation or sampling. A server's question then goes to
+	// the Asker of the call it came during.
 	Elicitation bool
 	Sampling    bool
 	// KeepTasks keeps the tasks of the calls it follows

@@ -582,8 +582,8 @@ func TestWant(t *testing.T) {
 // clock is a built-in for TestBuiltins.
 type clock struct{ orchestrator.NoServer }
 
-func (clock) CallTool(context.Context, string, map[string]any, func(orchestrator.Progress)) (*mcpsdk.CallToolResult, error) {
-	return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "noon"}}}, nil
+func (clock) CallTool(context.Context, orchestrator.Call) (orchestrator.Outcome, error) {
+	return orchestrator.Outcome{Result: &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "noon"}}}}, nil
 }
 
 // Built-ins come first, in the tools and in the definitions, and run

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/internal/termtext"
-	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/server/wire"
 	"github.com/freecode/freecode/workspace"
 )
@@ -36,10 +36,10 @@ result).`,
   freecode mcp resources everything --read demo://resource/static/document/architecture.md`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withServer(cmd, project, args[0], func(ctx context.Context, w *workspace.Workspace) error {
+			return a.withServer(cmd, project, args[0], func(ctx context.Context, w *workspace.Workspace, asker orchestrator.Asker) error {
 				out := cmd.OutOrStdout()
 				if read != "" {
-					res, err := w.ReadResource(ctx, args[0], read)
+					res, err := w.ReadResource(ctx, args[0], read, asker)
 					if err != nil {
 						return err
 					}
@@ -102,10 +102,10 @@ object of strings, and print its messages.`,
 					return fmt.Errorf("--args must be a JSON object of strings: %v", err)
 				}
 			}
-			return a.withServer(cmd, project, args[0], func(ctx context.Context, w *workspace.Workspace) error {
+			return a.withServer(cmd, project, args[0], func(ctx context.Context, w *workspace.Workspace, asker orchestrator.Asker) error {
 				out := cmd.OutOrStdout()
 				if get != "" {
-					res, err := w.GetPrompt(ctx, args[0], get, promptArgs)
+					res, err := w.GetPrompt(ctx, args[0], get, promptArgs, asker)
 					if err != nil {
 						return err
 					}
@@ -155,9 +155,10 @@ object of strings, and print its messages.`,
 }
 
 // withServer connects the one server name and runs fn on the workspace,
-// with the terminal (if any) answering the server's questions. A server
-// that does not connect is an error naming why.
-func (a *app) withServer(cmd *cobra.Command, project, name string, fn func(context.Context, *workspace.Workspace) error) error {
+// with the Asker of its requests, the terminal (if any) answering the
+// server's questions. A server that does not connect is an error naming
+// why.
+func (a *app) withServer(cmd *cobra.Command, project, name string, fn func(context.Context, *workspace.Workspace, orchestrator.Asker) error) error {
 	ctx, stop := signalContext(cmd)
 	defer stop()
 	var in *bufio.Reader
@@ -183,7 +184,7 @@ func (a *app) withServer(cmd *cobra.Command, project, name string, fn func(conte
 	if r.reportFailures(cmd.ErrOrStderr()) > 0 {
 		return exitError(1)
 	}
-	return fn(mcp.WithAnswerer(ctx, cliAnswerer(in, cmd.ErrOrStderr()), ""), r.w)
+	return fn(ctx, r.w, newCLIAsker(in, cmd.ErrOrStderr()))
 }
 
 func printJSON(w io.Writer, v any) error {

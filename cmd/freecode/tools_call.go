@@ -73,17 +73,13 @@ the call is not run, and the result names the scope the server asks for.`,
 			}
 			// A server that asks for more access than its sign-in gave
 			// (403 insufficient_scope) gets a sign-in for it in the
-			// middle of the call, as `freecode mcp login` signs in, when
-			// someone can answer: a terminal, or a $BROWSER to open.
+			// middle of the call when someone can answer: the call's
+			// Asker shows it, and the workspace's opener what no call
+			// asks.
 			stderr := cmd.ErrOrStderr()
-			var stepUp oauth.OpenURLFunc
-			if in != nil || os.Getenv("BROWSER") != "" {
-				srv, _ := toolid.ServerOf(id)
-				stepUp = func(ctx context.Context, u string) error {
-					showSignIn(ctx, stderr, fmt.Sprintf("The MCP server %q asks for more access for this call: sign in in your browser to grant it.", srv), u, false)
-					return nil
-				}
-			}
+			asker := newCLIAsker(in, stderr)
+			srv, _ := toolid.ServerOf(id)
+			var stepUp oauth.OpenURLFunc = asker.SignInOpener(srv)
 			r, err := a.openTools(ctx, *project, serverOf(id), true, func(o *workspace.Options) {
 				o.Elicitation = in != nil
 				o.OpenURL = stepUp
@@ -112,14 +108,14 @@ the call is not run, and the result names the scope the server asks for.`,
 				OnWarning: func(_ string, msg string) {
 					fmt.Fprintf(stderr, "warning: %s\n", termtext.Escape(msg))
 				},
-				Answerer: cliAnswerer(in, stderr),
+				Asker: asker,
 				// A call its server runs as a task is waited for here, for
 				// as long as the task lives (tools_task.go).
 				Tasks: orchestrator.TasksReturned,
 			})
 			res := rs[0]
 			if res.Task != nil {
-				res = awaitTask(ctx, r.w, res, cliAnswerer(in, stderr), stderr)
+				res = awaitTask(ctx, r.w, res, asker, stderr)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -136,7 +132,6 @@ the call is not run, and the result names the scope the server asks for.`,
 				printResult(out, &res)
 			}
 			if res.IsError && stepUp == nil && strings.Contains(res.Text(), oauth.ErrNeedsAuth.Error()) {
-				srv, _ := toolid.ServerOf(id)
 				fmt.Fprintf(stderr, "To grant it, run the call again from a terminal or with $BROWSER set: FreeCode then asks you to sign in\n"+
 					"for that access in the browser, as `freecode mcp login %[1]s` does. Or list the scopes in the server's\n"+
 					"\"oauth\": {\"scopes\": [...]} and run `freecode mcp login %[1]s`.\n", srv)

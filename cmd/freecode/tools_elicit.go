@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,27 +17,59 @@ import (
 
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
 )
 
 // With no frontend attached, the CLI answers what a server asks during a
 // call itself: an elicitation on a terminal field by field, as the form's
 // schema says (its defaults shown, Enter takes them); without a terminal
-// it is declined. Sampling is refused: the CLI has no model of its own.
+// it is declined. Sampling is refused: the CLI has no model of its own. A
+// sign-in for more access is shown as `freecode mcp login` shows one, when
+// someone can answer it: a terminal, or a $BROWSER to open.
 
-// cliAnswerer returns the Answerer of the CLI's calls: elicitation asked
-// on the terminal when there is one (in), declined otherwise.
-func cliAnswerer(in *bufio.Reader, out io.Writer) *mcp.Answerer {
-	c := &mcp.Answerer{Sample: refuseSampling}
-	if in != nil {
-		e := &termElicitor{in: in, out: out}
-		c.Elicit = e.elicit
-	}
-	return c
+// cliAsker is the Asker of the CLI's calls.
+type cliAsker struct {
+	term *termElicitor // nil: no terminal, an elicitation is declined
+	out  io.Writer     // where a sign-in page is shown
+	// signIn says someone can sign in for more access.
+	signIn bool
 }
 
-func refuseSampling(context.Context, *mcp.SampleRequest) (*mcpsdk.CreateMessageResult, error) {
+var _ orchestrator.Asker = (*cliAsker)(nil)
+
+// newCLIAsker returns the Asker of the CLI's calls, on the terminal in
+// (nil: none), showing what it asks on out.
+func newCLIAsker(in *bufio.Reader, out io.Writer) *cliAsker {
+	a := &cliAsker{out: out, signIn: in != nil || os.Getenv("BROWSER") != ""}
+	if in != nil {
+		a.term = &termElicitor{in: in, out: out}
+	}
+	return a
+}
+
+func (a *cliAsker) Elicit(ctx context.Context, server, _ string, p *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error) {
+	if a.term == nil {
+		return nil, errors.New("no terminal to ask on")
+	}
+	return a.term.elicit(ctx, server, p)
+}
+
+func (*cliAsker) Sample(context.Context, string, string, *mcpsdk.CreateMessageParams) (*mcpsdk.CreateMessageResult, error) {
 	return nil, &jsonrpc.Error{Code: mcp.CodeSamplingRejected,
 		Message: "sampling refused: the freecode command line has no model to sample with; make the call from an editor attached to freecode-serve"}
+}
+
+// SignInOpener shows the sign-in page for more access to server in the
+// middle of the call, as `freecode mcp login` signs in; nil when nobody
+// can answer it.
+func (a *cliAsker) SignInOpener(server string) func(ctx context.Context, url string) error {
+	if !a.signIn {
+		return nil
+	}
+	return func(ctx context.Context, u string) error {
+		showSignIn(ctx, a.out, fmt.Sprintf("The MCP server %q asks for more access for this call: sign in in your browser to grant it.", server), u, false)
+		return nil
+	}
 }
 
 // termElicitor asks a server's questions on the terminal.
@@ -74,9 +107,8 @@ func (e *termElicitor) line(ctx context.Context) (string, error) {
 	}
 }
 
-func (e *termElicitor) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcpsdk.ElicitResult, error) {
-	p := req.Params
-	fmt.Fprintf(e.out, "\nServer %q asks: %s\n", termtext.Escape(req.Server), termtext.EscapeLines(p.Message))
+func (e *termElicitor) elicit(ctx context.Context, server string, p *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error) {
+	fmt.Fprintf(e.out, "\nServer %q asks: %s\n", termtext.Escape(server), termtext.EscapeLines(p.Message))
 	if p.Mode == "url" {
 		fmt.Fprintf(e.out, "  Open this address in a browser: %s\n", termtext.Escape(p.URL))
 		fmt.Fprint(e.out, "Done? [y]es / [N]o (decline) / [c]ancel: ")

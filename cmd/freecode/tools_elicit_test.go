@@ -8,8 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/freecode/freecode/mcp"
 )
 
 var testForm = map[string]any{
@@ -44,7 +42,7 @@ func TestTermElicitor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out strings.Builder
 			e := &termElicitor{in: bufio.NewReader(strings.NewReader(tc.input)), out: &out}
-			got, err := e.elicit(t.Context(), &mcp.ElicitRequest{Server: "srv", Params: &mcpsdk.ElicitParams{Mode: "form", Message: "who?", RequestedSchema: testForm}})
+			got, err := e.elicit(t.Context(), "srv", &mcpsdk.ElicitParams{Mode: "form", Message: "who?", RequestedSchema: testForm})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +60,7 @@ func TestTermElicitor(t *testing.T) {
 func TestTermElicitorURL(t *testing.T) {
 	var out strings.Builder
 	e := &termElicitor{in: bufio.NewReader(strings.NewReader("y\n")), out: &out}
-	got, err := e.elicit(context.Background(), &mcp.ElicitRequest{Server: "srv", Params: &mcpsdk.ElicitParams{Mode: "url", Message: "sign in", URL: "https://example.com/a\u202e"}})
+	got, err := e.elicit(context.Background(), "srv", &mcpsdk.ElicitParams{Mode: "url", Message: "sign in", URL: "https://example.com/a\u202e"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 // each change of it on stderr, and returns the call's final result: the
 // task's result, or an error result saying how it ended. When ctx ends
 // (Ctrl-C) the task is cancelled on its server.
-func awaitTask(ctx context.Context, w *workspace.Workspace, res orchestrator.ToolResult, answerer any, stderr io.Writer) orchestrator.ToolResult {
+func awaitTask(ctx context.Context, w *workspace.Workspace, res orchestrator.ToolResult, asker orchestrator.Asker, stderr io.Writer) orchestrator.ToolResult {
 	t, start := *res.Task, time.Now()
 	fmt.Fprintf(stderr, "running as task %s on %s; waiting for its end (Ctrl-C cancels it)\n", termtext.Escape(t.ID), termtext.Escape(t.Server))
-	final := w.AwaitTask(ctx, t, res.CallID, answerer, func(ti workspace.TaskInfo) {
+	final := w.AwaitTask(ctx, t, res.CallID, asker, func(ti workspace.TaskInfo) {
 		line := "task " + string(ti.Status)
 		if ti.StatusMessage != "" {
 			line += ": " + ti.StatusMessage

@@ -17,7 +17,8 @@
 //     ([SignOut], revoke.go);
 //   - the interactive part, only when the user asked for it (a Flow made
 //     with a Login opener) or a live session needs more scopes and someone
-//     can answer ([Options].OpenURL): the page shown through an
+//     can answer (the person behind the refused request, FlowConfig.StepUp,
+//     else [Options].OpenURL): the page shown through an
 //     [OpenURLFunc] ([OpenBrowser] by default, which hands the browser a
 //     0600 page that redirects to it, never the URL: see browserfile), a
 //     loopback callback on 127.0.0.1 with a one-time state that, on

@@ -129,6 +129,7 @@ type Flow struct {
 	opts   Options
 	store  func() (*tokenstore.Store, error)
 	logger *slog.Logger
+	stepUp func(ctx context.Context) OpenURLFunc // FlowConfig.StepUp
 	// onRedactor installs the session's redactor, which hides base and
 	// every secret the flow learns.
 	onRedactor func(*urlpolicy.Redactor)
@@ -173,6 +174,11 @@ type FlowConfig struct {
 	// StepUps counts the sign-ins for more access across the Flows of one
 	// server; nil counts them for this Flow only.
 	StepUps *StepUps
+	// StepUp, if set, says how the person behind the request of ctx is
+	// shown the sign-in page when the server refuses that request with
+	// 403 insufficient_scope (mcp.Conn asks its call's Asker). A nil
+	// func, or a nil answer, leaves it to Options.OpenURL.
+	StepUp func(ctx context.Context) OpenURLFunc
 	// Secrets are the session's other secrets, hidden with the flow's own
 	// in the redactor given to OnRedactor.
 	Secrets []string
@@ -193,7 +199,7 @@ type FlowConfig struct {
 func NewFlow(srv config.Server, cfg FlowConfig) *Flow {
 	f := &Flow{
 		srv: srv, key: signInKey(cfg.Entry), login: cfg.Login,
-		logger: cfg.Logger, stepUps: cfg.StepUps,
+		logger: cfg.Logger, stepUps: cfg.StepUps, stepUp: cfg.StepUp,
 		onRedactor: cfg.OnRedactor, base: cfg.Secrets, onSignIn: cfg.OnSignIn,
 	}
 	if cfg.Options != nil {
@@ -374,6 +380,9 @@ func (f *Flow) Authorize(ctx context.Context, req *http.Request, resp *http.Resp
 		}
 	}
 	if stepUp {
+		if open == nil && f.stepUp != nil {
+			open = f.stepUp(ctx)
+		}
 		if open == nil {
 			open = f.opts.OpenURL
 		}

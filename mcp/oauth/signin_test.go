@@ -134,10 +134,13 @@ func (e *authEnv) start(srv config.Server, opts *mcp.ConnOptions) (*mcp.Conn, er
 }
 
 // echo calls the echo tool.
-func (e *authEnv) echo(c *mcp.Conn) error {
+func (e *authEnv) echo(c *mcp.Conn) error { return e.echoBy(c, nil) }
+
+// echoBy calls the echo tool for asker.
+func (e *authEnv) echoBy(c *mcp.Conn, asker mcp.Asker) error {
 	ctx, cancel := context.WithTimeout(context.Background(), remoteHangGuard)
 	defer cancel()
-	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "signed in"}, nil)
+	res, err := c.CallTool(ctx, "echo", map[string]any{"text": "signed in"}, &mcp.CallOptions{ID: "call-1", Asker: asker})
 	if err != nil {
 		return e.noteErr(err)
 	}
@@ -598,6 +601,31 @@ func TestOAuthStepUp(t *testing.T) {
 			t.Errorf("scopes asked (-want +got):\n%s", diff)
 		}
 	})
+	// The call's Asker is asked, not the Conn's opener; one that cannot
+	// be asked leaves it to that opener.
+	t.Run("the call's Asker", func(t *testing.T) {
+		e := newAuthEnv(t, setup)
+		var mu sync.Mutex
+		var opened []string
+		opener := func(who string) oauth.OpenURLFunc {
+			return func(ctx context.Context, u string) error {
+				mu.Lock()
+				opened = append(opened, who)
+				mu.Unlock()
+				return e.browser.Open(ctx, u)
+			}
+		}
+		c, err := e.login(e.server(nil), e.options(opener("the Conn's")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.echoBy(c, &stepUpAsker{open: opener("the call's Asker")}); err != nil {
+			t.Fatalf("a call needing more access: %v", err)
+		}
+		if want := []string{"the call's Asker"}; !slices.Equal(opened, want) {
+			t.Errorf("the sign-in pages were opened by %q, want %q", opened, want)
+		}
+	})
 	t.Run("nobody to ask", func(t *testing.T) {
 		e := newAuthEnv(t, setup)
 		opts := e.options(nil)
@@ -606,7 +634,7 @@ func TestOAuthStepUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.echo(c)
+		err = e.echoBy(c, &stepUpAsker{}) // an Asker that cannot show a page
 		if err == nil || !strings.Contains(err.Error(), "insufficient_scope") {
 			t.Fatalf("a call needing more access, with nobody to ask: %v", err)
 		}
@@ -642,6 +670,25 @@ func TestOAuthStepUp(t *testing.T) {
 			t.Errorf("%d authorization requests, want at most %d", n, 1+oauth.MaxStepUps)
 		}
 	})
+}
+
+// stepUpAsker is the Asker of a call that may sign in for more access
+// through open (nil: it cannot), and answers nothing else.
+type stepUpAsker struct{ open oauth.OpenURLFunc }
+
+func (*stepUpAsker) Elicit(context.Context, string, string, *mcpsdk.ElicitParams) (*mcpsdk.ElicitResult, error) {
+	return nil, nil
+}
+
+func (*stepUpAsker) Sample(context.Context, string, string, *mcpsdk.CreateMessageParams) (*mcpsdk.CreateMessageResult, error) {
+	return nil, errors.New("no sampling here")
+}
+
+func (a *stepUpAsker) SignInOpener(string) func(context.Context, string) error {
+	if a.open == nil {
+		return nil
+	}
+	return a.open
 }
 
 func TestOAuthLegacySSE(t *testing.T) {

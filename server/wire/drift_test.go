@@ -91,16 +91,20 @@ type (
 		Progress orchestrator.Progress
 	}
 	// taskArgs is a task told to the frontend of To; filled, To is its
-	// owner (the same Answerer), which sees the whole of it.
+	// owner (the same Asker), which sees the whole of it.
 	taskArgs struct {
 		Task workspace.TaskInfo
-		To   *mcp.Answerer
+		To   orchestrator.Asker
 	}
 )
 
-// frontends are the Answerers the filler gives, for seed 1 or 2: the
+// frontend stands for a frontend's Asker: the filler's are told apart by
+// pointer, and never asked.
+type frontend struct{ orchestrator.Asker }
+
+// frontends are the Askers the filler gives, for seed 1 or 2: the
 // frontends a task is of and told to.
-var frontends = [2]*mcp.Answerer{{}, {}}
+var frontends = [2]*frontend{{}, {}}
 
 // problemsUnsent are the fields of a ProblemsEvent that
 // freecode/config/problems does not carry.
@@ -323,8 +327,8 @@ var fillers = map[reflect.Type]func(seed int) any{
 	reflect.TypeFor[mcpsdk.Content](): func(seed int) any {
 		return mcpsdk.Content(&mcpsdk.TextContent{Text: fmt.Sprintf("text %d", seed)})
 	},
-	reflect.TypeFor[error]():         func(seed int) any { return fmt.Errorf("error %d", seed) },
-	reflect.TypeFor[*mcp.Answerer](): func(seed int) any { return frontends[seed-1] },
+	reflect.TypeFor[error]():              func(seed int) any { return fmt.Errorf("error %d", seed) },
+	reflect.TypeFor[orchestrator.Asker](): func(seed int) any { return frontends[seed-1] },
 	reflect.TypeFor[mcp.State](): func(seed int) any {
 		return []mcp.State{mcp.StateConnected, mcp.StateFailed}[seed-1]
 	},

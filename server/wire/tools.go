@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/freecode/freecode/internal/protocol"
-	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/permissions"
 	"github.com/freecode/freecode/workspace"
@@ -96,7 +95,7 @@ func ToolResult(r orchestrator.ToolResult) (protocol.ToolResult, error) {
 // freecode/tasks/changed tells of it to the frontend of to: what that
 // frontend may see of it (workspace.TaskInfo.SeenBy), and whether it is
 // its own.
-func TaskInfo(t workspace.TaskInfo, to *mcp.Answerer) (protocol.TaskInfo, error) {
+func TaskInfo(t workspace.TaskInfo, to orchestrator.Asker) (protocol.TaskInfo, error) {
 	mine := t.OwnedBy(to)
 	t = t.SeenBy(to)
 	out := protocol.TaskInfo{
