@@ -30,8 +30,9 @@ type Filter struct {
 	logger *slog.Logger
 	opts   FilterOptions
 
-	pending []byte // the next good line, '\n' included
-	err     error  // sticky read error, returned once pending is taken
+	pending  []byte // the next good line, '\n' included
+	err      error  // sticky read error, returned once pending is taken
+	skipping bool   // a line over max is being read past
 }
 
 // FilterOptions are a Filter's callbacks, each optional. They run on the
@@ -70,21 +71,28 @@ func (f *Filter) Close() error { return f.rc.Close() }
 
 // Next returns the next valid JSON line, '\n' included. The slice is valid
 // until the next call. A read error is returned once the lines before it
-// are taken.
+// are taken. An interrupted read (Interrupted) returns its error and
+// loses nothing: the next call goes on where it stopped.
 func (f *Filter) Next() ([]byte, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			return nil, f.err
 		}
-		f.next()
+		if err := f.next(); err != nil {
+			return nil, err
+		}
 	}
 	line := f.pending
 	f.pending = nil
 	return line, nil
 }
 
-// next reads one line and sets pending if it is a JSON message, or err.
-func (f *Filter) next() {
+// next reads one line and sets pending if it is a JSON message, or err;
+// it returns an interrupted read's error.
+func (f *Filter) next() error {
+	if f.skipping {
+		return f.skip()
+	}
 	line, err := f.lines.ReadLine()
 	switch {
 	case err == nil:
@@ -92,20 +100,34 @@ func (f *Filter) next() {
 		// counts it.
 		if len(line) > f.max {
 			f.drop(line, fmt.Sprintf("%d bytes, over maxMessageBytes (%d)", len(line), f.max))
-			return
+			return nil
 		}
 		f.accept(line)
 	case errors.Is(err, ErrLineTooLong):
-		head, size, err := f.lines.SkipLine()
-		if err != nil && !errors.Is(err, io.EOF) {
-			f.err = err
-			return
-		}
-		f.err = err // the stream may end with the line
-		f.drop(head, fmt.Sprintf("%d bytes, over maxMessageBytes (%d)", size, f.max))
+		f.skipping = true
+		return f.skip()
+	case Interrupted(err):
+		return err
 	default:
 		f.err = err
 	}
+	return nil
+}
+
+// skip reads past a line over max, and drops it.
+func (f *Filter) skip() error {
+	head, size, err := f.lines.SkipLine()
+	if Interrupted(err) {
+		return err
+	}
+	f.skipping = false
+	if err != nil && !errors.Is(err, io.EOF) {
+		f.err = err
+		return nil
+	}
+	f.err = err // the stream may end with the line
+	f.drop(head, fmt.Sprintf("%d bytes, over maxMessageBytes (%d)", size, f.max))
+	return nil
 }
 
 // headSize bounds what of a dropped line is kept to find its id.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -130,5 +131,68 @@ func TestDecodeMessageMatchesSDK(t *testing.T) {
 		if _, err := Decode([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// cutReader hands out at most n bytes a read, each read after one that
+// failed as a read deadline does.
+type cutReader struct {
+	r   io.Reader
+	n   int
+	cut bool
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.cut = !c.cut; !c.cut {
+		return 0, os.ErrDeadlineExceeded
+	}
+	return c.r.Read(p[:min(len(p), c.n)])
+}
+
+// TestLineFilterInterrupted: reads interrupted anywhere (the stdio client
+// interrupts its reader so that a call reads its own answer) lose nothing
+// and change nothing: the filter hands on what it hands on uninterrupted.
+func TestLineFilterInterrupted(t *testing.T) {
+	big := func(n int) string { return `{"s":"` + strings.Repeat("y", n-8) + `"}` }
+	const max = 1500
+	ins := []string{
+		"{\"a\":1}\n[1,2]\n",
+		"Server v1 starting\n{\"a\":1}\nlog: hello\n\n  \n{\"b\":2}\r\n{not json}\n",
+		"{\"a\":1}\n{\"b\":2}", // the last line without a newline
+		big(1400) + "\n{\"a\":1}\n" + big(max) + "\n" + big(max+1) + "\n",
+		big(3000) + "\n{\"a\":1}\n" + big(5000) + "\r\n{\"b\":1}\n",
+		`{"jsonrpc":"2.0","id":7,"result":` + big(3000) + "}\n{\"a\":1}\n",
+		"{\"a\":1}\n" + big(4000), // an oversized last line
+	}
+	cuts := 0
+	for i, in := range ins {
+		want, err := readLines(NewFilter(nopCloser{strings.NewReader(in)}, max, nil, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 2, 7, 100, 1499, 1500, 1501, 4096, 1 << 20} {
+			f := NewFilter(nopCloser{&cutReader{r: strings.NewReader(in), n: n}}, max, nil, nil)
+			var b strings.Builder
+			for {
+				line, err := f.Next()
+				if Interrupted(err) {
+					cuts++
+					continue
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("input %d, reads of %d: %v", i, n, err)
+				}
+				b.Write(line)
+			}
+			if diff := cmp.Diff(want, b.String()); diff != "" {
+				t.Errorf("input %d, reads of %d bytes, interrupted between them (-uninterrupted +interrupted):\n%s", i, n, diff)
+			}
+		}
+	}
+	if cuts < 1000 {
+		t.Errorf("%d reads interrupted, want many", cuts)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -37,7 +38,18 @@ type LineReader struct {
 	size    int
 	ended   bool
 	overErr error
+
+	// resume is set when a read was interrupted midway through a line
+	// (Interrupted): long holds what came of it, and the next ReadLine
+	// goes on with it.
+	resume bool
 }
+
+// Interrupted reports whether err is a read interrupted by a deadline
+// (os.ErrDeadlineExceeded), which the stdio client sets to take its turn at
+// a server's stdout: a LineReader and a Filter return it and lose nothing,
+// and their next call goes on where the read stopped.
+func Interrupted(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
 
 // NewLineReader returns a LineReader over r whose lines hold at most max
 // bytes of text.
@@ -50,27 +62,32 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 // (io.EOF). The slice is valid until the next call. A line whose text,
 // without the "\r\n" that ends it, is over max bytes is not held:
 // ReadLine returns ErrLineTooLong as soon as it knows, and SkipLine (or the
-// next ReadLine) reads past the rest of it.
+// next ReadLine) reads past the rest of it. An interrupted read
+// (Interrupted) returns its error, and the next call goes on with the line.
 func (r *LineReader) ReadLine() ([]byte, error) {
 	if r.over {
 		if _, _, err := r.SkipLine(); err != nil {
 			return nil, err
 		}
 	}
-	if cap(r.long) > 1<<20 {
-		r.long = nil // do not keep a big line's buffer for the session's life
+	if !r.resume {
+		if cap(r.long) > 1<<20 {
+			r.long = nil // do not keep a big line's buffer for the session's life
+		}
+		r.long = r.long[:0]
+		r.size = 0
 	}
-	r.long = r.long[:0]
-	r.size = 0
+	r.resume = false
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		r.size += len(chunk)
 		full := errors.Is(err, bufio.ErrBufferFull)
+		cut := Interrupted(err)
 		// The line's end is trimmed off only when the whole is over the
 		// cap: the common line is spared the trim.
 		if len(r.long)+len(chunk) > r.max && len(r.long)+len(bytes.TrimRight(chunk, "\r\n")) > r.max {
-			r.over, r.ended, r.overErr = true, !full, nil
-			if !full {
+			r.over, r.ended, r.overErr = true, !full && !cut, nil
+			if r.ended {
 				r.overErr = err
 			}
 			if n := headSize - len(r.long); n > 0 {
@@ -83,6 +100,10 @@ func (r *LineReader) ReadLine() ([]byte, error) {
 		case full:
 			r.long = append(r.long, chunk...)
 			continue
+		case cut:
+			r.long = append(r.long, chunk...)
+			r.resume = true
+			return nil, err
 		case len(r.long) > 0:
 			chunk = append(r.long, chunk...)
 			r.long = chunk
@@ -97,21 +118,25 @@ func (r *LineReader) ReadLine() ([]byte, error) {
 // SkipLine reads past the rest of the line ReadLine refused with
 // ErrLineTooLong, holding none of it, and returns its first bytes (at
 // most headSize, valid until the next ReadLine) and its whole size, its
-// newline included. The error is the stream's, if it ended the line.
+// newline included. The error is the stream's, if it ended the line. An
+// interrupted read (Interrupted) returns its error alone, and the next
+// call goes on skipping.
 func (r *LineReader) SkipLine() (head []byte, size int, err error) {
 	if !r.over {
 		return nil, 0, nil
 	}
-	r.over = false
-	err = r.overErr
 	for !r.ended {
 		chunk, e := r.br.ReadSlice('\n')
 		r.size += len(chunk)
-		if !errors.Is(e, bufio.ErrBufferFull) {
-			r.ended, err = true, e
+		switch {
+		case Interrupted(e):
+			return nil, 0, e
+		case !errors.Is(e, bufio.ErrBufferFull):
+			r.ended, r.overErr = true, e
 		}
 	}
-	return r.long, r.size, err
+	r.over = false
+	return r.long, r.size, r.overErr
 }
 
 // A Reader is the read side of a stdio connection, either end's: Read
