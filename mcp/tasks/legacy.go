@@ -42,6 +42,7 @@ const MethodResult = "tasks/result"
 type LegacyTools struct {
 	mu       sync.Mutex
 	required map[string]bool
+	quoted   [][]byte // the required names as JSON strings, for mayRequire
 }
 
 // Note reads a JSON-RPC result; if it is a page of tools/list whose tools
@@ -73,6 +74,11 @@ func (l *LegacyTools) Note(result json.RawMessage) {
 			delete(l.required, t.Name)
 		}
 	}
+	l.quoted = l.quoted[:0]
+	for name := range l.required {
+		q, _ := json.Marshal(name) // a string always marshals
+		l.quoted = append(l.quoted, q)
+	}
 }
 
 // AskForTask returns the params of a tools/call with a task asked for, if
@@ -80,7 +86,7 @@ func (l *LegacyTools) Note(result json.RawMessage) {
 func (l *LegacyTools) AskForTask(params json.RawMessage) (json.RawMessage, bool) {
 	var p map[string]json.RawMessage
 	var name string
-	if !l.any() || json.Unmarshal(params, &p) != nil || p["task"] != nil || json.Unmarshal(p["name"], &name) != nil || !l.requires(name) {
+	if !l.mayRequire(params) || json.Unmarshal(params, &p) != nil || p["task"] != nil || json.Unmarshal(p["name"], &name) != nil || !l.requires(name) {
 		return params, false
 	}
 	p["task"] = json.RawMessage(`{}`) // the server's own ttl
@@ -91,12 +97,27 @@ func (l *LegacyTools) AskForTask(params json.RawMessage) (json.RawMessage, bool)
 	return out, true
 }
 
-// any reports whether some tool requires a task: else a call is sent
-// without being decoded.
-func (l *LegacyTools) any() bool {
+// mayRequire reports whether params may call a tool that requires a
+// task: else the call is sent without being decoded, which on a server
+// with such a tool (server-everything has one) was a map's decode per
+// call. Params without an escape hold the name they call as it is,
+// quoted, so a call whose params hold no required name, quoted, calls
+// none of them.
+func (l *LegacyTools) mayRequire(params json.RawMessage) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.required) > 0
+	if len(l.required) == 0 {
+		return false
+	}
+	if bytes.IndexByte(params, '\\') >= 0 {
+		return true
+	}
+	for _, q := range l.quoted {
+		if bytes.Contains(params, q) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *LegacyTools) requires(name string) bool {

@@ -54,6 +54,18 @@ func TestLegacyToolsAskForTask(t *testing.T) {
 			t.Errorf("%s's call asks %s", name, got)
 		}
 	}
+	// The calls are told apart without a decode by the required name in
+	// quotes: a name written with an escape, or one that only appears in
+	// another tool's arguments, is still decided by the decode.
+	for params, want := range map[string]bool{
+		`{"name":"res\u0065arch","arguments":{}}`:      true,
+		`{"name":"echo","arguments":{"t":"research"}}`: false,
+		`{"arguments":{"t":"x"},"name":"research"}`:    true,
+	} {
+		if _, ok := l.AskForTask(json.RawMessage(params)); ok != want {
+			t.Errorf("%s: a task asked %v, want %v", params, ok, want)
+		}
+	}
 	asking := json.RawMessage(`{"name":"research","task":{"ttl":5}}`)
 	if out, ok := l.AskForTask(asking); ok || string(out) != string(asking) {
 		t.Errorf("a call that asks already: %s, %v", out, ok)
