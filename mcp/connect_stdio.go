@@ -95,7 +95,7 @@ func (c *Conn) startStdio(ctx context.Context, srv config.Server, env []string, 
 		OnDrop:     c.noteDrop,
 		Redact:     func(s string) string { return c.redactor.Load().String(s) },
 	})
-	t := &stdioTransport{filter: f, stdin: p.Stdin(), logger: c.logger}
+	t := &stdioTransport{filter: f, stdout: p.Stdout(), stdin: p.Stdin(), logger: c.logger}
 	seen, _ := ctx.Value(inputSeenKey{}).(*inputSeen)
 	if iw != nil {
 		t.stdin = iw.seen.input(p.Stdin())

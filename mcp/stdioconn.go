@@ -28,20 +28,24 @@ import (
 // message over a channel to the SDK's reader goroutine. Here the SDK's
 // reader goroutine reads the next filtered line itself and decodes it once
 // with the SDK's own decoder: one goroutine hop and two decodes fewer per
-// message, same wire format, same batch support.
+// message, same wire format, same batch support. A tools/call goes further:
+// its goroutine reads its own answer, and its result is not decoded by
+// the SDK (stdioanswer.go, stdioturn.go).
 type stdioTransport struct {
 	filter *mcpwire.Filter
+	stdout deadliner // the pipe the filter reads, if its reads take a deadline
 	stdin  io.WriteCloser
 	logger *slog.Logger
 }
 
 // Connect implements mcpsdk.Transport.
 func (t *stdioTransport) Connect(context.Context) (mcpsdk.Connection, error) {
-	return newStdioConn(t.filter, t.stdin, t.logger), nil
+	return newStdioConn(t.filter, t.stdout, t.stdin, t.logger), nil
 }
 
 // stdioConn is the newline-delimited JSON-RPC connection. Read is called
 // by one goroutine at a time (the SDK's reader); Write may be concurrent.
+// The filter is read by whoever holds the turn (stdioturn.go).
 type stdioConn struct {
 	filter *mcpwire.Filter
 	reader *mcpwire.Reader // over the filter's lines (Next)
@@ -56,16 +60,20 @@ type stdioConn struct {
 	older  atomic.Bool
 	legacy tasks.LegacyTools
 
+	slotTable // calls answered through their slots (stdioanswer.go)
+	turns     // who reads stdout (stdioturn.go)
+
 	closeOnce sync.Once
 	closeErr  error
 }
 
-func newStdioConn(filter *mcpwire.Filter, stdin io.WriteCloser, logger *slog.Logger) *stdioConn {
+func newStdioConn(filter *mcpwire.Filter, stdout deadliner, stdin io.WriteCloser, logger *slog.Logger) *stdioConn {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	c := &stdioConn{filter: filter, stdin: stdin, out: mcpwire.NewWriter(stdin), logger: logger}
 	c.reader = mcpwire.NewReader(c)
+	c.initTurns(stdout)
 	return c
 }
 
@@ -84,9 +92,66 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return c.reader.Read(ctx)
 }
 
-// Next implements mcpwire.Source: the filter's next line, a message or a
-// batch's, or nothing for noise.
+// Next implements mcpwire.Source for the SDK's reader: what calls read for
+// it first, else the filter's next line when the reader has the turn.
 func (c *stdioConn) Next(context.Context) (jsonrpc.Message, []jsonrpc.Message, error) {
+	for {
+		if q, ok := c.dequeue(); ok {
+			return q.msg, nil, q.err
+		}
+		if !c.readerTurn() {
+			c.waitTurn()
+			continue
+		}
+		msg, batch, err := c.readLine()
+		// What the line answers is settled before the turn is given
+		// back: a call that takes the turn next finds its answer in its
+		// slot, or reads it itself, never neither.
+		if msg != nil {
+			msg = c.settleForSDK(msg)
+		}
+		kept := batch[:0]
+		for _, m := range batch {
+			if m = c.settleForSDK(m); m != nil {
+				kept = append(kept, m)
+			}
+		}
+		c.readerDone()
+		if testHookTurnBack != nil {
+			testHookTurnBack()
+		}
+		switch {
+		case mcpwire.Interrupted(err):
+			continue // a call takes the turn
+		case err != nil:
+			return nil, nil, err
+		case msg != nil:
+			return msg, nil, nil
+		case len(kept) > 0:
+			return nil, kept, nil
+		}
+		// Noise, or answers of calls that were waiting for the turn.
+	}
+}
+
+// testHookTurnBack, if set, runs each time the SDK's reader gave the turn
+// back.
+var testHookTurnBack func()
+
+// settleForSDK settles msg, read by the SDK's reader, and returns what the
+// SDK is to read of it; a call waiting for its turn to read its own answer
+// is told it came.
+func (c *stdioConn) settleForSDK(msg jsonrpc.Message) jsonrpc.Message {
+	forSDK, slot := c.settle(msg)
+	if slot != nil && slot.done != nil {
+		close(slot.done)
+	}
+	return forSDK
+}
+
+// readLine reads the filter's next line: a message, or a batch's, or
+// nothing for noise. It is called with the turn held.
+func (c *stdioConn) readLine() (jsonrpc.Message, []jsonrpc.Message, error) {
 	line, err := c.filter.Next()
 	if err != nil {
 		return nil, nil, err
@@ -138,16 +203,20 @@ func answerID(raw []byte) (jsonrpc.ID, bool) {
 	return id, err == nil && id.IsValid()
 }
 
-// Write sends msg as one line, in one write.
+// Write sends msg as one line, in one write. A tools/call with a slot
+// (stdioanswer.go) then reads its own answer, when stdout takes read
+// deadlines (stdioturn.go).
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var slot *answerSlot
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		switch req.Method {
 		case "initialize":
 			c.older.Store(true)
 		case "tools/call":
+			slot = c.note(ctx, req)
 			if !c.older.Load() {
 				break
 			}
@@ -158,14 +227,27 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 		}
 	}
-	return c.out.Write(msg)
+	if slot == nil || slot.done == nil {
+		return c.out.Write(msg)
+	}
+	c.callers.Add(1)
+	defer func() {
+		c.lastEnd.Store(sinceEpoch())
+		c.callers.Add(-1)
+	}()
+	if err := c.out.Write(msg); err != nil {
+		return err
+	}
+	return c.readAnswer(ctx, slot)
 }
 
 // Close closes both pipes: the server sees EOF on stdin, and a pending
-// Read returns.
+// read returns.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.closing.Store(true)
 		c.closeErr = errors.Join(c.stdin.Close(), c.filter.Close())
+		c.wake()
 	})
 	return c.closeErr
 }

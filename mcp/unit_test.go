@@ -45,7 +45,7 @@ func TestStdioConnReadsBatches(t *testing.T) {
 	in := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
 	f := mcpwire.NewFilter(nopCloser{strings.NewReader(in)}, 1<<20, slog.New(slog.DiscardHandler), nil)
-	c := newStdioConn(f, nopWriteCloser{}, nil)
+	c := newStdioConn(f, nil, nopWriteCloser{}, nil)
 	var got []string
 	for {
 		msg, err := c.Read(t.Context())
