@@ -5,4 +5,4 @@ package mcp
 import "time"
 
 // cpuTime is not measured here.
-func cpuTime() time.Duration { return 0 }
+func cpuTime() (time.Duration, int64) { return 0, 0 }

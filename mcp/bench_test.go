@@ -60,14 +60,25 @@ func benchServers(b *testing.B) []benchServer {
 }
 
 // BenchmarkStdioEcho measures sequential echo round trips over stdio with
-// three clients against the same server in one run: our Conn, the
-// TypeScript SDK client, and a minimal client that writes a request line
-// and reads the response line (the floor). It reports each one's calls/s
-// and the ratios ours/TS and ours/floor.
+// four clients against the same server in one run: our Conn, the
+// TypeScript SDK client, the plain go-sdk client, and a minimal client that
+// writes a request line and reads the response line (the floor). It
+// reports each one's calls/s and the ratios of ours to the others.
+//
+// Every client speaks the TypeScript client's revision (peerRevision), so
+// that the figures differ only in the client: a go-sdk server serves a
+// 2026-07-28 call at a cost of its own. newest-calls/s is our Conn at the
+// revision it negotiates unpinned (2026-07-28 with the go-sdk server; the
+// same as the others with server-everything), newest/ts its ratio.
+//
+// cpu-µs/call is this process's CPU per call (the server is a child),
+// ctxsw/call its threads' context switches per call (a thread that waits
+// for a message is one; a goroutine hand-off that wakes a second thread
+// is more): figures a loaded machine disturbs less than the time.
 func BenchmarkStdioEcho(b *testing.B) {
 	for _, srv := range benchServers(b) {
 		b.Run(srv.name, func(b *testing.B) {
-			c := NewConn(benchConfig(srv), nil)
+			c := NewConn(benchConfig(srv, peerRevision), nil)
 			defer c.Close()
 			if err := c.Start(b.Context()); err != nil {
 				b.Fatal(err)
@@ -92,32 +103,43 @@ func BenchmarkStdioEcho(b *testing.B) {
 			// alternating rounds of the same size and keep each one's
 			// best round, so a burst of load elsewhere hits all alike.
 			const rounds, n = 6, 2000
-			var ours, ts, floor, plain rate
+			var ours, newest, ts, floor, plain rate
 			for range rounds {
-				ours = ours.best(connCalls(b, srv, n))
+				ours = ours.best(connCalls(b, srv, peerRevision, n))
 				floor = floor.best(floorCalls(b, srv, n))
 				ts = ts.best(rate{perSec: tsCalls(b, srv, n)})
 				plain = plain.best(sdkCalls(b, srv, n))
+				newest = newest.best(connCalls(b, srv, "", n))
 			}
 			b.ReportMetric(ours.perSec, "calls/s")
 			b.ReportMetric(ts.perSec, "ts-calls/s")
 			b.ReportMetric(floor.perSec, "floor-calls/s")
 			b.ReportMetric(plain.perSec, "gosdk-calls/s")
+			b.ReportMetric(newest.perSec, "newest-calls/s")
 			b.ReportMetric(ours.perSec/ts.perSec, "ours/ts")
 			b.ReportMetric(ours.perSec/floor.perSec, "ours/floor")
 			b.ReportMetric(ours.perSec/plain.perSec, "ours/gosdk")
+			b.ReportMetric(newest.perSec/ts.perSec, "newest/ts")
 			// Client CPU per call (this process only; the server is a
 			// child): where the time goes when calls/s fall short.
 			b.ReportMetric(ours.cpuMicros, "cpu-µs/call")
 			b.ReportMetric(floor.cpuMicros, "floor-cpu-µs/call")
 			b.ReportMetric(plain.cpuMicros, "gosdk-cpu-µs/call")
+			b.ReportMetric(ours.switches, "ctxsw/call")
+			b.ReportMetric(floor.switches, "floor-ctxsw/call")
+			b.ReportMetric(plain.switches, "gosdk-ctxsw/call")
 		})
 	}
 }
 
+// peerRevision is the MCP revision the TypeScript SDK's client negotiates
+// (its LATEST_PROTOCOL_VERSION in interop's lockfile), which the plain
+// go-sdk client and the floor speak too.
+const peerRevision = config.DefaultProtocolVersion
+
 // rate is one client's measured round: calls per second, and this
-// process's CPU time per call in microseconds.
-type rate struct{ perSec, cpuMicros float64 }
+// process's CPU time and its threads' context switches per call.
+type rate struct{ perSec, cpuMicros, switches float64 }
 
 // best keeps the faster of two rounds.
 func (r rate) best(o rate) rate {
@@ -129,12 +151,18 @@ func (r rate) best(o rate) rate {
 
 // timeCalls runs call n times and measures it.
 func timeCalls(n int, call func()) rate {
-	cpu0, start := cpuTime(), time.Now()
+	cpu0, sw0 := cpuTime()
+	start := time.Now()
 	for range n {
 		call()
 	}
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
-	return rate{perSec: float64(n) / elapsed.Seconds(), cpuMicros: float64(cpu.Microseconds()) / float64(n)}
+	elapsed := time.Since(start)
+	cpu, sw := cpuTime()
+	return rate{
+		perSec:    float64(n) / elapsed.Seconds(),
+		cpuMicros: float64((cpu - cpu0).Microseconds()) / float64(n),
+		switches:  float64(sw-sw0) / float64(n),
+	}
 }
 
 // warmUp is the number of untimed calls each client makes first, on its
@@ -142,10 +170,11 @@ func timeCalls(n int, call func()) rate {
 // figures alike.
 const warmUp = 2000
 
-// connCalls measures our Conn over n echo calls, on a fresh
-// server process like the other two clients get.
-func connCalls(b *testing.B, srv benchServer, n int) rate {
-	c := NewConn(benchConfig(srv), nil)
+// connCalls measures our Conn over n echo calls at revision ("" for the
+// newest it negotiates), on a fresh server process like the other clients
+// get.
+func connCalls(b *testing.B, srv benchServer, revision string, n int) rate {
+	c := NewConn(benchConfig(srv, revision), nil)
 	defer c.Close()
 	ctx := b.Context()
 	if err := c.Start(ctx); err != nil {
@@ -173,7 +202,7 @@ func sdkCalls(b *testing.B, srv benchServer, n int) rate {
 	}
 	ctx := b.Context()
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "plain", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcpsdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcpsdk.ClientSessionOptions{ProtocolVersion: config.DefaultProtocolVersion})
+	cs, err := client.Connect(ctx, &mcpsdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, &mcpsdk.ClientSessionOptions{ProtocolVersion: peerRevision})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,10 +219,11 @@ func sdkCalls(b *testing.B, srv benchServer, n int) rate {
 	return timeCalls(n, call)
 }
 
-func benchConfig(srv benchServer) config.Server {
+func benchConfig(srv benchServer, revision string) config.Server {
 	return config.Server{
 		Name: "bench", Type: config.TypeLocal, Enabled: true,
 		Command: srv.command, Env: srv.env, InheritEnv: true, Timeout: time.Minute,
+		ProtocolVersion: revision,
 	}
 }
 
@@ -267,7 +297,7 @@ func floorCalls(b *testing.B, srv benchServer, n int) rate {
 			}
 		}
 	}
-	roundTrip(1, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"floor","version":"1"}}}`))
+	roundTrip(1, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+peerRevision+`","capabilities":{},"clientInfo":{"name":"floor","version":"1"}}}`))
 	roundTrip(0, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	args, _ := json.Marshal(srv.args)
 	call := func(id int) []byte {
