@@ -27,11 +27,11 @@ import (
 //     answer to the call asks for input and the go-sdk runs the client's
 //     handlers inside the call; a 403 comes back on the request's own POST.
 //     The Conn hands the go-sdk each request on a context that names it
-//     (withRequest) and reads it back there: the request is known exactly.
-//     That is the one value the Conn puts in a context, because the go-sdk
-//     carries nothing else from a request down to what it runs for it; it
-//     is set on no context but the one given to the go-sdk for that
-//     request, and read by the Conn alone.
+//     (begin, requestKey) and reads it back there: the request is known
+//     exactly. A context is the one thing the go-sdk carries from a
+//     request down to what it runs for it; the value is set on no context
+//     but the one given to the go-sdk for that request, and read by the
+//     Conn alone.
 //   - A request of the server's own, elicitation/create or
 //     sampling/createMessage before 2026-07-28: nothing in it names the
 //     request it comes during (over stdio nothing can; over HTTP the stream
