@@ -41,10 +41,10 @@ func TestMCPApps(t *testing.T) {
 			}
 		}
 		want := map[string]*protocol.ToolUI{
-			"board_show":   {ResourceURI: view, Visibility: []string{"model", "app"}},
-			"board_move":   {ResourceURI: view, Visibility: []string{"app"}},
-			"board_hint":   {ResourceURI: view, Visibility: []string{"model"}},
-			"board_legacy": {ResourceURI: view, Visibility: []string{"model", "app"}},
+			"board_show":   {ResourceURI: view, Visibility: []protocol.Audience{"model", "app"}},
+			"board_move":   {ResourceURI: view, Visibility: []protocol.Audience{"app"}},
+			"board_hint":   {ResourceURI: view, Visibility: []protocol.Audience{"model"}},
+			"board_legacy": {ResourceURI: view, Visibility: []protocol.Audience{"model", "app"}},
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("the tools' ui in freecode/tools (-want +got):\n%s", diff)

@@ -577,6 +577,14 @@ export const ToolsParams: Check<ToolsParams> = obj<ToolsParams>({
 	server: opt(str),
 });
 
+/** Audience is who an MCP Apps tool is for. */
+export type Audience =
+	| 'model'
+	| 'app';
+/** AudienceValues are the values of Audience, in the Go source's order. */
+export const AudienceValues: readonly Audience[] = ['model', 'app'];
+export const Audience: Check<Audience> = oneOf(AudienceValues);
+
 /** ToolUI is a tool's part of the MCP Apps extension (SEP-1865). */
 export interface ToolUI {
 	/**
@@ -589,26 +597,42 @@ export interface ToolUI {
 	 * A tool without "model" is offered to no model; without "app" no app
 	 * may call it.
 	 */
-	visibility: string[];
+	visibility: Audience[];
 }
 export const ToolUI: Check<ToolUI> = obj<ToolUI>({
 	resourceUri: opt(str),
-	visibility: req(arrayOf(str)),
+	visibility: req(arrayOf(Audience)),
 });
 
+/** RuleSource is where a rule comes from. */
+export type RuleSource =
+	/** the user's settings.json */
+	| 'user'
+	/** the project's .freecode/settings.json */
+	| 'project'
+	/** the project's .freecode/settings.local.json */
+	| 'local'
+	/**
+	 * RulesSession is an "always allow" answer, for the rest of the
+	 * session.
+	 */
+	| 'session';
+/** RuleSourceValues are the values of RuleSource, in the Go source's order. */
+export const RuleSourceValues: readonly RuleSource[] = ['user', 'project', 'local', 'session'];
+export const RuleSource: Check<RuleSource> = oneOf(RuleSourceValues);
+
 /**
- * AllowedBy names an allow rule: its pattern, where it comes from ("user",
- * "project", "local" or "session": an "always allow" answer, for the rest
- * of the session) and the file that holds it (absent for a session rule).
+ * AllowedBy names an allow rule: its pattern, where it comes from and the
+ * file that holds it (absent for a session rule).
  */
 export interface AllowedBy {
 	rule: string;
-	source: string;
+	source: RuleSource;
 	path?: string;
 }
 export const AllowedBy: Check<AllowedBy> = obj<AllowedBy>({
 	rule: req(str),
-	source: req(str),
+	source: req(RuleSource),
 	path: opt(str),
 });
 
@@ -1006,23 +1030,6 @@ export type RuleEffect =
 /** RuleEffectValues are the values of RuleEffect, in the Go source's order. */
 export const RuleEffectValues: readonly RuleEffect[] = ['allow', 'ask', 'deny'];
 export const RuleEffect: Check<RuleEffect> = oneOf(RuleEffectValues);
-
-/** RuleSource is where a rule comes from. */
-export type RuleSource =
-	/** the user's settings.json */
-	| 'user'
-	/** the project's .freecode/settings.json */
-	| 'project'
-	/** the project's .freecode/settings.local.json */
-	| 'local'
-	/**
-	 * RulesSession is an "always allow" answer, for the rest of the
-	 * session.
-	 */
-	| 'session';
-/** RuleSourceValues are the values of RuleSource, in the Go source's order. */
-export const RuleSourceValues: readonly RuleSource[] = ['user', 'project', 'local', 'session'];
-export const RuleSource: Check<RuleSource> = oneOf(RuleSourceValues);
 
 /** Rule is one permission rule in force (freecode/permissions). */
 export interface Rule {
@@ -2037,7 +2044,9 @@ export const checks: Record<string, Check<unknown>> = {
 	ServerParams: ServerParams as Check<unknown>,
 	ApproveParams: ApproveParams as Check<unknown>,
 	ToolsParams: ToolsParams as Check<unknown>,
+	Audience: Audience as Check<unknown>,
 	ToolUI: ToolUI as Check<unknown>,
+	RuleSource: RuleSource as Check<unknown>,
 	AllowedBy: AllowedBy as Check<unknown>,
 	ToolInfo: ToolInfo as Check<unknown>,
 	ToolsResult: ToolsResult as Check<unknown>,
@@ -2061,7 +2070,6 @@ export const checks: Record<string, Check<unknown>> = {
 	ToolReview: ToolReview as Check<unknown>,
 	ReviewResult: ReviewResult as Check<unknown>,
 	RuleEffect: RuleEffect as Check<unknown>,
-	RuleSource: RuleSource as Check<unknown>,
 	Rule: Rule as Check<unknown>,
 	PermissionsResult: PermissionsResult as Check<unknown>,
 	PermissionScope: PermissionScope as Check<unknown>,

@@ -127,7 +127,7 @@ var fixtures = map[string][]any{
 		ToolInfo{
 			ID: "mcp__demo__board_move", Server: "demo", Name: "board_move", Description: "Move a card on the task board (the board's own button).",
 			Destructive: ptr(false), OpenWorld: ptr(false), InputSchema: json.RawMessage(`{"type":"object"}`),
-			UI: &ToolUI{ResourceURI: "ui://demo/board.html", Visibility: []string{"app"}},
+			UI: &ToolUI{ResourceURI: "ui://demo/board.html", Visibility: []Audience{AudienceApp}},
 		},
 	},
 	"ToolCall.json": {

@@ -213,13 +213,12 @@ type ToolInfo struct {
 	AllowedBy *AllowedBy `json:"allowedBy,omitempty"`
 }
 
-// AllowedBy names an allow rule: its pattern, where it comes from ("user",
-// "project", "local" or "session": an "always allow" answer, for the rest
-// of the session) and the file that holds it (absent for a session rule).
+// AllowedBy names an allow rule: its pattern, where it comes from and the
+// file that holds it (absent for a session rule).
 type AllowedBy struct {
-	Rule   string `json:"rule"`
-	Source string `json:"source"`
-	Path   string `json:"path,omitempty"`
+	Rule   string     `json:"rule"`
+	Source RuleSource `json:"source"`
+	Path   string     `json:"path,omitempty"`
 }
 
 // ToolUI is a tool's part of the MCP Apps extension (SEP-1865).
@@ -230,8 +229,17 @@ type ToolUI struct {
 	// Visibility is who the tool is for: "model", "app", both or neither.
 	// A tool without "model" is offered to no model; without "app" no app
 	// may call it.
-	Visibility []string `json:"visibility"`
+	Visibility []Audience `json:"visibility"`
 }
+
+// Audience is who an MCP Apps tool is for.
+type Audience string
+
+// The audiences of a ToolUI.
+const (
+	AudienceModel Audience = "model"
+	AudienceApp   Audience = "app"
+)
 
 // ToolCall is one call of a batch. Tool is an id or an alias.
 type ToolCall struct {

@@ -29,7 +29,7 @@ func AllowedBy(r *permissions.Rule) *protocol.AllowedBy {
 	if r == nil {
 		return nil
 	}
-	return &protocol.AllowedBy{Rule: r.Pattern, Source: r.Source.String(), Path: r.File}
+	return &protocol.AllowedBy{Rule: r.Pattern, Source: protocol.RuleSource(r.Source.String()), Path: r.File}
 }
 
 // ToolUI is a tool's MCP Apps declaration as freecode/tools lists it: its
@@ -38,7 +38,7 @@ func ToolUI(u *orchestrator.ToolUI) *protocol.ToolUI {
 	if u == nil {
 		return nil
 	}
-	out := &protocol.ToolUI{ResourceURI: u.ResourceURI, Visibility: []string{}}
+	out := &protocol.ToolUI{ResourceURI: u.ResourceURI, Visibility: []protocol.Audience{}}
 	if u.ForModel() {
 		out.Visibility = append(out.Visibility, orchestrator.AudienceModel)
 	}

@@ -152,7 +152,7 @@ type gen struct {
 	values map[*types.TypeName][]*types.Const
 }
 
-// newGen collects the doc comments, the //protocol:json directives and
+// newGen collects the doc comments, the //protocol: directives and
 // the constants of each string type.
 func newGen(pkg *types.Package, files []*ast.File, fset *token.FileSet, info *types.Info) *gen {
 	g := &gen{pkg: pkg, fset: fset, files: files, info: info, docs: map[types.Object]string{}, directives: map[string]map[string]string{}, values: map[*types.TypeName][]*types.Const{}}
