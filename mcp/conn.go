@@ -318,7 +318,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		c.opts.ClientOptions(srv, copts)
 	}
 	c.client = mcpsdk.NewClient(c.opts.ClientInfo, copts)
-	c.client.AddSendingMiddleware(discoveryMiddleware, c.logLevelMiddleware) // negotiate.go, loglevel.go
+	c.client.AddSendingMiddleware(discoveryMiddleware, c.logLevelMiddleware, directAnswers) // negotiate.go, loglevel.go, stdioanswer.go
 	if err := tasks.Register(c.client); err != nil {
 		panic(err) // only a standard method's name fails, and the extension's are none
 	}
