@@ -207,9 +207,9 @@ func untilEnd(ctx, until context.Context) (context.Context, context.CancelFunc) 
 	return ctx, func() { stop(); cancel() }
 }
 
-// declareAnswerers sets the client's elicitation and sampling handlers and
+// declareAskers sets the client's elicitation and sampling handlers and
 // declares those capabilities, as ConnOptions asks.
-func (c *Conn) declareAnswerers(opts *mcpsdk.ClientOptions) {
+func (c *Conn) declareAskers(opts *mcpsdk.ClientOptions) {
 	if c.opts.Elicitation {
 		opts.ElicitationHandler = c.onElicit
 		opts.Capabilities.Elicitation = &mcpsdk.ElicitationCapabilities{

@@ -49,9 +49,9 @@ type ConnOptions struct {
 	OnLog func(Log)
 
 	// Elicitation and Sampling declare those client capabilities and
-	// route the servers' questions to the Answerer of the request they come
-	// during (see Answerer, WithAnswerer): without one an elicitation is
-	// declined and sampling refused.
+	// route the servers' questions to the Asker of the request they come
+	// during (see Asker): without one an elicitation is declined and
+	// sampling refused.
 	Elicitation bool
 	Sampling    bool
 	// LogLevel is the MCP log level servers that declare logging are
@@ -126,7 +126,7 @@ type Conn struct {
 	relistPrompts chan struct{} // a prompts/list_changed arrived; buffered 1
 
 	// inflightMu guards inflight: the requests in flight on each session,
-	// with their Answerer (answerer.go).
+	// with their Asker (asker.go).
 	inflightMu sync.Mutex
 	inflight   map[*mcpsdk.ClientSession][]*inflight
 
@@ -271,7 +271,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 		stopCh:     make(chan struct{}),
 		progress:   make(map[string]*progressSub),
 	}
-	// Resources, prompts, the requests in flight (lists.go, answerer.go).
+	// Resources, prompts, the requests in flight (lists.go, asker.go).
 	c.relistRes, c.relistPrompts = make(chan struct{}, 1), make(chan struct{}, 1)
 	c.inflight = make(map[*mcpsdk.ClientSession][]*inflight)
 	if opts != nil {
@@ -313,7 +313,7 @@ func NewConn(srv config.Server, opts *ConnOptions) *Conn {
 	}
 	declareApps(copts.Capabilities)
 	tasks.Declare(copts.Capabilities) // taskcalls.go
-	c.declareAnswerers(copts)
+	c.declareAskers(copts)
 	if c.opts.ClientOptions != nil {
 		c.opts.ClientOptions(srv, copts)
 	}
