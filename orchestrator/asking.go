@@ -2,10 +2,13 @@ package orchestrator
 
 import (
 	"context"
+	"reflect"
 	"sync"
 )
 
-// askTurns lets one permission question per tool be open at a time. A call
+// askTurns lets one permission question per tool be open at a time, per
+// Approver (one frontend's user: another frontend's question is not held
+// up by it, nor answered by its answer). A call
 // of a tool whose question is open waits for that answer and then applies
 // the rules again, since the answer may have settled it: "always allow"
 // adds a session allow at once. Without the wait, an MCP Apps view that
@@ -15,25 +18,35 @@ import (
 // was for that call alone (allow once, deny).
 type askTurns struct {
 	mu   sync.Mutex
-	open map[string]chan struct{} // tool id → closed when its question is answered
+	open map[askKey]chan struct{} // closed when its question is answered
 }
 
-// take waits until no question about the tool id is open, then opens one;
-// done closes it. It fails only when ctx ends while waiting.
-func (q *askTurns) take(ctx context.Context, id string) (done func(), err error) {
+type askKey struct {
+	approver Approver
+	tool     string
+}
+
+// take waits until no question about the tool id is open with approver,
+// then opens one; done closes it. It fails only when ctx ends while
+// waiting. An approver that cannot be a map key is not waited for.
+func (q *askTurns) take(ctx context.Context, approver Approver, id string) (done func(), err error) {
+	if t := reflect.TypeOf(approver); t == nil || !t.Comparable() {
+		return func() {}, nil
+	}
+	key := askKey{approver, id}
 	for {
 		q.mu.Lock()
-		ch, busy := q.open[id]
+		ch, busy := q.open[key]
 		if !busy {
 			if q.open == nil {
-				q.open = make(map[string]chan struct{})
+				q.open = make(map[askKey]chan struct{})
 			}
 			ch = make(chan struct{})
-			q.open[id] = ch
+			q.open[key] = ch
 			q.mu.Unlock()
 			return func() {
 				q.mu.Lock()
-				delete(q.open, id)
+				delete(q.open, key)
 				q.mu.Unlock()
 				close(ch)
 			}, nil
