@@ -647,6 +647,12 @@ export interface ToolInfo {
 	readOnly: boolean;
 	destructive?: boolean;
 	openWorld?: boolean;
+	/**
+	 * Idempotent says the tool declares a second call with the same
+	 * arguments does nothing more (idempotentHint): a call of it whose
+	 * answer was lost is sent once more, as a read-only tool's is.
+	 */
+	idempotent?: boolean;
 	inputSchema: unknown;
 	/** Alias is the name providers see when ID is over 64 characters. */
 	alias?: string;
@@ -686,6 +692,7 @@ export const ToolInfo: Check<ToolInfo> = obj<ToolInfo>({
 	readOnly: req(bool),
 	destructive: opt(bool),
 	openWorld: opt(bool),
+	idempotent: opt(bool),
 	inputSchema: req(anyValue),
 	alias: opt(str),
 	definitionChanged: opt(bool),

@@ -148,6 +148,7 @@ export function toolRow(t: ToolInfo): ToolRow {
 	if (t.title) tip.push(printable(t.title));
 	if (t.description) tip.push('', printable(t.description));
 	if (t.alias) tip.push('', `sent to providers as ${printable(t.alias)}`);
+	if (t.idempotent && !t.readOnly) tip.push('', 'Idempotent: a call whose answer was lost is sent once more.');
 	const review = t.definitionChanged ? 'changed' : t.new ? 'new' : undefined;
 	if (review === 'changed') {
 		tip.push(

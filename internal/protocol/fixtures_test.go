@@ -117,7 +117,7 @@ var fixtures = map[string][]any{
 		ToolInfo{ID: "read", Name: "read", Description: "A built-in tool.", ReadOnly: true, InputSchema: json.RawMessage(`{"type":"object"}`)},
 		ToolInfo{
 			ID: "mcp__demo__write_file", Server: "demo", Name: "write_file", Description: "Write a file of the project.",
-			Destructive: ptr(true), OpenWorld: ptr(false), InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
+			Destructive: ptr(true), OpenWorld: ptr(false), Idempotent: true, InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
 			DefinitionChanged: true,
 		},
 		ToolInfo{

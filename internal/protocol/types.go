@@ -182,14 +182,18 @@ type ApprovalOAuth struct {
 // ToolInfo is one tool of the registry (freecode/tools).
 type ToolInfo struct {
 	// ID is mcp__<server>__<tool>, or a built-in's name.
-	ID          string          `json:"id"`
-	Server      string          `json:"server,omitempty"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description"`
-	ReadOnly    bool            `json:"readOnly"`
-	Destructive *bool           `json:"destructive,omitempty"`
-	OpenWorld   *bool           `json:"openWorld,omitempty"`
+	ID          string `json:"id"`
+	Server      string `json:"server,omitempty"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description"`
+	ReadOnly    bool   `json:"readOnly"`
+	Destructive *bool  `json:"destructive,omitempty"`
+	OpenWorld   *bool  `json:"openWorld,omitempty"`
+	// Idempotent says the tool declares a second call with the same
+	// arguments does nothing more (idempotentHint): a call of it whose
+	// answer was lost is sent once more, as a read-only tool's is.
+	Idempotent  bool            `json:"idempotent,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	// Alias is the name providers see when ID is over 64 characters.
 	Alias string `json:"alias,omitempty"`

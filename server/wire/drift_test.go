@@ -146,7 +146,6 @@ var conversions = map[string]conversion{
 		"Level": {"warning", "error"}, // any level but these few is info
 	}),
 	"ToolInfo": conv(ToolInfo).leavesOut(map[string]string{
-		"Idempotent":       "FreeCode's MCP server lists it; frontends are not told",
 		"OutputSchema":     "FreeCode's MCP server lists it; frontends are not told",
 		"Hidden":           "whether models are shown the tool: a frontend lists it all the same, marked definitionChanged or new",
 		"AllowedBy.Effect": allowedByEffect,

@@ -19,7 +19,7 @@ import (
 func ptr[T any](v T) *T { return &v }
 
 // A read-only tool: no destructive (MCP's default does not apply to a
-// read-only tool), openWorld as the server said.
+// read-only tool), openWorld and idempotent as the server said.
 func TestToolInfoJSON(t *testing.T) {
 	info := orchestrator.ToolInfo{ID: "mcp__s__ro", Server: "s", Name: "ro", Title: "Read only", ReadOnly: true, OpenWorld: ptr(false),
 		Idempotent: true, InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`)}
@@ -27,7 +27,7 @@ func TestToolInfoJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"id":"mcp__s__ro","server":"s","name":"ro","title":"Read only","description":"","readOnly":true,"openWorld":false,"inputSchema":{"type":"object"}}`
+	want := `{"id":"mcp__s__ro","server":"s","name":"ro","title":"Read only","description":"","readOnly":true,"openWorld":false,"idempotent":true,"inputSchema":{"type":"object"}}`
 	if string(b) != want {
 		t.Errorf("ToolInfo JSON =\n%s\nwant\n%s", b, want)
 	}

@@ -17,7 +17,7 @@ import (
 func ToolInfo(t orchestrator.ToolInfo) protocol.ToolInfo {
 	return protocol.ToolInfo{
 		ID: t.ID, Server: t.Server, Name: t.Name, Title: t.Title, Description: t.Description,
-		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
+		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld, Idempotent: t.Idempotent,
 		InputSchema: t.InputSchema, Alias: t.Alias, DefinitionChanged: t.DefinitionChanged, New: t.New,
 		UI: ToolUI(t.UI), AllowedBy: AllowedBy(t.AllowedBy),
 	}
