@@ -7,8 +7,8 @@ import (
 )
 
 // askTurns lets one permission question per tool be open at a time, per
-// Approver (one frontend's user: another frontend's question is not held
-// up by it, nor answered by its answer). A call
+// frontend (another frontend's question is not held up by it, nor
+// answered by its answer). A call
 // of a tool whose question is open waits for that answer and then applies
 // the rules again, since the answer may have settled it: "always allow"
 // adds a session allow at once. Without the wait, an MCP Apps view that
@@ -22,18 +22,27 @@ type askTurns struct {
 }
 
 type askKey struct {
-	approver Approver
-	tool     string
+	who  any // the frontend: its batches' Asker, else their Approver
+	tool string
 }
 
-// take waits until no question about the tool id is open with approver,
-// then opens one; done closes it. It fails only when ctx ends while
-// waiting. An approver that cannot be a map key is not waited for.
-func (q *askTurns) take(ctx context.Context, approver Approver, id string) (done func(), err error) {
-	if t := reflect.TypeOf(approver); t == nil || !t.Comparable() {
+// frontendOf is who asks the user for the batch eo: the Asker a frontend
+// brings to every batch it runs, else the batch's Approver.
+func frontendOf(eo *ExecOptions) any {
+	if eo.Asker != nil {
+		return eo.Asker
+	}
+	return eo.Approver
+}
+
+// take waits until no question about the tool id is open for who, then
+// opens one; done closes it. It fails only when ctx ends while waiting.
+// A who that cannot be a map key is not waited for.
+func (q *askTurns) take(ctx context.Context, who any, id string) (done func(), err error) {
+	if t := reflect.TypeOf(who); t == nil || !t.Comparable() {
 		return func() {}, nil
 	}
-	key := askKey{approver, id}
+	key := askKey{who, id}
 	for {
 		q.mu.Lock()
 		ch, busy := q.open[key]

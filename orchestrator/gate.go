@@ -113,7 +113,7 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	// One question per tool at a time: a call that waited behind another's
 	// question decides again, since its answer ("always allow") may cover
 	// this call too (asking.go).
-	done, err := o.asking.take(ctx, eo.Approver, t.ID)
+	done, err := o.asking.take(ctx, frontendOf(eo), t.ID)
 	if err != nil {
 		return DecisionDenied, fmt.Sprintf("%s was not run: it was cancelled while another call of it waited for the permission answer (%v)", t.ID, err)
 	}
