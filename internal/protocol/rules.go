@@ -1,5 +1,35 @@
 package protocol
 
+// Rule is one permission rule in force (freecode/permissions).
+type Rule struct {
+	Rule   string     `json:"rule"`
+	Effect RuleEffect `json:"effect"`
+	Source RuleSource `json:"source"`
+}
+
+// RuleEffect is what a rule does to the calls it matches.
+type RuleEffect string
+
+// The effects of a Rule.
+const (
+	EffectAllow RuleEffect = "allow"
+	EffectAsk   RuleEffect = "ask"
+	EffectDeny  RuleEffect = "deny"
+)
+
+// RuleSource is where a rule comes from.
+type RuleSource string
+
+// The sources of a Rule.
+const (
+	RulesUser    RuleSource = "user"    // the user's settings.json
+	RulesProject RuleSource = "project" // the project's .freecode/settings.json
+	RulesLocal   RuleSource = "local"   // the project's .freecode/settings.local.json
+	// RulesSession is an "always allow" answer, for the rest of the
+	// session.
+	RulesSession RuleSource = "session"
+)
+
 // RulesReview is what a trusted project's rule files loosen beyond the
 // rules the user accepted when they trusted it (or last accepted a change):
 // allow rules added, which are ignored, and deny and ask rules taken out,

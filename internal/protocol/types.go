@@ -372,36 +372,6 @@ func (r *ToolResult) Text() string {
 	return strings.Join(parts, "\n")
 }
 
-// Rule is one permission rule in force (freecode/permissions).
-type Rule struct {
-	Rule   string     `json:"rule"`
-	Effect RuleEffect `json:"effect"`
-	Source RuleSource `json:"source"`
-}
-
-// RuleEffect is what a rule does to the calls it matches.
-type RuleEffect string
-
-// The effects of a Rule.
-const (
-	EffectAllow RuleEffect = "allow"
-	EffectAsk   RuleEffect = "ask"
-	EffectDeny  RuleEffect = "deny"
-)
-
-// RuleSource is where a rule comes from.
-type RuleSource string
-
-// The sources of a Rule.
-const (
-	RulesUser    RuleSource = "user"    // the user's settings.json
-	RulesProject RuleSource = "project" // the project's .freecode/settings.json
-	RulesLocal   RuleSource = "local"   // the project's .freecode/settings.local.json
-	// RulesSession is an "always allow" answer, for the rest of the
-	// session.
-	RulesSession RuleSource = "session"
-)
-
 // Project is the project and the files a sidecar uses (freecode/project).
 type Project struct {
 	Root           string        `json:"root,omitempty"`
