@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import * as path from 'node:path';
 
 /** appFrame waits for the view's frame (written inline, so about:srcdoc) that holds selector. */
-async function appFrame(page, selector, timeoutMs) {
+export async function appFrame(page, selector, timeoutMs) {
 	const end = Date.now() + timeoutMs;
 	for (;;) {
 		for (const f of page.frames()) {

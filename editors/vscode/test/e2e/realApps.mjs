@@ -11,19 +11,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-/** viewFrame waits for a view's frame (written inline, so about:srcdoc) that holds selector. */
-async function viewFrame(page, selector, timeoutMs) {
-	const end = Date.now() + timeoutMs;
-	for (;;) {
-		for (const f of page.frames()) {
-			if (f.url() !== 'about:srcdoc') continue;
-			if ((await f.locator(selector).count().catch(() => 0)) > 0) return f;
-		}
-		if (Date.now() > end) throw new Error(`no view frame with ${selector} within ${timeoutMs} ms; frames: ${page.frames().map((f) => f.url()).join(', ')}`);
-		await page.waitForTimeout(250);
-	}
-}
+import { appFrame as viewFrame } from './apps.mjs';
 
 /** until polls fn until it returns something truthy, or throws what it last saw. */
 async function until(page, what, fn, timeoutMs) {
