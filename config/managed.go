@@ -1,0 +1,162 @@
+package config
+
+// Managed settings: the policy an organization installs on a machine, in
+// the system's place for it (ManagedDir), above every other scope. No
+// flag, environment variable or key of a user's or a project's file moves
+// it or turns it off; the only way to another directory is a build of
+// FreeCode (tests bind a directory over it in a mount namespace).
+//
+// A machine has one main file, managed-settings.json, and drop-ins,
+// managed-settings.d/*.json, read after it in name order; each may hold
+// any of the keys below, and LoadManaged merges them so that a later file
+// can only add: lists are joined, a true switch stays true, a sandbox
+// minimum takes the stricter value.
+
+// ScopeManaged is the scope of the servers a managed file ships.
+const ScopeManaged = "managed"
+
+// Managed is the effective managed policy of the machine. The zero value
+// (and a nil *Managed) is no policy: nothing blocked, no managed rules.
+type Managed struct {
+	// Files are the managed files read, in the order they apply.
+	Files []ManagedFile
+
+	// Allowed is the union of "allowedMcpServers": when non-nil, a
+	// server no entry matches is blocked (an empty non-nil list blocks
+	// every server but the managed ones).
+	Allowed []ServerMatch
+	// Denied is "deniedMcpServers": a server an entry matches is blocked,
+	// whatever Allowed says.
+	Denied []ServerMatch
+
+	// Servers are the servers the organization ships ("mcpServers", in
+	// Claude Code's shape: a map of name to entry), with ScopeManaged.
+	// They run for every user, are not subject to Allowed, and a user's
+	// or project's entry of the same name is shadowed by them.
+	Servers []Server
+	// Exclusive ("exclusive": true) allows only Servers: every other
+	// server is blocked.
+	Exclusive bool
+
+	// Permissions are the managed rules. A managed deny or ask rule holds
+	// against every other rule, an "always allow" included.
+	Permissions []ManagedRule
+	// ManagedRulesOnly is "allowManagedPermissionRulesOnly": allow rules
+	// of every other scope, and the session's, are ignored.
+	ManagedRulesOnly bool
+
+	// Sandbox is the minimum every local server's sandbox is held to.
+	Sandbox ManagedSandbox
+
+	// Audit is where and how the audit trail is kept.
+	Audit ManagedAudit
+
+	// Message is shown with every refusal the policy makes ("ask
+	// #it-help for a new server"); the last file's that sets one.
+	Message string
+
+	// Problems are what the files hold that FreeCode could not apply,
+	// with file, line and column: a key it does not know is a warning, a
+	// value of the wrong type an error. A managed file that does not
+	// parse is an error of LoadManaged instead.
+	Problems []ManagedProblem
+}
+
+// ManagedFile is one managed file read.
+type ManagedFile struct {
+	Path string
+	// UserWritable reports that the user FreeCode runs as could change
+	// or replace the file (it, or its directory, is theirs or writable by
+	// them): a policy they can undo, which status and `freecode policy`
+	// report as such.
+	UserWritable bool
+}
+
+// ManagedProblem is a Problem of one managed file.
+type ManagedProblem struct {
+	Path string
+	Problem
+}
+
+// ServerMatch is one entry of allowedMcpServers or deniedMcpServers. It
+// names exactly one of:
+//
+//	{"serverName": "github"}                        a server's name, exactly
+//	{"serverCommand": ["npx", "-y", "pkg@1.2.3"]}   a local server's argv, exactly
+//	{"serverUrl": "https://*.example.com/*"}        a remote server's URL; * matches any run of characters
+//	{"registryName": "io.github.owner/server"}      a server installed from the MCP Registry
+type ServerMatch struct {
+	Name     string
+	Command  []string
+	URL      string
+	Registry string
+
+	// Where the entry is: the list ("allowedMcpServers" or
+	// "deniedMcpServers"), its index in that list of its file, the file,
+	// and the entry's line and column.
+	List      string
+	Index     int
+	Path      string
+	Line, Col int
+}
+
+// ManagedRule is one pattern of the managed "permissions" block.
+type ManagedRule struct {
+	Pattern   string
+	Effect    string // "allow", "ask" or "deny"
+	Path      string
+	Line, Col int
+}
+
+// ManagedSandbox is the sandbox minimum ("sandbox" of a managed file).
+type ManagedSandbox struct {
+	// Require is "require": "" (nothing required), "project" (every
+	// project server runs sandboxed, whatever its entry says), or "all"
+	// (every local server does).
+	Require string
+	// AllowedDomains, when non-nil, is the ceiling of a sandboxed
+	// server's network ("allowedDomainsCeiling"): a domain of its
+	// allow-list outside it is dropped, and network "all" becomes the
+	// ceiling's domains. Across files, the intersection.
+	AllowedDomains []string
+	// DenyRead are paths every sandboxed server is refused, beyond the
+	// sandbox's own list ("denyRead").
+	DenyRead []string
+}
+
+// The values of ManagedSandbox.Require.
+const (
+	RequireSandboxProject = "project"
+	RequireSandboxAll     = "all"
+)
+
+// ManagedAudit is the "audit" block of a managed file.
+type ManagedAudit struct {
+	// Dir moves the audit trail to a directory the user cannot write; ""
+	// keeps it in ~/.freecode/audit.
+	Dir string
+	// Arguments records the values of a call's arguments (redacted as
+	// logs are), not only their hash.
+	Arguments bool
+	// MaxFileBytes is the size at which the current file is rotated; 0
+	// is the default.
+	MaxFileBytes int64
+}
+
+// Blocked is why the policy blocks a server.
+type Blocked struct {
+	// Reason says what blocked it and where, for status, logs and
+	// refusals: "blocked by your organization's policy:
+	// deniedMcpServers[2] in /etc/freecode/managed-settings.json".
+	Reason string
+	// Message is the policy's Message, "" if it has none.
+	Message string
+}
+
+// String is Reason, then Message after " — " if there is one.
+func (b *Blocked) String() string {
+	if b.Message == "" {
+		return b.Reason
+	}
+	return b.Reason + " — " + b.Message
+}
