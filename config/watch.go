@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,12 @@ type WatchOptions struct {
 	// Logger gets a line when the watcher falls back to polling. Nil
 	// means no logging.
 	Logger *slog.Logger
+	// DropIns are paths of Watch's that are drop-in directories
+	// (managed-settings.d): such a directory's *.json files, not hidden,
+	// are read together as its contents, each file's name, a NUL, its
+	// contents and a NUL, in name order (Change.Data), so that a file
+	// added, edited or removed there is a change of it.
+	DropIns []string
 }
 
 // Change is one watched file's contents as read after a change.
@@ -63,7 +70,8 @@ type Change struct {
 // would not survive. A directory that does not exist yet (a project without
 // .freecode) is followed through its own parent, so its creation is an
 // event too. Where fsnotify fails (no inotify left, neither directory
-// exists) the Watcher stat-polls until fsnotify works again. One fsnotify
+// exists) the Watcher stat-polls until fsnotify works again. A drop-in
+// directory (WatchOptions.DropIns) is watched itself too. One fsnotify
 // instance serves every file: instances are a per-user kernel limit that
 // every open editor window's sidecar draws on.
 type Watcher struct {
@@ -90,8 +98,9 @@ type Watcher struct {
 
 // watchedFile is one file of a Watcher.
 type watchedFile struct {
-	path  string   // absolute
-	names []string // path, and the file it links to if it is a link
+	path   string   // absolute
+	names  []string // path, and the file it links to if it is a link
+	dropIn bool     // a drop-in directory (WatchOptions.DropIns)
 	// seen is what the loop read last; only the loop goroutine uses it.
 	seen fileState
 }
@@ -140,13 +149,16 @@ func Watch(ctx context.Context, paths []string, opts *WatchOptions) (*Watcher, e
 		if slices.ContainsFunc(w.files, func(f *watchedFile) bool { return f.path == abs }) {
 			continue
 		}
-		f := &watchedFile{path: abs, names: []string{abs}}
+		f := &watchedFile{path: abs, names: []string{abs}, dropIn: slices.ContainsFunc(w.opts.DropIns, func(d string) bool {
+			da, err := filepath.Abs(d)
+			return err == nil && da == abs
+		})}
 		// A file that is a symbolic link (dotfiles) changes where the link
 		// points: watch that file's directory too.
 		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 			f.names = append(f.names, real)
 		}
-		f.seen = readState(abs)
+		f.seen = f.read()
 		w.files = append(w.files, f)
 	}
 	w.cur = w.snapshot()
@@ -238,6 +250,16 @@ func (w *Watcher) addDirs() {
 				continue
 			}
 			want[dir] = true
+			// A drop-in directory is watched itself too: its files'
+			// events are its changes.
+			if fi, err := os.Stat(name); err == nil && fi.IsDir() && f.dropIn {
+				if err := w.fsw.Add(name); err != nil {
+					w.logf("file watcher: cannot watch directory, polling instead", "dir", name, "err", err)
+					covered = false
+					continue
+				}
+				want[name] = true
+			}
 		}
 	}
 	for dir := range w.watched {
@@ -279,10 +301,12 @@ func (w *Watcher) relevant(name string) bool {
 	dirEvent, fileEvent := false, false
 	for _, f := range w.files {
 		for _, n := range f.names {
-			switch name {
-			case n:
+			switch {
+			case name == n && f.dropIn: // made or removed: watch it, or not
+				fileEvent, dirEvent = true, true
+			case name == n, f.dropIn && filepath.Dir(name) == n:
 				fileEvent = true
-			case filepath.Dir(n):
+			case name == filepath.Dir(n):
 				dirEvent = true
 			}
 		}
@@ -347,7 +371,7 @@ func (w *Watcher) loop(ctx context.Context) {
 // was read.
 func (w *Watcher) statChanged() bool {
 	for _, f := range w.files {
-		if statState(f.path).changedFrom(f.seen) {
+		if f.stat().changedFrom(f.seen) {
 			return true
 		}
 	}
@@ -358,7 +382,7 @@ func (w *Watcher) statChanged() bool {
 func (w *Watcher) reload() {
 	var changes []Change
 	for _, f := range w.files {
-		st := readState(f.path)
+		st := f.read()
 		same := st.exists == f.seen.exists && bytes.Equal(st.data, f.seen.data) && st.readErr == nil && f.seen.readErr == nil
 		f.seen = st
 		if !same { // not a touch, nor a rewrite with the same bytes
@@ -404,6 +428,63 @@ func statState(path string) fileState {
 		return fileState{}
 	}
 	return fileState{exists: true, info: fi, mod: fi.ModTime(), size: fi.Size()}
+}
+
+// stat is statState of the file, or of a drop-in directory: its *.json
+// files' latest modification and their count and sizes stand for its
+// contents, since a file edited in place does not change the directory.
+func (f *watchedFile) stat() fileState {
+	st := statState(f.path)
+	if !f.dropIn || !st.exists || !st.info.IsDir() {
+		return st
+	}
+	for _, e := range dropIns(f.path) {
+		if efi, err := os.Stat(e); err == nil {
+			st.size += efi.Size() + 1
+			if efi.ModTime().After(st.mod) {
+				st.mod = efi.ModTime()
+			}
+		}
+	}
+	return st
+}
+
+// read is readState of the file, or reads a drop-in directory (see
+// WatchOptions.DropIns).
+func (f *watchedFile) read() fileState {
+	if !f.dropIn {
+		return readState(f.path)
+	}
+	st := f.stat()
+	if !st.exists || !st.info.IsDir() {
+		return readState(f.path) // a file in its place is an error, as any
+	}
+	var data []byte
+	for _, e := range dropIns(f.path) {
+		b, err := ReadFile(e)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil && st.readErr == nil {
+			st.readErr = err
+		}
+		data = append(append(append(append(data, e...), 0), b...), 0)
+	}
+	st.data = data
+	return st
+}
+
+// dropIns returns the *.json files of the drop-in directory dir, not
+// hidden ones, in name order.
+func dropIns(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	out := names[:0]
+	for _, n := range names {
+		if !strings.HasPrefix(filepath.Base(n), ".") {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func readState(path string) fileState {
