@@ -25,6 +25,9 @@ const (
 	// StateIdle is a server started on demand that is not running: its
 	// tools are registered from its manifest, and a call starts it.
 	StateIdle ServerState = "idle"
+	// StateBlocked is a server the organization's managed policy does not
+	// let run; ServerStatus.Blocked says why. It is never started.
+	StateBlocked ServerState = "blocked"
 )
 
 // ServerScope says where a server's entry comes from.
@@ -34,6 +37,7 @@ type ServerScope string
 const (
 	ServerScopeUser    ServerScope = "user"    // the user's config
 	ServerScopeProject ServerScope = "project" // the project's .freecode/settings.json
+	ServerScopeManaged ServerScope = "managed" // the organization's managed settings
 )
 
 // ServerType says how a server is reached.
@@ -123,6 +127,11 @@ type ServerStatus struct {
 	// what it may reach), made from the same policy as its sandbox; absent
 	// for a server not sandboxed or not started yet.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Blocked, with state blocked, says why the organization's policy
+	// blocks the server and in which file and entry, then the policy's
+	// message if it has one: "blocked by your organization's policy:
+	// deniedMcpServers[2] in /etc/freecode/managed-settings.json".
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // ServerApproval is what approving a project server lets the project do,
