@@ -30,6 +30,9 @@ const (
 	// StateIdle is a server started on demand that is not running: its
 	// tools are registered from its manifest, and a call starts it.
 	StateIdle
+	// StateBlocked is a server the organization's managed policy does not
+	// let run (Status.Blocked says why); it is never started.
+	StateBlocked
 )
 
 var stateNames = [...]string{
@@ -42,6 +45,7 @@ var stateNames = [...]string{
 	StateStopped:          "stopped",
 	StateNeedsAuth:        "needsAuth",
 	StateIdle:             "idle",
+	StateBlocked:          "blocked",
 }
 
 // String returns the state's name as the sidecar protocol spells it.
@@ -115,6 +119,9 @@ type Status struct {
 	// line (sandbox.Policy.Describe of the policy its command line was
 	// made from); "" for a server not sandboxed or not started yet.
 	Sandbox string
+	// Blocked, with StateBlocked, says why the organization's policy
+	// blocks the server and where (config.Blocked's String).
+	Blocked string
 }
 
 // Approval is what approving a project server lets the project do: every

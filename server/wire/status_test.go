@@ -66,7 +66,9 @@ func goldenStatuses() []mcp.Status {
 	retrying.LastError = "exited with code 3: error: GITHUB_TOKEN is not set"
 	retrying.LastErrorKind, retrying.ExitCode, retrying.HasExitCode = mcp.FailureExited, 3, true
 	retrying.Retry = &mcp.Retry{Attempt: 2, Max: 6, At: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)}
-	return []mcp.Status{connected, pending, mine, remote, cut, failed, retrying, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled)}
+	blocked := mcp.StatusOf(config.Server{Name: "scraper", Scope: "user", Type: "local", Command: []string{"npx", "-y", "some-scraper"}}, mcp.StateBlocked)
+	blocked.Blocked = "blocked by your organization's policy: deniedMcpServers[2] in /etc/freecode/managed-settings.json — ask #it-help for a new server"
+	return []mcp.Status{connected, pending, mine, remote, cut, failed, retrying, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled), blocked}
 }
 
 // The statuses a frontend is sent, as JSON: every field, and the ways each
@@ -124,6 +126,7 @@ func TestServerStates(t *testing.T) {
 		mcp.StateStopped:          protocol.StateStopped,
 		mcp.StateNeedsAuth:        protocol.StateNeedsAuth,
 		mcp.StateIdle:             protocol.StateIdle,
+		mcp.StateBlocked:          protocol.StateBlocked,
 	}
 	n := 0
 	for s := mcp.State(0); s < 100 && s.String() != "unknown"; s++ {
