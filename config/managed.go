@@ -70,6 +70,11 @@ type ManagedFile struct {
 	// them): a policy they can undo, which status and `freecode policy`
 	// report as such.
 	UserWritable bool
+	// Allowlist and Exclusive say that the file has "allowedMcpServers"
+	// (an empty list too) and "exclusive": true: a refusal names the
+	// files that made it.
+	Allowlist bool
+	Exclusive bool
 }
 
 // ManagedProblem is a Problem of one managed file.
@@ -90,6 +95,16 @@ type ServerMatch struct {
 	Command  []string
 	URL      string
 	Registry string
+
+	// Invalid marks an entry of allowedMcpServers that is none of the
+	// shapes above (no key, two, a value of the wrong type, a key
+	// FreeCode does not know), which a problem reports. It allows no
+	// server, but its serverUrl or serverCommand key still counts as one
+	// (see Check): a broken URL entry does not let a name alone allow a
+	// remote server. Name, URL and Command hold what it wrote, a value of
+	// another type as its JSON text. A broken entry of deniedMcpServers
+	// is never Invalid: each of its keys that reads denies on its own.
+	Invalid bool
 
 	// Where the entry is: the list ("allowedMcpServers" or
 	// "deniedMcpServers"), its index in that list of its file, the file,
