@@ -61,6 +61,14 @@ type Request struct {
 	// (permissions.Set.ProjectTrusted). An Approver offers that scope
 	// only then.
 	ProjectTrusted bool
+	// NoAlwaysAllow, when not "", says why an AllowAlways answer could
+	// take no effect, so that an Approver offers only AllowOnce and
+	// Deny: the organization allows only its own allow rules
+	// (allowManagedPermissionRulesOnly), or one of its rules asks about
+	// the tool whatever any other rule allows. An AllowAlways answer then
+	// counts as AllowOnce, with a warning: it is neither kept for the
+	// session nor saved to a rule file, where it could never apply.
+	NoAlwaysAllow string
 }
 
 // AnswerDecision is what the user answered.
@@ -151,6 +159,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 	// the batch forever.
 	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
 	defer cancel()
+	set := o.perms.Load()
 	ans, err := safeApprove(actx, eo.Approver, Request{
 		CallID:      p.call.CallID,
 		Tool:        t.ID,
@@ -164,7 +173,8 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		App:         p.call.App,
 		// The rules it was decided by know it: whoever asks the user
 		// need not ask the workspace again.
-		ProjectTrusted: o.perms.Load().ProjectTrusted(),
+		ProjectTrusted: set.ProjectTrusted(),
+		NoAlwaysAllow:  noAlwaysAllow(set, t),
 	})
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.
@@ -194,7 +204,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 			warn(o.acceptAnswered(ctx, t, requestReview(rv)))
 		}
 		if ans.Decision == AllowAlways {
-			warn(o.allowAlways(t.ID, ans.Scope))
+			warn(o.allowAlways(t, ans.Scope))
 		}
 		return DecisionAsked, ""
 	}
@@ -217,14 +227,23 @@ func safeApprove(ctx context.Context, a Approver, req Request) (ans Answer, err 
 // at once, and as an allow rule in the chosen file. It returns what the
 // user should be told when the answer will not last as they meant: the
 // rule could not be saved, or it was saved to the local file of a project
-// that is not trusted, where allow rules are ignored until `freecode trust`.
-// The session allow holds either way.
-func (o *Orchestrator) allowAlways(id string, scope Scope) string {
+// that is not trusted, where allow rules are ignored until `freecode trust`
+// (the session allow holds either way); or the organization's rules leave
+// it no effect (noAlwaysAllow), and then it is an allow for this call only,
+// neither kept nor saved.
+func (o *Orchestrator) allowAlways(t *Tool, scope Scope) string {
+	id := t.ID
 	set := o.perms.Load()
 	if set == nil {
 		// No rules were loaded: the session allow needs a set to live in.
 		o.perms.CompareAndSwap(nil, &permissions.Set{})
 		set = o.perms.Load()
+	}
+	// Asked again with the rules as they are now, which may have changed
+	// while the question was open; an approver may also answer what it
+	// was not offered.
+	if why := noAlwaysAllow(set, t); why != "" {
+		return fmt.Sprintf("%s was allowed this once only: %s, so the \"always allow\" answer was neither kept nor saved", id, why)
 	}
 	if err := set.AllowSession(id); err != nil {
 		return fmt.Sprintf("%s could not be allowed for the session: %v", id, err)
@@ -243,6 +262,29 @@ func (o *Orchestrator) allowAlways(id string, scope Scope) string {
 	return ""
 }
 
+// noAlwaysAllow says why an "always allow" answer for t could take no
+// effect under set, or "" if it could: the organization allows only its
+// own allow rules, or one of its deny or ask rules decides t, which no
+// allow rule of any other source loosens. An ask rule of the user's or a
+// project's is not a reason: the user may take it out, and the allow rule
+// written applies from then on.
+func noAlwaysAllow(set *permissions.Set, t *Tool) string {
+	if set.ManagedOnly() {
+		return "your organization allows only its own allow rules"
+	}
+	d := set.Decide(t.ID, t.alias, t.ReadOnly)
+	if d.Rule == nil || d.Rule.Source != permissions.SourceManaged {
+		return ""
+	}
+	switch d.Effect {
+	case permissions.Ask:
+		return d.Reason + " asks before every call"
+	case permissions.Deny:
+		return d.Reason
+	}
+	return ""
+}
+
 // noApproverText explains a denial for lack of anyone to ask, naming the
 // rule that would allow the call.
 func (o *Orchestrator) noApproverText(t *Tool, d permissions.Decision) string {
@@ -251,6 +293,12 @@ func (o *Orchestrator) noApproverText(t *Tool, d permissions.Decision) string {
 		if p, err := permissions.ScopeFile(permissions.SourceUser, o.opts.UserDir, ""); err == nil {
 			file = tildePath(p)
 		}
+	}
+	if d.Rule != nil && d.Rule.Source == permissions.SourceManaged {
+		return fmt.Sprintf("%s needs permission (%s) and there is no one to ask; it is your organization's rule, which no rule of yours can lift", t.ID, d.Reason)
+	}
+	if d.Rule == nil && o.perms.Load().ManagedOnly() {
+		return fmt.Sprintf("%s needs permission (%s) and there is no one to ask; your organization allows only its own allow rules, so no allow rule of yours would let it run", t.ID, d.Reason)
 	}
 	if d.Rule != nil {
 		// An ask rule beats any allow rule: adding one would not help.

@@ -129,6 +129,32 @@
 // asks). A tool no rule covers runs if it
 // is read-only (its readOnlyHint says so) and asks otherwise.
 //
+// # Managed rules
+//
+// An organization's managed settings (/etc/freecode/managed-settings.json
+// and its drop-ins, read by the config package, not here) may hold rules of
+// the same grammar, LoadOptions.Managed, which no user or project can
+// loosen. They come first in Rules order (managed, user, project, local,
+// session) with SourceManaged, and their reasons say whose they are:
+// `denied by your organization's rule "mcp__x" in
+// /etc/freecode/managed-settings.json`, followed by the organization's
+// message (LoadOptions.ManagedMessage) if it has one.
+//
+// A managed deny or ask rule holds against every allow rule, by the usual
+// precedence: the user's, a trusted project's accepted ones, the session's
+// (an "always allow" answer), and the managed allow rules themselves. A
+// tool under a managed ask rule is asked about at every call, whatever was
+// answered before. An invalid managed rule is skipped with a warning at its
+// position, as a file's is: an invalid deny rule is not widened into one
+// that denies more, which would stop every call for a typo only the
+// organization can fix.
+//
+// With ManagedOnly (allowManagedPermissionRulesOnly) only the managed allow
+// rules apply: every file's allow rules are ignored, each with a warning at
+// its position, and so are the session's; Set.AllowSession refuses new ones
+// (ErrManagedOnly), and Set.ManagedOnly tells an asker that an "always
+// allow" answer could take no effect.
+//
 // # Untrusted projects
 //
 // A cloned repository is untrusted input. Until the user trusts the
@@ -173,7 +199,9 @@
 // project that is not trusted it is saved but, like the project's other
 // allow rules, ignored until trust (Set.ProjectTrusted says which). In a
 // trusted project it joins the accepted rules first: it is the user's own
-// answer, and never awaits review.
+// answer, and never awaits review. It cannot loosen a deny or ask rule
+// (whoever asks should not offer it where a managed rule decides, or under
+// ManagedOnly).
 //
 // Rule files are read only if they are regular files: a link to a FIFO or
 // to /dev/stdin is an error, not a read that blocks or steals input.

@@ -43,7 +43,7 @@ func FuzzToolIDs(f *testing.F) {
 		aliases := toolid.Aliases(ids)
 		for id, alias := range aliases {
 			for _, e := range []Effect{Allow, Deny} {
-				x := buildIndex([]Rule{{Pattern: alias, Effect: e, Source: SourceUser}}, nil)
+				x := buildIndex([]Rule{{Pattern: alias, Effect: e, Source: SourceUser}}, "")
 				for _, other := range ids {
 					if got := x.decide(other, aliases[other]) == 0; got != (other == id) {
 						t.Fatalf("%s rule %q (alias of %q) covers %q: %v", e, alias, id, other, got)

@@ -42,6 +42,27 @@ type LoadOptions struct {
 	// rule, or an allow rule taken out, applies at once. Nil means no
 	// record: every rule of a trusted project applies.
 	Accepted *Accepted
+
+	// Managed are the organization's rules (config.Managed.Permissions),
+	// which the config package reads from the managed settings files:
+	// compiled as the files' rules are, they come first in Rules order,
+	// with SourceManaged and File the managed file. No rule of another
+	// source, no session allow and no answer loosens a managed deny or ask
+	// rule. An invalid one is skipped with a Warning at its position.
+	Managed []config.ManagedRule
+	// ManagedOnly is allowManagedPermissionRulesOnly
+	// (config.Managed.ManagedRulesOnly): the allow rules of every other
+	// file are ignored, each with a Warning, and so are the session's
+	// (Set.AllowSession refuses them).
+	ManagedOnly bool
+	// ManagedPath is the managed settings file those warnings name as the
+	// one that set ManagedOnly (normally config.Managed.Files[0]); ""
+	// names none.
+	ManagedPath string
+	// ManagedMessage is the organization's text for its refusals
+	// (config.Managed.Message): a managed deny rule's Decision.Reason ends
+	// with it, after " — ".
+	ManagedMessage string
 }
 
 // Warning is a problem in a rule file that does not stop the rest of the
@@ -80,11 +101,8 @@ func (w Warning) String() string {
 // away. A caller that has a last good Set should keep it, or better call
 // its Reload, which keeps the last good rules of each broken file.
 func Load(opts LoadOptions) (*Set, []Warning, error) {
-	files, pending, warnings, err := loadFiles(opts)
 	s := &Set{}
-	s.setFiles(files)
-	s.trusted.Store(opts.Trusted)
-	s.pending.Store(pending)
+	warnings, err := s.Reload(opts)
 	return s, warnings, err
 }
 
@@ -154,6 +172,10 @@ func loadFiles(opts LoadOptions) ([]fileRules, *Pending, []Warning, error) {
 				}
 				return ""
 			}
+		}
+		if opts.ManagedOnly {
+			// Before trust and review: neither would let the rule apply.
+			admit = managedOnly(opts.ManagedPath, admit)
 		}
 		fr := fileRules{path: f.path}
 		var lists RuleLists

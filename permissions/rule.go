@@ -36,7 +36,8 @@ type Source uint8
 
 // The sources, in the order Rules lists them.
 const (
-	SourceUser    Source = iota + 1 // ~/.freecode/settings.json
+	SourceManaged Source = iota + 1 // the organization's managed settings (LoadOptions.Managed)
+	SourceUser                      // ~/.freecode/settings.json
 	SourceProject                   // <project>/.freecode/settings.json
 	SourceLocal                     // <project>/.freecode/settings.local.json
 	SourceSession                   // AllowSession: in memory until the sidecar exits
@@ -44,6 +45,8 @@ const (
 
 func (s Source) String() string {
 	switch s {
+	case SourceManaged:
+		return "managed"
 	case SourceUser:
 		return "user"
 	case SourceProject:
@@ -61,7 +64,7 @@ type Rule struct {
 	Pattern string // as written, without surrounding whitespace
 	Effect  Effect
 	Source  Source
-	File    string // the settings file; "" for SourceSession
+	File    string // the settings file (the managed one for SourceManaged); "" for SourceSession
 }
 
 // Decision is the outcome of Set.Decide.
@@ -72,7 +75,9 @@ type Decision struct {
 	Rule *Rule
 	// Reason is the human text the protocol puts in permission requests and
 	// denials: "no rule; tool is not read-only", `ask rule "mcp__github" in
-	// /p/.freecode/settings.json`, `denied by rule "…" in …`.
+	// /p/.freecode/settings.json`, `denied by rule "…" in …`; a managed
+	// rule is "your organization's": `denied by your organization's rule
+	// "mcp__x" in /etc/freecode/managed-settings.json`.
 	Reason string
 }
 
@@ -83,19 +88,32 @@ const (
 )
 
 // reason is the Decision.Reason for r, built once when the rule is indexed
-// so that Decide does not allocate.
-func (r *Rule) reason() string {
+// so that Decide does not allocate. message is the organization's text
+// for its refusals (LoadOptions.ManagedMessage), added to a managed deny
+// rule's reason after " — ".
+func (r *Rule) reason(message string) string {
 	where := "in " + r.File
 	if r.Source == SourceSession {
 		where = "for this session"
 	}
+	rule := "rule"
+	if r.Source == SourceManaged {
+		rule = "your organization's rule"
+	}
 	switch r.Effect {
 	case Deny:
-		return fmt.Sprintf("denied by rule %q %s", r.Pattern, where)
+		s := fmt.Sprintf("denied by %s %q %s", rule, r.Pattern, where)
+		if r.Source == SourceManaged && message != "" {
+			s += " — " + message
+		}
+		return s
 	case Ask:
+		if r.Source == SourceManaged {
+			return fmt.Sprintf("your organization's ask rule %q %s", r.Pattern, where)
+		}
 		return fmt.Sprintf("ask rule %q %s", r.Pattern, where)
 	}
-	return fmt.Sprintf("allowed by rule %q %s", r.Pattern, where)
+	return fmt.Sprintf("allowed by %s %q %s", rule, r.Pattern, where)
 }
 
 // maxPattern bounds a pattern's length, and so the work of matching it.

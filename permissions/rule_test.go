@@ -170,7 +170,7 @@ func TestMatch(t *testing.T) {
 				if e == Allow {
 					want = tc.allow
 				}
-				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(tc.pattern), Effect: e, Source: SourceUser, File: "f"}}, nil)
+				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(tc.pattern), Effect: e, Source: SourceUser, File: "f"}}, "")
 				if got := x.decide(tc.id, "") == 0; got != want {
 					t.Errorf("index with %s rule %q covers %q = %v, want %v", e, tc.pattern, tc.id, got, want)
 				}
@@ -272,7 +272,7 @@ func FuzzMatch(f *testing.F) {
 				if e == Allow {
 					want = every
 				}
-				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(pattern), Effect: e, Source: SourceUser}}, nil)
+				x := buildIndex([]Rule{{Pattern: strings.TrimSpace(pattern), Effect: e, Source: SourceUser}}, "")
 				if got := x.decide(id, "") == 0; got != want {
 					t.Fatalf("index with %s rule %q covers %q = %v, want %v", e, pattern, id, got, want)
 				}
@@ -312,11 +312,11 @@ func TestEnumStrings(t *testing.T) {
 	for _, e := range []Effect{Allow, Ask, Deny, 0} {
 		got = append(got, e.String())
 	}
-	for _, s := range []Source{SourceUser, SourceProject, SourceLocal, SourceSession, 0} {
+	for _, s := range []Source{SourceManaged, SourceUser, SourceProject, SourceLocal, SourceSession, 0} {
 		got = append(got, s.String())
 	}
 	// A rule's JSON, {"rule", "effect", "source"}, is server/wire's.
-	want := []string{"allow", "ask", "deny", "Effect(0)", "user", "project", "local", "session", "Source(0)"}
+	want := []string{"allow", "ask", "deny", "Effect(0)", "managed", "user", "project", "local", "session", "Source(0)"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

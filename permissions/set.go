@@ -1,6 +1,7 @@
 package permissions
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,9 +11,9 @@ import (
 	"github.com/freecode/freecode/internal/toolid"
 )
 
-// Set is the rules of the settings files plus the session's allow rules.
-// Its methods are safe for concurrent use; the zero Set and a nil *Set have
-// no rules.
+// Set is the organization's managed rules, the rules of the settings files
+// and the session's allow rules. Its methods are safe for concurrent use;
+// the zero Set and a nil *Set have no rules.
 //
 // Decide is on every tool call's path, from many goroutines at once, so it
 // takes no lock: it reads an immutable index through an atomic pointer.
@@ -21,8 +22,13 @@ import (
 type Set struct {
 	// writeMu serializes writers, so that each builds on the latest rules.
 	writeMu sync.Mutex
+	managed []Rule      // LoadOptions.Managed: deny, then ask, then allow rules
+	message string      // LoadOptions.ManagedMessage
 	files   []fileRules // each file's last good rules, in load order
 	session []Rule      // AllowSession's rules, in the order they came
+	// managedOnly is LoadOptions.ManagedOnly of the last Load or Reload:
+	// only managed allow rules apply. Written under writeMu.
+	managedOnly atomic.Bool
 	// trusted is LoadOptions.Trusted of the last Load or Reload: whether
 	// the project's allow rules apply.
 	trusted atomic.Bool
@@ -35,14 +41,13 @@ type Set struct {
 
 // setFiles replaces the file rules with loaded ones, keeping the previous
 // rules of a file that failed to load, and publishes a new index. The
-// caller holds writeMu or owns s alone.
+// caller holds writeMu.
 func (s *Set) setFiles(loaded []fileRules) {
 	prev := make(map[string][]Rule, len(s.files))
 	for _, f := range s.files {
 		prev[f.path] = f.rules
 	}
 	files := make([]fileRules, 0, len(loaded))
-	var all []Rule
 	for _, f := range loaded {
 		if f.err != nil {
 			rules := slices.Clone(prev[f.path])
@@ -54,10 +59,29 @@ func (s *Set) setFiles(loaded []fileRules) {
 			f = fileRules{path: f.path, rules: rules}
 		}
 		files = append(files, f)
-		all = append(all, f.rules...)
 	}
 	s.files = files
-	s.idx.Store(buildIndex(all, s.session))
+	s.publish()
+}
+
+// publish indexes the rules in force, managed rules first, and makes the
+// index Decide's. While only managed allow rules apply (ManagedOnly) every
+// other allow rule is left out here, whatever the loader let through: a
+// file that failed to load keeps the rules of a load that may predate the
+// policy, and the session's allows wait, unapplied, for it to lift. The
+// caller holds writeMu.
+func (s *Set) publish() {
+	only := s.managedOnly.Load()
+	var all []Rule
+	for _, rs := range [][]Rule{s.managed, s.allFileRules(), s.session} {
+		for _, r := range rs {
+			if only && r.Effect == Allow && r.Source != SourceManaged {
+				continue
+			}
+			all = append(all, r)
+		}
+	}
+	s.idx.Store(buildIndex(all, s.message))
 }
 
 // allFileRules returns the file rules in force. The caller holds writeMu.
@@ -71,7 +95,10 @@ func (s *Set) allFileRules() []Rule {
 
 // Decide applies the rules to the tool id: a deny rule that covers it
 // beats an ask rule, which beats an allow rule, whichever file each comes
-// from. Among rules of the same effect the first in Rules order decides.
+// from. Among rules of the same effect the first in Rules order decides,
+// so a managed rule is named before a file's. No allow rule of any source
+// loosens a managed deny or ask rule: nothing does (see the package
+// comment, Managed rules).
 // With no rule, read-only tools are allowed and everything else asks.
 //
 // alias is the provider-facing name the registry gave the tool, "" when
@@ -94,11 +121,12 @@ func (s *Set) Decide(id, alias string, readOnly bool) Decision {
 	return Decision{Effect: Ask, Reason: reasonNotReadOnly}
 }
 
-// Rules returns every rule in force, for freecode/permissions: the user
-// file's, then the project's, the local file's and the session's; within a
-// file deny, then ask, then allow rules, each in file order. Rules the
-// loader ignored (invalid, or allow rules of an untrusted project) are not
-// in it. The slice is the caller's.
+// Rules returns every rule in force, for freecode/permissions: the
+// organization's managed rules, then the user file's, the project's, the
+// local file's and the session's; within each deny, then ask, then allow
+// rules, each in file order. Rules the loader ignored (invalid, allow rules
+// of an untrusted project, allow rules ManagedOnly leaves out) are not in
+// it. The slice is the caller's.
 func (s *Set) Rules() []Rule {
 	if s == nil {
 		return []Rule{}
@@ -110,10 +138,18 @@ func (s *Set) Rules() []Rule {
 	return slices.Clone(x.rules)
 }
 
+// ErrManagedOnly is AllowSession's error while the organization allows
+// only its own allow rules (LoadOptions.ManagedOnly): a session allow would
+// not apply, so none is kept.
+var ErrManagedOnly = errors.New("your organization allows only its own allow rules")
+
 // AllowSession allows the tools pattern covers for the rest of the
 // session, in memory (an "always allow" answer applies at once, before its
 // rule file is written and reloaded). It survives Reload. Adding a pattern
-// twice is a no-op.
+// twice is a no-op. Like any allow rule it loosens no deny or ask rule; and
+// while ManagedOnly holds it fails with ErrManagedOnly and keeps nothing.
+// A session allow kept before a Reload brought ManagedOnly stays out of
+// force until a Reload lifts it.
 func (s *Set) AllowSession(pattern string) error {
 	_, p, err := compile(pattern)
 	if err != nil {
@@ -121,13 +157,16 @@ func (s *Set) AllowSession(pattern string) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	if s.managedOnly.Load() {
+		return fmt.Errorf("session allow rule %q: %w", p, ErrManagedOnly)
+	}
 	for _, r := range s.session {
 		if r.Pattern == p {
 			return nil
 		}
 	}
 	s.session = append(s.session, Rule{Pattern: p, Effect: Allow, Source: SourceSession})
-	s.idx.Store(buildIndex(s.allFileRules(), s.session))
+	s.publish()
 	return nil
 }
 
@@ -145,18 +184,24 @@ func (s *Set) RemoveSession(pattern string) (bool, error) {
 	if len(s.session) == n {
 		return false, nil
 	}
-	s.idx.Store(buildIndex(s.allFileRules(), s.session))
+	s.publish()
 	return true, nil
 }
 
-// Reload loads the rule files again and replaces the file rules, keeping
-// the session's. A file that cannot be read or does not parse keeps the
-// rules it had (a user editing a file mid-save does not lose its deny
-// rules); the error names it, with line and column.
+// Reload loads the rule files again and replaces the file rules and the
+// managed ones, keeping the session's. A file that cannot be read or does
+// not parse keeps the rules it had (a user editing a file mid-save does not
+// lose its deny rules); the error names it, with line and column. The
+// managed rules are opts.Managed as given: the caller keeps the last good
+// policy when the managed files do not load.
 func (s *Set) Reload(opts LoadOptions) ([]Warning, error) {
-	files, pending, warnings, err := loadFiles(opts)
+	managed, warnings := loadManaged(opts)
+	files, pending, ws, err := loadFiles(opts)
+	warnings = append(warnings, ws...)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	s.managed, s.message = managed, opts.ManagedMessage
+	s.managedOnly.Store(opts.ManagedOnly)
 	s.setFiles(files)
 	s.trusted.Store(opts.Trusted)
 	s.pending.Store(pending)
@@ -173,6 +218,13 @@ func (s *Set) Pending() *Pending {
 		return nil
 	}
 	return s.pending.Load()
+}
+
+// ManagedOnly reports whether the rules were last loaded with
+// LoadOptions.ManagedOnly: only the organization's allow rules apply, and
+// an "always allow" answer could take no effect. A nil Set reports false.
+func (s *Set) ManagedOnly() bool {
+	return s != nil && s.managedOnly.Load()
 }
 
 // ProjectTrusted reports whether the rules were last loaded with the
@@ -207,8 +259,10 @@ type index struct {
 	aliasExact map[string][]int
 }
 
-func buildIndex(fileRules, session []Rule) *index {
-	n := len(fileRules) + len(session)
+// buildIndex indexes rules, in Rules order; message is the organization's
+// text for its refusals (LoadOptions.ManagedMessage).
+func buildIndex(rules []Rule, message string) *index {
+	n := len(rules)
 	x := &index{
 		rules:        make([]Rule, 0, n),
 		reasons:      make([]string, 0, n),
@@ -219,37 +273,35 @@ func buildIndex(fileRules, session []Rule) *index {
 		toolByServer: make(map[string][]int),
 		aliasExact:   make(map[string][]int),
 	}
-	for _, rs := range [][]Rule{fileRules, session} {
-		for _, r := range rs {
-			p, _, err := compile(r.Pattern)
-			if err != nil {
-				continue // the loader and AllowSession only pass valid rules
-			}
-			i := len(x.rules)
-			x.rules = append(x.rules, r)
-			x.reasons = append(x.reasons, r.reason())
-			x.pats = append(x.pats, p)
-			switch {
-			case p.kind == kindAll:
-				x.all = append(x.all, i)
-			case p.kind == kindBuiltin && p.literal:
-				x.builtinExact[p.text] = append(x.builtinExact[p.text], i)
-			case p.kind == kindBuiltin:
-				x.builtinGlob = append(x.builtinGlob, i)
-			case p.kind == kindServer && !p.server.star:
-				x.serverExact[p.server.s] = append(x.serverExact[p.server.s], i)
-			case p.kind == kindServer:
-				x.serverGlob = append(x.serverGlob, i)
-			case p.kind == kindTool && p.literal:
-				x.toolExact[p.text] = append(x.toolExact[p.text], i)
-			case p.kind == kindTool && !p.server.star:
-				x.toolByServer[p.server.s] = append(x.toolByServer[p.server.s], i)
-			default:
-				x.toolGlob = append(x.toolGlob, i)
-			}
-			if (p.kind == kindTool || p.kind == kindServer) && p.literal && toolid.LooksLikeAlias(p.text) {
-				x.aliasExact[p.text] = append(x.aliasExact[p.text], i)
-			}
+	for _, r := range rules {
+		p, _, err := compile(r.Pattern)
+		if err != nil {
+			continue // the loader and AllowSession only pass valid rules
+		}
+		i := len(x.rules)
+		x.rules = append(x.rules, r)
+		x.reasons = append(x.reasons, r.reason(message))
+		x.pats = append(x.pats, p)
+		switch {
+		case p.kind == kindAll:
+			x.all = append(x.all, i)
+		case p.kind == kindBuiltin && p.literal:
+			x.builtinExact[p.text] = append(x.builtinExact[p.text], i)
+		case p.kind == kindBuiltin:
+			x.builtinGlob = append(x.builtinGlob, i)
+		case p.kind == kindServer && !p.server.star:
+			x.serverExact[p.server.s] = append(x.serverExact[p.server.s], i)
+		case p.kind == kindServer:
+			x.serverGlob = append(x.serverGlob, i)
+		case p.kind == kindTool && p.literal:
+			x.toolExact[p.text] = append(x.toolExact[p.text], i)
+		case p.kind == kindTool && !p.server.star:
+			x.toolByServer[p.server.s] = append(x.toolByServer[p.server.s], i)
+		default:
+			x.toolGlob = append(x.toolGlob, i)
+		}
+		if (p.kind == kindTool || p.kind == kindServer) && p.literal && toolid.LooksLikeAlias(p.text) {
+			x.aliasExact[p.text] = append(x.aliasExact[p.text], i)
 		}
 	}
 	return x

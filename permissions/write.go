@@ -51,6 +51,12 @@ func ScopeFile(scope Source, userDir, projectDir string) (string, error) {
 // In a trusted project the rule is the user's answer, not a change by
 // another hand: it joins the rules the user accepted (Accepted) before it
 // is written, so that no load in between holds it back for review.
+//
+// It writes whatever the rules in force would make of the rule: whether it
+// could apply at all (no deny or ask rule covers the tool, the
+// organization does not allow only its own allow rules) is its caller's
+// question, and the orchestrator writes no answer that the organization's
+// rules leave without effect.
 func AddScopeAllow(scope Source, userDir, projectDir, pattern string) (string, error) {
 	path, err := ScopeFile(scope, userDir, projectDir)
 	if err != nil {

@@ -36,7 +36,7 @@ var _ orchestrator.Approver = (*promptApprover)(nil)
 
 func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) (orchestrator.Answer, error) {
 	fmt.Fprintf(p.out, "%s (%s) wants to run with %s\n  why asked: %s\n", req.Tool, annotations(req), termtext.JSON(req.Arguments), termtext.Escape(req.Reason))
-	keys := "y/N/a"
+	keys := "y/N"
 	if req.Review != nil {
 		// What changed is what the user judges the call by; it is the
 		// server's text.
@@ -45,12 +45,19 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 		}
 	}
 	// The choices, one a line: the "always" ones say where the rule goes.
-	fmt.Fprint(p.out, "  y  allow this call once\n  n  deny it (Enter)\n  a  always allow it: a rule in your user settings (~/.freecode/settings.json)\n")
-	if req.ProjectTrusted {
-		keys += "/l"
-		fmt.Fprint(p.out, "  l  always allow it in this project: a rule in its .freecode/settings.local.json\n")
-	} else {
-		fmt.Fprint(p.out, "     (always allow it in this project: not offered, this project is not trusted; run `freecode trust` first)\n")
+	fmt.Fprint(p.out, "  y  allow this call once\n  n  deny it (Enter)\n")
+	always := req.NoAlwaysAllow == ""
+	alwaysUser := "  a  always allow it: a rule in your user settings (~/.freecode/settings.json)\n"
+	switch {
+	case !always:
+		// No rule of the user's could apply: the organization's decides.
+		fmt.Fprintf(p.out, "     (always allow it: not offered, %s)\n", termtext.Escape(req.NoAlwaysAllow))
+	case req.ProjectTrusted:
+		keys += "/a/l"
+		fmt.Fprint(p.out, alwaysUser, "  l  always allow it in this project: a rule in its .freecode/settings.local.json\n")
+	default:
+		keys += "/a"
+		fmt.Fprint(p.out, alwaysUser, "     (always allow it in this project: not offered, this project is not trusted; run `freecode trust` first)\n")
 	}
 	if req.Review != nil {
 		keys += "/c"
@@ -83,9 +90,11 @@ func (p *promptApprover) Approve(ctx context.Context, req orchestrator.Request) 
 	case "y", "yes":
 		return orchestrator.Answer{Decision: orchestrator.AllowOnce}, nil
 	case "a", "always":
-		return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeUser}, nil
+		if always {
+			return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeUser}, nil
+		}
 	case "l", "local":
-		if req.ProjectTrusted {
+		if always && req.ProjectTrusted {
 			return orchestrator.Answer{Decision: orchestrator.AllowAlways, Scope: orchestrator.ScopeLocal}, nil
 		}
 		fmt.Fprintln(p.out, "not allowed: a project rule needs a trusted project (`freecode trust`)")

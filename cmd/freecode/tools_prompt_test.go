@@ -59,3 +59,29 @@ Allow? [y/N/a/c]: `
 		t.Errorf("prompt:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// Where the organization's rule leaves an "always allow" no effect, the
+// prompt does not offer it, says why, and takes "a" for a denial.
+func TestPromptNoAlwaysAllow(t *testing.T) {
+	var out strings.Builder
+	p := &promptApprover{in: bufio.NewReader(strings.NewReader("a\n")), out: &out}
+	why := `your organization's ask rule "mcp__demo" in /etc/freecode/managed-settings.json asks before every call`
+	req := orchestrator.Request{Tool: "mcp__demo__delete_file", Arguments: json.RawMessage(`{}`), Annotated: true, Destructive: true,
+		Reason: `your organization's ask rule "mcp__demo" in /etc/freecode/managed-settings.json`, ProjectTrusted: true, NoAlwaysAllow: why}
+	ans, err := p.Approve(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Decision != orchestrator.Deny {
+		t.Errorf("answer to \"a\": %+v, want a denial", ans)
+	}
+	want := `mcp__demo__delete_file (destructive) wants to run with {}
+  why asked: your organization's ask rule "mcp__demo" in /etc/freecode/managed-settings.json
+  y  allow this call once
+  n  deny it (Enter)
+     (always allow it: not offered, ` + why + `)
+Allow? [y/N]: `
+	if got := out.String(); got != want {
+		t.Errorf("prompt:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -134,9 +134,11 @@ export type ServerScope =
 	/** the user's config */
 	| 'user'
 	/** the project's .freecode/settings.json */
-	| 'project';
+	| 'project'
+	/** the organization's managed settings */
+	| 'managed';
 /** ServerScopeValues are the values of ServerScope, in the Go source's order. */
-export const ServerScopeValues: readonly ServerScope[] = ['user', 'project'];
+export const ServerScopeValues: readonly ServerScope[] = ['user', 'project', 'managed'];
 export const ServerScope: Check<ServerScope> = oneOf(ServerScopeValues);
 
 /** ServerType says how a server is reached. */
@@ -179,9 +181,14 @@ export type ServerState =
 	 * StateIdle is a server started on demand that is not running: its
 	 * tools are registered from its manifest, and a call starts it.
 	 */
-	| 'idle';
+	| 'idle'
+	/**
+	 * StateBlocked is a server the organization's managed policy does not
+	 * let run; ServerStatus.Blocked says why. It is never started.
+	 */
+	| 'blocked';
 /** ServerStateValues are the values of ServerState, in the Go source's order. */
-export const ServerStateValues: readonly ServerState[] = ['disabled', 'awaitingApproval', 'needsAuth', 'connecting', 'connected', 'reconnecting', 'failed', 'stopped', 'removed', 'idle'];
+export const ServerStateValues: readonly ServerState[] = ['disabled', 'awaitingApproval', 'needsAuth', 'connecting', 'connected', 'reconnecting', 'failed', 'stopped', 'removed', 'idle', 'blocked'];
 export const ServerState: Check<ServerState> = oneOf(ServerStateValues);
 
 /** ServerInfo is the name and version an MCP server reported in initialize. */
@@ -505,6 +512,13 @@ export interface ServerStatus {
 	 * for a server not sandboxed or not started yet.
 	 */
 	sandbox?: string;
+	/**
+	 * Blocked, with state blocked, says why the organization's policy
+	 * blocks the server and in which file and entry, then the policy's
+	 * message if it has one: "blocked by your organization's policy:
+	 * deniedMcpServers[2] in /etc/freecode/managed-settings.json".
+	 */
+	blocked?: string;
 }
 export const ServerStatus: Check<ServerStatus> = obj<ServerStatus>({
 	name: req(str),
@@ -528,6 +542,7 @@ export const ServerStatus: Check<ServerStatus> = obj<ServerStatus>({
 	toolListCut: opt(str),
 	approval: opt(ServerApproval),
 	sandbox: opt(str),
+	blocked: opt(str),
 });
 
 /** ServersResult is the result of freecode/servers. */
@@ -606,6 +621,11 @@ export const ToolUI: Check<ToolUI> = obj<ToolUI>({
 
 /** RuleSource is where a rule comes from. */
 export type RuleSource =
+	/**
+	 * RulesManaged is the organization's: its managed settings, which no
+	 * other rule loosens.
+	 */
+	| 'managed'
 	/** the user's settings.json */
 	| 'user'
 	/** the project's .freecode/settings.json */
@@ -618,7 +638,7 @@ export type RuleSource =
 	 */
 	| 'session';
 /** RuleSourceValues are the values of RuleSource, in the Go source's order. */
-export const RuleSourceValues: readonly RuleSource[] = ['user', 'project', 'local', 'session'];
+export const RuleSourceValues: readonly RuleSource[] = ['managed', 'user', 'project', 'local', 'session'];
 export const RuleSource: Check<RuleSource> = oneOf(RuleSourceValues);
 
 /**
@@ -1534,6 +1554,13 @@ export interface PermissionRequest {
 	 */
 	projectTrusted: boolean;
 	/**
+	 * NoAlwaysAllow, when set, says why an allowAlways answer could take
+	 * no effect (the organization allows only its own allow rules, or its
+	 * ask rule covers the tool): a frontend offers only allowOnce and
+	 * deny. An allowAlways answer then counts as allowOnce.
+	 */
+	noAlwaysAllow?: string;
+	/**
 	 * Review is set when the tool's definition changed since the user
 	 * accepted it, or the tool is new: the change to show with the
 	 * question, which the answer may accept (AcceptDefinition).
@@ -1553,6 +1580,7 @@ export const PermissionRequest: Check<PermissionRequest> = obj<PermissionRequest
 	readOnly: req(bool),
 	reason: req(str),
 	projectTrusted: req(bool),
+	noAlwaysAllow: opt(str),
 	review: opt(PermissionReview),
 	app: opt(CallApp),
 });

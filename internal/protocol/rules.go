@@ -22,6 +22,9 @@ type RuleSource string
 
 // The sources of a Rule.
 const (
+	// RulesManaged is the organization's: its managed settings, which no
+	// other rule loosens.
+	RulesManaged RuleSource = "managed"
 	RulesUser    RuleSource = "user"    // the user's settings.json
 	RulesProject RuleSource = "project" // the project's .freecode/settings.json
 	RulesLocal   RuleSource = "local"   // the project's .freecode/settings.local.json

@@ -418,6 +418,11 @@ type PermissionRequest struct {
 	// ProjectTrusted says whether an allow rule in the project's local
 	// file would be honoured: a frontend offers ScopeLocal only then.
 	ProjectTrusted bool `json:"projectTrusted"`
+	// NoAlwaysAllow, when set, says why an allowAlways answer could take
+	// no effect (the organization allows only its own allow rules, or its
+	// ask rule covers the tool): a frontend offers only allowOnce and
+	// deny. An allowAlways answer then counts as allowOnce.
+	NoAlwaysAllow string `json:"noAlwaysAllow,omitempty"`
 	// Review is set when the tool's definition changed since the user
 	// accepted it, or the tool is new: the change to show with the
 	// question, which the answer may accept (AcceptDefinition).

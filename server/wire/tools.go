@@ -124,7 +124,7 @@ func PermissionRequest(req orchestrator.Request) protocol.PermissionRequest {
 	out := protocol.PermissionRequest{
 		CallID: req.CallID, Tool: req.Tool, Server: req.Server, Arguments: req.Arguments,
 		ReadOnly: req.ReadOnly, Reason: req.Reason, ProjectTrusted: req.ProjectTrusted,
-		Review: PermissionReview(req.Review),
+		NoAlwaysAllow: req.NoAlwaysAllow, Review: PermissionReview(req.Review),
 	}
 	if req.App != "" {
 		out.App = &protocol.CallApp{Server: req.App}
