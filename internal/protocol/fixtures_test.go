@@ -233,6 +233,11 @@ var fixtures = map[string][]any{
 			Reason: "its definition changed since you accepted it; the change is shown", ProjectTrusted: true,
 			Review: &PermissionReview{Kind: ReviewChanged, Hash: fixtureHash, Diff: fixtureChange.diff, Change: fixtureChange.change},
 		},
+		PermissionRequest{
+			CallID: "c4", Tool: "mcp__demo__delete_file", Server: "demo", Arguments: json.RawMessage(`{"path":"build"}`),
+			Reason: `your organization's ask rule "mcp__demo" in /etc/freecode/managed-settings.json`, ProjectTrusted: true,
+			NoAlwaysAllow: `your organization's ask rule "mcp__demo" in /etc/freecode/managed-settings.json asks before every call`,
+		},
 	},
 	"PermissionResponse.json": {
 		PermissionResponse{Decision: AllowOnce},
