@@ -71,6 +71,15 @@ type ConnOptions struct {
 	// and stop.
 	NoRetry bool
 
+	// Policy says whether the organization's managed policy blocks the
+	// server, last thing before each connect (nil: it does not). Nil
+	// means the system's managed settings as they are at that moment
+	// (config.LoadManaged), a file that does not load blocking every
+	// server: whatever starts a Conn, the policy holds. The workspace
+	// passes the policy it keeps, whose last good version stays in force
+	// while a broken file is fixed.
+	Policy func(srv config.Server, lookup func(string) (string, bool)) *config.Blocked
+
 	// OnNotice, if set, is told what FreeCode does about a server's start
 	// that a person waiting for it should know: a package runner still
 	// installing at the server's timeout, a half-written npx cache

@@ -231,6 +231,10 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 // is left running. login, for Login, is how a sign-in shows its page.
 func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session, _ toolList, err error) {
 	lookup := c.lookupEnv()
+	if why := c.policy(c.srv, lookup); why != nil {
+		// Final: no retry, no process, no dial.
+		return nil, toolList{}, &configError{errors.New(why.String())}
+	}
 	srv, err := c.srv.Expanded(lookup)
 	if err != nil {
 		return nil, toolList{}, &configError{err}

@@ -24,8 +24,9 @@ const (
 	kindProject                    // <root>/.freecode/settings.json: servers and rules
 	kindLocal                      // <root>/.freecode/settings.local.json
 	kindAccepted                   // the user's record of the project's accepted rules
-	kindAll       = kindConfig | kindUserRules | kindProject | kindLocal | kindAccepted
-	kindRules     = kindUserRules | kindProject | kindLocal | kindAccepted
+	kindManaged                    // the organization's managed settings: servers and rules
+	kindAll       = kindConfig | kindUserRules | kindProject | kindLocal | kindAccepted | kindManaged
+	kindRules     = kindUserRules | kindProject | kindLocal | kindAccepted | kindManaged
 )
 
 // fileErrs is why a file did not load, per part of FreeCode that reads it,
@@ -46,6 +47,7 @@ type state struct {
 	project      []config.Server
 	trusted      bool
 	trustChanged bool
+	policy       policy
 	rulesBefore  []permissions.Rule // nil unless the rules were reloaded
 	fileErrs     map[string]*fileErrs
 }
@@ -65,6 +67,8 @@ func (w *Workspace) onFiles(changes []config.Change) {
 			k |= kindLocal
 		case w.files.accepted:
 			k |= kindAccepted
+		case w.files.managed, w.files.managedDrop:
+			k |= kindManaged
 		}
 	}
 	w.reload(context.Background(), k)
@@ -87,7 +91,7 @@ func (w *Workspace) reload(ctx context.Context, kinds kind) {
 // load leaves what it held as it was.
 func (w *Workspace) load(kinds kind) *state {
 	w.mu.Lock()
-	st := &state{kinds: kinds, cfg: w.cfg, project: w.project, fileErrs: make(map[string]*fileErrs, len(w.fileErrs))}
+	st := &state{kinds: kinds, cfg: w.cfg, project: w.project, policy: w.policy, fileErrs: make(map[string]*fileErrs, len(w.fileErrs))}
 	for p, fe := range w.fileErrs {
 		c := *fe
 		st.fileErrs[p] = &c
@@ -108,6 +112,9 @@ func (w *Workspace) load(kinds kind) *state {
 		if err == nil {
 			st.cfg = cfg
 		}
+	}
+	if kinds&kindManaged != 0 {
+		st.policy = w.loadPolicy(st.policy)
 	}
 	if st.cfg == nil { // the first load, of a file that does not load
 		st.cfg, _ = config.Parse(w.files.config, nil)
@@ -131,6 +138,12 @@ func (w *Workspace) load(kinds kind) *state {
 			UserFile:   w.files.userRules,
 			ProjectDir: w.root,
 			Trusted:    st.trusted,
+		}
+		if m := st.policy.m; m != nil {
+			opts.Managed, opts.ManagedOnly, opts.ManagedMessage = m.Permissions, m.ManagedRulesOnly, m.Message
+			if len(m.Files) > 0 {
+				opts.ManagedPath = m.Files[0].Path
+			}
 		}
 		if st.trusted {
 			opts.Accepted = w.acceptedRules(opts)
@@ -189,11 +202,13 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	w.mu.Lock()
 	pendingChanged := !reflect.DeepEqual(pending, w.pendingRules)
 	w.cfg, w.project, w.trusted, w.fileErrs, w.pendingRules = st.cfg, st.project, st.trusted, st.fileErrs, pending
+	w.policy = st.policy
+	w.policyNow.Store(&st.policy)
 	project := w.projectLocked()
 	w.mu.Unlock()
 
-	if st.kinds&(kindConfig|kindProject) != 0 {
-		w.applyServers(ctx, st.cfg, st.project)
+	if st.kinds&(kindConfig|kindProject|kindManaged) != 0 {
+		w.applyServers(ctx, st.cfg, st.project, st.policy)
 		w.mu.Lock()
 		running := w.running
 		w.mu.Unlock()
@@ -203,7 +218,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	w.orch.SetMaxParallel(st.cfg.MCP.MaxParallel)
 	w.mgr.SetLogLevel(st.cfg.MCP.LogLevel)
 	w.watcher.SetPollInterval(st.cfg.MCP.PollInterval)
-	if st.kinds&(kindConfig|kindProject) != 0 {
+	if st.kinds&(kindConfig|kindProject|kindManaged) != 0 {
 		// After the knobs: a new watcher takes a moment to set up.
 		w.mu.Lock()
 		running := w.running

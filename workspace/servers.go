@@ -23,21 +23,43 @@ var ErrAwaitingApproval = errors.New("project server awaiting approval")
 // process's start-up and, after a failed connect, its reaping.
 const settleGrace = 2 * time.Second
 
-// applyServers gives the Manager the servers to run: the user's, then the
-// project's approved ones. A project server the user has not approved is
-// not run and shows as awaiting approval; one whose name the user's own
-// config uses is shadowed by it. The caller holds reloadMu.
-func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, project []config.Server) {
-	servers := slices.Clone(cfg.MCP.Servers)
+// applyServers gives the Manager the servers to run: the organization's,
+// the user's, then the project's approved ones, each held to the managed
+// sandbox minimum. A server the managed policy blocks is not run and
+// shows as blocked; a project server the user has not approved is not
+// run and shows as awaiting approval; a server whose name an earlier
+// scope uses is shadowed by it. The caller holds reloadMu.
+func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, project []config.Server, pol policy) {
+	lookup := w.lookupEnv()
+	var servers []config.Server
 	pending := make(map[string]config.Server)
-	for _, s := range project {
-		if _, shadowed := cfg.Server(s.Name); shadowed {
-			continue
-		}
-		if cfg.Approved(config.ApprovalKey(w.root, s)) {
-			servers = append(servers, s)
-		} else {
-			pending[s.Name] = s
+	blocked := make(map[string]blockedServer)
+	taken := make(map[string]bool)
+	var shipped []config.Server
+	if pol.m != nil {
+		shipped = pol.m.Servers
+	}
+	for _, group := range [][]config.Server{shipped, cfg.MCP.Servers, project} {
+		for _, s := range group {
+			if taken[s.Name] {
+				if s.Scope == config.ScopeUser {
+					w.logger.Warn("a server of your config is shadowed by your organization's server of that name", "server", s.Name)
+				}
+				continue
+			}
+			taken[s.Name] = true
+			switch why := pol.block(s, lookup); {
+			case why != nil:
+				blocked[s.Name] = blockedServer{s, why}
+			case s.Scope == config.ScopeProject && !cfg.Approved(config.ApprovalKey(w.root, s)):
+				pending[s.Name] = s
+			default:
+				if held, changed := pol.m.HoldSandbox(s); changed {
+					w.logger.Info("the server's sandbox is held to your organization's minimum", "server", s.Name)
+					s = held
+				}
+				servers = append(servers, s)
+			}
 		}
 	}
 	var running []config.Server
@@ -57,20 +79,31 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 			evs = append(evs, &StatusEvent{Status: w.awaitingStatus(s)})
 		}
 	}
-	// A server in neither list now is gone: its removal is its last word,
+	for name, b := range blocked {
+		if old, ok := w.blocked[name]; !ok || !old.srv.Equal(b.srv) || *old.why != *b.why {
+			evs = append(evs, &StatusEvent{Status: b.status()})
+			w.logger.Warn("server blocked", "server", name, "why", b.why.String())
+		}
+	}
+	// A server in no list now is gone: its removal is its last word,
 	// and onStatus drops what its Conn says as it stops.
 	gone := func(s config.Server) {
-		if _, still := pending[s.Name]; !still && !managed[s.Name] {
+		_, still := pending[s.Name]
+		_, isBlocked := blocked[s.Name]
+		if !still && !isBlocked && !managed[s.Name] {
 			evs = append(evs, &StatusEvent{Status: mcp.StatusOf(s, mcp.StateStopped), Removed: true})
 		}
 	}
 	for _, s := range w.pending {
 		gone(s)
 	}
+	for _, b := range w.blocked {
+		gone(b.srv)
+	}
 	for _, s := range w.running {
 		gone(s)
 	}
-	w.pending, w.managed, w.running = pending, managed, running
+	w.pending, w.blocked, w.managed, w.running = pending, blocked, managed, running
 	w.events.publish(evs...)
 	w.mu.Unlock()
 
@@ -94,6 +127,11 @@ func (w *Workspace) onStatus(st mcp.Status) {
 	defer w.mu.Unlock()
 	defer w.settled.wake()
 	if !w.managed[st.Name] {
+		if b, ok := w.blocked[st.Name]; ok {
+			// Stopped because the policy now blocks it.
+			w.events.publish(&StatusEvent{Status: b.status()})
+			return
+		}
 		s, ok := w.pending[st.Name]
 		if !ok {
 			// Its entry was removed, which applyServers published: what
@@ -151,19 +189,27 @@ func (s *settleSignal) next() <-chan struct{} {
 }
 
 // Statuses returns the status of every server, by name: those the Manager
-// runs (or keeps disabled) and the project's servers awaiting approval.
+// runs (or keeps disabled), the project's servers awaiting approval and
+// the servers the managed policy blocks.
 func (w *Workspace) Statuses() []mcp.Status {
 	run := w.mgr.Statuses()
 	w.mu.Lock()
-	out := make([]mcp.Status, 0, len(run)+len(w.pending))
+	out := make([]mcp.Status, 0, len(run)+len(w.pending)+len(w.blocked))
 	for _, st := range run {
-		if _, ok := w.pending[st.Name]; !ok || w.managed[st.Name] {
+		_, pending := w.pending[st.Name]
+		_, blocked := w.blocked[st.Name]
+		if !pending && !blocked || w.managed[st.Name] {
 			out = append(out, st)
 		}
 	}
 	for _, s := range w.pending {
 		if !w.managed[s.Name] {
 			out = append(out, w.awaitingStatus(s))
+		}
+	}
+	for _, b := range w.blocked {
+		if !w.managed[b.srv.Name] {
+			out = append(out, b.status())
 		}
 	}
 	w.mu.Unlock()
@@ -186,7 +232,8 @@ func (w *Workspace) status(name string) (mcp.Status, bool) {
 func (w *Workspace) HasServer(name string) bool {
 	w.mu.Lock()
 	_, pending := w.pending[name]
-	pending = pending && !w.managed[name]
+	_, blocked := w.blocked[name]
+	pending = (pending || blocked) && !w.managed[name]
 	w.mu.Unlock()
 	if pending {
 		return true
@@ -195,10 +242,18 @@ func (w *Workspace) HasServer(name string) bool {
 	return ok
 }
 
-// awaiting returns the error for a server awaiting approval, if name is one.
+// ErrBlocked means the organization's managed policy does not let the
+// server run; the error's text says why and where.
+var ErrBlocked = errors.New("blocked by your organization's policy")
+
+// awaiting returns the error for a server awaiting approval or blocked by
+// the policy, if name is one.
 func (w *Workspace) awaiting(name string) (mcp.Status, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if b, ok := w.blocked[name]; ok && !w.managed[name] {
+		return b.status(), &blockedError{name: name, why: b.why}
+	}
 	if s, ok := w.pending[name]; ok && !w.managed[name] {
 		return w.awaitingStatus(s), fmt.Errorf("%w: %q (approve it first)", ErrAwaitingApproval, name)
 	}
@@ -268,6 +323,14 @@ var ErrEntryChanged = errors.New("the project server's entry changed since it wa
 func (w *Workspace) Approve(ctx context.Context, name string, approve bool, entryHash string) (mcp.Status, error) {
 	if w.root == "" {
 		return mcp.Status{}, errors.New("approving a project server: the workspace has no project")
+	}
+	if approve {
+		w.mu.Lock()
+		b, blocked := w.blocked[name]
+		w.mu.Unlock()
+		if blocked {
+			return b.status(), &blockedError{name: name, why: b.why}
+		}
 	}
 	if approve && entryHash == "" {
 		return mcp.Status{}, fmt.Errorf("approving project server %q: the hash of the entry the user was shown is required", name)

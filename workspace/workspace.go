@@ -136,6 +136,11 @@ type Workspace struct {
 
 	closeOnce sync.Once
 
+	// policyNow is the managed policy in force, for the Conns' last check
+	// before they connect (mcp.ConnOptions.Policy); nil before the first
+	// load.
+	policyNow atomic.Pointer[policy]
+
 	// deferPolicy and autoDeferOn decide which tools are deferred (see
 	// deferral.go). They are read on every definitions build and search.
 	deferPolicy atomic.Pointer[deferral]
@@ -160,6 +165,8 @@ type Workspace struct {
 	running  []config.Server          // what the Manager was given
 	managed  map[string]bool          // names of running
 	pending  map[string]config.Server // project servers awaiting approval
+	blocked  map[string]blockedServer // servers the managed policy blocks
+	policy   policy                   // the managed policy in force
 	fileErrs map[string]*fileErrs     // by path
 
 	// pendingRules is the rules' Pending as of the last load.
@@ -177,6 +184,9 @@ type files struct {
 	// accepted is the user's record of the rules they accepted of the
 	// project (permissions.AcceptedPath); "" without a project or a home.
 	accepted string
+	// managed and managedDrop are the organization's managed settings
+	// file and drop-in directory (policy.go).
+	managed, managedDrop string
 }
 
 // New loads the config, the project's servers and the rule files, starts
@@ -190,6 +200,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		fileErrs:  make(map[string]*fileErrs),
 		managed:   make(map[string]bool),
 		pending:   make(map[string]config.Server),
+		blocked:   make(map[string]blockedServer),
 	}
 	if opts != nil {
 		w.opts = *opts
@@ -213,6 +224,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	}
 	// Wherever it is, no sandboxed server reads it.
 	sandbox.GuardConfig(w.files.config)
+	w.files.managed, w.files.managedDrop = managedPaths()
 	w.files.userRules = filepath.Join(filepath.Dir(w.files.config), permissions.SettingsFile)
 	if w.opts.Root != "" {
 		if w.root, err = filepath.Abs(w.opts.Root); err != nil {
@@ -277,6 +289,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Debounce:  w.opts.Debounce,
 		ForcePoll: w.opts.ForcePoll,
 		Logger:    w.logger,
+		DropIns:   []string{w.files.managedDrop},
 	})
 	if err != nil {
 		w.unsubscribe()
@@ -305,6 +318,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			PingInterval:  st.cfg.MCP.PollInterval,
 			Environ:       w.opts.Environ,
 			NoRetry:       w.opts.NoRetry,
+			Policy:        w.policyCheck,
 			ClientOptions: w.roots.clientOptions,
 			OnClient:      w.roots.onClient,
 			OnLog:         w.logs.onLog,
@@ -330,13 +344,14 @@ func (f files) list() []string {
 	return append([]string{f.config}, f.rules()...)
 }
 
-// watched returns the paths to watch: list, and the record of accepted
-// rules.
+// watched returns the paths to watch: list, the record of accepted rules,
+// and the managed settings.
 func (f files) watched() []string {
-	if f.accepted == "" {
-		return f.list()
+	out := f.list()
+	if f.accepted != "" {
+		out = append(out, f.accepted)
 	}
-	return append(f.list(), f.accepted)
+	return append(out, f.managed, f.managedDrop)
 }
 
 // rules returns the paths of the rule files (the project's settings hold

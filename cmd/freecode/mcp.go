@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -180,6 +182,9 @@ Values of --env and --header may hold ${env:NAME}, expanded when connecting.`,
 			}
 			if _, exists := cfg.Server(srv.Name); exists {
 				return fmt.Errorf("a server named %q is already in %s (remove it first, or pick another name)", srv.Name, path)
+			}
+			if why := mcp.SystemPolicy(srv, os.LookupEnv); why != nil {
+				return fmt.Errorf("server %q is %s\n(the config file was not changed)", srv.Name, why)
 			}
 			if err := config.AddServer(path, srv); err != nil {
 				return unchanged(err) // config's errors name the server already
@@ -441,6 +446,7 @@ func newMCPListCmd(a *app) *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTYPE\tENABLED\tCOMMAND/URL")
+			var blocked []string
 			for _, s := range cfg.MCP.Servers {
 				r := s.Redacted()
 				target := r.URL
@@ -453,9 +459,19 @@ func newMCPListCmd(a *app) *cobra.Command {
 				if !r.Enabled {
 					enabled = "no"
 				}
+				if why := mcp.SystemPolicy(s, os.LookupEnv); why != nil {
+					enabled = "blocked"
+					blocked = append(blocked, fmt.Sprintf("%s: %s", s.Name, why))
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Type, enabled, termtext.Escape(target))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, b := range blocked {
+				fmt.Fprintf(out, "✗ %s\n", termtext.EscapeLines(b))
+			}
+			return nil
 		},
 	}
 }

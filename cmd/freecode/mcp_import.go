@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -140,6 +141,11 @@ client's map goes, the rest of the file as it was.`,
 				}
 				if err := config.CheckName(s.Name); err != nil {
 					fmt.Fprintf(out, "  ! %s: skipped: %s\n", termtext.Escape(s.Name), termtext.EscapeLines(err.Error()))
+					failed++
+					continue
+				}
+				if why := mcp.SystemPolicy(s, os.LookupEnv); why != nil {
+					fmt.Fprintf(out, "  ! %s: skipped: %s\n", termtext.Escape(s.Name), termtext.EscapeLines(why.String()))
 					failed++
 					continue
 				}

@@ -246,6 +246,7 @@ var stateMarks = map[protocol.ServerState]string{
 	protocol.StateDisabled:         "-",
 	protocol.StateStopped:          "-",
 	protocol.StateRemoved:          "-",
+	protocol.StateBlocked:          "✗",
 }
 
 // retryText is a retry awaited as the frontends say it: "retrying 2/6 in
@@ -271,6 +272,9 @@ func printStatus(w io.Writer, st *protocol.ServerStatus, now time.Time, tail int
 		fmt.Fprintf(w, "    %-11s%s\n", label, value)
 	}
 	field("scope", termtext.Escape(string(st.Scope)+", "+string(st.Type)))
+	if st.Blocked != "" {
+		field("blocked", termtext.EscapeLines(strings.TrimPrefix(st.Blocked, "blocked ")))
+	}
 	transport := string(st.Transport)
 	if transport == "" {
 		transport = "not known yet"
