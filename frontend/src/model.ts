@@ -17,6 +17,8 @@ export interface Summary {
 	failed: string[];
 	awaitingApproval: string[];
 	needsAuth: string[];
+	/** Servers the organization's policy blocks: never run, not counted as enabled. */
+	blocked: string[];
 	busy: number;
 	/** Servers started on demand that are not running: ready, their first call starts them. */
 	idle: number;
@@ -237,7 +239,7 @@ export class ServersModel {
 	}
 
 	summary(): Summary {
-		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], busy: 0, idle: 0, problems: 0, configBroken: false, problemLines: [] };
+		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], blocked: [], busy: 0, idle: 0, problems: 0, configBroken: false, problemLines: [] };
 		for (const f of this.fileProblems()) {
 			sum.problems += f.problems.length;
 			sum.configBroken ||= broken(f);
@@ -245,7 +247,7 @@ export class ServersModel {
 		}
 		for (const s of this.servers()) {
 			sum.total++;
-			if (s.state !== 'disabled') sum.enabled++;
+			if (s.state !== 'disabled' && s.state !== 'blocked') sum.enabled++;
 			switch (s.state) {
 				case 'connected':
 					sum.connected++;
@@ -258,6 +260,9 @@ export class ServersModel {
 					break;
 				case 'needsAuth':
 					sum.needsAuth.push(s.name);
+					break;
+				case 'blocked':
+					sum.blocked.push(s.name);
 					break;
 				case 'connecting':
 				case 'reconnecting':

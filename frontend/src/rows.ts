@@ -29,6 +29,7 @@ export const stateWords: Record<ServerState, string> = {
 	stopped: 'stopped',
 	removed: 'removed',
 	idle: 'idle',
+	blocked: 'blocked by policy',
 };
 
 /** The longest error text a description shows; the tooltip has all of it. */
@@ -43,6 +44,9 @@ export function serverRow(s: ServerStatus, tools: readonly ToolInfo[], now = Dat
 	const parts: string[] = [];
 	if (s.state === 'failed' && s.lastError) {
 		parts.push(`failed: ${oneLine(s.lastError, descriptionErrorChars)}`);
+	} else if (s.state === 'blocked' && s.blocked) {
+		// Which entry of which file: the reason without its first words.
+		parts.push(`blocked by policy: ${oneLine(s.blocked.replace(/^blocked by your organization's policy: /, ''), descriptionErrorChars)}`);
 	} else if ((s.state === 'connecting' || s.state === 'reconnecting') && s.retry) {
 		// Between tries: what went wrong, and when the next one comes.
 		parts.push(`${retryWords(s.retry, now)}${s.lastError ? `: ${oneLine(s.lastError, descriptionErrorChars)}` : ''}`);
@@ -61,6 +65,7 @@ export function serverRow(s: ServerStatus, tools: readonly ToolInfo[], now = Dat
 	const review = tools.filter((t) => t.definitionChanged || t.new).length;
 	if (review > 0) parts.push(`${review} to review`);
 	if (s.scope === 'project') parts.push('project');
+	if (s.scope === 'managed') parts.push("organization's");
 	return { label: printable(s.name), description: parts.join(' · '), tooltip: serverTooltip(s, now) };
 }
 
@@ -86,7 +91,8 @@ export function retryWords(r: { attempt: number; max: number; nextAt: string }, 
 export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	const lines = [`${printable(s.name)} — ${stateWords[s.state]}`];
 	const kind = s.type === 'local' ? 'local (stdio)' : `remote${s.transport ? ` (${s.transport})` : ''}`;
-	lines.push(`${kind}, ${s.scope === 'project' ? "from this project's settings" : 'from your config'}`);
+	const from = { project: "from this project's settings", user: 'from your config', managed: "from your organization's managed settings" }[s.scope];
+	lines.push(`${kind}, ${from}`);
 	if (s.command && s.command.length > 0) lines.push(`command: ${commandLine(s.command)}`);
 	if (s.url) lines.push(`url: ${printable(s.url)}`);
 	if (s.serverInfo) lines.push(`server: ${printable(s.serverInfo.name)} ${printable(s.serverInfo.version)}`);
@@ -100,6 +106,7 @@ export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	if (s.state === 'awaitingApproval') lines.push('This project ships this server; it runs once you approve it.');
 	if (s.state === 'needsAuth') lines.push('The server needs you to sign in.');
 	if (s.state === 'idle') lines.push('Started on demand: the first call of one of its tools starts it.');
+	if (s.state === 'blocked') lines.push(`${printable(s.blocked ?? "Blocked by your organization's policy.")} It does not run; \`freecode policy\` shows the whole policy.`);
 	if (s.lastError) lines.push(`last error: ${printable(s.lastError)}`);
 	if (s.exitCode !== undefined) lines.push(`exit code: ${s.exitCode}`);
 	if (s.retry) lines.push(retryWords(s.retry, now));

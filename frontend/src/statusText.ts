@@ -59,6 +59,7 @@ export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 	if (sum.failed.length > 0) lines.push(`failed: ${list(sum.failed)}`);
 	if (sum.awaitingApproval.length > 0) lines.push(`awaiting approval: ${list(sum.awaitingApproval)}`);
 	if (sum.needsAuth.length > 0) lines.push(`sign-in needed: ${list(sum.needsAuth)}`);
+	if (sum.blocked.length > 0) lines.push(`blocked by your organization's policy: ${list(sum.blocked)}`);
 	if (sum.busy > 0) lines.push(`${sum.busy} connecting`);
 	const warn = sum.failed.length > 0 || sum.configBroken;
 	const icon = warn ? '$(warning)' : sum.busy > 0 ? '$(sync~spin)' : '$(plug)';

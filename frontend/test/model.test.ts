@@ -150,14 +150,16 @@ test('model: summary counts connected of enabled and names the failed', () => {
 		st('i', { state: 'reconnecting', toolCount: 4 }),
 		st('j', { state: 'stopped' }),
 		st('k', { state: 'idle', toolCount: 13 }),
+		st('l', { state: 'blocked', blocked: "blocked by your organization's policy: deniedMcpServers[0] in /etc/freecode/managed-settings.json" }),
 	]);
 	assert.deepEqual(m.summary(), {
-		total: 11,
+		total: 12,
 		enabled: 10,
 		connected: 2,
 		failed: ['c', 'd'],
 		awaitingApproval: ['e'],
 		needsAuth: ['f'],
+		blocked: ['l'],
 		busy: 2,
 		idle: 1,
 		problems: 0,

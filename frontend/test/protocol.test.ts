@@ -77,7 +77,7 @@ const drift: { name: string; check: Check<unknown>; value: unknown; want: string
 		check: ServerStatus as Check<unknown>,
 		value: { name: 'a', scope: 'user', type: 'local', state: 'sleeping', toolCount: 0 },
 		want: [
-			'$.state: want one of disabled, awaitingApproval, needsAuth, connecting, connected, reconnecting, failed, stopped, removed, idle, got "sleeping"',
+			'$.state: want one of disabled, awaitingApproval, needsAuth, connecting, connected, reconnecting, failed, stopped, removed, idle, blocked, got "sleeping"',
 		],
 	},
 	{

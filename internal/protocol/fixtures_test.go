@@ -48,6 +48,11 @@ var fixtures = map[string][]any{
 			StderrTail: []string{"error: GITHUB_TOKEN is not set"}, Command: []string{"node", "github-server.js"},
 		},
 		ServerStatus{
+			Name: "scraper", Scope: "user", Type: "local", Transport: "stdio", State: StateBlocked,
+			Command: []string{"npx", "-y", "some-scraper"},
+			Blocked: "blocked by your organization's policy: deniedMcpServers[2] in /etc/freecode/managed-settings.json — ask #it-help for a new server",
+		},
+		ServerStatus{
 			Name: "pkg", Scope: "user", Type: "local", Transport: "stdio", State: StateFailed,
 			LastError: "npm has no package named @x/y (npm's registry answered 404)", LastErrorKind: FailurePackageNotFound, ExitCode: ptr(1),
 			StderrTail: []string{"npm error code E404"}, Command: []string{"npx", "-y", "@x/y"},

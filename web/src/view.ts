@@ -135,6 +135,7 @@ export class View {
 				s.pid !== undefined ? h('span', { class: 'pid' }, `pid ${s.pid}`) : '',
 			),
 			s.lastError ? h('p', { class: 'error' }, printable(s.lastError)) : '',
+			s.blocked ? h('p', { class: 'error blocked' }, printable(s.blocked)) : '',
 			buttons,
 			this.details(`facts ${s.name}`, 'Details', facts),
 			...parts,

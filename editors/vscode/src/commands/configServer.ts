@@ -60,6 +60,11 @@ export const showServerConfiguration: CommandFactory = (fc) => async (node?: unk
 	const name = await serverName(fc, node, 'showConfiguration');
 	if (!name) return;
 	const scope = fc.model.server(name)?.scope ?? 'user';
+	if (scope === 'managed') {
+		// Its entry is the organization's, in a system file the user does not edit.
+		void vscode.window.showInformationMessage(`${name} is your organization's server, from its managed settings; \`freecode policy\` shows them.`);
+		return;
+	}
 	const file = await configPath(fc, scope);
 	if (!file) {
 		void vscode.window.showErrorMessage(`The file that holds ${name} is not known: is the sidecar running?`);

@@ -23,6 +23,7 @@ const stateIcons: Record<ServerState, Icon> = {
 	// Never on a node: a removed server leaves the tree.
 	removed: { id: 'trash', color: 'disabledForeground' },
 	idle: { id: 'circle-large-outline' },
+	blocked: { id: 'lock', color: 'errorForeground' },
 };
 
 const menuActions: ServerAction[] = ['start', 'stop', 'restart', 'enable', 'disable', 'remove'];
