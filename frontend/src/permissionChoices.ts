@@ -77,7 +77,10 @@ const maxReviewChars = 1500;
  * a project: as it is when the sidecar says the project is trusted, and as
  * "Trust Project and Always Allow Here" when not, since an untrusted
  * project's allow rules are ignored and the button would otherwise promise
- * something that does not happen.
+ * something that does not happen. For the same reason no "always" choice
+ * is offered when the sidecar says one could take no effect
+ * (req.noAlwaysAllow: the organization's managed settings decide), and
+ * the detail says why, in the sidecar's words, as the CLI does.
  */
 export function permissionPrompt(
 	req: PermissionRequest,
@@ -98,6 +101,7 @@ export function permissionPrompt(
 				? 'This tool can change things, maybe for good (destructive, as its server describes it).'
 				: 'This tool can change things (not read-only).',
 		`Why you are asked: ${oneLine(whyAsked(req.reason), 400)}`,
+		...(req.noAlwaysAllow ? [`Always allow it: not offered, ${sentence(oneLine(req.noAlwaysAllow, 400))}`] : []),
 		CANCEL_DENIES,
 		'',
 		'Arguments:',
@@ -124,12 +128,14 @@ export function permissionPrompt(
 	if (rv) {
 		choices.push({ title: rv.kind === 'new' ? ACCEPT_NEW : ACCEPT_CHANGE, answer: { decision: 'allowOnce', acceptDefinition: true } });
 	}
-	if (req.projectTrusted) {
-		choices.push({ title: ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' } });
-	} else if (hasProject) {
-		choices.push({ title: TRUST_AND_ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' }, trustFirst: true });
+	if (!req.noAlwaysAllow) {
+		if (req.projectTrusted) {
+			choices.push({ title: ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' } });
+		} else if (hasProject) {
+			choices.push({ title: TRUST_AND_ALLOW_PROJECT, answer: { decision: 'allowAlways', scope: 'local' }, trustFirst: true });
+		}
+		choices.push({ title: ALLOW_EVERYWHERE, answer: { decision: 'allowAlways', scope: 'user' } });
 	}
-	choices.push({ title: ALLOW_EVERYWHERE, answer: { decision: 'allowAlways', scope: 'user' } });
 	if (cut) choices.push({ title: SHOW_FULL });
 	return {
 		message: `Allow FreeCode to run ${tool}?`,
@@ -137,6 +143,11 @@ export function permissionPrompt(
 		choices,
 		fullArguments: cut ? pretty : undefined,
 	};
+}
+
+/** sentence ends s with a full stop, unless it ends with one already. */
+function sentence(s: string): string {
+	return /[.!?…]$/.test(s) ? s : `${s}.`;
 }
 
 /** answerFor maps the button picked (undefined: Escape or the dialog closed) to the reply. */

@@ -6,7 +6,8 @@
 /**
  * whyAsked turns the permission engine's reason into a sentence a user
  * reads once and understands: which rule, or that none applies, and so
- * why they see the prompt. A reason it does not know is shown as it is.
+ * why they see the prompt (an organization's managed rule says so). A
+ * reason it does not know is shown as it is.
  */
 export function whyAsked(reason: string): string {
 	if (reason === 'no rule; tool is not read-only') {
@@ -14,6 +15,12 @@ export function whyAsked(reason: string): string {
 	}
 	if (reason === 'no rule; tool is read-only') {
 		return 'No rule of yours covers this tool.';
+	}
+	// A managed ask rule holds whatever was answered before, and no rule of
+	// the user's loosens it: say that it is every call, and whose rule.
+	const org = /^your organization's ask rule (".*") in (.+)$/.exec(reason);
+	if (org) {
+		return `Your organization asks before every call of this tool: its rule ${org[1]} in ${org[2]}.`;
 	}
 	const ask = /^ask rule (".*") (in (.+)|for this session)$/.exec(reason);
 	if (ask) {

@@ -240,12 +240,16 @@ test('prompt: why you are asked, in plain words', () => {
 			why('no rule; tool is read-only'),
 			why('ask rule "mcp__github" in /p/.freecode/settings.json'),
 			why('ask rule "mcp__*" for this session'),
+			why('your organization\'s ask rule "mcp__demo" in /etc/freecode/managed-settings.json'),
+			why('your organization\'s ask rule "mcp__*" in /etc/freecode/managed-settings.d/10-team.json'),
 			why('something new'),
 		],
 		[
 			'Why you are asked: No rule of yours covers this tool.',
 			'Why you are asked: A rule in /p/.freecode/settings.json, "mcp__github", says to ask before this tool runs.',
 			'Why you are asked: A rule for this session, "mcp__*", says to ask before this tool runs.',
+			'Why you are asked: Your organization asks before every call of this tool: its rule "mcp__demo" in /etc/freecode/managed-settings.json.',
+			'Why you are asked: Your organization asks before every call of this tool: its rule "mcp__*" in /etc/freecode/managed-settings.d/10-team.json.',
 			'Why you are asked: something new',
 		],
 	);
@@ -278,4 +282,71 @@ test("prompt: a call an MCP Apps view made says so, under its server", () => {
 		'This tool can change things, maybe for good (destructive, as its server describes it).',
 	]);
 	assert.ok(!permissionPrompt(req, 1200).detail.includes('Asked by'));
+});
+
+// The sidecar's fixture (frontend/test/fixtures/PermissionRequest.json, c4):
+// an organization's ask rule covers the tool, so an "always" answer would
+// be an allow for this call only.
+const managedAsk: PermissionRequest = {
+	callId: 'c4',
+	tool: 'mcp__demo__delete_file',
+	server: 'demo',
+	arguments: { path: 'build' },
+	readOnly: false,
+	reason: 'your organization\'s ask rule "mcp__demo" in /etc/freecode/managed-settings.json',
+	projectTrusted: true,
+	noAlwaysAllow: 'your organization\'s ask rule "mcp__demo" in /etc/freecode/managed-settings.json asks before every call',
+};
+
+test('prompt: when "always allow" could take no effect, only Deny and Allow Once, and the prompt says why', () => {
+	const p = permissionPrompt(managedAsk, 1200);
+	assert.equal(
+		p.detail,
+		[
+			'Server: demo',
+			'This tool can change things (not read-only).',
+			'Why you are asked: Your organization asks before every call of this tool: its rule "mcp__demo" in /etc/freecode/managed-settings.json.',
+			'Always allow it: not offered, your organization\'s ask rule "mcp__demo" in /etc/freecode/managed-settings.json asks before every call.',
+			'Cancel and Escape deny, as Deny does: the tool does not run.',
+			'',
+			'Arguments:',
+			'{\n  "path": "build"\n}',
+		].join('\n'),
+	);
+	assert.deepEqual(p.choices.map((c) => c.title), [DENY, ALLOW_ONCE]);
+	// The titles of the choices left out answer nothing but deny.
+	for (const t of [ALLOW_PROJECT, TRUST_AND_ALLOW_PROJECT, ALLOW_EVERYWHERE]) {
+		assert.deepEqual(answerFor(p, t), DENIED, t);
+		assert.equal(trustsFirst(p, t), false, t);
+	}
+	assert.deepEqual(answerFor(p, ALLOW_ONCE), { decision: 'allowOnce' });
+});
+
+test('prompt: without "always allow", whatever else the request has, no choice answers allowAlways', () => {
+	const managedOnly = { ...req, noAlwaysAllow: 'your organization allows only its own allow rules' };
+	const variants: { r: PermissionRequest; hasProject?: boolean; max?: number; buttons: string[] }[] = [
+		{ r: managedOnly, buttons: [DENY, ALLOW_ONCE] },
+		// An untrusted project is not offered trust for a rule that would be ignored.
+		{ r: { ...managedOnly, projectTrusted: false }, hasProject: true, buttons: [DENY, ALLOW_ONCE] },
+		{ r: { ...managedOnly, review }, buttons: [DENY, ALLOW_ONCE, ACCEPT_CHANGE] },
+		{ r: { ...managedOnly, arguments: { text: 'x'.repeat(5000) } }, max: 300, buttons: [DENY, ALLOW_ONCE, SHOW_FULL] },
+	];
+	for (const v of variants) {
+		const p = permissionPrompt(v.r, v.max ?? 1200, undefined, v.hasProject ?? v.r.projectTrusted);
+		assert.deepEqual(p.choices.map((c) => c.title), v.buttons);
+		assert.ok(!p.choices.some((c) => c.answer?.decision === 'allowAlways' || c.trustFirst), JSON.stringify(p.choices));
+		assert.ok(
+			p.detail.split('\n').includes('Always allow it: not offered, your organization allows only its own allow rules.'),
+			p.detail,
+		);
+		const keys = modalKeys(p.choices);
+		assert.deepEqual(answerFor(p, keys.enter), DENIED);
+		assert.deepEqual(answerFor(p, keys.escape), DENIED);
+	}
+	// Control characters in the sidecar's sentence (a file name) are shown escaped, on one line.
+	const odd = permissionPrompt({ ...req, noAlwaysAllow: 'your organization\'s ask rule "x" in /etc/a\u001b[2K\nb.json asks before every call' }, 1200);
+	assert.ok(odd.detail.split('\n').some((l) => l.startsWith('Always allow it: not offered, ') && l.includes('\\x1b[2K')), odd.detail);
+	// No sentence, the choices as before.
+	assert.ok(!permissionPrompt(req, 1200).detail.includes('Always allow it'));
+	assert.deepEqual(permissionPrompt({ ...req, noAlwaysAllow: '' }, 1200).choices.map((c) => c.title), [DENY, ALLOW_ONCE, ALLOW_PROJECT, ALLOW_EVERYWHERE]);
 });

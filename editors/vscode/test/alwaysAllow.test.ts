@@ -48,3 +48,15 @@ test('permission modal: one "always" choice is a button of its own; Show Full Ar
 	);
 	assert.deepEqual(always, []);
 });
+
+test('permission modal: no Always Allow… when the sidecar says "always" could take no effect (noAlwaysAllow)', () => {
+	const org = { ...req, noAlwaysAllow: 'your organization allows only its own allow rules' } as PermissionRequest;
+	for (const r of [org, { ...org, projectTrusted: true } as PermissionRequest]) {
+		const { row, always } = modalRow(permissionPrompt(r, 2000, true, true));
+		assert.deepEqual(
+			row.map((c) => c.title),
+			[DENY, ALLOW_ONCE],
+		);
+		assert.deepEqual(always, []);
+	}
+});
