@@ -124,6 +124,11 @@ func secretValue(name, v string) bool {
 // AUTH_HEADER, AWS_CREDENTIALS, PRIVATE_KEY, SESSION_COOKIE.
 var secretNameParts = []string{"TOKEN", "KEY", "SECRET", "PASS", "AUTH", "CRED", "PRIVATE", "COOKIE"}
 
+// SecretName reports whether a variable, query parameter or argument
+// name looks like it holds a credential (see secretName): what the audit
+// trail masks of a call's arguments.
+func SecretName(name string) bool { return secretName(name) }
+
 // secretName reports whether a variable (or query parameter) name holds,
 // ignoring case, one of secretNameParts.
 func secretName(name string) bool {

@@ -144,6 +144,7 @@ func objectSchema(raw json.RawMessage) (json.RawMessage, error) {
 func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name string, hasOutput bool) *mcpsdk.CallToolResult {
 	ss := req.Session
 	eo := &orchestrator.ExecOptions{
+		Frontend: gatewayClient(ss),
 		OnWarning: func(_, msg string) {
 			if err := ss.Log(ctx, &mcpsdk.LoggingMessageParams{Level: "warning", Logger: ServerName, Data: msg}); err != nil {
 				s.logger.Debug("relaying a warning", "err", err)
@@ -200,4 +201,14 @@ func result(r orchestrator.ToolResult, hasOutput bool) *mcpsdk.CallToolResult {
 		}
 	}
 	return res
+}
+
+// gatewayClient names a gateway client in the audit trail:
+// "gateway:<its clientInfo.name>".
+func gatewayClient(ss *mcpsdk.ServerSession) string {
+	name := "client"
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		name = p.ClientInfo.Name
+	}
+	return "gateway:" + name
 }

@@ -49,6 +49,8 @@ type Options struct {
 	// Reviewer, if set, is asked about the tools whose definition awaits
 	// review, and told when the user accepts one in answer to a prompt.
 	Reviewer DefinitionReviewer
+	// Auditor, if set, is told what became of every call (audit.go).
+	Auditor Auditor
 }
 
 // Orchestrator runs batches of tool calls against a Registry.
@@ -133,6 +135,9 @@ type ExecOptions struct {
 	// Tasks is what becomes of a call its server runs as a task
 	// (tasks.go); TasksAwaited by default.
 	Tasks TaskMode
+	// Frontend names whose batch it is, for the audit trail (Auditor):
+	// a frontend's clientInfo name, "cli", "gateway:<client>".
+	Frontend string
 }
 
 // prepared is one call after lookup and validation.
@@ -141,6 +146,11 @@ type prepared struct {
 	tool *Tool
 	args map[string]any
 	done bool // the result is final (unknown tool, invalid arguments)
+
+	// What the gate decided by, for the audit trail: the rule (nil: no
+	// rule) and the answer of the person asked ("": nobody answered).
+	rule   *permissions.Rule
+	answer AnswerDecision
 }
 
 // Execute runs one batch: the calls one model turn produced, in order.
@@ -172,6 +182,7 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 		o.runGroup(ctx, preps[i:j], results[i:j], eo)
 		i = j
 	}
+	o.audit(preps, results, eo)
 	return results
 }
 

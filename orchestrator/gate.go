@@ -109,6 +109,7 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 	}
 	// A nil set means no rules: read-only tools are allowed, others ask.
 	d := o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly)
+	p.noteRule(d)
 	switch d.Effect {
 	case permissions.Allow:
 		return DecisionAllowed, ""
@@ -126,7 +127,9 @@ func (o *Orchestrator) gate(ctx context.Context, p *prepared, eo *ExecOptions) (
 		return DecisionDenied, fmt.Sprintf("%s was not run: it was cancelled while another call of it waited for the permission answer (%v)", t.ID, err)
 	}
 	defer done()
-	switch d = o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly); d.Effect {
+	d = o.perms.Load().Decide(t.ID, t.alias, t.ReadOnly)
+	p.noteRule(d)
+	switch d.Effect {
 	case permissions.Allow:
 		return DecisionAllowed, ""
 	case permissions.Deny:
@@ -198,6 +201,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 			eo.OnWarning(p.call.CallID, warning)
 		}
 	}
+	p.answer = ans.Decision
 	switch ans.Decision {
 	case AllowOnce, AllowAlways:
 		if ans.AcceptDefinition {

@@ -107,6 +107,7 @@ func (o *Orchestrator) gateReview(ctx context.Context, p *prepared, eo *ExecOpti
 		return "", "", false
 	}
 	d := o.perms.Load().Decide(t.ID, t.alias, false)
+	p.noteRule(d)
 	if d.Effect == permissions.Deny {
 		return DecisionDenied, fmt.Sprintf("%s was denied: %s", t.ID, d.Reason), true
 	}

@@ -149,3 +149,15 @@ func (sess *session) describe() string {
 	}
 	return fmt.Sprintf("%s (frontend %d)", client, sess.id)
 }
+
+// frontendName names the frontend in the audit trail: its clientInfo.name
+// and its number in the sidecar's log, "vscode#3".
+func (sess *session) frontendName() string {
+	sess.mu.Lock()
+	client := sess.client
+	sess.mu.Unlock()
+	if client == "" {
+		client = "frontend"
+	}
+	return fmt.Sprintf("%s#%d", client, sess.id)
+}

@@ -117,7 +117,8 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 		},
 		// A call its server runs as a task answers at once; the task is
 		// followed apart (tasks.go).
-		Tasks: orchestrator.TasksTracked,
+		Tasks:    orchestrator.TasksTracked,
+		Frontend: sess.frontendName(),
 	})
 	hoptrace.Stage(hoptrace.FromAnswer, "b answer → the orchestrator's results")
 	sess.out.forget(slices.Collect(maps.Keys(seen)))

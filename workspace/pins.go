@@ -109,6 +109,11 @@ type liveTools struct {
 	protoVer   string
 	reason     string
 	reviews    []ToolReview // guarded by pinner.mu
+
+	// hashes are the entry's and the tools' hashes, for the audit trail
+	// (audit.go): computed at the first call of the registration, which
+	// gives every liveTools its own.
+	hashes *lazyHashes
 }
 
 // entryKey returns the manifest key of srv in this workspace (see
@@ -259,6 +264,7 @@ func (p *pinner) registerLocked(server string, lt *liveTools, m *manifest.Manife
 	if had {
 		before = prev.reviews
 	}
+	lt.hashes = new(lazyHashes)
 	p.live[server] = lt
 	p.reg.SetReviewedTools(server, reviewed, p.runner(server), lt.reason)
 	reviews = p.withIDs(reviews)

@@ -56,6 +56,7 @@ type state struct {
 func (w *Workspace) onFiles(changes []config.Change) {
 	var k kind
 	for _, c := range changes {
+		w.auditFile(c.Path)
 		switch c.Path {
 		case w.files.config:
 			k |= kindConfig
@@ -204,6 +205,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	w.cfg, w.project, w.trusted, w.fileErrs, w.pendingRules = st.cfg, st.project, st.trusted, st.fileErrs, pending
 	w.policy = st.policy
 	w.policyNow.Store(&st.policy)
+	w.trail.configure(config.AuditDir(w.files.config, st.policy.m), st.policy.m != nil && st.policy.m.Audit.Arguments)
 	project := w.projectLocked()
 	w.mu.Unlock()
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/freecode/freecode/internal/audit"
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/orchestrator"
@@ -54,7 +55,11 @@ func (p *pinner) reviews(server string) []ToolReview {
 // again since, nothing is accepted and the error wraps
 // manifest.ErrStale. It returns the server's reviews left.
 func (w *Workspace) AcceptDefinition(ctx context.Context, server, tool, hash string) ([]ToolReview, error) {
-	return w.reviewAction(ctx, server, tool, func(m *manifest.Manifest) error { return m.Accept(tool, hash) })
+	rs, err := w.reviewAction(ctx, server, tool, func(m *manifest.Manifest) error { return m.Accept(tool, hash) })
+	if err == nil {
+		w.trail.record(audit.Event{Kind: audit.KindReview, Server: server, Tool: tool, DefinitionHash: hash, By: "freecode", Detail: "accepted the definition of " + orAll(tool)})
+	}
+	return rs, err
 }
 
 // RejectDefinition rejects the definition the server lists for tool
@@ -62,7 +67,11 @@ func (w *Workspace) AcceptDefinition(ctx context.Context, server, tool, hash str
 // that very definition are denied without asking until the server lists
 // another one or the user accepts it. hash as in AcceptDefinition.
 func (w *Workspace) RejectDefinition(ctx context.Context, server, tool, hash string) ([]ToolReview, error) {
-	return w.reviewAction(ctx, server, tool, func(m *manifest.Manifest) error { return m.Reject(tool, hash) })
+	rs, err := w.reviewAction(ctx, server, tool, func(m *manifest.Manifest) error { return m.Reject(tool, hash) })
+	if err == nil {
+		w.trail.record(audit.Event{Kind: audit.KindReview, Server: server, Tool: tool, DefinitionHash: hash, By: "freecode", Detail: "rejected the definition of " + orAll(tool)})
+	}
+	return rs, err
 }
 
 // reviewAction applies act to server's manifest and registers the server's

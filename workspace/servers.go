@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/audit"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/permissions"
@@ -35,6 +36,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 	pending := make(map[string]config.Server)
 	blocked := make(map[string]blockedServer)
 	taken := make(map[string]bool)
+	ids := make(map[string]string)
 	var shipped []config.Server
 	if pol.m != nil {
 		shipped = pol.m.Servers
@@ -54,6 +56,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 			case s.Scope == config.ScopeProject && !cfg.Approved(config.ApprovalKey(w.root, s)):
 				pending[s.Name] = s
 			default:
+				ids[s.Name] = config.EntryHash(s)
 				if held, changed := pol.m.HoldSandbox(s); changed {
 					w.logger.Info("the server's sandbox is held to your organization's minimum", "server", s.Name)
 					s = held
@@ -62,6 +65,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 			}
 		}
 	}
+	w.identities.Store(&ids)
 	var running []config.Server
 	managed := make(map[string]bool)
 	for _, s := range servers {
@@ -83,6 +87,7 @@ func (w *Workspace) applyServers(ctx context.Context, cfg *config.Config, projec
 		if old, ok := w.blocked[name]; !ok || !old.srv.Equal(b.srv) || *old.why != *b.why {
 			evs = append(evs, &StatusEvent{Status: b.status()})
 			w.logger.Warn("server blocked", "server", name, "why", b.why.String())
+			w.trail.record(audit.Event{Kind: audit.KindBlocked, Server: name, Detail: b.why.String()})
 		}
 	}
 	// A server in no list now is gone: its removal is its last word,
@@ -367,6 +372,8 @@ func (w *Workspace) Approve(ctx context.Context, name string, approve bool, entr
 	if err := edit(w.files.config, key); err != nil {
 		return mcp.Status{}, fmt.Errorf("%s project server %q: %w", verb, name, err)
 	}
+	w.trail.record(audit.Event{Kind: audit.KindApproval, Server: name, ServerIdentity: config.EntryHash(srv), File: config.ProjectSettingsPath(w.root),
+		By: "freecode", Detail: map[bool]string{true: "approved", false: "revoked"}[approve]})
 	// Not waiting for the watcher: the caller wants the outcome.
 	w.reload(ctx, kindConfig)
 	if err := w.waitSettled(ctx, []string{name}); err != nil {
@@ -394,6 +401,7 @@ func (w *Workspace) SetTrusted(ctx context.Context, trusted bool) error {
 	if err := config.SetTrusted(w.files.config, w.root, false); err != nil {
 		return fmt.Errorf("revoking trust in %s: %w", w.root, err)
 	}
+	w.trail.record(audit.Event{Kind: audit.KindTrust, File: w.root, By: "freecode", Detail: "revoked"})
 	// After the config: a load in between finds the project untrusted,
 	// never trusted without its record, which would adopt the files as
 	// they are.
@@ -427,6 +435,7 @@ func (w *Workspace) AcceptRules(ctx context.Context, hash string) error {
 	if err := config.SetTrusted(w.files.config, w.root, true); err != nil {
 		return fmt.Errorf("trusting %s: %w", w.root, err)
 	}
+	w.trail.record(audit.Event{Kind: audit.KindTrust, File: w.root, By: "freecode", Detail: "given, with the rules of its files as they are now accepted"})
 	w.reload(ctx, kindConfig|kindAccepted)
 	return nil
 }

@@ -133,6 +133,7 @@ type Workspace struct {
 	settled settleSignal
 	events  fanout
 	tasks   *taskTracker
+	trail   trail // the audit trail (audit.go)
 
 	closeOnce sync.Once
 
@@ -140,6 +141,10 @@ type Workspace struct {
 	// before they connect (mcp.ConnOptions.Policy); nil before the first
 	// load.
 	policyNow atomic.Pointer[policy]
+	// identities are the approval hashes (config.EntryHash) of the
+	// entries the Manager was last given, by name, as configured: a
+	// server's identity in the audit trail.
+	identities atomic.Pointer[map[string]string]
 
 	// deferPolicy and autoDeferOn decide which tools are deferred (see
 	// deferral.go). They are read on every definitions build and search.
@@ -211,6 +216,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	if w.logger == nil {
 		w.logger = slog.New(slog.DiscardHandler)
 	}
+	w.trail.logger = w.logger
 	path := w.opts.ConfigPath
 	if path == "" {
 		var err error
@@ -272,6 +278,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		ResultsDir:  w.opts.ResultsDir,
 		Logger:      w.logger,
 		Reviewer:    definitionReviewer{w},
+		Auditor:     w,
 	})
 	// The hashes of the built-ins alone: what the first change is
 	// compared against.
@@ -379,6 +386,7 @@ func (w *Workspace) Close() error {
 		w.reloadMu.Unlock()
 		w.tasks.close() // before the servers stop: their tasks stay on disk, live
 		w.mgr.Close()
+		w.trail.close() // after the servers: nothing more is called
 		w.logs.Close()
 		w.unsubscribe()
 		w.defs.Close()

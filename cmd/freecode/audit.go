@@ -11,19 +11,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/audit"
 	"github.com/freecode/freecode/internal/termtext"
 )
 
 func init() { subcommands = append(subcommands, newAuditCmd) }
 
-// auditDir returns the directory of the audit trail: ~/.freecode/audit,
-// which follows $HOME alone, never --config. It is the one place the CLI
-// picks the directory, where the managed setting that moves the trail to
-// a directory the user cannot write (config.Managed.Audit.Dir) applies.
+// auditDir returns the directory of the audit trail, as the sidecar picks
+// it (config.AuditDir): the managed policy's audit.dir, else "audit"
+// beside the config file, ~/.freecode/audit by default. Managed settings
+// that do not load are an error: the trail may be where they say.
 func auditDir(a *app) (string, error) {
-	_ = a
-	return audit.DefaultDir()
+	path, err := a.path()
+	if err != nil {
+		return "", err
+	}
+	m, err := config.LoadManaged()
+	if err != nil {
+		return "", fmt.Errorf("finding the audit trail: %w", err)
+	}
+	return config.AuditDir(path, m), nil
 }
 
 func newAuditCmd(a *app) *cobra.Command {

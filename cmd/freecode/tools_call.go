@@ -108,7 +108,8 @@ the call is not run, and the result names the scope the server asks for.`,
 				OnWarning: func(_ string, msg string) {
 					fmt.Fprintf(stderr, "warning: %s\n", termtext.Escape(msg))
 				},
-				Asker: asker,
+				Asker:    asker,
+				Frontend: "cli",
 				// A call its server runs as a task is waited for here, for
 				// as long as the task lives (tools_task.go).
 				Tasks: orchestrator.TasksReturned,

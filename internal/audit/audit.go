@@ -1,7 +1,8 @@
 // Package audit keeps FreeCode's audit trail: one JSON line per event (a
 // tool call and how it was decided, an approval or review accepted, trust
 // given or revoked, a config or rule file changed, a server blocked by
-// policy) in a directory, ~/.freecode/audit by default.
+// policy) in a directory (the sidecar keeps it beside the config file,
+// ~/.freecode/audit by default, or where the managed settings say).
 //
 // Each line carries, in "prev", the SHA-256 of the line before it exactly
 // as written, and a "seq" one above that line's, across the files a
@@ -146,17 +147,6 @@ func ArgsHash(args json.RawMessage) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// DefaultDir returns ~/.freecode/audit. Like the directory of sign-ins, it
-// does not follow a config file named by --config or $FREECODE_CONFIG,
-// which may sit in a repository: only $HOME moves it.
-func DefaultDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("locating the audit trail: %w", err)
-	}
-	return filepath.Join(home, ".freecode", "audit"), nil
 }
 
 // The files of a trail's directory: the current file, the head, and the

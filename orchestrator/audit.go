@@ -1,0 +1,76 @@
+package orchestrator
+
+import (
+	"encoding/json"
+
+	"github.com/freecode/freecode/internal/canonjson"
+	"github.com/freecode/freecode/permissions"
+)
+
+// An Auditor keeps the record of what became of every call: the audit
+// trail. Execute tells it of each call of a batch once, when the batch's
+// results are final, on the batch's goroutine; it must not block for long
+// nor keep the record's slices.
+type Auditor interface {
+	AuditCall(CallRecord)
+}
+
+// CallRecord is one call as the audit trail keeps it: who asked, what
+// decided it, and how it ended.
+type CallRecord struct {
+	// Frontend is ExecOptions.Frontend: whose batch it was.
+	Frontend string
+	CallID   string
+	// Tool is the tool as the call named it; Server its server, "" for a
+	// built-in or a tool that does not exist, and Name the server's name
+	// of the tool.
+	Tool, Server, Name string
+	// Args are the arguments as validated, in canonical JSON (what the
+	// server got); the call's raw text when they did not validate.
+	Args json.RawMessage
+	// Decision is the gate's, as in the result.
+	Decision Decision
+	// Rule is the rule that decided, nil when none did (no rule matched,
+	// or the call never reached the gate).
+	Rule *permissions.Rule
+	// Answer is what the person asked answered; "" when nobody was asked
+	// or no answer came.
+	Answer AnswerDecision
+	// Result is the call's result.
+	Result *ToolResult
+}
+
+// noteRule keeps the rule of a decision for the audit trail.
+func (p *prepared) noteRule(d permissions.Decision) {
+	if d.Rule != nil {
+		r := *d.Rule
+		p.rule = &r
+	} else {
+		p.rule = nil
+	}
+}
+
+// audit tells the Auditor of every call of a batch.
+func (o *Orchestrator) audit(preps []prepared, results []ToolResult, eo *ExecOptions) {
+	a := o.opts.Auditor
+	if a == nil {
+		return
+	}
+	for i := range preps {
+		p := &preps[i]
+		rec := CallRecord{
+			Frontend: eo.Frontend, CallID: p.call.CallID, Tool: p.call.Tool,
+			Decision: results[i].Decision, Rule: p.rule, Answer: p.answer, Result: &results[i],
+			Args: p.call.Arguments,
+		}
+		if p.tool != nil {
+			rec.Tool, rec.Server, rec.Name = p.tool.ID, p.tool.Server, p.tool.Name
+		}
+		if p.args != nil {
+			if b, err := canonjson.AppendValue(nil, p.args); err == nil {
+				rec.Args = b
+			}
+		}
+		a.AuditCall(rec)
+	}
+}

@@ -1,0 +1,225 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/freecode/freecode/internal/audit"
+	"github.com/freecode/freecode/internal/canonjson"
+	"github.com/freecode/freecode/internal/manifest"
+	"github.com/freecode/freecode/mcp"
+	"github.com/freecode/freecode/orchestrator"
+)
+
+// The audit trail (internal/audit): one hash-chained line per tool call of
+// every frontend, the CLI and the gateway (the orchestrator's Auditor),
+// and per approval, trust given or revoked, and server the policy blocks.
+// It is kept where config.AuditDir says: beside the config file, or where
+// the managed policy moves it. A line that cannot be written is logged and
+// the call goes on: the trail records decisions, it does not make them.
+
+// trail is the workspace's audit trail. Its methods are safe for
+// concurrent use.
+type trail struct {
+	logger *slog.Logger
+
+	mu   sync.Mutex
+	dir  string     // where the trail is kept now
+	log  *audit.Log // open on dir; nil until the first line, or after a failure
+	args bool       // record argument values, not only their hash
+	warn bool       // a failure to write was logged; not again until one succeeds
+}
+
+// configure points the trail at dir, recording argument values or not
+// (the managed policy's audit block). The caller holds reloadMu.
+func (t *trail) configure(dir string, args bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.args = args
+	if dir == t.dir {
+		return
+	}
+	if t.log != nil {
+		t.log.Close()
+		t.log = nil
+	}
+	t.dir = dir
+}
+
+// record appends e; a failure is logged, once until a line is written.
+func (t *trail) record(e audit.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dir == "" {
+		return
+	}
+	err := errors.New("closed")
+	if t.log == nil {
+		t.log, err = audit.Open(t.dir, nil)
+	}
+	if t.log != nil {
+		err = t.log.Record(context.Background(), e)
+		if err != nil {
+			t.log.Close()
+			t.log = nil // opened again at the next line
+		}
+	}
+	switch {
+	case err != nil && !t.warn:
+		t.warn = true
+		t.logger.Error("the audit trail cannot be written; calls go on unrecorded until it can", "dir", t.dir, "error", err)
+	case err == nil && t.warn:
+		t.warn = false
+		t.logger.Info("the audit trail is written again", "dir", t.dir)
+	}
+}
+
+// close closes the trail's file.
+func (t *trail) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.log != nil {
+		t.log.Close()
+		t.log = nil
+	}
+	t.dir = ""
+}
+
+// recordArgs reports whether argument values are recorded.
+func (t *trail) recordArgs() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.args
+}
+
+// AuditCall is the orchestrator's Auditor: one line per call.
+func (w *Workspace) AuditCall(rec orchestrator.CallRecord) {
+	e := audit.Event{
+		Kind: audit.KindCall, Frontend: rec.Frontend, Tool: rec.Tool, Server: rec.Server,
+		Decision: string(rec.Decision), Answer: string(rec.Answer), ArgsSHA256: audit.ArgsHash(rec.Args),
+	}
+	if rec.Rule != nil {
+		e.Rule = rec.Rule.Pattern
+		e.RuleFile = rec.Rule.File
+		if e.RuleFile == "" {
+			e.RuleFile = rec.Rule.Source.String() // the session's
+		}
+	}
+	if rec.Server != "" {
+		if ids := w.identities.Load(); ids != nil {
+			e.ServerIdentity = (*ids)[rec.Server]
+		}
+		e.DefinitionHash = w.pins.definitionHash(rec.Server, rec.Name)
+	}
+	if w.trail.recordArgs() && len(rec.Args) > 0 {
+		e.Args = redactArgs(rec.Args)
+	}
+	if r := rec.Result; r != nil {
+		e.DurationMs = r.DurationMs
+		switch {
+		case r.Decision == orchestrator.DecisionDenied:
+			e.Outcome = audit.OutcomeDenied
+		case r.Task != nil:
+			e.Outcome, e.TaskID = audit.OutcomeTask, r.Task.ID
+		case r.IsError || r.Decision == orchestrator.DecisionInvalid:
+			e.Outcome = audit.OutcomeError
+		default:
+			e.Outcome = audit.OutcomeOK
+		}
+		if r.IsError || r.Decision == orchestrator.DecisionDenied || r.Decision == orchestrator.DecisionInvalid {
+			e.Detail = firstText(r)
+		}
+	}
+	w.trail.record(e)
+}
+
+// firstText is the start of a result's first text, for the trail's
+// detail of a refusal or a failure.
+func firstText(r *orchestrator.ToolResult) string {
+	const max = 300
+	s := r.Text()
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// redactArgs returns the canonical arguments with the values of members
+// whose names look like credentials (token, key, secret, password…) as
+// "***", at any depth: the trail keeps what a call did, not its secrets.
+func redactArgs(raw json.RawMessage) json.RawMessage {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				if mcp.SecretName(k) {
+					x[k] = "***"
+				} else {
+					x[k] = walk(val)
+				}
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		}
+		return v
+	}
+	b, err := canonjson.AppendValue(nil, walk(v))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// definitionHash returns the hash of the definition of server's tool
+// name as it was last listed, for the audit trail; "" if not known.
+func (p *pinner) definitionHash(server, name string) string {
+	p.mu.Lock()
+	lt := p.live[server]
+	p.mu.Unlock()
+	if lt == nil {
+		return ""
+	}
+	return lt.hashes.of(lt).defs[name]
+}
+
+// lazyHashes are a registration's definition hashes, computed once.
+type lazyHashes struct {
+	once sync.Once
+	defs map[string]string // by the server's tool name
+}
+
+// of returns the hashes of lt's tools, computing them at the first call.
+func (h *lazyHashes) of(lt *liveTools) *lazyHashes {
+	h.once.Do(func() {
+		h.defs = make(map[string]string, len(lt.tools))
+		for _, t := range lt.tools {
+			if d, err := manifest.DefOf(t); err == nil {
+				h.defs[t.Name] = d.Hash()
+			}
+		}
+	})
+	return h
+}
+
+// auditFile records that a file the workspace watches changed, as its
+// watcher reported it: the config, a rule file, the record of accepted
+// rules or the managed settings. Who changed it is not known: what
+// FreeCode writes itself is recorded by what wrote it too (an approval,
+// trust, an "always allow" answer in its call's line).
+func (w *Workspace) auditFile(path string) {
+	kind := audit.KindRules
+	if path == w.files.config || path == w.files.managed || path == w.files.managedDrop {
+		kind = audit.KindConfig
+	}
+	w.trail.record(audit.Event{Kind: kind, File: path, Detail: "changed"})
+}
