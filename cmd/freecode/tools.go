@@ -115,6 +115,14 @@ func (a *app) openTools(ctx context.Context, project string, want func(string) b
 			continue
 		case mcp.StateDisabled:
 			continue
+		case mcp.StateBlocked:
+			// Never started: why, and the managed file's entry, is the
+			// reason a call of its tools is refused. The policy lists
+			// every server it blocks, wanted or not.
+			if want != nil && !want(st.Name) {
+				continue
+			}
+			r.failed[st.Name] = st.Blocked
 		case mcp.StateFailed, mcp.StateStopped:
 			r.failed[st.Name] = st.LastError
 		case mcp.StateConnecting, mcp.StateReconnecting:
