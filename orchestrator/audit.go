@@ -3,16 +3,15 @@ package orchestrator
 import (
 	"encoding/json"
 
-	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/permissions"
 )
 
 // An Auditor keeps the record of what became of every call: the audit
-// trail. Execute tells it of each call of a batch once, when the batch's
-// results are final, on the batch's goroutine; it must not block for long
-// nor keep the record's slices.
+// trail. Execute tells it of the calls of a batch once, in the batch's
+// order, when their results are final, on the batch's goroutine; it must
+// not block for long nor keep the records' slices.
 type Auditor interface {
-	AuditCall(CallRecord)
+	AuditCalls([]CallRecord)
 }
 
 // CallRecord is one call as the audit trail keeps it: who asked, what
@@ -25,8 +24,8 @@ type CallRecord struct {
 	// built-in or a tool that does not exist, and Name the server's name
 	// of the tool.
 	Tool, Server, Name string
-	// Args are the arguments as validated, in canonical JSON (what the
-	// server got); the call's raw text when they did not validate.
+	// Args are the call's arguments as it had them: the auditor hashes
+	// their canonical form (the server got the same values).
 	Args json.RawMessage
 	// Decision is the gate's, as in the result.
 	Decision Decision
@@ -56,6 +55,7 @@ func (o *Orchestrator) audit(preps []prepared, results []ToolResult, eo *ExecOpt
 	if a == nil {
 		return
 	}
+	recs := make([]CallRecord, len(preps))
 	for i := range preps {
 		p := &preps[i]
 		rec := CallRecord{
@@ -66,11 +66,7 @@ func (o *Orchestrator) audit(preps []prepared, results []ToolResult, eo *ExecOpt
 		if p.tool != nil {
 			rec.Tool, rec.Server, rec.Name = p.tool.ID, p.tool.Server, p.tool.Name
 		}
-		if p.args != nil {
-			if b, err := canonjson.AppendValue(nil, p.args); err == nil {
-				rec.Args = b
-			}
-		}
-		a.AuditCall(rec)
+		recs[i] = rec
 	}
+	a.AuditCalls(recs)
 }

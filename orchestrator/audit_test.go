@@ -11,14 +11,16 @@ import (
 
 // recordingAuditor keeps what it is told.
 type recordingAuditor struct {
-	mu   sync.Mutex
-	recs []CallRecord
+	mu      sync.Mutex
+	recs    []CallRecord
+	batches int
 }
 
-func (a *recordingAuditor) AuditCall(r CallRecord) {
+func (a *recordingAuditor) AuditCalls(rs []CallRecord) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.recs = append(a.recs, r)
+	a.recs = append(a.recs, rs...)
+	a.batches++
 }
 
 // Every call of a batch is audited once, in the batch's order, with the
@@ -38,15 +40,15 @@ func TestAuditEveryCallOnce(t *testing.T) {
 		{CallID: "4", Tool: "mcp__nope__x"},
 	}
 	rs := o.Execute(t.Context(), calls, &ExecOptions{Approver: ap, Frontend: "test-frontend"})
-	if len(aud.recs) != len(calls) {
-		t.Fatalf("%d records for %d calls", len(aud.recs), len(calls))
+	if len(aud.recs) != len(calls) || aud.batches != 1 {
+		t.Fatalf("%d records for %d calls, in %d batches", len(aud.recs), len(calls), aud.batches)
 	}
 	for i, r := range aud.recs {
 		if r.CallID != calls[i].CallID || r.Frontend != "test-frontend" || r.Result == nil || r.Result.Decision != rs[i].Decision {
 			t.Errorf("record %d: %+v, want call %s of test-frontend with its result", i, r, calls[i].CallID)
 		}
 	}
-	if r := aud.recs[0]; r.Rule == nil || r.Rule.Pattern != "mcp__demo__read_file" || r.Answer != "" || string(r.Args) != `{"a":1,"b":2}` || r.Server != "demo" {
+	if r := aud.recs[0]; r.Rule == nil || r.Rule.Pattern != "mcp__demo__read_file" || r.Answer != "" || string(r.Args) != `{"b": 2, "a": 1}` || r.Server != "demo" {
 		t.Errorf("allowed by a rule: %+v (rule %+v, args %s)", r, r.Rule, r.Args)
 	}
 	if r := aud.recs[1]; r.Decision != DecisionDenied || r.Rule == nil || r.Rule.File != managedFile || r.Answer != "" {

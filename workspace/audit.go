@@ -1,10 +1,7 @@
 package workspace
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"sync"
 
 	"github.com/freecode/freecode/internal/audit"
@@ -21,85 +18,25 @@ import (
 // the managed policy moves it. A line that cannot be written is logged and
 // the call goes on: the trail records decisions, it does not make them.
 
-// trail is the workspace's audit trail. Its methods are safe for
-// concurrent use.
-type trail struct {
-	logger *slog.Logger
-
-	mu   sync.Mutex
-	dir  string     // where the trail is kept now
-	log  *audit.Log // open on dir; nil until the first line, or after a failure
-	args bool       // record argument values, not only their hash
-	warn bool       // a failure to write was logged; not again until one succeeds
-}
-
-// configure points the trail at dir, recording argument values or not
-// (the managed policy's audit block). The caller holds reloadMu.
-func (t *trail) configure(dir string, args bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.args = args
-	if dir == t.dir {
-		return
-	}
-	if t.log != nil {
-		t.log.Close()
-		t.log = nil
-	}
-	t.dir = dir
-}
-
-// record appends e; a failure is logged, once until a line is written.
-func (t *trail) record(e audit.Event) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.dir == "" {
-		return
-	}
-	err := errors.New("closed")
-	if t.log == nil {
-		t.log, err = audit.Open(t.dir, nil)
-	}
-	if t.log != nil {
-		err = t.log.Record(context.Background(), e)
-		if err != nil {
-			t.log.Close()
-			t.log = nil // opened again at the next line
+// AuditCalls is the orchestrator's Auditor: one line per call, a batch's
+// in one write, made by the trail's writer.
+func (w *Workspace) AuditCalls(recs []orchestrator.CallRecord) {
+	calls := make([]pendingCall, len(recs))
+	args := w.trail.args.Load()
+	for i, rec := range recs {
+		calls[i] = pendingCall{e: w.callEvent(rec), args: rec.Args}
+		if args && len(rec.Args) > 0 {
+			calls[i].e.Args = json.RawMessage{} // the writer puts the values in
 		}
 	}
-	switch {
-	case err != nil && !t.warn:
-		t.warn = true
-		t.logger.Error("the audit trail cannot be written; calls go on unrecorded until it can", "dir", t.dir, "error", err)
-	case err == nil && t.warn:
-		t.warn = false
-		t.logger.Info("the audit trail is written again", "dir", t.dir)
-	}
+	w.trail.send(trailItem{calls: calls}, false)
 }
 
-// close closes the trail's file.
-func (t *trail) close() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.log != nil {
-		t.log.Close()
-		t.log = nil
-	}
-	t.dir = ""
-}
-
-// recordArgs reports whether argument values are recorded.
-func (t *trail) recordArgs() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.args
-}
-
-// AuditCall is the orchestrator's Auditor: one line per call.
-func (w *Workspace) AuditCall(rec orchestrator.CallRecord) {
+// callEvent is a call's line, but for its arguments.
+func (w *Workspace) callEvent(rec orchestrator.CallRecord) audit.Event {
 	e := audit.Event{
 		Kind: audit.KindCall, Frontend: rec.Frontend, Tool: rec.Tool, Server: rec.Server,
-		Decision: string(rec.Decision), Answer: string(rec.Answer), ArgsSHA256: audit.ArgsHash(rec.Args),
+		Decision: string(rec.Decision), Answer: string(rec.Answer),
 	}
 	if rec.Rule != nil {
 		e.Rule = rec.Rule.Pattern
@@ -113,9 +50,6 @@ func (w *Workspace) AuditCall(rec orchestrator.CallRecord) {
 			e.ServerIdentity = (*ids)[rec.Server]
 		}
 		e.DefinitionHash = w.pins.definitionHash(rec.Server, rec.Name)
-	}
-	if w.trail.recordArgs() && len(rec.Args) > 0 {
-		e.Args = redactArgs(rec.Args)
 	}
 	if r := rec.Result; r != nil {
 		e.DurationMs = r.DurationMs
@@ -133,7 +67,7 @@ func (w *Workspace) AuditCall(rec orchestrator.CallRecord) {
 			e.Detail = firstText(r)
 		}
 	}
-	w.trail.record(e)
+	return e
 }
 
 // firstText is the start of a result's first text, for the trail's

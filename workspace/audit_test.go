@@ -14,6 +14,7 @@ import (
 // trailOf reads the audit trail beside e's config, checking it verifies.
 func trailOf(t *testing.T, e *env) []audit.Entry {
 	t.Helper()
+	e.w.trail.flush()
 	dir := filepath.Join(e.dir, config.AuditDirName)
 	rep, err := audit.Verify(context.Background(), dir)
 	if err != nil || !rep.OK() {

@@ -267,8 +267,21 @@ func (l *Log) closeFiles() error {
 // of the line before. It waits for the directory's lock until ctx is
 // done.
 func (l *Log) Record(ctx context.Context, e Event) error {
-	if e.Kind == "" {
-		return errors.New("audit: an event needs a kind")
+	return l.RecordAll(ctx, []Event{e})
+}
+
+// RecordAll appends es to the trail in order, as Record would one by one,
+// under one lock and in one write: a batch's calls cost one write, not
+// one each. The lines are all written or, if the write fails, what it
+// left is read back as a torn line.
+func (l *Log) RecordAll(ctx context.Context, es []Event) error {
+	if len(es) == 0 {
+		return nil
+	}
+	for _, e := range es {
+		if e.Kind == "" {
+			return errors.New("audit: an event needs a kind")
+		}
 	}
 	lock, err := filelock.Acquire(ctx, l.path)
 	if err != nil {
@@ -284,12 +297,20 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 	if err != nil {
 		return fmt.Errorf("recording an audit event: %w", err)
 	}
-	ent := Entry{Seq: l.seq + 1, Time: l.now().UTC(), Prev: l.hash, Event: e}
-	line, err := json.Marshal(&ent)
-	if err != nil {
-		return fmt.Errorf("recording an audit event: %w", err)
+	now := l.now().UTC()
+	seq, hash := l.seq, l.hash
+	var buf []byte
+	for _, e := range es {
+		ent := Entry{Seq: seq + 1, Time: now, Prev: hash, Event: e}
+		line, err := json.Marshal(&ent)
+		if err != nil {
+			return fmt.Errorf("recording an audit event: %w", err)
+		}
+		buf = append(append(buf, line...), '\n')
+		sum := sha256.Sum256(line)
+		seq, hash = ent.Seq, hex.EncodeToString(sum[:])
 	}
-	if l.size > 0 && l.size+int64(len(line))+2 > l.max {
+	if l.size > 0 && l.size+int64(len(buf))+1 > l.max {
 		// A rename that fails (on Windows, while another process has
 		// the file open) leaves the file to grow until the next one.
 		switch err := l.rotate(); {
@@ -299,22 +320,18 @@ func (l *Log) Record(ctx context.Context, e Event) error {
 			return fmt.Errorf("recording an audit event: rotating: %w", err)
 		}
 	}
-	buf := make([]byte, 0, len(line)+2)
 	if torn {
-		buf = append(buf, '\n')
+		buf = append([]byte{'\n'}, buf...)
 	}
-	buf = append(buf, line...)
-	buf = append(buf, '\n')
 	n, err := l.f.Write(buf)
 	if err != nil {
 		l.size = -1 // what a short write left is read back next time
 		return fmt.Errorf("recording an audit event: %w", err)
 	}
 	l.size += int64(n)
-	sum := sha256.Sum256(line)
-	l.seq, l.hash = ent.Seq, hex.EncodeToString(sum[:])
+	l.seq, l.hash = seq, hash
 	if err := l.writeHead(); err != nil {
-		// The line is written; a head that lags is read past next time.
+		// The lines are written; a head that lags is read past next time.
 		return fmt.Errorf("recording an audit event's head: %w", err)
 	}
 	return nil

@@ -377,3 +377,38 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 }
+
+// RecordAll writes a batch as Record would one by one: the chain runs
+// through it and on after it, across a rotation it causes too.
+func TestRecordAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l := open(t, dir, &Options{MaxFileBytes: 2000})
+	record(t, l, 2, "before")
+	var batch []Event
+	for i := range 12 {
+		batch = append(batch, Event{Kind: KindCall, Frontend: "vscode#1", Tool: fmt.Sprintf("mcp__b__t%d", i), Server: "b", Outcome: OutcomeOK})
+	}
+	if err := l.RecordAll(context.Background(), batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RecordAll(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	record(t, l, 1, "after")
+	if err := l.RecordAll(context.Background(), []Event{{Kind: KindCall}, {}}); err == nil {
+		t.Error("a batch with an event without a kind was recorded")
+	}
+	r := verify(t, dir)
+	if !r.OK() || r.Lines != 15 || r.First != 1 || r.Last != 15 || len(r.Files) < 2 {
+		t.Fatalf("report: %+v", r)
+	}
+	es := readAll(t, dir, Filter{})
+	for i, e := range es {
+		if e.Seq != int64(i+1) {
+			t.Errorf("entry %d has seq %d", i, e.Seq)
+		}
+	}
+	if es[2].Tool != "mcp__b__t0" || es[13].Tool != "mcp__b__t11" || es[14].Server != "after" {
+		t.Errorf("order: %+v", es)
+	}
+}
