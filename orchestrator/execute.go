@@ -51,6 +51,11 @@ type Options struct {
 	Reviewer DefinitionReviewer
 	// Auditor, if set, is told what became of every call (audit.go).
 	Auditor Auditor
+	// WhyMissing, if set, says why a tool the registry does not hold is
+	// missing (its server is blocked by the organization's policy, or
+	// awaits approval), for the result of a call of it; "" when it does
+	// not know.
+	WhyMissing func(tool string) string
 }
 
 // Orchestrator runs batches of tool calls against a Registry.
@@ -190,7 +195,13 @@ func (o *Orchestrator) prepare(c ToolCall, res *ToolResult) prepared {
 	p := prepared{call: c}
 	t, ok := o.reg.Lookup(c.Tool)
 	if !ok {
-		*res = errorResult(c.CallID, DecisionInvalid, fmt.Sprintf("no such tool: %q", c.Tool))
+		text := fmt.Sprintf("no such tool: %q", c.Tool)
+		if o.opts.WhyMissing != nil {
+			if why := o.opts.WhyMissing(c.Tool); why != "" {
+				text += ": " + why
+			}
+		}
+		*res = errorResult(c.CallID, DecisionInvalid, text)
 		p.done = true
 		return p
 	}

@@ -123,3 +123,22 @@ func (e *blockedError) Error() string {
 }
 
 func (e *blockedError) Is(target error) bool { return target == ErrBlocked }
+
+// whyMissing is the orchestrator's WhyMissing: a tool of a server the
+// policy blocks, or of a project server awaiting approval, is missing
+// for that reason.
+func (w *Workspace) whyMissing(tool string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name, b := range w.blocked {
+		if strings.HasPrefix(tool, "mcp__"+name+"__") && !w.managed[name] {
+			return (&blockedError{name: name, why: b.why}).Error()
+		}
+	}
+	for name := range w.pending {
+		if strings.HasPrefix(tool, "mcp__"+name+"__") && !w.managed[name] {
+			return fmt.Sprintf("project server %q awaits your approval", name)
+		}
+	}
+	return ""
+}

@@ -279,6 +279,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Logger:      w.logger,
 		Reviewer:    definitionReviewer{w},
 		Auditor:     w,
+		WhyMissing:  w.whyMissing,
 	})
 	// The hashes of the built-ins alone: what the first change is
 	// compared against.

@@ -168,10 +168,12 @@ func TestManagedDenySidecar(t *testing.T) {
 	sc.awaitStatus(0, "allowed", protocol.StateConnected)
 
 	// First a call, which would start lazy on demand.
-	for _, name := range []string{"denied", "lazy"} {
+	for i, name := range []string{"denied", "lazy"} {
 		res := sc.call("mcp__"+name+"__echo", `{"message":"ran"}`)
-		if !res.IsError || strings.Contains(res.Text(), "ran") {
-			t.Errorf("calling mcp__%s__echo: %+v", name, res)
+		// The result says why the tool is missing.
+		want := fmt.Sprintf(`no such tool: "mcp__%s__echo": server %q is %s`, name, name, blockedBy(i, ""))
+		if !res.IsError || res.Text() != want {
+			t.Errorf("calling mcp__%s__echo: %q, want %q", name, res.Text(), want)
 		}
 	}
 	for i, name := range []string{"denied", "lazy", "proj"} {
