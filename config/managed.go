@@ -64,17 +64,17 @@ type Managed struct {
 
 // ManagedFile is one managed file read.
 type ManagedFile struct {
-	Path string
+	Path string `json:"path"`
 	// UserWritable reports that the user FreeCode runs as could change
 	// or replace the file (it, or its directory, is theirs or writable by
 	// them): a policy they can undo, which status and `freecode policy`
 	// report as such.
-	UserWritable bool
+	UserWritable bool `json:"userWritable,omitempty"`
 	// Allowlist and Exclusive say that the file has "allowedMcpServers"
 	// (an empty list too) and "exclusive": true: a refusal names the
 	// files that made it.
-	Allowlist bool
-	Exclusive bool
+	Allowlist bool `json:"allowlist,omitempty"`
+	Exclusive bool `json:"exclusive,omitempty"`
 }
 
 // ManagedProblem is a Problem of one managed file.
@@ -117,10 +117,11 @@ type ServerMatch struct {
 
 // ManagedRule is one pattern of the managed "permissions" block.
 type ManagedRule struct {
-	Pattern   string
-	Effect    string // "allow", "ask" or "deny"
-	Path      string
-	Line, Col int
+	Pattern string `json:"pattern"`
+	Effect  string `json:"effect"` // "allow", "ask" or "deny"
+	Path    string `json:"path"`
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
 }
 
 // ManagedSandbox is the sandbox minimum ("sandbox" of a managed file).
@@ -128,15 +129,15 @@ type ManagedSandbox struct {
 	// Require is "require": "" (nothing required), "project" (every
 	// project server runs sandboxed, whatever its entry says), or "all"
 	// (every local server does).
-	Require string
+	Require string `json:"require,omitempty"`
 	// AllowedDomains, when non-nil, is the ceiling of a sandboxed
 	// server's network ("allowedDomainsCeiling"): a domain of its
 	// allow-list outside it is dropped, and network "all" becomes the
 	// ceiling's domains. Across files, the intersection.
-	AllowedDomains []string
+	AllowedDomains []string `json:"allowedDomainsCeiling"`
 	// DenyRead are paths every sandboxed server is refused, beyond the
 	// sandbox's own list ("denyRead").
-	DenyRead []string
+	DenyRead []string `json:"denyRead,omitempty"`
 }
 
 // The values of ManagedSandbox.Require.
@@ -149,13 +150,13 @@ const (
 type ManagedAudit struct {
 	// Dir moves the audit trail to a directory the user cannot write; ""
 	// keeps it in ~/.freecode/audit.
-	Dir string
+	Dir string `json:"dir,omitempty"`
 	// Arguments records the values of a call's arguments (redacted as
 	// logs are), not only their hash.
-	Arguments bool
+	Arguments bool `json:"arguments,omitempty"`
 	// MaxFileBytes is the size at which the current file is rotated; 0
 	// is the default.
-	MaxFileBytes int64
+	MaxFileBytes int64 `json:"maxFileBytes,omitempty"`
 }
 
 // Blocked is why the policy blocks a server.

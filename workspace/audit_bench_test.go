@@ -44,9 +44,9 @@ func BenchmarkAudit(b *testing.B) {
 		}
 		round := func(on bool, batches int) time.Duration {
 			if on {
-				w.trail.configure(dir, false)
+				w.trail.configure(dir, false, 0)
 			} else {
-				w.trail.configure("", false)
+				w.trail.configure("", false, 0)
 			}
 			start := time.Now()
 			for range batches {
@@ -58,7 +58,7 @@ func BenchmarkAudit(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			batches := max(1, 400/n)
 			round(true, batches) // warm up
-			w.trail.configure(dir, false)
+			w.trail.configure(dir, false, 0)
 			for b.Loop() {
 				batch()
 			}
@@ -73,5 +73,5 @@ func BenchmarkAudit(b *testing.B) {
 			b.ReportMetric(100*(float64(on)/float64(off)-1), "audit-added-%")
 		})
 	}
-	w.trail.configure(dir, false)
+	w.trail.configure(dir, false, 0)
 }

@@ -205,7 +205,11 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	w.cfg, w.project, w.trusted, w.fileErrs, w.pendingRules = st.cfg, st.project, st.trusted, st.fileErrs, pending
 	w.policy = st.policy
 	w.policyNow.Store(&st.policy)
-	w.trail.configure(config.AuditDir(w.files.config, st.policy.m), st.policy.m != nil && st.policy.m.Audit.Arguments)
+	var aud config.ManagedAudit
+	if st.policy.m != nil {
+		aud = st.policy.m.Audit
+	}
+	w.trail.configure(config.AuditDir(w.files.config, st.policy.m), aud.Arguments, aud.MaxFileBytes)
 	project := w.projectLocked()
 	w.mu.Unlock()
 

@@ -41,6 +41,7 @@ type trail struct {
 
 	// Only the writer uses these.
 	dir  string     // where the trail is kept now
+	max  int64      // the size its file is rotated at; 0: audit's default
 	log  *audit.Log // open on dir; nil until the first line, or after a failure
 	warn bool       // a failure to write was logged; not again until one succeeds
 }
@@ -50,7 +51,8 @@ type trail struct {
 type trailItem struct {
 	es      []audit.Event
 	calls   []pendingCall // lines of calls, finished by the writer
-	dir     *string
+	dir     *string       // with max
+	max     int64
 	flushed chan struct{}
 }
 
@@ -71,11 +73,12 @@ func (t *trail) start() {
 }
 
 // configure points the trail at dir, recording argument values or not
-// (the managed policy's audit block); lines handed over before go where
-// the trail was. The caller holds reloadMu.
-func (t *trail) configure(dir string, args bool) {
+// and rotating its file at max bytes (the managed policy's audit block);
+// lines handed over before go where the trail was. The caller holds
+// reloadMu.
+func (t *trail) configure(dir string, args bool, max int64) {
 	t.args.Store(args)
-	t.send(trailItem{dir: &dir}, false)
+	t.send(trailItem{dir: &dir, max: max}, false)
 }
 
 // record hands es to the writer.
@@ -171,11 +174,11 @@ func (t *trail) writeItems(items []trailItem) {
 		case it.dir != nil:
 			t.write(es)
 			es = nil
-			if *it.dir != t.dir && t.log != nil {
+			if (*it.dir != t.dir || it.max != t.max) && t.log != nil {
 				t.log.Close()
 				t.log = nil
 			}
-			t.dir = *it.dir
+			t.dir, t.max = *it.dir, it.max
 		case it.calls != nil:
 			for _, c := range it.calls {
 				e := c.e
@@ -199,7 +202,7 @@ func (t *trail) write(es []audit.Event) {
 	}
 	err := errors.New("closed")
 	if t.log == nil {
-		t.log, err = audit.Open(t.dir, nil)
+		t.log, err = audit.Open(t.dir, &audit.Options{MaxFileBytes: t.max})
 	}
 	if t.log != nil {
 		err = t.log.RecordAll(context.Background(), es)
