@@ -148,8 +148,8 @@ const (
 
 // ManagedAudit is the "audit" block of a managed file.
 type ManagedAudit struct {
-	// Dir moves the audit trail to a directory the user cannot write; ""
-	// keeps it in ~/.freecode/audit.
+	// Dir moves the audit trail (a log shipper's directory, say); ""
+	// keeps it beside the config file. FreeCode writes it as the user.
 	Dir string `json:"dir,omitempty"`
 	// Arguments records the values of a call's arguments (redacted as
 	// logs are), not only their hash.
