@@ -141,3 +141,34 @@ func TestBenchRulesAgree(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecideManaged is the policy's share of a call's check: the same
+// ~200 rules of the user's, with an organization's 20 managed rules loaded
+// ahead of them (managed), and without (user only), on the same ids.
+func BenchmarkDecideManaged(b *testing.B) {
+	rules := benchRules()
+	var managed []Rule
+	for s := range 10 {
+		managed = append(managed,
+			Rule{Pattern: fmt.Sprintf("mcp__server%02d__delete_*", s), Effect: Deny, Source: SourceManaged, File: "/etc/freecode/managed-settings.json"},
+			Rule{Pattern: fmt.Sprintf("mcp__server%02d__merge_*", s), Effect: Ask, Source: SourceManaged, File: "/etc/freecode/managed-settings.json"})
+	}
+	user := &Set{}
+	user.setFiles([]fileRules{{path: "f", rules: rules}})
+	both := &Set{}
+	both.setFiles([]fileRules{{path: "/etc/freecode/managed-settings.json", rules: managed}, {path: "f", rules: rules}})
+	for _, c := range []struct {
+		name string
+		set  *Set
+	}{{"user_only", user}, {"managed", both}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, id := range benchIDs {
+					c.set.Decide(id, "", false)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(benchIDs)), "ns/decide")
+		})
+	}
+}
