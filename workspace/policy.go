@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/freecode/freecode/config"
@@ -141,4 +142,30 @@ func (w *Workspace) whyMissing(tool string) string {
 		}
 	}
 	return ""
+}
+
+// isManaged reports whether path is a managed settings file.
+func (f files) isManaged(path string) bool {
+	return path == f.managed || filepath.Dir(path) == f.managedDrop
+}
+
+// problemPaths are the files whose problems are published, in order: the
+// config and rule files, then the managed files that have problems
+// (fileErrs) or had them (published, if not nil: a fixed one publishes
+// its empty list once).
+func (w *Workspace) problemPaths(fileErrs map[string]*fileErrs, published map[string][]Problem) []string {
+	out := w.files.list()
+	var managed []string
+	for p := range fileErrs {
+		if w.files.isManaged(p) {
+			managed = append(managed, p)
+		}
+	}
+	for p, probs := range published {
+		if w.files.isManaged(p) && len(probs) > 0 && fileErrs[p] == nil {
+			managed = append(managed, p)
+		}
+	}
+	slices.Sort(managed)
+	return append(out, slices.Compact(managed)...)
 }

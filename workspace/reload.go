@@ -38,6 +38,9 @@ type fileErrs struct {
 	// keys are the keys of the servers' part FreeCode ignores (config's
 	// warnings), of the file as it loaded or failed to.
 	keys []config.Problem
+	// managed are a managed settings file's problems, errors and
+	// warnings (config.Managed.Problems).
+	managed []config.Problem
 }
 
 // state is what one reload read: the next state of the workspace.
@@ -116,6 +119,23 @@ func (w *Workspace) load(kinds kind) *state {
 	}
 	if kinds&kindManaged != 0 {
 		st.policy = w.loadPolicy(st.policy)
+		for p := range st.fileErrs {
+			if w.files.isManaged(p) {
+				delete(st.fileErrs, p)
+			}
+		}
+		if err := st.policy.err; err != nil {
+			path := w.files.managed
+			if pe := (*config.ParseError)(nil); errors.As(err, &pe) {
+				path = pe.Path
+			}
+			errsOf(path).servers = err
+		} else {
+			for _, p := range st.policy.m.Problems {
+				fe := errsOf(p.Path)
+				fe.managed = append(fe.managed, p.Problem)
+			}
+		}
 	}
 	if st.cfg == nil { // the first load, of a file that does not load
 		st.cfg, _ = config.Parse(w.files.config, nil)
@@ -233,7 +253,7 @@ func (w *Workspace) apply(ctx context.Context, st *state) {
 	}
 
 	var evs []Event
-	for _, path := range w.files.list() {
+	for _, path := range w.problemPaths(st.fileErrs, w.published) {
 		fe := st.fileErrs[path]
 		probs, err := fe.problems(), fe.err()
 		if slices.Equal(probs, w.published[path]) {
@@ -329,6 +349,13 @@ func (fe *fileErrs) problems() []Problem {
 	for _, p := range fe.keys {
 		add(configProblem(p, SeverityWarning))
 	}
+	for _, p := range fe.managed {
+		sev := SeverityError
+		if p.Warning {
+			sev = SeverityWarning
+		}
+		add(configProblem(p, sev))
+	}
 	for _, wn := range fe.warnings {
 		msg := wn.Msg
 		if wn.Effect != 0 {
@@ -404,12 +431,14 @@ func (f files) summary(path string, probs []Problem, err error) string {
 		return ""
 	}
 	what, kept := "the user's rules have", "the last good rules stay in force"
-	switch path {
-	case f.config:
+	switch {
+	case f.isManaged(path):
+		what, kept = "your organization's managed settings have", "its last good policy stays in force"
+	case path == f.config:
 		what, kept = "the config has", "showing the last good one"
-	case f.project:
+	case path == f.project:
 		what, kept = "the project's settings have", "showing the last good ones"
-	case f.local:
+	case path == f.local:
 		what = "the project's local rules have"
 	}
 	if err == nil {
@@ -455,7 +484,7 @@ func (w *Workspace) Problems() []ProblemsEvent {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []ProblemsEvent
-	for _, path := range w.files.list() {
+	for _, path := range w.problemPaths(w.fileErrs, nil) {
 		fe := w.fileErrs[path]
 		if probs := fe.problems(); len(probs) > 0 {
 			out = append(out, ProblemsEvent{Path: path, Problems: probs, Err: fe.err(), RulesErr: fe.rulesErr(), Summary: w.files.summary(path, probs, fe.err())})

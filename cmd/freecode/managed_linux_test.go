@@ -362,3 +362,50 @@ func TestManagedLiveEdit(t *testing.T) {
 		t.Errorf("echo after the edit: %+v", res)
 	}
 }
+
+// The managed file's problems reach the frontends as any config file's
+// do, at their line; one that stops parsing keeps its last good policy in
+// force and says so; fixed, its problems go.
+func TestManagedProblems(t *testing.T) {
+	ns := newManagedNS(t)
+	ns.writeServers(t, markedServer("demo", ns.marker("demo")))
+	ns.writePolicy(t, "{\n  \"deniedMcpServers\": [{\"serverName\": \"demo\"}],\n  \"colour\": \"blue\"\n}")
+	sc := ns.startSidecar(t)
+	path := "/etc/freecode/managed-settings.json"
+	problems := func(from int, what string, ok func(protocol.ConfigProblems) bool) protocol.ConfigProblems {
+		t.Helper()
+		n := sc.awaitFrom(from, what, func(n frontend.Notification) bool {
+			var cp protocol.ConfigProblems
+			return n.Method == protocol.NotifyConfigProblems && n.Decode(&cp) == nil && cp.Path == path && ok(cp)
+		})
+		var cp protocol.ConfigProblems
+		if err := n.Decode(&cp); err != nil {
+			t.Fatal(err)
+		}
+		return cp
+	}
+	cp := problems(0, "the unknown key's warning", func(cp protocol.ConfigProblems) bool { return len(cp.Problems) > 0 })
+	if p := cp.Problems[0]; p.Line != 3 || p.Severity != protocol.SeverityWarning || !strings.Contains(p.Message, "colour") {
+		t.Errorf("the managed file's problem: %+v", cp)
+	}
+	if st := sc.statusOf("demo"); st.State != protocol.StateBlocked {
+		t.Fatalf("demo is %s, want blocked", st.State)
+	}
+
+	from := sc.mark()
+	ns.writePolicy(t, "{\n  \"deniedMcpServers\": [\n")
+	cp = problems(from, "the parse error", func(cp protocol.ConfigProblems) bool {
+		return len(cp.Problems) > 0 && cp.Problems[0].Severity == protocol.SeverityError
+	})
+	if !strings.Contains(cp.Summary, "last good policy stays in force") {
+		t.Errorf("the broken file's summary: %q", cp.Summary)
+	}
+	if st := sc.statusOf("demo"); st.State != protocol.StateBlocked || st.Blocked != blockedBy(0, "") {
+		t.Errorf("with the file broken, demo is %s (%q): the last good policy must hold", st.State, st.Blocked)
+	}
+
+	from = sc.mark()
+	ns.writePolicy(t, `{}`)
+	problems(from, "the problems gone", func(cp protocol.ConfigProblems) bool { return len(cp.Problems) == 0 })
+	sc.awaitStatus(from, "demo", protocol.StateConnected)
+}
