@@ -20,7 +20,7 @@ import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
 import { RulesNotices } from './rulesNotices';
 import { NeedsYou, needsYouMessage } from './needsYou';
-import { NewServers } from './newServers';
+import { NewServers, failedNotice } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { TaskNotices } from './taskNotices';
@@ -85,18 +85,29 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	registerCommands(fc);
 	ext.subscriptions.push(new TaskNotices(model));
 	const added = new NewServers();
+	// Servers an import adds fail within a moment of each other: gathered
+	// for that moment into one notification (failedNotice).
+	let failed: string[] = [];
+	let failedTimer: ReturnType<typeof setTimeout> | undefined;
+	const tellFailed = (): void => {
+		failedTimer = undefined;
+		const names = failed.filter((n) => model.server(n));
+		failed = [];
+		if (names.length === 0) return;
+		const n = failedNotice(model, names);
+		void vscode.window.showErrorMessage(n.text, ...n.buttons).then((pick) => {
+			if (pick === 'Show Log' && n.server) fc.logs.show(n.server, model.server(n.server));
+			if (pick === 'Show Configuration' && n.server) void vscode.commands.executeCommand('freecode.server.showConfiguration', { kind: 'server', name: n.server });
+			if (pick === 'Show Servers') void vscode.commands.executeCommand('freecode.servers.focus');
+		});
+	};
 	const offAdded = model.onDidChange(() => {
-		for (const name of added.update(model)) {
-			const st = model.server(name);
-			void vscode.window
-				.showErrorMessage(`The MCP server ${name}, just added, failed: ${st?.lastError ?? 'no reason given'}`, 'Show Log', 'Show Configuration')
-				.then((pick) => {
-					if (pick === 'Show Log') fc.logs.show(name, model.server(name));
-					if (pick === 'Show Configuration') void vscode.commands.executeCommand('freecode.server.showConfiguration', { kind: 'server', name });
-				});
-		}
+		const now = added.update(model);
+		if (now.length === 0) return;
+		failed.push(...now);
+		failedTimer ??= setTimeout(tellFailed, 1500);
 	});
-	ext.subscriptions.push({ dispose: offAdded });
+	ext.subscriptions.push({ dispose: offAdded }, { dispose: () => failedTimer && clearTimeout(failedTimer) });
 	const waiting = new NeedsYou();
 	const offWaiting = model.onDidChange(() => {
 		for (const w of waiting.update(model)) {

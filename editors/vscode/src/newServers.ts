@@ -6,6 +6,7 @@
 // status bar's to report. Pure: no `vscode` import.
 
 import type { ServersModel } from '../../../frontend/src/model';
+import { oneLine } from '../../../frontend/src/text';
 
 export class NewServers {
 	private baseline: Set<string> | undefined;
@@ -33,7 +34,7 @@ export class NewServers {
 				this.pending.add(s.name);
 			}
 			if (!this.pending.has(s.name)) continue;
-			if (s.state === 'failed') {
+			if (s.state === 'failed' || s.state === 'blocked') {
 				failed.push(s.name);
 				this.pending.delete(s.name);
 			} else if (s.state === 'connected' || s.state === 'idle' || s.state === 'disabled') {
@@ -49,4 +50,42 @@ export class NewServers {
 		}
 		return failed;
 	}
+}
+
+/** FailedNotice is the one notification for new servers that just failed: its text, its buttons, the server they act on. */
+export interface FailedNotice {
+	text: string;
+	buttons: string[];
+	/** Set when the notice is about one server: what Show Log and Show Configuration open. */
+	server?: string;
+}
+
+/** The longest reason a notice about several servers gives each. */
+const reasonChars = 60;
+
+/**
+ * failedNotice says in one notification what became of the new servers
+ * names (update's, gathered over a moment: an import adds several at once):
+ * one server with its whole reason and its log; several in one line, each
+ * with the start of its reason, and the servers view, rather than a toast
+ * each covering the editor.
+ */
+export function failedNotice(model: ServersModel, names: readonly string[]): FailedNotice {
+	const why = (name: string): string => {
+		const s = model.server(name);
+		if (s?.state === 'blocked') return s.blocked ?? "blocked by your organization's policy";
+		return s?.lastError ?? 'no reason given';
+	};
+	if (names.length === 1) {
+		const name = names[0];
+		const blocked = model.server(name)?.state === 'blocked';
+		return {
+			text: blocked ? `The MCP server ${name}, just added, does not run: ${why(name)}` : `The MCP server ${name}, just added, failed: ${why(name)}`,
+			buttons: blocked ? ['Show Configuration'] : ['Show Log', 'Show Configuration'],
+			server: name,
+		};
+	}
+	const shown = names.slice(0, 3).map((n) => `${n} (${oneLine(why(n), reasonChars)})`);
+	const more = names.length > 3 ? ` and ${names.length - 3} more` : '';
+	return { text: `${names.length} MCP servers just added did not start: ${shown.join('; ')}${more}`, buttons: ['Show Servers'] };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServersModel } from '../../../frontend/src/model';
-import { NewServers } from '../src/newServers';
+import { NewServers, failedNotice } from '../src/newServers';
 import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 
 function st(name: string, state: ServerStatus['state']): ServerStatus {
@@ -46,4 +46,39 @@ test('new servers: a sidecar restart takes a new baseline', () => {
 	m.setServers([st('a', 'connecting')]);
 	m.updateServer(st('a', 'failed'));
 	assert.deepEqual(told, []);
+});
+
+test('new servers: one that failed is told with its whole reason and its log; several in one notice', () => {
+	const m = new ServersModel();
+	m.setServers([
+		{ ...st('a', 'failed'), lastError: 'exited with code 3: error: GITHUB_TOKEN is not set' },
+		st('b', 'failed'),
+		{ name: 'c', scope: 'user', type: 'local', state: 'blocked', toolCount: 0, blocked: "blocked by your organization's policy: deniedMcpServers[0] in /etc/freecode/managed-settings.json" },
+		st('d', 'failed'),
+		st('e', 'failed'),
+	]);
+	assert.deepEqual(failedNotice(m, ['a']), {
+		text: 'The MCP server a, just added, failed: exited with code 3: error: GITHUB_TOKEN is not set',
+		buttons: ['Show Log', 'Show Configuration'],
+		server: 'a',
+	});
+	assert.deepEqual(failedNotice(m, ['c']), {
+		text: "The MCP server c, just added, does not run: blocked by your organization's policy: deniedMcpServers[0] in /etc/freecode/managed-settings.json",
+		buttons: ['Show Configuration'],
+		server: 'c',
+	});
+	const many = failedNotice(m, ['a', 'b', 'c', 'd', 'e']);
+	assert.equal(many.server, undefined);
+	assert.deepEqual(many.buttons, ['Show Servers']);
+	assert.match(many.text, /^5 MCP servers just added did not start: a \(exited with code 3: error: GITHUB_TOKEN is not set\); b \(exited with code 3\); c \(blocked by your organization's policy: deniedMcpServers\[0\] …\) and 2 more$/);
+});
+
+test('new servers: one the organization blocks is told, as it will never connect', () => {
+	const m = new ServersModel();
+	const w = new NewServers();
+	const told: string[] = [];
+	m.onDidChange(() => told.push(...w.update(m)));
+	m.setServers([]);
+	m.updateServer({ name: 'x', scope: 'user', type: 'local', state: 'blocked', toolCount: 0, blocked: 'blocked by your organization’s policy' });
+	assert.deepEqual(told, ['x']);
 });
