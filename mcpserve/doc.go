@@ -75,6 +75,20 @@
 // approved them, so an unapproved server of a cloned repository is never
 // listed nor callable.
 //
+// # One FreeCode server
+//
+// With Options.Server, the server is one FreeCode server's: it lists that
+// server's tools alone, under the names the server gives them (read_file,
+// not mcp__fs__read_file), so that a client that groups tools by MCP
+// server (VS Code's chat) shows FreeCode's servers as the user named them.
+// A call of such a name runs as the tool's id, through the same
+// workspace.Execute, rules and review; the list follows that server
+// (empty while it is not connected, filled as it connects, emptied and
+// filled again as it restarts) with tools/list_changed. The sidecar serves
+// one such server per FreeCode server over its own workspace
+// (freecode/gateway/open), with Options.Frontend naming the calls in the
+// audit trail "vscode-chat:<server>".
+//
 // Deferred tools (mcp.deferTools) are listed like any other: deferral
 // shapes the arrays sent to model providers, while an MCP client decides
 // for itself what its model sees.

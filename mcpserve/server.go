@@ -32,6 +32,16 @@ type Options struct {
 	// in memory, and a restarted server asks again. freecode mcp serve
 	// uses config.SecretsDir.
 	StateDir string
+	// Server, if set, makes the server one FreeCode server's: it lists
+	// that server's tools alone, under the server's own names (read_file,
+	// not mcp__<server>__read_file), and a call of one runs as its tool id
+	// does, through the same workspace.Execute. The sidecar serves VS
+	// Code's chat so, one endpoint per FreeCode server (server/gateway.go).
+	Server string
+	// Frontend, if set, is whose calls they are in the audit trail
+	// (orchestrator.ExecOptions.Frontend); "" names each session's client,
+	// "gateway:<its clientInfo.name>".
+	Frontend string
 }
 
 // Server is FreeCode's MCP server over one workspace. It may serve any
@@ -39,6 +49,8 @@ type Options struct {
 // workspace.
 type Server struct {
 	ws     *workspace.Workspace
+	server string // Options.Server: "" lists every tool under its provider name
+	front  string // Options.Frontend
 	mcp    *mcpsdk.Server
 	logger *slog.Logger
 	sub    *workspace.Subscription
@@ -74,9 +86,13 @@ func New(w *workspace.Workspace, opts *Options) *Server {
 		o.Logger.Warn("permission questions will not outlive this server", "dir", o.StateDir, "err", err)
 		asks, _ = newAskStates("")
 	}
-	s := &Server{ws: w, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}, asks: asks}
-	s.mcp = mcpsdk.NewServer(&mcpsdk.Implementation{Name: ServerName, Title: "FreeCode", Version: o.Version}, &mcpsdk.ServerOptions{
-		Instructions: "FreeCode: the tools of the user's MCP servers (named mcp__<server>__<tool>) and FreeCode's built-ins. " +
+	s := &Server{ws: w, server: o.Server, front: o.Frontend, logger: o.Logger, tools: map[string]orchestrator.ToolInfo{}, asks: asks}
+	title, instructions := "FreeCode", "FreeCode: the tools of the user's MCP servers (named mcp__<server>__<tool>) and FreeCode's built-ins. "
+	if o.Server != "" {
+		title, instructions = "FreeCode: "+o.Server, "FreeCode: the tools of the user's MCP server "+o.Server+", under their own names. "
+	}
+	s.mcp = mcpsdk.NewServer(&mcpsdk.Implementation{Name: ServerName, Title: title, Version: o.Version}, &mcpsdk.ServerOptions{
+		Instructions: instructions +
 			"Every call goes through the user's permission rules; a call that needs permission asks the user or is denied with the reason.",
 		Logger: o.Logger,
 		// Tools are advertised, with list_changed, even while the

@@ -15,8 +15,12 @@ import (
 )
 
 // listedName is the name a tool is listed and called under: the name
-// providers see (the package documentation says why).
-func listedName(info orchestrator.ToolInfo) string {
+// providers see (the package documentation says why), or, on a server of
+// one FreeCode server (Options.Server), the name its server gives it.
+func (s *Server) listedName(info orchestrator.ToolInfo) string {
+	if s.server != "" {
+		return info.Name
+	}
 	if info.Alias != "" {
 		return info.Alias
 	}
@@ -27,13 +31,16 @@ func listedName(info orchestrator.ToolInfo) string {
 // that went are removed, new and changed ones (re)added. The go-sdk sends
 // notifications/tools/list_changed for what changed, once for a burst.
 func (s *Server) syncTools() {
-	infos := s.ws.Tools("")
+	infos := s.ws.Tools(s.server)
 	want := make(map[string]orchestrator.ToolInfo, len(infos))
 	for _, info := range infos {
 		if info.Hidden || !info.UI.ForModel() {
 			continue // its changed definition awaits the user's review, or it is for its server's app alone
 		}
-		want[listedName(info)] = info
+		if s.server != "" && info.Server != s.server {
+			continue // a built-in: Tools("x") lists x's alone, but a built-in is no server's tool
+		}
+		want[s.listedName(info)] = info
 	}
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
@@ -89,8 +96,15 @@ func (s *Server) addTool(name string, info orchestrator.ToolInfo) (err error) {
 		}
 	}()
 	hasOutput := len(info.OutputSchema) > 0
+	// What the orchestrator is asked to run: the listed name, which it
+	// knows as an id or an alias, or the id of a tool listed under its
+	// server's name.
+	tool := name
+	if s.server != "" {
+		tool = info.ID
+	}
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		return s.call(ctx, req, name, hasOutput), nil
+		return s.call(ctx, req, tool, hasOutput), nil
 	})
 	return nil
 }
@@ -140,11 +154,16 @@ func objectSchema(raw json.RawMessage) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// call runs one tools/call through the workspace's orchestrator.
-func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name string, hasOutput bool) *mcpsdk.CallToolResult {
+// call runs one tools/call of tool (an id or alias) through the
+// workspace's orchestrator.
+func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, tool string, hasOutput bool) *mcpsdk.CallToolResult {
 	ss := req.Session
+	frontend := s.front
+	if frontend == "" {
+		frontend = gatewayClient(ss)
+	}
 	eo := &orchestrator.ExecOptions{
-		Frontend: gatewayClient(ss),
+		Frontend: frontend,
 		OnWarning: func(_, msg string) {
 			if err := ss.Log(ctx, &mcpsdk.LoggingMessageParams{Level: "warning", Logger: ServerName, Data: msg}); err != nil {
 				s.logger.Debug("relaying a warning", "err", err)
@@ -165,7 +184,7 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, name str
 	}
 	eo.Tasks = taskMode(req)
 	callID := "mcp-serve-" + strconv.FormatUint(s.calls.Add(1), 10)
-	rs := s.ws.Execute(ctx, []orchestrator.ToolCall{{CallID: callID, Tool: name, Arguments: req.Params.Arguments}}, eo)
+	rs := s.ws.Execute(ctx, []orchestrator.ToolCall{{CallID: callID, Tool: tool, Arguments: req.Params.Arguments}}, eo)
 	if q := asker.inputRequired(); q != nil {
 		return q // the call asks its 2026-07-28 client, and is made again
 	}
