@@ -78,20 +78,53 @@ func SplitCommand(s string) ([]string, error) {
 	return argv, nil
 }
 
-// Expand replaces every ${env:NAME} in s with lookup(NAME). A variable that
-// lookup does not know is an error naming it (all of them, if several).
-// "$${env:NAME}" is the escape for a literal "${env:NAME}". Any other "$"
-// is kept as it is.
+// SecretPrefix is how Expand asks its lookup for a ${secret:NAME}: the
+// name with this prefix ("secret:GITHUB_TOKEN"), which no environment
+// variable's name can be.
+const SecretPrefix = "secret:"
+
+// MissingError is what Expand returns for references its lookup does not
+// know: the environment variables and the secrets, each named once, in
+// the order they appear.
+type MissingError struct {
+	Env     []string
+	Secrets []string
+}
+
+func (e *MissingError) Error() string {
+	var parts []string
+	switch len(e.Env) {
+	case 0:
+	case 1:
+		parts = append(parts, fmt.Sprintf("environment variable %s is not set", e.Env[0]))
+	default:
+		parts = append(parts, fmt.Sprintf("environment variables %s are not set", strings.Join(e.Env, ", ")))
+	}
+	switch len(e.Secrets) {
+	case 0:
+	case 1:
+		parts = append(parts, fmt.Sprintf("secret %s is not set (`freecode secret set %s`)", e.Secrets[0], e.Secrets[0]))
+	default:
+		parts = append(parts, fmt.Sprintf("secrets %s are not set (`freecode secret set NAME`)", strings.Join(e.Secrets, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Expand replaces every ${env:NAME} in s with lookup(NAME), and every
+// ${secret:NAME} with lookup(SecretPrefix+NAME). References lookup does
+// not know are a *MissingError naming them (all of them, if several).
+// "$${env:NAME}" is the escape for a literal "${env:NAME}", and
+// "$${secret:NAME}" for "${secret:NAME}". Any other "$" is kept as it is.
 func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
 	var (
 		b       strings.Builder
-		missing []string
+		missing MissingError
 	)
 	for {
-		i := strings.Index(s, "${env:")
+		i, prefix := nextRef(s)
 		if i < 0 {
 			b.WriteString(s)
 			break
@@ -111,33 +144,43 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 		j := strings.IndexByte(s[i:], '}')
 		if j < 0 {
 			// Not quoted: the rest of a header value is often the token.
-			return "", errors.New("unterminated ${env: reference (no closing brace)")
+			return "", fmt.Errorf("unterminated %s reference (no closing brace)", prefix)
 		}
-		name := s[i+len("${env:") : i+j]
+		name := s[i+len(prefix) : i+j]
 		if name == "" {
-			return "", errors.New("empty variable name in ${env:}")
+			return "", fmt.Errorf("empty variable name in %s}", prefix)
 		}
-		v, ok := lookup(name)
-		if !ok {
-			if !slices.Contains(missing, name) {
-				missing = append(missing, name)
-			}
+		key, list := name, &missing.Env
+		if prefix == "${secret:" {
+			key, list = SecretPrefix+name, &missing.Secrets
+		}
+		v, ok := lookup(key)
+		if !ok && !slices.Contains(*list, name) {
+			*list = append(*list, name)
 		}
 		b.WriteString(v)
 		s = s[i+j+1:]
 	}
-	switch len(missing) {
-	case 0:
-		return b.String(), nil
-	case 1:
-		return "", fmt.Errorf("environment variable %s is not set", missing[0])
-	default:
-		return "", fmt.Errorf("environment variables %s are not set", strings.Join(missing, ", "))
+	if len(missing.Env) > 0 || len(missing.Secrets) > 0 {
+		return "", &missing
 	}
+	return b.String(), nil
 }
 
-// Expanded returns a copy of s with ${env:NAME} expanded in its env values,
-// header values and url. The error names the field and the missing
+// nextRef finds the next ${env: or ${secret: in s: its index and which.
+func nextRef(s string) (int, string) {
+	e, x := strings.Index(s, "${env:"), strings.Index(s, "${secret:")
+	switch {
+	case e < 0 && x < 0:
+		return -1, ""
+	case x < 0 || e >= 0 && e < x:
+		return e, "${env:"
+	}
+	return x, "${secret:"
+}
+
+// Expanded returns a copy of s with ${env:NAME} and ${secret:NAME}
+// expanded in its env values, header values, url and OAuth fields. The error names the field and the missing
 // variables, never a value.
 func (s Server) Expanded(lookup func(string) (string, bool)) (Server, error) {
 	out := s.clone()

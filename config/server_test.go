@@ -55,7 +55,7 @@ func env(m map[string]string) func(string) (string, bool) {
 }
 
 func TestExpand(t *testing.T) {
-	lookup := env(map[string]string{"A": "alpha", "TOKEN": "s3cr3t", "EMPTY": ""})
+	lookup := env(map[string]string{"A": "alpha", "TOKEN": "s3cr3t", "EMPTY": "", SecretPrefix + "GH": "ghp_x", SecretPrefix + "A": "secret-a"})
 	tests := []struct {
 		in, want, wantErr string
 	}{
@@ -72,6 +72,15 @@ func TestExpand(t *testing.T) {
 		{"${env:}", "", "empty variable name"},
 		// The error never quotes the value: what follows is often a token.
 		{"Bearer ${env:A tok-9f8e7d", "", "unterminated ${env: reference"},
+		// Secrets: looked up with their prefix, never mistaken for a
+		// variable of the same name.
+		{"Bearer ${secret:GH}", "Bearer ghp_x", ""},
+		{"${env:A}/${secret:A}", "alpha/secret-a", ""},
+		{"$${secret:GH} is literal", "${secret:GH} is literal", ""},
+		{"${secret:NOPE}", "", "secret NOPE is not set (`freecode secret set NOPE`)"},
+		{"${env:X}${secret:P}${secret:Q}", "", "environment variable X is not set; secrets P, Q are not set"},
+		{"${secret:GH tok-9f8e7d", "", "unterminated ${secret: reference"},
+		{"${secret:}", "", "empty variable name"},
 	}
 	for _, tc := range tests {
 		got, err := Expand(tc.in, lookup)

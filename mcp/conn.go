@@ -80,6 +80,11 @@ type ConnOptions struct {
 	// while a broken file is fixed.
 	Policy func(srv config.Server, lookup func(string) (string, bool)) *config.Blocked
 
+	// Secrets resolves the ${secret:NAME} of an entry, by NAME, at each
+	// connect: the user's secret store (internal/secretstore). Nil means
+	// the default store, ~/.freecode/auth's, opened then.
+	Secrets func(name string) (string, bool)
+
 	// OnNotice, if set, is told what FreeCode does about a server's start
 	// that a person waiting for it should know: a package runner still
 	// installing at the server's timeout, a half-written npx cache

@@ -230,7 +230,7 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running. login, for Login, is how a sign-in shows its page.
 func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session, _ toolList, err error) {
-	lookup := c.lookupEnv()
+	lookup, resolved := c.lookupWithSecrets()
 	if why := c.policy(c.srv, lookup); why != nil {
 		// Final: no retry, no process, no dial.
 		return nil, toolList{}, &configError{errors.New(why.String())}
@@ -243,7 +243,7 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 	// the credentials of the network settings it is passed, a remote one's
 	// header values and URL secrets. Errors, the stderr tail and the
 	// Conn's logs all go through red.
-	secrets := envSecrets(c.srv, srv, lookup)
+	secrets := append(envSecrets(c.srv, srv, lookup), *resolved...)
 	if srv.Type == config.TypeLocal {
 		// The proxy and index URLs it gets from the sidecar's environment.
 		secrets = append(secrets, networkSecrets(c.opts.Environ())...)
@@ -418,6 +418,28 @@ func (c *Conn) dropSince(before int) string {
 		return ""
 	}
 	return c.lastDrop
+}
+
+// lookupWithSecrets is lookupEnv that also resolves ${secret:NAME}
+// (config.SecretPrefix) from the secret store, and the secrets it
+// resolved: every one is masked wherever the Conn shows text.
+func (c *Conn) lookupWithSecrets() (func(string) (string, bool), *[]string) {
+	env := c.lookupEnv()
+	secrets := c.opts.Secrets
+	if secrets == nil {
+		secrets = defaultSecrets
+	}
+	var resolved []string
+	return func(name string) (string, bool) {
+		if n, ok := strings.CutPrefix(name, config.SecretPrefix); ok {
+			v, ok := secrets(n)
+			if ok && v != "" && !slices.Contains(resolved, v) {
+				resolved = append(resolved, v)
+			}
+			return v, ok
+		}
+		return env(name)
+	}, &resolved
 }
 
 // lookupEnv returns a lookup over the Environ snapshot.

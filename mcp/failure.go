@@ -8,9 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/freecode/freecode/config"
 )
 
 // FailureKind says what kind of thing went wrong when a server did not
@@ -34,6 +37,9 @@ const (
 	// FailureConfig: the entry cannot run as written (a variable it names
 	// is not set). No retry helps.
 	FailureConfig
+	// FailureSecret: a secret the entry names (${secret:NAME}) is not set;
+	// Status.MissingSecrets says which. Setting it is what helps.
+	FailureSecret
 )
 
 var failureNames = [...]string{
@@ -43,6 +49,7 @@ var failureNames = [...]string{
 	FailurePackageNotFound: "packageNotFound",
 	FailureTimeout:         "timeout",
 	FailureConfig:          "config",
+	FailureSecret:          "secret",
 }
 
 // String returns the kind as the sidecar protocol spells it.
@@ -63,7 +70,9 @@ type Failure struct {
 	// ExitCode is the process's exit code, when it exited with one; -1
 	// otherwise (it runs, or a signal ended it).
 	ExitCode int
-	Err      error
+	// Secrets are the secrets a FailureSecret misses, by name.
+	Secrets []string
+	Err     error
 }
 
 func (f *Failure) Error() string { return f.Msg }
@@ -315,6 +324,9 @@ func (c *Conn) noteErrorLocked(err error) {
 	var cerr *configError
 	if c.lastFailure == nil && errors.As(err, &cerr) {
 		c.lastFailure = &Failure{Kind: FailureConfig, Msg: cerr.Error(), ExitCode: -1}
+		if me := (*config.MissingError)(nil); errors.As(err, &me) && len(me.Secrets) > 0 {
+			c.lastFailure.Kind, c.lastFailure.Secrets = FailureSecret, me.Secrets
+		}
 	}
 }
 
@@ -323,6 +335,7 @@ func (c *Conn) noteErrorLocked(err error) {
 func (c *Conn) failureStatusLocked(st *Status) {
 	if f := c.lastFailure; f != nil && c.lastError != "" && c.lastError == c.failureText {
 		st.LastErrorKind = f.Kind
+		st.MissingSecrets = slices.Clone(f.Secrets)
 		if f.ExitCode >= 0 {
 			st.ExitCode, st.HasExitCode = f.ExitCode, true
 		}

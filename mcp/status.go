@@ -122,6 +122,10 @@ type Status struct {
 	// Blocked, with StateBlocked, says why the organization's policy
 	// blocks the server and where (config.Blocked's String).
 	Blocked string
+	// MissingSecrets, with LastErrorKind FailureSecret, are the secrets
+	// its entry names that are not set, by name: what a frontend asks
+	// the user for.
+	MissingSecrets []string
 }
 
 // Approval is what approving a project server lets the project do: every

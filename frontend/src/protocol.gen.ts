@@ -208,9 +208,15 @@ export type FailureKind =
 	| 'packageNotFound'
 	| 'timeout'
 	| 'config'
+	/**
+	 * FailureSecret: a secret the entry names (${secret:NAME}) is not
+	 * set; ServerStatus.missingSecrets says which, and
+	 * freecode/secrets/set is what helps.
+	 */
+	| 'secret'
 	| 'other';
 /** FailureKindValues are the values of FailureKind, in the Go source's order. */
-export const FailureKindValues: readonly FailureKind[] = ['commandNotFound', 'exited', 'packageNotFound', 'timeout', 'config', 'other'];
+export const FailureKindValues: readonly FailureKind[] = ['commandNotFound', 'exited', 'packageNotFound', 'timeout', 'config', 'secret', 'other'];
 export const FailureKind: Check<FailureKind> = oneOf(FailureKindValues);
 
 /**
@@ -519,6 +525,12 @@ export interface ServerStatus {
 	 * deniedMcpServers[2] in /etc/freecode/managed-settings.json".
 	 */
 	blocked?: string;
+	/**
+	 * MissingSecrets, with lastErrorKind secret, are the secrets the
+	 * entry names that are not set, by name: what a frontend asks the
+	 * user for (a password input) and sends with freecode/secrets/set.
+	 */
+	missingSecrets?: string[];
 }
 export const ServerStatus: Check<ServerStatus> = obj<ServerStatus>({
 	name: req(str),
@@ -543,6 +555,7 @@ export const ServerStatus: Check<ServerStatus> = obj<ServerStatus>({
 	approval: opt(ServerApproval),
 	sandbox: opt(str),
 	blocked: opt(str),
+	missingSecrets: opt(arrayOf(str)),
 });
 
 /** ServersResult is the result of freecode/servers. */

@@ -48,6 +48,12 @@ var fixtures = map[string][]any{
 			StderrTail: []string{"error: GITHUB_TOKEN is not set"}, Command: []string{"node", "github-server.js"},
 		},
 		ServerStatus{
+			Name: "gh", Scope: "user", Type: "remote", State: StateFailed, URL: "https://api.example.com/mcp",
+			LastError:      "server gh: header Authorization: secret GITHUB_TOKEN is not set (`freecode secret set GITHUB_TOKEN`)",
+			LastErrorKind:  FailureSecret,
+			MissingSecrets: []string{"GITHUB_TOKEN"},
+		},
+		ServerStatus{
 			Name: "scraper", Scope: "user", Type: "local", Transport: "stdio", State: StateBlocked,
 			Command: []string{"npx", "-y", "some-scraper"},
 			Blocked: "blocked by your organization's policy: deniedMcpServers[2] in /etc/freecode/managed-settings.json — ask #it-help for a new server",

@@ -132,6 +132,10 @@ type ServerStatus struct {
 	// message if it has one: "blocked by your organization's policy:
 	// deniedMcpServers[2] in /etc/freecode/managed-settings.json".
 	Blocked string `json:"blocked,omitempty"`
+	// MissingSecrets, with lastErrorKind secret, are the secrets the
+	// entry names that are not set, by name: what a frontend asks the
+	// user for (a password input) and sends with freecode/secrets/set.
+	MissingSecrets []string `json:"missingSecrets,omitempty"`
 }
 
 // ServerApproval is what approving a project server lets the project do,
@@ -529,7 +533,11 @@ const (
 	FailurePackageNotFound FailureKind = "packageNotFound"
 	FailureTimeout         FailureKind = "timeout"
 	FailureConfig          FailureKind = "config"
-	FailureOther           FailureKind = "other"
+	// FailureSecret: a secret the entry names (${secret:NAME}) is not
+	// set; ServerStatus.missingSecrets says which, and
+	// freecode/secrets/set is what helps.
+	FailureSecret FailureKind = "secret"
+	FailureOther  FailureKind = "other"
 )
 
 // RetryStatus is the next try of a server whose connect failed: "retrying

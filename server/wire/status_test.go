@@ -66,9 +66,12 @@ func goldenStatuses() []mcp.Status {
 	retrying.LastError = "exited with code 3: error: GITHUB_TOKEN is not set"
 	retrying.LastErrorKind, retrying.ExitCode, retrying.HasExitCode = mcp.FailureExited, 3, true
 	retrying.Retry = &mcp.Retry{Attempt: 2, Max: 6, At: time.Date(2026, 5, 1, 10, 0, 4, 0, time.UTC)}
+	noSecret := mcp.StatusOf(config.Server{Name: "gh", Scope: "user", Type: "remote", URL: "https://api.example.com/mcp"}, mcp.StateFailed)
+	noSecret.LastError = "server gh: header Authorization: secret GITHUB_TOKEN is not set (`freecode secret set GITHUB_TOKEN`)"
+	noSecret.LastErrorKind, noSecret.MissingSecrets = mcp.FailureSecret, []string{"GITHUB_TOKEN"}
 	blocked := mcp.StatusOf(config.Server{Name: "scraper", Scope: "user", Type: "local", Command: []string{"npx", "-y", "some-scraper"}}, mcp.StateBlocked)
 	blocked.Blocked = "blocked by your organization's policy: deniedMcpServers[2] in /etc/freecode/managed-settings.json — ask #it-help for a new server"
-	return []mcp.Status{connected, pending, mine, remote, cut, failed, retrying, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled), blocked}
+	return []mcp.Status{connected, pending, mine, remote, cut, failed, retrying, mcp.StatusOf(config.Server{Name: "off", Scope: "user", Type: "local", Command: []string{"x"}}, mcp.StateDisabled), blocked, noSecret}
 }
 
 // The statuses a frontend is sent, as JSON: every field, and the ways each

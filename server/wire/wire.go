@@ -36,7 +36,7 @@ func ServerStatus(st mcp.Status) protocol.ServerStatus {
 		Name: st.Name, Scope: protocol.ServerScope(st.Scope), Type: protocol.ServerType(st.Type), Transport: protocol.Transport(st.Transport),
 		State: protocol.ServerState(st.State.String()), ToolCount: st.ToolCount, PID: st.PID,
 		ProtocolVersion: st.ProtocolVersion, LastError: st.LastError, StderrTail: st.StderrTail,
-		Command: st.Command, URL: st.URL, ToolListCut: st.ToolListCut, Sandbox: st.Sandbox, Blocked: st.Blocked,
+		Command: st.Command, URL: st.URL, ToolListCut: st.ToolListCut, Sandbox: st.Sandbox, Blocked: st.Blocked, MissingSecrets: st.MissingSecrets,
 	}
 	if st.ServerInfo != nil {
 		out.ServerInfo = &protocol.ServerInfo{Name: st.ServerInfo.Name, Version: st.ServerInfo.Version}
