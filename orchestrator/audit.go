@@ -9,7 +9,9 @@ import (
 // An Auditor keeps the record of what became of every call: the audit
 // trail. Execute tells it of the calls of a batch once, in the batch's
 // order, when their results are final, on the batch's goroutine; it must
-// not block for long nor keep the records' slices.
+// not block for long nor keep the records' slices. A call whose question
+// goes to the user in another round (ErrAskedLater) is left out: nothing
+// was decided, and the call made again with the answer is the one told.
 type Auditor interface {
 	AuditCalls([]CallRecord)
 }
@@ -55,9 +57,12 @@ func (o *Orchestrator) audit(preps []prepared, results []ToolResult, eo *ExecOpt
 	if a == nil {
 		return
 	}
-	recs := make([]CallRecord, len(preps))
+	recs := make([]CallRecord, 0, len(preps))
 	for i := range preps {
 		p := &preps[i]
+		if p.askedLater {
+			continue
+		}
 		rec := CallRecord{
 			Frontend: eo.Frontend, CallID: p.call.CallID, Tool: p.call.Tool,
 			Decision: results[i].Decision, Rule: p.rule, Answer: p.answer, Result: &results[i],
@@ -66,7 +71,9 @@ func (o *Orchestrator) audit(preps []prepared, results []ToolResult, eo *ExecOpt
 		if p.tool != nil {
 			rec.Tool, rec.Server, rec.Name = p.tool.ID, p.tool.Server, p.tool.Name
 		}
-		recs[i] = rec
+		recs = append(recs, rec)
 	}
-	a.AuditCalls(recs)
+	if len(recs) > 0 {
+		a.AuditCalls(recs)
+	}
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -59,5 +60,26 @@ func TestAuditEveryCallOnce(t *testing.T) {
 	}
 	if r := aud.recs[3]; r.Decision != DecisionInvalid || r.Tool != "mcp__nope__x" || r.Server != "" {
 		t.Errorf("no such tool: %+v", r)
+	}
+}
+
+// A call whose question goes to the user in another round (an
+// input_required result) is not audited: nothing was decided, and the
+// call made again with the answer is the one recorded, once.
+func TestAuditAskedLater(t *testing.T) {
+	e := newGateEnv(t, `{"permissions":{"allow":["mcp__demo__read_file"]}}`)
+	e.reg.SetServerTools("demo", []*mcpsdk.Tool{tool("read_file", true, ""), tool("write_file", false, "")}, e.fc)
+	aud := &recordingAuditor{}
+	o := New(e.reg, &Options{Permissions: e.load(t), UserDir: e.userDir, ProjectDir: e.projectDir, Auditor: aud})
+	calls := []ToolCall{{CallID: "1", Tool: "mcp__demo__read_file"}, {CallID: "2", Tool: "mcp__demo__write_file"}}
+	later := &recordingApprover{err: fmt.Errorf("%w (an input_required result)", ErrAskedLater)}
+	o.Execute(t.Context(), calls, &ExecOptions{Approver: later})
+	o.Execute(t.Context(), calls[1:], &ExecOptions{Approver: later})
+	if len(aud.recs) != 1 || aud.recs[0].CallID != "1" || aud.batches != 1 {
+		t.Fatalf("records %+v in %d batches; want only call 1's, the other asked in another round", aud.recs, aud.batches)
+	}
+	o.Execute(t.Context(), calls[1:], &ExecOptions{Approver: &recordingApprover{answer: Answer{Decision: AllowOnce}}})
+	if len(aud.recs) != 2 || aud.recs[1].CallID != "2" || aud.recs[1].Decision != DecisionAsked || aud.recs[1].Answer != AllowOnce {
+		t.Errorf("after the answer, records %+v; want call 2 asked and allowed once", aud.recs)
 	}
 }

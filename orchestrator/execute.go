@@ -156,6 +156,9 @@ type prepared struct {
 	// rule) and the answer of the person asked ("": nobody answered).
 	rule   *permissions.Rule
 	answer AnswerDecision
+	// askedLater: the question went to another round (ErrAskedLater),
+	// so nothing was decided; that round's call is the one audited.
+	askedLater bool
 }
 
 // Execute runs one batch: the calls one model turn produced, in order.

@@ -181,6 +181,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 	})
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.
+		p.askedLater = true
 		return DecisionDenied, fmt.Sprintf("%s was not run yet: it waits for the permission answer; %v", t.ID, err)
 	}
 	if err != nil {
