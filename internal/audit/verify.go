@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"time"
 )
 
 // Position is where a line is: the file (its name in the trail's
@@ -70,7 +71,7 @@ func Verify(ctx context.Context, dir string) (Report, error) {
 	if headFound {
 		if h, hasHead = parseHead(s.head); hasHead {
 			v.floor = h.first
-		} else {
+		} else if len(s.head) > 0 {
 			v.problem(Position{File: HeadFile}, "not a head the log wrote: it was changed")
 		}
 	}
@@ -94,7 +95,7 @@ func Verify(ctx context.Context, dir string) (Report, error) {
 			return Report{}, fmt.Errorf("verifying the audit trail: reading %s: %w", sf.name, err)
 		}
 	}
-	v.finish(h, hasHead, headFound)
+	v.finish(h, hasHead, headFound, len(s.head) == 0)
 	return v.r, nil
 }
 
@@ -102,6 +103,7 @@ func Verify(ctx context.Context, dir string) (Report, error) {
 type link struct {
 	seq        int64
 	hash, prev string
+	time       time.Time
 	pos        Position
 }
 
@@ -115,6 +117,10 @@ type verifier struct {
 	floor int64 // the first seq the trail should hold
 	// last is the last entry in the chain, before the one before it.
 	last, before *link
+	// runBefore is the entry before the last run of entries of one time:
+	// the lines of one write (RecordAll) share it. nil when the run
+	// starts the chain.
+	runBefore *link
 	// lastWasLine: the line just read is last.
 	lastWasLine bool
 	// pending are the lines since last that are not entries.
@@ -141,7 +147,7 @@ func (v *verifier) chains(e *Entry) bool {
 
 // entry takes the next entry of the trail.
 func (v *verifier) entry(e *Entry, hash string, pos Position) {
-	l := &link{seq: e.Seq, hash: hash, prev: e.Prev, pos: pos}
+	l := &link{seq: e.Seq, hash: hash, prev: e.Prev, time: e.Time, pos: pos}
 	reported := false
 	if len(v.pending) > 0 {
 		// Lines that are not entries are torn if the chain steps over
@@ -189,6 +195,9 @@ func (v *verifier) entry(e *Entry, hash string, pos Position) {
 	default:
 		v.problem(pos, "%s missing before this line: deleted or moved", seqRange(last.seq+1, e.Seq-1))
 	}
+	if v.last == nil || !v.last.time.Equal(l.time) {
+		v.runBefore = v.last
+	}
 	v.r.Lines++
 	v.before, v.last = v.last, l
 	v.r.Last = l.seq
@@ -197,7 +206,12 @@ func (v *verifier) entry(e *Entry, hash string, pos Position) {
 
 // finish judges the lines left pending and checks the end of the trail
 // against the head.
-func (v *verifier) finish(h headRecord, hasHead, headFound bool) {
+//
+// A writer writes its lines, then the head: a crash between the two
+// leaves the head at the line before the write (in the trail's first
+// write, an empty head), which is no problem. The lines of one write
+// are those of one time.
+func (v *verifier) finish(h headRecord, hasHead, headFound, emptyHead bool) {
 	for _, p := range v.pending {
 		if p.terminated {
 			v.problem(p.pos, "not an entry of the trail: a line was changed or added")
@@ -208,16 +222,22 @@ func (v *verifier) finish(h headRecord, hasHead, headFound bool) {
 	last := v.last
 	switch {
 	case !hasHead:
-		if !headFound && last != nil {
+		switch {
+		case last == nil:
+		case !headFound:
 			v.problem(Position{File: HeadFile}, "missing: lines cut from the end of the trail could not be found")
+		case emptyHead && (v.runBefore != nil || v.r.First != 1):
+			// Empty after more than the trail's first write.
+			v.problem(Position{File: HeadFile}, "empty: it was changed, and lines cut from the end of the trail could not be found")
 		}
 	case last == nil:
 		v.problem(Position{File: HeadFile}, "records seq %d, but the trail holds no line: its files were removed", h.seq)
 	case h.seq == last.seq && h.hash != last.hash:
 		v.problem(last.pos, "seq %d, the last line, was changed: %s records another hash", last.seq, HeadFile)
 	case h.seq == last.seq:
-	case h.seq == last.seq-1 && v.before != nil && h.hash == v.before.hash:
-		// A writer stopped between its line and the head.
+	case h.seq == last.seq-1 && v.before != nil && h.hash == v.before.hash,
+		v.runBefore != nil && h.seq == v.runBefore.seq && h.hash == v.runBefore.hash:
+		// A writer stopped between its lines and the head.
 	case h.seq > last.seq:
 		v.problem(Position{File: last.pos.File}, "%s missing at the end of the trail (%s records seq %d): lines or files were cut from the end", seqRange(last.seq+1, h.seq), HeadFile, h.seq)
 	default:

@@ -2,6 +2,8 @@ package audit
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,4 +212,91 @@ func TestCutThenRecord(t *testing.T) {
 	if len(r.Problems) != 1 || r.Problems[0].Line != 4 || !strings.Contains(r.Problems[0].Msg, "seq 4–5 (2 lines) missing") {
 		t.Errorf("problems: %+v", r.Problems)
 	}
+}
+
+// A crash between a write of several lines (RecordAll) and the head's
+// update leaves the head at the line before them, or, in the trail's
+// first write, empty: the trail verifies, and the next line chains on. A
+// head further behind, or emptied after the first write, is a problem.
+func TestCrashBeforeHead(t *testing.T) {
+	batch := func(t *testing.T, l *Log, n int) {
+		t.Helper()
+		var es []Event
+		for i := range n {
+			es = append(es, Event{Kind: KindCall, Frontend: "vscode#1", Tool: fmt.Sprintf("b__t%d", i), Server: "b", Outcome: OutcomeOK})
+		}
+		if err := l.RecordAll(context.Background(), es); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readHead := func(t *testing.T, dir string) []byte {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, HeadFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	writeHead := func(t *testing.T, dir string, b []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, HeadFile), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("head behind a batch", func(t *testing.T) {
+		dir := t.TempDir()
+		l := open(t, dir, &Options{Now: fixedClock()})
+		record(t, l, 2, "s")
+		head := readHead(t, dir)
+		batch(t, l, 3)
+		writeHead(t, dir, head)
+		if r := verify(t, dir); !r.OK() || r.Lines != 5 || len(r.Torn) != 0 {
+			t.Fatalf("report: %+v", r)
+		}
+		// The write cut in its last line, too.
+		b, err := os.ReadFile(filepath.Join(dir, CurrentFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, CurrentFile), b[:len(b)-20], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if r := verify(t, dir); !r.OK() || r.Lines != 4 || len(r.Torn) != 1 || r.Torn[0].Line != 5 {
+			t.Fatalf("report: %+v", r)
+		}
+		record(t, open(t, dir, &Options{Now: fixedClock()}), 1, "after")
+		if r := verify(t, dir); !r.OK() || r.Lines != 5 || r.Last != 5 || len(r.Torn) != 1 {
+			t.Fatalf("after a line more: %+v", r)
+		}
+	})
+	t.Run("first write", func(t *testing.T) {
+		dir := t.TempDir()
+		batch(t, open(t, dir, &Options{Now: fixedClock()}), 3)
+		writeHead(t, dir, nil)
+		if r := verify(t, dir); !r.OK() || r.Lines != 3 {
+			t.Fatalf("report: %+v", r)
+		}
+	})
+	t.Run("head emptied", func(t *testing.T) {
+		dir := t.TempDir()
+		l := open(t, dir, &Options{Now: fixedClock()})
+		record(t, l, 1, "s")
+		batch(t, l, 3)
+		writeHead(t, dir, nil)
+		if r := verify(t, dir); len(r.Problems) != 1 || r.Problems[0].File != HeadFile {
+			t.Fatalf("problems: %+v", r.Problems)
+		}
+	})
+	t.Run("head further behind", func(t *testing.T) {
+		dir := t.TempDir()
+		l := open(t, dir, &Options{Now: fixedClock()})
+		record(t, l, 1, "s")
+		head := readHead(t, dir)
+		record(t, l, 1, "s")
+		batch(t, l, 3)
+		writeHead(t, dir, head)
+		if r := verify(t, dir); len(r.Problems) != 1 || r.Problems[0].File != HeadFile || !strings.Contains(r.Problems[0].Msg, "replaced") {
+			t.Fatalf("problems: %+v", r.Problems)
+		}
+	})
 }
