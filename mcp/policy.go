@@ -1,6 +1,12 @@
 package mcp
 
-import "github.com/freecode/freecode/config"
+import (
+	"context"
+	"time"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/secretstore"
+)
 
 // policy returns why the organization's managed policy blocks srv, or
 // nil (see ConnOptions.Policy).
@@ -24,6 +30,25 @@ func SystemPolicy(srv config.Server, lookup func(string) (string, bool)) *config
 }
 
 // defaultSecrets resolves ${secret:NAME} where ConnOptions.Secrets is
-// nil: no secret store is wired yet, so no secret resolves and the entry
-// fails naming the secret.
-var defaultSecrets = func(string) (string, bool) { return "", false }
+// nil: from the user's secret store (~/.freecode/auth's, the keychain's
+// items of FreeCode), opened at each lookup.
+func defaultSecrets(name string) (string, bool) {
+	dir, err := config.SecretsDir()
+	if err != nil {
+		return "", false
+	}
+	return LookupSecret(secretstore.Open(dir), name)
+}
+
+// secretWait bounds one secret's lookup: a keychain waiting on an unlock
+// prompt nobody sees must not hold a connect for long.
+const secretWait = 20 * time.Second
+
+// LookupSecret reads the secret name from store, for ConnOptions.Secrets:
+// false when it is not set or cannot be read.
+func LookupSecret(store *secretstore.Store, name string) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), secretWait)
+	defer cancel()
+	v, err := store.Get(ctx, name)
+	return v, err == nil && v != ""
+}

@@ -243,6 +243,7 @@ func traceTo(w io.Writer, id int, token string) func(protocol.Direction, []byte)
 		if token != "" {
 			body = bytes.ReplaceAll(body, []byte(token), []byte("***"))
 		}
+		body = maskSecretValue(body)
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(w, "[%d] %s %s\n", id, dir, bytes.TrimSpace(body))
@@ -267,6 +268,7 @@ var requests = map[string]handler{
 	protocol.MethodPermissions:      (*session).permissions,
 	protocol.MethodProject:          (*session).project,
 	protocol.MethodProjectTrust:     (*session).trust,
+	protocol.MethodSecretsSet:       (*session).secretsSet,
 	protocol.MethodServersLogin:     (*session).login,
 	protocol.MethodServersLogout:    (*session).logout,
 	protocol.MethodResources:        (*session).resources,
@@ -275,6 +277,7 @@ var requests = map[string]handler{
 	protocol.MethodPromptsGet:       (*session).getPrompt,
 	protocol.MethodToolsReview:      (*session).toolsReview,
 	protocol.MethodWebCode:          (*session).webCode,
+	protocol.MethodGatewayOpen:      (*session).gatewayOpen,
 	protocol.MethodTasks:            (*session).tasks,
 	protocol.MethodTasksCancel:      (*session).cancelTask,
 	protocol.MethodTasksAdopt:       (*session).adoptTask,

@@ -13,6 +13,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/manifest"
+	"github.com/freecode/freecode/internal/secretstore"
 	"github.com/freecode/freecode/mcp"
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/mcp/sandbox"
@@ -133,7 +134,8 @@ type Workspace struct {
 	settled settleSignal
 	events  fanout
 	tasks   *taskTracker
-	trail   trail // the audit trail (audit.go)
+	trail   trail              // the audit trail (audit.go)
+	secrets *secretstore.Store // the user's secrets (secrets.go); nil without a home
 
 	closeOnce sync.Once
 
@@ -307,6 +309,9 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 	// One store for every server, so that a keychain found not to
 	// answer is not asked again for each; without one (no home
 	// directory) each sign-in says why.
+	if dir, err := config.SecretsDir(); err == nil {
+		w.secrets = secretstore.Open(dir)
+	}
 	tokens, err := oauth.DefaultStore()
 	if err != nil {
 		w.logger.Warn("remote servers cannot keep a sign-in", "error", err)
@@ -327,6 +332,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			Environ:       w.opts.Environ,
 			NoRetry:       w.opts.NoRetry,
 			Policy:        w.policyCheck,
+			Secrets:       w.lookupSecret,
 			ClientOptions: w.roots.clientOptions,
 			OnClient:      w.roots.onClient,
 			OnLog:         w.logs.onLog,

@@ -50,6 +50,16 @@ export const MethodChallenge = 'freecode/challenge';
  * sidecar listening on ws: (WebCodeResult).
  */
 export const MethodWebCode = 'freecode/web/code';
+/**
+ * MethodSecretsSet stores a secret the user typed, for the servers
+ * whose entries name it (SecretSetParams, SecretSetResult).
+ */
+export const MethodSecretsSet = 'freecode/secrets/set';
+/**
+ * MethodGatewayOpen opens the sidecar's MCP endpoints for an editor's
+ * own chat, one per FreeCode server (GatewayResult).
+ */
+export const MethodGatewayOpen = 'freecode/gateway/open';
 
 // Requests from the sidecar to a frontend.
 export const MethodPermissionRequest = 'freecode/permission/request';
@@ -1527,6 +1537,82 @@ export const WebCodeResult: Check<WebCodeResult> = obj<WebCodeResult>({
 	expiresAt: req(str),
 });
 
+/**
+ * SecretSetParams are the params of freecode/secrets/set: a secret's name,
+ * as an entry's ${secret:NAME} has it, and the value the user typed in a
+ * password input. The sidecar keeps it in the user's secret store (the OS
+ * keychain, else a 0600 file), never in a config file, a log or a status.
+ */
+export interface SecretSetParams {
+	name: string;
+	value: string;
+}
+export const SecretSetParams: Check<SecretSetParams> = obj<SecretSetParams>({
+	name: req(str),
+	value: req(str),
+});
+
+/** SecretSetResult is the result of freecode/secrets/set. */
+export interface SecretSetResult {
+	/**
+	 * Where says where the secret is kept: "the OS keychain", or the
+	 * file's path.
+	 */
+	where: string;
+	/**
+	 * Started are the servers that failed for the want of it and were
+	 * started again, each connected or failed by the time of the answer
+	 * (their statuses follow as usual).
+	 */
+	started: string[];
+}
+export const SecretSetResult: Check<SecretSetResult> = obj<SecretSetResult>({
+	where: req(str),
+	started: req(arrayOf(str)),
+});
+
+/** GatewayServer is one FreeCode server's MCP endpoint. */
+export interface GatewayServer {
+	name: string;
+	/**
+	 * URL is its Streamable HTTP endpoint,
+	 * http://127.0.0.1:PORT/mcp/<the name, path-escaped>.
+	 */
+	url: string;
+}
+export const GatewayServer: Check<GatewayServer> = obj<GatewayServer>({
+	name: req(str),
+	url: req(str),
+});
+
+/**
+ * GatewayResult is the result of freecode/gateway/open (params {}), which
+ * only a frontend that presented the token may send, and no browser: the
+ * sidecar's MCP endpoints for an editor's own chat (VS Code's), one per
+ * FreeCode server, over the sidecar's own workspace and servers. Each
+ * lists its server's tools under their own names and runs every call
+ * through the sidecar's rules; each requires Token as a bearer token. The
+ * first request starts the listener; later ones answer the same token and
+ * port, with the servers as they are then.
+ */
+export interface GatewayResult {
+	/**
+	 * Token is the bearer token every endpoint requires
+	 * ("Authorization: Bearer <token>"), for the sidecar's life.
+	 */
+	token: string;
+	/**
+	 * Servers are the FreeCode servers whose tools can come (all but the
+	 * disabled, those awaiting the user's approval and those the
+	 * organization blocks), by name.
+	 */
+	servers: GatewayServer[];
+}
+export const GatewayResult: Check<GatewayResult> = obj<GatewayResult>({
+	token: req(str),
+	servers: req(arrayOf(GatewayServer)),
+});
+
 /** PermissionReview is the change a PermissionRequest shows. */
 export interface PermissionReview {
 	kind: ReviewKind;
@@ -1997,6 +2083,16 @@ export interface FrontendRequests {
 	 * sidecar listening on ws: (WebCodeResult).
 	 */
 	'freecode/web/code': { params: Empty; result: WebCodeResult };
+	/**
+	 * MethodSecretsSet stores a secret the user typed, for the servers
+	 * whose entries name it (SecretSetParams, SecretSetResult).
+	 */
+	'freecode/secrets/set': { params: SecretSetParams; result: SecretSetResult };
+	/**
+	 * MethodGatewayOpen opens the sidecar's MCP endpoints for an editor's
+	 * own chat, one per FreeCode server (GatewayResult).
+	 */
+	'freecode/gateway/open': { params: Empty; result: GatewayResult };
 }
 export const frontendRequests: { [M in keyof FrontendRequests]: { params: Check<FrontendRequests[M]['params']>; result: Check<FrontendRequests[M]['result']> } } = {
 	'freecode/challenge': { params: ChallengeParams, result: ChallengeResult },
@@ -2023,6 +2119,8 @@ export const frontendRequests: { [M in keyof FrontendRequests]: { params: Check<
 	'freecode/tasks/cancel': { params: TaskCancelParams, result: TaskInfo },
 	'freecode/tasks/adopt': { params: TaskAdoptParams, result: TaskInfo },
 	'freecode/web/code': { params: Empty, result: WebCodeResult },
+	'freecode/secrets/set': { params: SecretSetParams, result: SecretSetResult },
+	'freecode/gateway/open': { params: Empty, result: GatewayResult },
 };
 
 /** SidecarRequests are the requests the sidecar sends a frontend, by method: their params and results. */
@@ -2151,6 +2249,10 @@ export const checks: Record<string, Check<unknown>> = {
 	TaskCancelParams: TaskCancelParams as Check<unknown>,
 	TaskAdoptParams: TaskAdoptParams as Check<unknown>,
 	WebCodeResult: WebCodeResult as Check<unknown>,
+	SecretSetParams: SecretSetParams as Check<unknown>,
+	SecretSetResult: SecretSetResult as Check<unknown>,
+	GatewayServer: GatewayServer as Check<unknown>,
+	GatewayResult: GatewayResult as Check<unknown>,
 	PermissionReview: PermissionReview as Check<unknown>,
 	PermissionRequest: PermissionRequest as Check<unknown>,
 	PermissionDecision: PermissionDecision as Check<unknown>,

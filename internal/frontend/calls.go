@@ -207,3 +207,12 @@ func (c *Client) AdoptTask(ctx context.Context, server, taskID string) (*protoco
 	}
 	return &res, nil
 }
+
+// SetSecret is freecode/secrets/set.
+func (c *Client) SetSecret(ctx context.Context, name, value string) (*protocol.SecretSetResult, error) {
+	var r protocol.SecretSetResult
+	if err := c.Call(ctx, protocol.MethodSecretsSet, protocol.SecretSetParams{Name: name, Value: value}, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

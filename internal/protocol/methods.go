@@ -82,6 +82,8 @@ var Methods = []MethodSpec{
 	request[TaskCancelParams, TaskInfo](Frontend, MethodTasksCancel),
 	request[TaskAdoptParams, TaskInfo](Frontend, MethodTasksAdopt),
 	request[Empty, WebCodeResult](Frontend, MethodWebCode),
+	request[SecretSetParams, SecretSetResult](Frontend, MethodSecretsSet),
+	request[Empty, GatewayResult](Frontend, MethodGatewayOpen),
 
 	request[PermissionRequest, PermissionResponse](Sidecar, MethodPermissionRequest),
 	request[ElicitationRequest, ElicitationResponse](Sidecar, MethodElicitationRequest),

@@ -167,6 +167,26 @@ type RemoveAllowResult struct {
 	Removed bool   `json:"removed"`
 }
 
+// SecretSetParams are the params of freecode/secrets/set: a secret's name,
+// as an entry's ${secret:NAME} has it, and the value the user typed in a
+// password input. The sidecar keeps it in the user's secret store (the OS
+// keychain, else a 0600 file), never in a config file, a log or a status.
+type SecretSetParams struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// SecretSetResult is the result of freecode/secrets/set.
+type SecretSetResult struct {
+	// Where says where the secret is kept: "the OS keychain", or the
+	// file's path.
+	Where string `json:"where"`
+	// Started are the servers that failed for the want of it and were
+	// started again, each connected or failed by the time of the answer
+	// (their statuses follow as usual).
+	Started []string `json:"started"`
+}
+
 // TrustParams are the params of freecode/project/trust.
 type TrustParams struct {
 	Trusted bool `json:"trusted"`

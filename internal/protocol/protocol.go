@@ -58,6 +58,12 @@ const (
 	// MethodWebCode mints a one-time sign-in code for the page of a
 	// sidecar listening on ws: (WebCodeResult).
 	MethodWebCode = "freecode/web/code"
+	// MethodSecretsSet stores a secret the user typed, for the servers
+	// whose entries name it (SecretSetParams, SecretSetResult).
+	MethodSecretsSet = "freecode/secrets/set"
+	// MethodGatewayOpen opens the sidecar's MCP endpoints for an editor's
+	// own chat, one per FreeCode server (GatewayResult).
+	MethodGatewayOpen = "freecode/gateway/open"
 )
 
 // Requests from the sidecar to a frontend.
