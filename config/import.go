@@ -47,11 +47,29 @@ var importKeys = []string{"type", "command", "args", "env", "envFile", "cwd", "u
 // entries that cannot be used at all are left out with a warning. The
 // error is for data that is not such a file.
 func Import(kind string, data []byte) ([]Server, []string, error) {
+	servers, _, warnings, err := ImportWithSecrets(kind, data)
+	return servers, warnings, err
+}
+
+// ImportedSecret is a prompt of the imported file that became a
+// ${secret:NAME}: a VS Code input with "password": true, whose value the
+// user keeps in FreeCode's secret store (freecode secret set NAME) as VS
+// Code kept it in its own.
+type ImportedSecret struct {
+	Name        string   // as in ${secret:Name}
+	Input       string   // the input's id, ${input:Input}
+	Description string   // the input's, the file's text: escape it before a terminal
+	Servers     []string // the imported servers that reference it, in the file's order
+}
+
+// ImportWithSecrets is Import, and the secrets the servers reference in
+// place of the file's password prompts.
+func ImportWithSecrets(kind string, data []byte) ([]Server, []ImportedSecret, []string, error) {
 	im, err := importData(kind, data)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return im.out, im.warnings, nil
+	return im.out, im.secrets, im.warnings, nil
 }
 
 // importData reads the server maps of kind's file data.
@@ -82,6 +100,7 @@ func importData(kind string, data []byte) (*importer, error) {
 			}
 		}
 	case ImportVSCode:
+		im.readInputs(&root, "/inputs")
 		if err := im.servers(&root, "/servers", ""); err != nil {
 			return nil, err
 		}
@@ -90,6 +109,7 @@ func importData(kind string, data []byte) (*importer, error) {
 			// also what a FreeCode config whose servers were copied from
 			// another client as they were has.
 			if _, ok := member(&root, "/mcp/servers"); ok {
+				im.readInputs(&root, "/mcp/inputs")
 				if err := im.servers(&root, "/mcp/servers", ""); err != nil {
 					return nil, err
 				}
@@ -115,6 +135,93 @@ type importer struct {
 	taken    map[string]bool
 	found    bool     // the file has a server map at all
 	from     []string // the pointers of the server maps read
+
+	// VS Code's password inputs by id, and the secrets they became.
+	inputs   map[string]vscodeInput
+	secretOf map[string]string // input id → secret name
+	inputOf  map[string]string // secret name → input id
+	secrets  []ImportedSecret
+}
+
+// vscodeInput is an entry of VS Code's "inputs": a prompt its variables
+// ${input:id} are answered by.
+type vscodeInput struct {
+	Type        string `json:"type"`
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Password    bool   `json:"password"`
+}
+
+// readInputs reads VS Code's inputs at ptr, if there are any: an entry
+// that is not one is ignored, and its ${input:…} treated as undeclared.
+func (im *importer) readInputs(root *hujson.Value, ptr string) {
+	v := root.Find(ptr)
+	if v == nil {
+		return
+	}
+	var inputs []json.RawMessage
+	if err := json.Unmarshal(v.Pack(), &inputs); err != nil {
+		return
+	}
+	for _, raw := range inputs {
+		var in vscodeInput
+		if json.Unmarshal(raw, &in) != nil || in.ID == "" {
+			continue
+		}
+		if im.inputs == nil {
+			im.inputs = make(map[string]vscodeInput)
+		}
+		im.inputs[in.ID] = in
+	}
+}
+
+var badSecretChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// maxSecretName is the longest name of a secret (internal/secretstore's
+// ValidName, which config does not import: it would bring the keychain).
+const maxSecretName = 128
+
+// secretName returns the name of the secret the password input id
+// becomes: id where it is a valid name, else made one, distinct from the
+// names other inputs became.
+func (im *importer) secretName(id string) string {
+	if n, ok := im.secretOf[id]; ok {
+		return n
+	}
+	n := strings.Trim(badSecretChars.ReplaceAllString(id, "_"), "_")
+	if len(n) > maxSecretName {
+		n = n[:maxSecretName]
+	}
+	if n == "" {
+		n = "input"
+	}
+	base := n
+	for i := 2; im.inputOf[n] != ""; i++ {
+		suffix := fmt.Sprintf("-%d", i)
+		n = base[:min(len(base), maxSecretName-len(suffix))] + suffix
+	}
+	if im.secretOf == nil {
+		im.secretOf, im.inputOf = make(map[string]string), make(map[string]string)
+	}
+	im.secretOf[id], im.inputOf[n] = n, id
+	return n
+}
+
+// noteSecrets records which of the secrets password inputs became s, an
+// imported server, references.
+func (im *importer) noteSecrets(s Server) {
+	for _, name := range SecretRefs(s) {
+		id, ok := im.inputOf[name]
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(im.secrets, func(x ImportedSecret) bool { return x.Name == name })
+		if i < 0 {
+			im.secrets = append(im.secrets, ImportedSecret{Name: name, Input: id, Description: im.inputs[id].Description})
+			i = len(im.secrets) - 1
+		}
+		im.secrets[i].Servers = append(im.secrets[i].Servers, s.Name)
+	}
 }
 
 func (im *importer) warn(format string, args ...any) {
@@ -228,6 +335,7 @@ func (im *importer) entry(orig string, raw []byte) (Server, bool) {
 		return Server{}, false
 	}
 	im.taken[s.Name] = true
+	im.noteSecrets(s)
 	return s, true
 }
 
@@ -269,8 +377,8 @@ var (
 )
 
 // variables rewrites the variable references of the source format into
-// ${env:NAME} where FreeCode can expand them (env, headers, url), and warns
-// about the rest.
+// ${env:NAME} where FreeCode can expand them (env, headers, url), VS Code's
+// password prompts into ${secret:NAME}, and warns about the rest.
 func (im *importer) variables(s *Server) {
 	conv := func(where, v string) string {
 		switch im.kind {
@@ -290,6 +398,11 @@ func (im *importer) variables(s *Server) {
 				case "env":
 					return m // our syntax already
 				case "input":
+					if in, ok := im.inputs[arg]; ok && in.Password {
+						// A password VS Code kept in its secret
+						// storage: FreeCode keeps it in its own.
+						return secretRef + im.secretName(arg) + "}"
+					}
 					env := strings.Trim(notIdent.ReplaceAllString(strings.ToUpper(arg), "_"), "_")
 					im.warn("server %q: %s: %s is a prompt FreeCode cannot show; replaced by ${env:%s}: set that variable", s.Name, where, m, env)
 					return "${env:" + env + "}"
@@ -311,7 +424,7 @@ func (im *importer) variables(s *Server) {
 	s.URL = conv("url", s.URL)
 	for i, a := range s.Command {
 		c := conv("command", a)
-		if envVar.MatchString(c) {
+		if envVar.MatchString(c) || strings.Contains(c, secretRef) {
 			im.warn("server %q: command: %s is not expanded in a command; pass it through env instead", s.Name, a)
 			c = a
 		}
@@ -324,6 +437,10 @@ type ImportResult struct {
 	Added    []Server // in the file's order
 	Skipped  []Server // a server of that name is in mcp.servers already
 	Warnings []string // what could not be carried over as it was (see Import)
+	// Secrets are those the file's password prompts became (see
+	// ImportWithSecrets), each with the servers that reference it, added
+	// or skipped.
+	Secrets []ImportedSecret
 }
 
 // ImportFile turns the config file at path, saved in kind's shape (another
@@ -342,7 +459,7 @@ func ImportFile(path, kind string, dryRun bool) (*ImportResult, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		res = &ImportResult{Warnings: im.warnings}
+		res = &ImportResult{Warnings: im.warnings, Secrets: im.secrets}
 		for _, ptr := range im.from {
 			switch ptr {
 			case "/mcp/servers":

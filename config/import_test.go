@@ -1,6 +1,9 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,7 +123,8 @@ func TestImport(t *testing.T) {
 			data: `{
   // 💡 Inputs are prompted on first server start, then stored securely by VS Code.
   "inputs": [
-    {"type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true}
+    {"type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true},
+    {"type": "promptString", "id": "org", "description": "Organization"}
   ],
   "servers": {
     // https://github.com/ppl-ai/modelcontextprotocol/
@@ -128,7 +132,7 @@ func TestImport(t *testing.T) {
       "type": "stdio",
       "command": "npx",
       "args": ["-y", "server-perplexity-ask"],
-      "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}"},
+      "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}", "ORG": "${input:org}"},
       "envFile": "${workspaceFolder}/.env",
     },
     "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${env:GH_TOKEN}"}},
@@ -138,13 +142,13 @@ func TestImport(t *testing.T) {
   },
 }`,
 			want: []Server{
-				withEnv(local("Perplexity", "npx", "-y", "server-perplexity-ask"), map[string]string{"PERPLEXITY_API_KEY": "${env:PERPLEXITY_KEY}"}),
+				withEnv(local("Perplexity", "npx", "-y", "server-perplexity-ask"), map[string]string{"PERPLEXITY_API_KEY": "${secret:perplexity-key}", "ORG": "${env:ORG}"}),
 				withHeaders(remote("github", "https://api.githubcopilot.com/mcp/"), TransportHTTP, map[string]string{"Authorization": "Bearer ${env:GH_TOKEN}"}),
 				local("fetch", "uvx", "mcp-server-fetch"),
 				withHeaders(remote("odd", "https://ws.example.com/"), TransportAuto, nil),
 			},
 			warnings: []string{
-				`server "Perplexity": env PERPLEXITY_API_KEY: ${input:perplexity-key} is a prompt FreeCode cannot show; replaced by ${env:PERPLEXITY_KEY}`,
+				`server "Perplexity": env ORG: ${input:org} is a prompt FreeCode cannot show; replaced by ${env:ORG}`,
 				`server "Perplexity": envFile "${workspaceFolder}/.env" not carried over`,
 				`server "odd": type "websocket" unknown, transport set to auto`,
 				`server "nothing" left out: command: a local server needs a non-empty command`,
@@ -197,5 +201,103 @@ func TestImportErrors(t *testing.T) {
 				t.Errorf("Import error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// VS Code's password inputs become secrets of FreeCode's store, named by
+// their ids (made valid names), wherever FreeCode expands; a command is
+// not expanded, so one there is left as it was, with a warning.
+func TestImportVSCodeSecrets(t *testing.T) {
+	data := `{
+  "inputs": [
+    {"type": "promptString", "id": "api-key", "description": "API key", "password": true},
+    {"type": "promptString", "id": "gh token", "description": "GitHub token", "password": true},
+    {"type": "promptString", "id": "gh_token", "description": "Another", "password": true},
+    {"type": "promptString", "id": "in-command", "password": true},
+    {"type": "promptString", "id": "unused", "password": true},
+    {"type": "pickString", "id": "region", "options": ["eu", "us"]},
+    "not an input"
+  ],
+  "servers": {
+    "one": {"command": "x", "env": {"KEY": "${input:api-key}", "REGION": "${input:region}"}},
+    "two": {"type": "http", "url": "https://api.example.com/${input:region}/mcp",
+            "headers": {"Authorization": "Bearer ${input:gh token}", "X-Other": "${input:gh_token}", "X-Key": "${input:api-key}"}},
+    "three": {"command": "run", "args": ["--key", "${input:in-command}"]},
+    "dropped": {"url": "http://example.com/mcp", "headers": {"X-Key": "${input:api-key}"}}
+  }
+}`
+	servers, secrets, warnings, err := ImportWithSecrets(ImportVSCode, []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]string{}
+	for _, s := range servers {
+		got[s.Name] = map[string]string{"command": strings.Join(s.Command, " "), "url": s.URL}
+		for k, v := range s.Env {
+			got[s.Name]["env "+k] = v
+		}
+		for k, v := range s.Headers {
+			got[s.Name]["header "+k] = v
+		}
+	}
+	want := map[string]map[string]string{
+		"one": {"command": "x", "url": "", "env KEY": "${secret:api-key}", "env REGION": "${env:REGION}"},
+		"two": {
+			"command": "", "url": "https://api.example.com/${env:REGION}/mcp",
+			"header Authorization": "Bearer ${secret:gh_token}", "header X-Other": "${secret:gh_token-2}", "header X-Key": "${secret:api-key}",
+		},
+		"three": {"command": "run --key ${input:in-command}", "url": ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	wantSecrets := []ImportedSecret{
+		{Name: "api-key", Input: "api-key", Description: "API key", Servers: []string{"one", "two"}},
+		{Name: "gh_token", Input: "gh token", Description: "GitHub token", Servers: []string{"two"}},
+		{Name: "gh_token-2", Input: "gh_token", Description: "Another", Servers: []string{"two"}},
+	}
+	if diff := cmp.Diff(wantSecrets, secrets); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+	for _, w := range []string{
+		`server "three": command: ${input:in-command} is not expanded in a command`,
+		`server "dropped" left out`,
+	} {
+		if !slices.ContainsFunc(warnings, func(g string) bool { return strings.Contains(g, w) }) {
+			t.Errorf("no warning contains %q; warnings:\n%s", w, strings.Join(warnings, "\n"))
+		}
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "api-key") || strings.Contains(w, "gh token") {
+			t.Errorf("a password input is carried over, yet warned about: %s", w)
+		}
+	}
+}
+
+// An import of FreeCode's own config file in VS Code's settings shape says
+// the secrets too, its inputs under "mcp".
+func TestImportFileVSCodeSecrets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	data := `{"mcp": {
+  "inputs": [{"type": "promptString", "id": "key", "description": "The key", "password": true}],
+  "servers": {"a": {"command": "x", "env": {"K": "${input:key}"}}}
+}}`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ImportFile(path, ImportVSCode, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ImportedSecret{{Name: "key", Input: "key", Description: "The key", Servers: []string{"a"}}}
+	if diff := cmp.Diff(want, res.Secrets); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := cfg.Server("a"); !ok || s.Env["K"] != "${secret:key}" {
+		t.Errorf("the converted file's server a: %+v", s)
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/secretstore"
 	"github.com/freecode/freecode/internal/termtext"
 	"github.com/freecode/freecode/mcp"
 	"github.com/spf13/cobra"
@@ -110,9 +112,9 @@ client's map goes, the rest of the file as it was.`,
 			}
 			out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if path, err := a.path(); err == nil && sameFile(src, path) {
-				return importInPlace(out, stderr, path, kind, title, dryRun)
+				return importInPlace(cmd, path, kind, title, dryRun)
 			}
-			servers, warnings, err := config.Import(kind, data)
+			servers, secrets, warnings, err := config.ImportWithSecrets(kind, data)
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", src, err)
 			}
@@ -133,7 +135,8 @@ client's map goes, the rest of the file as it was.`,
 				verb = "Would add"
 			}
 			fmt.Fprintf(out, "%s servers from %s (%s) to %s:\n", verb, src, title, path)
-			added, failed := 0, 0
+			var added []config.Server
+			failed := 0
 			for _, s := range servers {
 				if _, exists := cfg.Server(s.Name); exists {
 					fmt.Fprintf(out, "  = %s: already configured, skipped\n", termtext.Escape(s.Name))
@@ -156,15 +159,19 @@ client's map goes, the rest of the file as it was.`,
 						continue
 					}
 				}
-				added++
+				added = append(added, s)
 				fmt.Fprintf(out, "  + %s (%s)\n", termtext.Escape(s.Name), s.Type)
 				describe(indent{out}, s)
 			}
+			n := len(added)
 			switch {
 			case dryRun:
-				fmt.Fprintf(out, "Dry run: %d %s would be added; nothing was written.\n", added, plural(added, "server", "servers"))
+				fmt.Fprintf(out, "Dry run: %d %s would be added; nothing was written.\n", n, plural(n, "server", "servers"))
 			default:
-				fmt.Fprintf(out, "✓ Added %d %s.\n", added, plural(added, "server", "servers"))
+				fmt.Fprintf(out, "✓ Added %d %s.\n", n, plural(n, "server", "servers"))
+			}
+			if err := offerSecrets(cmd, added, secrets, dryRun); err != nil {
+				return err
 			}
 			if failed > 0 {
 				return exitError(1)
@@ -189,7 +196,8 @@ func (i indent) Write(p []byte) (int, error) {
 // importInPlace imports FreeCode's config file at path, saved in kind's
 // shape, into itself (config.ImportFile): the other client's map becomes
 // mcp.servers. The file then loads, or what else it holds is said.
-func importInPlace(out, stderr io.Writer, path, kind, title string, dryRun bool) error {
+func importInPlace(cmd *cobra.Command, path, kind, title string, dryRun bool) error {
+	out, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	res, err := config.ImportFile(path, kind, dryRun)
 	if err != nil {
 		return unchanged(err)
@@ -212,11 +220,97 @@ func importInPlace(out, stderr io.Writer, path, kind, title string, dryRun bool)
 	n := len(res.Added)
 	if dryRun {
 		fmt.Fprintf(out, "Dry run: %d %s would be added; nothing was written.\n", n, plural(n, "server", "servers"))
-		return nil
+		return offerSecrets(cmd, res.Added, res.Secrets, true)
 	}
 	fmt.Fprintf(out, "✓ Added %d %s.\n", n, plural(n, "server", "servers"))
 	if _, err := config.Load(path); err != nil {
 		return fmt.Errorf("the file still does not load:\n%w", err)
+	}
+	return offerSecrets(cmd, res.Added, res.Secrets, false)
+}
+
+// offerSecrets says which secrets the servers an import added (or, with
+// dryRun, would add) reference that are not set: the password prompts of
+// VS Code's file (described by secrets) and any ${secret:NAME} they held.
+// On a terminal it asks for each now, typed unseen; Enter alone skips
+// one. Elsewhere it says what to run.
+func offerSecrets(cmd *cobra.Command, added []config.Server, secrets []config.ImportedSecret, dryRun bool) error {
+	users := map[string][]string{}
+	var names []string
+	for _, s := range added {
+		for _, name := range config.SecretRefs(s) {
+			if users[name] == nil {
+				names = append(names, name)
+			}
+			users[name] = append(users[name], termtext.Escape(s.Name))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	out := cmd.OutOrStdout()
+	store, err := openSecrets()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	var unset []string
+	for _, name := range names {
+		if err := secretstore.ValidName(name); err != nil {
+			fmt.Fprintf(out, "  ! ${secret:%s} in %s: %s\n", termtext.Escape(name), strings.Join(users[name], ", "), termtext.Escape(err.Error()))
+			continue
+		}
+		if _, err := store.Where(ctx, name); errors.Is(err, secretstore.ErrNotFound) {
+			unset = append(unset, name)
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(unset) == 0 {
+		return nil
+	}
+	about := func(name string) string {
+		d := ""
+		if i := slices.IndexFunc(secrets, func(x config.ImportedSecret) bool { return x.Name == name }); i >= 0 && secrets[i].Description != "" {
+			d = termtext.Escape(secrets[i].Description) + ", "
+		}
+		return d + "for " + strings.Join(users[name], ", ")
+	}
+	verb := "read"
+	if dryRun {
+		verb = "would read"
+	}
+	fmt.Fprintf(out, "The servers %s %d %s not set yet (kept out of the config: in the OS keychain, else ~/.freecode/auth):\n", verb, len(unset), plural(len(unset), "secret", "secrets"))
+	for _, name := range unset {
+		fmt.Fprintf(out, "  %s (%s): freecode secret set %s\n", name, about(name), name)
+	}
+	in := newSecretInput(cmd)
+	if dryRun || !in.tty {
+		if !dryRun {
+			fmt.Fprintln(out, "Until each is set, the servers that read it do not start.")
+		}
+		return nil
+	}
+	fmt.Fprintln(out, "Enter each now (not shown; Enter alone skips it):")
+	for _, name := range unset {
+		v, err := in.read(ctx, fmt.Sprintf("Value for %s (%s, not shown): ", name, about(name)))
+		if errors.Is(err, io.EOF) {
+			fmt.Fprintln(out, "  (no more input: set the rest with `freecode secret set NAME`)")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if v == "" {
+			fmt.Fprintf(out, "  skipped %s: `freecode secret set %s` sets it later\n", name, name)
+			continue
+		}
+		where, err := store.Set(ctx, name, v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "✓ Saved secret %s in %s\n", name, termtext.Escape(where))
 	}
 	return nil
 }
