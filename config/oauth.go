@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -184,15 +185,25 @@ func toFileOAuth(o *OAuth) *fileOAuth {
 
 // expandOAuth expands ${env:NAME} in the client secret.
 func expandOAuth(o *OAuth, lookup func(string) (string, bool)) (*OAuth, error) {
-	if o == nil || o.ClientSecret == "" {
+	if o == nil {
 		return o, nil
 	}
-	x, err := Expand(o.ClientSecret, lookup)
-	if err != nil {
-		return o, fmt.Errorf("oauth.clientSecret: %w", err)
+	var errs []error
+	for _, f := range []struct {
+		key string
+		v   *string
+	}{{"oauth.clientId", &o.ClientID}, {"oauth.clientSecret", &o.ClientSecret}, {"oauth.clientMetadataUrl", &o.ClientMetadataURL}} {
+		if *f.v == "" {
+			continue
+		}
+		x, err := Expand(*f.v, lookup)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f.key, err))
+			continue
+		}
+		*f.v = x
 	}
-	o.ClientSecret = x
-	return o, nil
+	return o, errors.Join(errs...)
 }
 
 // redactOAuth hides the client secret.
