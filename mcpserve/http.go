@@ -46,12 +46,9 @@ type HTTPOptions struct {
 // Origin and token checks described in the package documentation. Nothing
 // else is served.
 func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
-	bound, err := netip.ParseAddrPort(opts.Addr.String())
+	g, err := newGuard(opts)
 	if err != nil {
-		return nil, fmt.Errorf("serving MCP over HTTP: listener address %q: %w", opts.Addr, err)
-	}
-	if opts.Token == "" && !bound.Addr().IsLoopback() {
-		return nil, fmt.Errorf("serving MCP over HTTP without a token is allowed on a loopback address only, not %s", bound)
+		return nil, err
 	}
 	streamable := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.mcp }, &mcpsdk.StreamableHTTPOptions{
 		Logger:         s.logger,
@@ -65,17 +62,43 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		PropagateRequestCancellation: true,
 	})
 	sse := mcpsdk.NewSSEHandler(func(*http.Request) *mcpsdk.Server { return s.mcp }, nil)
-	g := &guard{bound: bound, next: mcpwire.RoutingHeaders(&mcpwire.RevisionRouter{Stateful: streamable, Stateless: stateless})}
-	if opts.Token != "" {
-		sum := sha256.Sum256([]byte(opts.Token))
-		g.tokenSum = &sum
-	}
+	g.next = mcpwire.RoutingHeaders(&mcpwire.RevisionRouter{Stateful: streamable, Stateless: stateless})
 	sg := *g // the same checks in front of the legacy transport
 	sg.next = sse
 	mux := http.NewServeMux()
 	mux.Handle(Path, g)
 	mux.Handle(SSEPath, &sg)
 	return mux, nil
+}
+
+// Guard returns next behind the checks Handler puts in front of the MCP
+// server: Host, Origin and, when opts.Token is set, the bearer token. The
+// sidecar's gateway (one path per FreeCode server) checks every request so
+// before it looks at the path.
+func Guard(next http.Handler, opts HTTPOptions) (http.Handler, error) {
+	g, err := newGuard(opts)
+	if err != nil {
+		return nil, err
+	}
+	g.next = next
+	return g, nil
+}
+
+// newGuard returns the checks opts asks for, with no next handler yet.
+func newGuard(opts HTTPOptions) (*guard, error) {
+	bound, err := netip.ParseAddrPort(opts.Addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("serving MCP over HTTP: listener address %q: %w", opts.Addr, err)
+	}
+	if opts.Token == "" && !bound.Addr().IsLoopback() {
+		return nil, fmt.Errorf("serving MCP over HTTP without a token is allowed on a loopback address only, not %s", bound)
+	}
+	g := &guard{bound: bound}
+	if opts.Token != "" {
+		sum := sha256.Sum256([]byte(opts.Token))
+		g.tokenSum = &sum
+	}
+	return g, nil
 }
 
 // guard checks Host, Origin and the token before a request reaches the
@@ -99,7 +122,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		token, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="freecode"`)
-			http.Error(w, "Unauthorized: send the token of mcp-serve.json as \"Authorization: Bearer <token>\"", http.StatusUnauthorized)
+			http.Error(w, "Unauthorized: send the server's token as \"Authorization: Bearer <token>\" (freecode mcp serve keeps it in mcp-serve.json)", http.StatusUnauthorized)
 			return
 		}
 		// Hashing first makes the comparison take the same time whatever

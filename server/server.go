@@ -13,7 +13,8 @@
 // may cost the sidecar, wire.go the conversions to internal/protocol's
 // types, listen.go and run.go the socket, serve.json and the process,
 // web.go and webauth.go the browsers' listener (the page, the WebSocket,
-// the one-time codes and session cookies). A
+// the one-time codes and session cookies), gateway.go the MCP endpoints
+// of an editor's own chat, one per server, over this workspace. A
 // handler decodes and checks its params, calls the workspace, and maps
 // the result and the errors to the wire. The work is below, in workspace/
 // and the packages it wires.
@@ -85,6 +86,7 @@ type Server struct {
 	sessions map[*session]struct{}
 	nextID   int
 	web      *webAuth // ServeWeb's: its codes and browser sessions; nil when not serving
+	gateway  *gateway // the chat gateway (gateway.go), once a frontend opened it; closed with the workspace
 }
 
 // serverState is where the sidecar as a whole is in its life; each
@@ -254,9 +256,12 @@ func (s *Server) stopWorkspace(next serverState) {
 	if s.state < next {
 		s.state = next
 	}
-	w := s.ws
-	s.ws = nil
+	w, g := s.ws, s.gateway
+	s.ws, s.gateway = nil, nil
 	s.mu.Unlock()
+	if g != nil {
+		g.Close() // its MCP servers are over the workspace
+	}
 	if w != nil {
 		w.Close()
 	}

@@ -397,6 +397,9 @@ var fixtures = map[string][]any{
 		TrustParams{Trusted: true, RulesHash: fixtureHash},
 		TrustParams{Trusted: false},
 	},
+	"GatewayResult.json": {
+		GatewayResult{Token: "k3y", Servers: []GatewayServer{{Name: "demo", URL: "http://127.0.0.1:41234/mcp/demo"}}},
+	},
 }
 
 // fixtureRulesReview is a trusted project's rules loosened by another

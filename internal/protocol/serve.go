@@ -94,3 +94,29 @@ type WebCodeResult struct {
 	// ExpiresAt is RFC 3339.
 	ExpiresAt string `json:"expiresAt"`
 }
+
+// GatewayResult is the result of freecode/gateway/open (params {}), which
+// only a frontend that presented the token may send, and no browser: the
+// sidecar's MCP endpoints for an editor's own chat (VS Code's), one per
+// FreeCode server, over the sidecar's own workspace and servers. Each
+// lists its server's tools under their own names and runs every call
+// through the sidecar's rules; each requires Token as a bearer token. The
+// first request starts the listener; later ones answer the same token and
+// port, with the servers as they are then.
+type GatewayResult struct {
+	// Token is the bearer token every endpoint requires
+	// ("Authorization: Bearer <token>"), for the sidecar's life.
+	Token string `json:"token"`
+	// Servers are the FreeCode servers whose tools can come (all but the
+	// disabled, those awaiting the user's approval and those the
+	// organization blocks), by name.
+	Servers []GatewayServer `json:"servers"`
+}
+
+// GatewayServer is one FreeCode server's MCP endpoint.
+type GatewayServer struct {
+	Name string `json:"name"`
+	// URL is its Streamable HTTP endpoint,
+	// http://127.0.0.1:PORT/mcp/<the name, path-escaped>.
+	URL string `json:"url"`
+}
