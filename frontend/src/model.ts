@@ -7,6 +7,7 @@
 // sequences of ServerStatus and ToolInfo.
 
 import type { ConfigProblems, Problem, PromptInfo, ResourceInfo, ServerState, ServerStatus, TaskInfo, ToolInfo } from './protocol.gen';
+import { missingSecrets } from './secrets';
 
 /** Summary counts servers by what the status bar reports. */
 export interface Summary {
@@ -17,6 +18,8 @@ export interface Summary {
 	failed: string[];
 	awaitingApproval: string[];
 	needsAuth: string[];
+	/** Failed servers whose entry names a secret that is not set (in failed too): Set Secret is their fix. */
+	needsSecret: string[];
 	/** Servers the organization's policy blocks: never run, not counted as enabled. */
 	blocked: string[];
 	busy: number;
@@ -239,7 +242,7 @@ export class ServersModel {
 	}
 
 	summary(): Summary {
-		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], blocked: [], busy: 0, idle: 0, problems: 0, configBroken: false, problemLines: [] };
+		const sum: Summary = { total: 0, enabled: 0, connected: 0, failed: [], awaitingApproval: [], needsAuth: [], needsSecret: [], blocked: [], busy: 0, idle: 0, problems: 0, configBroken: false, problemLines: [] };
 		for (const f of this.fileProblems()) {
 			sum.problems += f.problems.length;
 			sum.configBroken ||= broken(f);
@@ -254,6 +257,7 @@ export class ServersModel {
 					break;
 				case 'failed':
 					sum.failed.push(s.name);
+					if (missingSecrets(s).length > 0) sum.needsSecret.push(s.name);
 					break;
 				case 'awaitingApproval':
 					sum.awaitingApproval.push(s.name);

@@ -7,6 +7,7 @@
 
 import { hasTools, toolKind } from './model';
 import type { PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol.gen';
+import { needsSecretTip, needsSecretWords } from './secrets';
 import { commandLine, oneLine, printable } from './text';
 import { since } from './wording';
 
@@ -42,7 +43,11 @@ function plural(n: number, one: string, many: string): string {
 /** serverRow says what a server's row says: state words, sandbox, tool count, what awaits review, scope. */
 export function serverRow(s: ServerStatus, tools: readonly ToolInfo[], now = Date.now()): Row {
 	const parts: string[] = [];
-	if (s.state === 'failed' && s.lastError) {
+	const secret = needsSecretWords(s);
+	if (secret) {
+		// What the user can do about it, not the error's words.
+		parts.push(secret);
+	} else if (s.state === 'failed' && s.lastError) {
 		parts.push(`failed: ${oneLine(s.lastError, descriptionErrorChars)}`);
 	} else if (s.state === 'blocked' && s.blocked) {
 		// Which entry of which file: the reason without its first words.
@@ -107,6 +112,8 @@ export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	if (s.state === 'needsAuth') lines.push('The server needs you to sign in.');
 	if (s.state === 'idle') lines.push('Started on demand: the first call of one of its tools starts it.');
 	if (s.state === 'blocked') lines.push(`${printable(s.blocked ?? "Blocked by your organization's policy.")} It does not run; \`freecode policy\` shows the whole policy.`);
+	const secret = needsSecretTip(s);
+	if (secret) lines.push(secret);
 	if (s.lastError) lines.push(`last error: ${printable(s.lastError)}`);
 	if (s.exitCode !== undefined) lines.push(`exit code: ${s.exitCode}`);
 	if (s.retry) lines.push(retryWords(s.retry, now));

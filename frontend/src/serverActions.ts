@@ -5,6 +5,7 @@
 // offers its buttons by it. Pure: no `vscode` import.
 
 import type { ServerStatus } from './protocol.gen';
+import { missingSecrets, needsSecretWords } from './secrets';
 import { oneLine, printable } from './text';
 
 /** ServerAction is one per-server command, by the last part of its id (freecode.server.<action>). */
@@ -20,7 +21,8 @@ export type ServerAction =
 	| 'approve'
 	| 'revoke'
 	| 'signIn'
-	| 'signOut';
+	| 'signOut'
+	| 'setSecret';
 
 interface ActionWords {
 	/** The command's title, as the palette shows it after "FreeCode: ". */
@@ -48,12 +50,15 @@ export const actionWords: Record<ServerAction, ActionWords> = {
 	revoke: { title: 'Revoke Project Server Approval', placeHolder: 'Revoke the approval of which server?', none: 'No project server is approved.' },
 	signIn: { title: 'Sign In to Server', placeHolder: 'Sign in to which server?', none: 'No server needs a sign-in.' },
 	signOut: { title: 'Sign Out of Server', placeHolder: 'Sign out of which server?', none: 'No remote server is configured.' },
+	setSecret: { title: 'Set Secret…', placeHolder: 'Set the missing secrets of which server?', none: 'No server is waiting for a secret.' },
 };
 
 /**
  * canDo says whether action applies to a server as it is now. Enable,
  * Disable and Remove edit the user's config, so they are not offered for a
  * project's server (its entry is the repository's, in .freecode/settings.json).
+ * Set Secret is for a server that failed because a ${secret:NAME} of its
+ * entry is not set, in any scope: the secret is the user's, not the entry's.
  */
 export function canDo(action: ServerAction, s: ServerStatus): boolean {
 	const user = s.scope === 'user';
@@ -81,6 +86,9 @@ export function canDo(action: ServerAction, s: ServerStatus): boolean {
 			return s.state === 'needsAuth';
 		case 'signOut':
 			return s.type === 'remote';
+		case 'setSecret':
+			// Only what the sidecar named: it failed the server for exactly these.
+			return missingSecrets(s).length > 0;
 	}
 }
 
@@ -97,7 +105,7 @@ export function serverPicks(servers: readonly ServerStatus[], action: ServerActi
 		.filter((s) => canDo(action, s))
 		.map((s) => ({
 			label: printable(s.name),
-			description: s.state === 'failed' && s.lastError ? `failed: ${oneLine(s.lastError, 60)}` : s.state,
+			description: needsSecretWords(s) || (s.state === 'failed' && s.lastError ? `failed: ${oneLine(s.lastError, 60)}` : s.state),
 			name: s.name,
 		}));
 }

@@ -403,6 +403,16 @@ export class Session {
 		return this.request('freecode/permissions/removeAllow', { rule, scope });
 	}
 
+	/**
+	 * setSecret keeps a secret the user typed in a password input
+	 * (freecode/secrets/set) and starts the servers that failed for the
+	 * want of it; their statuses follow as notifications. The value goes in
+	 * this one request and is kept nowhere here.
+	 */
+	setSecret(name: string, value: string): Promise<p.SecretSetResult> {
+		return this.request('freecode/secrets/set', { name, value });
+	}
+
 	trust(trusted: boolean): Promise<p.TrustResult> {
 		return this.request('freecode/project/trust', { trusted });
 	}

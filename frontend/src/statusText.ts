@@ -57,6 +57,7 @@ export function statusText(sidecar: SidecarState, sum: Summary): StatusText {
 	lines.push(...sum.problemLines);
 	if (sum.idle > 0) lines.push(`${sum.idle} idle: started on demand, at their first call`);
 	if (sum.failed.length > 0) lines.push(`failed: ${list(sum.failed)}`);
+	if (sum.needsSecret.length > 0) lines.push(`secret needed: ${list(sum.needsSecret)}`);
 	if (sum.awaitingApproval.length > 0) lines.push(`awaiting approval: ${list(sum.awaitingApproval)}`);
 	if (sum.needsAuth.length > 0) lines.push(`sign-in needed: ${list(sum.needsAuth)}`);
 	if (sum.blocked.length > 0) lines.push(`blocked by your organization's policy: ${list(sum.blocked)}`);

@@ -31,3 +31,29 @@ test("rows: a server the organization's policy blocks says so, with the entry an
 	assert.match(managed.description, /organization's/);
 	assert.match(managed.tooltip, /from your organization's managed settings/);
 });
+
+test('rows: a server whose secret is not set says what it needs, and where the secret will be kept', () => {
+	const s: ServerStatus = {
+		name: 'github',
+		scope: 'user',
+		type: 'local',
+		state: 'failed',
+		toolCount: 0,
+		command: ['github-mcp-server', 'stdio'],
+		lastError: 'secret GITHUB_TOKEN is not set (`freecode secret set GITHUB_TOKEN`)',
+		lastErrorKind: 'secret',
+		missingSecrets: ['GITHUB_TOKEN'],
+	};
+	const row = serverRow(s, []);
+	assert.equal(row.description, 'needs secret GITHUB_TOKEN');
+	assert.match(row.tooltip, /^github — failed\n/);
+	assert.match(
+		row.tooltip,
+		/\nNeeds the secret GITHUB_TOKEN, which is not set: Set Secret… asks for its value and keeps it in your OS keychain \(where there is none, in a file only you can read\), never in a config file\.\nlast error: secret GITHUB_TOKEN is not set/,
+	);
+	assert.equal(serverRow({ ...s, missingSecrets: ['GITHUB_TOKEN', 'GITHUB_HOST'], scope: 'project' }, []).description, 'needs secrets GITHUB_TOKEN, GITHUB_HOST · project');
+	// Any other failure keeps its error's words, and says nothing of secrets.
+	const exited = serverRow({ ...s, lastErrorKind: 'exited', lastError: 'exited with code 3', missingSecrets: undefined }, []);
+	assert.equal(exited.description, 'failed: exited with code 3');
+	assert.doesNotMatch(exited.tooltip, /secret/i);
+});

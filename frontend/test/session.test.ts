@@ -417,3 +417,20 @@ test("session: another frontend's task comes without mine; adoptTask sends serve
 	await seen;
 	assert.deepEqual([model.tasks()[0].mine, model.tasks()[0].statusMessage], [undefined, undefined]);
 });
+
+test('session: setSecret sends name and value by name; the status of the server it started, sent before the answer, is in the model by then', async () => {
+	let got: unknown;
+	peer.onRequest('freecode/secrets/set', async (params) => {
+		got = params;
+		// The statuses of the servers started go before the answer.
+		await peer.sendNotification('freecode/servers/status', { ...st('github', 'connected', 3) });
+		return { where: 'the OS keychain', started: ['github'] };
+	});
+	model.setServers([{ ...st('github', 'failed'), lastErrorKind: 'secret', missingSecrets: ['GITHUB_TOKEN'] }]);
+	assert.deepEqual(await session.setSecret('GITHUB_TOKEN', 's3cr3t'), { where: 'the OS keychain', started: ['github'] });
+	assert.deepEqual(got, { name: 'GITHUB_TOKEN', value: 's3cr3t' });
+	assert.equal(model.server('github')?.state, 'connected');
+	// An answer outside the protocol is an error, not a half-read result.
+	peer.onRequest('freecode/secrets/set', () => ({ where: 'the OS keychain' }));
+	await assert.rejects(session.setSecret('X', 'y'), /outside the protocol/);
+});

@@ -114,3 +114,16 @@ test('status: warnings alone leave the colour as it is, and are in the tooltip',
 		background: undefined,
 	});
 });
+
+test('status: a server missing a secret is failed, and its tooltip says a secret is needed', () => {
+	const m = new ServersModel();
+	m.setServers([
+		{ name: 'a', scope: 'user', type: 'local', state: 'connected', toolCount: 1 },
+		{ name: 'github', scope: 'user', type: 'local', state: 'failed', toolCount: 0, lastErrorKind: 'secret', missingSecrets: ['GITHUB_TOKEN'] },
+	]);
+	assert.deepEqual(statusText('running', m.summary()), {
+		text: '$(warning) MCP 1/2',
+		tooltip: 'FreeCode: 1 of 2 enabled MCP servers connected\nfailed: github\nsecret needed: github',
+		background: 'statusBarItem.warningBackground',
+	});
+});

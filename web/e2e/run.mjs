@@ -106,7 +106,9 @@ fs.writeFileSync(config, JSON.stringify({ mcp: { servers: [entry('demo')] } }, n
 const browserScript = path.join(root, 'browser');
 const opened = path.join(root, 'opened');
 fs.writeFileSync(browserScript, `#!/bin/sh\nprintf '%s\\n' "$@" >'${opened}'\n`, { mode: 0o700 });
-const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: browserScript };
+// Secrets go to the 0600 file under this HOME, never to the keychain of
+// whoever runs the test.
+const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: browserScript, FREECODE_TOKEN_STORE: 'file' };
 delete env.XDG_CONFIG_HOME;
 
 let web;
@@ -377,6 +379,40 @@ async function main() {
 	await doc.waitFor();
 	check(/weather in Lyon/.test(await doc.locator('pre').textContent()), "a prompt's arguments go with it (args-prompt: Lyon)");
 	await doc.getByRole('button', { name: 'Close' }).click();
+
+	// A server whose entry names a secret that is not set fails at once and
+	// says which; Set Secret… asks it in a password input, and the server
+	// starts with it. The value stays in the secret store alone.
+	const secretValue = 'e2e-s3cret-value-7f1c';
+	const withSecret = JSON.parse(fs.readFileSync(config, 'utf8'));
+	withSecret.mcp.servers.push({ ...entry('vault'), env: { VAULT_TOKEN: '${secret:VAULT_TOKEN}' } });
+	fs.writeFileSync(config, JSON.stringify(withSecret, null, 2));
+	const vault = server(page, 'vault');
+	await vault.and(page.locator('[data-state="failed"]')).waitFor();
+	check((await vault.locator('h2 .state').textContent()) === 'needs secret VAULT_TOKEN', 'a server whose secret is not set says what it needs');
+	await vault.getByRole('button', { name: 'Set Secret…', exact: true }).click();
+	const ask = page.locator('dialog.secret');
+	await ask.waitFor();
+	const secretInput = ask.locator('input');
+	check(
+		(await secretInput.getAttribute('type')) === 'password' && (await secretInput.getAttribute('autocomplete')) === 'off',
+		'the secret is asked in a password input, autocomplete off',
+	);
+	check(
+		/^Value of the secret VAULT_TOKEN for server vault \(kept in your OS keychain, never in a file of your project\)$/.test(await ask.locator('label').textContent()),
+		'the input says whose secret it is and where it is kept',
+	);
+	await ask.getByRole('button', { name: 'Save', exact: true }).click();
+	check(/Type the value/.test(await ask.locator('.errors').textContent()), 'an empty value is not sent');
+	await secretInput.fill(secretValue);
+	await shot(page, 'secret');
+	await secretInput.press('Enter');
+	await ask.waitFor({ state: 'detached' });
+	await vault.and(page.locator('[data-state="connected"]')).waitFor();
+	const saved = await page.locator('#notices .notice', { hasText: 'Secret VAULT_TOKEN saved in' }).textContent();
+	check(/; vault started/.test(saved), `Set Secret… starts the server with it and says so: ${saved.replace(/×$/, '')}`);
+	check(!(await page.content()).includes(secretValue), 'the page keeps the value nowhere once sent');
+	check(!fs.readFileSync(config, 'utf8').includes(secretValue), 'the config file does not hold it');
 
 	// A config file that does not parse: the page says so, where, and that
 	// the last good config runs; fixed, the problem goes.

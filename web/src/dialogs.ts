@@ -1,10 +1,11 @@
 // The page's modal questions and answers, each a <dialog>: the permission
 // prompt (the extension's words and buttons, Deny the default: Enter,
-// Escape and closing it deny), the form that runs a tool, and a document
-// (a result, a diff, a resource) to read.
+// Escape and closing it deny), the form that runs a tool, a secret's
+// password input, and a document (a result, a diff, a resource) to read.
 
 import { answerFor, permissionPrompt, trustsFirst, type Prompt } from '../../frontend/src/permissionChoices';
 import type { PermissionRequest, PermissionResponse, ToolInfo } from '../../frontend/src/protocol.gen';
+import { secretValueProblem } from '../../frontend/src/secrets';
 import { printable } from '../../frontend/src/text';
 import { button, h } from './dom';
 import { toolArguments, toolFields, type ToolField } from './toolForm';
@@ -154,6 +155,65 @@ export function argumentsForm(title: string, schema: unknown, verb: string): Pro
 			),
 		);
 		d.addEventListener('close', () => {
+			d.remove();
+			resolve(result);
+		});
+		open(d);
+	});
+}
+
+/**
+ * askSecret asks a secret's value in a password input, which the browser
+ * neither shows nor fills nor keeps (autocomplete off); it resolves with
+ * the value, or undefined when the user cancels (Cancel, Escape). The
+ * input is emptied as the dialog goes.
+ */
+export function askSecret(title: string, prompt: string): Promise<string | undefined> {
+	return new Promise((resolve) => {
+		const errors = h('p', { class: 'errors', role: 'alert' });
+		const input = h('input', {
+			id: 'secret-value',
+			name: 'secret',
+			type: 'password',
+			autocomplete: 'off',
+			spellcheck: 'false',
+			autocapitalize: 'off',
+			autofocus: true,
+			oninput: () => (errors.textContent = ''),
+		});
+		let result: string | undefined;
+		const save = () => {
+			const problem = secretValueProblem(input.value);
+			if (problem) {
+				errors.textContent = problem;
+				return;
+			}
+			result = input.value;
+			d.close();
+		};
+		// Enter in the input saves, as the Save button does.
+		const form = h(
+			'form',
+			{
+				method: 'dialog',
+				onsubmit: (ev) => {
+					ev.preventDefault();
+					save();
+				},
+			},
+			h('label', { for: 'secret-value' }, prompt),
+			input,
+		);
+		const d = h(
+			'dialog',
+			{ class: 'secret' },
+			h('h2', {}, title),
+			form,
+			errors,
+			h('div', { class: 'buttons' }, button('Cancel', () => d.close()), button('Save', save, { class: 'allow' })),
+		);
+		d.addEventListener('close', () => {
+			input.value = '';
 			d.remove();
 			resolve(result);
 		});

@@ -12,10 +12,11 @@ import type { PermissionResponse, ServerLog, ServerStatus, ToolInfo } from '../.
 import { resultBody, resultSummary } from '../../frontend/src/resultText';
 import { reviewDocument } from '../../frontend/src/reviewText';
 import { takesNoArguments } from '../../frontend/src/schemaPrefill';
+import { missingSecrets, secretsSetWords, setSecrets } from '../../frontend/src/secrets';
 import type { ServerAction } from '../../frontend/src/serverActions';
 import { Session } from '../../frontend/src/session';
 import { oneLine, printable } from '../../frontend/src/text';
-import { argumentsForm, askPermission, showDocument } from './dialogs';
+import { argumentsForm, askPermission, askSecret, showDocument } from './dialogs';
 import { button, h } from './dom';
 import { Logs } from './logs';
 import { connection, openSocket, rpcURL } from './socket';
@@ -90,6 +91,17 @@ async function serverAction(a: ServerAction, s: ServerStatus): Promise<void> {
 				return void (await sess.logout(s.name));
 			case 'revoke':
 				return void (await sess.approve(s.name, false));
+			case 'setSecret': {
+				const r = await setSecrets(sess, s.name, missingSecrets(s), (name, prompt) => askSecret(`Set the secret ${printable(name)}`, prompt));
+				if (!r) return;
+				notice(secretsSetWords(r));
+				// Their statuses came before the answer: one that failed again says why.
+				for (const started of r.started) {
+					const now = model.server(started);
+					if (now?.state === 'failed') notice(`${oneLine(started, 80)} failed: ${printable(now.lastError ?? 'no reason given')}`, 'warning');
+				}
+				return;
+			}
 			case 'approve': {
 				const p = approvalPrompt(s);
 				if ('error' in p) return void notice(p.error, 'warning');

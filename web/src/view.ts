@@ -24,7 +24,7 @@ export interface Actions {
 }
 
 /** The per-server actions the page offers, in order; the extension's canDo says when. */
-const serverButtons: ServerAction[] = ['start', 'stop', 'restart', 'signIn', 'signOut', 'approve', 'revoke'];
+const serverButtons: ServerAction[] = ['setSecret', 'start', 'stop', 'restart', 'signIn', 'signOut', 'approve', 'revoke'];
 
 /** The ones whose extension title is not what a button should say. */
 const buttonWords: Partial<Record<ServerAction, string>> = {

@@ -2,8 +2,9 @@
 // spawning freecode-serve over stdio, restarted after a crash at most
 // RestartBudget.max times in its window, then stopped with an explanation.
 // Its stderr goes to the "FreeCode Sidecar" output channel, the JSON-RPC
-// trace (freecode.trace.server) to "FreeCode Trace". When it starts, stops
-// and restarts, and that those never overlap, is lifecycle.ts's.
+// trace (freecode.trace.server) to "FreeCode Trace", both through the mask
+// that keeps a secret's value out of them (secretTrace.ts). When it starts,
+// stops and restarts, and that those never overlap, is lifecycle.ts's.
 
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
@@ -25,6 +26,7 @@ import type { ServersModel } from '../../../frontend/src/model';
 import type { InitializationOptions } from '../../../frontend/src/protocol.gen';
 import type { Hooks, Session } from '../../../frontend/src/session';
 import type { Settings } from './settings';
+import { SecretMask } from './secretTrace';
 import { parseLine, type ChannelLevel } from './sidecarLog';
 import type { SidecarState } from '../../../frontend/src/statusText';
 
@@ -62,6 +64,7 @@ export class Sidecar implements vscode.Disposable {
 	readonly output: vscode.LogOutputChannel;
 	readonly trace: vscode.LogOutputChannel;
 	private readonly life: SidecarLifecycle;
+	private readonly secrets = new SecretMask();
 	private readonly stateEmitter = new vscode.EventEmitter<SidecarState>();
 	/** onDidChangeState fires on every SidecarState change. */
 	readonly onDidChangeState = this.stateEmitter.event;
@@ -119,14 +122,17 @@ export class Sidecar implements vscode.Disposable {
 			// No documents: the sidecar serves FreeCode's own methods, not a language.
 			documentSelector: [],
 			initializationOptions: init,
-			outputChannel: this.output,
-			traceOutputChannel: this.trace,
+			// What the client writes, with the value of a secret being
+			// sent (Set Secret…) as ***: the trace shows every message's
+			// params when freecode.trace.server is verbose.
+			outputChannel: this.secrets.channel(this.output),
+			traceOutputChannel: this.secrets.channel(this.trace),
 			revealOutputChannelOn: RevealOutputChannelOn.Never,
 			errorHandler: {
 				error: () => ({ action: ErrorAction.Continue, handled: true }),
 				closed: () => this.closed(),
 			},
-			middleware: { window: { showDocument: openSignInPage } },
+			middleware: { window: { showDocument: openSignInPage }, sendRequest: this.secrets.sendRequest },
 			stdioOptions: { stdout: logLines, stderr: logLines },
 		};
 		// The id makes the client read freecode.trace.server itself.

@@ -20,7 +20,7 @@ import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
 import { RulesNotices } from './rulesNotices';
 import { NeedsYou, needsYouMessage } from './needsYou';
-import { NewServers, failedNotice } from './newServers';
+import { NewServers, SET_SECRET, failedNotice } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { TaskNotices } from './taskNotices';
@@ -99,6 +99,8 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 			if (pick === 'Show Log' && n.server) fc.logs.show(n.server, model.server(n.server));
 			if (pick === 'Show Configuration' && n.server) void vscode.commands.executeCommand('freecode.server.showConfiguration', { kind: 'server', name: n.server });
 			if (pick === 'Show Servers') void vscode.commands.executeCommand('freecode.servers.focus');
+			// On several servers, the command's picker offers those that miss one.
+			if (pick === SET_SECRET) void vscode.commands.executeCommand('freecode.server.setSecret', n.server ? { kind: 'server', name: n.server } : undefined);
 		});
 	};
 	const offAdded = model.onDidChange(() => {

@@ -6,6 +6,7 @@
 // status bar's to report. Pure: no `vscode` import.
 
 import type { ServersModel } from '../../../frontend/src/model';
+import { missingSecrets } from '../../../frontend/src/secrets';
 import { oneLine } from '../../../frontend/src/text';
 
 export class NewServers {
@@ -52,11 +53,14 @@ export class NewServers {
 	}
 }
 
+/** SET_SECRET is the button of a notice about a server that misses a secret: Set Secret… on it (on several, its picker). */
+export const SET_SECRET = 'Set Secret…';
+
 /** FailedNotice is the one notification for new servers that just failed: its text, its buttons, the server they act on. */
 export interface FailedNotice {
 	text: string;
 	buttons: string[];
-	/** Set when the notice is about one server: what Show Log and Show Configuration open. */
+	/** Set when the notice is about one server: what Show Log, Show Configuration and Set Secret… act on. */
 	server?: string;
 }
 
@@ -68,7 +72,8 @@ const reasonChars = 60;
  * names (update's, gathered over a moment: an import adds several at once):
  * one server with its whole reason and its log; several in one line, each
  * with the start of its reason, and the servers view, rather than a toast
- * each covering the editor.
+ * each covering the editor. A server whose entry names a secret that is not
+ * set has nothing in its log: its fix, Set Secret…, is the button.
  */
 export function failedNotice(model: ServersModel, names: readonly string[]): FailedNotice {
 	const why = (name: string): string => {
@@ -78,14 +83,20 @@ export function failedNotice(model: ServersModel, names: readonly string[]): Fai
 	};
 	if (names.length === 1) {
 		const name = names[0];
-		const blocked = model.server(name)?.state === 'blocked';
+		const s = model.server(name);
+		const blocked = s?.state === 'blocked';
+		const secret = s !== undefined && missingSecrets(s).length > 0;
 		return {
 			text: blocked ? `The MCP server ${name}, just added, does not run: ${why(name)}` : `The MCP server ${name}, just added, failed: ${why(name)}`,
-			buttons: blocked ? ['Show Configuration'] : ['Show Log', 'Show Configuration'],
+			buttons: blocked ? ['Show Configuration'] : secret ? [SET_SECRET, 'Show Configuration'] : ['Show Log', 'Show Configuration'],
 			server: name,
 		};
 	}
 	const shown = names.slice(0, 3).map((n) => `${n} (${oneLine(why(n), reasonChars)})`);
 	const more = names.length > 3 ? ` and ${names.length - 3} more` : '';
-	return { text: `${names.length} MCP servers just added did not start: ${shown.join('; ')}${more}`, buttons: ['Show Servers'] };
+	const secret = names.some((n) => {
+		const s = model.server(n);
+		return s !== undefined && missingSecrets(s).length > 0;
+	});
+	return { text: `${names.length} MCP servers just added did not start: ${shown.join('; ')}${more}`, buttons: secret ? [SET_SECRET, 'Show Servers'] : ['Show Servers'] };
 }

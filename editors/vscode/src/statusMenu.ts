@@ -32,6 +32,9 @@ export function statusMenu(sidecar: SidecarState, sum: Summary): MenuItem[] {
 	if (sum.problems > 0) {
 		items.push({ label: '$(warning) Show Config Problems', description: `${sum.problems} in the config`, command: 'freecode.showConfigProblems' });
 	}
+	if (sum.needsSecret.length > 0) {
+		items.push({ label: '$(key) Set Secret…', description: `needed by ${names(sum.needsSecret)}`, command: 'freecode.server.setSecret' });
+	}
 	if (sum.failed.length > 0) {
 		items.push({ label: '$(output) Show Server Log', description: `failed: ${names(sum.failed)}`, command: 'freecode.server.showLog' });
 		items.push({ label: '$(debug-restart) Restart Server', description: `failed: ${names(sum.failed)}`, command: 'freecode.server.restart' });

@@ -82,3 +82,27 @@ test('new servers: one the organization blocks is told, as it will never connect
 	m.updateServer({ name: 'x', scope: 'user', type: 'local', state: 'blocked', toolCount: 0, blocked: 'blocked by your organization’s policy' });
 	assert.deepEqual(told, ['x']);
 });
+
+test('new servers: one that misses a secret offers Set Secret… rather than its log, which holds nothing', () => {
+	const m = new ServersModel();
+	const secret: ServerStatus = {
+		name: 'github',
+		scope: 'user',
+		type: 'local',
+		state: 'failed',
+		toolCount: 0,
+		lastError: 'secret GITHUB_TOKEN is not set (`freecode secret set GITHUB_TOKEN`)',
+		lastErrorKind: 'secret',
+		missingSecrets: ['GITHUB_TOKEN'],
+	};
+	m.setServers([secret, st('b', 'failed')]);
+	assert.deepEqual(failedNotice(m, ['github']), {
+		text: 'The MCP server github, just added, failed: secret GITHUB_TOKEN is not set (`freecode secret set GITHUB_TOKEN`)',
+		buttons: ['Set Secret…', 'Show Configuration'],
+		server: 'github',
+	});
+	// Among several, Set Secret… opens its picker of the servers that miss one.
+	const many = failedNotice(m, ['github', 'b']);
+	assert.deepEqual([many.buttons, many.server], [['Set Secret…', 'Show Servers'], undefined]);
+	assert.deepEqual(failedNotice(m, ['b']).buttons, ['Show Log', 'Show Configuration']);
+});

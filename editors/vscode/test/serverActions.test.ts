@@ -38,7 +38,7 @@ test('actions: the view offers an action exactly when canDo says it applies', ()
 			(['local', 'remote'] as const).map((type) => st('x', { state, scope, type })),
 		),
 	);
-	for (const action of ['start', 'stop', 'restart', 'enable', 'disable', 'remove'] as ServerAction[]) {
+	for (const action of ['start', 'stop', 'restart', 'enable', 'disable', 'remove', 'setSecret'] as ServerAction[]) {
 		const entries = menus.filter((m) => m.command === `freecode.server.${action}`);
 		assert.ok(entries.length > 0, action);
 		for (const e of entries) {
@@ -77,6 +77,23 @@ test('actions: the picker offers only the servers an action applies to, failed o
 	assert.deepEqual(serverPicks(servers, 'remove').map((p) => p.name), ['a', 'b', 'c']);
 	assert.deepEqual(serverPicks(servers, 'showLog').map((p) => p.name), ['a', 'b', 'c', 'p']);
 	assert.deepEqual(serverPicks(servers, 'signIn'), []);
+});
+
+test('actions: a server that misses a secret has Set Secret… inline and first in its menu; the status menu offers it first', () => {
+	const menus: { command: string; when: string; group: string }[] = pkg.contributes.menus['view/item/context'];
+	const entries = menus.filter((m) => m.command === 'freecode.server.setSecret');
+	assert.deepEqual(entries.map((e) => e.group), ['inline@0', '0_fix@1']);
+	const needs = st('github', { state: 'failed', lastErrorKind: 'secret', lastError: 'secret GITHUB_TOKEN is not set', missingSecrets: ['GITHUB_TOKEN'] });
+	const node = serverNode(needs, []);
+	assert.match(node.contextValue, /\bcan:setSecret\b/);
+	assert.equal(node.description, 'needs secret GITHUB_TOKEN');
+	assert.deepEqual(node.icon, { id: 'key', color: 'editorWarning.foreground' });
+	assert.doesNotMatch(serverNode(st('b', { state: 'failed', lastErrorKind: 'exited' }), []).contextValue, /setSecret/);
+	const m = new ServersModel();
+	m.setServers([st('a', {}), needs]);
+	const items = statusMenu('running', m.summary());
+	assert.deepEqual(items[0], { label: '$(key) Set Secret…', description: 'needed by github', command: 'freecode.server.setSecret' });
+	assert.deepEqual(items.slice(1, 3).map((i) => i.command), ['freecode.server.showLog', 'freecode.server.restart']);
 });
 
 test('status menu: what is wrong comes first, then the everyday actions', () => {

@@ -17,6 +17,7 @@ import { restartSidecar } from './restartSidecar';
 import { revokeServer } from './revokeServer';
 import { runTool } from './runTool';
 import { runToolWithArguments } from './runToolWithArguments';
+import { setSecret } from './setSecret';
 import { showConfigProblems } from './showConfigProblems';
 import { showServerLog } from './showServerLog';
 import { showSidecarLog } from './showSidecarLog';
@@ -56,6 +57,7 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.server.revoke': revokeServer,
 	'freecode.server.signIn': signIn,
 	'freecode.server.signOut': signOut,
+	'freecode.server.setSecret': setSecret,
 	'freecode.resource.open': openResource,
 	'freecode.prompt.get': getPrompt,
 	'freecode.tool.showDefinitionDiff': showToolDefinitionDiff,

@@ -8,6 +8,7 @@
 import type { ServersModel } from '../../../../frontend/src/model';
 import type { ServerState, ServerStatus, ToolInfo } from '../../../../frontend/src/protocol.gen';
 import { serverRow, toolRow, type ToolRow } from '../../../../frontend/src/rows';
+import { missingSecrets } from '../../../../frontend/src/secrets';
 import { canDo, type ServerAction } from '../../../../frontend/src/serverActions';
 import type { Icon, ServerNode, ToolNode } from '../nodes';
 
@@ -26,7 +27,10 @@ const stateIcons: Record<ServerState, Icon> = {
 	blocked: { id: 'lock', color: 'errorForeground' },
 };
 
-const menuActions: ServerAction[] = ['start', 'stop', 'restart', 'enable', 'disable', 'remove'];
+/** A server that misses a secret waits for the user, as one that needs a sign-in does: not an error of its own. */
+const needsSecretIcon: Icon = { id: 'key', color: 'editorWarning.foreground' };
+
+const menuActions: ServerAction[] = ['start', 'stop', 'restart', 'enable', 'disable', 'remove', 'setSecret'];
 
 /** serverNode describes one server: its row's words, its state's icon, and what its menus offer. */
 export function serverNode(s: ServerStatus, tools: readonly ToolInfo[], now = Date.now()): ServerNode {
@@ -45,7 +49,7 @@ export function serverNode(s: ServerStatus, tools: readonly ToolInfo[], now = Da
 		kind: 'server',
 		name: s.name,
 		...serverRow(s, tools, now),
-		icon: stateIcons[s.state],
+		icon: missingSecrets(s).length > 0 ? needsSecretIcon : stateIcons[s.state],
 		contextValue: words.join(' '),
 		expandable: tools.length > 0,
 	};

@@ -40,12 +40,14 @@ export interface Place {
 	workspace: string;
 	configPath: string;
 	capabilities?: ClientCapabilities;
+	/** More of the sidecar's environment (FREECODE_TOKEN_STORE=file: the secrets in the file under HOME, never a keychain). */
+	env?: Record<string, string>;
 }
 
 /** spawnServe spawns bin/freecode-serve with HOME under tmp, keeping what it writes to stderr. */
 function spawnServe(o: Place): { child: ChildProcess; stderr: () => string } {
 	const child = spawn(path.join(o.bin, 'freecode-serve'), [], {
-		env: { PATH: process.env.PATH, HOME: path.join(o.tmp, 'home'), TMPDIR: o.tmp },
+		env: { PATH: process.env.PATH, HOME: path.join(o.tmp, 'home'), TMPDIR: o.tmp, ...o.env },
 		stdio: ['pipe', 'pipe', 'pipe'],
 	});
 	let stderr = '';
