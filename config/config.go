@@ -82,6 +82,9 @@ type MCP struct {
 	// user's file runs in unless its entry says "sandbox": false; nil if
 	// the key is absent (see Sandbox).
 	Sandbox *Sandbox
+	// RegistryURL is "mcp.registry.url": the MCP Registry `freecode mcp
+	// search` and `install` ask; "" means DefaultRegistryURL.
+	RegistryURL string
 }
 
 // LogLevels are the MCP log levels (RFC 5424's severities), least severe
@@ -131,6 +134,9 @@ type Server struct {
 	// PinningOff is the entry's "pinning": "off": its tool definitions are
 	// not pinned, for servers whose descriptions change by design.
 	PinningOff bool
+	// Registry is the entry's "registry" block: the MCP Registry server
+	// and version it was installed from; nil for an entry written by hand.
+	Registry *Registry
 
 	// Scope is "user" for servers from config.json, "project" for servers
 	// from a project's .freecode/settings.json. Not read from the file.

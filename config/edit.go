@@ -31,6 +31,11 @@ func AddServer(path string, s Server) error {
 	for _, p := range checkServer(s) {
 		problems = append(problems, strings.TrimPrefix(p.Key, ".")+": "+p.Msg)
 	}
+	if s.Registry != nil {
+		for _, p := range s.Registry.check() {
+			problems = append(problems, "registry."+p.Key+": "+p.Msg)
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("adding server %q: %s", s.Name, strings.Join(problems, "; "))
 	}
@@ -203,6 +208,7 @@ type fileServer struct {
 	Start           string            `json:"start,omitempty"`
 	IdleTimeout     int64             `json:"idleTimeout,omitempty"`
 	Pinning         string            `json:"pinning,omitempty"`
+	Registry        *Registry         `json:"registry,omitempty"`
 }
 
 func toFile(s Server) fileServer {
@@ -211,6 +217,7 @@ func toFile(s Server) fileServer {
 		URL: s.URL, Headers: s.Headers, CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
 		OAuth:      toFileOAuth(s.OAuth),
 		DeferTools: s.DeferTools,
+		Registry:   s.Registry.clone(),
 	}
 	if s.Type == TypeRemote && s.Transport != TransportAuto {
 		f.Transport = s.Transport

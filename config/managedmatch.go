@@ -30,9 +30,12 @@ import (
 //     both as written (what runs: FreeCode does not expand commands) and
 //     expanded.
 //
-// A registryName entry matches no server yet: servers do not record the
-// MCP Registry name they were installed as (the registry issue fills it
-// in). An Invalid entry allows none. lookup nil is os.LookupEnv.
+// A registryName entry matches an entry whose "registry" block (what
+// `freecode mcp install` writes) names that MCP Registry server. The block
+// is the entry's own claim, so in the allow-list it counts like a
+// serverName: alone only where a name would (a remote server still needs
+// a URL match when the list has serverUrl entries). An Invalid entry
+// allows none. lookup nil is os.LookupEnv.
 //
 // A serverUrl pattern is matched part by part. Its "*" matches any run
 // of characters, none included; everything else is literal. The scheme
@@ -153,6 +156,9 @@ func (c *candidate) deniedBy(e ServerMatch, lookup func(string) (string, bool)) 
 	if e.Name != "" && e.Name == c.s.Name {
 		return true
 	}
+	if e.Registry != "" && c.registry() == e.Registry {
+		return true
+	}
 	if len(e.Command) > 0 && !c.remote {
 		pats := [][]string{e.Command}
 		if x := expandArgv(e.Command, lookup); x != nil {
@@ -180,6 +186,15 @@ func (c *candidate) deniedBy(e ServerMatch, lookup func(string) (string, bool)) 
 	return false
 }
 
+// registry returns the MCP Registry name c's entry was installed as; ""
+// for an entry with no registry block.
+func (c *candidate) registry() string {
+	if c.s.Registry == nil {
+		return ""
+	}
+	return c.s.Registry.Name
+}
+
 // allowed reports whether an entry of the allow-list allows c.
 func (c *candidate) allowed(list []ServerMatch) bool {
 	hasURL := slices.ContainsFunc(list, func(e ServerMatch) bool { return e.URL != "" })
@@ -197,11 +212,13 @@ func (c *candidate) allowed(list []ServerMatch) bool {
 // sets, and a name alone only where nameEnough.
 func (c *candidate) allowedBy(e ServerMatch, nameEnough bool) bool {
 	switch {
-	case e.Invalid || e.Registry != "":
+	case e.Invalid:
 		return false
-	case e.Name == "" && e.URL == "" && len(e.Command) == 0:
+	case e.Name == "" && e.URL == "" && len(e.Command) == 0 && e.Registry == "":
 		return false
 	case e.Name != "" && e.Name != c.s.Name:
+		return false
+	case e.Registry != "" && e.Registry != c.registry():
 		return false
 	case e.URL != "" && !(c.remote && c.urlExp != "" && matchURL(e.URL, c.urlExp, false)):
 		return false

@@ -6,6 +6,13 @@ import (
 
 func managedServer(s Server) Server { s.Scope = ScopeManaged; return s }
 
+// installed returns s as `freecode mcp install` writes it: with a registry
+// block naming name.
+func installed(s Server, name string) Server {
+	s.Registry = &Registry{Name: name, Version: "1.0.0", URL: DefaultRegistryURL}
+	return s
+}
+
 func lookupOf(env map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 }
@@ -65,7 +72,11 @@ func TestCheck(t *testing.T) {
 			local("y", "/home/u/bin/srv"), map[string]string{"HOME": "/home/u"}, policy + "deniedMcpServers[0] in " + main},
 		{"deny by command, server expanded", &Managed{Denied: []ServerMatch{deny(0, ServerMatch{Command: []string{"/opt/bad"}})}},
 			local("y", "${env:BAD}"), map[string]string{"BAD": "/opt/bad"}, policy + "deniedMcpServers[0] in " + main},
-		{"deny by registry matches nothing yet", &Managed{Denied: []ServerMatch{deny(0, ServerMatch{Registry: "io.github.a/b"})}}, local("b", "b"), nil, ""},
+		{"deny by registry: an entry without the block", &Managed{Denied: []ServerMatch{deny(0, ServerMatch{Registry: "io.github.a/b"})}}, local("b", "b"), nil, ""},
+		{"deny by registry name", &Managed{Denied: []ServerMatch{deny(0, ServerMatch{Registry: "io.github.a/b"})}},
+			installed(local("x", "x"), "io.github.a/b"), nil, policy + "deniedMcpServers[0] in " + main},
+		{"deny by registry: another name", &Managed{Denied: []ServerMatch{deny(0, ServerMatch{Registry: "io.github.a/b"})}},
+			installed(local("x", "x"), "io.github.a/c"), nil, ""},
 		{"deny blocks managed", &Managed{Denied: []ServerMatch{deny(0, ServerMatch{Name: "x"})}}, managedServer(local("x", "x")), nil,
 			policy + "deniedMcpServers[0] in " + main},
 		{"deny without a file", &Managed{Denied: []ServerMatch{{Name: "x", Index: 3}}}, local("x", "x"), nil, policy + "deniedMcpServers[3]"},
@@ -103,7 +114,13 @@ func TestCheck(t *testing.T) {
 			remote("y", "https://mine.example.com/"), map[string]string{"H": "mine.example.com"}, notAllowed},
 		{"command must match written and expanded", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Command: []string{"/opt/ok"}})}},
 			local("y", "${env:X}"), map[string]string{"X": "/opt/ok"}, notAllowed},
-		{"allowed by registry: not yet", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Registry: "io.github.a/b"})}}, local("b", "b"), nil, notAllowed},
+		{"allowed by registry: an entry without the block", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Registry: "io.github.a/b"})}}, local("b", "b"), nil, notAllowed},
+		{"allowed by registry name", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Registry: "io.github.a/b"})}},
+			installed(local("x", "x"), "io.github.a/b"), nil, ""},
+		{"allowed by registry: another name", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Registry: "io.github.a/b"})}},
+			installed(local("x", "x"), "io.github.a/c"), nil, notAllowed},
+		{"registry name is a name: url entries still gate remotes", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Registry: "io.github.a/b"}), allow(ServerMatch{URL: "https://ok.example.com/*"})}},
+			installed(remote("x", "https://x.example.com/"), "io.github.a/b"), nil, notAllowed},
 		{"invalid entry allows nothing", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Name: "x", Invalid: true})}}, local("x", "x"), nil, notAllowed},
 		{"invalid url entry still gates names", &Managed{Files: files, Allowed: []ServerMatch{allow(ServerMatch{Name: "x"}), allow(ServerMatch{URL: "5", Invalid: true})}},
 			remote("x", "https://x.example.com/"), nil, notAllowed},

@@ -269,6 +269,8 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			d.logLevel(key, v, &cfg.MCP.LogLevel)
 		case "sandbox":
 			cfg.MCP.Sandbox = d.sandbox(key, "", v, baseDir)
+		case "registry":
+			d.mcpRegistry(key, v, &cfg.MCP.RegistryURL)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:
@@ -363,6 +365,8 @@ func (d *decoder) server(key string, raw json.RawMessage, scope, baseDir string)
 			d.millis(fk, s.Name, v, &s.IdleTimeout)
 		case "sandbox":
 			s.Sandbox = d.sandbox(fk, s.Name, v, baseDir)
+		case "registry":
+			s.Registry = d.registry(fk, s.Name, v)
 		case "pinning":
 			d.pinning(fk, s.Name, v, &s.PinningOff)
 			if s.PinningOff && scope == ScopeProject {

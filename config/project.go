@@ -123,6 +123,11 @@ type approvalEntry struct {
 	// link to ".." asks again. Left out when every path is what it says,
 	// so approvals given before it existed hold.
 	Resolved map[string]string `json:"resolved,omitempty"`
+	// Registry is the MCP Registry identity the entry claims (name,
+	// version, registry, digest): approving it approves that identity too,
+	// which the organization's registryName entries match. Left out when
+	// absent, so approvals given before the key existed hold.
+	Registry *Registry `json:"registry,omitempty"`
 
 	RunSettings
 }
@@ -175,6 +180,7 @@ func approvalOf(s Server) approvalEntry {
 		CABundle: s.CABundle, ClientCert: s.ClientCert, ClientKey: s.ClientKey,
 		OAuth:       toFileOAuth(s.OAuth),
 		Sandbox:     toFileSandbox(s.Sandbox),
+		Registry:    s.Registry.clone(),
 		RunSettings: s.RunSettings(),
 	}
 	paths := []string{s.Cwd}
@@ -221,7 +227,7 @@ func ApprovalKey(projectDir string, s Server) string {
 // EntryHash returns the hex SHA-256 of a canonical encoding of what
 // approving the project server s covers (command, url, env, headers, cwd
 // and where its symbolic links lead, type, transport, TLS files,
-// inheritEnv, name, oauth, sandbox, and pinning, start, deferTools, the
+// inheritEnv, name, oauth, sandbox, the registry identity, and pinning, start, deferTools, the
 // timeouts, maxMessageBytes and protocolVersion where they are not the
 // defaults): the part of its ApprovalKey that names the entry. A frontend
 // is shown it with the entry and approves by it, so that an entry the

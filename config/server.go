@@ -238,6 +238,7 @@ func (s Server) clone() Server {
 	s.Env = maps.Clone(s.Env)
 	s.Headers = maps.Clone(s.Headers)
 	s.OAuth = s.OAuth.clone()
+	s.Registry = s.Registry.clone()
 	if s.Sandbox != nil {
 		b := s.Sandbox.clone()
 		s.Sandbox = &b
@@ -251,9 +252,11 @@ func (s Server) clone() Server {
 // providers are sent, not how the server runs. So are Start and
 // IdleTimeout, which decide when the Manager runs the server and which it
 // applies to the running one in place, and PinningOff, which decides how
-// its tools are registered.
+// its tools are registered. Registry is compared: another identity is
+// another server for the organization's policy and the approval.
 func (s Server) Equal(o Server) bool {
 	return s.Name == o.Name && s.Type == o.Type && s.Enabled == o.Enabled &&
+		(s.Registry == nil) == (o.Registry == nil) && (s.Registry == nil || *s.Registry == *o.Registry) &&
 		slices.Equal(s.Command, o.Command) && maps.Equal(s.Env, o.Env) &&
 		s.Cwd == o.Cwd && s.InheritEnv == o.InheritEnv &&
 		s.URL == o.URL && s.Transport == o.Transport && maps.Equal(s.Headers, o.Headers) &&

@@ -12,10 +12,10 @@ import (
 // holds them to it, so a key added here is added there too.
 var (
 	mcpKeys = []string{keyServers, "pollInterval", "maxResultChars", "maxParallel", "deferTools",
-		"autoDeferTools", "autoDeferTokens", "idleTimeout", "logLevel", "sandbox", keyTrusted, keyApproved}
+		"autoDeferTools", "autoDeferTokens", "idleTimeout", "logLevel", "sandbox", "registry", keyTrusted, keyApproved}
 	serverKeys = []string{"name", "type", "command", "args", "env", "cwd", "inheritEnv", "enabled",
 		"timeout", "toolTimeout", "protocolVersion", "maxMessageBytes", "url", "transport", "headers",
-		"caBundle", "clientCert", "clientKey", "oauth", "deferTools", "start", "idleTimeout", "pinning", "sandbox"}
+		"caBundle", "clientCert", "clientKey", "oauth", "deferTools", "start", "idleTimeout", "pinning", "sandbox", "registry"}
 )
 
 // Other clients' words for a server's type (Claude Desktop, Cursor, VS Code

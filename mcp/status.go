@@ -150,6 +150,9 @@ type Approval struct {
 	ClientCert string
 	ClientKey  string
 	OAuth      *ApprovalOAuth
+	// Registry is the MCP Registry identity the entry claims (name,
+	// version, registry, digest); nil for an entry written by hand.
+	Registry *config.Registry
 	// RunSettings are how it would run and how what it lists is checked,
 	// where the entry sets them.
 	config.RunSettings
@@ -181,6 +184,10 @@ func ApprovalOf(srv config.Server) *Approval {
 		InheritEnv: srv.InheritEnv, URL: srv.URL, Transport: srv.Transport, Headers: maps.Clone(srv.Headers),
 		CABundle: srv.CABundle, ClientCert: srv.ClientCert, ClientKey: srv.ClientKey,
 		RunSettings: srv.RunSettings(),
+	}
+	if srv.Registry != nil {
+		r := *srv.Registry
+		a.Registry = &r
 	}
 	if srv.Type == config.TypeLocal {
 		a.Sandbox = sandbox.DescribeServer(srv, sandbox.HostOf(nil))

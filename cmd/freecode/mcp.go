@@ -52,6 +52,8 @@ status, start, stop, restart and logs talk to the running sidecar (freecode serv
 		newMCPResourcesCmd(a), // mcp_resources.go
 		newMCPPromptsCmd(a),
 		newMCPReviewCmd(a),
+		newMCPSearchCmd(a),  // mcp_registry.go
+		newMCPInstallCmd(a), // mcp_registry.go
 	)
 	cmd.AddCommand(newMCPLiveCmds(a)...) // mcp_live.go: status, stop, restart, logs
 	return cmd

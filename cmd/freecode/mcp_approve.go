@@ -192,6 +192,9 @@ func describeProjectServer(w io.Writer, a *mcp.Approval) {
 		line("url", a.URL)
 		line("transport", a.Transport)
 	}
+	if a.Registry != nil {
+		line("registry", describeRegistry(a.Registry))
+	}
 	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
 		line("env", k+"="+a.Env[k])
 	}

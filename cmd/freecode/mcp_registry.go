@@ -1,0 +1,577 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/registry"
+	"github.com/freecode/freecode/internal/secretstore"
+	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/mcp"
+	"github.com/spf13/cobra"
+)
+
+// registryClient returns a client of the registry --registry names, else
+// mcp.registry.url, else the public one.
+func (a *app) registryClient(flag string) (*registry.Client, error) {
+	u := flag
+	if u == "" {
+		if cfg, _, err := a.load(); err == nil {
+			u = cfg.MCP.RegistryURL
+		}
+	}
+	return registry.New(cmp.Or(u, config.DefaultRegistryURL), nil)
+}
+
+func newMCPSearchCmd(a *app) *cobra.Command {
+	var reg string
+	var asJSON, refresh bool
+	cmd := &cobra.Command{
+		Use:   "search [QUERY]",
+		Short: "Search the MCP Registry for servers",
+		Long: `Search the MCP Registry's servers (their latest versions) by name, title and description.
+The registry's list is fetched once, page by page, and kept in the user's cache directory
+for an hour; searches read it there. --refresh fetches it again.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.registryClient(reg)
+			if err != nil {
+				return err
+			}
+			ix, err := c.Index(cmd.Context(), refresh)
+			if err != nil {
+				return err
+			}
+			query := ""
+			if len(args) > 0 {
+				query = args[0]
+			}
+			found := ix.Search(query)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(nonNilEntries(found))
+			}
+			if len(found) == 0 {
+				fmt.Fprintf(out, "No server of %s matches %q.\n", c.URL(), query)
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tVERSION\tRUNS\tDESCRIPTION")
+			for _, e := range found {
+				desc := e.Description
+				if e.Title != "" {
+					desc = e.Title + ": " + desc
+				}
+				version := e.Version
+				if e.Status != "" {
+					version += " (" + e.Status + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termtext.Escape(e.Name), termtext.Escape(version),
+					strings.Join(e.Runs, ","), termtext.Escape(desc))
+			}
+			tw.Flush()
+			fmt.Fprintf(out, "\nInstall one with `freecode mcp install NAME[@VERSION]`.\n")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reg, "registry", "", "the registry's `URL` (default mcp.registry.url, else "+config.DefaultRegistryURL+")")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the servers found as JSON")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "fetch the registry's list again, whatever the cache's age")
+	return cmd
+}
+
+func nonNilEntries(e []registry.Entry) []registry.Entry {
+	if e == nil {
+		return []registry.Entry{}
+	}
+	return e
+}
+
+type installFlags struct {
+	registry string
+	scope    string
+	name     string
+	vars     []string
+	yes      bool
+	runs     string
+}
+
+func newMCPInstallCmd(a *app) *cobra.Command {
+	var f installFlags
+	cmd := &cobra.Command{
+		Use:   "install NAME[@VERSION]",
+		Short: "Install a server from the MCP Registry",
+		Long: `Install a server from the MCP Registry: its server.json is read, a way to run it chosen
+(an npm package through npx, a PyPI one through uvx, an OCI image through docker, or its remote
+URL), and one entry written, pinned to the version installed (the latest when none is given,
+written as the concrete version) with a "registry" block naming the registry, server, version
+and digest.
+
+Values the server needs are asked for, or given with --var NAME=VALUE. Secret values are typed
+unseen (or read from standard input's lines) and kept in the secret store, the entry holding
+${secret:NAME}; they are not accepted by --var, which a shell's history keeps.`,
+		Example: `  freecode mcp search github
+  freecode mcp install io.github.modelcontextprotocol/everything
+  freecode mcp install io.example/weather@1.4.0 --var region=eu --scope project`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.install(cmd, args[0], &f) },
+	}
+	cmd.Flags().StringVar(&f.registry, "registry", "", "the registry's `URL` (default mcp.registry.url, else "+config.DefaultRegistryURL+")")
+	cmd.Flags().StringVar(&f.scope, "scope", "user", "where the entry goes: user (the config file) or project (./.freecode/settings.json)")
+	cmd.Flags().StringVar(&f.name, "name", "", "the entry's name (default the registry name's last part)")
+	cmd.Flags().StringArrayVar(&f.vars, "var", nil, "a value the server asks for, `NAME=VALUE` (an environment variable, argument or URL variable)")
+	cmd.Flags().BoolVar(&f.yes, "yes", false, "ask nothing: use --var and defaults, and fail on a required value without one")
+	cmd.Flags().StringVar(&f.runs, "runs", "", "how to run it when it offers several: npm, pypi, oci or remote")
+	return cmd
+}
+
+func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
+	ctx := cmd.Context()
+	name, version, _ := strings.Cut(spec, "@")
+	version = cmp.Or(version, "latest")
+	var path string
+	switch f.scope {
+	case "user":
+		_, p, err := a.load()
+		if err != nil {
+			return unchanged(err)
+		}
+		path = p
+	case "project":
+		dir, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		path = config.ProjectSettingsPath(dir)
+	default:
+		return fmt.Errorf("--scope %q: want user or project", f.scope)
+	}
+	c, err := a.registryClient(f.registry)
+	if err != nil {
+		return err
+	}
+	r, err := c.Get(ctx, name, version)
+	if errors.Is(err, registry.ErrNotFound) {
+		if version == "latest" {
+			return fmt.Errorf("%s has no server %q (`freecode mcp search` finds one)", c.URL(), name)
+		}
+		return fmt.Errorf("%s has no version %s of %q", c.URL(), version, name)
+	}
+	if err != nil {
+		return err
+	}
+	s := &r.Server
+	switch r.Status() {
+	case registry.StatusDeleted:
+		return fmt.Errorf("%s %s was deleted from the registry by its publisher: not installed", termtext.Escape(name), termtext.Escape(s.Version))
+	case registry.StatusDeprecated:
+		msg := ""
+		if r.Meta.Official != nil && r.Meta.Official.StatusMessage != "" {
+			msg = ": " + r.Meta.Official.StatusMessage
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s %s is deprecated%s\n", termtext.Escape(name), termtext.Escape(s.Version), termtext.EscapeLines(msg))
+	}
+	if s.Version == "" || s.Version == "latest" {
+		return fmt.Errorf("the registry gave %q no concrete version: not installed", name)
+	}
+
+	in := &installInput{flags: f, input: newSecretInput(cmd), stderr: cmd.ErrOrStderr(), vars: map[string]string{}}
+	for _, v := range f.vars {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("--var %q: want NAME=VALUE", v)
+		}
+		in.vars[k] = val
+	}
+	srv := config.Server{Name: cmp.Or(f.name, entryName(name)), Enabled: true}
+	srv.Registry = &config.Registry{Name: s.Name, Version: s.Version, URL: c.URL()}
+	if err := config.CheckName(srv.Name); err != nil {
+		return fmt.Errorf("%w (choose one with --name)", err)
+	}
+	how, err := pickRun(s, f.runs)
+	if err != nil {
+		return err
+	}
+	secrets := map[string]string{}
+	in.secrets = secrets
+	in.entry = srv.Name
+	if how.pkg != nil {
+		err = in.local(ctx, &srv, how.pkg)
+	} else {
+		err = in.remote(ctx, &srv, how.remote)
+	}
+	if err != nil {
+		return err
+	}
+	srv = srv.WithDefaults()
+	if why := mcp.SystemPolicy(srv, os.LookupEnv); why != nil {
+		return fmt.Errorf("server %q is %s\n(nothing was written)", srv.Name, why)
+	}
+	if len(secrets) > 0 {
+		store, err := openSecrets()
+		if err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(secrets)) {
+			if _, err := store.Set(ctx, k, secrets[k]); err != nil {
+				return fmt.Errorf("saving secret %s: %w (nothing was written)", k, err)
+			}
+		}
+	}
+	if f.scope == "project" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := config.AddServer(path, srv); err != nil {
+		return unchanged(err)
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "✓ Installed %s %s as %s server %q in %s\n", termtext.Escape(s.Name), termtext.Escape(s.Version), srv.Type, srv.Name, path)
+	describe(out, srv)
+	fmt.Fprintf(out, "  registry:  %s\n", termtext.Escape(describeRegistry(srv.Registry)))
+	for _, k := range slices.Sorted(maps.Keys(secrets)) {
+		fmt.Fprintf(out, "  secret %s saved in the secret store\n", k)
+	}
+	if f.scope == "project" {
+		fmt.Fprintln(out, "  A project's servers run once approved: `freecode mcp approve "+srv.Name+"`.")
+	}
+	return nil
+}
+
+// describeRegistry is an entry's registry identity in a line.
+func describeRegistry(r *config.Registry) string {
+	s := r.Name + "@" + r.Version + " from " + r.URL
+	if r.Digest != "" {
+		s += " (" + r.Digest + ")"
+	}
+	return s
+}
+
+// entryName is the entry's default name: the registry name's last part,
+// made a valid server name.
+func entryName(name string) string {
+	_, last, _ := strings.Cut(name, "/")
+	last = regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(cmp.Or(last, name), "-")
+	return strings.Trim(last, "-_")
+}
+
+type runChoice struct {
+	pkg    *registry.Package
+	remote *registry.Transport
+}
+
+// pickRun chooses how to run s: the kind asked for, else the first of an
+// npm, PyPI or OCI package whose runner is on PATH, else a remote.
+func pickRun(s *registry.Server, want string) (runChoice, error) {
+	runner := map[string]string{registry.TypeNPM: "npx", registry.TypePyPI: "uvx", registry.TypeOCI: "docker"}
+	var kinds []string
+	for _, kind := range []string{registry.TypeNPM, registry.TypePyPI, registry.TypeOCI} {
+		for i := range s.Packages {
+			p := &s.Packages[i]
+			if p.RegistryType != kind || p.Transport.Type != "stdio" {
+				continue
+			}
+			kinds = append(kinds, kind)
+			if want == kind || want == "" && onPath(runner[kind]) {
+				return runChoice{pkg: p}, nil
+			}
+		}
+	}
+	for i := range s.Remotes {
+		t := &s.Remotes[i]
+		if t.Type != "streamable-http" && t.Type != "sse" {
+			continue
+		}
+		kinds = append(kinds, "remote")
+		if want == "" || want == "remote" {
+			return runChoice{remote: t}, nil
+		}
+	}
+	if want == "" && len(kinds) > 0 {
+		// None's runner is on PATH: write the first all the same, and the
+		// server's start says what is missing.
+		for i := range s.Packages {
+			if p := &s.Packages[i]; p.RegistryType == kinds[0] {
+				return runChoice{pkg: p}, nil
+			}
+		}
+	}
+	offered := registry.Runs(s)
+	if want != "" {
+		return runChoice{}, fmt.Errorf("%s offers no %s way to run it (it offers: %s)", s.Name, want, strings.Join(offered, ", "))
+	}
+	return runChoice{}, fmt.Errorf("%s can run only as %s, which FreeCode does not install yet (npm, pypi, oci and remote servers)", s.Name, strings.Join(offered, ", "))
+}
+
+func onPath(prog string) bool {
+	_, err := exec.LookPath(prog)
+	return err == nil
+}
+
+// installInput gathers the values an install asks for.
+type installInput struct {
+	flags   *installFlags
+	input   *secretInput
+	stderr  io.Writer
+	vars    map[string]string // --var
+	secrets map[string]string // secret name → value, saved once all is asked
+	entry   string
+}
+
+// value returns the value of the input named name: --var, else asked
+// (secret ones unseen, kept as a secret whose reference is returned),
+// else its default; "" and false for an optional one left empty.
+func (in *installInput) value(ctx context.Context, name, secretName string, i registry.Input) (string, bool, error) {
+	if v, ok := in.vars[name]; ok {
+		if i.IsSecret {
+			return "", false, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", name, name)
+		}
+		return v, true, nil
+	}
+	if i.Value != "" {
+		return i.Value, true, nil
+	}
+	if !i.IsRequired {
+		return i.Default, i.Default != "", nil
+	}
+	if in.flags.yes {
+		if i.Default != "" && !i.IsSecret {
+			return i.Default, true, nil
+		}
+		return "", false, fmt.Errorf("%s is required: give it with --var %s=VALUE%s", name, name, map[bool]string{true: " (a secret: leave out --yes and type it)"}[i.IsSecret])
+	}
+	prompt := name
+	if i.Description != "" {
+		prompt += " (" + termtext.Escape(i.Description) + ")"
+	}
+	if i.Default != "" {
+		prompt += " [" + termtext.Escape(i.Default) + "]"
+	}
+	var v string
+	var err error
+	if i.IsSecret {
+		v, err = in.input.read(ctx, prompt+", not shown: ")
+	} else {
+		if in.input.tty {
+			fmt.Fprint(in.input.prompt, prompt+": ")
+		}
+		v, err = in.input.line()
+	}
+	if errors.Is(err, io.EOF) {
+		return "", false, fmt.Errorf("%s is required: nothing was typed for it (give it with --var %s=VALUE)", name, name)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	v = cmp.Or(v, i.Default)
+	if v == "" {
+		return "", false, fmt.Errorf("%s is required: the value is empty", name)
+	}
+	if len(i.Choices) > 0 && !slices.Contains(i.Choices, v) {
+		return "", false, fmt.Errorf("%s: %q is not one of %s", name, v, strings.Join(i.Choices, ", "))
+	}
+	if i.IsSecret {
+		if err := secretstore.ValidName(secretName); err != nil {
+			return "", false, err
+		}
+		in.secrets[secretName] = v
+		return "${secret:" + secretName + "}", true, nil
+	}
+	return v, true, nil
+}
+
+// fill replaces each {var} of template with its variable's value; a
+// variable the template does not define stays as written.
+func (in *installInput) fill(ctx context.Context, template, owner string, vars map[string]registry.Input) (string, error) {
+	var err error
+	out := regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`).ReplaceAllStringFunc(template, func(m string) string {
+		k := m[1 : len(m)-1]
+		i, ok := vars[k]
+		if !ok || err != nil {
+			return m
+		}
+		v, _, e := in.value(ctx, k, secretName(in.entry, owner, k), i)
+		if e != nil {
+			err = e
+		}
+		return v
+	})
+	return out, err
+}
+
+// secretName is the secret a value is kept as: the environment variable's
+// own name, else ENTRY_VARIABLE in capitals.
+func secretName(entry, owner, variable string) string {
+	if variable == "" {
+		return owner
+	}
+	return strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9_]+`).ReplaceAllString(entry+"_"+variable, "_"))
+}
+
+// local fills srv from the package p.
+func (in *installInput) local(ctx context.Context, srv *config.Server, p *registry.Package) error {
+	srv.Type = config.TypeLocal
+	args := func(list []registry.Argument) ([]string, error) {
+		var out []string
+		for _, a := range list {
+			label := cmp.Or(a.ValueHint, strings.TrimLeft(a.Name, "-"))
+			i := a.Input
+			if i.Value != "" {
+				v, err := in.fill(ctx, i.Value, label, a.Variables)
+				if err != nil {
+					return nil, err
+				}
+				i.Value = v
+			}
+			if i.IsSecret {
+				return nil, fmt.Errorf("argument %s is a secret, which FreeCode cannot pass on a command line yet (commands are not expanded): not installed", label)
+			}
+			v, ok, err := in.value(ctx, label, "", i)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case a.Type == "named" && ok:
+				out = append(out, a.Name, v)
+			case a.Type == "named" && i.Format == "boolean":
+			case ok:
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	}
+	rt, err := args(p.RuntimeArguments)
+	if err != nil {
+		return err
+	}
+	pa, err := args(p.PackageArguments)
+	if err != nil {
+		return err
+	}
+	env := map[string]string{}
+	for _, e := range p.EnvironmentVariables {
+		i := e.Input
+		if i.Value != "" {
+			v, err := in.fill(ctx, i.Value, e.Name, e.Variables)
+			if err != nil {
+				return err
+			}
+			i.Value = v
+		}
+		v, ok, err := in.value(ctx, e.Name, e.Name, i)
+		if err != nil {
+			return err
+		}
+		if ok {
+			env[e.Name] = v
+		}
+	}
+	if len(env) > 0 {
+		srv.Env = env
+	}
+	version := p.Version
+	if version == "" || version == "latest" {
+		version = srv.Registry.Version
+	}
+	switch p.RegistryType {
+	case registry.TypeNPM:
+		srv.Command = slices.Concat([]string{"npx", "-y"}, rt, []string{p.Identifier + "@" + version}, pa)
+	case registry.TypePyPI:
+		srv.Command = slices.Concat([]string{"uvx"}, rt, []string{p.Identifier + "==" + version}, pa)
+	case registry.TypeOCI:
+		image, digest, err := pinnedImage(p.Identifier, p.Version)
+		if err != nil {
+			return err
+		}
+		srv.Registry.Digest = digest
+		var envArgs []string
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			envArgs = append(envArgs, "-e", k)
+		}
+		srv.Command = slices.Concat([]string{"docker", "run", "-i", "--rm"}, rt, envArgs, []string{image}, pa)
+	default:
+		return fmt.Errorf("a %s package is not installed by FreeCode yet", p.RegistryType)
+	}
+	if p.FileSha256 != "" && srv.Registry.Digest == "" {
+		srv.Registry.Digest = "sha256:" + p.FileSha256
+	}
+	return nil
+}
+
+// pinnedImage returns the image reference docker runs: by digest when the
+// identifier has one (the tag dropped: the digest decides), else by its
+// tag, or the package's version as the tag; never an unpinned "latest".
+func pinnedImage(identifier, version string) (image, digest string, err error) {
+	ref, dig, hasDigest := strings.Cut(identifier, "@")
+	if hasDigest {
+		repo := ref
+		if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
+			repo = ref[:i]
+		}
+		return repo + "@" + dig, dig, nil
+	}
+	tag := ""
+	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
+		tag = ref[i+1:]
+		ref = ref[:i]
+	}
+	tag = cmp.Or(tag, version)
+	if tag == "" || tag == "latest" {
+		return "", "", fmt.Errorf("image %s names no digest and no version but %q: not installed unpinned", identifier, cmp.Or(tag, "latest"))
+	}
+	return ref + ":" + tag, "", nil
+}
+
+// remote fills srv from the remote t.
+func (in *installInput) remote(ctx context.Context, srv *config.Server, t *registry.Transport) error {
+	srv.Type = config.TypeRemote
+	srv.Transport = config.TransportHTTP
+	if t.Type == "sse" {
+		srv.Transport = config.TransportSSE
+	}
+	u, err := in.fill(ctx, t.URL, "url", t.Variables)
+	if err != nil {
+		return err
+	}
+	if err := config.CheckURL(u); err != nil {
+		return fmt.Errorf("the server's URL %s: %w", termtext.Escape(u), err)
+	}
+	srv.URL = u
+	for _, h := range t.Headers {
+		i := h.Input
+		if i.Value != "" {
+			v, err := in.fill(ctx, i.Value, h.Name, h.Variables)
+			if err != nil {
+				return err
+			}
+			i.Value = v
+		}
+		v, ok, err := in.value(ctx, h.Name, secretName(srv.Name, "", h.Name), i)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if srv.Headers == nil {
+				srv.Headers = map[string]string{}
+			}
+			srv.Headers[h.Name] = v
+		}
+	}
+	return nil
+}
