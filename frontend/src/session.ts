@@ -334,6 +334,15 @@ export class Session {
 		return this.taskRequest('freecode/tasks/adopt', server, taskId);
 	}
 
+	/**
+	 * openGateway opens the sidecar's MCP endpoints for VS Code's own chat
+	 * (freecode/gateway/open): its token and one URL per server whose tools
+	 * can come. Asked again, the same token and port, the servers as they are.
+	 */
+	openGateway(): Promise<p.GatewayResult> {
+		return this.request('freecode/gateway/open', {});
+	}
+
 	/** serverRequest runs one of the requests that answer with the server's status, and applies it. */
 	private async serverRequest<M extends ServerMethod>(method: M, params: p.FrontendRequests[M]['params']): Promise<p.ServerStatus> {
 		const s: p.ServerStatus = await this.request(method, params);

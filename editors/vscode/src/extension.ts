@@ -121,7 +121,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	});
 	ext.subscriptions.push({ dispose: offWaiting });
 	watchSidecar(fc);
-	registerWithVSCodeChat(ext, settings, sc.output);
+	registerWithVSCodeChat(ext, settings, sc, model);
 	await sc.start();
 }
 

@@ -25,8 +25,10 @@
 //   review           issue 35, item 5 (review.mjs): a tool's long description gains a sentence; the notice's
 //                    primary button is Review Changes, which opens the diff editor with the sentence on a
 //                    line of its own; the question after it has Reject All before Accept All.
-//   vscode-chat      issue 22: FreeCode started from VS Code's MCP: List Servers, its tools discovered,
-//                    and listed under FreeCode in the chat's tools picker (Configure Tools…).
+//   vscode-chat      issue 22, issue 35 item 7: FreeCode's servers in VS Code's MCP: List Servers, one
+//                    each, served by the extension's sidecar (McpHttpServerDefinition; else the stdio
+//                    fallback, and the log says which), their tools discovered and grouped under each
+//                    server in the chat's tools picker (Configure Tools…); no second demo-server runs.
 //   real-apps        issue 35 (realApps.mjs): the MCP Apps project's basic-vanillajs, budget-allocator and
 //                    system-monitor servers (--npm: interop/node_modules): their views render, call through
 //                    the permission rules, take the editor's theme and its changes, open links through VS
@@ -861,65 +863,135 @@ async function scenarioManage() {
 }
 
 /**
- * scenarioVSCodeChat: issue 22's FreeCode in VS Code's own chat, as a user
- * gets there. MCP: List Servers lists FreeCode, stopped; picking it offers
- * Start Server; started, VS Code's MCP log says it discovered the demo
- * server's 7 tools (through `freecode mcp serve --stdio`, which starts the
- * demo server on demand); the chat's tools picker (agent mode, Configure
- * Tools…) has FreeCode with those tools under it.
+ * scenarioVSCodeChat: FreeCode's servers in VS Code's own chat, as a user
+ * gets there (issue 22; issue 35, item 7). Where VS Code has
+ * McpHttpServerDefinition, MCP: List Servers lists each FreeCode server
+ * (demo, second) as a server of its own, served by the sidecar the
+ * extension runs: started, each says it discovered its 7 tools; the
+ * chat's tools picker (agent mode, Configure Tools…) groups them under
+ * each server's name; and no second copy of a demo server runs (the
+ * processes are counted). Elsewhere it takes the fallback, one FreeCode
+ * server (`freecode mcp serve --stdio`), and checks that as before. The
+ * log says which path it took.
  */
 async function scenarioVSCodeChat() {
 	if (!args.bin) throw new Error('the vscode-chat scenario needs --bin (the directory with demo-server)');
+	const demoServer = path.join(args.bin, 'demo-server');
 	const prepare = (d) => {
 		fs.mkdirSync(path.join(d.home, '.freecode'), { recursive: true, mode: 0o700 });
-		fs.writeFileSync(path.join(d.home, '.freecode', 'config.json'), demoConfig(args.bin, d.workspace, false), { mode: 0o600 });
+		fs.writeFileSync(path.join(d.home, '.freecode', 'config.json'), demoConfig(args.bin, d.workspace, true), { mode: 0o600 });
 		const user = path.join(d.userData, 'User', 'settings.json');
 		const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
 		settings['chat.disableAIFeatures'] = false; // VS Code's MCP support is part of its AI features
 		fs.writeFileSync(user, JSON.stringify(settings, null, 2));
 	};
 	const demoTools = ['delete_file', 'list_files', 'read_file'];
-	await inVSCode('vscode-chat', {}, prepare, async (page) => {
+	await inVSCode('vscode-chat', {}, prepare, async (page, d) => {
 		const row = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
-		await step(page, 'MCP: List Servers has FreeCode, stopped until asked', async () => {
+		// A server's row: its label, then its state (the row's text runs them together).
+		const listed = (name) => row(new RegExp(`^${name}\\s*(Stopped|Starting|Running)`));
+		let http = false;
+		await step(page, 'MCP: List Servers has FreeCode\'s servers', async () => {
 			await runCommand(page, 'MCP: List Servers');
-			await row(/^FreeCode\s*Stopped/).waitFor();
+			await listed('demo').or(row(/^FreeCode\s*Stopped/)).first().waitFor();
+			http = await listed('demo').isVisible();
+			log(`VS Code's chat path: ${http ? 'the sidecar, one McpHttpServerDefinition per FreeCode server' : 'the fallback, one McpStdioServerDefinition (freecode mcp serve --stdio)'}`);
+			if (http) await listed('second').waitFor();
 		});
 		await shot(page, 'vscode-chat-list-servers');
-		await step(page, "Start Server from FreeCode's menu: VS Code discovers the demo server's 7 tools", async () => {
-			await row('FreeCode').click();
-			await row('Start Server').click();
-			await page.locator('.quick-input-widget').first().waitFor({ state: 'hidden' });
-			await runCommand(page, 'MCP: List Servers');
-			await row(/^FreeCode\s*Running/).waitFor();
-			await row('FreeCode').click();
-			await row('Show Output').click();
-			await page.locator('.part.panel .view-lines', { hasText: 'Discovered 7 tools' }).first().waitFor();
-		});
+		const servers = http ? ['demo', 'second'] : ['FreeCode'];
+		for (const name of servers) {
+			await step(page, `${name}: Start Server if it is stopped; VS Code discovers its 7 tools`, async () => {
+				await page.keyboard.press('Escape');
+				await runCommand(page, 'MCP: List Servers');
+				const r = listed(name);
+				await r.waitFor();
+				await r.click();
+				const start = row('Start Server');
+				const output = row('Show Output');
+				await start.or(output).first().waitFor();
+				if (await start.isVisible()) {
+					await start.click();
+					await page.locator('.quick-input-widget').first().waitFor({ state: 'hidden' });
+					await runCommand(page, 'MCP: List Servers');
+					await row(new RegExp(`^${name}\\s*Running`)).waitFor();
+					await listed(name).click();
+				}
+				await row('Show Output').click();
+				await page.locator('.part.panel .view-lines', { hasText: 'Discovered 7 tools' }).first().waitFor();
+			});
+		}
 		await shot(page, 'vscode-chat-started');
-		await step(page, "the chat's tools picker has FreeCode with the demo server's tools", async () => {
+		// The picker names a group by the server's title: "FreeCode: demo"
+		// for a FreeCode server (mcpserve's one-server mode), "FreeCode" for
+		// the fallback's one server.
+		const groups = servers.map((name) => (http ? `FreeCode: ${name}` : name));
+		await step(page, `the chat's tools picker groups the tools under ${groups.join(' and ')}`, async () => {
 			await runCommand(page, 'Chat: Open Chat (Agent)');
 			await page.locator('.action-label[aria-label^="Configure Tools"]').first().click();
-			const freecode = page.locator('.quick-input-widget .monaco-list-row[aria-label="FreeCode"]');
-			await freecode.waitFor();
-			if ((await freecode.getAttribute('aria-expanded')) !== 'true') await freecode.locator('.monaco-tl-twistie').click();
-			const tools = page.locator('.quick-input-widget .monaco-list-row[aria-level="2"]');
-			for (const t of demoTools) await tools.filter({ hasText: t }).first().waitFor();
-			const under = await page.locator('.quick-input-widget .monaco-list-row').evaluateAll((rows) => {
-				const i = rows.findIndex((r) => r.getAttribute('aria-label') === 'FreeCode');
-				const out = [];
-				for (const r of rows.slice(i + 1)) {
-					if (r.getAttribute('aria-level') !== '2') break;
-					out.push(r.getAttribute('aria-label'));
-				}
-				return out;
-			});
-			log(`the tools picker under FreeCode: ${JSON.stringify(under)}`);
-			if (under.length !== 7) throw new Error(`FreeCode has ${under.length} tools in the picker, want the demo server's 7: ${JSON.stringify(under)}`);
+			// One group open at a time: the list renders only the rows in view.
+			const under = {};
+			for (const label of groups) {
+				// Its aria-label may go on with the description.
+				const group = page.locator(`.quick-input-widget .monaco-list-row[aria-level="1"][aria-label^="${label}"]`);
+				await group.waitFor();
+				if ((await group.getAttribute('aria-expanded')) !== 'true') await group.locator('.monaco-tl-twistie').click();
+				const tools = page.locator('.quick-input-widget .monaco-list-row[aria-level="2"]');
+				for (const t of demoTools) await tools.filter({ hasText: t }).first().waitFor();
+				under[label] = await page.locator('.quick-input-widget .monaco-list-row').evaluateAll((rows, label) => {
+					const i = rows.findIndex((r) => r.getAttribute('aria-level') === '1' && r.getAttribute('aria-label').startsWith(label));
+					const out = [];
+					for (const r of rows.slice(i + 1)) {
+						if (r.getAttribute('aria-level') !== '2') break;
+						out.push(r.getAttribute('aria-label').split(',')[0]);
+					}
+					return out;
+				}, label);
+				await group.locator('.monaco-tl-twistie').click();
+				await page.locator(`.quick-input-widget .monaco-list-row[aria-level="1"][aria-label^="${label}"][aria-expanded="false"]`).waitFor();
+			}
+			log(`the tools picker: ${JSON.stringify(under)}`);
+			for (const label of groups) {
+				if (under[label].length !== 7) throw new Error(`${label} has ${under[label].length} tools in the picker, want the demo server's 7: ${JSON.stringify(under)}`);
+				if (http && under[label].some((t) => t.startsWith('mcp__'))) throw new Error(`${label}'s tools are listed under FreeCode's ids, not their own names: ${JSON.stringify(under)}`);
+			}
 		});
 		await shot(page, 'vscode-chat-tools-picker');
 		await page.keyboard.press('Escape');
+		if (http) {
+			await step(page, 'one demo-server process per FreeCode server: none started for the chat', async () => {
+				const procs = processesOf(demoServer, d.home);
+				log(`demo-server processes: ${JSON.stringify(procs)}`);
+				const demo = procs.filter((a) => !a.includes('second')).length;
+				const second = procs.filter((a) => a.includes('second')).length;
+				if (demo !== 1 || second !== 1) throw new Error(`${demo} demo and ${second} second processes, want one each: ${JSON.stringify(procs)}`);
+			});
+		}
 	});
+}
+
+/**
+ * processesOf lists the command lines of the running processes of the
+ * executable exe whose HOME is home: this scenario's, not another run's on
+ * the same machine.
+ */
+function processesOf(exe, home) {
+	const out = [];
+	for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+		let argv;
+		try {
+			argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+		} catch {
+			continue; // gone, or not ours to read
+		}
+		if (argv[0] !== exe) continue;
+		let env = [];
+		try {
+			env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+		} catch {}
+		if (env.includes(`HOME=${home}`)) out.push(argv.join(' '));
+	}
+	return out;
 }
 
 /**
