@@ -126,6 +126,9 @@ type Status struct {
 	// its entry names that are not set, by name: what a frontend asks
 	// the user for.
 	MissingSecrets []string
+	// Registry is the MCP Registry server the entry says it was installed
+	// from (its "registry" block); nil for an entry written by hand.
+	Registry *config.Registry
 }
 
 // Approval is what approving a project server lets the project do: every
@@ -257,6 +260,10 @@ func StatusOf(srv config.Server, st State) Status {
 	}
 	if st == StateAwaitingApproval && srv.Scope == config.ScopeProject {
 		s.Approval = ApprovalOf(srv)
+	}
+	if srv.Registry != nil {
+		r := *srv.Registry
+		s.Registry = &r
 	}
 	return s
 }

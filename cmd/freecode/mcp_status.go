@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/frontend"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/internal/termtext"
@@ -288,6 +289,9 @@ func printStatus(w io.Writer, st *protocol.ServerStatus, now time.Time, tail int
 	}
 	if st.URL != "" {
 		field("url", termtext.Escape(st.URL))
+	}
+	if r := st.Registry; r != nil {
+		field("registry", termtext.Escape(describeRegistry(&config.Registry{Name: r.Name, Version: r.Version, URL: r.URL, Digest: r.Digest})))
 	}
 	if st.Sandbox != "" {
 		field("sandbox", termtext.Escape(strings.TrimPrefix(st.Sandbox, "sandboxed: ")))

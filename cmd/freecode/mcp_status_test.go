@@ -96,6 +96,24 @@ func TestPrintStatus(t *testing.T) {
                b
 `,
 		},
+		{
+			// Installed from the MCP Registry: which server, version and
+			// registry, its name escaped (the registry's text).
+			name: "from the registry",
+			st: protocol.ServerStatus{
+				Name: "sqlite", Scope: "user", Type: "local", Transport: "stdio", State: protocol.StateStopped,
+				Command:  []string{"docker", "run", "-i", "--rm", "ghcr.io/example/mcp-sqlite@sha256:ab"},
+				Registry: &protocol.RegistryIdentity{Name: "io.example/sqlite\x1b[2J", Version: "1.0.0", URL: "https://registry.example.com", Digest: "sha256:ab"},
+			},
+			tail: 5,
+			want: `- sqlite: stopped
+    scope      user, local
+    transport  stdio
+    command    docker run -i --rm ghcr.io/example/mcp-sqlite@sha256:ab
+    registry   io.example/sqlite\x1b[2J@1.0.0 from https://registry.example.com (sha256:ab)
+    tools      0
+`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

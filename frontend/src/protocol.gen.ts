@@ -279,6 +279,30 @@ export type StartMode =
 export const StartModeValues: readonly StartMode[] = ['onDemand'];
 export const StartMode: Check<StartMode> = oneOf(StartModeValues);
 
+/**
+ * RegistryIdentity is an entry's "registry" block: the MCP Registry server
+ * it was installed from, part of what approving the entry approves.
+ */
+export interface RegistryIdentity {
+	/** Name is the server's name in the registry ("io.github.owner/server"). */
+	name: string;
+	/** Version is the concrete version installed. */
+	version: string;
+	/** URL is the registry's base URL. */
+	url: string;
+	/**
+	 * Digest is the package's digest, when the registry gave one
+	 * ("sha256:…").
+	 */
+	digest?: string;
+}
+export const RegistryIdentity: Check<RegistryIdentity> = obj<RegistryIdentity>({
+	name: req(str),
+	version: req(str),
+	url: req(str),
+	digest: opt(str),
+});
+
 /** ReviewKind is what a review is about. */
 export type ReviewKind =
 	/** the definition differs from the accepted one */
@@ -440,6 +464,11 @@ export interface ServerApproval {
 	 */
 	sandbox?: string;
 	/**
+	 * Registry is the MCP Registry server the entry says it was installed
+	 * from, which the entry hash covers.
+	 */
+	registry?: RegistryIdentity;
+	/**
 	 * PendingReviews are the definitions the server listed when it last
 	 * ran that differ from those the user accepted, or are new: they still
 	 * await review once the entry is approved, and are shown beside it.
@@ -467,6 +496,7 @@ export const ServerApproval: Check<ServerApproval> = obj<ServerApproval>({
 	maxMessageBytes: opt(num),
 	protocolVersion: opt(str),
 	sandbox: opt(str),
+	registry: opt(RegistryIdentity),
 	pendingReviews: opt(arrayOf(DefinitionChange)),
 });
 
@@ -541,6 +571,11 @@ export interface ServerStatus {
 	 * user for (a password input) and sends with freecode/secrets/set.
 	 */
 	missingSecrets?: string[];
+	/**
+	 * Registry is the MCP Registry server the entry was installed from
+	 * (its "registry" block); absent for an entry written by hand.
+	 */
+	registry?: RegistryIdentity;
 }
 export const ServerStatus: Check<ServerStatus> = obj<ServerStatus>({
 	name: req(str),
@@ -566,6 +601,7 @@ export const ServerStatus: Check<ServerStatus> = obj<ServerStatus>({
 	sandbox: opt(str),
 	blocked: opt(str),
 	missingSecrets: opt(arrayOf(str)),
+	registry: opt(RegistryIdentity),
 });
 
 /** ServersResult is the result of freecode/servers. */
@@ -2176,6 +2212,7 @@ export const checks: Record<string, Check<unknown>> = {
 	RemoteTransport: RemoteTransport as Check<unknown>,
 	ApprovalOAuth: ApprovalOAuth as Check<unknown>,
 	StartMode: StartMode as Check<unknown>,
+	RegistryIdentity: RegistryIdentity as Check<unknown>,
 	ReviewKind: ReviewKind as Check<unknown>,
 	TextChange: TextChange as Check<unknown>,
 	PointerOp: PointerOp as Check<unknown>,

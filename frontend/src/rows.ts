@@ -6,7 +6,7 @@
 // made printable here, once.
 
 import { hasTools, toolKind } from './model';
-import type { PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol.gen';
+import type { PromptInfo, RegistryIdentity, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol.gen';
 import { needsSecretTip, needsSecretWords } from './secrets';
 import { commandLine, oneLine, printable } from './text';
 import { since } from './wording';
@@ -85,6 +85,15 @@ export function sandboxWords(s: ServerStatus): string {
 	return /; no network(;|$)/.test(line) ? 'sandboxed, no network' : 'sandboxed';
 }
 
+/** publicRegistry is the MCP Registry's own URL, which the tooltip does not repeat. */
+const publicRegistry = 'https://registry.modelcontextprotocol.io';
+
+/** registryTip is the tooltip's line on the MCP Registry server an entry was installed from, and which registry when not the public one. */
+function registryTip(r: RegistryIdentity): string {
+	const at = r.url.replace(/\/+$/, '') === publicRegistry ? '' : ` (${printable(r.url)})`;
+	return `from the MCP Registry: ${printable(r.name)}@${printable(r.version)}${at}`;
+}
+
 /** retryWords is "retrying 2/6 in 4 s", from when the status was read. */
 export function retryWords(r: { attempt: number; max: number; nextAt: string }, now: number): string {
 	const at = Date.parse(r.nextAt);
@@ -100,6 +109,7 @@ export function serverTooltip(s: ServerStatus, now = Date.now()): string {
 	lines.push(`${kind}, ${from}`);
 	if (s.command && s.command.length > 0) lines.push(`command: ${commandLine(s.command)}`);
 	if (s.url) lines.push(`url: ${printable(s.url)}`);
+	if (s.registry) lines.push(registryTip(s.registry));
 	if (s.serverInfo) lines.push(`server: ${printable(s.serverInfo.name)} ${printable(s.serverInfo.version)}`);
 	if (s.protocolVersion) lines.push(`protocol: ${printable(s.protocolVersion)}`);
 	if (hasTools(s.state)) lines.push(`tools: ${s.toolCount}`);

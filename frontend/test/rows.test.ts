@@ -57,3 +57,20 @@ test('rows: a server whose secret is not set says what it needs, and where the s
 	assert.equal(exited.description, 'failed: exited with code 3');
 	assert.doesNotMatch(exited.tooltip, /secret/i);
 });
+
+test('rows: a server installed from the MCP Registry says which server and version, and which registry when not the public one', () => {
+	const s: ServerStatus = {
+		name: 'everything',
+		scope: 'user',
+		type: 'local',
+		state: 'stopped',
+		toolCount: 0,
+		command: ['npx', '-y', '@modelcontextprotocol/server-everything@2026.8.31'],
+		registry: { name: 'io.github.modelcontextprotocol/everything', version: '2026.8.31', url: 'https://registry.modelcontextprotocol.io' },
+	};
+	const row = serverRow(s, []);
+	assert.match(row.tooltip, /\ncommand: npx -y @modelcontextprotocol\/server-everything@2026\.8\.31\nfrom the MCP Registry: io\.github\.modelcontextprotocol\/everything@2026\.8\.31$/);
+	const corp = serverRow({ ...s, registry: { ...s.registry!, url: 'https://registry.corp.example', name: 'io.corp/x\u001b[2J' } }, []);
+	assert.match(corp.tooltip, /\nfrom the MCP Registry: io\.corp\/x\\x1b\[2J@2026\.8\.31 \(https:\/\/registry\.corp\.example\)$/);
+	assert.doesNotMatch(serverRow({ ...s, registry: undefined }, []).tooltip, /Registry/);
+});

@@ -71,7 +71,11 @@ var fixtures = map[string][]any{
 				Env: map[string]string{"GITHUB_TOKEN": "${env:GITHUB_TOKEN}", "NODE_OPTIONS": "--require ./evil.js"}, InheritEnv: true,
 				Start: "onDemand", DeferTools: ptr(true), TimeoutMs: 60000, ToolTimeoutMs: 3600000, IdleTimeoutMs: 30000,
 				MaxMessageBytes: 1 << 30, ProtocolVersion: "2025-06-18",
-				Sandbox:        "sandboxed: system read-only; writes /home/me/project/tools, a private /tmp, ~/.npm; cannot read ~/.ssh, ~/.aws; network only to registry.npmjs.org",
+				Sandbox: "sandboxed: system read-only; writes /home/me/project/tools, a private /tmp, ~/.npm; cannot read ~/.ssh, ~/.aws; network only to registry.npmjs.org",
+				Registry: &RegistryIdentity{
+					Name: "io.example/sqlite", Version: "1.0.0", URL: "https://registry.corp.example",
+					Digest: "sha256:abababababababababababababababababababababababababababababababab",
+				},
 				PendingReviews: []DefinitionChange{fixtureChange.change},
 			},
 		},
@@ -97,7 +101,16 @@ var fixtures = map[string][]any{
 		ServerStatus{
 			Name: "ondemand", Scope: "user", Type: "local", Transport: "stdio", State: StateIdle, ToolCount: 13,
 			ServerInfo: &ServerInfo{Name: "mcp-servers/everything", Version: "2.0.0"}, ProtocolVersion: "2025-11-25",
-			Command: []string{"npx", "-y", "@modelcontextprotocol/server-everything"},
+			Command:  []string{"npx", "-y", "@modelcontextprotocol/server-everything@2026.8.31"},
+			Registry: &RegistryIdentity{Name: "io.github.modelcontextprotocol/everything", Version: "2026.8.31", URL: "https://registry.modelcontextprotocol.io"},
+		},
+		ServerStatus{
+			Name: "sqlite", Scope: "user", Type: "local", Transport: "stdio", State: StateStopped,
+			Command: []string{"docker", "run", "-i", "--rm", "-e", "DB_PATH", "ghcr.io/example/mcp-sqlite@sha256:abababababababababababababababababababababababababababababababab"},
+			Registry: &RegistryIdentity{
+				Name: "io.example/sqlite", Version: "1.0.0", URL: "https://registry.modelcontextprotocol.io",
+				Digest: "sha256:abababababababababababababababababababababababababababababababab",
+			},
 		},
 		ServerStatus{Name: "slow", Scope: "user", Type: "local", Transport: "stdio", State: StateConnecting, PID: 4343},
 		ServerStatus{

@@ -136,6 +136,23 @@ type ServerStatus struct {
 	// entry names that are not set, by name: what a frontend asks the
 	// user for (a password input) and sends with freecode/secrets/set.
 	MissingSecrets []string `json:"missingSecrets,omitempty"`
+	// Registry is the MCP Registry server the entry was installed from
+	// (its "registry" block); absent for an entry written by hand.
+	Registry *RegistryIdentity `json:"registry,omitempty"`
+}
+
+// RegistryIdentity is an entry's "registry" block: the MCP Registry server
+// it was installed from, part of what approving the entry approves.
+type RegistryIdentity struct {
+	// Name is the server's name in the registry ("io.github.owner/server").
+	Name string `json:"name"`
+	// Version is the concrete version installed.
+	Version string `json:"version"`
+	// URL is the registry's base URL.
+	URL string `json:"url"`
+	// Digest is the package's digest, when the registry gave one
+	// ("sha256:…").
+	Digest string `json:"digest,omitempty"`
 }
 
 // ServerApproval is what approving a project server lets the project do,
@@ -177,6 +194,9 @@ type ServerApproval struct {
 	// what it may write, what it cannot read, what it may reach; or that
 	// it would run unsandboxed ("sandbox": false).
 	Sandbox string `json:"sandbox,omitempty"`
+	// Registry is the MCP Registry server the entry says it was installed
+	// from, which the entry hash covers.
+	Registry *RegistryIdentity `json:"registry,omitempty"`
 	// PendingReviews are the definitions the server listed when it last
 	// ran that differ from those the user accepted, or are new: they still
 	// await review once the entry is approved, and are shown beside it.

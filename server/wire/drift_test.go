@@ -128,10 +128,6 @@ const allowedByEffect = "the rule that lets a tool run unasked is an allow rule:
 var conversions = map[string]conversion{
 	"ServerStatus": conv(ServerStatus).leavesOut(map[string]string{
 		"Approval.RunSettings.Pinning": "a project cannot turn pinning off (config refuses the key in a project's settings), so an approval never shows it",
-		"Approval.Registry.Name":       "not in the frontend protocol yet (issue 34): the approval hash covers it and `freecode mcp approve` shows it",
-		"Approval.Registry.Version":    "not in the frontend protocol yet (issue 34): the approval hash covers it and `freecode mcp approve` shows it",
-		"Approval.Registry.URL":        "not in the frontend protocol yet (issue 34): the approval hash covers it and `freecode mcp approve` shows it",
-		"Approval.Registry.Digest":     "not in the frontend protocol yet (issue 34): the approval hash covers it and `freecode mcp approve` shows it",
 	}).with(map[string][2]any{
 		"LastErrorKind": {mcp.FailureExited, mcp.FailureTimeout}, // a kind past the names is "other"
 	}),
