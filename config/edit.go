@@ -58,6 +58,61 @@ func AddServer(path string, s Server) error {
 	})
 }
 
+// installKeys are the keys of an entry that an install from the MCP
+// Registry decides: how the server runs and which version it is.
+var installKeys = []string{"type", "command", "env", "url", "transport", "headers", "registry"}
+
+// UpdateInstalled rewrites what an install from the MCP Registry wrote of
+// the entry named s.Name in the file at path (its type, command, env, url,
+// transport, headers and registry block) to s's, and leaves every other
+// key of the entry (its timeouts, sandbox, enabled, …) and their comments
+// as they are. Its name, and so its manifest (ManifestKey), stay: what the
+// new version lists is checked against what the user accepted before.
+func UpdateInstalled(path string, s Server) error {
+	s = s.WithDefaults()
+	var problems []string
+	for _, p := range checkServer(s) {
+		problems = append(problems, strings.TrimPrefix(p.Key, ".")+": "+p.Msg)
+	}
+	if s.Registry == nil {
+		problems = append(problems, "registry: want the registry block of the version installed")
+	} else {
+		for _, p := range s.Registry.check() {
+			problems = append(problems, "registry."+p.Key+": "+p.Msg)
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("updating server %q: %s", s.Name, strings.Join(problems, "; "))
+	}
+	raw, err := marshal(toFile(s))
+	if err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
+	}
+	return UpdateFile(path, func(root *hujson.Value) error {
+		i, err := serverIndex(path, root, s.Name)
+		if err != nil {
+			return err
+		}
+		for _, k := range installKeys {
+			ptr := fmt.Sprintf("/mcp/servers/%d/%s", i, k)
+			switch v, ok := fields[k]; {
+			case ok:
+				err = patch(root, "add", ptr, v) // add replaces a member that is there
+			case root.Find(ptr) != nil:
+				err = patch(root, "remove", ptr, nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // RemoveServer removes the server named name from the config file at path.
 func RemoveServer(path, name string) error {
 	return UpdateFile(path, func(root *hujson.Value) error {

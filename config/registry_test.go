@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,5 +71,71 @@ func TestEntryHashCoversRegistry(t *testing.T) {
 	three := EntryHash(s)
 	if plain == one || one == two || two == three {
 		t.Errorf("EntryHash does not follow the registry block: %s %s %s %s", plain, one, two, three)
+	}
+}
+
+// UpdateInstalled rewrites what an install decides of an entry and leaves
+// the user's own keys, comments and the other entries as they are.
+func TestUpdateInstalled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	const before = `{
+  // mine
+  "mcp": {
+    "servers": [
+      {
+        "name": "weather",
+        "type": "local",
+        // pinned by freecode mcp install
+        "command": ["uvx", "mcp-weather==1.3.0", "eu"],
+        "env": {"WEATHER_API_KEY": "${secret:WEATHER_API_KEY}", "OLD": "x"},
+        "timeout": 5000, // slow to start
+        "registry": {"name": "io.example/weather", "version": "1.3.0", "url": "https://registry.example.com"}
+      },
+      {"name": "other", "command": ["other"]}
+    ]
+  }
+}
+`
+	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.MCP.Servers[0]
+	s.Command = []string{"uvx", "mcp-weather==1.4.0", "eu"}
+	s.Env = map[string]string{"WEATHER_API_KEY": "${secret:WEATHER_API_KEY}", "NEW": "y"}
+	s.Registry = &Registry{Name: "io.example/weather", Version: "1.4.0", URL: "https://registry.example.com", Digest: "sha256:ab"}
+	if err := UpdateInstalled(path, s); err != nil {
+		t.Fatal(err)
+	}
+	after, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Server{s, cfg.MCP.Servers[1]}, after.MCP.Servers); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	raw := readFile(t, path)
+	for _, want := range []string{"// mine", "// slow to start", `"timeout": 5000`, `{"name": "other", "command": ["other"]}`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the update lost %q:\n%s", want, raw)
+		}
+	}
+	if strings.Contains(raw, "OLD") || strings.Contains(raw, "1.3.0") {
+		t.Errorf("the old version's values stayed:\n%s", raw)
+	}
+	if ManifestKey("", after.MCP.Servers[0]) != ManifestKey("", cfg.MCP.Servers[0]) {
+		t.Error("the update changed the server's manifest key: its pins would be forgotten")
+	}
+
+	s.Registry = nil
+	if err := UpdateInstalled(path, s); err == nil || !strings.Contains(err.Error(), "registry") {
+		t.Errorf("an update without a registry block: %v", err)
+	}
+	s.Name, s.Registry = "nothing", after.MCP.Servers[0].Registry
+	if err := UpdateInstalled(path, s); err == nil {
+		t.Error("an update of no entry succeeded")
 	}
 }

@@ -52,8 +52,10 @@ status, start, stop, restart and logs talk to the running sidecar (freecode serv
 		newMCPResourcesCmd(a), // mcp_resources.go
 		newMCPPromptsCmd(a),
 		newMCPReviewCmd(a),
-		newMCPSearchCmd(a),  // mcp_registry.go
-		newMCPInstallCmd(a), // mcp_registry.go
+		newMCPSearchCmd(a),   // mcp_registry.go
+		newMCPInstallCmd(a),  // mcp_registry.go
+		newMCPOutdatedCmd(a), // mcp_registry_update.go
+		newMCPUpdateCmd(a),   // mcp_registry_update.go
 	)
 	cmd.AddCommand(newMCPLiveCmds(a)...) // mcp_live.go: status, stop, restart, logs
 	return cmd

@@ -165,73 +165,24 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	if err != nil {
 		return err
 	}
-	r, err := c.Get(ctx, name, version)
-	if errors.Is(err, registry.ErrNotFound) {
-		if version == "latest" {
-			return fmt.Errorf("%s has no server %q (`freecode mcp search` finds one)", c.URL(), name)
-		}
-		return fmt.Errorf("%s has no version %s of %q", c.URL(), version, name)
-	}
+	r, err := getVersion(ctx, c, name, version, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
 	s := &r.Server
-	switch r.Status() {
-	case registry.StatusDeleted:
-		return fmt.Errorf("%s %s was deleted from the registry by its publisher: not installed", termtext.Escape(name), termtext.Escape(s.Version))
-	case registry.StatusDeprecated:
-		msg := ""
-		if r.Meta.Official != nil && r.Meta.Official.StatusMessage != "" {
-			msg = ": " + r.Meta.Official.StatusMessage
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s %s is deprecated%s\n", termtext.Escape(name), termtext.Escape(s.Version), termtext.EscapeLines(msg))
-	}
-	if s.Version == "" || s.Version == "latest" {
-		return fmt.Errorf("the registry gave %q no concrete version: not installed", name)
-	}
-
-	in := &installInput{flags: f, input: newSecretInput(cmd), stderr: cmd.ErrOrStderr(), vars: map[string]string{}}
-	for _, v := range f.vars {
-		k, val, ok := strings.Cut(v, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("--var %q: want NAME=VALUE", v)
-		}
-		in.vars[k] = val
+	in, err := newInstallInput(cmd, f)
+	if err != nil {
+		return err
 	}
 	srv := config.Server{Name: cmp.Or(f.name, entryName(name)), Enabled: true}
-	srv.Registry = &config.Registry{Name: s.Name, Version: s.Version, URL: c.URL()}
 	if err := config.CheckName(srv.Name); err != nil {
 		return fmt.Errorf("%w (choose one with --name)", err)
 	}
-	how, err := pickRun(s, f.runs)
-	if err != nil {
+	if err := in.build(ctx, &srv, s, c.URL(), f.runs); err != nil {
 		return err
 	}
-	secrets := map[string]string{}
-	in.secrets = secrets
-	in.entry = srv.Name
-	if how.pkg != nil {
-		err = in.local(ctx, &srv, how.pkg)
-	} else {
-		err = in.remote(ctx, &srv, how.remote)
-	}
-	if err != nil {
+	if err := in.saveSecrets(ctx); err != nil {
 		return err
-	}
-	srv = srv.WithDefaults()
-	if why := mcp.SystemPolicy(srv, os.LookupEnv); why != nil {
-		return fmt.Errorf("server %q is %s\n(nothing was written)", srv.Name, why)
-	}
-	if len(secrets) > 0 {
-		store, err := openSecrets()
-		if err != nil {
-			return err
-		}
-		for _, k := range slices.Sorted(maps.Keys(secrets)) {
-			if _, err := store.Set(ctx, k, secrets[k]); err != nil {
-				return fmt.Errorf("saving secret %s: %w (nothing was written)", k, err)
-			}
-		}
 	}
 	if f.scope == "project" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -243,15 +194,111 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "✓ Installed %s %s as %s server %q in %s\n", termtext.Escape(s.Name), termtext.Escape(s.Version), srv.Type, srv.Name, path)
-	describe(out, srv)
-	fmt.Fprintf(out, "  registry:  %s\n", termtext.Escape(describeRegistry(srv.Registry)))
-	for _, k := range slices.Sorted(maps.Keys(secrets)) {
-		fmt.Fprintf(out, "  secret %s saved in the secret store\n", k)
-	}
+	in.report(out, srv)
 	if f.scope == "project" {
 		fmt.Fprintln(out, "  A project's servers run once approved: `freecode mcp approve "+srv.Name+"`.")
 	}
 	return nil
+}
+
+// getVersion returns the version of name the registry behind c has
+// ("latest" its latest), refusing a deleted one or one with no concrete
+// version, and warning on stderr of a deprecated one.
+func getVersion(ctx context.Context, c *registry.Client, name, version string, stderr io.Writer) (*registry.Response, error) {
+	r, err := c.Get(ctx, name, version)
+	if errors.Is(err, registry.ErrNotFound) {
+		if version == "latest" {
+			return nil, fmt.Errorf("%s has no server %q (`freecode mcp search` finds one)", c.URL(), name)
+		}
+		return nil, fmt.Errorf("%s has no version %s of %q", c.URL(), version, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &r.Server
+	switch r.Status() {
+	case registry.StatusDeleted:
+		return nil, fmt.Errorf("%s %s was deleted from the registry by its publisher: not installed", termtext.Escape(name), termtext.Escape(s.Version))
+	case registry.StatusDeprecated:
+		fmt.Fprintf(stderr, "warning: %s %s is deprecated%s\n", termtext.Escape(name), termtext.Escape(s.Version), termtext.EscapeLines(statusMessage(r)))
+	}
+	if s.Version == "" || s.Version == "latest" {
+		return nil, fmt.Errorf("the registry gave %q no concrete version: not installed", name)
+	}
+	return r, nil
+}
+
+// statusMessage is ": " and the registry's message on a version's status,
+// or "".
+func statusMessage(r *registry.Response) string {
+	if r.Meta.Official != nil && r.Meta.Official.StatusMessage != "" {
+		return ": " + r.Meta.Official.StatusMessage
+	}
+	return ""
+}
+
+// newInstallInput returns the input of an install or update, --var read.
+func newInstallInput(cmd *cobra.Command, f *installFlags) (*installInput, error) {
+	in := &installInput{flags: f, input: newSecretInput(cmd), stderr: cmd.ErrOrStderr(), vars: map[string]string{}, secrets: map[string]string{}}
+	for _, v := range f.vars {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--var %q: want NAME=VALUE", v)
+		}
+		in.vars[k] = val
+	}
+	return in, nil
+}
+
+// build fills srv (its name set) to run s, installed from the registry at
+// registryURL: the way to run it picked (runs, if given, says which), the
+// values it needs asked for, its registry block written. Nothing is saved.
+func (in *installInput) build(ctx context.Context, srv *config.Server, s *registry.Server, registryURL, runs string) error {
+	srv.Registry = &config.Registry{Name: s.Name, Version: s.Version, URL: registryURL}
+	how, err := pickRun(s, runs)
+	if err != nil {
+		return err
+	}
+	in.entry = srv.Name
+	if how.pkg != nil {
+		err = in.local(ctx, srv, how.pkg)
+	} else {
+		err = in.remote(ctx, srv, how.remote)
+	}
+	if err != nil {
+		return err
+	}
+	*srv = srv.WithDefaults()
+	if why := mcp.SystemPolicy(*srv, os.LookupEnv); why != nil {
+		return fmt.Errorf("server %q is %s\n(nothing was written)", srv.Name, why)
+	}
+	return nil
+}
+
+// saveSecrets keeps the secret values typed in the secret store.
+func (in *installInput) saveSecrets(ctx context.Context) error {
+	if len(in.secrets) == 0 {
+		return nil
+	}
+	store, err := openSecrets()
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(in.secrets)) {
+		if _, err := store.Set(ctx, k, in.secrets[k]); err != nil {
+			return fmt.Errorf("saving secret %s: %w (nothing was written)", k, err)
+		}
+	}
+	return nil
+}
+
+// report prints the entry written and the secrets saved.
+func (in *installInput) report(out io.Writer, srv config.Server) {
+	describe(out, srv)
+	fmt.Fprintf(out, "  registry:  %s\n", termtext.Escape(describeRegistry(srv.Registry)))
+	for _, k := range slices.Sorted(maps.Keys(in.secrets)) {
+		fmt.Fprintf(out, "  secret %s saved in the secret store\n", k)
+	}
 }
 
 // describeRegistry is an entry's registry identity in a line.
@@ -332,6 +379,13 @@ type installInput struct {
 	vars    map[string]string // --var
 	secrets map[string]string // secret name → value, saved once all is asked
 	entry   string
+	// kept are an update's values of the version installed, as its entry
+	// has them (a secret as its ${secret:NAME}), by environment variable,
+	// header, argument or URL variable name: used before anything is asked.
+	kept map[string]string
+	// oldEnv and oldHeaders are an update's entry's: each is kept, those
+	// the new version no longer names too.
+	oldEnv, oldHeaders map[string]string
 }
 
 // value returns the value of the input named name: --var, else asked
@@ -342,6 +396,9 @@ func (in *installInput) value(ctx context.Context, name, secretName string, i re
 		if i.IsSecret {
 			return "", false, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", name, name)
 		}
+		return v, true, nil
+	}
+	if v, ok := in.kept[name]; ok {
 		return v, true, nil
 	}
 	if i.Value != "" {
@@ -394,6 +451,30 @@ func (in *installInput) value(ctx context.Context, name, secretName string, i re
 		return "${secret:" + secretName + "}", true, nil
 	}
 	return v, true, nil
+}
+
+// keptValue returns the value an update keeps of name in old, unless
+// --var gives another.
+func (in *installInput) keptValue(old map[string]string, name string) (string, bool) {
+	if _, ok := in.vars[name]; ok {
+		return "", false
+	}
+	v, ok := old[name]
+	return v, ok
+}
+
+// keepRest adds to m what old has that m does not: the variables and
+// headers the user added to the entry, or the new version no longer names.
+func keepRest(m, old map[string]string) map[string]string {
+	for k, v := range old {
+		if _, ok := m[k]; !ok {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // fill replaces each {var} of template with its variable's value; a
@@ -466,6 +547,10 @@ func (in *installInput) local(ctx context.Context, srv *config.Server, p *regist
 	}
 	env := map[string]string{}
 	for _, e := range p.EnvironmentVariables {
+		if v, ok := in.keptValue(in.oldEnv, e.Name); ok {
+			env[e.Name] = v
+			continue
+		}
 		i := e.Input
 		if i.Value != "" {
 			v, err := in.fill(ctx, i.Value, e.Name, e.Variables)
@@ -482,6 +567,7 @@ func (in *installInput) local(ctx context.Context, srv *config.Server, p *regist
 			env[e.Name] = v
 		}
 	}
+	env = keepRest(env, in.oldEnv)
 	if len(env) > 0 {
 		srv.Env = env
 	}
@@ -554,6 +640,13 @@ func (in *installInput) remote(ctx context.Context, srv *config.Server, t *regis
 	}
 	srv.URL = u
 	for _, h := range t.Headers {
+		if v, ok := in.keptValue(in.oldHeaders, h.Name); ok {
+			if srv.Headers == nil {
+				srv.Headers = map[string]string{}
+			}
+			srv.Headers[h.Name] = v
+			continue
+		}
 		i := h.Input
 		if i.Value != "" {
 			v, err := in.fill(ctx, i.Value, h.Name, h.Variables)
@@ -573,5 +666,6 @@ func (in *installInput) remote(ctx context.Context, srv *config.Server, t *regis
 			srv.Headers[h.Name] = v
 		}
 	}
+	srv.Headers = keepRest(srv.Headers, in.oldHeaders)
 	return nil
 }
