@@ -34,6 +34,19 @@ export function message(line: string): string {
 }
 
 /**
+ * outcome is the line of the CLI's output a notification says when a
+ * command went well: its ✓ line (as "✓ Added 2 servers."), not what
+ * follows it (an import that added servers reading secrets not set yet
+ * ends "Until each is set, the servers that read it do not start.", which
+ * alone says nothing of what was done); else its last line.
+ */
+export function outcome(out: string): string {
+	const lines = out.split('\n').filter((l) => l.trim() !== '');
+	const done = lines.filter((l) => /^\s*✓/u.test(l)).at(-1);
+	return message(done ?? lines.at(-1) ?? '');
+}
+
+/**
  * cliError is what a failed CLI command said, for a notification: its
  * "freecode: " prefix and its config warnings ("warning: …", which the
  * Problems view shows with their positions) left out.

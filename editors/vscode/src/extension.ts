@@ -20,7 +20,7 @@ import { ReadOnlyDocs } from './readOnlyDocs';
 import { ReviewNotices } from './reviewNotices';
 import { RulesNotices } from './rulesNotices';
 import { NeedsYou, needsYouMessage } from './needsYou';
-import { NewServers, SET_SECRET, failedNotice } from './newServers';
+import { NewServers, stillFailing, SET_SECRET, failedNotice } from './newServers';
 import { ServerLogs } from './serverLogs';
 import { StatusItem } from './status';
 import { TaskNotices } from './taskNotices';
@@ -91,7 +91,7 @@ export async function activate(ext: vscode.ExtensionContext): Promise<void> {
 	let failedTimer: ReturnType<typeof setTimeout> | undefined;
 	const tellFailed = (): void => {
 		failedTimer = undefined;
-		const names = failed.filter((n) => model.server(n));
+		const names = stillFailing(model, failed);
 		failed = [];
 		if (names.length === 0) return;
 		const n = failedNotice(model, names);

@@ -86,3 +86,13 @@ export function ownConfigToImport(files: readonly ProblemsOf[]): OwnConfig | und
 	}
 	return undefined;
 }
+
+/**
+ * ownConfigWords describes This Config File in the import's picker: the
+ * shape it is in first, then its path, which the picker cuts when it is
+ * long ("~/.freecode/config.json, in another client's …" said nothing).
+ */
+export function ownConfigWords(own: OwnConfig, kinds: readonly { label: string; client: string }[]): string {
+	const client = kinds.find((k) => k.client === own.client)?.label;
+	return `${client ? `in ${client}'s shape` : "in another client's shape"}, to convert to FreeCode's: ${own.path}`;
+}

@@ -53,6 +53,19 @@ export class NewServers {
 	}
 }
 
+/**
+ * stillFailing is those of names (update's, gathered over a moment) that
+ * still fail or are blocked when the notice is to be made: one the user
+ * fixed meanwhile (Set Secret… on its row, a Restart) is running now, and
+ * a notice saying it "failed: no reason given" would be wrong.
+ */
+export function stillFailing(model: ServersModel, names: readonly string[]): string[] {
+	return names.filter((n) => {
+		const s = model.server(n);
+		return s?.state === 'failed' || s?.state === 'blocked';
+	});
+}
+
 /** SET_SECRET is the button of a notice about a server that misses a secret: Set Secret… on it (on several, its picker). */
 export const SET_SECRET = 'Set Secret…';
 

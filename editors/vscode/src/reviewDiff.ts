@@ -127,3 +127,12 @@ export const REJECT_ALL = 'Reject All';
  */
 export const noticeButtons = [REVIEW] as const;
 export const decideButtons = [REJECT_ALL, ACCEPT_ALL] as const;
+
+/**
+ * decideQuestion is the question beside the diff: the tool by its name
+ * when there is one ("notes's 1 tool shown" read as a count, not a tool).
+ */
+export function decideQuestion(server: string, reviews: readonly ToolReview[]): string {
+	if (reviews.length === 1) return `Accept the new definition of ${printable(reviews[0].tool)} on ${printable(server)}, as shown?`;
+	return `Accept the new definitions of the ${reviews.length} tools of ${printable(server)}, as shown?`;
+}

@@ -6,7 +6,7 @@
 // tool ask anyway.
 
 import * as vscode from 'vscode';
-import { decideButtons, noticeButtons, ACCEPT_ALL, REJECT_ALL, reviewSides } from './reviewDiff';
+import { decideButtons, decideQuestion, noticeButtons, ACCEPT_ALL, REJECT_ALL, reviewSides } from './reviewDiff';
 import type { ReviewNeeded, ToolReview } from '../../../frontend/src/protocol.gen';
 import type { ReadOnlyDocs } from './readOnlyDocs';
 import type { Session } from '../../../frontend/src/session';
@@ -39,7 +39,7 @@ export class ReviewNotices {
 	private async show(server: string, reviews: ToolReview[]): Promise<void> {
 		await showReviewDiff(this.docs, server, reviews);
 		const pick = await vscode.window.showInformationMessage(
-			`Accept the new definitions of ${printable(server)}'s ${reviews.length} tool${reviews.length === 1 ? '' : 's'} shown?`,
+			decideQuestion(server, reviews),
 			...decideButtons,
 		);
 		const s = this.session();

@@ -1,12 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cliError, message } from '../src/cli';
+import { cliError, message, outcome } from '../src/cli';
 
 test('cli: a notification gets the CLI line without its terminal mark', () => {
 	assert.deepEqual(
 		['✓ Added 1 server.\n', '✗ Server "fs" failed', '  Dry run: 0 servers would be added', 'plain'].map(message),
 		['Added 1 server.', 'Server "fs" failed', 'Dry run: 0 servers would be added', 'plain'],
 	);
+});
+
+test('cli: an import that went well is said by its ✓ line, not by the secrets note after it', () => {
+	// As `freecode mcp import vscode ~/.freecode/config.json` says it for VS Code's mcp.json with a password input.
+	const out = [
+		"Converting /home/me/.freecode/config.json from VS Code's shape to FreeCode's:",
+		'  + vs-notes (local)',
+		'  + vs-files (local)',
+		'✓ Added 2 servers.',
+		'The servers read 1 secret not set yet (kept out of the config: in the OS keychain, else ~/.freecode/auth):',
+		'  notes-token (Notes API token, for vs-notes): freecode secret set notes-token',
+		'Until each is set, the servers that read it do not start.',
+		'',
+	].join('\n');
+	assert.equal(outcome(out), 'Added 2 servers.');
+	assert.equal(outcome('Added 1 server.\n'), 'Added 1 server.');
+	assert.equal(outcome(''), '');
 });
 
 test("cli: a failure's notification is what the command said, without its prefix and the config's warnings", () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownConfigToImport, vscodeSources, type Where } from '../src/importSources';
+import { ownConfigToImport, ownConfigWords, vscodeSources, type Where } from '../src/importSources';
 
 function where(existing: string[], over: Partial<Where> = {}): Where {
 	return {
@@ -54,4 +54,14 @@ test("import: FreeCode's config in another client's shape is offered, with the c
 	const other = { path: cfg, problems: [{ key: 'mcp.servers[0].url', message: 'a remote server needs a url' }] };
 	assert.equal(ownConfigToImport([project, other]), undefined);
 	assert.equal(ownConfigToImport([]), undefined);
+});
+
+test('import: This Config File says whose shape the file is in before its path, which the picker may cut', () => {
+	const kinds = [
+		{ label: 'Claude Desktop', client: 'claude-desktop' },
+		{ label: 'VS Code', client: 'vscode' },
+	];
+	const path = '/home/me/.freecode/config.json';
+	assert.equal(ownConfigWords({ path, client: 'vscode' }, kinds), "in VS Code's shape, to convert to FreeCode's: /home/me/.freecode/config.json");
+	assert.equal(ownConfigWords({ path, client: 'other' }, kinds), "in another client's shape, to convert to FreeCode's: /home/me/.freecode/config.json");
 });

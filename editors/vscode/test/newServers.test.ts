@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ServersModel } from '../../../frontend/src/model';
-import { NewServers, failedNotice } from '../src/newServers';
+import { NewServers, failedNotice, stillFailing } from '../src/newServers';
 import type { ServerStatus } from '../../../frontend/src/protocol.gen';
 
 function st(name: string, state: ServerStatus['state']): ServerStatus {
@@ -105,4 +105,14 @@ test('new servers: one that misses a secret offers Set Secret… rather than its
 	const many = failedNotice(m, ['github', 'b']);
 	assert.deepEqual([many.buttons, many.server], [['Set Secret…', 'Show Servers'], undefined]);
 	assert.deepEqual(failedNotice(m, ['b']).buttons, ['Show Log', 'Show Configuration']);
+});
+
+test('new servers: one fixed before its notice is made (Set Secret… at once) is not told as failed', () => {
+	const m = new ServersModel();
+	m.setServers([st('vs-notes', 'failed'), st('vs-files', 'failed'), st('gone', 'failed')]);
+	m.updateServer(st('vs-notes', 'connecting'));
+	m.updateServer(st('gone', 'removed'));
+	assert.deepEqual(stillFailing(m, ['vs-notes', 'vs-files', 'gone']), ['vs-files']);
+	m.updateServer({ ...st('vs-files', 'blocked'), blocked: 'blocked by policy' });
+	assert.deepEqual(stillFailing(m, ['vs-files']), ['vs-files']);
 });

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { ReviewNeeded, ToolReview } from '../../../frontend/src/protocol.gen';
-import { ACCEPT_ALL, decideButtons, noticeButtons, REJECT_ALL, REVIEW, reviewSides, sentenceLines } from '../src/reviewDiff';
+import { ACCEPT_ALL, decideButtons, decideQuestion, noticeButtons, REJECT_ALL, REVIEW, reviewSides, sentenceLines } from '../src/reviewDiff';
 
 const needed: ReviewNeeded[] = JSON.parse(
 	readFileSync(join(__dirname, '..', '..', '..', '..', 'frontend', 'test', 'fixtures', 'ReviewNeeded.json'), 'utf8'),
@@ -96,4 +96,10 @@ test('review: sentenceLines keeps the text\'s own line breaks and breaks after e
 	assert.deepEqual(sentenceLines('One.\nTwo! Three? four'), ['One.', 'Two!', 'Three?', 'four']);
 	assert.deepEqual(sentenceLines('  a.  b '), ['a.', 'b']);
 	assert.deepEqual(sentenceLines(''), ['']);
+});
+
+test('review: the question beside the diff names the one tool, or counts several', () => {
+	const r = (tool: string) => ({ server: 'notes', tool }) as ToolReview;
+	assert.equal(decideQuestion('notes', [r('read_notes')]), 'Accept the new definition of read_notes on notes, as shown?');
+	assert.equal(decideQuestion('notes', [r('a'), r('b')]), 'Accept the new definitions of the 2 tools of notes, as shown?');
 });

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
-import { cliError, message, runCli, type CliResult } from '../cli';
+import { cliError, outcome, runCli, type CliResult } from '../cli';
 import type { FreeCode } from '../context';
-import { ownConfigToImport, vscodeSources } from '../importSources';
+import { ownConfigToImport, ownConfigWords, vscodeSources } from '../importSources';
 import { importConfirmation } from '../confirmations';
 import { truncate } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
@@ -65,11 +65,13 @@ export const importServers: CommandFactory = (fc) => async () => {
 	// into itself turns it into FreeCode's (the problem the sidecar shows
 	// at its key says so).
 	const own = ownConfigToImport(fc.model.fileProblems());
-	const items: { label: string; client: string; description?: string; path?: string }[] = own
-		? [{ label: 'This Config File', description: `${own.path}, in another client's shape`, client: own.client, path: own.path }, ...kinds]
+	// title is how the dialog and the messages name the source.
+	const items: { label: string; client: string; description?: string; path?: string; title?: string }[] = own
+		? [{ label: 'This Config File', title: 'this config file', description: ownConfigWords(own, kinds), client: own.client, path: own.path }, ...kinds]
 		: kinds;
 	const pick = await vscode.window.showQuickPick(items, { placeHolder: 'Import MCP servers from' });
 	if (!pick) return;
+	const title = pick.title ?? pick.label;
 	const args = ['mcp', 'import', pick.client];
 	try {
 		if (pick.path !== undefined) {
@@ -88,7 +90,7 @@ export const importServers: CommandFactory = (fc) => async () => {
 			preview = await runCli(fc.settings(), [...args, '--dry-run']);
 		}
 		if (preview.code !== 0) {
-			void vscode.window.showErrorMessage(`Import from ${pick.label} failed: ${cliError(preview)}`);
+			void vscode.window.showErrorMessage(`Import from ${title} failed: ${cliError(preview)}`);
 			return;
 		}
 		const text = `${preview.stdout}${preview.stderr}`.trim();
@@ -96,12 +98,12 @@ export const importServers: CommandFactory = (fc) => async () => {
 			void vscode.window.showInformationMessage(truncate(text, 500));
 			return;
 		}
-		if (!(await confirm(importConfirmation(pick.label, text)))) return;
+		if (!(await confirm(importConfirmation(title, text)))) return;
 		const r = await runCli(fc.settings(), args);
 		const out = `${r.stdout}${r.stderr}`.trim();
 		if (r.code !== 0) void vscode.window.showErrorMessage(truncate(out, 1000));
-		else void vscode.window.showInformationMessage(message(out.split('\n').pop() ?? 'Imported.'));
+		else void vscode.window.showInformationMessage(outcome(out) || 'Imported.');
 	} catch (e) {
-		showError(`Importing from ${pick.label}`, e);
+		showError(`Importing from ${title}`, e);
 	}
 };

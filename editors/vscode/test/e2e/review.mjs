@@ -97,7 +97,7 @@ export async function scenarioReview(h) {
 			if (!text.startsWith('Before answering')) throw new Error(`the added sentence does not start its line: ${JSON.stringify(text)}`);
 		});
 		await step(page, 'the question after it has Reject All first, Accept All second', async () => {
-			const toast = page.locator('.notification-toast', { hasText: "Accept the new definitions of notes's 1 tool shown?" }).first();
+			const toast = page.locator('.notification-toast', { hasText: 'Accept the new definition of read_notes on notes, as shown?' }).first();
 			await toast.waitFor();
 			// While the question shows (VS Code hides a toast after a
 			// while), once it has slid in.
@@ -108,7 +108,7 @@ export async function scenarioReview(h) {
 			if (got.join('|') !== 'Reject All|Accept All') throw new Error(`the question's buttons are ${JSON.stringify(got)}, want Reject All then Accept All`);
 		});
 		await step(page, 'Reject All keeps the accepted definition: the row still says so', async () => {
-			await page.locator('.notification-toast', { hasText: 'Accept the new definitions' }).getByRole('button', { name: 'Reject All' }).click();
+			await page.locator('.notification-toast', { hasText: 'Accept the new definition' }).getByRole('button', { name: 'Reject All' }).click();
 			await treeRow(page, 'read_notes').locator('.label-description', { hasText: /definition changed/ }).waitFor();
 		});
 	});

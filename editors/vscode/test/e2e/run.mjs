@@ -518,6 +518,28 @@ async function scenarioCli() {
 			await treeRow(page, 'added').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
 		});
 		await shot(page, 'add-server-added');
+		// Issue 35's first five minutes: three servers added one after
+		// another, each connected before the next is added.
+		const addLocal = async (name) => {
+			await runCommand(page, 'FreeCode: Add MCP Server…');
+			await quickPick(page, 'Local');
+			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (2/3)' }).waitFor();
+			await page.locator('.quick-input-widget input').fill(name);
+			await page.keyboard.press('Enter');
+			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (3/3)' }).waitFor();
+			await page.locator('.quick-input-widget input').fill(`${demo} --name ${name}`);
+			await page.keyboard.press('Enter');
+			await page.locator('.notifications-toasts', { hasText: `Added local server "${name}"` }).waitFor();
+			await treeRow(page, name).locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
+		};
+		await step(page, 'two more servers added one after the other: three connected', async () => {
+			await addLocal('notes');
+			await addLocal('search');
+			const names = JSON.parse(config()).mcp.servers.map((s) => s.name);
+			if (names.join(',') !== 'added,notes,search') throw new Error(`config.json's servers: ${names}`);
+			await page.locator('.statusbar-item', { hasText: 'MCP 3/3' }).first().waitFor();
+		});
+		await shot(page, 'add-three-servers');
 		const dialog = page.locator('.monaco-dialog-box');
 		const preview = async () => {
 			await runCommand(page, 'FreeCode: Import MCP Servers…');
@@ -539,9 +561,69 @@ async function scenarioCli() {
 			await page.locator('.notifications-toasts', { hasText: 'Added 1 server' }).waitFor();
 			if (!config().includes('"imported"')) throw new Error(`imported was not imported: ${config()}`);
 			await treeRow(page, 'imported').locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
-			await page.locator('.statusbar-item', { hasText: 'MCP 2/2' }).first().waitFor();
+			await page.locator('.statusbar-item', { hasText: 'MCP 4/4' }).first().waitFor();
 		});
 		await shot(page, 'imported');
+
+		// VS Code's mcp.json pasted over FreeCode's config, as a new user
+		// would: a server map under "servers" and a password input.
+		const mcpJson = {
+			inputs: [{ type: 'promptString', id: 'notes-token', description: 'Notes API token', password: true }],
+			servers: {
+				'vs-notes': { type: 'stdio', command: demo, args: ['--name', 'vs-notes'], env: { NOTES_TOKEN: '${input:notes-token}' } },
+				'vs-files': { type: 'stdio', command: demo, args: ['--name', 'vs-files'] },
+			},
+		};
+		const notice = page.locator('.pane-body .monaco-list-row', { hasText: 'showing the last good one' });
+		await step(page, "VS Code's mcp.json pasted over the config: the view says so, and the last good config still runs", async () => {
+			await runCommand(page, 'FreeCode: Open MCP Config');
+			await page.locator('.tab', { hasText: 'config.json' }).waitFor();
+			await replaceEditorText(page, `${JSON.stringify(mcpJson, null, 2)}\n`);
+			await page.keyboard.press('Control+S');
+			await notice.waitFor();
+			await notice.hover();
+			await page.locator('.statusbar-item.warning-kind', { hasText: 'MCP' }).first().waitFor();
+			await rowDescription(page, 'added', /^connected · 7 tools$/);
+		});
+		await shot(page, 'paste-mcp-json');
+		await step(page, 'Import MCP Servers offers This Config File and previews the conversion', async () => {
+			await page.mouse.move(0, 0);
+			await runCommand(page, 'FreeCode: Import MCP Servers…');
+			await page.locator('.quick-input-list .monaco-list-row', { hasText: 'This Config File' }).first().waitFor();
+			await shot(page, 'paste-import-pick');
+			await quickPick(page, 'This Config File');
+			await dialog.getByText('+ vs-notes (local)').waitFor();
+			await dialog.getByText('+ vs-files (local)').waitFor();
+			await dialog.getByText(/notes-token/).first().waitFor();
+		});
+		await shot(page, 'paste-import-preview');
+		await step(page, "Import turns the file into FreeCode's: vs-files connects, vs-notes needs its secret", async () => {
+			await dialog.getByRole('button', { name: 'Import', exact: true }).click();
+			await notified(page, 'Added 2 servers');
+			await notice.waitFor({ state: 'detached' });
+			const c = JSON.parse(config());
+			if (c.servers || !c.mcp?.servers?.some((s) => s.name === 'vs-notes')) throw new Error(`the config was not converted: ${config()}`);
+			await rowDescription(page, 'vs-files', /^connected · 7 tools$/);
+			await rowDescription(page, 'vs-notes', /needs secret notes-token/);
+			// Its notice says which secret, and offers Set Secret….
+			await notified(page, /vs-notes, just added, failed: .*secret notes-token is not set/);
+		});
+		await shot(page, 'paste-imported-needs-secret');
+		await step(page, 'Set Secret… on the row asks for the value unseen, and the server connects', async () => {
+			await rowAction(page, treeRow(page, 'vs-notes'), 'Set Secret');
+			const input = page.locator('.quick-input-widget input[type="password"]');
+			await input.waitFor();
+			await page.locator('.quick-input-widget', { hasText: 'notes-token' }).waitFor();
+			await input.fill('s3cret-value');
+			await shot(page, 'set-secret-input');
+			await page.keyboard.press('Enter');
+			await rowDescription(page, 'vs-notes', /^connected · 7 tools$/);
+			if (config().includes('s3cret-value')) throw new Error('the secret is in the config file');
+			// A notice about new servers gathered before the fix must not come after it.
+			await page.waitForTimeout(2000);
+			if ((await page.getByText('no reason given').count()) > 0) throw new Error('a notice says vs-notes failed after it connected');
+		});
+		await shot(page, 'set-secret-connected');
 	});
 }
 
