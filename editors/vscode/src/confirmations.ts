@@ -83,8 +83,12 @@ export const IMPORT = 'Import';
 /** The most of the dry run's report the confirmation shows. */
 const maxPreviewChars = 4000;
 
-/** importConfirmation asks before `freecode mcp import` writes what its dry run (preview) reported. */
-export function importConfirmation(client: string, preview: string): Confirmation {
+/**
+ * importConfirmation asks before `freecode mcp import` writes what its dry
+ * run (preview) reported; dropped are servers that run now and that the
+ * import would stop (droppedServers), said first.
+ */
+export function importConfirmation(client: string, preview: string, dropped: readonly string[] = []): Confirmation {
 	// The CLI's preview ends in its own words for a terminal ("Dry run: 2
 	// servers would be added; nothing was written."); the dialog's question
 	// says that already, and its count is put as a dialog would.
@@ -93,6 +97,13 @@ export function importConfirmation(client: string, preview: string): Confirmatio
 		if (!dry) return [l];
 		return [`${dry[1]} ${dry[2]} to add. Nothing is written until you choose ${IMPORT}.`];
 	});
+	if (dropped.length > 0) {
+		const names = dropped.map((n) => oneLine(n, 60)).join(', ');
+		lines.unshift(
+			`Running now but no longer in the file, which the paste replaced: ${names}. Importing keeps the file as it is, and ${dropped.length === 1 ? 'it stops' : 'they stop'}; to keep ${dropped.length === 1 ? 'it' : 'them'}, undo the paste first.`,
+			'',
+		);
+	}
 	return {
 		message: `Import MCP servers from ${client}?`,
 		detail: truncate(printable(lines.join('\n')), maxPreviewChars),

@@ -96,3 +96,21 @@ export function ownConfigWords(own: OwnConfig, kinds: readonly { label: string; 
 	const client = kinds.find((k) => k.client === own.client)?.label;
 	return `${client ? `in ${client}'s shape` : "in another client's shape"}, to convert to FreeCode's: ${own.path}`;
 }
+
+/**
+ * droppedServers are the servers of the user's config that run now (the
+ * sidecar keeps the last good config while the file is in another
+ * client's shape) and that the file to convert no longer holds: pasting
+ * the other client's file replaced them, and converting it keeps the file
+ * as it is, so they would stop. preview is the CLI's dry run, which lists
+ * each server of the file on a line of its own ("  + name (local)",
+ * "  = name: already configured, skipped").
+ */
+export function droppedServers(running: readonly string[], preview: string): string[] {
+	const inFile = new Set<string>();
+	for (const line of preview.split('\n')) {
+		const m = /^\s+[+=!] (.+?)(?: \(| *:|$)/.exec(line);
+		if (m) inFile.add(m[1]);
+	}
+	return running.filter((n) => !inFile.has(n));
+}

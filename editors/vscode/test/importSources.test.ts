@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownConfigToImport, ownConfigWords, vscodeSources, type Where } from '../src/importSources';
+import { droppedServers, ownConfigToImport, ownConfigWords, vscodeSources, type Where } from '../src/importSources';
+import { importConfirmation } from '../src/confirmations';
 
 function where(existing: string[], over: Partial<Where> = {}): Where {
 	return {
@@ -64,4 +65,19 @@ test('import: This Config File says whose shape the file is in before its path, 
 	const path = '/home/me/.freecode/config.json';
 	assert.equal(ownConfigWords({ path, client: 'vscode' }, kinds), "in VS Code's shape, to convert to FreeCode's: /home/me/.freecode/config.json");
 	assert.equal(ownConfigWords({ path, client: 'other' }, kinds), "in another client's shape, to convert to FreeCode's: /home/me/.freecode/config.json");
+});
+
+test('import: the servers that run now and that a pasted file no longer holds are named before the import stops them', () => {
+	const preview = [
+		"Would convert /h/.freecode/config.json from VS Code's shape to FreeCode's:",
+		'  + vs-files (local)',
+		'  = notes: already configured, skipped',
+		'  ! bad name: skipped: invalid',
+		'Dry run: 1 server would be added; nothing was written.',
+	].join('\n');
+	assert.deepEqual(droppedServers(['added', 'notes', 'vs-files', 'search'], preview), ['added', 'search']);
+	assert.deepEqual(droppedServers([], preview), []);
+	const c = importConfirmation('this config file', preview, ['added', 'search']);
+	assert.match(c.detail, /^Running now but no longer in the file, which the paste replaced: added, search\. Importing keeps the file as it is, and they stop; to keep them, undo the paste first\.\n\n/);
+	assert.doesNotMatch(importConfirmation('VS Code', preview).detail, /Running now/);
 });

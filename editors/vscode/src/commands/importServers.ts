@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { cliError, outcome, runCli, type CliResult } from '../cli';
 import type { FreeCode } from '../context';
-import { ownConfigToImport, ownConfigWords, vscodeSources } from '../importSources';
+import { droppedServers, ownConfigToImport, ownConfigWords, vscodeSources } from '../importSources';
 import { importConfirmation } from '../confirmations';
 import { truncate } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
@@ -98,7 +98,12 @@ export const importServers: CommandFactory = (fc) => async () => {
 			void vscode.window.showInformationMessage(truncate(text, 500));
 			return;
 		}
-		if (!(await confirm(importConfirmation(title, text)))) return;
+		// Converting the file in place keeps only what it now holds: the
+		// user's servers the sidecar still runs from the last good config
+		// stop, and the dialog says so.
+		const running = fc.model.servers().filter((s) => s.scope === 'user').map((s) => s.name);
+		const dropped = pick.path !== undefined && own && pick.path === own.path ? droppedServers(running, text) : [];
+		if (!(await confirm(importConfirmation(title, text, dropped)))) return;
 		const r = await runCli(fc.settings(), args);
 		const out = `${r.stdout}${r.stderr}`.trim();
 		if (r.code !== 0) void vscode.window.showErrorMessage(truncate(out, 1000));

@@ -595,6 +595,9 @@ async function scenarioCli() {
 			await dialog.getByText('+ vs-notes (local)').waitFor();
 			await dialog.getByText('+ vs-files (local)').waitFor();
 			await dialog.getByText(/notes-token/).first().waitFor();
+			// The servers the paste replaced, which still run, are named
+			// before the import stops them.
+			await dialog.getByText(/Running now but no longer in the file, which the paste replaced: .*added/).waitFor();
 		});
 		await shot(page, 'paste-import-preview');
 		await step(page, "Import turns the file into FreeCode's: vs-files connects, vs-notes needs its secret", async () => {
