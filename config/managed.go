@@ -51,6 +51,10 @@ type Managed struct {
 	// Audit is where and how the audit trail is kept.
 	Audit ManagedAudit
 
+	// Telemetry turns the OpenTelemetry export of tool calls on or off
+	// and points it somewhere, over the user's OTEL_* environment.
+	Telemetry ManagedTelemetry
+
 	// Message is shown with every refusal the policy makes ("ask
 	// #it-help for a new server"); the last file's that sets one.
 	Message string
@@ -145,6 +149,29 @@ const (
 	RequireSandboxProject = "project"
 	RequireSandboxAll     = "all"
 )
+
+// ManagedTelemetry is the "telemetry" block of a managed file: the
+// organization's say over the OpenTelemetry export (package telemetry),
+// which wins over the user's environment. No user's or project's file has
+// such a block.
+type ManagedTelemetry struct {
+	// Enabled is "enabled": nil when no file sets it (the environment
+	// decides), else on or off whatever the environment says.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Endpoint is the OTLP/HTTP base URL ("https://otel.example.com:4318"),
+	// to which /v1/traces and /v1/metrics are added; "" leaves it to the
+	// environment's.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Protocol is "http/protobuf", the only one FreeCode speaks; "" is
+	// the same.
+	Protocol string `json:"protocol,omitempty"`
+	// Headers are sent with every export (an ingest key, say), in place
+	// of OTEL_EXPORTER_OTLP_HEADERS. Never shown or logged.
+	Headers map[string]string `json:"-"`
+}
+
+// TelemetryProtocol is the one OTLP protocol FreeCode exports with.
+const TelemetryProtocol = "http/protobuf"
 
 // ManagedAudit is the "audit" block of a managed file.
 type ManagedAudit struct {

@@ -144,7 +144,8 @@ func TestManagedFixturesCopilot(t *testing.T) {
 		for _, p := range m.Problems {
 			warned = append(warned, p.Key)
 		}
-		want := "model permissions.disableBypassPermissionsMode enabledPlugins extraKnownMarketplaces strictKnownMarketplaces telemetry remoteControl " +
+		want := "model permissions.disableBypassPermissionsMode enabledPlugins extraKnownMarketplaces strictKnownMarketplaces " +
+			"telemetry.captureContent telemetry.lockCaptureContent telemetry.serviceName telemetry.resourceAttributes remoteControl " +
 			"sandbox.enabled sandbox.failIfUnavailable sandbox.allowBypass sandbox.sandboxMcpServers sandbox.sandboxLspServers"
 		if got := strings.Join(warned, " "); got != want {
 			t.Errorf("warnings at\n\t%s\nwant\n\t%s", got, want)

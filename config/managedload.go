@@ -106,6 +106,8 @@ type managedPart struct {
 	denyRead   []string
 	audit      ManagedAudit
 	auditSet   struct{ dir, arguments, maxFileBytes bool }
+	telemetry  ManagedTelemetry
+	telSet     struct{ enabled, endpoint, protocol, headers bool }
 	message    string
 	problems   []Problem
 }
@@ -118,7 +120,7 @@ const (
 )
 
 var managedKeys = []string{keyAllowed, keyDenied, keyMCPServer, "exclusive", "allowManagedPermissionRulesOnly",
-	"allowManagedMcpServersOnly", "permissions", "sandbox", "audit", "message"}
+	"allowManagedMcpServersOnly", "permissions", "sandbox", "audit", "telemetry", "message"}
 
 // parseManaged parses one managed file (JSON with comments, as every
 // file FreeCode reads). Only a file that does not parse is an error.
@@ -185,6 +187,8 @@ func parseManaged(path string, data []byte) (*managedPart, error) {
 			d.sandbox(raw)
 		case "audit":
 			d.audit(raw)
+		case "telemetry":
+			d.telemetry(raw)
 		case "message":
 			d.str(k, "", raw, &part.message)
 		case "managedMcpServers":
@@ -266,6 +270,18 @@ func (mg *managedMerge) add(part *managedPart) {
 	}
 	if part.auditSet.maxFileBytes {
 		m.Audit.MaxFileBytes = part.audit.MaxFileBytes
+	}
+	if part.telSet.enabled {
+		m.Telemetry.Enabled = part.telemetry.Enabled
+	}
+	if part.telSet.endpoint {
+		m.Telemetry.Endpoint = part.telemetry.Endpoint
+	}
+	if part.telSet.protocol {
+		m.Telemetry.Protocol = part.telemetry.Protocol
+	}
+	if part.telSet.headers {
+		m.Telemetry.Headers = part.telemetry.Headers
 	}
 	if part.message != "" {
 		m.Message = part.message

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/mcp/oauth"
@@ -31,6 +32,13 @@ type CallOptions struct {
 	// answer at once (read it with tasks.Of), for the caller to follow,
 	// rather than follow the task to its end.
 	TakeTasks bool
+	// Trace is the span the call is made under (the orchestrator's
+	// attempt): its tools/call span is that span's child, and the trace
+	// context goes to the server in params._meta. The zero value: none.
+	Trace trace.SpanContext
+	// Telemetry records the call's span and duration (telemetry.go); nil
+	// records nothing.
+	Telemetry *Telemetry
 }
 
 // CallTool calls a tool. While the Conn reconnects it waits, within ctx,
@@ -41,7 +49,7 @@ type CallOptions struct {
 // run it. A tool's own failure is a result with IsError. A call the server
 // answers with a task is followed to the task's end (taskcalls.go), unless
 // opts takes tasks.
-func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, opts *CallOptions) (*mcpsdk.CallToolResult, error) {
+func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, opts *CallOptions) (out *mcpsdk.CallToolResult, outErr error) {
 	if opts == nil {
 		opts = &CallOptions{}
 	}
@@ -72,8 +80,10 @@ func (c *Conn) CallTool(ctx context.Context, name string, args map[string]any, o
 		params.SetProgressToken(tok)
 	}
 	drops := c.dropCount()
+	span := opts.Telemetry.startCall(opts.Trace, name, s, c.srv, params)
 	hoptrace.Stage(hoptrace.FromRequest, "7 request → go-sdk CallTool called")
 	res, err := s.cs.CallTool(callCtx, params)
+	defer func() { span.end(out, outErr) }()
 	hoptrace.Stage(hoptrace.FromAnswer, "a answer → go-sdk CallTool returned")
 	if s.proc != nil {
 		proc.PokeAdoptions() // the call may have started a daemon

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/freecode/freecode/internal/manifest"
 )
@@ -60,6 +61,10 @@ type Call struct {
 	// Asker is whoever answers what the tool's server asks a person
 	// during the call (ExecOptions.Asker); nil: nobody.
 	Asker Asker
+	// Trace is the span of this attempt at the call: a Runner makes its
+	// request a child of it and sends the trace context on to the server
+	// (MCP's params._meta). Invalid when nothing is traced.
+	Trace trace.SpanContext
 }
 
 // Outcome is what a call came to: its result and, for a call its server

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/freecode/freecode/config"
@@ -56,6 +59,10 @@ type Options struct {
 	// awaits approval), for the result of a call of it; "" when it does
 	// not know.
 	WhyMissing func(tool string) string
+	// TracerProvider and MeterProvider receive the spans and metrics of
+	// every batch and call (telemetry.go); nil records none.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Orchestrator runs batches of tool calls against a Registry.
@@ -69,6 +76,7 @@ type Orchestrator struct {
 	maxChars    atomic.Int64 // Options.MaxResultChars, changeable
 	maxParallel atomic.Int64 // Options.MaxParallel, changeable
 	asking      askTurns     // the permission questions open, by tool (asking.go)
+	tel         instruments  // spans and metrics (telemetry.go)
 }
 
 // New returns an orchestrator over reg.
@@ -87,6 +95,7 @@ func New(reg *Registry, opts *Options) *Orchestrator {
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
+	o.tel = newInstruments(o.opts.TracerProvider, o.opts.MeterProvider)
 	o.maxChars.Store(int64(o.opts.MaxResultChars))
 	o.SetMaxParallel(o.opts.MaxParallel)
 	if o.opts.Permissions != nil {
@@ -143,6 +152,11 @@ type ExecOptions struct {
 	// Frontend names whose batch it is, for the audit trail (Auditor):
 	// a frontend's clientInfo name, "cli", "gateway:<client>".
 	Frontend string
+	// TraceParent and TraceState are the W3C trace context of what asked
+	// for the batch (the model turn's span, sent by a frontend): the
+	// batch's span is its child, and the trace goes on to the servers.
+	// "": the batch starts a trace.
+	TraceParent, TraceState string
 }
 
 // prepared is one call after lookup and validation.
@@ -159,6 +173,10 @@ type prepared struct {
 	// askedLater: the question went to another round (ErrAskedLater),
 	// so nothing was decided; that round's call is the one audited.
 	askedLater bool
+
+	// The call's span and, while the gate decides, the permission span
+	// (telemetry.go); kept when the call is prepared again.
+	span, gateSpan trace.Span
 }
 
 // Execute runs one batch: the calls one model turn produced, in order.
@@ -172,8 +190,14 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 	}
 	results := make([]ToolResult, len(calls))
 	preps := make([]prepared, len(calls))
+	batch := o.tel.startBatch(eo, len(calls))
+	defer batch.End()
 	for i, c := range calls {
+		span := o.tel.startCall(batch, c)
+		v := o.tel.child(span, "freecode.validate")
 		preps[i] = o.prepare(c, &results[i])
+		preps[i].span = span
+		endValidate(v, &preps[i])
 	}
 	// Decided on what the servers list now, not on a manifest's list.
 	defer o.ready(ctx, preps, results)()
@@ -188,6 +212,9 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 			}
 		}
 		o.runGroup(ctx, preps[i:j], results[i:j], eo)
+		for k := i; k < j; k++ {
+			o.tel.endCall(preps[k].span, &preps[k], &results[k])
+		}
 		i = j
 	}
 	o.audit(preps, results, eo)
@@ -320,7 +347,9 @@ func (o *Orchestrator) runGroup(ctx context.Context, preps []prepared, results [
 			results[i] = errorResult(p.call.CallID, DecisionDenied, fmt.Sprintf("cancelled before %s ran", p.tool.ID))
 			continue
 		}
+		p.gateSpan = o.tel.child(p.span, "freecode.permission")
 		d, denial := o.gate(ctx, p, eo)
+		endGate(p.gateSpan, p, d)
 		if d == DecisionDenied {
 			results[i] = errorResult(p.call.CallID, DecisionDenied, denial)
 			continue
@@ -368,7 +397,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		return *ended
 	}
 	t := p.tool
-	out, err := o.callOnce(hardCtx, p, timeout, eo)
+	out, err := o.callOnce(hardCtx, p, timeout, eo, 1)
 	if err != nil && errors.Is(err, ErrConnectionLost) && Retryable(t) && hardCtx.Err() == nil {
 		// Safe to repeat: the tool says it changes nothing, or nothing
 		// more the second time. The connection waits for its reconnect
@@ -376,7 +405,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 		// was decided on after it.
 		if next, _, ended, rel := o.recheck(ctx, hardCtx, p, d, &ExecOptions{}, alone); ended == nil && next == p && Retryable(next.tool) {
 			o.log.Info("retrying a call whose answer was lost", "tool", t.ID, "callId", p.call.CallID, "readOnly", t.ReadOnly, "idempotent", t.Idempotent)
-			out, err = o.callOnce(hardCtx, p, timeout, eo)
+			out, err = o.callOnce(hardCtx, p, timeout, eo, 2)
 			if err != nil && errors.Is(err, ErrConnectionLost) {
 				err = fmt.Errorf("%w (retried once)", err)
 			}
@@ -408,9 +437,11 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 	return r
 }
 
-// callOnce makes one attempt within hardCtx, which carries the call's hard
+// callOnce makes attempt n within hardCtx, which carries the call's hard
 // cap; the idle timeout is the attempt's own.
-func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions) (Outcome, error) {
+func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions, n int) (_ Outcome, err error) {
+	span := o.tel.child(p.span, "freecode.attempt", trace.WithAttributes(attribute.Int(attrAttempt, n)))
+	defer func() { endAttempt(span, err) }()
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
 	idle := time.AfterFunc(timeout, func() { cancel(errIdleTimeout) })
@@ -440,7 +471,7 @@ func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout ti
 	}
 	out, err := safeCall(callCtx, p.tool, Call{
 		ID: p.call.CallID, Name: p.tool.Name, Args: p.args, OnProgress: onProgress,
-		Tasks: eo.Tasks, Asker: eo.Asker,
+		Tasks: eo.Tasks, Asker: eo.Asker, Trace: span.SpanContext(),
 	})
 	if err == nil && out.Result == nil {
 		err = errors.New("no result")

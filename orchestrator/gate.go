@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/freecode/freecode/internal/canonjson"
 	"github.com/freecode/freecode/permissions"
@@ -163,6 +164,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 	actx, cancel := context.WithTimeout(ctx, o.timeoutOf(t))
 	defer cancel()
 	set := o.perms.Load()
+	asked := time.Now()
 	ans, err := safeApprove(actx, eo.Approver, Request{
 		CallID:      p.call.CallID,
 		Tool:        t.ID,
@@ -179,6 +181,9 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		ProjectTrusted: set.ProjectTrusted(),
 		NoAlwaysAllow:  noAlwaysAllow(set, t),
 	})
+	if !errors.Is(err, ErrAskedLater) {
+		o.tel.recordWait(p.gateSpan, asked, ans.Decision, err)
+	}
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.
 		p.askedLater = true

@@ -76,7 +76,9 @@ func (o *Orchestrator) ready(ctx context.Context, preps []prepared, results []To
 			continue
 		}
 		if cur, ok := o.reg.Lookup(p.tool.ID); !ok || cur != p.tool {
+			span := p.span
 			preps[i] = o.prepare(p.call, &results[i])
+			preps[i].span = span
 		}
 	}
 	return func() {
@@ -125,6 +127,7 @@ func (o *Orchestrator) recheck(ctx, hardCtx context.Context, p *prepared, d Deci
 		}
 		o.log.Info("deciding a call again: its server listed the tool anew", "tool", p.tool.ID, "callId", p.call.CallID)
 		next := o.prepare(p.call, &res)
+		next.span = p.span
 		if next.done {
 			return p, d, &res, release
 		}
@@ -132,7 +135,9 @@ func (o *Orchestrator) recheck(ctx, hardCtx context.Context, p *prepared, d Deci
 			res = errorResult(p.call.CallID, DecisionDenied, fmt.Sprintf("%s was not run: its server %q listed it anew, no longer read-only, while it was to run beside other calls; call it again", p.tool.ID, p.tool.Server))
 			return p, d, &res, release
 		}
+		next.gateSpan = o.tel.child(next.span, "freecode.permission")
 		nd, denial := o.gate(ctx, &next, eo)
+		endGate(next.gateSpan, &next, nd)
 		if nd == DecisionDenied {
 			res = errorResult(p.call.CallID, DecisionDenied, denial)
 			return p, d, &res, release

@@ -119,6 +119,9 @@ func (sess *session) execute(ctx context.Context, params jsonrpc2.RawMessage) (a
 		// followed apart (tasks.go).
 		Tasks:    orchestrator.TasksTracked,
 		Frontend: sess.frontendName(),
+		// The model turn's span, if the frontend traces it: the root.
+		TraceParent: p.Traceparent,
+		TraceState:  p.Tracestate,
 	})
 	hoptrace.Stage(hoptrace.FromAnswer, "b answer → the orchestrator's results")
 	sess.out.forget(slices.Collect(maps.Keys(seen)))

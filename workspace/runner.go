@@ -27,13 +27,14 @@ type serverRunner struct {
 	server string
 	mgr    *mcp.Manager
 	tasks  *taskTracker
+	tel    *mcp.Telemetry // nil: no spans of the MCP requests
 }
 
 var _ orchestrator.Runner = (*serverRunner)(nil)
 
 // runner returns the Runner of server's tools.
 func (w *Workspace) runner(server string) orchestrator.Runner {
-	return &serverRunner{server: server, mgr: w.mgr, tasks: w.tasks}
+	return &serverRunner{server: server, mgr: w.mgr, tasks: w.tasks, tel: w.tel}
 }
 
 // CallTool makes call on the server, starting a server on demand first,
@@ -48,7 +49,8 @@ func (r *serverRunner) CallTool(ctx context.Context, call orchestrator.Call) (or
 	defer release()
 	// An orchestrator.Asker is an mcp.Asker as it is: the two interfaces
 	// have the same methods, each declared by its consumer.
-	opts := &mcp.CallOptions{ID: call.ID, Asker: call.Asker, TakeTasks: call.Tasks != orchestrator.TasksAwaited}
+	opts := &mcp.CallOptions{ID: call.ID, Asker: call.Asker, TakeTasks: call.Tasks != orchestrator.TasksAwaited,
+		Trace: call.Trace, Telemetry: r.tel}
 	if onProgress := call.OnProgress; onProgress != nil {
 		opts.OnProgress = func(p mcp.Progress) {
 			onProgress(orchestrator.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})

@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/manifest"
@@ -77,6 +80,12 @@ type Options struct {
 	// config file, and follows those an earlier run left live: for the
 	// sidecar, whose frontends were told of them.
 	KeepTasks bool
+	// TracerProvider and MeterProvider receive the spans and metrics of
+	// every batch, call and MCP request (package telemetry sets them up
+	// from the user's environment and the managed settings, never from a
+	// config file); nil records none.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -134,6 +143,7 @@ type Workspace struct {
 	settled settleSignal
 	events  fanout
 	tasks   *taskTracker
+	tel     *mcp.Telemetry     // the MCP requests' spans and durations
 	trail   trail              // the audit trail (audit.go)
 	secrets *secretstore.Store // the user's secrets (secrets.go); nil without a home
 
@@ -282,7 +292,13 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Reviewer:    definitionReviewer{w},
 		Auditor:     w,
 		WhyMissing:  w.whyMissing,
+
+		TracerProvider: w.opts.TracerProvider,
+		MeterProvider:  w.opts.MeterProvider,
 	})
+	if w.opts.TracerProvider != nil || w.opts.MeterProvider != nil {
+		w.tel = mcp.NewTelemetry(w.opts.TracerProvider, w.opts.MeterProvider)
+	}
 	// The hashes of the built-ins alone: what the first change is
 	// compared against.
 	if w.defs, err = newDefsBuilder(ctx, w.reg, w.deferred, w.events.publish, w.logger); err != nil {

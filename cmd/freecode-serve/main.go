@@ -29,6 +29,7 @@ import (
 	"github.com/freecode/freecode/mcp/proc"
 	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/freecode/freecode/server"
+	"github.com/freecode/freecode/telemetry"
 )
 
 func main() {
@@ -86,7 +87,12 @@ func main() {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// OpenTelemetry, if the managed settings or this process's own
+	// environment turn it on (never a config file): flushed before exit.
+	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger, Version: version()})
+	opts.Server.Workspace.TracerProvider, opts.Server.Workspace.MeterProvider = tel.Tracer, tel.Meter
 	err = server.Run(ctx, opts)
+	stopTelemetry()
 	hoptrace.Report() // with the build tag hoptrace: the stages of the hop
 	switch {
 	case errors.Is(err, server.ErrNoShutdown):

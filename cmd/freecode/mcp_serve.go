@@ -16,6 +16,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/mcpserve"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -120,7 +121,10 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 		defer ln.Close()
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Logger: logger})
+	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger})
+	defer stopTelemetry() // after the workspace closed
+	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Logger: logger,
+		TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
 	if err != nil {
 		return err
 	}

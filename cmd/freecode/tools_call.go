@@ -17,6 +17,7 @@ import (
 	"github.com/freecode/freecode/mcp/oauth"
 	"github.com/freecode/freecode/orchestrator"
 	"github.com/freecode/freecode/server/wire"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -80,9 +81,13 @@ the call is not run, and the result names the scope the server asks for.`,
 			asker := newCLIAsker(in, stderr)
 			srv, _ := toolid.ServerOf(id)
 			var stepUp oauth.OpenURLFunc = asker.SignInOpener(srv)
+			// Flushed after the workspace closed (defers run last first).
+			tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: warnLogger(stderr)})
+			defer stopTelemetry()
 			r, err := a.openTools(ctx, *project, serverOf(id), true, func(o *workspace.Options) {
 				o.Elicitation = in != nil
 				o.OpenURL = stepUp
+				o.TracerProvider, o.MeterProvider = tel.Tracer, tel.Meter
 			})
 			if err != nil {
 				return err

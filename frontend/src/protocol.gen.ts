@@ -854,9 +854,18 @@ export const ToolCall: Check<ToolCall> = obj<ToolCall>({
 /** ExecuteParams are the params of freecode/tools/execute. */
 export interface ExecuteParams {
 	calls: ToolCall[];
+	/**
+	 * Traceparent and Tracestate are the W3C trace context of the model
+	 * turn that produced the calls: the batch's spans join its trace,
+	 * and so do the servers'. A traceparent that is not one is ignored.
+	 */
+	traceparent?: string;
+	tracestate?: string;
 }
 export const ExecuteParams: Check<ExecuteParams> = obj<ExecuteParams>({
 	calls: req(arrayOf(ToolCall)),
+	traceparent: opt(str),
+	tracestate: opt(str),
 });
 
 /**

@@ -118,6 +118,11 @@ type ProviderTools = json.RawMessage
 // ExecuteParams are the params of freecode/tools/execute.
 type ExecuteParams struct {
 	Calls []ToolCall `json:"calls"`
+	// Traceparent and Tracestate are the W3C trace context of the model
+	// turn that produced the calls: the batch's spans join its trace,
+	// and so do the servers'. A traceparent that is not one is ignored.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
 }
 
 // ExecuteResult is the result of freecode/tools/execute: one result per

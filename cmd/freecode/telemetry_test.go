@@ -1,0 +1,71 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/freecode/freecode/telemetry/telemetrytest"
+)
+
+// telemetryEnv clears the OTEL_* variables FreeCode reads, then sets env.
+func telemetryEnv(t *testing.T, env map[string]string) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+		"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SDK_DISABLED",
+		"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
+		t.Setenv(k, env[k])
+	}
+}
+
+// freecode telemetry test against a real OTLP/HTTP receiver: one span and
+// one metric arrive, with the headers of OTEL_EXPORTER_OTLP_HEADERS, which
+// the output never shows; a refusing endpoint exits 1 and says why;
+// nothing configured, nothing is sent.
+func TestTelemetryTestCommand(t *testing.T) {
+	rcv := telemetrytest.NewReceiver(t)
+	telemetryEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rcv.URL, "OTEL_EXPORTER_OTLP_HEADERS": "x-ingest-key=s3cret",
+		"OTEL_SERVICE_NAME": "freecode-test"})
+	out := mustRun(t, "telemetry", "test")
+	want := "telemetry is on (environment), protocol http/protobuf\n" +
+		"traces   " + rcv.URL + "/v1/traces: OK\n" +
+		"metrics  " + rcv.URL + "/v1/metrics: OK\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	spans := rcv.Spans()
+	if len(spans) != 1 || spans[0].Name != "freecode telemetry test" {
+		t.Errorf("spans received: %v", spans)
+	}
+	ms := rcv.Metrics()
+	if len(ms) != 1 || ms[0].Name != "freecode.telemetry.test" {
+		t.Errorf("metrics received: %v", ms)
+	}
+	if got := rcv.Resource()["service.name"]; got != "freecode-test" {
+		t.Errorf("service.name = %q, want OTEL_SERVICE_NAME's", got)
+	}
+	for _, h := range rcv.Headers() {
+		if h.Get("X-Ingest-Key") != "s3cret" {
+			t.Errorf("a request without the header of OTEL_EXPORTER_OTLP_HEADERS: %v", h)
+		}
+	}
+
+	rcv.Fail(http.StatusServiceUnavailable)
+	out, errOut, code := run(t, "telemetry", "test")
+	if code != 1 || !strings.Contains(out, "traces   "+rcv.URL+"/v1/traces: FAILED: ") || !strings.Contains(out, "refused by the test") ||
+		!strings.Contains(out, "metrics  "+rcv.URL+"/v1/metrics: FAILED: ") {
+		t.Errorf("against a refusing endpoint: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "s3cret") {
+		t.Errorf("the output shows a header's value:\n%s%s", out, errOut)
+	}
+
+	n := rcv.Requests()
+	telemetryEnv(t, nil)
+	out = mustRun(t, "telemetry", "test")
+	if !strings.HasPrefix(out, "telemetry is off: ") {
+		t.Errorf("with nothing configured: %q", out)
+	}
+	if rcv.Requests() != n {
+		t.Errorf("with nothing configured, %d more requests reached the receiver", rcv.Requests()-n)
+	}
+}

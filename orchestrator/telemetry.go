@@ -1,0 +1,217 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// What a batch is in OpenTelemetry's terms, recorded through its API
+// only (the commands pick the SDK's providers, package telemetry):
+//
+//	freecode.batch                       the batch, a child of ExecOptions.TraceParent
+//	└ execute_tool {tool id}             each call, from the batch's start to its result
+//	  ├ freecode.validate                lookup and the arguments' schema
+//	  ├ freecode.permission              the gate: decision and rule
+//	  │ └ freecode.permission.wait       a person answering, when asked
+//	  └ freecode.attempt                 each attempt at the tool (a retry is a second)
+//	    └ tools/call {tool}              the MCP request (mcp.Telemetry)
+//
+// Arguments and results are never recorded; the spans say which tool ran,
+// what decided it and how it ended.
+
+const instrumentationScope = "github.com/freecode/freecode/orchestrator"
+
+// The attributes of FreeCode's own.
+const (
+	attrDecision   = "freecode.permission.decision"
+	attrRule       = "freecode.permission.rule"
+	attrRuleSource = "freecode.permission.rule.source"
+	attrAnswer     = "freecode.permission.answer"
+	attrOutcome    = "freecode.outcome"
+	attrServer     = "freecode.server"
+	attrFrontend   = "freecode.frontend"
+	attrAttempt    = "freecode.attempt"
+)
+
+// instruments are the orchestrator's tracer and metrics.
+type instruments struct {
+	tracer trace.Tracer
+	calls  metric.Int64Counter
+	wait   metric.Float64Histogram
+}
+
+func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) instruments {
+	if tp == nil {
+		tp = tracenoop.NewTracerProvider()
+	}
+	if mp == nil {
+		mp = metricnoop.NewMeterProvider()
+	}
+	m := mp.Meter(instrumentationScope)
+	in := instruments{tracer: tp.Tracer(instrumentationScope)}
+	var err error
+	if in.calls, err = m.Int64Counter("freecode.tool.calls", metric.WithUnit("{call}"),
+		metric.WithDescription("Tool calls, by the permission decision and the outcome.")); err != nil {
+		in.calls, _ = metricnoop.Meter{}.Int64Counter("")
+	}
+	if in.wait, err = m.Float64Histogram("freecode.permission.wait", metric.WithUnit("s"),
+		metric.WithDescription("The time a person took to answer a permission request."),
+		metric.WithExplicitBucketBoundaries(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)); err != nil {
+		in.wait, _ = metricnoop.Meter{}.Float64Histogram("")
+	}
+	return in
+}
+
+// startBatch starts the batch's span, the child of the frontend's trace
+// context if it sent one.
+func (in *instruments) startBatch(eo *ExecOptions, n int) trace.Span {
+	parent := context.Background()
+	if eo.TraceParent != "" {
+		parent = propagation.TraceContext{}.Extract(parent, propagation.MapCarrier{
+			"traceparent": eo.TraceParent, "tracestate": eo.TraceState,
+		})
+	}
+	attrs := []attribute.KeyValue{attribute.Int("freecode.batch.size", n)}
+	if eo.Frontend != "" {
+		attrs = append(attrs, attribute.String(attrFrontend, eo.Frontend))
+	}
+	_, span := in.tracer.Start(parent, "freecode.batch", trace.WithAttributes(attrs...))
+	return span
+}
+
+// child starts a span under parent. Spans are started on contexts of
+// their own, which hold the parent alone, so that no span rides the
+// call's context (a call is what its values say: Call, mcp.CallOptions).
+func (in *instruments) child(parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span {
+	ctx := context.Background()
+	if parent != nil {
+		ctx = trace.ContextWithSpan(ctx, parent)
+	}
+	_, span := in.tracer.Start(ctx, name, opts...)
+	return span
+}
+
+// startCall starts a call's span under the batch's.
+func (in *instruments) startCall(batch trace.Span, c ToolCall) trace.Span {
+	return in.child(batch, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", c.CallID)))
+}
+
+// endValidate ends a call's validation span.
+func endValidate(span trace.Span, p *prepared) {
+	if p.done {
+		span.SetAttributes(attribute.String("error.type", "invalid"))
+		span.SetStatus(codes.Error, "the call was not valid")
+	}
+	span.End()
+}
+
+// endGate ends the permission span of p with the decision d.
+func endGate(span trace.Span, p *prepared, d Decision) {
+	span.SetAttributes(ruleAttrs(p, d)...)
+	span.End()
+}
+
+func ruleAttrs(p *prepared, d Decision) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{attribute.String(attrDecision, string(d))}
+	if p.rule != nil {
+		attrs = append(attrs, attribute.String(attrRule, p.rule.Pattern), attribute.String(attrRuleSource, string(p.rule.Source)))
+	}
+	if p.answer != "" {
+		attrs = append(attrs, attribute.String(attrAnswer, string(p.answer)))
+	}
+	return attrs
+}
+
+// recordWait records the time a person took to answer, as its own span
+// (started when the question was put) and in freecode.permission.wait.
+func (in *instruments) recordWait(parent trace.Span, start time.Time, ans AnswerDecision, err error) {
+	span := in.child(parent, "freecode.permission.wait", trace.WithTimestamp(start))
+	if ans != "" {
+		span.SetAttributes(attribute.String(attrAnswer, string(ans)))
+	}
+	if err != nil {
+		span.SetAttributes(attribute.String("error.type", "no_answer"))
+		span.SetStatus(codes.Error, "no answer")
+	}
+	end := time.Now()
+	span.End(trace.WithTimestamp(end))
+	in.wait.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attribute.String(attrAnswer, answerOrNone(ans))))
+}
+
+func answerOrNone(a AnswerDecision) string {
+	if a == "" {
+		return "none"
+	}
+	return string(a)
+}
+
+// outcome classifies a result for the metrics and the call's span.
+func outcome(r *ToolResult) string {
+	switch {
+	case r.Decision == DecisionInvalid:
+		return "invalid"
+	case r.Decision == DecisionDenied:
+		return "denied"
+	case r.OutcomeUnknown:
+		return "unknown"
+	case r.IsError:
+		return "error"
+	}
+	return "ok"
+}
+
+// endCall ends a call's span with what became of it, and counts it.
+func (in *instruments) endCall(span trace.Span, p *prepared, r *ToolResult) {
+	out := outcome(r)
+	attrs := ruleAttrs(p, r.Decision)
+	if p.tool != nil {
+		span.SetName("execute_tool " + p.tool.ID)
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", p.tool.ID))
+		if p.tool.Server != "" {
+			attrs = append(attrs, attribute.String(attrServer, p.tool.Server))
+		}
+	} else {
+		attrs = append(attrs, attribute.String("gen_ai.tool.name", p.call.Tool))
+	}
+	attrs = append(attrs, attribute.String(attrOutcome, out))
+	if out != "ok" {
+		errType := map[string]string{"invalid": "invalid", "denied": "denied", "unknown": "outcome_unknown", "error": "tool_error"}[out]
+		attrs = append(attrs, attribute.String("error.type", errType))
+		span.SetStatus(codes.Error, "the call "+map[string]string{"invalid": "was not valid", "denied": "was denied",
+			"unknown": "lost its answer", "error": "failed"}[out])
+	}
+	span.SetAttributes(attrs...)
+	span.End()
+	in.calls.Add(context.Background(), 1, metric.WithAttributes(attribute.String(attrDecision, string(r.Decision)), attribute.String(attrOutcome, out)))
+}
+
+// endAttempt ends an attempt's span.
+func endAttempt(span trace.Span, err error) {
+	if err != nil {
+		span.SetAttributes(attribute.String("error.type", attemptErrorType(err)))
+		span.SetStatus(codes.Error, "the attempt failed")
+	}
+	span.End()
+}
+
+func attemptErrorType(err error) string {
+	switch {
+	case err == errIdleTimeout || err == errHardTimeout:
+		return "timeout"
+	case errors.Is(err, ErrConnectionLost):
+		return "connection_lost"
+	case errors.Is(err, ErrNotConnected):
+		return "not_connected"
+	}
+	return "_OTHER"
+}
