@@ -57,3 +57,13 @@ export function cliError(r: CliResult): string {
 	const text = (lines.length > 0 ? lines : said.map((l) => l.trim()).filter((l) => l !== '')).join('\n').replace(/^freecode: /, '');
 	return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+/**
+ * addedWords is the CLI's "✓ Added local server "x" to /a/long/path/config.json"
+ * as the status bar says it, with the file's name alone: the bar cuts a
+ * long line.
+ */
+export function addedWords(stdout: string): string {
+	const line = message(stdout.split('\n')[0]);
+	return line.replace(/ to (\S*[/\\])?([^/\\\s]+)$/, ' to $2');
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cliError, message, outcome } from '../src/cli';
+import { addedWords, cliError, message, outcome } from '../src/cli';
 
 test('cli: a notification gets the CLI line without its terminal mark', () => {
 	assert.deepEqual(
@@ -35,4 +35,10 @@ test("cli: a failure's notification is what the command said, without its prefix
 	assert.equal(cliError({ code: 1, stdout: 'freecode: no such server\n', stderr: '' }), 'No such server');
 	// Nothing but warnings: they are what there is to say.
 	assert.equal(cliError({ code: 1, stdout: '', stderr: 'warning: x\n' }), 'Warning: x');
+});
+
+test('cli: an added server is said in the status bar with its config file by name, not its whole path', () => {
+	assert.equal(addedWords('✓ Added local server "notes" to /home/me/.freecode/config.json\n  command: x\n'), 'Added local server "notes" to config.json');
+	assert.equal(addedWords('✓ Added remote server "gh" to C:\\Users\\me\\.freecode\\config.json\n'), 'Added remote server "gh" to config.json');
+	assert.equal(addedWords('✓ Added local server "x"\n'), 'Added local server "x"');
 });

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { cliError, message, runCli } from '../cli';
+import { addedWords, cliError, runCli } from '../cli';
 import { checkRemoteUrl, checkServerName } from '../serverName';
 import type { CommandFactory } from './util';
 import { showError } from './util';
@@ -42,8 +42,10 @@ export const addServer: CommandFactory = (fc) => async () => {
 			void vscode.window.showErrorMessage(`Adding ${name.trim()} failed: ${cliError(r)}`);
 			return;
 		}
-		const pick = await vscode.window.showInformationMessage(message(r.stdout.split('\n')[0]), 'Open MCP Config');
-		if (pick) await vscode.commands.executeCommand('freecode.openConfig');
+		// The status bar, not a toast: the new row shows the server
+		// connect, and three servers added stacked three toasts over
+		// the editor. Open MCP Config is in the status item's menu.
+		vscode.window.setStatusBarMessage(`$(check) ${addedWords(r.stdout)}`, 8000);
 	} catch (e) {
 		showError('Adding the server', e);
 	}

@@ -510,7 +510,7 @@ async function scenarioCli() {
 			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (3/3)' }).waitFor();
 			await page.locator('.quick-input-widget input').fill(`${demo} --name added`);
 			await page.keyboard.press('Enter');
-			await page.locator('.notifications-toasts', { hasText: 'Added local server "added"' }).waitFor();
+			await page.locator('.statusbar-item', { hasText: 'Added local server "added" to config.json' }).first().waitFor();
 			const entry = JSON.parse(config()).mcp.servers.find((s) => s.name === 'added');
 			if (!entry || entry.command.join(' ') !== `${demo} --name added`) {
 				throw new Error(`config.json does not hold the new entry: ${config()}`);
@@ -529,7 +529,7 @@ async function scenarioCli() {
 			await page.locator('.quick-input-title', { hasText: 'Add MCP Server (3/3)' }).waitFor();
 			await page.locator('.quick-input-widget input').fill(`${demo} --name ${name}`);
 			await page.keyboard.press('Enter');
-			await page.locator('.notifications-toasts', { hasText: `Added local server "${name}"` }).waitFor();
+			await page.locator('.statusbar-item', { hasText: `Added local server "${name}" to config.json` }).first().waitFor();
 			await treeRow(page, name).locator('.label-description', { hasText: /^connected · 7 tools$/ }).waitFor();
 		};
 		await step(page, 'two more servers added one after the other: three connected', async () => {
