@@ -14,10 +14,20 @@ export function position(p: Problem): string {
 	return `line ${p.line ?? 1}, column ${p.column ?? 1}`;
 }
 
-/** problemNode is the notice for one file with problems. */
+/**
+ * problemNode is the notice for one file with problems. Its label is short
+ * ("config.json: 1 problem") so a side bar of the usual width shows it and
+ * what runs meanwhile ("showing the last good one", its description) whole;
+ * the headline, the path and each problem with its place are the tooltip.
+ */
 export function problemNode(f: FileProblems, haveServers: boolean): NoticeNode {
 	const first = f.problems[0];
 	const title = headline(f, haveServers);
+	const n = f.problems.length;
+	const what = broken(f) ? (n === 1 ? 'problem' : 'problems') : n === 1 ? 'warning' : 'warnings';
+	const base = f.path.split(/[\\/]/).pop() || f.path;
+	// The headline's words after "; " say what runs meanwhile.
+	const semi = title.indexOf('; ');
 	const lines = [title, printable(f.path), ''];
 	for (const p of f.problems) {
 		const warn = p.severity === 'warning' ? ' (warning: ignored, the rest loads)' : '';
@@ -29,8 +39,8 @@ export function problemNode(f: FileProblems, haveServers: boolean): NoticeNode {
 		path: f.path,
 		line: first?.line ?? 1,
 		column: first?.column ?? 1,
-		label: title,
-		description: first ? `${position(first)}: ${oneLine(first.message, 80)}` : '',
+		label: `${oneLine(base, 40)}: ${n} ${what}`,
+		description: semi < 0 ? '' : title.slice(semi + 2),
 		tooltip: lines.join('\n'),
 		icon: broken(f) ? { id: 'warning', color: 'editorWarning.foreground' } : { id: 'info' },
 		contextValue: 'configProblems',
