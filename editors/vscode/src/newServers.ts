@@ -7,7 +7,7 @@
 
 import type { ServersModel } from '../../../frontend/src/model';
 import { missingSecrets } from '../../../frontend/src/secrets';
-import { oneLine } from '../../../frontend/src/text';
+import { oneLine, printable } from '../../../frontend/src/text';
 
 export class NewServers {
 	private baseline: Set<string> | undefined;
@@ -89,27 +89,32 @@ const reasonChars = 60;
  * set has nothing in its log: its fix, Set Secret…, is the button.
  */
 export function failedNotice(model: ServersModel, names: readonly string[]): FailedNotice {
+	// A missing secret's lastError repeats the server's name and ends with
+	// the CLI's command; the notice names the secret and its button sets it.
+	const needs = (name: string): string => {
+		const s = model.server(name);
+		const missing = s ? missingSecrets(s) : [];
+		if (missing.length === 0) return '';
+		return `needs the ${missing.length === 1 ? 'secret' : 'secrets'} ${missing.map(printable).join(', ')}`;
+	};
 	const why = (name: string): string => {
 		const s = model.server(name);
 		if (s?.state === 'blocked') return s.blocked ?? "blocked by your organization's policy";
-		return s?.lastError ?? 'no reason given';
+		return needs(name) || (s?.lastError ?? 'no reason given');
 	};
 	if (names.length === 1) {
 		const name = names[0];
 		const s = model.server(name);
+		if (needs(name)) return { text: `The MCP server ${name}, just added, ${needs(name)}.`, buttons: [SET_SECRET], server: name };
 		const blocked = s?.state === 'blocked';
-		const secret = s !== undefined && missingSecrets(s).length > 0;
 		return {
 			text: blocked ? `The MCP server ${name}, just added, does not run: ${why(name)}` : `The MCP server ${name}, just added, failed: ${why(name)}`,
-			buttons: blocked ? ['Show Configuration'] : secret ? [SET_SECRET, 'Show Configuration'] : ['Show Log', 'Show Configuration'],
+			buttons: blocked ? ['Show Configuration'] : ['Show Log', 'Show Configuration'],
 			server: name,
 		};
 	}
 	const shown = names.slice(0, 3).map((n) => `${n} (${oneLine(why(n), reasonChars)})`);
 	const more = names.length > 3 ? ` and ${names.length - 3} more` : '';
-	const secret = names.some((n) => {
-		const s = model.server(n);
-		return s !== undefined && missingSecrets(s).length > 0;
-	});
+	const secret = names.some((n) => needs(n) !== '');
 	return { text: `${names.length} MCP servers just added did not start: ${shown.join('; ')}${more}`, buttons: secret ? [SET_SECRET, 'Show Servers'] : ['Show Servers'] };
 }

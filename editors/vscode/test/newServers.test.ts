@@ -83,7 +83,7 @@ test('new servers: one the organization blocks is told, as it will never connect
 	assert.deepEqual(told, ['x']);
 });
 
-test('new servers: one that misses a secret offers Set Secret… rather than its log, which holds nothing', () => {
+test('new servers: one that misses a secret is told which, with Set Secret… (no CLI command) rather than its log, which holds nothing', () => {
 	const m = new ServersModel();
 	const secret: ServerStatus = {
 		name: 'github',
@@ -97,13 +97,15 @@ test('new servers: one that misses a secret offers Set Secret… rather than its
 	};
 	m.setServers([secret, st('b', 'failed')]);
 	assert.deepEqual(failedNotice(m, ['github']), {
-		text: 'The MCP server github, just added, failed: secret GITHUB_TOKEN is not set (`freecode secret set GITHUB_TOKEN`)',
-		buttons: ['Set Secret…', 'Show Configuration'],
+		text: 'The MCP server github, just added, needs the secret GITHUB_TOKEN.',
+		buttons: ['Set Secret…'],
 		server: 'github',
 	});
 	// Among several, Set Secret… opens its picker of the servers that miss one.
 	const many = failedNotice(m, ['github', 'b']);
 	assert.deepEqual([many.buttons, many.server], [['Set Secret…', 'Show Servers'], undefined]);
+	assert.ok(many.text.includes('github (needs the secret GITHUB_TOKEN)'), many.text);
+	assert.ok(!many.text.includes('freecode secret set'), many.text);
 	assert.deepEqual(failedNotice(m, ['b']).buttons, ['Show Log', 'Show Configuration']);
 });
 

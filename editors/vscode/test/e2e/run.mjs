@@ -609,7 +609,7 @@ async function scenarioCli() {
 			await rowDescription(page, 'vs-files', /^connected · 7 tools$/);
 			await rowDescription(page, 'vs-notes', /needs secret notes-token/);
 			// Its notice says which secret, and offers Set Secret….
-			await notified(page, /vs-notes, just added, failed: .*secret notes-token is not set/);
+			await notified(page, 'The MCP server vs-notes, just added, needs the secret notes-token.');
 		});
 		await shot(page, 'paste-imported-needs-secret');
 		await step(page, 'Set Secret… on the row asks for the value unseen, and the server connects', async () => {
