@@ -152,8 +152,11 @@ export function argumentsDocument(toolId: string, inputSchema: unknown): string 
 	const top = merge(resolve(root, root), root);
 	const props = isObject(top.properties) ? top.properties : {};
 	const required = new Set(Array.isArray(top.required) ? top.required : []);
+	// Lines short enough for an editor beside the side bar: one wider ran
+	// past its width, and the editor does not wrap a .jsonc by default.
 	const lines = [
-		`// Arguments for ${toolId}. Edit them, then run "FreeCode: Run Tool with These Arguments"`,
+		`// Arguments for ${toolId}.`,
+		'// Edit them, then run "FreeCode: Run Tool with These Arguments"',
 		'// (the ▶ button of this editor). Lines starting with // are ignored.',
 	];
 	const optional = Object.keys(props).filter((k) => !required.has(k));

@@ -18,11 +18,20 @@ function names(list: readonly string[]): string {
 	return list.map(printable).join(', ');
 }
 
-/** needsSecretWords is the row's words for a server missing secrets: "needs secret GITHUB_TOKEN"; "" for any other. */
+/** secretNameChars is the most of secrets' names a row shows: more would be cut in a side bar of the usual width. */
+const secretNameChars = 20;
+
+/**
+ * needsSecretWords is the row's words for a server missing secrets: "needs
+ * secret GITHUB_TOKEN", or "needs a secret" when the names are long (the
+ * tooltip, needsSecretTip, names them); "" for any other.
+ */
 export function needsSecretWords(s: ServerStatus): string {
 	const missing = missingSecrets(s);
 	if (missing.length === 0) return '';
-	return `needs ${missing.length === 1 ? 'secret' : 'secrets'} ${names(missing)}`;
+	const one = missing.length === 1;
+	if (names(missing).length > secretNameChars) return one ? 'needs a secret' : `needs ${missing.length} secrets`;
+	return `needs ${one ? 'secret' : 'secrets'} ${names(missing)}`;
 }
 
 /** needsSecretTip is the tooltip's line on the secrets a server misses: which, how to set them, and where they are kept. */
@@ -95,8 +104,18 @@ export async function setSecrets(
 	return out;
 }
 
+/**
+ * placeWords names where secrets are kept in few words: "the OS keychain" as
+ * the sidecar says it, a file by its name alone, which a status bar shows
+ * whole where the path under a temporary home would be cut.
+ */
+export function placeWords(where: string): string {
+	if (!/[\\/]/.test(where)) return where;
+	return `${where.split(/[\\/]/).pop() || where} (only you can read it)`;
+}
+
 /** secretsSetWords says what setting secrets did: "Secret GITHUB_TOKEN saved in the OS keychain; github started". */
 export function secretsSetWords(r: SecretsSet): string {
-	const saved = `${r.names.length === 1 ? 'Secret' : 'Secrets'} ${names(r.names)} saved in ${printable(r.where)}`;
+	const saved = `${r.names.length === 1 ? 'Secret' : 'Secrets'} ${names(r.names)} saved in ${printable(placeWords(r.where))}`;
 	return r.started.length > 0 ? `${saved}; ${names(r.started)} started` : saved;
 }

@@ -97,7 +97,8 @@ test('prefill: the document names the optional properties and parses back', () =
 	assert.equal(
 		doc,
 		[
-			'// Arguments for mcp__demo__read_file. Edit them, then run "FreeCode: Run Tool with These Arguments"',
+			'// Arguments for mcp__demo__read_file.',
+			'// Edit them, then run "FreeCode: Run Tool with These Arguments"',
 			'// (the ▶ button of this editor). Lines starting with // are ignored.',
 			'// Optional:',
 			'//   offset: integer: First line',

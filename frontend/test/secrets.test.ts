@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SecretSetResult, ServerStatus } from '../src/protocol.gen';
-import { missingSecrets, needsSecretTip, needsSecretWords, secretPrompt, secretsSetWords, secretValueProblem, setSecrets } from '../src/secrets';
+import { missingSecrets, needsSecretTip, needsSecretWords, placeWords, secretPrompt, secretsSetWords, secretValueProblem, setSecrets } from '../src/secrets';
 
 const failed = (missing: string[], over: Partial<ServerStatus> = {}): ServerStatus => ({
 	name: 'github',
@@ -25,6 +25,9 @@ test('secrets: only a failed server of kind secret misses secrets, and says whic
 	assert.equal(needsSecretWords(failed(['GITHUB_TOKEN'])), 'needs secret GITHUB_TOKEN');
 	assert.equal(needsSecretWords(failed(['A', 'B'])), 'needs secrets A, B');
 	assert.equal(needsSecretWords(failed(['A'], { state: 'connected' })), '');
+	// A long name would be cut on the row; the tooltip names it.
+	assert.equal(needsSecretWords(failed(['GITHUB_PERSONAL_ACCESS_TOKEN'])), 'needs a secret');
+	assert.equal(needsSecretWords(failed(['GITHUB_TOKEN', 'SLACK_TOKEN'])), 'needs 2 secrets');
 	assert.equal(
 		needsSecretTip(failed(['GITHUB_TOKEN'])),
 		'Needs the secret GITHUB_TOKEN, which is not set: Set Secret… asks for its value and keeps it in your OS keychain (where there is none, in a file only you can read), never in a config file.',
@@ -70,7 +73,8 @@ test('secrets: every value is asked, then each sent; the servers started are tol
 	assert.deepEqual(r, { names: ['A', 'B'], where: 'the OS keychain', started: ['github', 'gh2'] });
 	assert.equal(secretsSetWords(r!), 'Secrets A, B saved in the OS keychain; github, gh2 started');
 	assert.equal(secretsSetWords({ names: ['GITHUB_TOKEN'], where: 'the OS keychain', started: ['github'] }), 'Secret GITHUB_TOKEN saved in the OS keychain; github started');
-	assert.equal(secretsSetWords({ names: ['T'], where: '/home/u/.freecode/auth/tokens.json', started: [] }), 'Secret T saved in /home/u/.freecode/auth/tokens.json');
+	assert.equal(secretsSetWords({ names: ['T'], where: '/home/u/.freecode/auth/tokens.json', started: [] }), 'Secret T saved in tokens.json (only you can read it)');
+	assert.equal(placeWords('C:\\Users\\u\\.freecode\\auth\\tokens.json'), 'tokens.json (only you can read it)');
 });
 
 test('secrets: a cancel sends nothing; a refused request names its secret', async () => {

@@ -91,7 +91,7 @@ test('a server whose secret is not set fails at once, says what it needs, and Se
 	assert.deepEqual(asked, ['Value of the secret VAULT_TOKEN for server vault (kept in your OS keychain, never in a file of your project)']);
 	const file = path.join(tmp, 'home', '.freecode', 'auth', 'tokens.json');
 	assert.deepEqual(r, { names: ['VAULT_TOKEN'], where: file, started: ['vault'] });
-	assert.equal(secretsSetWords(r!), `Secret VAULT_TOKEN saved in ${file}; vault started`);
+	assert.equal(secretsSetWords(r!), 'Secret VAULT_TOKEN saved in tokens.json (only you can read it); vault started');
 	await until('vault connected', () => model.server('vault')?.state === 'connected');
 	assert.equal((fs.statSync(file).mode & 0o777).toString(8), '600');
 
