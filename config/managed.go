@@ -51,6 +51,10 @@ type Managed struct {
 	// Audit is where and how the audit trail is kept.
 	Audit ManagedAudit
 
+	// Registry fixes the MCP Registry `freecode mcp search`, install,
+	// outdated and update ask, over mcp.registry.url and --registry.
+	Registry ManagedRegistry
+
 	// Telemetry turns the OpenTelemetry export of tool calls on or off
 	// and points it somewhere, over the user's OTEL_* environment.
 	Telemetry ManagedTelemetry
@@ -172,6 +176,19 @@ type ManagedTelemetry struct {
 
 // TelemetryProtocol is the one OTLP protocol FreeCode exports with.
 const TelemetryProtocol = "http/protobuf"
+
+// ManagedRegistry is the "registry" block of a managed file: the MCP
+// Registry (an organization's own, or a mirror it vets) every `freecode
+// mcp` registry command asks, whatever the user's mcp.registry.url or
+// --registry says.
+type ManagedRegistry struct {
+	// URL is "url", the registry's base URL: https, or http to a loopback
+	// address. "" leaves the choice to the user.
+	URL string `json:"url,omitempty"`
+	// Path is the managed file that set URL, which a refused --registry
+	// names.
+	Path string `json:"path,omitempty"`
+}
 
 // ManagedAudit is the "audit" block of a managed file.
 type ManagedAudit struct {

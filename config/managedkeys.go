@@ -373,6 +373,41 @@ func (d *managedDecoder) audit(raw json.RawMessage) {
 	}
 }
 
+var managedRegistryKeys = []string{"url"}
+
+// registry decodes the registry block; a URL it sets replaces an earlier
+// file's. One that FreeCode may not dial (not https, nor http to a
+// loopback address) is an error and fixes nothing.
+func (d *managedDecoder) registry(raw json.RawMessage) {
+	m, ok := d.object("registry", "", raw)
+	if !ok {
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		if isNull(v) {
+			continue
+		}
+		fk := "registry." + k
+		switch k {
+		case "url":
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				d.fail(fk, "", "want the URL of an MCP Registry, such as %q", DefaultRegistryURL)
+				continue
+			}
+			s = strings.TrimRight(s, "/")
+			if err := CheckRegistryURL(s); err != nil {
+				d.fail(fk, "", "%s", err.Error())
+				continue
+			}
+			d.part.registry = s
+		default:
+			d.unknown(fk, "", managedRegistryKeys)
+		}
+	}
+}
+
 var managedTelemetryKeys = []string{"enabled", "endpoint", "protocol", "headers"}
 
 // telemetry decodes the telemetry block; each field it sets replaces an

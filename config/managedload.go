@@ -106,6 +106,7 @@ type managedPart struct {
 	denyRead   []string
 	audit      ManagedAudit
 	auditSet   struct{ dir, arguments, maxFileBytes bool }
+	registry   string // "registry.url", "" if not set
 	telemetry  ManagedTelemetry
 	telSet     struct{ enabled, endpoint, protocol, headers bool }
 	message    string
@@ -120,7 +121,7 @@ const (
 )
 
 var managedKeys = []string{keyAllowed, keyDenied, keyMCPServer, "exclusive", "allowManagedPermissionRulesOnly",
-	"allowManagedMcpServersOnly", "permissions", "sandbox", "audit", "telemetry", "message"}
+	"allowManagedMcpServersOnly", "permissions", "sandbox", "audit", "registry", "telemetry", "message"}
 
 // parseManaged parses one managed file (JSON with comments, as every
 // file FreeCode reads). Only a file that does not parse is an error.
@@ -187,6 +188,8 @@ func parseManaged(path string, data []byte) (*managedPart, error) {
 			d.sandbox(raw)
 		case "audit":
 			d.audit(raw)
+		case "registry":
+			d.registry(raw)
 		case "telemetry":
 			d.telemetry(raw)
 		case "message":
@@ -270,6 +273,9 @@ func (mg *managedMerge) add(part *managedPart) {
 	}
 	if part.auditSet.maxFileBytes {
 		m.Audit.MaxFileBytes = part.audit.MaxFileBytes
+	}
+	if part.registry != "" {
+		m.Registry = ManagedRegistry{URL: part.registry, Path: part.file.Path}
 	}
 	if part.telSet.enabled {
 		m.Telemetry.Enabled = part.telemetry.Enabled

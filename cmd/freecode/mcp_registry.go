@@ -24,10 +24,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// registryClient returns a client of the registry --registry names, else
-// mcp.registry.url, else the public one.
-func (a *app) registryClient(flag string) (*registry.Client, error) {
-	u := flag
+// registryClient returns a client of the registry the managed settings
+// fix, else the one --registry (flag) names, else entry (the registry an
+// installed server came from), else mcp.registry.url, else the public
+// one. A --registry other than the managed one is refused, naming the
+// file that fixes it; a managed policy that does not load refuses every
+// registry, as it starts no server.
+func (a *app) registryClient(flag, entry string) (*registry.Client, error) {
+	m, err := config.LoadManaged()
+	if err != nil {
+		return nil, fmt.Errorf("the managed settings do not load, so no registry is asked: %w", err)
+	}
+	if fixed := m.Registry; fixed.URL != "" {
+		if flag != "" && strings.TrimRight(flag, "/") != fixed.URL {
+			return nil, fmt.Errorf("--registry %s: your organization's policy fixes the MCP Registry to %s (registry.url in %s)",
+				termtext.Escape(flag), fixed.URL, fixed.Path)
+		}
+		return registry.New(fixed.URL, nil)
+	}
+	u := cmp.Or(flag, entry)
 	if u == "" {
 		if cfg, _, err := a.load(); err == nil {
 			u = cfg.MCP.RegistryURL
@@ -47,7 +62,7 @@ The registry's list is fetched once, page by page, and kept in the user's cache 
 for an hour; searches read it there. --refresh fetches it again.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.registryClient(reg)
+			c, err := a.registryClient(reg, "")
 			if err != nil {
 				return err
 			}
@@ -89,7 +104,7 @@ for an hour; searches read it there. --refresh fetches it again.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&reg, "registry", "", "the registry's `URL` (default mcp.registry.url, else "+config.DefaultRegistryURL+")")
+	cmd.Flags().StringVar(&reg, "registry", "", "the registry's `URL` (default mcp.registry.url, else "+config.DefaultRegistryURL+"; a managed registry.url fixes it)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the servers found as JSON")
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "fetch the registry's list again, whatever the cache's age")
 	return cmd
@@ -103,12 +118,14 @@ func nonNilEntries(e []registry.Entry) []registry.Entry {
 }
 
 type installFlags struct {
-	registry string
-	scope    string
-	name     string
-	vars     []string
-	yes      bool
-	runs     string
+	valuesStdin bool // --values-stdin
+	listValues  bool // --list-values
+	registry    string
+	scope       string
+	name        string
+	vars        []string
+	yes         bool
+	runs        string
 }
 
 func newMCPInstallCmd(a *app) *cobra.Command {
@@ -131,13 +148,24 @@ ${secret:NAME}; they are not accepted by --var, which a shell's history keeps.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.install(cmd, args[0], &f) },
 	}
-	cmd.Flags().StringVar(&f.registry, "registry", "", "the registry's `URL` (default mcp.registry.url, else "+config.DefaultRegistryURL+")")
+	cmd.Flags().StringVar(&f.registry, "registry", "", "the registry's `URL` (default mcp.registry.url, else "+config.DefaultRegistryURL+"; a managed registry.url fixes it)")
 	cmd.Flags().StringVar(&f.scope, "scope", "user", "where the entry goes: user (the config file) or project (./.freecode/settings.json)")
 	cmd.Flags().StringVar(&f.name, "name", "", "the entry's name (default the registry name's last part)")
 	cmd.Flags().StringArrayVar(&f.vars, "var", nil, "a value the server asks for, `NAME=VALUE` (an environment variable, argument or URL variable)")
 	cmd.Flags().BoolVar(&f.yes, "yes", false, "ask nothing: use --var and defaults, and fail on a required value without one")
 	cmd.Flags().StringVar(&f.runs, "runs", "", "how to run it when it offers several: npm, pypi, oci or remote")
+	cmd.Flags().BoolVar(&f.valuesStdin, "values-stdin", false, "read the values from standard input, one JSON object of `NAME` to value, secret ones too (kept in the secret store): for a program that asked them itself")
+	cmd.Flags().BoolVar(&f.listValues, "list-values", false, "write nothing: print as JSON the values the install would ask for (after --var and --values-stdin)")
 	return cmd
+}
+
+// askedValue is one value `install --list-values` says would be asked.
+type askedValue struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Secret      bool     `json:"secret,omitempty"`
+	Default     string   `json:"default,omitempty"`
+	Choices     []string `json:"choices,omitempty"`
 }
 
 func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
@@ -161,7 +189,7 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	default:
 		return fmt.Errorf("--scope %q: want user or project", f.scope)
 	}
-	c, err := a.registryClient(f.registry)
+	c, err := a.registryClient(f.registry, "")
 	if err != nil {
 		return err
 	}
@@ -180,6 +208,11 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	}
 	if err := in.build(ctx, &srv, s, c.URL(), f.runs); err != nil {
 		return err
+	}
+	if f.listValues {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(in.asked)
 	}
 	if err := in.saveSecrets(ctx); err != nil {
 		return err
@@ -239,13 +272,26 @@ func statusMessage(r *registry.Response) string {
 
 // newInstallInput returns the input of an install or update, --var read.
 func newInstallInput(cmd *cobra.Command, f *installFlags) (*installInput, error) {
-	in := &installInput{flags: f, input: newSecretInput(cmd), stderr: cmd.ErrOrStderr(), vars: map[string]string{}, secrets: map[string]string{}}
+	in := &installInput{flags: f, input: newSecretInput(cmd), stderr: cmd.ErrOrStderr(), vars: map[string]string{}, secrets: map[string]string{},
+		asked: []askedValue{}}
 	for _, v := range f.vars {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--var %q: want NAME=VALUE", v)
 		}
 		in.vars[k] = val
+	}
+	if f.valuesStdin {
+		// One JSON object rather than lines in the order asked: the
+		// program that sends them need not know that order, and a value
+		// may hold a line break.
+		data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("--values-stdin: %w", err)
+		}
+		if err := json.Unmarshal(data, &in.given); err != nil {
+			return nil, fmt.Errorf("--values-stdin: want one JSON object of names to string values: %w", err)
+		}
 	}
 	return in, nil
 }
@@ -377,6 +423,8 @@ type installInput struct {
 	input   *secretInput
 	stderr  io.Writer
 	vars    map[string]string // --var
+	given   map[string]string // --values-stdin, secret values allowed
+	asked   []askedValue      // --list-values: what would have been asked
 	secrets map[string]string // secret name → value, saved once all is asked
 	entry   string
 	// kept are an update's values of the version installed, as its entry
@@ -392,6 +440,9 @@ type installInput struct {
 // (secret ones unseen, kept as a secret whose reference is returned),
 // else its default; "" and false for an optional one left empty.
 func (in *installInput) value(ctx context.Context, name, secretName string, i registry.Input) (string, bool, error) {
+	if v, ok := in.given[name]; ok && (v != "" || i.IsRequired) {
+		return in.answer(name, secretName, i, v)
+	}
 	if v, ok := in.vars[name]; ok {
 		if i.IsSecret {
 			return "", false, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", name, name)
@@ -406,6 +457,11 @@ func (in *installInput) value(ctx context.Context, name, secretName string, i re
 	}
 	if !i.IsRequired {
 		return i.Default, i.Default != "", nil
+	}
+	if in.flags.listValues {
+		in.asked = append(in.asked, askedValue{Name: name, Description: i.Description, Secret: i.IsSecret, Default: i.Default, Choices: i.Choices})
+		// A stand-in a URL or argument can hold: nothing is written.
+		return cmp.Or(i.Default, append(slices.Clone(i.Choices), "value")[0]), true, nil
 	}
 	if in.flags.yes {
 		if i.Default != "" && !i.IsSecret {
@@ -436,6 +492,12 @@ func (in *installInput) value(ctx context.Context, name, secretName string, i re
 	if err != nil {
 		return "", false, err
 	}
+	return in.answer(name, secretName, i, v)
+}
+
+// answer checks the value v given for the input named name, and keeps a
+// secret one to be saved as secretName, whose reference it returns.
+func (in *installInput) answer(name, secretName string, i registry.Input, v string) (string, bool, error) {
 	v = cmp.Or(v, i.Default)
 	if v == "" {
 		return "", false, fmt.Errorf("%s is required: the value is empty", name)

@@ -197,3 +197,65 @@ func TestMCPInstallEverythingRuns(t *testing.T) {
 		t.Errorf("tools call: %v\n%s", err, out)
 	}
 }
+
+// A program that asks the values itself (the VS Code extension): --list-values
+// says what the install would ask, writing nothing; --values-stdin takes
+// them, secret ones too, as one JSON object, and keeps the secrets in the
+// store.
+func TestMCPInstallValuesStdin(t *testing.T) {
+	cfg, reg := registryHome(t)
+	base := []string{"--config", cfg, "mcp", "install", "--registry", reg.URL, "--yes", "io.example/weather"}
+
+	out := mustRun(t, append(base, "--list-values")...)
+	var asked []askedValue
+	if err := json.Unmarshal([]byte(out), &asked); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := []askedValue{
+		{Name: "region", Description: "The region forecast"},
+		{Name: "WEATHER_API_KEY", Description: "Your Example weather API key", Secret: true},
+		{Name: "WEATHER_ACCOUNT", Description: "Your account's id"},
+	}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("--list-values (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(cfg); !os.IsNotExist(err) {
+		t.Errorf("--list-values wrote the config: %v", err)
+	}
+	if out := mustRun(t, append(base, "--list-values", "--var", "region=eu")...); strings.Contains(out, `"region"`) {
+		t.Errorf("--list-values asks for a value --var gave:\n%s", out)
+	}
+
+	values := `{"region": "eu", "WEATHER_API_KEY": "s3cret-key", "WEATHER_ACCOUNT": "acct-7", "WEATHER_DEBUG": ""}`
+	out, errOut, code := runInput(t, values, false, append(base, "--values-stdin")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	c := load(t, cfg)
+	if len(c.MCP.Servers) != 1 {
+		t.Fatalf("servers: %+v", c.MCP.Servers)
+	}
+	s := c.MCP.Servers[0]
+	if diff := cmp.Diff(map[string]string{"WEATHER_API_KEY": "${secret:WEATHER_API_KEY}", "WEATHER_ACCOUNT": "acct-7"}, s.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if raw, _ := os.ReadFile(cfg); strings.Contains(string(raw), "s3cret-key") {
+		t.Errorf("a secret reached the config:\n%s", raw)
+	}
+	if out := mustRun(t, "--config", cfg, "secret", "ls"); !strings.Contains(out, "WEATHER_API_KEY") {
+		t.Errorf("secret ls:\n%s", out)
+	}
+
+	for _, tc := range []struct{ name, stdin, want string }{
+		{"not JSON", "eu\n", "--values-stdin: want one JSON object"},
+		{"bad choice", `{"region": "eu", "WEATHER_API_KEY": "k", "WEATHER_ACCOUNT": "a", "units": "kelvin"}`, `"kelvin" is not one of metric, imperial`},
+		{"missing", `{"region": "eu"}`, "WEATHER_API_KEY is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runInput(t, tc.stdin, false, append(base, "--values-stdin", "--name", "w2")...)
+			if code == 0 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr %s; want %q", code, errOut, tc.want)
+			}
+		})
+	}
+}

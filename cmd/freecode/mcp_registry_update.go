@@ -58,9 +58,10 @@ func (a *app) installedEntries() ([]installed, error) {
 }
 
 // entryClient returns the client of the registry an entry is asked about:
-// --registry, else the registry it was installed from.
+// the managed one, else --registry, else the registry it was installed
+// from.
 func (a *app) entryClient(flag string, r *config.Registry) (*registry.Client, error) {
-	return a.registryClient(cmp.Or(flag, r.URL))
+	return a.registryClient(flag, r.URL)
 }
 
 // outdated is what `freecode mcp outdated` says of one entry.
@@ -92,10 +93,18 @@ settings): its version, the registry's latest, the installed version's status (d
 deleted by its publisher), and what the latest version's server.json changes of how it runs:
 its package and version, transport, required values added or removed, remote URL.
 
-Each is asked of the registry it was installed from, or of --registry. Nothing is changed:
+Each is asked of the registry it was installed from, or of --registry (the managed settings'
+registry.url, if set, over both). Nothing is changed:
 ` + "`freecode mcp update NAME`" + ` updates one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if reg != "" {
+				// A --registry the policy refuses is the command's error,
+				// not each row's.
+				if _, err := a.registryClient(reg, ""); err != nil {
+					return err
+				}
+			}
 			entries, err := a.installedEntries()
 			if err != nil {
 				return err

@@ -26,7 +26,7 @@ func newPolicyCmd(a *app) *cobra.Command {
 		Short: "Show the organization's managed policy and what it blocks",
 		Long: `Show the managed policy in force on this machine: the servers it allows, denies or ships,
 the permission rules no one else can loosen, the sandbox minimum, where the audit trail goes,
-each with the file and line it comes from; then which of your servers (and, with --project,
+the MCP Registry it fixes, each with the file and line it comes from; then which of your servers (and, with --project,
 the project's) it blocks, and why.
 
 The policy is read from ` + config.ManagedDir() + ` (managed-settings.json, then
@@ -157,6 +157,10 @@ func printPolicy(w io.Writer, m *config.Managed) {
 			fmt.Fprintf(w, "  rotated at %d bytes\n", a.MaxFileBytes)
 		}
 	}
+	if r := m.Registry; r.URL != "" {
+		fmt.Fprintln(w, "\nMCP Registry:")
+		fmt.Fprintf(w, "  search, install, outdated and update ask only %s (%s)\n", termtext.Escape(r.URL), r.Path)
+	}
 	if m.Message != "" {
 		fmt.Fprintf(w, "\nShown with every refusal: %s\n", termtext.Escape(m.Message))
 	}
@@ -222,19 +226,20 @@ func printBlocked(w io.Writer, m *config.Managed, servers []config.Server) {
 // policyJSON is `freecode policy --json`: the policy as the text shows
 // it, the organization's servers redacted as everywhere else.
 type policyJSON struct {
-	Dir              string                `json:"dir"`
-	Files            []config.ManagedFile  `json:"files"`
-	Exclusive        bool                  `json:"exclusive,omitempty"`
-	Allowed          []matchJSON           `json:"allowedMcpServers"` // null: no allow list
-	Denied           []matchJSON           `json:"deniedMcpServers"`
-	Servers          []serverJSON          `json:"mcpServers"`
-	Permissions      []config.ManagedRule  `json:"permissions"`
-	ManagedRulesOnly bool                  `json:"allowManagedPermissionRulesOnly,omitempty"`
-	Sandbox          config.ManagedSandbox `json:"sandbox"`
-	Audit            config.ManagedAudit   `json:"audit"`
-	Message          string                `json:"message,omitempty"`
-	Problems         []string              `json:"problems"`
-	Blocked          []blockedJSON         `json:"blocked"`
+	Dir              string                  `json:"dir"`
+	Files            []config.ManagedFile    `json:"files"`
+	Exclusive        bool                    `json:"exclusive,omitempty"`
+	Allowed          []matchJSON             `json:"allowedMcpServers"` // null: no allow list
+	Denied           []matchJSON             `json:"deniedMcpServers"`
+	Servers          []serverJSON            `json:"mcpServers"`
+	Permissions      []config.ManagedRule    `json:"permissions"`
+	ManagedRulesOnly bool                    `json:"allowManagedPermissionRulesOnly,omitempty"`
+	Sandbox          config.ManagedSandbox   `json:"sandbox"`
+	Audit            config.ManagedAudit     `json:"audit"`
+	Registry         *config.ManagedRegistry `json:"registry,omitempty"`
+	Message          string                  `json:"message,omitempty"`
+	Problems         []string                `json:"problems"`
+	Blocked          []blockedJSON           `json:"blocked"`
 }
 
 type matchJSON struct {
@@ -264,6 +269,9 @@ func printPolicyJSON(w io.Writer, m *config.Managed, servers []config.Server) er
 	}
 	if m.Allowed != nil {
 		out.Allowed = matchesJSON(m.Allowed)
+	}
+	if m.Registry.URL != "" {
+		out.Registry = &m.Registry
 	}
 	for _, s := range m.Servers {
 		r := s.Redacted()
