@@ -1,19 +1,22 @@
 // Package telemetry sets up FreeCode's OpenTelemetry export: the trace
 // and meter providers whose spans and metrics the orchestrator and the
-// MCP client record through the OpenTelemetry API, sent over OTLP/HTTP
+// MCP client record through the OpenTelemetry API, and the logger
+// provider of the freecode.tool_decision events (events.go), sent over OTLP/HTTP
 // (protobuf) to what the user's environment or the organization's
 // managed settings name, and nowhere else.
 //
 // It is off by default. The user turns it on with the standard variables
 // of the process that runs FreeCode (OTEL_EXPORTER_OTLP_ENDPOINT, or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and _METRICS_ENDPOINT, with
-// OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER not "none"); the managed
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _METRICS_ENDPOINT and
+// _LOGS_ENDPOINT, with OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER /
+// OTEL_LOGS_EXPORTER not "none"); the managed
 // settings' "telemetry" block turns it on or off whatever those say, and
 // may name the endpoint and its headers. No server entry's environment
 // and no project file has a say: there is no such key. The SDK's own
 // variables still apply to what they cover (OTEL_EXPORTER_OTLP_HEADERS,
 // _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_SERVICE_NAME,
-// OTEL_RESOURCE_ATTRIBUTES, OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*).
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*,
+// OTEL_BLRP_*).
 //
 // Only gRPC is left out (OTEL_EXPORTER_OTLP_PROTOCOL=grpc is refused):
 // its exporters would bring grpc-go into every binary.
@@ -30,10 +33,14 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otellog "go.opentelemetry.io/otel/log"
+	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -43,6 +50,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/audit"
 )
 
 // ServiceName is the service.name of FreeCode's telemetry unless
@@ -53,10 +61,10 @@ const ServiceName = "freecode"
 // Settings are what Resolve decided: where each signal goes, or why
 // nothing is sent.
 type Settings struct {
-	// TracesURL and MetricsURL are the full OTLP/HTTP URLs the exporters
-	// post to ("https://otel.example.com:4318/v1/traces"); "" leaves
-	// that signal off.
-	TracesURL, MetricsURL string
+	// TracesURL, MetricsURL and LogsURL are the full OTLP/HTTP URLs the
+	// exporters post to ("https://otel.example.com:4318/v1/traces"); ""
+	// leaves that signal off. Logs are the events.
+	TracesURL, MetricsURL, LogsURL string
 	// Headers are the managed settings' headers, sent in place of
 	// OTEL_EXPORTER_OTLP_HEADERS; nil leaves the headers to that
 	// variable. Never shown or logged.
@@ -69,7 +77,7 @@ type Settings struct {
 }
 
 // Enabled reports whether any signal is exported.
-func (s Settings) Enabled() bool { return s.TracesURL != "" || s.MetricsURL != "" }
+func (s Settings) Enabled() bool { return s.TracesURL != "" || s.MetricsURL != "" || s.LogsURL != "" }
 
 // Protocol is the one protocol FreeCode exports with.
 const Protocol = config.TelemetryProtocol
@@ -90,6 +98,7 @@ func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
 		if mt.Endpoint != "" {
 			s.TracesURL = signalURL(mt.Endpoint, "traces")
 			s.MetricsURL = signalURL(mt.Endpoint, "metrics")
+			s.LogsURL = signalURL(mt.Endpoint, "logs")
 			return s, nil
 		}
 		// On, with the endpoint the user's environment names.
@@ -98,6 +107,9 @@ func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
 			return Settings{Off: err.Error()}, err
 		}
 		if s.MetricsURL, err = envURL(env, "METRICS", "metrics"); err != nil {
+			return Settings{Off: err.Error()}, err
+		}
+		if s.LogsURL, err = envURL(env, "LOGS", "logs"); err != nil {
 			return Settings{Off: err.Error()}, err
 		}
 		if !s.Enabled() {
@@ -113,7 +125,7 @@ func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
 	for _, sig := range []struct {
 		upper, path string
 		url         *string
-	}{{"TRACES", "traces", &s.TracesURL}, {"METRICS", "metrics", &s.MetricsURL}} {
+	}{{"TRACES", "traces", &s.TracesURL}, {"METRICS", "metrics", &s.MetricsURL}, {"LOGS", "logs", &s.LogsURL}} {
 		if !exporterOTLP(env("OTEL_" + sig.upper + "_EXPORTER")) {
 			continue
 		}
@@ -138,7 +150,7 @@ func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
 	return s, nil
 }
 
-// exporterOTLP reports whether OTEL_{TRACES,METRICS}_EXPORTER, v, asks
+// exporterOTLP reports whether OTEL_{TRACES,METRICS,LOGS}_EXPORTER, v, asks
 // for OTLP: unset (the default), or a list that names otlp.
 func exporterOTLP(v string) bool {
 	if v == "" {
@@ -190,13 +202,19 @@ type Options struct {
 type Providers struct {
 	Tracer trace.TracerProvider
 	Meter  metric.MeterProvider
+	// Logger receives the events.
+	Logger otellog.LoggerProvider
+	// CallEvents emits a call's audit line as its freecode.tool_decision
+	// event (Decisions.Emit): workspace.Options.OnCallEvent. Nil when
+	// events are off, so that nothing is made of the lines.
+	CallEvents func(context.Context, audit.Event, time.Time)
 
 	shutdown []func(context.Context) error
 }
 
 // Off returns providers that record nothing.
 func Off() *Providers {
-	return &Providers{Tracer: tracenoop.NewTracerProvider(), Meter: metricnoop.NewMeterProvider()}
+	return &Providers{Tracer: tracenoop.NewTracerProvider(), Meter: metricnoop.NewMeterProvider(), Logger: lognoop.NewLoggerProvider()}
 }
 
 // Start builds the providers s describes: off ones when it is off.
@@ -241,7 +259,17 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		p.Meter = mp
 		p.shutdown = append(p.shutdown, mp.Shutdown)
 	}
-	log.Info("telemetry on", "source", s.Source, "traces", s.TracesURL, "metrics", s.MetricsURL, "protocol", Protocol)
+	if s.LogsURL != "" {
+		exp, err := otlploghttp.New(ctx, logOptions(s)...)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("telemetry: logs exporter: %w", err), p.Shutdown(ctx))
+		}
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)), sdklog.WithResource(res))
+		p.Logger = lp
+		p.CallEvents = NewDecisions(lp).Emit
+		p.shutdown = append(p.shutdown, lp.Shutdown)
+	}
+	log.Info("telemetry on", "source", s.Source, "traces", s.TracesURL, "metrics", s.MetricsURL, "logs", s.LogsURL, "protocol", Protocol)
 	return p, nil
 }
 
@@ -285,13 +313,21 @@ func metricOptions(s Settings, extra ...otlpmetrichttp.Option) []otlpmetrichttp.
 	return append(o, extra...)
 }
 
+func logOptions(s Settings, extra ...otlploghttp.Option) []otlploghttp.Option {
+	o := []otlploghttp.Option{otlploghttp.WithEndpointURL(s.LogsURL)}
+	if s.Headers != nil {
+		o = append(o, otlploghttp.WithHeaders(s.Headers))
+	}
+	return append(o, extra...)
+}
+
 // TestResult is what Test found of each signal: nil for an export the
 // endpoint accepted.
 type TestResult struct {
-	Traces, Metrics error
+	Traces, Metrics, Logs error
 }
 
-// Test sends one span and one metric point to the endpoints s names, each
+// Test sends one span, one metric point and one event to the endpoints s names, each
 // export at once and without retries, and returns what became of each
 // (`freecode telemetry test`). A signal that is off is not tried.
 func Test(ctx context.Context, s Settings, timeout time.Duration) (TestResult, error) {
@@ -308,6 +344,9 @@ func Test(ctx context.Context, s Settings, timeout time.Duration) (TestResult, e
 	}
 	if s.MetricsURL != "" {
 		r.Metrics = testMetrics(ctx, s, res, timeout)
+	}
+	if s.LogsURL != "" {
+		r.Logs = testLogs(ctx, s, res, timeout)
 	}
 	return r, nil
 }
@@ -352,7 +391,40 @@ func testMetrics(ctx context.Context, s Settings, res *resource.Resource, timeou
 	return exp.Export(ctx, &rm)
 }
 
-// scope is the instrumentation scope of the test's span and metric.
+func testLogs(ctx context.Context, s Settings, res *resource.Resource, timeout time.Duration) error {
+	exp, err := otlploghttp.New(ctx, logOptions(s, otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(timeout))...)
+	if err != nil {
+		return err
+	}
+	defer exp.Shutdown(context.WithoutCancel(ctx))
+	// As with the span: kept, then exported by hand for the error.
+	var rec recordKeeper
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(&rec), sdklog.WithResource(res))
+	var r otellog.Record
+	r.SetEventName("freecode.telemetry.test")
+	r.SetTimestamp(time.Now())
+	r.SetSeverity(otellog.SeverityInfo)
+	r.AddAttributes(attribute.String("freecode.test", "true"))
+	lp.Logger(scope).Emit(ctx, r)
+	if err := lp.Shutdown(ctx); err != nil {
+		return err
+	}
+	return exp.Export(ctx, rec.records)
+}
+
+// recordKeeper is a log processor that keeps what is emitted (one
+// goroutine emits, in Test).
+type recordKeeper struct{ records []sdklog.Record }
+
+func (k *recordKeeper) OnEmit(_ context.Context, r *sdklog.Record) error {
+	k.records = append(k.records, r.Clone())
+	return nil
+}
+func (*recordKeeper) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
+func (*recordKeeper) Shutdown(context.Context) error                         { return nil }
+func (*recordKeeper) ForceFlush(context.Context) error                       { return nil }
+
+// scope is the instrumentation scope of the test's span, metric and event.
 const scope = "github.com/freecode/freecode/telemetry"
 
 // FromProcess resolves the settings of this process: the machine's

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	lognoop "go.opentelemetry.io/otel/log/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/freecode/freecode/config"
@@ -22,12 +23,17 @@ func TestResolve(t *testing.T) {
 	}{
 		{name: "nothing", want: Settings{Source: "environment", Off: "no OTEL_EXPORTER_OTLP_ENDPOINT in the environment, and no managed setting turns it on"}},
 		{name: "endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/"},
-			want: Settings{Source: "environment", TracesURL: "http://127.0.0.1:4318/v1/traces", MetricsURL: "http://127.0.0.1:4318/v1/metrics"}},
+			want: Settings{Source: "environment", TracesURL: "http://127.0.0.1:4318/v1/traces", MetricsURL: "http://127.0.0.1:4318/v1/metrics",
+				LogsURL: "http://127.0.0.1:4318/v1/logs"}},
 		{name: "signal endpoints as they are", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t.example/x",
 			"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "https://m.example/y"},
 			want: Settings{Source: "environment", TracesURL: "https://t.example/x", MetricsURL: "https://m.example/y"}},
 		{name: "metrics none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_METRICS_EXPORTER": "none"},
-			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces"}},
+			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs"}},
+		{name: "logs none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_LOGS_EXPORTER": "none"},
+			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics"}},
+		{name: "logs alone", env: map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "https://l.example/z"},
+			want: Settings{Source: "environment", LogsURL: "https://l.example/z"}},
 		{name: "sdk disabled", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"},
 			want: Settings{Source: "environment", Off: "OTEL_SDK_DISABLED is true"}},
 		{name: "grpc", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
@@ -41,10 +47,11 @@ func TestResolve(t *testing.T) {
 			Headers: map[string]string{"k": "v"}}},
 			env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://elsewhere:4318/v1/traces", "OTEL_TRACES_EXPORTER": "none"},
 			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
-				Headers: map[string]string{"k": "v"}}},
+				LogsURL: "https://otel.corp:4318/v1/logs", Headers: map[string]string{"k": "v"}}},
 		{name: "managed on, the user's endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on}},
-			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
-			want: Settings{Source: "managed settings", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics"}},
+			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
+			want: Settings{Source: "managed settings", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics",
+				LogsURL: "http://c:4318/v1/logs"}},
 		{name: "managed on, no endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on}},
 			want: Settings{Source: "managed settings", Off: "turned on by the managed settings, which name no endpoint, and OTEL_EXPORTER_OTLP_ENDPOINT is not set"}, err: true},
 		{name: "managed unset: the environment", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Endpoint: "https://ignored"}},
@@ -70,6 +77,9 @@ func TestStartOff(t *testing.T) {
 	}
 	if _, ok := p.Tracer.(tracenoop.TracerProvider); !ok {
 		t.Errorf("tracer provider %T, want the no-op one", p.Tracer)
+	}
+	if _, ok := p.Logger.(lognoop.LoggerProvider); !ok {
+		t.Errorf("logger provider %T, want the no-op one", p.Logger)
 	}
 	if err := p.Shutdown(t.Context()); err != nil {
 		t.Error(err)

@@ -3,6 +3,7 @@ package workspace
 import (
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/freecode/freecode/internal/audit"
 	"github.com/freecode/freecode/internal/canonjson"
@@ -23,8 +24,12 @@ import (
 func (w *Workspace) AuditCalls(recs []orchestrator.CallRecord) {
 	calls := make([]pendingCall, len(recs))
 	args := w.trail.args.Load()
+	var at time.Time
+	if w.trail.events != nil {
+		at = time.Now()
+	}
 	for i, rec := range recs {
-		calls[i] = pendingCall{e: w.callEvent(rec), args: rec.Args}
+		calls[i] = pendingCall{e: w.callEvent(rec), args: rec.Args, at: at}
 		if args && len(rec.Args) > 0 {
 			calls[i].e.Args = json.RawMessage{} // the writer puts the values in
 		}

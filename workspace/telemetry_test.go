@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/freecode/freecode/config"
@@ -296,5 +297,76 @@ func TestTelemetryOfABatch(t *testing.T) {
 	}
 	if res := rcv.Resource(); res["service.name"] != "freecode" {
 		t.Errorf("resource = %v, want service.name freecode", res)
+	}
+}
+
+// The events are the audit trail's call lines: one freecode.tool_decision
+// per line, made from the same value, with its fields and no argument,
+// result or hash; the trail's other lines are no event.
+func TestTelemetryEventsAreTheTrail(t *testing.T) {
+	rcv := telemetrytest.NewReceiver(t)
+	s, err := telemetry.Resolve(nil, func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": rcv.URL + "/v1/logs"}[k]
+	})
+	if err != nil || s.LogsURL == "" || s.TracesURL != "" {
+		t.Fatalf("Resolve = %+v, %v", s, err)
+	}
+	p, err := telemetry.Start(t.Context(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "s")}, nil))
+	writeJSON(t, e.userRules(), map[string]any{"permissions": map[string]any{"allow": []string{"mcp__s__echo"}}})
+	w := e.openWith(t, &Options{OnCallEvent: p.CallEvents})
+	settle(t, w)
+	rs := w.Execute(t.Context(), []orchestrator.ToolCall{
+		{CallID: "1", Tool: "mcp__s__echo", Arguments: json.RawMessage(`{"text":"hello, token=abc"}`)},
+		{CallID: "2", Tool: "mcp__s__write", Arguments: json.RawMessage(`{"text":"x"}`)},
+		{CallID: "3", Tool: "mcp__s__nosuch"},
+	}, &orchestrator.ExecOptions{Frontend: "test#1", Approver: &answering{answer: orchestrator.Answer{Decision: orchestrator.Deny}}})
+	if rs[0].IsError || rs[1].Decision != orchestrator.DecisionDenied {
+		t.Fatalf("results: %+v", rs)
+	}
+	var want []map[string]string
+	for _, en := range trailOf(t, e) { // flushes the trail's writer
+		if en.Kind != "call" {
+			continue
+		}
+		m := map[string]string{"freecode.frontend": en.Frontend, "gen_ai.tool.name": en.Tool, "freecode.server": en.Server,
+			"freecode.permission.decision": en.Decision, "freecode.permission.rule": en.Rule, "freecode.permission.rule.file": en.RuleFile,
+			"freecode.permission.answer": en.Answer, "freecode.outcome": en.Outcome, "freecode.duration_ms": fmt.Sprint(en.DurationMs)}
+		for k, v := range m {
+			if v == "" {
+				delete(m, k)
+			}
+		}
+		want = append(want, m)
+	}
+	if len(want) != 3 {
+		t.Fatalf("%d call lines, want 3", len(want))
+	}
+	if err := p.Shutdown(t.Context()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	var got []map[string]string
+	for _, r := range rcv.Logs() {
+		if r.EventName != telemetry.EventToolDecision || r.TimeUnixNano == 0 || r.SeverityNumber != logspb.SeverityNumber_SEVERITY_NUMBER_INFO {
+			t.Errorf("an event named %q at %d, severity %v", r.EventName, r.TimeUnixNano, r.SeverityNumber)
+		}
+		if r.Body.GetValue() != nil {
+			t.Errorf("event has a body: %v", r.Body)
+		}
+		got = append(got, telemetrytest.Attrs(r.Attributes))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events against the trail's call lines (-want +got):\n%s", diff)
+	}
+	// The keys compared above are all an event has: no arguments, hash,
+	// identity or detail. And the fields are the ones expected.
+	if len(got) == 3 && (got[0]["freecode.permission.rule"] != "mcp__s__echo" || got[0]["freecode.outcome"] != "ok" ||
+		got[1]["freecode.permission.answer"] != "deny" || got[2]["gen_ai.tool.name"] != "mcp__s__nosuch") {
+		t.Errorf("events: %v", got)
 	}
 }

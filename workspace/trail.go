@@ -28,6 +28,10 @@ const trailDelay = 5 * time.Millisecond
 type trail struct {
 	logger *slog.Logger
 	args   atomic.Bool // record argument values, not only their hash
+	// events, set before the first line, are told of each call's line
+	// as the writer makes it, whether or not the line can be written;
+	// nil: telemetry's events are off.
+	events func(context.Context, audit.Event, time.Time)
 
 	startOnce sync.Once
 	kick      chan struct{} // the writer has lines to gather; buffered 1
@@ -61,6 +65,7 @@ type trailItem struct {
 type pendingCall struct {
 	e    audit.Event
 	args json.RawMessage
+	at   time.Time // when the call was over, its event's time
 }
 
 func (t *trail) start() {
@@ -185,6 +190,9 @@ func (t *trail) writeItems(items []trailItem) {
 				e.ArgsSHA256 = audit.ArgsHash(c.args)
 				if e.Args != nil {
 					e.Args = redactArgs(c.args)
+				}
+				if t.events != nil {
+					t.events(context.Background(), e, c.at)
 				}
 				es = append(es, e)
 			}

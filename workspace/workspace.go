@@ -15,6 +15,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
+	"github.com/freecode/freecode/internal/audit"
 	"github.com/freecode/freecode/internal/manifest"
 	"github.com/freecode/freecode/internal/secretstore"
 	"github.com/freecode/freecode/mcp"
@@ -86,6 +87,14 @@ type Options struct {
 	// config file); nil records none.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// OnCallEvent is handed each call's audit line as the trail's writer
+	// makes it, with the time the call was over, whether or not the line
+	// can be written: telemetry's freecode.tool_decision events
+	// (telemetry.Providers.CallEvents), one source with the trail. The
+	// line may hold the arguments' values (the policy's audit.arguments);
+	// OnCallEvent takes what it sends of it. It is called from one
+	// goroutine, the writer's, and should not block. Nil: none.
+	OnCallEvent func(ctx context.Context, e audit.Event, at time.Time)
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -229,6 +238,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		w.logger = slog.New(slog.DiscardHandler)
 	}
 	w.trail.logger = w.logger
+	w.trail.events = w.opts.OnCallEvent
 	path := w.opts.ConfigPath
 	if path == "" {
 		var err error

@@ -91,6 +91,7 @@ func main() {
 	// environment turn it on (never a config file): flushed before exit.
 	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger, Version: version()})
 	opts.Server.Workspace.TracerProvider, opts.Server.Workspace.MeterProvider = tel.Tracer, tel.Meter
+	opts.Server.Workspace.OnCallEvent = tel.CallEvents
 	err = server.Run(ctx, opts)
 	stopTelemetry()
 	hoptrace.Report() // with the build tag hoptrace: the stages of the hop

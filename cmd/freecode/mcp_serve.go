@@ -124,7 +124,7 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger})
 	defer stopTelemetry() // after the workspace closed
 	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Logger: logger,
-		TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
+		TracerProvider: tel.Tracer, MeterProvider: tel.Meter, OnCallEvent: tel.CallEvents})
 	if err != nil {
 		return err
 	}

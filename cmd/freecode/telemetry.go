@@ -23,7 +23,7 @@ func newTelemetryCmd(a *app) *cobra.Command {
 	var timeout time.Duration
 	test := &cobra.Command{
 		Use:   "test",
-		Short: "Send one span and one metric to the configured OTLP endpoint and say what happened",
+		Short: "Send one span, one metric and one event to the configured OTLP endpoint and say what happened",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
@@ -46,7 +46,7 @@ func newTelemetryCmd(a *app) *cobra.Command {
 			for _, sig := range []struct {
 				name, url string
 				err       error
-			}{{"traces", s.TracesURL, r.Traces}, {"metrics", s.MetricsURL, r.Metrics}} {
+			}{{"traces", s.TracesURL, r.Traces}, {"metrics", s.MetricsURL, r.Metrics}, {"logs", s.LogsURL, r.Logs}} {
 				switch {
 				case sig.url == "":
 					fmt.Fprintf(out, "%-8s off\n", sig.name)

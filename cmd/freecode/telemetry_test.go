@@ -11,14 +11,14 @@ import (
 // telemetryEnv clears the OTEL_* variables FreeCode reads, then sets env.
 func telemetryEnv(t *testing.T, env map[string]string) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-		"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SDK_DISABLED",
+		"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SDK_DISABLED",
 		"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
 		t.Setenv(k, env[k])
 	}
 }
 
-// freecode telemetry test against a real OTLP/HTTP receiver: one span and
-// one metric arrive, with the headers of OTEL_EXPORTER_OTLP_HEADERS, which
+// freecode telemetry test against a real OTLP/HTTP receiver: one span,
+// one metric and one event arrive, with the headers of OTEL_EXPORTER_OTLP_HEADERS, which
 // the output never shows; a refusing endpoint exits 1 and says why;
 // nothing configured, nothing is sent.
 func TestTelemetryTestCommand(t *testing.T) {
@@ -28,7 +28,8 @@ func TestTelemetryTestCommand(t *testing.T) {
 	out := mustRun(t, "telemetry", "test")
 	want := "telemetry is on (environment), protocol http/protobuf\n" +
 		"traces   " + rcv.URL + "/v1/traces: OK\n" +
-		"metrics  " + rcv.URL + "/v1/metrics: OK\n"
+		"metrics  " + rcv.URL + "/v1/metrics: OK\n" +
+		"logs     " + rcv.URL + "/v1/logs: OK\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
@@ -39,6 +40,9 @@ func TestTelemetryTestCommand(t *testing.T) {
 	ms := rcv.Metrics()
 	if len(ms) != 1 || ms[0].Name != "freecode.telemetry.test" {
 		t.Errorf("metrics received: %v", ms)
+	}
+	if ls := rcv.Logs(); len(ls) != 1 || ls[0].EventName != "freecode.telemetry.test" {
+		t.Errorf("events received: %v", ls)
 	}
 	if got := rcv.Resource()["service.name"]; got != "freecode-test" {
 		t.Errorf("service.name = %q, want OTEL_SERVICE_NAME's", got)
@@ -52,7 +56,7 @@ func TestTelemetryTestCommand(t *testing.T) {
 	rcv.Fail(http.StatusServiceUnavailable)
 	out, errOut, code := run(t, "telemetry", "test")
 	if code != 1 || !strings.Contains(out, "traces   "+rcv.URL+"/v1/traces: FAILED: ") || !strings.Contains(out, "refused by the test") ||
-		!strings.Contains(out, "metrics  "+rcv.URL+"/v1/metrics: FAILED: ") {
+		!strings.Contains(out, "metrics  "+rcv.URL+"/v1/metrics: FAILED: ") || !strings.Contains(out, "logs     "+rcv.URL+"/v1/logs: FAILED: ") {
 		t.Errorf("against a refusing endpoint: exit %d\n%s%s", code, out, errOut)
 	}
 	if strings.Contains(out+errOut, "s3cret") {

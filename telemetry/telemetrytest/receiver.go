@@ -1,7 +1,9 @@
 // Package telemetrytest is an OTLP/HTTP receiver on loopback for tests:
-// it takes what FreeCode's exporters post to /v1/traces and /v1/metrics,
+// it takes what FreeCode's exporters post to /v1/traces, /v1/metrics and
+// /v1/logs,
 // decodes the protobuf bodies with the exporters' own wire types
-// (go.opentelemetry.io/proto/otlp), and keeps the spans and metrics.
+// (go.opentelemetry.io/proto/otlp), and keeps the spans, metrics and log
+// records (the events).
 package telemetrytest
 
 import (
@@ -14,9 +16,11 @@ import (
 	"sync"
 	"testing"
 
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -36,6 +40,7 @@ type Receiver struct {
 	spans    []*tracepb.Span
 	res      []*commonpb.KeyValue // the last resource's attributes
 	metrics  []*metricpb.Metric
+	logs     []*logspb.LogRecord
 	fail     int // the status to answer with; 0: 200
 }
 
@@ -114,6 +119,21 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		}
 		r.mu.Unlock()
 		resp = &colmetricpb.ExportMetricsServiceResponse{}
+	case "/v1/logs":
+		var m collogspb.ExportLogsServiceRequest
+		if err := proto.Unmarshal(data, &m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		for _, rl := range m.ResourceLogs {
+			r.res = rl.GetResource().GetAttributes()
+			for _, sl := range rl.ScopeLogs {
+				r.logs = append(r.logs, sl.LogRecords...)
+			}
+		}
+		r.mu.Unlock()
+		resp = &collogspb.ExportLogsServiceResponse{}
 	default:
 		http.NotFound(w, req)
 		return
@@ -149,6 +169,13 @@ func (r *Receiver) Metrics() []*metricpb.Metric {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.metrics)
+}
+
+// Logs returns the log records received: the events.
+func (r *Receiver) Logs() []*logspb.LogRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.logs)
 }
 
 // Resource returns the attributes of the last resource received.
