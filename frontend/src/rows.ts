@@ -7,7 +7,7 @@
 
 import { hasTools, toolKind } from './model';
 import type { PromptInfo, RegistryIdentity, ResourceInfo, ServerState, ServerStatus, ToolInfo } from './protocol.gen';
-import { needsSecretTip, needsSecretWords } from './secrets';
+import { needsSecretRowWords, needsSecretTip } from './secrets';
 import { commandLine, oneLine, printable } from './text';
 import { since } from './wording';
 
@@ -43,7 +43,7 @@ function plural(n: number, one: string, many: string): string {
 /** serverRow says what a server's row says: state words, sandbox, tool count, what awaits review, scope. */
 export function serverRow(s: ServerStatus, tools: readonly ToolInfo[], now = Date.now()): Row {
 	const parts: string[] = [];
-	const secret = needsSecretWords(s);
+	const secret = needsSecretRowWords(s);
 	if (secret) {
 		// What the user can do about it, not the error's words.
 		parts.push(secret);

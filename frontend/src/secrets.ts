@@ -18,20 +18,30 @@ function names(list: readonly string[]): string {
 	return list.map(printable).join(', ');
 }
 
-/** secretNameChars is the most of secrets' names a row shows: more would be cut in a side bar of the usual width. */
-const secretNameChars = 20;
-
 /**
- * needsSecretWords is the row's words for a server missing secrets: "needs
- * secret GITHUB_TOKEN", or "needs a secret" when the names are long (the
- * tooltip, needsSecretTip, names them); "" for any other.
+ * secretRowChars is the most of a row (the server's name and what it needs)
+ * that a side bar of the usual width shows whole beside Set Secret…, the
+ * button a hovered row shows ("vs-notes needs secret notes-to…" was cut).
  */
+const secretRowChars = 30;
+
+/** needsSecretWords says what a server missing secrets needs: "needs secret GITHUB_TOKEN"; "" for any other. */
 export function needsSecretWords(s: ServerStatus): string {
 	const missing = missingSecrets(s);
 	if (missing.length === 0) return '';
-	const one = missing.length === 1;
-	if (names(missing).length > secretNameChars) return one ? 'needs a secret' : `needs ${missing.length} secrets`;
-	return `needs ${one ? 'secret' : 'secrets'} ${names(missing)}`;
+	return `needs ${missing.length === 1 ? 'secret' : 'secrets'} ${names(missing)}`;
+}
+
+/**
+ * needsSecretRowWords is needsSecretWords for the servers view's row, or
+ * "needs a secret" when the names would be cut there (the tooltip,
+ * needsSecretTip, names them).
+ */
+export function needsSecretRowWords(s: ServerStatus): string {
+	const words = needsSecretWords(s);
+	if (words === '' || `${s.name} ${words}`.length <= secretRowChars) return words;
+	const n = missingSecrets(s).length;
+	return n === 1 ? 'needs a secret' : `needs ${n} secrets`;
 }
 
 /** needsSecretTip is the tooltip's line on the secrets a server misses: which, how to set them, and where they are kept. */

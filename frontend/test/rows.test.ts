@@ -45,7 +45,7 @@ test('rows: a server whose secret is not set says what it needs, and where the s
 		missingSecrets: ['GITHUB_TOKEN'],
 	};
 	const row = serverRow(s, []);
-	assert.equal(row.description, 'needs secret GITHUB_TOKEN');
+	assert.equal(row.description, 'needs a secret');
 	assert.match(row.tooltip, /^github — failed\n/);
 	assert.match(
 		row.tooltip,

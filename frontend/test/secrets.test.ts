@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SecretSetResult, ServerStatus } from '../src/protocol.gen';
-import { missingSecrets, needsSecretTip, needsSecretWords, placeWords, secretPrompt, secretsSetWords, secretValueProblem, setSecrets } from '../src/secrets';
+import { missingSecrets, needsSecretRowWords, needsSecretTip, needsSecretWords, placeWords, secretPrompt, secretsSetWords, secretValueProblem, setSecrets } from '../src/secrets';
 
 const failed = (missing: string[], over: Partial<ServerStatus> = {}): ServerStatus => ({
 	name: 'github',
@@ -25,9 +25,12 @@ test('secrets: only a failed server of kind secret misses secrets, and says whic
 	assert.equal(needsSecretWords(failed(['GITHUB_TOKEN'])), 'needs secret GITHUB_TOKEN');
 	assert.equal(needsSecretWords(failed(['A', 'B'])), 'needs secrets A, B');
 	assert.equal(needsSecretWords(failed(['A'], { state: 'connected' })), '');
-	// A long name would be cut on the row; the tooltip names it.
-	assert.equal(needsSecretWords(failed(['GITHUB_PERSONAL_ACCESS_TOKEN'])), 'needs a secret');
-	assert.equal(needsSecretWords(failed(['GITHUB_TOKEN', 'SLACK_TOKEN'])), 'needs 2 secrets');
+	// Names the row would cut beside its Set Secret… button are in its
+	// tooltip only: "vs-notes needs secret notes-token" was cut.
+	assert.equal(needsSecretRowWords(failed(['GITHUB_TOKEN'], { name: 'gh' })), 'needs secret GITHUB_TOKEN');
+	assert.equal(needsSecretRowWords(failed(['notes-token'], { name: 'vs-notes' })), 'needs a secret');
+	assert.equal(needsSecretRowWords(failed(['GITHUB_TOKEN', 'SLACK_TOKEN'])), 'needs 2 secrets');
+	assert.equal(needsSecretRowWords(failed(['A'], { state: 'connected' })), '');
 	assert.equal(
 		needsSecretTip(failed(['GITHUB_TOKEN'])),
 		'Needs the secret GITHUB_TOKEN, which is not set: Set Secret… asks for its value and keeps it in your OS keychain (where there is none, in a file only you can read), never in a config file.',

@@ -607,7 +607,7 @@ async function scenarioCli() {
 			const c = JSON.parse(config());
 			if (c.servers || !c.mcp?.servers?.some((s) => s.name === 'vs-notes')) throw new Error(`the config was not converted: ${config()}`);
 			await rowDescription(page, 'vs-files', /^connected · 7 tools$/);
-			await rowDescription(page, 'vs-notes', /needs secret notes-token/);
+			await rowDescription(page, 'vs-notes', /^needs a secret$/);
 			// Its notice says which secret, and offers Set Secret….
 			await notified(page, 'The MCP server vs-notes, just added, needs the secret notes-token.');
 		});
