@@ -14,10 +14,14 @@ export interface CliResult {
 /** A CLI edit reads and writes one file; a minute means something is wrong. */
 const cliTimeoutMs = 60_000;
 
-/** runCli runs `freecode [--config PATH] args…` and returns its output, whatever its exit code. */
-export function runCli(s: Settings, args: readonly string[]): Promise<CliResult> {
+/**
+ * runCli runs `freecode [--config PATH] args…` and returns its output,
+ * whatever its exit code. input, if given, is its standard input (values
+ * a command line would show, such as secrets).
+ */
+export function runCli(s: Settings, args: readonly string[], input?: string): Promise<CliResult> {
 	return new Promise((resolve, reject) => {
-		execFile(s.cliPath, cliArgs(s, args), { timeout: cliTimeoutMs, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
+		const child = execFile(s.cliPath, cliArgs(s, args), { timeout: cliTimeoutMs, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
 			if (err && typeof err.code !== 'number') {
 				const why = err.code === 'ENOENT' ? `${s.cliPath} was not found (set freecode.cliPath)` : err.message;
 				reject(new Error(`running the freecode CLI: ${why}`));
@@ -25,6 +29,12 @@ export function runCli(s: Settings, args: readonly string[]): Promise<CliResult>
 			}
 			resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
 		});
+		if (input !== undefined) {
+			// A CLI that exits before reading all of it is not an error here:
+			// its exit code and output say what happened.
+			child.stdin?.on('error', () => {});
+			child.stdin?.end(input);
+		}
 	});
 }
 

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addedWords, cliError, message, outcome } from '../src/cli';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addedWords, cliError, message, outcome, runCli } from '../src/cli';
+import type { Settings } from '../src/settings';
 
 test('cli: a notification gets the CLI line without its terminal mark', () => {
 	assert.deepEqual(
@@ -41,4 +45,14 @@ test('cli: an added server is said in the status bar with its config file by nam
 	assert.equal(addedWords('✓ Added local server "notes" to /home/me/.freecode/config.json\n  command: x\n'), 'Added local server "notes" to config.json');
 	assert.equal(addedWords('✓ Added remote server "gh" to C:\\Users\\me\\.freecode\\config.json\n'), 'Added remote server "gh" to config.json');
 	assert.equal(addedWords('✓ Added local server "x"\n'), 'Added local server "x"');
+});
+
+test("cli: input goes to the CLI's standard input, not its command line", { skip: process.platform === 'win32' }, async () => {
+	const dir = mkdtempSync(join(tmpdir(), 'freecode-cli-'));
+	const fake = join(dir, 'freecode');
+	writeFileSync(fake, '#!/bin/sh\necho "args: $*"\ncat\nexit 3\n');
+	chmodSync(fake, 0o755);
+	const s: Settings = { serverPath: '', serverPathFromSetting: false, cliPath: fake, trace: 'off', argumentChars: 0, problems: [] };
+	const r = await runCli(s, ['mcp', 'install', 'x', '--values-stdin'], '{"KEY": "s3cret"}');
+	assert.deepEqual(r, { code: 3, stdout: 'args: mcp install x --values-stdin\n{"KEY": "s3cret"}', stderr: '' });
 });

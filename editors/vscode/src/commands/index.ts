@@ -6,6 +6,7 @@ import type { FreeCode } from '../context';
 import { addServer } from './addServer';
 import { adoptTask } from './adoptTask';
 import { approveServer } from './approveServer';
+import { browseRegistry } from './browseRegistry';
 import { cancelTask } from './cancelTask';
 import { disableServer, enableServer, removeServer, showServerConfiguration } from './configServer';
 import { getPrompt } from './getPrompt';
@@ -37,6 +38,7 @@ export const commands: Record<string, CommandFactory> = {
 	'freecode.addServer': addServer,
 	'freecode.openConfig': openConfig,
 	'freecode.importServers': importServers,
+	'freecode.browseRegistry': browseRegistry,
 	'freecode.showToolDefinitions': showToolDefinitions,
 	'freecode.restartSidecar': restartSidecar,
 	'freecode.showSidecarLog': showSidecarLog,
