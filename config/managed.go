@@ -163,8 +163,8 @@ type ManagedTelemetry struct {
 	// decides), else on or off whatever the environment says.
 	Enabled *bool `json:"enabled,omitempty"`
 	// Endpoint is the OTLP/HTTP base URL ("https://otel.example.com:4318"),
-	// to which /v1/traces and /v1/metrics are added; "" leaves it to the
-	// environment's.
+	// to which /v1/traces, /v1/metrics and /v1/logs are added; "" leaves
+	// it to the environment's.
 	Endpoint string `json:"endpoint,omitempty"`
 	// Protocol is "http/protobuf", the only one FreeCode speaks; "" is
 	// the same.
@@ -172,6 +172,10 @@ type ManagedTelemetry struct {
 	// Headers are sent with every export (an ingest key, say), in place
 	// of OTEL_EXPORTER_OTLP_HEADERS. Never shown or logged.
 	Headers map[string]string `json:"-"`
+	// From is the managed file that set each key ("enabled", "endpoint",
+	// "protocol", "headers"): a later file's key replaces an earlier
+	// one's, so the block may come from several (freecode policy).
+	From map[string]string `json:"from,omitempty"`
 }
 
 // TelemetryProtocol is the one OTLP protocol FreeCode exports with.

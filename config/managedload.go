@@ -277,17 +277,24 @@ func (mg *managedMerge) add(part *managedPart) {
 	if part.registry != "" {
 		m.Registry = ManagedRegistry{URL: part.registry, Path: part.file.Path}
 	}
-	if part.telSet.enabled {
-		m.Telemetry.Enabled = part.telemetry.Enabled
-	}
-	if part.telSet.endpoint {
-		m.Telemetry.Endpoint = part.telemetry.Endpoint
-	}
-	if part.telSet.protocol {
-		m.Telemetry.Protocol = part.telemetry.Protocol
-	}
-	if part.telSet.headers {
-		m.Telemetry.Headers = part.telemetry.Headers
+	for _, f := range []struct {
+		key string
+		set bool
+		to  func()
+	}{
+		{"enabled", part.telSet.enabled, func() { m.Telemetry.Enabled = part.telemetry.Enabled }},
+		{"endpoint", part.telSet.endpoint, func() { m.Telemetry.Endpoint = part.telemetry.Endpoint }},
+		{"protocol", part.telSet.protocol, func() { m.Telemetry.Protocol = part.telemetry.Protocol }},
+		{"headers", part.telSet.headers, func() { m.Telemetry.Headers = part.telemetry.Headers }},
+	} {
+		if !f.set {
+			continue
+		}
+		f.to()
+		if m.Telemetry.From == nil {
+			m.Telemetry.From = map[string]string{}
+		}
+		m.Telemetry.From[f.key] = part.file.Path
 	}
 	if part.message != "" {
 		m.Message = part.message

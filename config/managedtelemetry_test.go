@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,7 +28,8 @@ func TestLoadManagedTelemetry(t *testing.T) {
 			name: "on",
 			files: map[string]string{ManagedSettingsName: `{"telemetry": {"enabled": true, "endpoint": "https://otel.example.com:4318",
   "protocol": "http/protobuf", "headers": {"x-api-key": "s3cret"}}}`},
-			want: ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.example.com:4318", Protocol: "http/protobuf", Headers: map[string]string{"x-api-key": "s3cret"}},
+			want: ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.example.com:4318", Protocol: "http/protobuf", Headers: map[string]string{"x-api-key": "s3cret"},
+				From: map[string]string{"enabled": ManagedSettingsName, "endpoint": ManagedSettingsName, "protocol": ManagedSettingsName, "headers": ManagedSettingsName}},
 		},
 		{
 			name: "a later file turns it off and keeps the endpoint",
@@ -35,7 +37,8 @@ func TestLoadManagedTelemetry(t *testing.T) {
 				ManagedSettingsName: `{"telemetry": {"enabled": true, "endpoint": "http://127.0.0.1:4318"}}`,
 				d + "10-off.json":   `{"telemetry": {"enabled": false}}`,
 			},
-			want: ManagedTelemetry{Enabled: &off, Endpoint: "http://127.0.0.1:4318"},
+			want: ManagedTelemetry{Enabled: &off, Endpoint: "http://127.0.0.1:4318",
+				From: map[string]string{"enabled": d + "10-off.json", "endpoint": ManagedSettingsName}},
 		},
 		{
 			name: "bad values",
@@ -59,6 +62,11 @@ func TestLoadManagedTelemetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeManaged(t, tc.files)
 			m := mustLoadManaged(t, dir)
+			for k, path := range m.Telemetry.From { // relative, as the table says them
+				if rel, err := filepath.Rel(dir, path); err == nil {
+					m.Telemetry.From[k] = filepath.ToSlash(rel)
+				}
+			}
 			if diff := cmp.Diff(tc.want, m.Telemetry); diff != "" {
 				t.Errorf("telemetry (-want +got):\n%s", diff)
 			}

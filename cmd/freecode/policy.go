@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,7 +28,7 @@ func newPolicyCmd(a *app) *cobra.Command {
 		Short: "Show the organization's managed policy and what it blocks",
 		Long: `Show the managed policy in force on this machine: the servers it allows, denies or ships,
 the permission rules no one else can loosen, the sandbox minimum, where the audit trail goes,
-the MCP Registry it fixes, each with the file and line it comes from; then which of your servers (and, with --project,
+the MCP Registry it fixes, whether and where telemetry is exported, each with the file and line it comes from; then which of your servers (and, with --project,
 the project's) it blocks, and why.
 
 The policy is read from ` + config.ManagedDir() + ` (managed-settings.json, then
@@ -161,6 +163,7 @@ func printPolicy(w io.Writer, m *config.Managed) {
 		fmt.Fprintln(w, "\nMCP Registry:")
 		fmt.Fprintf(w, "  search, install, outdated and update ask only %s (%s)\n", termtext.Escape(r.URL), r.Path)
 	}
+	printTelemetry(w, m.Telemetry)
 	if m.Message != "" {
 		fmt.Fprintf(w, "\nShown with every refusal: %s\n", termtext.Escape(m.Message))
 	}
@@ -174,6 +177,42 @@ func printPolicy(w io.Writer, m *config.Managed) {
 			fmt.Fprintf(w, "  %s: %s: %s: %s\n", level, at(p.Path, p.Line, p.Col), termtext.Escape(p.Key), termtext.EscapeLines(p.Msg))
 		}
 	}
+}
+
+// printTelemetry writes the telemetry block, key by key with the file
+// that set it; the headers by name, never their values.
+func printTelemetry(w io.Writer, t config.ManagedTelemetry) {
+	if t.Enabled == nil && t.Endpoint == "" && t.Protocol == "" && t.Headers == nil {
+		return
+	}
+	fmt.Fprintln(w, "\nTelemetry (OpenTelemetry export of tool calls: traces, metrics, tool_decision events):")
+	line := func(text, key string) {
+		fmt.Fprintf(w, "  %-50s %s\n", text, termtext.Escape(t.From[key]))
+	}
+	switch {
+	case t.Enabled == nil:
+		fmt.Fprintln(w, "  not turned on or off here: your OTEL_* variables decide, and what follows is not used")
+	case *t.Enabled:
+		line("on, whatever your OTEL_* variables say", "enabled")
+	default:
+		line("off, whatever your OTEL_* variables say", "enabled")
+	}
+	if t.Endpoint != "" {
+		line("sent to "+termtext.Escape(t.Endpoint), "endpoint")
+	} else if t.Enabled != nil && *t.Enabled {
+		fmt.Fprintln(w, "  sent to the endpoint of your OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	if t.Protocol != "" {
+		line("over "+termtext.Escape(t.Protocol), "protocol")
+	}
+	if t.Headers != nil {
+		line("with the headers "+termtext.Escape(strings.Join(headerNames(t.Headers), ", "))+" (values not shown)", "headers")
+	}
+}
+
+// headerNames are the names of headers, sorted.
+func headerNames(h map[string]string) []string {
+	return slices.Sorted(maps.Keys(h))
 }
 
 // printMatches lists entries of allowedMcpServers or deniedMcpServers.
@@ -237,9 +276,19 @@ type policyJSON struct {
 	Sandbox          config.ManagedSandbox   `json:"sandbox"`
 	Audit            config.ManagedAudit     `json:"audit"`
 	Registry         *config.ManagedRegistry `json:"registry,omitempty"`
+	Telemetry        *telemetryJSON          `json:"telemetry,omitempty"`
 	Message          string                  `json:"message,omitempty"`
 	Problems         []string                `json:"problems"`
 	Blocked          []blockedJSON           `json:"blocked"`
+}
+
+// telemetryJSON is the telemetry block: its headers by name alone.
+type telemetryJSON struct {
+	Enabled  *bool             `json:"enabled,omitempty"`
+	Endpoint string            `json:"endpoint,omitempty"`
+	Protocol string            `json:"protocol,omitempty"`
+	Headers  []string          `json:"headers,omitempty"`
+	From     map[string]string `json:"from"`
 }
 
 type matchJSON struct {
@@ -272,6 +321,12 @@ func printPolicyJSON(w io.Writer, m *config.Managed, servers []config.Server) er
 	}
 	if m.Registry.URL != "" {
 		out.Registry = &m.Registry
+	}
+	if t := m.Telemetry; t.From != nil {
+		out.Telemetry = &telemetryJSON{Enabled: t.Enabled, Endpoint: t.Endpoint, Protocol: t.Protocol, From: t.From}
+		if t.Headers != nil {
+			out.Telemetry.Headers = headerNames(t.Headers)
+		}
 	}
 	for _, s := range m.Servers {
 		r := s.Redacted()
