@@ -103,7 +103,7 @@ $(CODE_SERVER_STAMP): $(NODE24_STAMP) | e2e-apt
 e2e-deps: e2e-apt $(NODE24_STAMP) $(CODE_SERVER_STAMP) $(VSCODE_STAMP)
 
 e2e: build vsix e2e-deps npm
-	$(GO) build -o $(VSCODE_OAUTH_BIN)/ ./internal/oauthtest/cmd/oauth-newest-server
+	$(GO) build -o $(VSCODE_OAUTH_BIN)/ ./internal/oauthtest/cmd/oauth-newest-server ./internal/registry/registrytest/cmd/registry-fixture-server
 	$(NODE24_BIN)/node $(VSCODE_DIR)/test/e2e/run.mjs --vsix $(VSIX) --bin $(BIN) --out $(VSCODE_E2E_OUT) \
 		--code-server $(CODE_SERVER_DIR)/node_modules/code-server --oauth-server $(VSCODE_OAUTH_BIN)/oauth-newest-server \
-		--npm $(FREECODE_NPM)
+		--registry-server $(VSCODE_OAUTH_BIN)/registry-fixture-server --npm $(FREECODE_NPM)

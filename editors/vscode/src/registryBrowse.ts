@@ -145,15 +145,17 @@ export function checkValue(v: AskedValue, s: string): string | undefined {
 }
 
 /**
- * installedWords is what the status bar says of the install: the CLI's
- * "✓ Installed io.example/weather 1.4.0 as local server "weather" in
- * /home/me/.freecode/config.json" with the file's name alone, and the
- * secrets it kept.
+ * installedWords is what the status bar says of the install, short enough
+ * that the bar does not cut it: the CLI's "✓ Installed io.example/weather
+ * 1.4.0 as local server "weather" in /home/me/.freecode/config.json" as
+ * "Installed "weather" from io.example/weather@1.4.0 in config.json", and
+ * how many secrets it kept.
  */
 export function installedWords(stdout: string): string {
 	const lines = stdout.split('\n');
 	const done = (lines.find((l) => l.startsWith('✓')) ?? lines[0] ?? '').replace(/^✓\s*/u, '').trim();
-	const secrets = lines.map((l) => /^\s*secret (\S+) saved in the secret store/.exec(l)?.[1]).filter((s): s is string => !!s);
-	const short = done.replace(/ in (\S*[/\\])?([^/\\\s]+)$/, ' in $2');
-	return secrets.length === 0 ? short : `${short}; secret${secrets.length > 1 ? 's' : ''} ${secrets.join(', ')} kept in the secret store`;
+	const secrets = lines.filter((l) => /^\s*secret \S+ saved in the secret store/.test(l)).length;
+	const m = /^Installed (\S+) (\S+) as \S+ server "(.*)" in (?:.*[/\\])?([^/\\]+)$/.exec(done);
+	const said = m ? `Installed "${m[3]}" from ${m[1]}@${m[2]} in ${m[4]}` : done;
+	return secrets === 0 ? said : `${said}, ${secrets} secret${secrets > 1 ? 's' : ''} kept`;
 }

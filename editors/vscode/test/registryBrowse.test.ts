@@ -89,7 +89,7 @@ test('registry: each value is asked in its own box, a secret unseen and said whe
 	assert.equal(checkValue(asked[0], 'us'), undefined);
 });
 
-test("registry: the status bar says the CLI's ✓ line with the config file by name, and the secrets kept", () => {
+test('registry: the status bar says what was installed short enough not to be cut, the config file by name', () => {
 	const out = [
 		'✓ Installed io.example/weather 1.4.0 as local server "weather" in /home/me/.freecode/config.json',
 		'  command:   uvx mcp-weather==1.4.0 eu',
@@ -97,6 +97,7 @@ test("registry: the status bar says the CLI's ✓ line with the config file by n
 		'  secret WEATHER_API_KEY saved in the secret store',
 		'',
 	].join('\n');
-	assert.equal(installedWords(out), 'Installed io.example/weather 1.4.0 as local server "weather" in config.json; secret WEATHER_API_KEY kept in the secret store');
-	assert.equal(installedWords('✓ Installed a 1 as remote server "a" in C:\\Users\\me\\.freecode\\config.json\n'), 'Installed a 1 as remote server "a" in config.json');
+	assert.equal(installedWords(out), 'Installed "weather" from io.example/weather@1.4.0 in config.json, 1 secret kept');
+	assert.equal(installedWords('✓ Installed io.x/a 1 as remote server "a" in C:\\Users\\me\\.freecode\\config.json\n'), 'Installed "a" from io.x/a@1 in config.json');
+	assert.equal(installedWords('✓ Something else\n'), 'Something else');
 });

@@ -3,7 +3,7 @@
 // throw-away HOME, XDG dirs, user data and extensions dir. Screenshots go to
 // --out; look at them.
 //
-//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--oauth-server PROGRAM] [--npm DIR] [--scenario NAME]... [--keep]
+//   node24 test/e2e/run.mjs --vsix F.vsix --bin BIN --out DIR --code-server DIR [--oauth-server PROGRAM] [--registry-server PROGRAM] [--npm DIR] [--scenario NAME]... [--keep]
 //
 // Scenarios (all by default):
 //   sidecar-missing  freecode.serverPath points at nothing: the view explains, the status bar says so.
@@ -22,6 +22,10 @@
 //   signin           issue 17: Sign In from the view to a 2026-07-28-only server behind OAuth
 //                    (--oauth-server: internal/oauthtest/cmd/oauth-newest-server), the consent completed
 //                    by HTTP, the server connecting, and a run of its tool.
+//   registry         issue 34 (registry.mjs): Browse MCP Registry… against the fixture registry
+//                    (--registry-server: internal/registry/registrytest/cmd/registry-fixture-server): the
+//                    search as one types, the pick's values asked (the secret unseen), the install pinned,
+//                    the secret by reference only, the status bar and the new row.
 //   review           issue 35, item 5 (review.mjs): a tool's long description gains a sentence; the notice's
 //                    primary button is Review Changes, which opens the diff editor with the sentence on a
 //                    line of its own; the question after it has Reject All before Accept All.
@@ -49,6 +53,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { scenarioApps } from './apps.mjs';
 import { scenarioRealApps } from './realApps.mjs';
+import { scenarioRegistry } from './registry.mjs';
 import { scenarioReview } from './review.mjs';
 import { scenarioTasks } from './tasks.mjs';
 
@@ -77,6 +82,7 @@ function parseArgs(argv) {
 		else if (k === '--chromium') a.chromium = v();
 		else if (k === '--oauth-server') a.oauthServer = path.resolve(v());
 		else if (k === '--npm') a.npm = path.resolve(v());
+		else if (k === '--registry-server') a.registryServer = path.resolve(v());
 		else if (k === '--scenario') a.scenarios.push(v());
 		else if (k === '--keep') a.keep = true;
 		else throw new Error(`unknown argument ${k}`);
@@ -84,7 +90,7 @@ function parseArgs(argv) {
 	for (const need of ['vsix', 'out', 'codeServer']) {
 		if (!a[need]) throw new Error(`--${need === 'codeServer' ? 'code-server' : need} is required`);
 	}
-	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'review', 'vscode-chat', ...(a.oauthServer ? ['signin'] : []), ...(a.npm ? ['real-apps'] : [])];
+	if (a.scenarios.length === 0) a.scenarios = ['sidecar-missing', 'cli', 'demo', 'manage', 'apps', 'tasks', 'review', 'vscode-chat', ...(a.oauthServer ? ['signin'] : []), ...(a.registryServer ? ['registry'] : []), ...(a.npm ? ['real-apps'] : [])];
 	return a;
 }
 
@@ -1176,6 +1182,8 @@ scenarios['real-apps'] = () => scenarioRealApps({ args, inVSCode, step, shot, tr
 scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, replaceEditorText, notified });
 // review (issue 35, item 5, in review.mjs): a tool's description gains a sentence; Review Changes, the
 // notice's primary button, opens the diff editor, the sentence a line of its own; Reject All before Accept All.
+// registry (issue 34, in registry.mjs): Browse MCP Registry… against the fixture registry.
+scenarios.registry = () => scenarioRegistry({ args, inVSCode, step, shot, treeRow, openServersView, runCommand });
 scenarios.review = () => scenarioReview({ inVSCode, step, shot, treeRow, rowAction, openServersView, notified });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
