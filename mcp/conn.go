@@ -106,6 +106,10 @@ type ConnOptions struct {
 	// Auth configures the OAuth sign-in of a remote server (nil means
 	// defaults: tokens in oauth.DefaultStore, no page opened unasked).
 	Auth *oauth.Options
+
+	// Telemetry records a span per connect and each session's duration
+	// (nil: none). A call's own spans take CallOptions.Telemetry.
+	Telemetry *Telemetry
 }
 
 // A Conn is one configured MCP server: it starts it (stdio) or dials it
@@ -235,6 +239,12 @@ type session struct {
 	// and written by the supervisor alone). See lists.go.
 	listed   chan struct{}
 	relisted map[string]int
+
+	// began is when the session was made (connect returned it); endedBy
+	// why it ended, set by the supervisor before it closes the session
+	// (nil: closed by FreeCode). For mcp.client.session.duration.
+	began   time.Time
+	endedBy error
 }
 
 // markLost records that a call saw the transport fail, so the supervisor

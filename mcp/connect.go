@@ -230,6 +230,8 @@ func (c *Conn) installLocked(s *session, tools toolList) (Status, bool) {
 // the full tools/list, all within the server's timeout. On error nothing
 // is left running. login, for Login, is how a sign-in shows its page.
 func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session, _ toolList, err error) {
+	span := c.opts.Telemetry.startConnect(c.srv)
+	defer func() { span.end(s, err) }() // after the redactor's defer: err as returned
 	lookup, resolved := c.lookupWithSecrets()
 	if why := c.policy(c.srv, lookup); why != nil {
 		// Final: no retry, no process, no dial.
@@ -359,6 +361,7 @@ func (c *Conn) connect(ctx context.Context, login oauth.OpenURLFunc) (s *session
 	s.auth = flow
 	flow.Connected(s.markLost)
 	c.sendLogLevel(ctx, s) // loglevel.go
+	s.began = time.Now()
 	return s, tools, nil
 }
 
@@ -607,4 +610,5 @@ func (c *Conn) closeSession(s *session) {
 	}
 	_ = s.cs.Close()
 	<-s.done
+	c.opts.Telemetry.endSession(c.srv, s)
 }

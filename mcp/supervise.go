@@ -84,6 +84,7 @@ func (c *Conn) run(s *session, tried int) {
 		c.listFeatures(s, ListResources, ListPrompts)
 		close(s.listed)
 		lost := c.watch(s, ticker)
+		s.endedBy = lost
 		c.closeSession(s)
 		if lost == nil {
 			return

@@ -19,7 +19,9 @@ import (
 
 // Telemetry records the MCP client's side of each tools/call as the
 // OpenTelemetry MCP semantic conventions describe it: a client span named
-// "tools/call {tool}" and the mcp.client.operation.duration histogram.
+// "tools/call {tool}" and the mcp.client.operation.duration histogram;
+// and of each session (ConnOptions.Telemetry): a span per connect,
+// "freecode.connect", and the mcp.client.session.duration histogram.
 // It holds the OpenTelemetry API's tracer and instruments, never the
 // SDK's: the commands choose the providers (package telemetry). A nil
 // *Telemetry records nothing; the trace context of CallOptions.Trace is
@@ -27,12 +29,14 @@ import (
 type Telemetry struct {
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
+	session  metric.Float64Histogram
 }
 
 const instrumentationScope = "github.com/freecode/freecode/mcp"
 
 // durationBuckets are the conventions' advice for
-// mcp.client.operation.duration, in seconds.
+// mcp.client.operation.duration and mcp.client.session.duration, in
+// seconds.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // NewTelemetry returns the Telemetry of tp and mp; a nil one of either
@@ -48,8 +52,96 @@ func NewTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *Telemetry {
 		t.duration, _ = mp.Meter(instrumentationScope).Float64Histogram("mcp.client.operation.duration",
 			metric.WithUnit("s"), metric.WithDescription("The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received."),
 			metric.WithExplicitBucketBoundaries(durationBuckets...))
+		t.session, _ = mp.Meter(instrumentationScope).Float64Histogram("mcp.client.session.duration",
+			metric.WithUnit("s"), metric.WithDescription("The duration of the MCP session as observed on the MCP client."),
+			metric.WithExplicitBucketBoundaries(durationBuckets...))
 	}
 	return t
+}
+
+// networkTransport is network.transport of a server: "pipe" for stdio,
+// "tcp" for HTTP.
+func networkTransport(srv config.Server) string {
+	if srv.Type == config.TypeLocal {
+		return "pipe"
+	}
+	return "tcp"
+}
+
+// connectSpan is one connect's span: nil without a tracer.
+type connectSpan struct{ span trace.Span }
+
+// startConnect starts the span of a connect to srv: the transport,
+// initialize and the first tools/list. It is a root: a connect serves
+// every call after it, not the one that may have caused it.
+func (t *Telemetry) startConnect(srv config.Server) *connectSpan {
+	if t == nil || t.tracer == nil {
+		return nil
+	}
+	_, span := t.tracer.Start(context.Background(), "freecode.connect", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("freecode.server", srv.Name), attribute.String("network.transport", networkTransport(srv))))
+	return &connectSpan{span: span}
+}
+
+// end ends the span with the session made (its protocol version) or err,
+// whose class alone is said: a connect error may hold what the server
+// wrote.
+func (c *connectSpan) end(s *session, err error) {
+	if c == nil {
+		return
+	}
+	if err != nil {
+		errType := "_OTHER"
+		var ce *configError
+		switch {
+		case errors.As(err, &ce):
+			errType = "config"
+		case errors.Is(err, context.DeadlineExceeded):
+			errType = "timeout"
+		case errors.Is(err, context.Canceled):
+			errType = "cancelled"
+		}
+		c.span.SetAttributes(attribute.String("error.type", errType))
+		c.span.SetStatus(codes.Error, "the connect failed")
+	} else if s != nil && s.cs != nil {
+		c.span.SetAttributes(sessionAttrs(s)...)
+	}
+	c.span.End()
+}
+
+// sessionAttrs are a live session's mcp.session.id (Streamable HTTP) and
+// mcp.protocol.version.
+func sessionAttrs(s *session) []attribute.KeyValue {
+	var attrs []attribute.KeyValue
+	if id := s.cs.ID(); id != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", id))
+	}
+	if ir := s.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", ir.ProtocolVersion))
+	}
+	return attrs
+}
+
+// endSession records mcp.client.session.duration of s, a session that
+// was made, as it ends; s.endedBy says why (nil: closed, or restarted as
+// asked).
+func (t *Telemetry) endSession(srv config.Server, s *session) {
+	if t == nil || t.session == nil || s.began.IsZero() {
+		return
+	}
+	attrs := []attribute.KeyValue{attribute.String("freecode.server", srv.Name), attribute.String("network.transport", networkTransport(srv))}
+	if ir := s.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", ir.ProtocolVersion))
+	}
+	var pe *processExit
+	switch err := s.endedBy; {
+	case err == nil || errors.Is(err, errRestart):
+	case errors.As(err, &pe):
+		attrs = append(attrs, attribute.String("error.type", "process_exited"))
+	default:
+		attrs = append(attrs, attribute.String("error.type", "connection_lost"))
+	}
+	t.session.Record(context.Background(), time.Since(s.began).Seconds(), metric.WithAttributes(attrs...))
 }
 
 // callSpan is one tools/call's span and clock.
@@ -68,10 +160,7 @@ func (t *Telemetry) startCall(parent trace.SpanContext, tool string, s *session,
 	c := &callSpan{t: t, start: time.Now()}
 	sc := parent
 	if t != nil {
-		transport := "tcp"
-		if srv.Type == config.TypeLocal {
-			transport = "pipe" // stdio
-		}
+		transport := networkTransport(srv)
 		c.attrs = []attribute.KeyValue{
 			attribute.String("mcp.method.name", "tools/call"),
 			attribute.String("gen_ai.tool.name", tool),
@@ -82,12 +171,7 @@ func (t *Telemetry) startCall(parent trace.SpanContext, tool string, s *session,
 				attribute.String("network.transport", transport),
 			)
 			if s.cs != nil {
-				if id := s.cs.ID(); id != "" {
-					attrs = append(attrs, attribute.String("mcp.session.id", id))
-				}
-				if ir := s.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-					attrs = append(attrs, attribute.String("mcp.protocol.version", ir.ProtocolVersion))
-				}
+				attrs = append(attrs, sessionAttrs(s)...)
 			}
 			// The span is started on a context of its own that holds its
 			// parent alone: nothing of it rides the call's context.

@@ -18,7 +18,8 @@ import (
 
 // The sidecar's telemetry, turned on by the OTEL_* variables of its own
 // process as a user would: a batch sent with a traceparent continues that
-// trace (every span of it, down to the MCP tools/call), the call's
+// trace (every span of it, down to the MCP tools/call), the server's
+// connect is a span of its own, the call's
 // freecode.tool_decision event arrives, and what was buffered is flushed
 // when the sidecar exits. Binary mode alone: freecode-serve's main starts
 // telemetry from its environment, which a sidecar in the test process
@@ -54,10 +55,18 @@ func TestTelemetryThroughTheSidecar(t *testing.T) {
 			t.Errorf("exit status after SIGTERM: %d", code)
 		}
 
-		spans := rcv.Spans()
 		var names []string
 		var batchFrontend string
-		for _, sp := range spans {
+		connects := 0
+		for _, sp := range rcv.Spans() {
+			if sp.Name == "freecode.connect" {
+				// The server's connect is a trace of its own.
+				connects++
+				if a := telemetrytest.Attrs(sp.Attributes); a["freecode.server"] != "srv" || a["network.transport"] != "pipe" || len(sp.ParentSpanId) != 0 {
+					t.Errorf("the connect span: %v, parent %x", a, sp.ParentSpanId)
+				}
+				continue
+			}
 			names = append(names, sp.Name)
 			if got := hex.EncodeToString(sp.TraceId); got != traceID {
 				t.Errorf("span %q is of trace %s, want the frontend's %s", sp.Name, got, traceID)
@@ -73,6 +82,9 @@ func TestTelemetryThroughTheSidecar(t *testing.T) {
 		want := []string{"execute_tool mcp__srv__echo", "freecode.attempt", "freecode.batch", "freecode.permission", "freecode.validate", "tools/call echo"}
 		if diff := cmp.Diff(want, names); diff != "" {
 			t.Errorf("spans (-want +got):\n%s", diff)
+		}
+		if connects != 1 {
+			t.Errorf("%d connect spans, want 1", connects)
 		}
 		if res := rcv.Resource(); res["service.name"] != telemetry.ServiceName {
 			t.Errorf("resource = %v", res)

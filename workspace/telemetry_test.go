@@ -39,7 +39,9 @@ func (a askAnswers) Approve(_ context.Context, req orchestrator.Request) (orches
 // exported by the real SDK to an OTLP/HTTP receiver on loopback: an
 // allowed call, an asked one, a denied one and a retried one, each a span
 // under the batch's, the batch under the frontend's traceparent, the
-// server given the trace context in _meta, and the metrics.
+// server given the trace context in _meta, and the metrics; the server's
+// connects (the first, and the one after the crash) as spans of their
+// own, and its two sessions' durations.
 func TestTelemetryOfABatch(t *testing.T) {
 	rcv := telemetrytest.NewReceiver(t)
 	s, err := telemetry.Resolve(nil, func(k string) string {
@@ -72,7 +74,8 @@ func TestTelemetryOfABatch(t *testing.T) {
 	for _, name := range []string{"write", "drop"} {
 		srv.AddTool(&mcpsdk.Tool{Name: name, InputSchema: obj}, mcptest.Handler)
 	}
-	mgr := mcp.NewManager(&mcp.ManagerOptions{ConnOptions: mcp.ConnOptions{Dial: srv.Dial}})
+	tel := mcp.NewTelemetry(p.Tracer, p.Meter)
+	mgr := mcp.NewManager(&mcp.ManagerOptions{ConnOptions: mcp.ConnOptions{Dial: srv.Dial, Telemetry: tel}})
 	t.Cleanup(func() {
 		mgr.Close()
 		srv.Close()
@@ -80,7 +83,7 @@ func TestTelemetryOfABatch(t *testing.T) {
 	if err := mgr.Apply(t.Context(), []config.Server{{Name: "mem", Type: config.TypeLocal, Enabled: true, Command: []string{"unused"}}}); err != nil {
 		t.Fatal(err)
 	}
-	run := &serverRunner{server: "mem", mgr: mgr, tel: mcp.NewTelemetry(p.Tracer, p.Meter)}
+	run := &serverRunner{server: "mem", mgr: mgr, tel: tel}
 	release, err := run.Ready(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -110,11 +113,31 @@ func TestTelemetryOfABatch(t *testing.T) {
 	if diff := cmp.Diff([]string{"allowed false", "asked false", "denied true", "allowed false"}, decisions); diff != "" {
 		t.Fatalf("results (-want +got):\n%s", diff)
 	}
+	mgr.Close() // the second session ends
 	if err := p.Shutdown(t.Context()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 
-	spans := rcv.Spans()
+	var spans, connects []*tracepb.Span
+	for _, sp := range rcv.Spans() {
+		if sp.Name == "freecode.connect" {
+			connects = append(connects, sp)
+		} else {
+			spans = append(spans, sp)
+		}
+	}
+	// The connects are roots: each serves the calls after it, not the
+	// batch that may have caused it.
+	if len(connects) != 2 {
+		t.Errorf("%d connect spans, want 2 (the first, the reconnect)", len(connects))
+	}
+	for _, sp := range connects {
+		a := telemetrytest.Attrs(sp.Attributes)
+		if len(sp.ParentSpanId) != 0 || a["freecode.server"] != "mem" || a["network.transport"] != "pipe" || a["mcp.protocol.version"] == "" ||
+			a["error.type"] != "" || sp.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+			t.Errorf("connect span: parent %x, kind %v, attributes %v", sp.ParentSpanId, sp.Kind, a)
+		}
+	}
 	byID := map[string]*tracepb.Span{}
 	for _, sp := range spans {
 		byID[hex.EncodeToString(sp.SpanId)] = sp
@@ -272,7 +295,7 @@ func TestTelemetryOfABatch(t *testing.T) {
 			for _, dp := range h.DataPoints {
 				n += dp.Count
 				a := telemetrytest.Attrs(dp.Attributes)
-				keys = append(keys, a["gen_ai.tool.name"]+"/"+a["error.type"]+"/"+a["freecode.permission.answer"])
+				keys = append(keys, a["gen_ai.tool.name"]+a["freecode.server"]+"/"+a["error.type"]+"/"+a["freecode.permission.answer"])
 			}
 			sort.Strings(keys)
 			got[m.Name] = fmt.Sprintf("%s %d %v", m.Unit, n, keys)
@@ -291,6 +314,7 @@ func TestTelemetryOfABatch(t *testing.T) {
 		"mcp.client.operation.duration": "s 4 [flaky// flaky/connection_lost/ lookup// write//]",
 		"freecode.tool.calls":           "[allowed/ok=2 asked/ok=1 denied/denied=1]",
 		"freecode.permission.wait":      "s 2 [//allowOnce //deny]",
+		"mcp.client.session.duration":   "s 2 [mem// mem/connection_lost/]",
 	}
 	if diff := cmp.Diff(wantMetrics, got); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)

@@ -365,6 +365,8 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 			// Sign-ins are the user's (oauth.DefaultStore), never kept
 			// beside a config file, which may sit in a repository.
 			Auth: &oauth.Options{Tokens: tokens, OpenURL: w.opts.OpenURL},
+			// A span per connect, each session's duration.
+			Telemetry: w.tel,
 		},
 		// Resources and prompts: caps.go.
 		OnListChanged:  w.onListChanged,
