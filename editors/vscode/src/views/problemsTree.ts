@@ -16,9 +16,10 @@ export function position(p: Problem): string {
 
 /**
  * problemNode is the notice for one file with problems. Its label is short
- * ("config.json: 1 problem") so a side bar of the usual width shows it and
- * what runs meanwhile ("showing the last good one", its description) whole;
- * the headline, the path and each problem with its place are the tooltip.
+ * ("config.json: 1 problem") so a side bar of the usual width shows it
+ * whole, and its description is where the first problem is and what it
+ * says ("line 4, column 5: …"); the headline (what runs meanwhile), the
+ * path and each problem with its place are the tooltip.
  */
 export function problemNode(f: FileProblems, haveServers: boolean): NoticeNode {
 	const first = f.problems[0];
@@ -26,8 +27,6 @@ export function problemNode(f: FileProblems, haveServers: boolean): NoticeNode {
 	const n = f.problems.length;
 	const what = broken(f) ? (n === 1 ? 'problem' : 'problems') : n === 1 ? 'warning' : 'warnings';
 	const base = f.path.split(/[\\/]/).pop() || f.path;
-	// The headline's words after "; " say what runs meanwhile.
-	const semi = title.indexOf('; ');
 	const lines = [title, printable(f.path), ''];
 	for (const p of f.problems) {
 		const warn = p.severity === 'warning' ? ' (warning: ignored, the rest loads)' : '';
@@ -40,7 +39,7 @@ export function problemNode(f: FileProblems, haveServers: boolean): NoticeNode {
 		line: first?.line ?? 1,
 		column: first?.column ?? 1,
 		label: `${oneLine(base, 40)}: ${n} ${what}`,
-		description: semi < 0 ? '' : title.slice(semi + 2),
+		description: first ? `${position(first)}: ${oneLine(first.message, 80)}` : '',
 		tooltip: lines.join('\n'),
 		icon: broken(f) ? { id: 'warning', color: 'editorWarning.foreground' } : { id: 'info' },
 		contextValue: 'configProblems',
