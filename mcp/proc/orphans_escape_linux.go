@@ -408,6 +408,13 @@ func reapAdoptedLocked() {
 		if !p.zombie || p.ppid != self {
 			continue
 		}
+		if id, started := leaders[p.id.PID]; started && id == p.id {
+			// A server's leader this process started: its cmd.Wait
+			// reaps it and learns how it ended. Reaped here, that Wait
+			// would fail and the exit code be lost (a leader that
+			// calls setsid, bwrap's, is in another session).
+			continue
+		}
 		_, leaderGroup := leaders[p.pgrp]
 		if p.session != sid || leaderGroup && p.id.PID != p.pgrp {
 			// An adopted child: nothing else waits for it, so its pid is
