@@ -423,41 +423,6 @@ func (c *Conn) dropSince(before int) string {
 	return c.lastDrop
 }
 
-// lookupWithSecrets is lookupEnv that also resolves ${secret:NAME}
-// (config.SecretPrefix) from the secret store, and the secrets it
-// resolved: every one is masked wherever the Conn shows text.
-func (c *Conn) lookupWithSecrets() (func(string) (string, bool), *[]string) {
-	env := c.lookupEnv()
-	secrets := c.opts.Secrets
-	if secrets == nil {
-		secrets = defaultSecrets
-	}
-	var resolved []string
-	return func(name string) (string, bool) {
-		if n, ok := strings.CutPrefix(name, config.SecretPrefix); ok {
-			v, ok := secrets(n)
-			if ok && v != "" && !slices.Contains(resolved, v) {
-				resolved = append(resolved, v)
-			}
-			return v, ok
-		}
-		return env(name)
-	}, &resolved
-}
-
-// lookupEnv returns a lookup over the Environ snapshot.
-func (c *Conn) lookupEnv() func(string) (string, bool) {
-	env := c.opts.Environ()
-	return func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-				return v, true
-			}
-		}
-		return "", false
-	}
-}
-
 // A toolList is one tools/list result as the Conn keeps it.
 type toolList struct {
 	// tools hold their schemas as canonical JSON (json.RawMessage), not as

@@ -81,15 +81,7 @@ func (w *Workspace) lookupEnv() func(string) (string, bool) {
 	if w.opts.Environ == nil {
 		return os.LookupEnv
 	}
-	env := w.opts.Environ()
-	return func(name string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
-				return v, true
-			}
-		}
-		return "", false
-	}
+	return mcp.EnvLookup(w.opts.Environ())
 }
 
 // blockedServer is a server the policy blocks, and why.
