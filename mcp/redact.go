@@ -112,6 +112,11 @@ func networkSecrets(environ []string) []string {
 	return out
 }
 
+// SecretValue reports whether the logs mask the value v of the variable
+// (or header) name (see secretValue): what an import offers to move into
+// the secret store.
+func SecretValue(name, v string) bool { return secretValue(name, v) }
+
 // secretValue reports whether the value v of the variable name is
 // masked: the name looks secret and v is not a boolean word (AUTH=true),
 // or v looks generated and is not a path.

@@ -62,7 +62,7 @@ func unknownKind(kind string) error {
 }
 
 func newMCPImportCmd(a *app) *cobra.Command {
-	var dryRun bool
+	var dryRun, moveSecrets bool
 	cmd := &cobra.Command{
 		Use:   "import <claude-desktop|claude-code|vscode|cursor> [path]",
 		Short: "Copy MCP servers from another client's config",
@@ -80,7 +80,12 @@ FreeCode's config. Only the file given, or that client's usual user file, is rea
 Given FreeCode's own config file, saved in that client's shape (its "servers"
 or "mcpServers" at the top, or "mcp": {"servers": {…}} an object), import
 turns the file into FreeCode's: the servers go into mcp.servers and the
-client's map goes, the rest of the file as it was.`,
+client's map goes, the rest of the file as it was.
+
+Values of "env" and "headers" that look like credentials written out (an
+API_KEY, a token, "Authorization": "Bearer …") can be kept in the OS keychain
+(else ~/.freecode/auth) instead, with ${secret:NAME} in the config:
+--move-secrets moves them, and on a terminal import asks.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind := args[0]
@@ -129,6 +134,21 @@ client's map goes, the rest of the file as it was.`,
 			if len(servers) == 0 {
 				fmt.Fprintf(out, "No MCP servers found in %s.\n", src)
 				return nil
+			}
+			// Literal credentials go to the store before any entry is
+			// written, so the entries hold their references.
+			var fresh []config.Server
+			for _, s := range servers {
+				if _, exists := cfg.Server(s.Name); !exists && config.CheckName(s.Name) == nil && mcp.SystemPolicy(s, os.LookupEnv) == nil {
+					fresh = append(fresh, s)
+				}
+			}
+			var move *bool
+			if cmd.Flags().Changed("move-secrets") {
+				move = &moveSecrets
+			}
+			if err := offerMoveSecrets(cmd.Context(), newSecretInput(cmd), out, fresh, move, dryRun); err != nil {
+				return err
 			}
 			verb := "Adding"
 			if dryRun {
@@ -180,6 +200,7 @@ client's map goes, the rest of the file as it was.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be added without writing the config")
+	cmd.Flags().BoolVar(&moveSecrets, "move-secrets", false, "keep env and header values that look like credentials in the OS keychain, with ${secret:NAME} in the config (asked on a terminal)")
 	return cmd
 }
 

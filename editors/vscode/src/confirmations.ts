@@ -79,6 +79,13 @@ export function acceptConfirmation(r: ToolReview): Confirmation {
 
 export const DO_NOT_IMPORT = 'Do Not Import';
 export const IMPORT = 'Import';
+/** IMPORT_TO_KEYCHAIN imports with `--move-secrets`: credentials written out go to the keychain. */
+export const IMPORT_TO_KEYCHAIN = 'Import, Credentials to Keychain';
+
+/** The dry run's line when the file holds credentials written out (cmd/freecode/import_literal.go). */
+const writtenOut = /^\d+ values? looks? like (a )?credentials? written out in the file: /;
+/** The CLI's advice for a terminal, which the dialog's third button replaces. */
+const moveAdvice = /^Without --move-secrets they are copied as written; /;
 
 /** The most of the dry run's report the confirmation shows. */
 const maxPreviewChars = 4000;
@@ -93,6 +100,9 @@ export function importConfirmation(client: string, preview: string, dropped: rea
 	// servers would be added; nothing was written."); the dialog's question
 	// says that already, and its count is put as a dialog would.
 	const lines = preview.split('\n').flatMap((l) => {
+		if (moveAdvice.test(l.trim())) {
+			return [`${IMPORT} copies them as they are; ${IMPORT_TO_KEYCHAIN} keeps them in the OS keychain, the config holding \${secret:NAME} in their place.`];
+		}
 		const dry = /^Dry run: (\d+) (servers?) would be added; nothing was written\.$/.exec(l.trim());
 		if (!dry) return [l];
 		return [`${dry[1]} ${dry[2]} to add. Nothing is written until you choose ${IMPORT}.`];
@@ -107,7 +117,9 @@ export function importConfirmation(client: string, preview: string, dropped: rea
 	return {
 		message: `Import MCP servers from ${client}?`,
 		detail: truncate(printable(lines.join('\n')), maxPreviewChars),
-		buttons: choice(DO_NOT_IMPORT, IMPORT),
+		buttons: preview.split('\n').some((l) => writtenOut.test(l.trim()))
+			? [...choice(DO_NOT_IMPORT, IMPORT), { title: IMPORT_TO_KEYCHAIN, confirm: true }]
+			: choice(DO_NOT_IMPORT, IMPORT),
 	};
 }
 

@@ -10,6 +10,7 @@ import {
 	DO_NOT_IMPORT,
 	DO_NOT_TRUST,
 	IMPORT,
+	IMPORT_TO_KEYCHAIN,
 	importConfirmation,
 	KEEP_APPROVAL,
 	LEAVE_TASK,
@@ -104,4 +105,28 @@ test("import: the preview says what will be added in the dialog's words, not the
 	assert.ok(!c.detail.includes('Dry run'), c.detail);
 	assert.match(c.detail, /\n1 server to add\. Nothing is written until you choose Import\.$/);
 	assert.match(c.detail, /^Would add servers from/);
+});
+
+test('import: credentials written out in the file add a third way ahead, which keeps them in the keychain', () => {
+	// `freecode mcp import claude-code c.json --dry-run`, as printed.
+	const preview = [
+		'1 value looks like a credential written out in the file: BRAVE_API_KEY of brave.',
+		'Without --move-secrets they are copied as written; with it they go to the OS keychain (else ~/.freecode/auth) and the config holds ${secret:NAME} in their place.',
+		'Would add servers from /tmp/c.json (Claude Code) to /tmp/cfg.json:',
+		'  + brave (local)',
+		'    env:       BRAVE_API_KEY=***',
+		'Dry run: 1 server would be added; nothing was written.',
+	].join('\n');
+	const c = importConfirmation('Claude Code', preview);
+	assert.deepEqual(
+		c.buttons.map((b) => [b.title, b.confirm]),
+		[
+			[DO_NOT_IMPORT, false],
+			[IMPORT, true],
+			[IMPORT_TO_KEYCHAIN, true],
+		],
+	);
+	assert.ok(!c.detail.includes('--move-secrets'), c.detail);
+	assert.match(c.detail, /Import copies them as they are; Import, Credentials to Keychain keeps them in the OS keychain/);
+	assert.equal(importConfirmation('Cursor', 'Dry run: 1 server\n+ imported (local)').buttons.length, 2);
 });

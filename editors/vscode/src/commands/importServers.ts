@@ -4,10 +4,10 @@ import * as vscode from 'vscode';
 import { cliError, outcome, runCli, type CliResult } from '../cli';
 import type { FreeCode } from '../context';
 import { droppedServers, ownConfigToImport, ownConfigWords, vscodeSources } from '../importSources';
-import { importConfirmation } from '../confirmations';
+import { IMPORT_TO_KEYCHAIN, importConfirmation } from '../confirmations';
 import { truncate } from '../../../../frontend/src/text';
 import type { CommandFactory } from './util';
-import { confirm, showError } from './util';
+import { confirmChoice, showError } from './util';
 
 const kinds = [
 	{ label: 'Claude Desktop', client: 'claude-desktop' },
@@ -103,8 +103,9 @@ export const importServers: CommandFactory = (fc) => async () => {
 		// stop, and the dialog says so.
 		const running = fc.model.servers().filter((s) => s.scope === 'user').map((s) => s.name);
 		const dropped = pick.path !== undefined && own && pick.path === own.path ? droppedServers(running, text) : [];
-		if (!(await confirm(importConfirmation(title, text, dropped)))) return;
-		const r = await runCli(fc.settings(), args);
+		const go = await confirmChoice(importConfirmation(title, text, dropped));
+		if (!go) return;
+		const r = await runCli(fc.settings(), go === IMPORT_TO_KEYCHAIN ? [...args, '--move-secrets'] : args);
 		const out = `${r.stdout}${r.stderr}`.trim();
 		if (r.code !== 0) void vscode.window.showErrorMessage(truncate(out, 1000));
 		else void vscode.window.showInformationMessage(outcome(out) || 'Imported.');

@@ -53,12 +53,17 @@ export function showError(what: string, e: unknown): void {
  * which does nothing, is what Enter picks.
  */
 export async function confirm(c: Confirmation): Promise<boolean> {
+	return (await confirmChoice(c)) !== undefined;
+}
+
+/** confirmChoice is confirm for a confirmation with more than one way ahead: the button picked, or undefined for none. */
+export async function confirmChoice(c: Confirmation): Promise<string | undefined> {
 	const picked = await vscode.window.showWarningMessage(
 		c.message,
 		{ modal: true, detail: c.detail },
 		...c.buttons.map((b) => ({ title: b.title })),
 	);
-	return confirmed(c, picked?.title);
+	return confirmed(c, picked?.title) ? picked?.title : undefined;
 }
 
 /** CommandFactory builds a command's callback from the shared parts (vscode-go's shape). */
