@@ -7,8 +7,15 @@
 // the secret store and the entry holding ${secret:NAME}; the status bar
 // says what was added and the row appears.
 //
+// Then (with --npm) server-everything as the fixture registry describes
+// it, at the version interop/ holds: installed from the pick as
+// `npx -y @modelcontextprotocol/server-everything@<version>`, which npx
+// resolves from the workspace's node_modules (interop's, linked; the npm
+// registry made unreachable, so nothing is fetched); it connects and its
+// echo (read-only, so run without asking) runs from its row.
+//
 // Screenshots: registry-search.png (the quick pick), registry-secret.png
-// (the password box), registry-installed.png.
+// (the password box), registry-installed.png, registry-everything-echo.png.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -16,9 +23,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 
-export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, openServersView, runCommand }) {
+export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, runCommand }) {
 	if (!args.registryServer) throw new Error('the registry scenario needs --registry-server (the built internal/registry/registrytest/cmd/registry-fixture-server)');
-	const reg = spawn(args.registryServer, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+	// The version of server-everything interop/ holds, which the fixture
+	// registry then publishes.
+	const everything = args.npm ? JSON.parse(fs.readFileSync(path.join(args.npm, '@modelcontextprotocol', 'server-everything', 'package.json'), 'utf8')).version : '';
+	const reg = spawn(args.registryServer, everything ? ['-everything-version', everything] : [], { stdio: ['pipe', 'pipe', 'inherit'] });
 	try {
 		const [line] = await once(createInterface({ input: reg.stdout }), 'line');
 		const { url } = JSON.parse(line);
@@ -27,6 +37,13 @@ export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, op
 			configPath = path.join(d.home, '.freecode', 'config.json');
 			fs.mkdirSync(path.dirname(configPath), { recursive: true, mode: 0o700 });
 			fs.writeFileSync(configPath, `${JSON.stringify({ mcp: { registry: { url }, servers: [] } }, null, 2)}\n`, { mode: 0o600 });
+			if (everything) {
+				// The sidecar runs in the workspace folder, and its servers
+				// with it: npx finds the package in the project there.
+				fs.copyFileSync(path.join(path.dirname(args.npm), 'package.json'), path.join(d.workspace, 'package.json'));
+				fs.symlinkSync(args.npm, path.join(d.workspace, 'node_modules'));
+				d.env.npm_config_registry = 'http://127.0.0.1:1/';
+			}
 		};
 		await inVSCode('registry', {}, prepare, async (page) => {
 			const input = page.locator('.quick-input-widget input');
@@ -68,6 +85,35 @@ export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, op
 				}
 				if (fs.readFileSync(configPath, 'utf8').includes('e2e-s3cret-key')) throw new Error('the secret reached the config');
 			});
+			if (!everything) return;
+			await step(page, `server-everything installs from the pick, pinned to ${everything}, and connects`, async () => {
+				await runCommand(page, 'Browse MCP Registry…');
+				await input.fill('everything');
+				await page.locator('.quick-input-list .monaco-list-row.focused', { hasText: `io.github.modelcontextprotocol/everything@${everything} · npm (npx)` }).waitFor();
+				await page.keyboard.press('Enter');
+				await page.locator('.statusbar', { hasText: `Installed "everything" from io.github.modelcontextprotocol/everything@${everything}` }).waitFor();
+				await treeRow(page, 'everything').locator('.label-description', { hasText: /^connected/ }).waitFor();
+				const c = JSON.parse(fs.readFileSync(configPath, 'utf8'));
+				const s = c.mcp.servers.find((x) => x.name === 'everything');
+				const want = ['npx', '-y', `@modelcontextprotocol/server-everything@${everything}`];
+				if (JSON.stringify(s?.command) !== JSON.stringify(want) || s?.registry?.version !== everything) throw new Error(`entry: ${JSON.stringify(s)}`);
+			});
+			await step(page, 'its echo runs from its row and answers', async () => {
+				await rowAction(page, treeRow(page, 'echo'), 'Run Tool');
+				await page.locator('.view-lines', { hasText: 'Arguments for mcp__everything__echo' }).waitFor();
+				await page.locator('.view-lines', { hasText: '"message": ""' }).waitFor();
+				const editor = page.locator('.editor-group-container.active .editor-instance .monaco-editor').first();
+				await editor.click();
+				for (const key of ['Control+End', 'ArrowUp', 'ArrowUp', 'End', 'ArrowLeft']) await page.keyboard.press(key);
+				await page.keyboard.insertText('installed from the registry');
+				await page.locator('.view-lines', { hasText: '"message": "installed from the registry"' }).waitFor();
+				await page.locator('.editor-actions [aria-label^="Run Tool with These Arguments"]').first().click();
+				// echo is read-only, as its server describes it: the default
+				// rules run it without asking.
+				await page.locator('.view-lines', { hasText: 'mcp__everything__echo — ok, allowed by the rules' }).first().waitFor();
+				await page.locator('.view-lines', { hasText: 'Echo: installed from the registry' }).first().waitFor();
+			});
+			await shot(page, 'registry-everything-echo');
 		});
 	} finally {
 		reg.stdin.end();

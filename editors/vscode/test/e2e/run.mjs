@@ -1187,7 +1187,7 @@ scenarios.tasks = () => scenarioTasks({ args, inVSCode, step, shot, treeRow, row
 // review (issue 35, item 5, in review.mjs): a tool's description gains a sentence; Review Changes, the
 // notice's primary button, opens the diff editor, the sentence a line of its own; Reject All before Accept All.
 // registry (issue 34, in registry.mjs): Browse MCP Registry… against the fixture registry.
-scenarios.registry = () => scenarioRegistry({ args, inVSCode, step, shot, treeRow, openServersView, runCommand });
+scenarios.registry = () => scenarioRegistry({ args, inVSCode, step, shot, treeRow, rowAction, openServersView, runCommand });
 scenarios.review = () => scenarioReview({ inVSCode, step, shot, treeRow, rowAction, openServersView, notified });
 for (const name of args.scenarios) {
 	const fn = scenarios[name];
