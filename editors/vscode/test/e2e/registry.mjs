@@ -45,7 +45,7 @@ export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, ro
 				d.env.npm_config_registry = 'http://127.0.0.1:1/';
 			}
 		};
-		await inVSCode('registry', {}, prepare, async (page) => {
+		await inVSCode('registry', {}, prepare, async (page, d) => {
 			const input = page.locator('.quick-input-widget input');
 			const box = async (title, value, password) => {
 				await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor();
@@ -85,6 +85,11 @@ export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, ro
 				}
 				if (fs.readFileSync(configPath, 'utf8').includes('e2e-s3cret-key')) throw new Error('the secret reached the config');
 			});
+			await step(page, 'the secret typed is in the secret store and in no other file: not a log, not the editor state', async () => {
+				const store = path.join(d.home, '.freecode', 'auth', 'tokens.json');
+				const holders = filesHolding(d.root, 'e2e-s3cret-key');
+				if (holders.length !== 1 || holders[0] !== store) throw new Error(`files holding the secret: ${JSON.stringify(holders)}; want only ${store}`);
+			});
 			if (!everything) return;
 			await step(page, `server-everything installs from the pick, pinned to ${everything}, and connects`, async () => {
 				await runCommand(page, 'Browse MCP Registry…');
@@ -119,4 +124,21 @@ export async function scenarioRegistry({ args, inVSCode, step, shot, treeRow, ro
 		reg.stdin.end();
 		await once(reg, 'exit');
 	}
+}
+
+/** filesHolding lists the files under root whose bytes hold value (symbolic links not followed). */
+function filesHolding(root, value) {
+	const found = [];
+	for (const e of fs.readdirSync(root, { withFileTypes: true, recursive: true })) {
+		if (!e.isFile()) continue;
+		const p = path.join(e.parentPath, e.name);
+		let data;
+		try {
+			data = fs.readFileSync(p);
+		} catch {
+			continue; // a socket's or a file gone meanwhile
+		}
+		if (data.includes(value)) found.push(p);
+	}
+	return found;
 }
