@@ -112,9 +112,16 @@ type sidecar struct {
 // and initializes it. Stop it with stop.
 func startSidecar(b *testing.B, cfg string) *sidecar {
 	b.Helper()
+	return startSidecarEnv(b, cfg, os.Environ())
+}
+
+// startSidecarEnv is startSidecar with the sidecar's environment env
+// (HOME added).
+func startSidecarEnv(b *testing.B, cfg string, env []string) *sidecar {
+	b.Helper()
 	sidecarBin, _ := binaries(b)
 	cmd := exec.Command(sidecarBin, "--log-level", "error")
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(cfg))
+	cmd.Env = append(env, "HOME="+filepath.Dir(cfg))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/freecode/freecode/internal/protocol"
+	"github.com/freecode/freecode/telemetry/telemetrytest"
+)
+
+// BenchmarkTelemetryHop is the cost of OpenTelemetry export on a tool
+// call through the sidecar (issue 33): two freecode-serve processes in
+// one run, on the same demo server's echo, one with telemetry off (no
+// OTEL_* variable: the default) and one exporting traces, metrics and
+// events over OTLP/HTTP to a receiver on loopback in this process, with
+// the SDK's batching (its defaults: spans every 5 s, metrics every 60 s).
+// Rounds alternate the two, so that load that comes and goes falls on
+// both. It reports each one's p50 and p99, what telemetry adds at the
+// p50 (goal < 5 %), each sidecar's resident memory after the calls, and
+// how many spans reached the receiver (that export really ran).
+func BenchmarkTelemetryHop(b *testing.B) {
+	_, demoBin := binaries(b)
+	recv := telemetrytest.NewReceiver(b)
+	var quiet []string // this process's environment without OTEL_*
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			quiet = append(quiet, kv)
+		}
+	}
+	start := func(env []string) *sidecar {
+		cfg := writeConfig(b, []entry{{Name: "s", Type: "local", Command: []string{demoBin}, InheritEnv: true, Timeout: 30000}})
+		sc := startSidecarEnv(b, cfg, env)
+		sc.awaitConnected(b, []string{"s"})
+		return sc
+	}
+	off := start(quiet)
+	defer off.stop(b)
+	on := start(append(quiet, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL))
+	defer on.stop(b)
+
+	rawArgs, _ := json.Marshal(map[string]any{"message": "hello"})
+	execute := func(sc *sidecar) time.Duration {
+		t := time.Now()
+		res, err := sc.Execute(b.Context(), protocol.ToolCall{CallID: "c", Tool: "mcp__s__echo", Arguments: rawArgs})
+		d := time.Since(t)
+		if err != nil || len(res) != 1 || res[0].IsError {
+			b.Fatalf("execute: %v %+v", err, res)
+		}
+		return d
+	}
+	for range callWarmUp {
+		execute(off)
+		execute(on)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		execute(on)
+	}
+	b.StopTimer()
+
+	var viaOff, viaOn []time.Duration
+	for range callRounds {
+		for range callN {
+			viaOff = append(viaOff, execute(off))
+		}
+		for range callN {
+			viaOn = append(viaOn, execute(on))
+		}
+	}
+	report(b, "µs", samples{"off", viaOff}, samples{"on", viaOn})
+	b.ReportMetric(100*(us(percentile(viaOn, 50))/us(percentile(viaOff, 50))-1), "added-by-telemetry-p50-%")
+	for _, sc := range []struct {
+		name string
+		s    *sidecar
+	}{{"off", off}, {"on", on}} {
+		if kib, err := rssKiB(sc.s.cmd.Process.Pid); err == nil {
+			b.ReportMetric(float64(kib)/1024, sc.name+"-rss-MiB")
+		}
+	}
+	// The batch exporter sends every 5 s: wait (bounded) for the first
+	// export, so that a run where nothing was exported says so.
+	for deadline := time.Now().Add(15 * time.Second); len(recv.Spans()) == 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(recv.Spans()) == 0 {
+		b.Fatal("telemetry on, but no span reached the receiver")
+	}
+	b.ReportMetric(float64(len(recv.Spans())), "spans-received")
+}
