@@ -85,6 +85,10 @@ type MCP struct {
 	// RegistryURL is "mcp.registry.url": the MCP Registry `freecode mcp
 	// search` and `install` ask; "" means DefaultRegistryURL.
 	RegistryURL string
+	// Telemetry is "mcp.telemetry", the user's OpenTelemetry export
+	// (telemetry.go); nil if the key is absent. Never a project's: a
+	// project file's is a warning and nil.
+	Telemetry *Telemetry
 }
 
 // LogLevels are the MCP log levels (RFC 5424's severities), least severe

@@ -156,29 +156,37 @@ const (
 
 // ManagedTelemetry is the "telemetry" block of a managed file: the
 // organization's say over the OpenTelemetry export (package telemetry),
-// which wins over the user's environment. No user's or project's file has
-// such a block.
+// which wins over the user's block (Telemetry, mcp.telemetry) and
+// environment. A project's file has no such block.
 type ManagedTelemetry struct {
-	// Enabled is "enabled": nil when no file sets it (the environment
-	// decides), else on or off whatever the environment says.
+	// Enabled is "enabled": nil when no file sets it (the user's block
+	// or environment decides, and this block's endpoint, protocol and
+	// headers are not used), else on or off whatever those say.
 	Enabled *bool `json:"enabled,omitempty"`
-	// Endpoint is the OTLP/HTTP base URL ("https://otel.example.com:4318"),
-	// to which /v1/traces, /v1/metrics and /v1/logs are added; "" leaves
-	// it to the environment's.
+	// Endpoint is the OTLP base URL: for http/protobuf the URL /v1/traces,
+	// /v1/metrics and /v1/logs are added to ("https://otel.example.com:4318"),
+	// for grpc the collector's address as it is; "" leaves it to the
+	// user's.
 	Endpoint string `json:"endpoint,omitempty"`
-	// Protocol is "http/protobuf", the only one FreeCode speaks; "" is
-	// the same.
+	// Protocol is TelemetryProtocol or TelemetryProtocolGRPC; "" leaves
+	// it to the user's.
 	Protocol string `json:"protocol,omitempty"`
 	// Headers are sent with every export (an ingest key, say), in place
-	// of OTEL_EXPORTER_OTLP_HEADERS. Never shown or logged.
+	// of the user's; values may hold ${env:NAME} and ${secret:NAME}.
+	// Never shown or logged.
 	Headers map[string]string `json:"-"`
+	// Arguments is "arguments": whether a call's arguments and result are
+	// exported on its span (redacted as audit.arguments values are),
+	// whatever the user's block says; nil leaves it to the user's.
+	Arguments *bool `json:"arguments,omitempty"`
 	// From is the managed file that set each key ("enabled", "endpoint",
-	// "protocol", "headers"): a later file's key replaces an earlier
-	// one's, so the block may come from several (freecode policy).
+	// "protocol", "headers", "arguments"): a later file's key replaces an
+	// earlier one's, so the block may come from several (freecode policy).
 	From map[string]string `json:"from,omitempty"`
 }
 
-// TelemetryProtocol is the one OTLP protocol FreeCode exports with.
+// TelemetryProtocol is the default OTLP protocol, OTLP/HTTP with
+// protobuf bodies; TelemetryProtocolGRPC is the other one.
 const TelemetryProtocol = "http/protobuf"
 
 // ManagedRegistry is the "registry" block of a managed file: the MCP

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -408,77 +407,19 @@ func (d *managedDecoder) registry(raw json.RawMessage) {
 	}
 }
 
-var managedTelemetryKeys = []string{"enabled", "endpoint", "protocol", "headers"}
-
-// telemetry decodes the telemetry block; each field it sets replaces an
-// earlier file's. A value that cannot be read leaves that field to the
-// files before it (and the environment), and is an error: "enabled" that
-// is not a boolean turns nothing on, an endpoint that is not an http(s)
-// URL redirects nothing.
+// telemetry decodes the telemetry block (decodeTelemetry); each field it
+// sets replaces an earlier file's. A value that cannot be read leaves that
+// field to the files before it (and the user's), and is an error:
+// "enabled" that is not a boolean turns nothing on, an endpoint that is
+// not an http(s) URL redirects nothing.
 func (d *managedDecoder) telemetry(raw json.RawMessage) {
 	m, ok := d.object("telemetry", "", raw)
 	if !ok {
 		return
 	}
-	t, set := &d.part.telemetry, &d.part.telSet
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v := m[k]
-		if isNull(v) {
-			continue
-		}
-		fk := "telemetry." + k
-		switch k {
-		case "enabled":
-			var b bool
-			if json.Unmarshal(v, &b) != nil {
-				d.fail(fk, "", "want true or false")
-				continue
-			}
-			t.Enabled, set.enabled = &b, true
-		case "endpoint":
-			var s string
-			if json.Unmarshal(v, &s) != nil {
-				d.fail(fk, "", "want the URL of an OTLP/HTTP endpoint, such as \"https://otel.example.com:4318\"")
-				continue
-			}
-			u, err := url.Parse(s)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-				d.fail(fk, "", "want the http or https URL of an OTLP/HTTP endpoint, such as \"https://otel.example.com:4318\", with neither user info nor query")
-				continue
-			}
-			t.Endpoint, set.endpoint = s, true
-		case "protocol":
-			var s string
-			if json.Unmarshal(v, &s) != nil || s != TelemetryProtocol {
-				d.fail(fk, "", "want %q: FreeCode exports OTLP over HTTP with protobuf only (grpc is not built in)", TelemetryProtocol)
-				continue
-			}
-			t.Protocol, set.protocol = s, true
-		case "headers":
-			var h map[string]string
-			if json.Unmarshal(v, &h) != nil || h == nil {
-				d.fail(fk, "", "want an object of header names to string values")
-				continue
-			}
-			bad := false
-			for _, name := range slices.Sorted(maps.Keys(h)) {
-				if !validHeaderName(name) {
-					d.fail(fk, "", "%q is not a valid HTTP header name", name)
-					bad = true
-				} else if strings.ContainsAny(h[name], "\r\n\x00") {
-					// The value is a secret: the problem names the header only.
-					d.fail(fk, "", "the value of header %q holds a line break or NUL", name)
-					bad = true
-				}
-			}
-			if bad {
-				continue
-			}
-			t.Headers, set.headers = h, true
-		default:
-			d.unknown(fk, "", managedTelemetryKeys)
-		}
-	}
+	d.part.telemetry, d.part.telSet = decodeTelemetry("telemetry", m,
+		func(fk, msg string) { d.fail(fk, "", "%s", msg) },
+		func(fk string) { d.unknown(fk, "", telemetryKeys) })
 }
 
 // validHeaderName reports whether name is an HTTP header name (RFC 9110's

@@ -107,8 +107,8 @@ type managedPart struct {
 	audit      ManagedAudit
 	auditSet   struct{ dir, arguments, maxFileBytes bool }
 	registry   string // "registry.url", "" if not set
-	telemetry  ManagedTelemetry
-	telSet     struct{ enabled, endpoint, protocol, headers bool }
+	telemetry  Telemetry
+	telSet     telemetrySet
 	message    string
 	problems   []Problem
 }
@@ -286,6 +286,7 @@ func (mg *managedMerge) add(part *managedPart) {
 		{"endpoint", part.telSet.endpoint, func() { m.Telemetry.Endpoint = part.telemetry.Endpoint }},
 		{"protocol", part.telSet.protocol, func() { m.Telemetry.Protocol = part.telemetry.Protocol }},
 		{"headers", part.telSet.headers, func() { m.Telemetry.Headers = part.telemetry.Headers }},
+		{"arguments", part.telSet.arguments, func() { m.Telemetry.Arguments = part.telemetry.Arguments }},
 	} {
 		if !f.set {
 			continue

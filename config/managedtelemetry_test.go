@@ -41,13 +41,22 @@ func TestLoadManagedTelemetry(t *testing.T) {
 				From: map[string]string{"enabled": d + "10-off.json", "endpoint": ManagedSettingsName}},
 		},
 		{
+			name: "grpc, and the arguments",
+			files: map[string]string{
+				ManagedSettingsName: `{"telemetry": {"enabled": true, "endpoint": "http://127.0.0.1:4317", "protocol": "grpc"}}`,
+				d + "20-args.json":  `{"telemetry": {"arguments": false}}`,
+			},
+			want: ManagedTelemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317", Protocol: "grpc", Arguments: &off,
+				From: map[string]string{"enabled": ManagedSettingsName, "endpoint": ManagedSettingsName, "protocol": ManagedSettingsName, "arguments": d + "20-args.json"}},
+		},
+		{
 			name: "bad values",
 			files: map[string]string{ManagedSettingsName: `{"telemetry": {"enabled": "yes", "endpoint": "otel.example.com:4318",
-  "protocol": "grpc", "headers": {"x-api-key": "s3cret\nX", "bad name": "v"}, "logs": true}}`},
+  "protocol": "json", "headers": {"x-api-key": "s3cret\nX", "bad name": "v"}, "logs": true}}`},
 			problems: []string{
 				`managed-settings.json:1:27: telemetry.enabled: want true or false`,
-				`managed-settings.json:1:46: telemetry.endpoint: want the http or https URL of an OTLP/HTTP endpoint, such as "https://otel.example.com:4318", with neither user info nor query`,
-				`managed-settings.json:2:15: telemetry.protocol: want "http/protobuf": FreeCode exports OTLP over HTTP with protobuf only (grpc is not built in)`,
+				`managed-settings.json:1:46: telemetry.endpoint: want the http or https URL of an OTLP endpoint, with neither user info nor query: "https://otel.example.com:4318" (http/protobuf) or "https://otel.example.com:4317" (grpc)`,
+				`managed-settings.json:2:15: telemetry.protocol: want "http/protobuf" or "grpc"`,
 				`managed-settings.json:2:34: telemetry.headers: "bad name" is not a valid HTTP header name`,
 				`managed-settings.json:2:34: telemetry.headers: the value of header "x-api-key" holds a line break or NUL`,
 				`managed-settings.json:2:79: telemetry.logs: unknown key "logs" is ignored (warning)`,

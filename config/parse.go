@@ -107,6 +107,11 @@ func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
 	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
 		d.mcp(raw, cfg, scope, baseDir)
 	}
+	if _, ok := root["telemetry"]; ok && scope == ScopeProject {
+		// Not FreeCode's key in a user's file, which is shared; in a
+		// project's, a telemetry block anywhere is refused.
+		d.refuseProjectTelemetry("telemetry")
+	}
 	d.duplicates()
 	d.sandboxes(cfg, scope)
 	d.validate(cfg)
@@ -271,6 +276,12 @@ func (d *decoder) mcp(raw json.RawMessage, cfg *Config, scope, baseDir string) {
 			cfg.MCP.Sandbox = d.sandbox(key, "", v, baseDir)
 		case "registry":
 			d.mcpRegistry(key, v, &cfg.MCP.RegistryURL)
+		case "telemetry":
+			if scope == ScopeProject {
+				d.refuseProjectTelemetry(key)
+				continue
+			}
+			cfg.MCP.Telemetry = d.telemetry(key, v)
 		case keyTrusted:
 			cfg.Trusted = d.strings(key, "", v)
 		case keyApproved:

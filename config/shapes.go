@@ -12,7 +12,7 @@ import (
 // holds them to it, so a key added here is added there too.
 var (
 	mcpKeys = []string{keyServers, "pollInterval", "maxResultChars", "maxParallel", "deferTools",
-		"autoDeferTools", "autoDeferTokens", "idleTimeout", "logLevel", "sandbox", "registry", keyTrusted, keyApproved}
+		"autoDeferTools", "autoDeferTokens", "idleTimeout", "logLevel", "sandbox", "registry", "telemetry", keyTrusted, keyApproved}
 	serverKeys = []string{"name", "type", "command", "args", "env", "cwd", "inheritEnv", "enabled",
 		"timeout", "toolTimeout", "protocolVersion", "maxMessageBytes", "url", "transport", "headers",
 		"caBundle", "clientCert", "clientKey", "oauth", "deferTools", "start", "idleTimeout", "pinning", "sandbox", "registry"}
