@@ -170,3 +170,9 @@ const codeRejected = -32005
 
 // hide returns err with the server's secrets shown as ***.
 func (c *Conn) hide(err error) error { return c.redactor.Load().Error(err) }
+
+// Redact returns s with what the Conn hides in its logs and errors shown
+// as "***": the secrets its session resolved (${secret:NAME} values, the
+// credentials of its entry's env, headers and URL). The workspace passes
+// a call's arguments and result through it before telemetry exports them.
+func (c *Conn) Redact(s string) string { return c.redactor.Load().String(s) }

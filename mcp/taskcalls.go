@@ -130,6 +130,7 @@ func (o *FollowOptions) asking() (a asking, onChange func(*tasks.Task)) {
 // sampling request during a call goes to the call's Asker.
 func (c *Conn) FollowTask(ctx context.Context, t *tasks.Task, opts *FollowOptions) (*tasks.Task, error) {
 	a, onChange := opts.asking()
+	defer c.opts.Telemetry.taskFollowed(c.srv.Name)()
 	return c.follow(ctx, t, a, onChange)
 }
 
@@ -212,7 +213,9 @@ func (c *Conn) settleTask(ctx context.Context, name string, t *tasks.Task, opts 
 			onProgress(Progress{Message: msg})
 		}
 	}
+	done := opts.Telemetry.taskFollowed(c.srv.Name)
 	final, err := c.follow(ctx, t, asking{callID: opts.ID, asker: opts.Asker}, onChange)
+	done()
 	if err != nil {
 		if ctx.Err() != nil {
 			c.cancelAbandoned(ctx, t.TaskID)
@@ -257,6 +260,7 @@ func (m *Manager) FollowTask(ctx context.Context, server string, t *tasks.Task, 
 	}
 	a, onChange := opts.asking()
 	mt := managerTasks{m, server, a}
+	defer m.opts.ConnOptions.Telemetry.taskFollowed(server)()
 	return tasks.Follow(ctx, mt, t, tasks.FollowOptions{OnChange: onChange, Answer: mt.answer})
 }
 

@@ -21,7 +21,8 @@ import (
 // OpenTelemetry MCP semantic conventions describe it: a client span named
 // "tools/call {tool}" and the mcp.client.operation.duration histogram;
 // and of each session (ConnOptions.Telemetry): a span per connect,
-// "freecode.connect", and the mcp.client.session.duration histogram.
+// "freecode.connect", and the mcp.client.session.duration histogram;
+// and the MCP Tasks followed to their end, freecode.tasks.running.
 // It holds the OpenTelemetry API's tracer and instruments, never the
 // SDK's: the commands choose the providers (package telemetry). A nil
 // *Telemetry records nothing; the trace context of CallOptions.Trace is
@@ -30,6 +31,7 @@ type Telemetry struct {
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
 	session  metric.Float64Histogram
+	tasks    metric.Int64UpDownCounter
 }
 
 const instrumentationScope = "github.com/freecode/freecode/mcp"
@@ -55,8 +57,22 @@ func NewTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *Telemetry {
 		t.session, _ = mp.Meter(instrumentationScope).Float64Histogram("mcp.client.session.duration",
 			metric.WithUnit("s"), metric.WithDescription("The duration of the MCP session as observed on the MCP client."),
 			metric.WithExplicitBucketBoundaries(durationBuckets...))
+		t.tasks, _ = mp.Meter(instrumentationScope).Int64UpDownCounter("freecode.tasks.running",
+			metric.WithUnit("{task}"), metric.WithDescription("The MCP Tasks FreeCode follows to their end (a call awaiting its task, a task tracked for a frontend), by server."))
 	}
 	return t
+}
+
+// taskFollowed counts a task of server as running until the returned
+// function is called, when FreeCode stops following it (it ended, or
+// FreeCode gave up or stops).
+func (t *Telemetry) taskFollowed(server string) func() {
+	if t == nil || t.tasks == nil {
+		return func() {}
+	}
+	attrs := metric.WithAttributes(attribute.String("freecode.server", server))
+	t.tasks.Add(context.Background(), 1, attrs)
+	return func() { t.tasks.Add(context.Background(), -1, attrs) }
 }
 
 // networkTransport is network.transport of a server: "pipe" for stdio,

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"encoding/json"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -39,6 +41,11 @@ type CallRecord struct {
 	Answer AnswerDecision
 	// Result is the call's result.
 	Result *ToolResult
+	// Span is the span context of the call's execute_tool span
+	// (telemetry.go): its line's event carries it, so that the two are
+	// found together. Not valid when nothing traces (nor a frontend's
+	// traceparent came).
+	Span trace.SpanContext
 }
 
 // noteRule keeps the rule of a decision for the audit trail.
@@ -49,6 +56,22 @@ func (p *prepared) noteRule(d permissions.Decision) {
 	} else {
 		p.rule = nil
 	}
+}
+
+// record is the CallRecord of the call p, which ended with r.
+func record(p *prepared, r *ToolResult, eo *ExecOptions) CallRecord {
+	rec := CallRecord{
+		Frontend: eo.Frontend, CallID: p.call.CallID, Tool: p.call.Tool,
+		Decision: r.Decision, Rule: p.rule, Answer: p.answer, Result: r,
+		Args: p.call.Arguments,
+	}
+	if p.tool != nil {
+		rec.Tool, rec.Server, rec.Name = p.tool.ID, p.tool.Server, p.tool.Name
+	}
+	if p.span != nil {
+		rec.Span = p.span.SpanContext()
+	}
+	return rec
 }
 
 // audit tells the Auditor of every call of a batch.
@@ -63,15 +86,7 @@ func (o *Orchestrator) audit(preps []prepared, results []ToolResult, eo *ExecOpt
 		if p.askedLater {
 			continue
 		}
-		rec := CallRecord{
-			Frontend: eo.Frontend, CallID: p.call.CallID, Tool: p.call.Tool,
-			Decision: results[i].Decision, Rule: p.rule, Answer: p.answer, Result: &results[i],
-			Args: p.call.Arguments,
-		}
-		if p.tool != nil {
-			rec.Tool, rec.Server, rec.Name = p.tool.ID, p.tool.Server, p.tool.Name
-		}
-		recs = append(recs, rec)
+		recs = append(recs, record(p, &results[i], eo))
 	}
 	if len(recs) > 0 {
 		a.AuditCalls(recs)

@@ -63,6 +63,12 @@ type Options struct {
 	// every batch and call (telemetry.go); nil records none.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// SpanContent, if set, is what of a call's arguments and result its
+	// execute_tool span carries, as gen_ai.tool.call.arguments and
+	// gen_ai.tool.call.result ("" leaves one out), asked as the span
+	// ends: the privacy setting's opt-in (the workspace's
+	// TelemetryArguments), which redacts them. Nil: neither is recorded.
+	SpanContent func(CallRecord) (args, result string)
 }
 
 // Orchestrator runs batches of tool calls against a Registry.
@@ -213,7 +219,7 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 		}
 		o.runGroup(ctx, preps[i:j], results[i:j], eo)
 		for k := i; k < j; k++ {
-			o.tel.endCall(preps[k].span, &preps[k], &results[k])
+			o.tel.endCall(preps[k].span, &preps[k], &results[k], o.spanContent(&preps[k], &results[k], eo))
 		}
 		i = j
 	}

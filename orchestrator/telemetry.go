@@ -25,8 +25,10 @@ import (
 //	  └ freecode.attempt                 each attempt at the tool (a retry is a second)
 //	    └ tools/call {tool}              the MCP request (mcp.Telemetry)
 //
-// Arguments and results are never recorded; the spans say which tool ran,
-// what decided it and how it ended.
+// Arguments and results are not recorded unless Options.SpanContent says
+// what of them to record (the user's or the organization's opt-in, which
+// redacts them); the spans say which tool ran, what decided it and how it
+// ended.
 
 const instrumentationScope = "github.com/freecode/freecode/orchestrator"
 
@@ -40,6 +42,9 @@ const (
 	attrServer     = "freecode.server"
 	attrFrontend   = "freecode.frontend"
 	attrAttempt    = "freecode.attempt"
+	// The GenAI conventions' opt-in attributes of execute_tool.
+	attrCallArguments = "gen_ai.tool.call.arguments"
+	attrCallResult    = "gen_ai.tool.call.result"
 )
 
 // instruments are the orchestrator's tracer and metrics.
@@ -170,8 +175,9 @@ func outcome(r *ToolResult) string {
 	return "ok"
 }
 
-// endCall ends a call's span with what became of it, and counts it.
-func (in *instruments) endCall(span trace.Span, p *prepared, r *ToolResult) {
+// endCall ends a call's span with what became of it, and content (its
+// arguments and result, when they are recorded), and counts it.
+func (in *instruments) endCall(span trace.Span, p *prepared, r *ToolResult, content []attribute.KeyValue) {
 	out := outcome(r)
 	attrs := ruleAttrs(p, r.Decision)
 	if p.tool != nil {
@@ -190,9 +196,26 @@ func (in *instruments) endCall(span trace.Span, p *prepared, r *ToolResult) {
 		span.SetStatus(codes.Error, "the call "+map[string]string{"invalid": "was not valid", "denied": "was denied",
 			"unknown": "lost its answer", "error": "failed"}[out])
 	}
-	span.SetAttributes(attrs...)
+	span.SetAttributes(append(attrs, content...)...)
 	span.End()
 	in.calls.Add(context.Background(), 1, metric.WithAttributes(attribute.String(attrDecision, string(r.Decision)), attribute.String(attrOutcome, out)))
+}
+
+// spanContent is what Options.SpanContent says of the call p for its
+// span, nil without it or when the call is not recorded (no tracer).
+func (o *Orchestrator) spanContent(p *prepared, r *ToolResult, eo *ExecOptions) []attribute.KeyValue {
+	if o.opts.SpanContent == nil || p.span == nil || !p.span.IsRecording() {
+		return nil
+	}
+	args, result := o.opts.SpanContent(record(p, r, eo))
+	var attrs []attribute.KeyValue
+	if args != "" {
+		attrs = append(attrs, attribute.String(attrCallArguments, args))
+	}
+	if result != "" {
+		attrs = append(attrs, attribute.String(attrCallResult, result))
+	}
+	return attrs
 }
 
 // endAttempt ends an attempt's span.

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,7 +30,7 @@ func (w *Workspace) AuditCalls(recs []orchestrator.CallRecord) {
 		at = time.Now()
 	}
 	for i, rec := range recs {
-		calls[i] = pendingCall{e: w.callEvent(rec), args: rec.Args, at: at}
+		calls[i] = pendingCall{e: w.callEvent(rec), args: rec.Args, at: at, span: rec.Span}
 		if args && len(rec.Args) > 0 {
 			calls[i].e.Args = json.RawMessage{} // the writer puts the values in
 		}
@@ -88,8 +89,11 @@ func firstText(r *orchestrator.ToolResult) string {
 
 // redactArgs returns the canonical arguments with the values of members
 // whose names look like credentials (token, key, secret, password…) as
-// "***", at any depth: the trail keeps what a call did, not its secrets.
-func redactArgs(raw json.RawMessage) json.RawMessage {
+// "***", at any depth: the trail keeps what a call did, not its secrets;
+// so does telemetry, when it exports arguments (telemetry.go). masked,
+// if not nil, is given the strings of the values masked (those of
+// minMasked bytes or more), for what else may repeat them.
+func redactArgs(raw json.RawMessage, masked *[]string) json.RawMessage {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return nil
@@ -100,6 +104,9 @@ func redactArgs(raw json.RawMessage) json.RawMessage {
 		case map[string]any:
 			for k, val := range x {
 				if mcp.SecretName(k) {
+					if masked != nil {
+						leaves(val, masked)
+					}
 					x[k] = "***"
 				} else {
 					x[k] = walk(val)
@@ -117,6 +124,28 @@ func redactArgs(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// leaves adds the strings and numbers of v, at any depth, to out.
+func leaves(v any, out *[]string) {
+	switch x := v.(type) {
+	case string:
+		if len(x) >= minMasked {
+			*out = append(*out, x)
+		}
+	case float64:
+		if s := strconv.FormatFloat(x, 'f', -1, 64); len(s) >= minMasked {
+			*out = append(*out, s)
+		}
+	case map[string]any:
+		for _, e := range x {
+			leaves(e, out)
+		}
+	case []any:
+		for _, e := range x {
+			leaves(e, out)
+		}
+	}
 }
 
 // definitionHash returns the hash of the definition of server's tool

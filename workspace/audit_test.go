@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/freecode/freecode/config"
@@ -72,9 +73,15 @@ func TestAuditTrail(t *testing.T) {
 // With the policy's audit.arguments, the values are kept, those of
 // members named like credentials masked.
 func TestRedactArgs(t *testing.T) {
-	got := redactArgs(json.RawMessage(`{"path":"/a","apiKey":"s3cret","nested":{"password":"p","list":[{"Authorization":"Bearer x","n":1}]}}`))
+	var masked []string
+	got := redactArgs(json.RawMessage(`{"path":"/a","apiKey":"s3cret","nested":{"password":"p","list":[{"Authorization":"Bearer x","n":1}]}}`), &masked)
 	want := `{"apiKey":"***","nested":{"list":[{"Authorization":"***","n":1}],"password":"***"},"path":"/a"}`
 	if string(got) != want {
 		t.Errorf("redactArgs = %s, want %s", got, want)
+	}
+	// The values masked, for telemetry's result (those of 4 bytes or more).
+	slices.Sort(masked)
+	if want := []string{"Bearer x", "s3cret"}; !slices.Equal(masked, want) {
+		t.Errorf("masked %q, want %q", masked, want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/freecode/freecode/internal/audit"
 )
 
@@ -66,6 +68,8 @@ type pendingCall struct {
 	e    audit.Event
 	args json.RawMessage
 	at   time.Time // when the call was over, its event's time
+	// span is the call's execute_tool span, which its event names.
+	span trace.SpanContext
 }
 
 func (t *trail) start() {
@@ -189,10 +193,11 @@ func (t *trail) writeItems(items []trailItem) {
 				e := c.e
 				e.ArgsSHA256 = audit.ArgsHash(c.args)
 				if e.Args != nil {
-					e.Args = redactArgs(c.args)
+					e.Args = redactArgs(c.args, nil)
 				}
 				if t.events != nil {
-					t.events(context.Background(), e, c.at)
+					// The event carries the trace and span id of the call's span.
+					t.events(trace.ContextWithSpanContext(context.Background(), c.span), e, c.at)
 				}
 				es = append(es, e)
 			}

@@ -90,11 +90,18 @@ type Options struct {
 	// OnCallEvent is handed each call's audit line as the trail's writer
 	// makes it, with the time the call was over, whether or not the line
 	// can be written: telemetry's freecode.tool_decision events
-	// (telemetry.Providers.CallEvents), one source with the trail. The
+	// (telemetry.Providers.CallEvents), one source with the trail; ctx
+	// holds the span context of the call's execute_tool span. The
 	// line may hold the arguments' values (the policy's audit.arguments);
 	// OnCallEvent takes what it sends of it. It is called from one
 	// goroutine, the writer's, and should not block. Nil: none.
 	OnCallEvent func(ctx context.Context, e audit.Event, at time.Time)
+	// TelemetryArguments puts each call's arguments and result on its
+	// execute_tool span (gen_ai.tool.call.arguments, .result), redacted as
+	// the audit trail's argument values are, masked of its server's
+	// secrets and cut to 4 KiB (telemetry.go): the telemetry block's
+	// "arguments": true (telemetry.Providers.Arguments). False: never.
+	TelemetryArguments bool
 }
 
 // Workspace is one running FreeCode for one project root. Its methods are
@@ -152,9 +159,10 @@ type Workspace struct {
 	settled settleSignal
 	events  fanout
 	tasks   *taskTracker
-	tel     *mcp.Telemetry     // the MCP requests' spans and durations
-	trail   trail              // the audit trail (audit.go)
-	secrets *secretstore.Store // the user's secrets (secrets.go); nil without a home
+	tel     *mcp.Telemetry      // the MCP requests' spans and durations
+	gauges  metric.Registration // freecode.servers (telemetry.go); nil without a meter
+	trail   trail               // the audit trail (audit.go)
+	secrets *secretstore.Store  // the user's secrets (secrets.go); nil without a home
 
 	closeOnce sync.Once
 
@@ -293,7 +301,7 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		w.reg, w.runner, w.events.publish, w.logger,
 		config.WatchOptions{Debounce: w.opts.Debounce, ForcePoll: w.opts.ForcePoll, Logger: w.logger})
 	w.perms = &permissions.Set{}
-	w.orch = orchestrator.New(w.reg, &orchestrator.Options{
+	oopts := &orchestrator.Options{
 		Permissions: w.perms,
 		UserDir:     filepath.Dir(w.files.config),
 		ProjectDir:  w.root,
@@ -305,7 +313,11 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 
 		TracerProvider: w.opts.TracerProvider,
 		MeterProvider:  w.opts.MeterProvider,
-	})
+	}
+	if w.opts.TelemetryArguments {
+		oopts.SpanContent = w.spanContent // called once the Manager is made: no call comes before
+	}
+	w.orch = orchestrator.New(w.reg, oopts)
 	if w.opts.TracerProvider != nil || w.opts.MeterProvider != nil {
 		w.tel = mcp.NewTelemetry(w.opts.TracerProvider, w.opts.MeterProvider)
 	}
@@ -375,6 +387,11 @@ func New(ctx context.Context, opts *Options) (*Workspace, error) {
 		Manifest: w.pins.listing,
 	})
 	w.tasks.mgr, w.tasks.orch = w.mgr, w.orch
+	if w.opts.MeterProvider != nil {
+		if w.gauges, err = w.observeServers(w.opts.MeterProvider); err != nil {
+			w.logger.Warn("telemetry: the servers' gauge cannot be read", "error", err)
+		}
+	}
 	w.defs.start()
 	w.apply(ctx, st)
 	w.tasks.resume() // once the servers are configured: a task of one gone fails
@@ -414,6 +431,9 @@ func (f files) rules() []string {
 // call more than once. The order is the one stated at Workspace.
 func (w *Workspace) Close() error {
 	w.closeOnce.Do(func() {
+		if w.gauges != nil {
+			w.gauges.Unregister() // nothing reads the statuses of a closed workspace
+		}
 		w.watcher.Close()
 		w.reloadMu.Lock() // an Approve or SetTrusted in flight ends first
 		w.closed = true
