@@ -1,25 +1,24 @@
 // Package telemetry sets up FreeCode's OpenTelemetry export: the trace
-// and meter providers whose spans and metrics the orchestrator and the
-// MCP client record through the OpenTelemetry API, and the logger
-// provider of the freecode.tool_decision events (events.go), sent over OTLP/HTTP
-// (protobuf) to what the user's environment or the organization's
-// managed settings name, and nowhere else.
+// and meter providers whose spans and metrics the orchestrator, the
+// workspace and the MCP client record through the OpenTelemetry API, and
+// the logger provider of the freecode.tool_decision events (events.go),
+// sent over OTLP, http/protobuf or gRPC (exporters.go), to what the
+// organization's managed settings, the user's config file (mcp.telemetry)
+// or the user's environment name, and nowhere else.
 //
-// It is off by default. The user turns it on with the standard variables
-// of the process that runs FreeCode (OTEL_EXPORTER_OTLP_ENDPOINT, or
+// It is off by default. ResolveUser (resolve.go) decides: the managed
+// settings' "telemetry" block turns it on or off whatever the rest says,
+// and may name the endpoint, protocol and headers; then the user's
+// mcp.telemetry block; then the standard variables of the process that
+// runs FreeCode (OTEL_EXPORTER_OTLP_ENDPOINT, or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, _METRICS_ENDPOINT and
-// _LOGS_ENDPOINT, with OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER /
-// OTEL_LOGS_EXPORTER not "none"); the managed
-// settings' "telemetry" block turns it on or off whatever those say, and
-// may name the endpoint and its headers. No server entry's environment
-// and no project file has a say: there is no such key. The SDK's own
-// variables still apply to what they cover (OTEL_EXPORTER_OTLP_HEADERS,
-// _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_SERVICE_NAME,
-// OTEL_RESOURCE_ATTRIBUTES, OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*,
-// OTEL_BLRP_*).
-//
-// Only gRPC is left out (OTEL_EXPORTER_OTLP_PROTOCOL=grpc is refused):
-// its exporters would bring grpc-go into every binary.
+// _LOGS_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL and its per-signal forms,
+// with OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER
+// not "none"). No server entry's environment and no project file has a
+// say. The SDK's own variables still apply to what they cover
+// (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE,
+// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*, OTEL_BLRP_*).
 package telemetry
 
 import (
@@ -27,29 +26,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otellog "go.opentelemetry.io/otel/log"
 	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/audit"
 )
 
@@ -58,136 +50,67 @@ import (
 // otherwise.
 const ServiceName = "freecode"
 
-// Settings are what Resolve decided: where each signal goes, or why
-// nothing is sent.
+// Settings are what Resolve decided: where each signal goes and how, or
+// why nothing is sent.
 type Settings struct {
-	// TracesURL, MetricsURL and LogsURL are the full OTLP/HTTP URLs the
-	// exporters post to ("https://otel.example.com:4318/v1/traces"); ""
-	// leaves that signal off. Logs are the events.
+	// TracesURL, MetricsURL and LogsURL are where each signal is sent;
+	// "" leaves that signal off. Logs are the events. Over http/protobuf
+	// the full URL the exporter posts to
+	// ("https://otel.example.com:4318/v1/traces"); over gRPC the
+	// collector's endpoint as given ("http://127.0.0.1:4317": http is
+	// without TLS).
 	TracesURL, MetricsURL, LogsURL string
-	// Headers are the managed settings' headers, sent in place of
+	// TracesProtocol, MetricsProtocol and LogsProtocol are each signal's
+	// protocol, ProtocolHTTP or ProtocolGRPC; "" is ProtocolHTTP.
+	TracesProtocol, MetricsProtocol, LogsProtocol string
+	// Headers are a block's headers, sent in place of
 	// OTEL_EXPORTER_OTLP_HEADERS; nil leaves the headers to that
 	// variable. Never shown or logged.
 	Headers map[string]string
-	// Source says who turned it on or off: "environment" or "managed
-	// settings".
+	// Arguments exports a call's arguments and result on its execute_tool
+	// span, redacted as the audit trail's are (Providers.Arguments);
+	// ArgumentsFrom is the source that asked for it.
+	Arguments     bool
+	ArgumentsFrom string
+	// Source says who turned it on or off: SourceEnvironment,
+	// SourceManaged, or the user's config file ("your config file
+	// /home/me/.freecode/config.json").
 	Source string
-	// Off says why nothing is sent, when neither URL is set.
+	// Off says why nothing is sent, when no URL is set.
 	Off string
 }
 
 // Enabled reports whether any signal is exported.
 func (s Settings) Enabled() bool { return s.TracesURL != "" || s.MetricsURL != "" || s.LogsURL != "" }
 
-// Protocol is the one protocol FreeCode exports with.
-const Protocol = config.TelemetryProtocol
-
-// Resolve decides the export from the managed policy m (nil: none) and
-// the process's environment (getenv, os.Getenv in the commands). A
-// managed "enabled" wins over the environment either way; its endpoint
-// and headers over the variables'. The error says what was refused (a
-// gRPC protocol, an endpoint that is no URL); the settings are then off.
-func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
-	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	if m != nil && m.Telemetry.Enabled != nil {
-		mt := m.Telemetry
-		if !*mt.Enabled {
-			return Settings{Source: "managed settings", Off: "turned off by the managed settings"}, nil
-		}
-		s := Settings{Source: "managed settings", Headers: mt.Headers}
-		if mt.Endpoint != "" {
-			s.TracesURL = signalURL(mt.Endpoint, "traces")
-			s.MetricsURL = signalURL(mt.Endpoint, "metrics")
-			s.LogsURL = signalURL(mt.Endpoint, "logs")
-			return s, nil
-		}
-		// On, with the endpoint the user's environment names.
-		var err error
-		if s.TracesURL, err = envURL(env, "TRACES", "traces"); err != nil {
-			return Settings{Off: err.Error()}, err
-		}
-		if s.MetricsURL, err = envURL(env, "METRICS", "metrics"); err != nil {
-			return Settings{Off: err.Error()}, err
-		}
-		if s.LogsURL, err = envURL(env, "LOGS", "logs"); err != nil {
-			return Settings{Off: err.Error()}, err
-		}
-		if !s.Enabled() {
-			s.Off = "turned on by the managed settings, which name no endpoint, and OTEL_EXPORTER_OTLP_ENDPOINT is not set"
-			return s, errors.New(s.Off)
-		}
-		return s, nil
-	}
-	if strings.EqualFold(env("OTEL_SDK_DISABLED"), "true") {
-		return Settings{Source: "environment", Off: "OTEL_SDK_DISABLED is true"}, nil
-	}
-	s := Settings{Source: "environment"}
-	for _, sig := range []struct {
-		upper, path string
-		url         *string
-	}{{"TRACES", "traces", &s.TracesURL}, {"METRICS", "metrics", &s.MetricsURL}, {"LOGS", "logs", &s.LogsURL}} {
-		if !exporterOTLP(env("OTEL_" + sig.upper + "_EXPORTER")) {
+// Protocols says the protocols in use: "http/protobuf", "grpc", or
+// "grpc (traces), http/protobuf (metrics, logs)" when they differ.
+func (s Settings) Protocols() string {
+	by := map[string][]string{}
+	var order []string
+	for _, sig := range s.signals() {
+		if *sig.url == "" {
 			continue
 		}
-		for _, k := range []string{"OTEL_EXPORTER_OTLP_" + sig.upper + "_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-			if p := env(k); p != "" {
-				if p != Protocol {
-					err := fmt.Errorf("%s=%s: FreeCode exports OTLP over %s only (gRPC is not built in)", k, p, Protocol)
-					return Settings{Off: err.Error()}, err
-				}
-				break
-			}
+		p := cmpOr(*sig.protocol, ProtocolHTTP)
+		if by[p] == nil {
+			order = append(order, p)
 		}
-		u, err := envURL(env, sig.upper, sig.path)
-		if err != nil {
-			return Settings{Off: err.Error()}, err
-		}
-		*sig.url = u
+		by[p] = append(by[p], sig.name)
 	}
-	if !s.Enabled() {
-		s.Off = "no OTEL_EXPORTER_OTLP_ENDPOINT in the environment, and no managed setting turns it on"
+	if len(order) <= 1 {
+		return strings.Join(order, "")
 	}
-	return s, nil
+	var parts []string
+	for _, p := range order {
+		parts = append(parts, p+" ("+strings.Join(by[p], ", ")+")")
+	}
+	return strings.Join(parts, ", ")
 }
 
-// exporterOTLP reports whether OTEL_{TRACES,METRICS,LOGS}_EXPORTER, v, asks
-// for OTLP: unset (the default), or a list that names otlp.
-func exporterOTLP(v string) bool {
-	if v == "" {
-		return true
-	}
-	for e := range strings.SplitSeq(v, ",") {
-		if strings.TrimSpace(e) == "otlp" {
-			return true
-		}
-	}
-	return false
-}
-
-// envURL is a signal's URL as the OTLP exporter specification reads the
-// variables: the signal's own endpoint as it is, else the common one
-// with v1/<signal> added; "" when neither is set.
-func envURL(env func(string) string, upper, path string) (string, error) {
-	k := "OTEL_EXPORTER_OTLP_" + upper + "_ENDPOINT"
-	u := env(k)
-	if u == "" {
-		k = "OTEL_EXPORTER_OTLP_ENDPOINT"
-		if u = env(k); u == "" {
-			return "", nil
-		}
-		u = signalURL(u, path)
-	}
-	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return "", fmt.Errorf("%s is not an http or https URL", k)
-	}
-	return u, nil
-}
-
-// signalURL adds v1/<signal> to a base endpoint.
-func signalURL(base, signal string) string {
-	return strings.TrimRight(base, "/") + "/v1/" + signal
-}
+// Protocol is the default protocol FreeCode exports with (ProtocolHTTP);
+// Settings.Protocols says the ones in use.
+const Protocol = ProtocolHTTP
 
 // Options configures Start. A nil *Options means defaults.
 type Options struct {
@@ -195,6 +118,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is FreeCode's, the service.version; "" leaves it out.
 	Version string
+	// ConfigPath is the user's config file whose mcp.telemetry
+	// StartProcess reads ("": config.DefaultPath()).
+	ConfigPath string
+	// Secrets resolves the ${secret:NAME} of the headers, for
+	// StartProcess; nil: the user's secret store.
+	Secrets func(name string) (string, bool)
 }
 
 // Providers are what the rest of FreeCode records with: no-op ones when
@@ -208,6 +137,9 @@ type Providers struct {
 	// event (Decisions.Emit): workspace.Options.OnCallEvent. Nil when
 	// events are off, so that nothing is made of the lines.
 	CallEvents func(context.Context, audit.Event, time.Time)
+	// Arguments is Settings.Arguments of a tracer that exports:
+	// workspace.Options.TelemetryArguments.
+	Arguments bool
 
 	shutdown []func(context.Context) error
 }
@@ -242,16 +174,16 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 	}
 	p := Off()
 	if s.TracesURL != "" {
-		exp, err := otlptracehttp.New(ctx, traceOptions(s)...)
+		exp, err := traceExporter(ctx, s, once{})
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: traces exporter: %w", err)
 		}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-		p.Tracer = tp
+		p.Tracer, p.Arguments = tp, s.Arguments
 		p.shutdown = append(p.shutdown, tp.Shutdown)
 	}
 	if s.MetricsURL != "" {
-		exp, err := otlpmetrichttp.New(ctx, metricOptions(s)...)
+		exp, err := metricExporter(ctx, s, once{})
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("telemetry: metrics exporter: %w", err), p.Shutdown(ctx))
 		}
@@ -260,7 +192,7 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		p.shutdown = append(p.shutdown, mp.Shutdown)
 	}
 	if s.LogsURL != "" {
-		exp, err := otlploghttp.New(ctx, logOptions(s)...)
+		exp, err := logExporter(ctx, s, once{})
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("telemetry: logs exporter: %w", err), p.Shutdown(ctx))
 		}
@@ -269,7 +201,8 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		p.CallEvents = NewDecisions(lp).Emit
 		p.shutdown = append(p.shutdown, lp.Shutdown)
 	}
-	log.Info("telemetry on", "source", s.Source, "traces", s.TracesURL, "metrics", s.MetricsURL, "logs", s.LogsURL, "protocol", Protocol)
+	log.Info("telemetry on", "source", s.Source, "traces", s.TracesURL, "metrics", s.MetricsURL, "logs", s.LogsURL,
+		"protocol", s.Protocols(), "arguments", s.Arguments)
 	return p, nil
 }
 
@@ -297,158 +230,21 @@ func newResource(ctx context.Context, version string) (*resource.Resource, error
 	return res, nil // a partial resource (a bad OTEL_RESOURCE_ATTRIBUTES entry) still names the service
 }
 
-func traceOptions(s Settings, extra ...otlptracehttp.Option) []otlptracehttp.Option {
-	o := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(s.TracesURL)}
-	if s.Headers != nil {
-		o = append(o, otlptracehttp.WithHeaders(s.Headers))
-	}
-	return append(o, extra...)
-}
-
-func metricOptions(s Settings, extra ...otlpmetrichttp.Option) []otlpmetrichttp.Option {
-	o := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(s.MetricsURL)}
-	if s.Headers != nil {
-		o = append(o, otlpmetrichttp.WithHeaders(s.Headers))
-	}
-	return append(o, extra...)
-}
-
-func logOptions(s Settings, extra ...otlploghttp.Option) []otlploghttp.Option {
-	o := []otlploghttp.Option{otlploghttp.WithEndpointURL(s.LogsURL)}
-	if s.Headers != nil {
-		o = append(o, otlploghttp.WithHeaders(s.Headers))
-	}
-	return append(o, extra...)
-}
-
-// TestResult is what Test found of each signal: nil for an export the
-// endpoint accepted.
-type TestResult struct {
-	Traces, Metrics, Logs error
-}
-
-// Test sends one span, one metric point and one event to the endpoints s names, each
-// export at once and without retries, and returns what became of each
-// (`freecode telemetry test`). A signal that is off is not tried.
-func Test(ctx context.Context, s Settings, timeout time.Duration) (TestResult, error) {
-	var r TestResult
-	if !s.Enabled() {
-		return r, errors.New("telemetry is off: " + s.Off)
-	}
-	res, err := newResource(ctx, "")
-	if err != nil {
-		return r, err
-	}
-	if s.TracesURL != "" {
-		r.Traces = testTraces(ctx, s, res, timeout)
-	}
-	if s.MetricsURL != "" {
-		r.Metrics = testMetrics(ctx, s, res, timeout)
-	}
-	if s.LogsURL != "" {
-		r.Logs = testLogs(ctx, s, res, timeout)
-	}
-	return r, nil
-}
-
-func testTraces(ctx context.Context, s Settings, res *resource.Resource, timeout time.Duration) error {
-	exp, err := otlptracehttp.New(ctx, traceOptions(s, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}), otlptracehttp.WithTimeout(timeout))...)
-	if err != nil {
-		return err
-	}
-	defer exp.Shutdown(context.WithoutCancel(ctx))
-	// The span is recorded, then exported by hand, so that the export's
-	// own error comes back rather than going to the error handler.
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithResource(res))
-	_, span := tp.Tracer(scope).Start(ctx, "freecode telemetry test")
-	span.SetAttributes(attribute.String("freecode.test", "true"))
-	span.End()
-	if err := tp.Shutdown(ctx); err != nil {
-		return err
-	}
-	return exp.ExportSpans(ctx, rec.Ended())
-}
-
-func testMetrics(ctx context.Context, s Settings, res *resource.Resource, timeout time.Duration) error {
-	exp, err := otlpmetrichttp.New(ctx, metricOptions(s, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}), otlpmetrichttp.WithTimeout(timeout))...)
-	if err != nil {
-		return err
-	}
-	defer exp.Shutdown(context.WithoutCancel(ctx))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
-	defer mp.Shutdown(context.WithoutCancel(ctx))
-	c, err := mp.Meter(scope).Int64Counter("freecode.telemetry.test", metric.WithDescription("One point sent by freecode telemetry test."))
-	if err != nil {
-		return err
-	}
-	c.Add(ctx, 1)
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		return err
-	}
-	return exp.Export(ctx, &rm)
-}
-
-func testLogs(ctx context.Context, s Settings, res *resource.Resource, timeout time.Duration) error {
-	exp, err := otlploghttp.New(ctx, logOptions(s, otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(timeout))...)
-	if err != nil {
-		return err
-	}
-	defer exp.Shutdown(context.WithoutCancel(ctx))
-	// As with the span: kept, then exported by hand for the error.
-	var rec recordKeeper
-	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(&rec), sdklog.WithResource(res))
-	var r otellog.Record
-	r.SetEventName("freecode.telemetry.test")
-	r.SetTimestamp(time.Now())
-	r.SetSeverity(otellog.SeverityInfo)
-	r.AddAttributes(attribute.String("freecode.test", "true"))
-	lp.Logger(scope).Emit(ctx, r)
-	if err := lp.Shutdown(ctx); err != nil {
-		return err
-	}
-	return exp.Export(ctx, rec.records)
-}
-
-// recordKeeper is a log processor that keeps what is emitted (one
-// goroutine emits, in Test).
-type recordKeeper struct{ records []sdklog.Record }
-
-func (k *recordKeeper) OnEmit(_ context.Context, r *sdklog.Record) error {
-	k.records = append(k.records, r.Clone())
-	return nil
-}
-func (*recordKeeper) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
-func (*recordKeeper) Shutdown(context.Context) error                         { return nil }
-func (*recordKeeper) ForceFlush(context.Context) error                       { return nil }
-
-// scope is the instrumentation scope of the test's span, metric and event.
-const scope = "github.com/freecode/freecode/telemetry"
-
-// FromProcess resolves the settings of this process: the machine's
-// managed settings (config.LoadManaged) over its own environment. A
-// managed policy that cannot be read leaves telemetry off, since it may
-// be what turns it off.
-func FromProcess(getenv func(string) string) (Settings, error) {
-	m, err := config.LoadManaged()
-	if err != nil {
-		err = fmt.Errorf("telemetry is off: the managed settings could not be read: %w", err)
-		return Settings{Off: err.Error()}, err
-	}
-	return Resolve(m, getenv)
-}
-
-// StartProcess starts what FromProcess decides, logging what it refused
-// (telemetry that cannot start is off; FreeCode runs on). stop flushes
-// the providers, within 5 seconds: call it as the process ends.
+// StartProcess starts what FromConfig decides of opts.ConfigPath,
+// logging what it refused (telemetry that cannot start is off; FreeCode
+// runs on). stop flushes the providers, within 5 seconds: call it as the
+// process ends.
 func StartProcess(ctx context.Context, getenv func(string) string, opts *Options) (p *Providers, stop func()) {
 	log := slog.New(slog.DiscardHandler)
-	if opts != nil && opts.Logger != nil {
-		log = opts.Logger
+	var path string
+	var secrets func(string) (string, bool)
+	if opts != nil {
+		if opts.Logger != nil {
+			log = opts.Logger
+		}
+		path, secrets = opts.ConfigPath, opts.Secrets
 	}
-	s, err := FromProcess(getenv)
+	s, err := FromConfig(path, getenv, secrets)
 	if err != nil {
 		log.Warn(err.Error())
 	}

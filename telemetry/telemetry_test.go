@@ -10,8 +10,10 @@ import (
 	"github.com/freecode/freecode/config"
 )
 
-// Off by default; on by the standard variables; the managed settings win
-// over them either way; gRPC is refused.
+const nothing = "no OTEL_EXPORTER_OTLP_ENDPOINT in the environment, and neither your config file's mcp.telemetry nor the managed settings turn it on"
+
+// Off by default; on by the standard variables, over http/protobuf or
+// gRPC; the managed settings win over them either way.
 func TestResolve(t *testing.T) {
 	on, off := true, false
 	for _, tc := range []struct {
@@ -21,41 +23,55 @@ func TestResolve(t *testing.T) {
 		want    Settings
 		err     bool
 	}{
-		{name: "nothing", want: Settings{Source: "environment", Off: "no OTEL_EXPORTER_OTLP_ENDPOINT in the environment, and no managed setting turns it on"}},
+		{name: "nothing", want: Settings{Source: "environment", Off: nothing}},
 		{name: "endpoint", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/"},
 			want: Settings{Source: "environment", TracesURL: "http://127.0.0.1:4318/v1/traces", MetricsURL: "http://127.0.0.1:4318/v1/metrics",
-				LogsURL: "http://127.0.0.1:4318/v1/logs"}},
+				LogsURL: "http://127.0.0.1:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf"}},
 		{name: "signal endpoints as they are", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t.example/x",
 			"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "https://m.example/y"},
-			want: Settings{Source: "environment", TracesURL: "https://t.example/x", MetricsURL: "https://m.example/y"}},
+			want: Settings{Source: "environment", TracesURL: "https://t.example/x", MetricsURL: "https://m.example/y",
+				TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf"}},
 		{name: "metrics none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_METRICS_EXPORTER": "none"},
-			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs"}},
+			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", LogsURL: "http://c:4318/v1/logs",
+				TracesProtocol: "http/protobuf", LogsProtocol: "http/protobuf"}},
 		{name: "logs none", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_LOGS_EXPORTER": "none"},
-			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics"}},
+			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics",
+				TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf"}},
 		{name: "logs alone", env: map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "https://l.example/z"},
-			want: Settings{Source: "environment", LogsURL: "https://l.example/z"}},
+			want: Settings{Source: "environment", LogsURL: "https://l.example/z", LogsProtocol: "http/protobuf"}},
 		{name: "sdk disabled", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"},
 			want: Settings{Source: "environment", Off: "OTEL_SDK_DISABLED is true"}},
-		{name: "grpc", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-			want: Settings{Off: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: FreeCode exports OTLP over http/protobuf only (gRPC is not built in)"}, err: true},
+		{name: "grpc: the endpoint as it is", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+			want: Settings{Source: "environment", TracesURL: "http://c:4317", MetricsURL: "http://c:4317", LogsURL: "http://c:4317",
+				TracesProtocol: "grpc", MetricsProtocol: "grpc", LogsProtocol: "grpc"}},
+		{name: "grpc for traces alone", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+			"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://t:4317"},
+			want: Settings{Source: "environment", TracesURL: "https://t:4317", MetricsURL: "http://c:4318/v1/metrics", LogsURL: "http://c:4318/v1/logs",
+				TracesProtocol: "grpc", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf"}},
+		{name: "http/json refused", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+			want: Settings{Off: "OTEL_EXPORTER_OTLP_PROTOCOL=http/json: FreeCode exports OTLP over http/protobuf or grpc (set one of them)"}, err: true},
 		{name: "not a url", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "c:4318"},
 			want: Settings{Off: "OTEL_EXPORTER_OTLP_ENDPOINT is not an http or https URL"}, err: true},
 		{name: "managed off wins", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &off}},
 			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
-			want: Settings{Source: "managed settings", Off: "turned off by the managed settings"}},
+			want: Settings{Source: "managed settings", Off: "turned off by managed settings"}},
 		{name: "managed endpoint wins", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4318",
 			Headers: map[string]string{"k": "v"}}},
 			env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://elsewhere:4318/v1/traces", "OTEL_TRACES_EXPORTER": "none"},
 			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
-				LogsURL: "https://otel.corp:4318/v1/logs", Headers: map[string]string{"k": "v"}}},
+				LogsURL: "https://otel.corp:4318/v1/logs", Headers: map[string]string{"k": "v"}, TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf"}},
 		{name: "managed on, the user's endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on}},
 			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
 			want: Settings{Source: "managed settings", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics",
-				LogsURL: "http://c:4318/v1/logs"}},
+				LogsURL: "http://c:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf"}},
 		{name: "managed on, no endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on}},
-			want: Settings{Source: "managed settings", Off: "turned on by the managed settings, which name no endpoint, and OTEL_EXPORTER_OTLP_ENDPOINT is not set"}, err: true},
+			want: Settings{Source: "managed settings", Off: "turned on by managed settings, which names no endpoint, and OTEL_EXPORTER_OTLP_ENDPOINT is not set"}, err: true},
 		{name: "managed unset: the environment", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Endpoint: "https://ignored"}},
-			want: Settings{Source: "environment", Off: "no OTEL_EXPORTER_OTLP_ENDPOINT in the environment, and no managed setting turns it on"}},
+			want: Settings{Source: "environment", Off: nothing}},
+		{name: "managed grpc", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4317", Protocol: "grpc"}},
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
+			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4317", MetricsURL: "https://otel.corp:4317", LogsURL: "https://otel.corp:4317",
+				TracesProtocol: "grpc", MetricsProtocol: "grpc", LogsProtocol: "grpc"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Resolve(tc.managed, func(k string) string { return tc.env[k] })
@@ -83,5 +99,78 @@ func TestStartOff(t *testing.T) {
 	}
 	if err := p.Shutdown(t.Context()); err != nil {
 		t.Error(err)
+	}
+}
+
+// The user's mcp.telemetry block: under the managed block, over the
+// environment, key by key; a block without "enabled" says nothing but
+// "arguments".
+func TestResolveUser(t *testing.T) {
+	on, off := true, false
+	const path = "/home/u/.freecode/config.json"
+	const user = "your config file " + path
+	grpc := func(u string) Settings {
+		return Settings{TracesURL: u, MetricsURL: u, LogsURL: u, TracesProtocol: "grpc", MetricsProtocol: "grpc", LogsProtocol: "grpc"}
+	}
+	with := func(s Settings, f func(*Settings)) Settings { f(&s); return s }
+	for _, tc := range []struct {
+		name    string
+		managed *config.Managed
+		user    *config.Telemetry
+		env     map[string]string
+		want    Settings
+	}{
+		{name: "the user's grpc endpoint over the environment's", user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317", Protocol: "grpc",
+			Headers: map[string]string{"k": "${secret:K}"}},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://elsewhere:4318"},
+			want: with(grpc("http://127.0.0.1:4317"), func(s *Settings) { s.Source, s.Headers = user, map[string]string{"k": "${secret:K}"} })},
+		{name: "the user's off over the environment", user: &config.Telemetry{Enabled: &off},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
+			want: Settings{Source: user, Off: "turned off by " + user}},
+		{name: "the managed off over the user's on", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &off}},
+			user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4318"},
+			want: Settings{Source: "managed settings", Off: "turned off by managed settings"}},
+		{name: "managed on, the user's endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Headers: map[string]string{"m": "1"}}},
+			user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317", Protocol: "grpc", Headers: map[string]string{"u": "2"}},
+			want: with(grpc("http://127.0.0.1:4317"), func(s *Settings) { s.Source, s.Headers = "managed settings", map[string]string{"m": "1"} })},
+		{name: "the user's protocol with the environment's endpoint", user: &config.Telemetry{Enabled: &on, Protocol: "grpc"},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_METRICS_EXPORTER": "none"},
+			want: with(grpc("http://c:4317"), func(s *Settings) { s.Source = user })},
+		{name: "a block without enabled: the environment decides", user: &config.Telemetry{Endpoint: "http://127.0.0.1:4317", Arguments: &on},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"},
+			want: Settings{Source: "environment", TracesURL: "http://c:4318/v1/traces", TracesProtocol: "http/protobuf", Arguments: true, ArgumentsFrom: user}},
+		{name: "the managed arguments over the user's", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Arguments: &off}},
+			user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317", Protocol: "grpc", Arguments: &on},
+			want: with(grpc("http://127.0.0.1:4317"), func(s *Settings) { s.Source = user })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ResolveUser(tc.managed, tc.user, path, func(k string) string { return tc.env[k] })
+			if err != nil {
+				t.Errorf("error %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A header's references are resolved; what is missing is named, never a
+// value.
+func TestExpandHeaders(t *testing.T) {
+	s := Settings{Headers: map[string]string{"a": "Bearer ${secret:TOK}", "b": "${env:ORG}", "c": "$${env:LIT}"}}
+	got, err := s.ExpandHeaders(func(k string) (string, bool) {
+		v, ok := map[string]string{"secret:TOK": "s3cret", "ORG": "acme"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"a": "Bearer s3cret", "b": "acme", "c": "${env:LIT}"}, got.Headers); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	_, err = Settings{Headers: map[string]string{"a": "${secret:GONE}"}}.ExpandHeaders(func(string) (string, bool) { return "", false })
+	if err == nil || err.Error() != "telemetry header a: secret GONE is not set (`freecode secret set GONE`)" {
+		t.Errorf("error %v", err)
 	}
 }

@@ -87,11 +87,13 @@ func main() {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	// OpenTelemetry, if the managed settings or this process's own
-	// environment turn it on (never a config file): flushed before exit.
-	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger, Version: version()})
+	// OpenTelemetry, if the managed settings, the user's config file
+	// (mcp.telemetry) or this process's own environment turn it on (never
+	// a project's file): flushed before exit.
+	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger, Version: version(),
+		ConfigPath: opts.Server.Workspace.ConfigPath})
 	opts.Server.Workspace.TracerProvider, opts.Server.Workspace.MeterProvider = tel.Tracer, tel.Meter
-	opts.Server.Workspace.OnCallEvent = tel.CallEvents
+	opts.Server.Workspace.OnCallEvent, opts.Server.Workspace.TelemetryArguments = tel.CallEvents, tel.Arguments
 	err = server.Run(ctx, opts)
 	stopTelemetry()
 	hoptrace.Report() // with the build tag hoptrace: the stages of the hop

@@ -25,7 +25,8 @@ func TestManagedTelemetry(t *testing.T) {
 	want := "telemetry is on (managed settings), protocol http/protobuf\n" +
 		"traces   " + corp.URL + "/v1/traces: OK\n" +
 		"metrics  " + corp.URL + "/v1/metrics: OK\n" +
-		"logs     " + corp.URL + "/v1/logs: OK\n"
+		"logs     " + corp.URL + "/v1/logs: OK\n" +
+		"content  arguments and results not exported\n"
 	if out != want {
 		t.Errorf("telemetry test:\n%s\nwant:\n%s", out, want)
 	}

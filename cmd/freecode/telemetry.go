@@ -18,7 +18,7 @@ func init() { subcommands = append(subcommands, newTelemetryCmd) }
 func newTelemetryCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "telemetry",
-		Short: "OpenTelemetry export of tool calls: on with OTEL_EXPORTER_OTLP_ENDPOINT or the managed settings",
+		Short: "OpenTelemetry export of tool calls: on with mcp.telemetry, OTEL_EXPORTER_OTLP_ENDPOINT or the managed settings",
 	}
 	var timeout time.Duration
 	test := &cobra.Command{
@@ -27,7 +27,11 @@ func newTelemetryCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
-			s, err := telemetry.FromProcess(os.Getenv)
+			path, err := a.path()
+			if err != nil {
+				return err
+			}
+			s, err := telemetry.FromConfig(path, os.Getenv, nil)
 			if err != nil {
 				return err
 			}
@@ -41,7 +45,7 @@ func newTelemetryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "telemetry is on (%s), protocol %s\n", s.Source, telemetry.Protocol)
+			fmt.Fprintf(out, "telemetry is on (%s), protocol %s\n", termtext.Escape(s.Source), s.Protocols())
 			failed := false
 			for _, sig := range []struct {
 				name, url string
@@ -57,6 +61,7 @@ func newTelemetryCmd(a *app) *cobra.Command {
 					fmt.Fprintf(out, "%-8s %s: OK\n", sig.name, sig.url)
 				}
 			}
+			fmt.Fprintf(out, "%-8s %s\n", "content", argumentsLine(s))
 			if failed {
 				return exitError(1)
 			}
@@ -66,6 +71,15 @@ func newTelemetryCmd(a *app) *cobra.Command {
 	test.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long each export may take")
 	cmd.AddCommand(test)
 	return cmd
+}
+
+// argumentsLine says whether calls' arguments and results are exported,
+// and who asked for it.
+func argumentsLine(s telemetry.Settings) string {
+	if !s.Arguments {
+		return "arguments and results not exported"
+	}
+	return "arguments and results exported, redacted (arguments: true in " + termtext.Escape(s.ArgumentsFrom) + ")"
 }
 
 // warnLogger logs warnings and errors to w.

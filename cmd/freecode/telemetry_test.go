@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +13,8 @@ import (
 // telemetryEnv clears the OTEL_* variables FreeCode reads, then sets env.
 func telemetryEnv(t *testing.T, env map[string]string) {
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
-		"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SDK_DISABLED",
+		"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+		"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SDK_DISABLED",
 		"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES"} {
 		t.Setenv(k, env[k])
 	}
@@ -29,7 +32,8 @@ func TestTelemetryTestCommand(t *testing.T) {
 	want := "telemetry is on (environment), protocol http/protobuf\n" +
 		"traces   " + rcv.URL + "/v1/traces: OK\n" +
 		"metrics  " + rcv.URL + "/v1/metrics: OK\n" +
-		"logs     " + rcv.URL + "/v1/logs: OK\n"
+		"logs     " + rcv.URL + "/v1/logs: OK\n" +
+		"content  arguments and results not exported\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
@@ -71,5 +75,46 @@ func TestTelemetryTestCommand(t *testing.T) {
 	}
 	if rcv.Requests() != n {
 		t.Errorf("with nothing configured, %d more requests reached the receiver", rcv.Requests()-n)
+	}
+}
+
+// freecode telemetry test over gRPC, turned on by the user's config file
+// (mcp.telemetry) against a real grpc.Server on loopback: it says which
+// file turned it on, the endpoint as given (no /v1/<signal>), the
+// header's ${env:} resolved and sent, never shown; a refusing receiver
+// fails each signal with exit 1.
+func TestTelemetryTestCommandGRPC(t *testing.T) {
+	rcv := telemetrytest.NewGRPCReceiver(t)
+	telemetryEnv(t, nil)
+	t.Setenv("FC_TEST_INGEST", "s3cret-from-env")
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte(`{"mcp": {"telemetry": {"enabled": true, "endpoint": "`+rcv.URL+`", "protocol": "grpc",
+  "headers": {"x-ingest-key": "${env:FC_TEST_INGEST}"}, "arguments": true}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "--config", path, "telemetry", "test")
+	want := "telemetry is on (your config file " + path + "), protocol grpc\n" +
+		"traces   " + rcv.URL + ": OK\n" +
+		"metrics  " + rcv.URL + ": OK\n" +
+		"logs     " + rcv.URL + ": OK\n" +
+		"content  arguments and results exported, redacted (arguments: true in your config file " + path + ")\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if len(rcv.Spans()) != 1 || len(rcv.Metrics()) != 1 || len(rcv.Logs()) != 1 {
+		t.Errorf("received %d spans, %d metrics, %d events; want one each", len(rcv.Spans()), len(rcv.Metrics()), len(rcv.Logs()))
+	}
+	for _, h := range rcv.Headers() {
+		if h.Get("x-ingest-key") != "s3cret-from-env" {
+			t.Errorf("a request without the header: %v", h)
+		}
+	}
+	rcv.Fail(http.StatusServiceUnavailable)
+	out, errOut, code := run(t, "--config", path, "telemetry", "test")
+	if code != 1 || strings.Count(out, ": FAILED: ") != 3 || !strings.Contains(out, "Unavailable") {
+		t.Errorf("against a refusing receiver: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "s3cret") {
+		t.Errorf("the output shows a header's value:\n%s%s", out, errOut)
 	}
 }

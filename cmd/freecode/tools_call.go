@@ -82,12 +82,17 @@ the call is not run, and the result names the scope the server asks for.`,
 			srv, _ := toolid.ServerOf(id)
 			var stepUp oauth.OpenURLFunc = asker.SignInOpener(srv)
 			// Flushed after the workspace closed (defers run last first).
-			tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: warnLogger(stderr)})
+			path, err := a.path()
+			if err != nil {
+				return err
+			}
+			tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: warnLogger(stderr), ConfigPath: path})
 			defer stopTelemetry()
 			r, err := a.openTools(ctx, *project, serverOf(id), true, func(o *workspace.Options) {
 				o.Elicitation = in != nil
 				o.OpenURL = stepUp
 				o.TracerProvider, o.MeterProvider, o.OnCallEvent = tel.Tracer, tel.Meter, tel.CallEvents
+				o.TelemetryArguments = tel.Arguments
 			})
 			if err != nil {
 				return err

@@ -1,9 +1,10 @@
-// Package telemetrytest is an OTLP/HTTP receiver on loopback for tests:
-// it takes what FreeCode's exporters post to /v1/traces, /v1/metrics and
-// /v1/logs,
-// decodes the protobuf bodies with the exporters' own wire types
-// (go.opentelemetry.io/proto/otlp), and keeps the spans, metrics and log
-// records (the events).
+// Package telemetrytest has OTLP receivers on loopback for tests: an
+// OTLP/HTTP one (NewReceiver) that takes what FreeCode's exporters post
+// to /v1/traces, /v1/metrics and /v1/logs and decodes the protobuf bodies
+// with the exporters' own wire types (go.opentelemetry.io/proto/otlp),
+// and an OTLP/gRPC one (NewGRPCReceiver, grpc.go), a grpc.Server serving
+// the collector's three services; both keep the spans, metrics and log
+// records (the events) and the requests' headers.
 package telemetrytest
 
 import (
@@ -26,10 +27,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Receiver is an OTLP/HTTP receiver. Its methods are safe for concurrent
-// use.
+// Receiver is an OTLP receiver, over HTTP or gRPC. Its methods are safe
+// for concurrent use.
 type Receiver struct {
-	// URL is its base URL, what OTEL_EXPORTER_OTLP_ENDPOINT would be.
+	// URL is its base URL, what OTEL_EXPORTER_OTLP_ENDPOINT would be
+	// ("http://127.0.0.1:port", over either protocol).
 	URL string
 	srv *httptest.Server
 
@@ -56,7 +58,8 @@ func NewReceiver(t testing.TB) *Receiver {
 	return r
 }
 
-// Fail makes every later export answer status (0: 200 again).
+// Fail makes every later export answer status (0: 200 again); over
+// gRPC, any status is UNAVAILABLE.
 func (r *Receiver) Fail(status int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -95,14 +98,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.mu.Lock()
-		for _, rs := range m.ResourceSpans {
-			r.res = rs.GetResource().GetAttributes()
-			for _, ss := range rs.ScopeSpans {
-				r.spans = append(r.spans, ss.Spans...)
-			}
-		}
-		r.mu.Unlock()
+		r.addTraces(&m)
 		resp = &coltracepb.ExportTraceServiceResponse{}
 	case "/v1/metrics":
 		var m colmetricpb.ExportMetricsServiceRequest
@@ -110,14 +106,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.mu.Lock()
-		for _, rm := range m.ResourceMetrics {
-			r.res = rm.GetResource().GetAttributes()
-			for _, sm := range rm.ScopeMetrics {
-				r.metrics = append(r.metrics, sm.Metrics...)
-			}
-		}
-		r.mu.Unlock()
+		r.addMetrics(&m)
 		resp = &colmetricpb.ExportMetricsServiceResponse{}
 	case "/v1/logs":
 		var m collogspb.ExportLogsServiceRequest
@@ -125,14 +114,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.mu.Lock()
-		for _, rl := range m.ResourceLogs {
-			r.res = rl.GetResource().GetAttributes()
-			for _, sl := range rl.ScopeLogs {
-				r.logs = append(r.logs, sl.LogRecords...)
-			}
-		}
-		r.mu.Unlock()
+		r.addLogs(&m)
 		resp = &collogspb.ExportLogsServiceResponse{}
 	default:
 		http.NotFound(w, req)
@@ -141,6 +123,42 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	out, _ := proto.Marshal(resp)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(out)
+}
+
+// addTraces keeps the spans of an export.
+func (r *Receiver) addTraces(m *coltracepb.ExportTraceServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range m.ResourceSpans {
+		r.res = rs.GetResource().GetAttributes()
+		for _, ss := range rs.ScopeSpans {
+			r.spans = append(r.spans, ss.Spans...)
+		}
+	}
+}
+
+// addMetrics keeps the metrics of an export.
+func (r *Receiver) addMetrics(m *colmetricpb.ExportMetricsServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rm := range m.ResourceMetrics {
+		r.res = rm.GetResource().GetAttributes()
+		for _, sm := range rm.ScopeMetrics {
+			r.metrics = append(r.metrics, sm.Metrics...)
+		}
+	}
+}
+
+// addLogs keeps the log records of an export.
+func (r *Receiver) addLogs(m *collogspb.ExportLogsServiceRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rl := range m.ResourceLogs {
+		r.res = rl.GetResource().GetAttributes()
+		for _, sl := range rl.ScopeLogs {
+			r.logs = append(r.logs, sl.LogRecords...)
+		}
+	}
 }
 
 // Requests returns how many requests reached the receiver.
