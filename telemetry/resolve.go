@@ -41,6 +41,18 @@ func sourceUser(path string) string {
 	return "your config file " + path
 }
 
+// SourceText is Source as a sentence says it: "the managed settings",
+// "your OTEL_* variables", "your config file /home/me/.freecode/config.json".
+func (s Settings) SourceText() string {
+	switch s.Source {
+	case SourceManaged:
+		return "the managed settings"
+	case SourceEnvironment:
+		return "your OTEL_* variables"
+	}
+	return s.Source
+}
+
 // block is a telemetry block as Resolve reads it: the managed one or the
 // user's, with its source.
 type block struct {
@@ -97,7 +109,7 @@ func ResolveUser(m *config.Managed, u *config.Telemetry, path string, getenv fun
 	if len(blocks) > 0 {
 		s.Source = blocks[0].source
 		if !*blocks[0].enabled {
-			return Settings{Source: s.Source, Off: "turned off by " + s.Source}, nil
+			return Settings{Source: s.Source, Off: "turned off by " + s.SourceText()}, nil
 		}
 	} else {
 		s.Source = SourceEnvironment
@@ -152,7 +164,7 @@ func ResolveUser(m *config.Managed, u *config.Telemetry, path string, getenv fun
 	}
 	if !s.Enabled() {
 		if len(blocks) > 0 {
-			s.Off = "turned on by " + s.Source + ", which names no endpoint, and OTEL_EXPORTER_OTLP_ENDPOINT is not set"
+			s.Off = "turned on by " + s.SourceText() + ", but no endpoint is named there and OTEL_EXPORTER_OTLP_ENDPOINT is not set"
 			return s, errors.New(s.Off)
 		}
 		s.Off = "no OTEL_EXPORTER_OTLP_ENDPOINT in the environment, and neither your config file's mcp.telemetry nor the managed settings turn it on"

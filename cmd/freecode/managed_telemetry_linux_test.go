@@ -45,13 +45,17 @@ func TestManagedTelemetry(t *testing.T) {
 		"  on, whatever your OTEL_* variables say             " + managedFile + "\n",
 		"  sent to " + corp.URL,
 		"  with the headers x-ingest-key (values not shown)   " + managedFile + "\n",
+		"\nTelemetry in force: on, turned on by the managed settings, over http/protobuf; arguments and results not exported.\n",
 	} {
 		if !strings.Contains(out, line) {
 			t.Errorf("policy lacks %q:\n%s", line, out)
 		}
 	}
 	js := ns.mustCLI(t, "policy", "--json")
-	var pj struct{ Telemetry map[string]any }
+	var pj struct {
+		Telemetry        map[string]any
+		TelemetryInForce map[string]any
+	}
 	if err := json.Unmarshal([]byte(js), &pj); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +63,9 @@ func TestManagedTelemetry(t *testing.T) {
 		"from": map[string]any{"enabled": managedFile, "endpoint": managedFile, "headers": managedFile}}
 	if diff := cmp.Diff(wantJSON, pj.Telemetry); diff != "" {
 		t.Errorf("policy --json telemetry (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"on": true, "source": "managed settings", "protocol": "http/protobuf", "arguments": false}, pj.TelemetryInForce); diff != "" {
+		t.Errorf("policy --json telemetryInForce (-want +got):\n%s", diff)
 	}
 	if strings.Contains(out+js, "s3cret") {
 		t.Errorf("policy shows a header's value:\n%s\n%s", out, js)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/termtext"
+	"github.com/freecode/freecode/telemetry"
 )
 
 func init() { subcommands = append(subcommands, newPolicyCmd) }
@@ -45,10 +46,12 @@ managed-settings.d/*.json in name order). Nothing a user or a project sets moves
 			if err != nil {
 				return err
 			}
+			tel := a.telemetryInForce(m)
 			if asJSON {
-				return printPolicyJSON(out, m, servers)
+				return printPolicyJSON(out, m, servers, tel)
 			}
 			printPolicy(out, m)
+			printTelemetryInForce(out, tel)
 			printBlocked(out, m, servers)
 			return nil
 		},
@@ -182,7 +185,7 @@ func printPolicy(w io.Writer, m *config.Managed) {
 // printTelemetry writes the telemetry block, key by key with the file
 // that set it; the headers by name, never their values.
 func printTelemetry(w io.Writer, t config.ManagedTelemetry) {
-	if t.Enabled == nil && t.Endpoint == "" && t.Protocol == "" && t.Headers == nil {
+	if t.Enabled == nil && t.Endpoint == "" && t.Protocol == "" && t.Headers == nil && t.Arguments == nil {
 		return
 	}
 	fmt.Fprintln(w, "\nTelemetry (OpenTelemetry export of tool calls: traces, metrics, tool_decision events):")
@@ -208,6 +211,39 @@ func printTelemetry(w io.Writer, t config.ManagedTelemetry) {
 	if t.Headers != nil {
 		line("with the headers "+termtext.Escape(strings.Join(headerNames(t.Headers), ", "))+" (values not shown)", "headers")
 	}
+	switch {
+	case t.Arguments == nil:
+	case *t.Arguments:
+		line("calls' arguments and results exported (redacted)", "arguments")
+	default:
+		line("calls' arguments and results never exported", "arguments")
+	}
+}
+
+// telemetryInForce is what decides the export as things stand: the
+// managed policy m, the user's mcp.telemetry, this process's OTEL_*
+// variables (a header's references are not resolved: nothing is sent).
+// A config file that does not load leaves the user's block out.
+func (a *app) telemetryInForce(m *config.Managed) telemetry.Settings {
+	var user *config.Telemetry
+	path, err := a.path()
+	if err == nil {
+		if cfg, err := config.Load(path); err == nil {
+			user = cfg.MCP.Telemetry
+		}
+	}
+	s, _ := telemetry.ResolveUser(m, user, path, os.Getenv)
+	return s
+}
+
+// printTelemetryInForce says whether telemetry is exported, and which
+// source turned it on or off.
+func printTelemetryInForce(w io.Writer, s telemetry.Settings) {
+	if !s.Enabled() {
+		fmt.Fprintf(w, "\nTelemetry in force: off (%s).\n", termtext.Escape(s.Off))
+		return
+	}
+	fmt.Fprintf(w, "\nTelemetry in force: on, turned on by %s, over %s; %s.\n", termtext.Escape(s.SourceText()), s.Protocols(), argumentsLine(s))
 }
 
 // headerNames are the names of headers, sorted.
@@ -277,6 +313,7 @@ type policyJSON struct {
 	Audit            config.ManagedAudit     `json:"audit"`
 	Registry         *config.ManagedRegistry `json:"registry,omitempty"`
 	Telemetry        *telemetryJSON          `json:"telemetry,omitempty"`
+	TelemetryInForce telemetryInForceJSON    `json:"telemetryInForce"`
 	Message          string                  `json:"message,omitempty"`
 	Problems         []string                `json:"problems"`
 	Blocked          []blockedJSON           `json:"blocked"`
@@ -284,11 +321,24 @@ type policyJSON struct {
 
 // telemetryJSON is the telemetry block: its headers by name alone.
 type telemetryJSON struct {
-	Enabled  *bool             `json:"enabled,omitempty"`
-	Endpoint string            `json:"endpoint,omitempty"`
-	Protocol string            `json:"protocol,omitempty"`
-	Headers  []string          `json:"headers,omitempty"`
-	From     map[string]string `json:"from"`
+	Enabled   *bool             `json:"enabled,omitempty"`
+	Endpoint  string            `json:"endpoint,omitempty"`
+	Protocol  string            `json:"protocol,omitempty"`
+	Headers   []string          `json:"headers,omitempty"`
+	Arguments *bool             `json:"arguments,omitempty"`
+	From      map[string]string `json:"from"`
+}
+
+// telemetryInForceJSON is whether telemetry is exported as things stand,
+// and which source decided: the managed settings, the user's config file
+// or the environment.
+type telemetryInForceJSON struct {
+	On            bool   `json:"on"`
+	Source        string `json:"source,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
+	Off           string `json:"off,omitempty"`
+	Arguments     bool   `json:"arguments"`
+	ArgumentsFrom string `json:"argumentsFrom,omitempty"`
 }
 
 type matchJSON struct {
@@ -310,7 +360,7 @@ type blockedJSON struct {
 	Reason string `json:"reason"`
 }
 
-func printPolicyJSON(w io.Writer, m *config.Managed, servers []config.Server) error {
+func printPolicyJSON(w io.Writer, m *config.Managed, servers []config.Server, tel telemetry.Settings) error {
 	out := policyJSON{
 		Dir: config.ManagedDir(), Files: m.Files, Exclusive: m.Exclusive, Permissions: m.Permissions,
 		ManagedRulesOnly: m.ManagedRulesOnly, Sandbox: m.Sandbox, Audit: m.Audit, Message: m.Message,
@@ -322,8 +372,12 @@ func printPolicyJSON(w io.Writer, m *config.Managed, servers []config.Server) er
 	if m.Registry.URL != "" {
 		out.Registry = &m.Registry
 	}
+	out.TelemetryInForce = telemetryInForceJSON{On: tel.Enabled(), Source: tel.Source, Off: tel.Off, Arguments: tel.Arguments, ArgumentsFrom: tel.ArgumentsFrom}
+	if tel.Enabled() {
+		out.TelemetryInForce.Protocol = tel.Protocols()
+	}
 	if t := m.Telemetry; t.From != nil {
-		out.Telemetry = &telemetryJSON{Enabled: t.Enabled, Endpoint: t.Endpoint, Protocol: t.Protocol, From: t.From}
+		out.Telemetry = &telemetryJSON{Enabled: t.Enabled, Endpoint: t.Endpoint, Protocol: t.Protocol, Arguments: t.Arguments, From: t.From}
 		if t.Headers != nil {
 			out.Telemetry.Headers = headerNames(t.Headers)
 		}

@@ -118,3 +118,21 @@ func TestTelemetryTestCommandGRPC(t *testing.T) {
 		t.Errorf("the output shows a header's value:\n%s%s", out, errOut)
 	}
 }
+
+// freecode policy says whether telemetry is exported and which source
+// turned it on: here the user's config file, over the environment.
+func TestPolicyTelemetryInForce(t *testing.T) {
+	telemetryEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"})
+	path := filepath.Join(t.TempDir(), "config.json")
+	out := mustRun(t, "--config", path, "policy")
+	if !strings.Contains(out, "\nTelemetry in force: on, turned on by your OTEL_* variables, over http/protobuf; arguments and results not exported.\n") {
+		t.Errorf("policy with OTEL_EXPORTER_OTLP_ENDPOINT:\n%s", out)
+	}
+	if err := os.WriteFile(path, []byte(`{"mcp": {"telemetry": {"enabled": false}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = mustRun(t, "--config", path, "policy")
+	if !strings.Contains(out, "\nTelemetry in force: off (turned off by your config file "+path+").\n") {
+		t.Errorf("policy with mcp.telemetry off:\n%s", out)
+	}
+}
