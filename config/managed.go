@@ -98,11 +98,17 @@ type ManagedProblem struct {
 //	{"serverCommand": ["npx", "-y", "pkg@1.2.3"]}   a local server's argv, exactly
 //	{"serverUrl": "https://*.example.com/*"}        a remote server's URL; * matches any run of characters
 //	{"registryName": "io.github.owner/server"}      a server installed from the MCP Registry
+//
+// A registryName entry may add "registryVersion", a range of the versions
+// it covers (">=1.2.0 <2.0.0", "1.4.2 || >=2.1"; managedversion.go).
 type ServerMatch struct {
 	Name     string
 	Command  []string
 	URL      string
 	Registry string
+	// RegistryVersion is the entry's registryVersion as written; ""
+	// covers every version.
+	RegistryVersion string
 
 	// Invalid marks an entry of allowedMcpServers that is none of the
 	// shapes above (no key, two, a value of the wrong type, a key

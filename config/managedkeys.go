@@ -66,10 +66,11 @@ func (d *managedDecoder) serverMatch(list string, i int, raw json.RawMessage) []
 		return nil
 	}
 	var (
-		read   []ServerMatch // one per key that reads
-		entry  = base        // every key together, as written
-		keys   int           // matcher keys present
-		broken bool
+		read    []ServerMatch // one per key that reads
+		entry   = base        // every key together, as written
+		keys    int           // matcher keys present
+		broken  bool
+		rangeOK bool // registryVersion read
 	)
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		v := obj[k]
@@ -121,9 +122,24 @@ func (d *managedDecoder) serverMatch(list string, i int, raw json.RawMessage) []
 				}
 			}
 			one.Command, entry.Command = argv, argv
+		case "registryVersion":
+			// Not an entry of its own: it narrows the registryName
+			// beside it, below.
+			err := fmt.Errorf(`want a string such as ">=1.2.0 <2.0.0"`)
+			if isString {
+				_, err = parseVersionRange(s)
+			}
+			if err != nil {
+				d.fail(fk, "", "%s", err.Error())
+				broken = true
+				entry.RegistryVersion = jsonText(v)
+				continue
+			}
+			entry.RegistryVersion, rangeOK = s, true
+			continue
 		default:
 			msg := fmt.Sprintf("unknown key %q: an entry is one of %s", k, matchShapes)
-			if near := nearest(k, matchKeys); near != "" {
+			if near := nearest(k, append(matchKeys, "registryVersion")); near != "" {
 				msg = fmt.Sprintf("unknown key %q; did you mean %q? An entry is one of %s", k, near, matchShapes)
 			}
 			d.fail(fk, "", "%s", msg)
@@ -131,6 +147,19 @@ func (d *managedDecoder) serverMatch(list string, i int, raw json.RawMessage) []
 			continue
 		}
 		read = append(read, one)
+	}
+	if entry.RegistryVersion != "" {
+		if entry.Registry == "" {
+			d.fail(key+".registryVersion", "", `registryVersion narrows a registryName: {"registryName": "io.github.owner/server", "registryVersion": ">=1.2.0"}`)
+			broken = true
+		}
+		// A deny entry's registryName denies only those versions; one
+		// whose range did not read denies every version.
+		for i := range read {
+			if read[i].Registry != "" && rangeOK {
+				read[i].RegistryVersion = entry.RegistryVersion
+			}
+		}
 	}
 	switch {
 	case keys == 0:

@@ -31,7 +31,9 @@ import (
 //     expanded.
 //
 // A registryName entry matches an entry whose "registry" block (what
-// `freecode mcp install` writes) names that MCP Registry server. The block
+// `freecode mcp install` writes) names that MCP Registry server, and with
+// a registryVersion only one installed at a version in its range (in the
+// deny-list, also one whose version the range cannot compare). The block
 // is the entry's own claim, so in the allow-list it counts like a
 // serverName: alone only where a name would (a remote server still needs
 // a URL match when the list has serverUrl entries). An Invalid entry
@@ -157,7 +159,12 @@ func (c *candidate) deniedBy(e ServerMatch, lookup func(string) (string, bool)) 
 		return true
 	}
 	if e.Registry != "" && c.registry() == e.Registry {
-		return true
+		// A version the range cannot compare is denied: matching more
+		// only blocks more.
+		r, err := parseVersionRange(e.RegistryVersion)
+		if e.RegistryVersion == "" || err != nil || !r.comparable(c.registryVersion()) || r.contains(c.registryVersion(), true) {
+			return true
+		}
 	}
 	if len(e.Command) > 0 && !c.remote {
 		pats := [][]string{e.Command}
@@ -195,6 +202,15 @@ func (c *candidate) registry() string {
 	return c.s.Registry.Name
 }
 
+// registryVersion returns the version c's entry was installed at; ""
+// for an entry with no registry block.
+func (c *candidate) registryVersion() string {
+	if c.s.Registry == nil {
+		return ""
+	}
+	return c.s.Registry.Version
+}
+
 // allowed reports whether an entry of the allow-list allows c.
 func (c *candidate) allowed(list []ServerMatch) bool {
 	hasURL := slices.ContainsFunc(list, func(e ServerMatch) bool { return e.URL != "" })
@@ -219,6 +235,8 @@ func (c *candidate) allowedBy(e ServerMatch, nameEnough bool) bool {
 	case e.Name != "" && e.Name != c.s.Name:
 		return false
 	case e.Registry != "" && e.Registry != c.registry():
+		return false
+	case e.RegistryVersion != "" && !inRange(e.RegistryVersion, c.registryVersion()):
 		return false
 	case e.URL != "" && !(c.remote && c.urlExp != "" && matchURL(e.URL, c.urlExp, false)):
 		return false

@@ -268,6 +268,9 @@ func matchText(e config.ServerMatch) string {
 	case e.URL != "":
 		return fmt.Sprintf("serverUrl %q", e.URL)
 	}
+	if e.RegistryVersion != "" {
+		return fmt.Sprintf("registryName %q registryVersion %q", e.Registry, e.RegistryVersion)
+	}
 	return fmt.Sprintf("registryName %q", e.Registry)
 }
 
