@@ -303,7 +303,8 @@ func userSecret(name string) (string, bool) {
 // from getenv, ${secret:} from secret (nil: the user's secret store). A
 // managed policy or a config file that cannot be read leaves telemetry
 // off, since it may be what turns it off; so does a header whose
-// reference is not set.
+// reference is not set. A config file that does not load is resolved
+// as if it had no block, its error returned beside the settings.
 func FromConfig(path string, getenv func(string) string, secret func(string) (string, bool)) (Settings, error) {
 	m, err := config.LoadManaged()
 	if err != nil {
@@ -315,14 +316,20 @@ func FromConfig(path string, getenv func(string) string, secret func(string) (st
 			return Settings{Off: "telemetry is off: " + err.Error()}, err
 		}
 	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		err = fmt.Errorf("telemetry is off: the config file could not be read (fix it, then start again): %w", err)
-		return Settings{Off: err.Error()}, err
+	var user *config.Telemetry
+	cfg, cfgErr := config.Load(path)
+	if cfgErr == nil {
+		user = cfg.MCP.Telemetry
+	} else {
+		// A config file that does not load (a typo in a server entry)
+		// does not take the organization's telemetry or the
+		// environment's away: they are resolved without the user's
+		// block, and the error is told.
+		cfgErr = fmt.Errorf("telemetry: the config file could not be read, so its mcp.telemetry block is not applied (fix it, then start again): %w", cfgErr)
 	}
-	s, err := ResolveUser(m, cfg.MCP.Telemetry, path, getenv)
+	s, err := ResolveUser(m, user, path, getenv)
 	if err != nil || !s.Enabled() {
-		return s, err
+		return s, errors.Join(err, cfgErr)
 	}
 	if secret == nil {
 		secret = userSecret
@@ -336,9 +343,9 @@ func FromConfig(path string, getenv func(string) string, secret func(string) (st
 	})
 	if err != nil {
 		err = fmt.Errorf("telemetry is off: %w", err)
-		return Settings{Source: s.Source, Off: err.Error()}, err
+		return Settings{Source: s.Source, Off: err.Error()}, errors.Join(err, cfgErr)
 	}
-	return s, nil
+	return s, cfgErr
 }
 
 // FromProcess is FromConfig of the default config file, with the user's

@@ -1,6 +1,9 @@
 package telemetry
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -172,5 +175,24 @@ func TestExpandHeaders(t *testing.T) {
 	_, err = Settings{Headers: map[string]string{"a": "${secret:GONE}"}}.ExpandHeaders(func(string) (string, bool) { return "", false })
 	if err == nil || err.Error() != "telemetry header a: secret GONE is not set (`freecode secret set GONE`)" {
 		t.Errorf("error %v", err)
+	}
+}
+
+// A config file that does not load keeps the telemetry the environment
+// (or the organization) asks for: only its own block is not applied, and
+// the error says so.
+func TestFromConfigBrokenFile(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte(`{"mcp": {"telemetry": {"enabled": false}, "servers": [{"name": "x", "type": "local"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+	s, err := FromConfig(path, func(k string) string { return env[k] }, nil)
+	if !s.Enabled() || s.TracesURL != "http://127.0.0.1:4318/v1/traces" {
+		t.Errorf("settings %+v: want the environment's endpoint", s)
+	}
+	if err == nil || !strings.Contains(err.Error(), "mcp.telemetry block is not applied") {
+		t.Errorf("error %v: want one saying the block is not applied", err)
 	}
 }

@@ -33,7 +33,12 @@ func newTelemetryCmd(a *app) *cobra.Command {
 			}
 			s, err := telemetry.FromConfig(path, os.Getenv, nil)
 			if err != nil {
-				return err
+				if !s.Enabled() {
+					return err
+				}
+				// On all the same (the config file did not load: its
+				// block is not applied).
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", termtext.EscapeLines(err.Error()))
 			}
 			if !s.Enabled() {
 				fmt.Fprintf(out, "telemetry is off: %s\n", s.Off)
