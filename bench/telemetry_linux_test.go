@@ -20,7 +20,9 @@ import (
 // Rounds alternate the two, so that load that comes and goes falls on
 // both. It reports each one's p50 and p99, what telemetry adds at the
 // p50 (goal < 5 %), each sidecar's resident memory after the calls, and
-// how many spans reached the receiver (that export really ran).
+// how many spans reached the receiver (that export really ran), and each
+// sidecar's CPU time a call (from /proc: Linux only), which load that
+// comes and goes changes less than the latency.
 func BenchmarkTelemetryHop(b *testing.B) {
 	_, demoBin := binaries(b)
 	recv := telemetrytest.NewReceiver(b)
@@ -62,16 +64,26 @@ func BenchmarkTelemetryHop(b *testing.B) {
 	b.StopTimer()
 
 	var viaOff, viaOn []time.Duration
+	var cpuOff, cpuOn int64 // each sidecar's CPU over its own calls, in clock ticks
 	for range callRounds {
+		t0 := cpuTicks(off.cmd.Process.Pid)
 		for range callN {
 			viaOff = append(viaOff, execute(off))
 		}
+		cpuOff += cpuTicks(off.cmd.Process.Pid) - t0
+		t0 = cpuTicks(on.cmd.Process.Pid)
 		for range callN {
 			viaOn = append(viaOn, execute(on))
 		}
+		cpuOn += cpuTicks(on.cmd.Process.Pid) - t0
 	}
 	report(b, "µs", samples{"off", viaOff}, samples{"on", viaOn})
 	b.ReportMetric(100*(us(percentile(viaOn, 50))/us(percentile(viaOff, 50))-1), "added-by-telemetry-p50-%")
+	// The sidecar's own CPU a call, which the machine's other load
+	// does not change as it does the latency.
+	perCall := func(ticks int64) float64 { return float64(ticks) * 1e6 / clockTicks / float64(callRounds*callN) }
+	b.ReportMetric(perCall(cpuOff), "off-cpu-µs/call")
+	b.ReportMetric(perCall(cpuOn), "on-cpu-µs/call")
 	for _, sc := range []struct {
 		name string
 		s    *sidecar
