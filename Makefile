@@ -24,8 +24,19 @@ export FREECODE_CONFORMANCE_NEXT
 ifeq ($(FREECODE_CONFORMANCE_NEXT),$(CONFORMANCE_NEXT_DIR)/node_modules)
 CONFORMANCE_NEXT_STAMP := $(CONFORMANCE_NEXT_DIR)/node_modules/.freecode-stamp
 endif
+# The OpenTelemetry Collector the telemetry tests export to (package
+# telemetry/otelcoltest): interop/otelcol, a module of its own built from
+# the Collector's Go modules. Built once per hash of its go.mod, go.sum and
+# main.go into the user's cache, which outlives the checkout (older builds
+# are removed then). FREECODE_OTELCOL may name one built already.
+OTELCOL_DIR := $(CURDIR)/interop/otelcol
+OTELCOL_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/freecode
+OTELCOL_KEY := $(shell cat $(OTELCOL_DIR)/go.mod $(OTELCOL_DIR)/go.sum $(OTELCOL_DIR)/main.go | sha256sum | cut -c1-16)
+OTELCOL_BIN := $(OTELCOL_CACHE)/otelcol-$(OTELCOL_KEY)/otelcol
+FREECODE_OTELCOL ?= $(OTELCOL_BIN)
+export FREECODE_OTELCOL
 
-.PHONY: all build demo test test-go bench lint npm conformance-suite conformance sandbox-apt protocol-check clean
+.PHONY: all build demo test test-go bench lint npm conformance-suite conformance sandbox-apt protocol-check otelcol clean
 
 all: build
 
@@ -48,6 +59,13 @@ $(CONFORMANCE_NEXT_DIR)/node_modules/.freecode-stamp: $(CONFORMANCE_NEXT_DIR)/pa
 	touch $@
 
 conformance-suite: $(CONFORMANCE_STAMP) $(CONFORMANCE_NEXT_STAMP)
+
+$(OTELCOL_BIN):
+	find $(OTELCOL_CACHE) -mindepth 1 -maxdepth 1 -name 'otelcol-*' ! -name 'otelcol-$(OTELCOL_KEY)' -exec rm -rf {} + 2>/dev/null || true
+	mkdir -p $(dir $@)
+	cd $(OTELCOL_DIR) && $(GO) build -trimpath -o $@.tmp . && mv $@.tmp $@
+
+otelcol: $(FREECODE_OTELCOL)
 
 # The suite's server scenarios against `freecode mcp serve`, and its client
 # scenarios against FreeCode's client through interop/conformance-client, a
@@ -79,7 +97,7 @@ sandbox-apt:
 protocol-check:
 	$(GO) run ./internal/protocol/gen -check
 
-test: protocol-check npm conformance-suite sandbox-apt frontend-test vscode-test vscode-integration e2e web-test web-e2e
+test: protocol-check npm conformance-suite otelcol sandbox-apt frontend-test vscode-test vscode-integration e2e web-test web-e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...

@@ -31,6 +31,12 @@
 //     server's notifications/progress relayed under that token.
 //   - cancellation: notifications/cancelled cancels the call's context,
 //     which the orchestrator passes to the server's call.
+//   - tracing: a W3C trace context in the call's params._meta
+//     (traceparent, tracestate), as FreeCode sends its own to its
+//     servers, is the parent of the call's batch span
+//     (orchestrator.ExecOptions.TraceParent), so the client's trace goes
+//     on through FreeCode to the server; without one, or with one that is
+//     no traceparent, the call starts a trace of its own.
 //   - results: the content, structuredContent and isError of the
 //     orchestrator's result, after its cap. Its decision ("allowed",
 //     "asked", "denied", "invalid") and, for a cut result, what was cut

@@ -170,6 +170,9 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, tool str
 			}
 		},
 	}
+	// The client's trace context, sent as FreeCode sends its own to the
+	// servers (params._meta): the batch's span is its child.
+	eo.TraceParent, eo.TraceState = traceContext(req.Params.GetMeta())
 	var asker *inputApprover
 	eo.Approver, asker = s.approverFor(req)
 	if token := req.Params.GetProgressToken(); token != nil {
@@ -193,6 +196,16 @@ func (s *Server) call(ctx context.Context, req *mcpsdk.CallToolRequest, tool str
 		res.Meta[startedTask] = rs[0].Task // the middleware answers with the task (tasks.go)
 	}
 	return res
+}
+
+// traceContext returns the W3C trace context a client sent in a
+// request's _meta (SEP-414): traceparent and tracestate, "" for what is
+// missing or not a string. The orchestrator parses them, and starts a
+// trace of its own from a traceparent it cannot read.
+func traceContext(meta map[string]any) (traceparent, tracestate string) {
+	traceparent, _ = meta["traceparent"].(string)
+	tracestate, _ = meta["tracestate"].(string)
+	return traceparent, tracestate
 }
 
 // result is the tools/call result of an orchestrator result.

@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runTestBrowser(os.Args[len(os.Args)-1]))
 	}
 	mcptest.RunCrashServerIfAsked()
+	mcptest.RunTracedServerIfAsked()
 	dir, err := os.MkdirTemp("", "freecode-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -38,6 +38,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/freecode/freecode/internal/frontend"
+	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/freecode/freecode/server"
@@ -91,10 +92,12 @@ func (m Mode) String() string {
 }
 
 // Main is the TestMain of a package that uses Run: it serves MCP when the
-// test binary is re-executed as a test server (Server), and checks that no
-// goroutine is left after the tests.
+// test binary is re-executed as a test server (Server, or
+// mcptest.TracedServerEnv's), and checks that no goroutine is left after
+// the tests.
 func Main(m *testing.M) {
 	sandbox.RunBridge() // a sandboxed test server's bridge to its proxy
+	mcptest.RunTracedServerIfAsked()
 	if os.Getenv(mcpServerEnv) != "" {
 		os.Exit(runMCPServer())
 	}
