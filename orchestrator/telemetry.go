@@ -129,7 +129,7 @@ func endGate(span trace.Span, p *prepared, d Decision) {
 func ruleAttrs(p *prepared, d Decision) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{attribute.String(attrDecision, string(d))}
 	if p.rule != nil {
-		attrs = append(attrs, attribute.String(attrRule, p.rule.Pattern), attribute.String(attrRuleSource, string(p.rule.Source)))
+		attrs = append(attrs, attribute.String(attrRule, p.rule.Pattern), attribute.String(attrRuleSource, p.rule.Source.String()))
 	}
 	if p.answer != "" {
 		attrs = append(attrs, attribute.String(attrAnswer, string(p.answer)))
