@@ -176,18 +176,27 @@ func (t *Telemetry) startCall(parent trace.SpanContext, tool string, s *session,
 	c := &callSpan{t: t, start: time.Now()}
 	sc := parent
 	if t != nil {
-		transport := networkTransport(srv)
+		// What the span and mcp.client.operation.duration both carry
+		// (the conventions' required and recommended attributes of the
+		// metric); the span adds mcp.session.id, too many values for a
+		// metric.
 		c.attrs = []attribute.KeyValue{
 			attribute.String("mcp.method.name", "tools/call"),
 			attribute.String("gen_ai.tool.name", tool),
+			attribute.String("gen_ai.operation.name", "execute_tool"),
+			attribute.String("network.transport", networkTransport(srv)),
+		}
+		if s.cs != nil {
+			if ir := s.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+				c.attrs = append(c.attrs, attribute.String("mcp.protocol.version", ir.ProtocolVersion))
+			}
 		}
 		if t.tracer != nil {
-			attrs := append(c.attrs[:len(c.attrs):len(c.attrs)],
-				attribute.String("gen_ai.operation.name", "execute_tool"),
-				attribute.String("network.transport", transport),
-			)
+			attrs := c.attrs[:len(c.attrs):len(c.attrs)]
 			if s.cs != nil {
-				attrs = append(attrs, sessionAttrs(s)...)
+				if id := s.cs.ID(); id != "" {
+					attrs = append(attrs, attribute.String("mcp.session.id", id))
+				}
 			}
 			// The span is started on a context of its own that holds its
 			// parent alone: nothing of it rides the call's context.

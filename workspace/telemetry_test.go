@@ -296,6 +296,12 @@ func TestTelemetryOfABatch(t *testing.T) {
 				n += dp.Count
 				a := telemetrytest.Attrs(dp.Attributes)
 				keys = append(keys, a["gen_ai.tool.name"]+a["freecode.server"]+"/"+a["error.type"]+"/"+a["freecode.permission.answer"])
+				// The conventions' recommended attributes of the metric;
+				// no session id (too many values for a metric).
+				if m.Name == "mcp.client.operation.duration" && (a["gen_ai.operation.name"] != "execute_tool" || a["network.transport"] != "pipe" ||
+					a["mcp.protocol.version"] == "" || a["mcp.session.id"] != "") {
+					t.Errorf("a point of mcp.client.operation.duration: %v", a)
+				}
 			}
 			sort.Strings(keys)
 			got[m.Name] = fmt.Sprintf("%s %d %v", m.Unit, n, keys)
