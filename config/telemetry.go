@@ -1,8 +1,11 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/url"
 	"slices"
@@ -142,6 +145,51 @@ func (d *decoder) telemetry(key string, raw json.RawMessage) *Telemetry {
 		func(fk, msg string) { d.fail(fk, "", "%s", msg) },
 		func(fk string) { d.unknown(fk, "", telemetryKeys) })
 	return &t
+}
+
+// LoadTelemetry reads the user's mcp.telemetry block alone from the
+// config file at path: nil when the file or the block is absent. Unlike
+// Load, a problem elsewhere in the file (a server entry that does not
+// validate) does not keep the block from being read, so that an
+// "enabled": false holds whatever else the file holds. The error is the
+// file's when it cannot be read or is not JSON, or the block's problems;
+// the block is then unknown (nil).
+func LoadTelemetry(path string) (*Telemetry, error) {
+	data, err := ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, _ = trimBOM(data)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	v, err := ParseJSONC(path, data)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{path: path, scope: ScopeUser, pos: &positions{data: data, root: new(v.Clone())}}
+	v.Standardize()
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(v.Pack(), &root); err != nil || root == nil {
+		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
+	}
+	var t *Telemetry
+	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
+		if m, ok := d.object(keyMCP, "", raw); ok {
+			if raw, ok := m["telemetry"]; ok && !isNull(raw) {
+				t = d.telemetry(keyMCP+".telemetry", raw)
+			}
+		}
+	}
+	d.place()
+	if len(d.problems) > 0 {
+		sortProblems(d.problems)
+		return nil, &ValidationError{Path: path, Problems: d.problems}
+	}
+	return t, nil
 }
 
 // refuseProjectTelemetry is the warning of a project file's telemetry

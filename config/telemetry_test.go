@@ -88,3 +88,38 @@ func TestProjectTelemetryRefused(t *testing.T) {
 		t.Errorf("a project's block was kept: %+v, %v", cfg.MCP.Telemetry, err)
 	}
 }
+
+// LoadTelemetry reads the user's mcp.telemetry whatever else the file
+// holds: a server entry that does not validate (which makes Load fail)
+// does not hide an "enabled": false. A block that does not read, or a
+// file that is not JSON, is an error.
+func TestLoadTelemetryDespiteOtherProblems(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	broken := write("broken.json", `{"mcp": {"telemetry": {"enabled": false}, "servers": [{"name": "x", "type": "local"}]}}`)
+	if _, err := Load(broken); err == nil {
+		t.Fatal("Load of a server entry with no command succeeded: the test needs a file Load refuses")
+	}
+	tel, err := LoadTelemetry(broken)
+	if err != nil || tel == nil || tel.Enabled == nil || *tel.Enabled {
+		t.Errorf("LoadTelemetry = %+v, %v: want enabled false", tel, err)
+	}
+	if tel, err := LoadTelemetry(write("none.json", `{"mcp": {"servers": []}}`)); tel != nil || err != nil {
+		t.Errorf("no block: %+v, %v", tel, err)
+	}
+	if tel, err := LoadTelemetry(filepath.Join(dir, "missing.json")); tel != nil || err != nil {
+		t.Errorf("no file: %+v, %v", tel, err)
+	}
+	if _, err := LoadTelemetry(write("notjson.json", `{"mcp": {"telemetry": {"enabled": false}`)); err == nil {
+		t.Error("a file that is not JSON: no error")
+	}
+	if _, err := LoadTelemetry(write("badblock.json", `{"mcp": {"telemetry": {"enabled": "no"}}}`)); err == nil {
+		t.Error("a block that does not read: no error")
+	}
+}

@@ -296,15 +296,34 @@ func userSecret(name string) (string, bool) {
 	return v, err == nil && v != ""
 }
 
+// ResolveConfig is ResolveUser of the user's block read from the config
+// file at path (config.LoadTelemetry: whatever else the file holds, so a
+// server entry's problem does not drop an "enabled": false). A block
+// that cannot be read (a file that is not JSON, a block's bad value) may
+// be what turns telemetry off: then only the managed settings can turn
+// it on, and otherwise it is off, the error saying why.
+func ResolveConfig(m *config.Managed, path string, getenv func(string) string) (Settings, error) {
+	user, err := config.LoadTelemetry(path)
+	s, rerr := ResolveUser(m, user, path, getenv)
+	if err == nil {
+		return s, rerr
+	}
+	err = fmt.Errorf("telemetry: your config file's mcp.telemetry could not be read, and it may be what turns telemetry off (fix it, then start again): %w", err)
+	if s.Source == SourceManaged {
+		return s, errors.Join(rerr, err) // the organization's say, over the user's either way
+	}
+	return Settings{Off: err.Error()}, err
+}
+
 // FromConfig resolves the settings of this process: the machine's
 // managed settings (config.LoadManaged) over the user's mcp.telemetry in
 // the config file at path ("": config.DefaultPath()) over its own
 // environment (getenv), with the headers' references resolved: ${env:}
 // from getenv, ${secret:} from secret (nil: the user's secret store). A
-// managed policy or a config file that cannot be read leaves telemetry
-// off, since it may be what turns it off; so does a header whose
-// reference is not set. A config file that does not load is resolved
-// as if it had no block, its error returned beside the settings.
+// managed policy that cannot be read leaves telemetry off, since it may
+// be what turns it off; so does a user's block that cannot be read,
+// unless the managed settings decide (ResolveConfig), and a header whose
+// reference is not set.
 func FromConfig(path string, getenv func(string) string, secret func(string) (string, bool)) (Settings, error) {
 	m, err := config.LoadManaged()
 	if err != nil {
@@ -316,20 +335,11 @@ func FromConfig(path string, getenv func(string) string, secret func(string) (st
 			return Settings{Off: "telemetry is off: " + err.Error()}, err
 		}
 	}
-	var user *config.Telemetry
-	cfg, cfgErr := config.Load(path)
-	if cfgErr == nil {
-		user = cfg.MCP.Telemetry
-	} else {
-		// A config file that does not load (a typo in a server entry)
-		// does not take the organization's telemetry or the
-		// environment's away: they are resolved without the user's
-		// block, and the error is told.
-		cfgErr = fmt.Errorf("telemetry: the config file could not be read, so its mcp.telemetry block is not applied (fix it, then start again): %w", cfgErr)
-	}
-	s, err := ResolveUser(m, user, path, getenv)
-	if err != nil || !s.Enabled() {
-		return s, errors.Join(err, cfgErr)
+	// cfgErr, with telemetry on, is the managed settings' export over a
+	// user's block that could not be read: on, and told.
+	s, cfgErr := ResolveConfig(m, path, getenv)
+	if !s.Enabled() {
+		return s, cfgErr
 	}
 	if secret == nil {
 		secret = userSecret

@@ -178,21 +178,61 @@ func TestExpandHeaders(t *testing.T) {
 	}
 }
 
-// A config file that does not load keeps the telemetry the environment
-// (or the organization) asks for: only its own block is not applied, and
-// the error says so.
+// A config file that does not load (a server entry that does not
+// validate) still has its mcp.telemetry applied: its "enabled": false
+// holds over the environment's endpoint. A file whose block cannot be
+// read at all (not JSON) may be what turns telemetry off, so the
+// environment alone does not turn it on; the error says why it is off.
 func TestFromConfigBrokenFile(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "config.json")
+	dir := t.TempDir()
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+	getenv := func(k string) string { return env[k] }
+
+	path := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(path, []byte(`{"mcp": {"telemetry": {"enabled": false}, "servers": [{"name": "x", "type": "local"}]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
-	s, err := FromConfig(path, func(k string) string { return env[k] }, nil)
-	if !s.Enabled() || s.TracesURL != "http://127.0.0.1:4318/v1/traces" {
-		t.Errorf("settings %+v: want the environment's endpoint", s)
+	s, err := FromConfig(path, getenv, nil)
+	if s.Enabled() || !strings.Contains(s.Off, "turned off by your config file") || err != nil {
+		t.Errorf("a server entry's problem: settings %+v, %v: want off by the config file's block", s, err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "mcp.telemetry block is not applied") {
-		t.Errorf("error %v: want one saying the block is not applied", err)
+
+	// The same file with its server fixed and the block on: on, by it.
+	if err := os.WriteFile(path, []byte(`{"mcp": {"telemetry": {"enabled": true}, "servers": [{"name": "x", "type": "local"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := FromConfig(path, getenv, nil); !s.Enabled() || s.Source != sourceUser(path) || err != nil {
+		t.Errorf("block on, a server entry's problem: settings %+v, %v", s, err)
+	}
+
+	notJSON := filepath.Join(dir, "notjson.json")
+	if err := os.WriteFile(notJSON, []byte(`{"mcp": {"telemetry": {"enabled": false}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = FromConfig(notJSON, getenv, nil)
+	if s.Enabled() {
+		t.Errorf("a file that is not JSON: settings %+v: want off (its block may turn it off)", s)
+	}
+	if err == nil || !strings.Contains(err.Error(), "mcp.telemetry") || !strings.Contains(s.Off, "mcp.telemetry") {
+		t.Errorf("a file that is not JSON: %v, off %q: want both to say the block could not be read", err, s.Off)
+	}
+}
+
+// The managed settings' "enabled" decides over a user's block that cannot
+// be read: on, with the error told.
+func TestResolveConfigManagedOverUnreadableBlock(t *testing.T) {
+	notJSON := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(notJSON, []byte(`{"mcp": {`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	m := &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.example.com:4318"}}
+	s, err := ResolveConfig(m, notJSON, func(string) string { return "" })
+	if !s.Enabled() || s.Source != SourceManaged || s.TracesURL != "https://otel.example.com:4318/v1/traces" {
+		t.Errorf("settings %+v: want the managed settings' export", s)
+	}
+	if err == nil {
+		t.Error("no error: want the block's")
 	}
 }

@@ -223,16 +223,16 @@ func printTelemetry(w io.Writer, t config.ManagedTelemetry) {
 // telemetryInForce is what decides the export as things stand: the
 // managed policy m, the user's mcp.telemetry, this process's OTEL_*
 // variables (a header's references are not resolved: nothing is sent).
-// A config file that does not load leaves the user's block out.
+// The user's block is read whatever else the config file holds; one that
+// cannot be read leaves it off unless the managed settings decide, as
+// the sidecar does (telemetry.ResolveConfig).
 func (a *app) telemetryInForce(m *config.Managed) telemetry.Settings {
-	var user *config.Telemetry
 	path, err := a.path()
-	if err == nil {
-		if cfg, err := config.Load(path); err == nil {
-			user = cfg.MCP.Telemetry
-		}
+	if err != nil {
+		s, _ := telemetry.ResolveUser(m, nil, "", os.Getenv)
+		return s
 	}
-	s, _ := telemetry.ResolveUser(m, user, path, os.Getenv)
+	s, _ := telemetry.ResolveConfig(m, path, os.Getenv)
 	return s
 }
 

@@ -36,8 +36,8 @@ func newTelemetryCmd(a *app) *cobra.Command {
 				if !s.Enabled() {
 					return err
 				}
-				// On all the same (the config file did not load: its
-				// block is not applied).
+				// On all the same: the managed settings turn it on over
+				// a config file whose block could not be read.
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", termtext.EscapeLines(err.Error()))
 			}
 			if !s.Enabled() {
