@@ -243,7 +243,7 @@ func traceTo(w io.Writer, id int, token string) func(protocol.Direction, []byte)
 		if token != "" {
 			body = bytes.ReplaceAll(body, []byte(token), []byte("***"))
 		}
-		body = maskSecretValue(body)
+		body = maskSecrets(body)
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(w, "[%d] %s %s\n", id, dir, bytes.TrimSpace(body))
@@ -269,6 +269,9 @@ var requests = map[string]handler{
 	protocol.MethodProject:          (*session).project,
 	protocol.MethodProjectTrust:     (*session).trust,
 	protocol.MethodSecretsSet:       (*session).secretsSet,
+	protocol.MethodRegistrySearch:   (*session).registrySearch,
+	protocol.MethodRegistryValues:   (*session).registryValues,
+	protocol.MethodRegistryInstall:  (*session).registryInstall,
 	protocol.MethodServersLogin:     (*session).login,
 	protocol.MethodServersLogout:    (*session).logout,
 	protocol.MethodResources:        (*session).resources,

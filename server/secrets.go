@@ -42,28 +42,73 @@ func (sess *session) secretsSet(ctx context.Context, params jsonrpc2.RawMessage)
 	return &protocol.SecretSetResult{Where: where, Started: started}, nil
 }
 
-// maskSecretValue returns the traced message body with the value of a
-// freecode/secrets/set request as "***": --trace writes every message to
-// the sidecar's stderr, which an editor shows in its log.
-func maskSecretValue(body []byte) []byte {
-	if !bytes.Contains(body, []byte(protocol.MethodSecretsSet)) {
+// secretParams are the requests whose params hold what the user typed
+// as a secret, and how each is masked in place: freecode/secrets/set's
+// value, and every value of freecode/registry/install (the trace cannot
+// tell a secret one from another without the server.json).
+var secretParams = map[string]func(params map[string]json.RawMessage) bool{
+	protocol.MethodSecretsSet: func(p map[string]json.RawMessage) bool {
+		if _, ok := p["value"]; !ok {
+			return false
+		}
+		p["value"] = json.RawMessage(`"***"`)
+		return true
+	},
+	protocol.MethodRegistryInstall: func(p map[string]json.RawMessage) bool {
+		raw, ok := p["values"]
+		if !ok {
+			return false
+		}
+		var values map[string]json.RawMessage
+		if json.Unmarshal(raw, &values) != nil {
+			p["values"] = json.RawMessage(`"***"`)
+			return true
+		}
+		for k := range values {
+			values[k] = json.RawMessage(`"***"`)
+		}
+		p["values"], _ = json.Marshal(values)
+		return true
+	},
+}
+
+// maskSecrets returns the traced message body with the secrets of a
+// request of secretParams as "***": --trace writes every message to the
+// sidecar's stderr, which an editor shows in its log.
+func maskSecrets(body []byte) []byte {
+	method := ""
+	for m := range secretParams {
+		if bytes.Contains(body, []byte(m)) {
+			method = m
+			break
+		}
+	}
+	if method == "" {
 		return body
 	}
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(body, &msg) != nil {
-		return []byte(`{"method":"` + protocol.MethodSecretsSet + `","params":"*** (not JSON)"}`)
+		return []byte(`{"method":"` + method + `","params":"*** (not JSON)"}`)
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil {
+	var m string
+	if json.Unmarshal(msg["method"], &m) != nil || secretParams[m] == nil {
+		// A response, or another request that names the method in its
+		// text: nothing of it is a secret typed.
 		return body
 	}
-	if _, ok := params["value"]; ok {
-		params["value"] = json.RawMessage(`"***"`)
+	var params map[string]json.RawMessage
+	switch {
+	case json.Unmarshal(msg["params"], &params) != nil:
+		// Not an object: the request is refused, but its trace would
+		// show what was sent.
+		msg["params"] = json.RawMessage(`"***"`)
+	case !secretParams[m](params):
+		return body
+	default:
 		msg["params"], _ = json.Marshal(params)
-		if masked, err := json.Marshal(msg); err == nil {
-			return masked
-		}
-		return []byte(`{"method":"` + protocol.MethodSecretsSet + `","params":"***"}`)
 	}
-	return body
+	if masked, err := json.Marshal(msg); err == nil {
+		return masked
+	}
+	return []byte(`{"method":"` + m + `","params":"***"}`)
 }

@@ -7,17 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/registry"
+	"github.com/freecode/freecode/internal/registry/install"
 	"github.com/freecode/freecode/internal/termtext"
-	"github.com/freecode/freecode/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -28,24 +26,16 @@ import (
 // file that fixes it; a managed policy that does not load refuses every
 // registry, as it starts no server.
 func (a *app) registryClient(flag, entry string) (*registry.Client, error) {
-	m, err := config.LoadManaged()
-	if err != nil {
-		return nil, fmt.Errorf("the managed settings do not load, so no registry is asked: %w", err)
-	}
-	if fixed := m.Registry; fixed.URL != "" {
-		if flag != "" && strings.TrimRight(flag, "/") != fixed.URL {
-			return nil, fmt.Errorf("--registry %s: your organization's policy fixes the MCP Registry to %s (registry.url in %s)",
-				termtext.Escape(flag), fixed.URL, fixed.Path)
-		}
-		return registry.New(fixed.URL, nil)
-	}
-	u := cmp.Or(flag, entry)
-	if u == "" {
+	c, err := install.Client(install.Source{Asked: flag, Entry: entry, Configured: func() string {
 		if cfg, _, err := a.load(); err == nil {
-			u = cfg.MCP.RegistryURL
+			return cfg.MCP.RegistryURL
 		}
+		return ""
+	}})
+	if re := (*install.RefusedError)(nil); errors.As(err, &re) {
+		return nil, fmt.Errorf("--registry %w", err)
 	}
-	return registry.New(cmp.Or(u, config.DefaultRegistryURL), nil)
+	return c, err
 }
 
 func newMCPSearchCmd(a *app) *cobra.Command {
@@ -157,18 +147,11 @@ ${secret:NAME}; they are not accepted by --var, which a shell's history keeps.`,
 }
 
 // askedValue is one value `install --list-values` says would be asked.
-type askedValue struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	Secret      bool     `json:"secret,omitempty"`
-	Default     string   `json:"default,omitempty"`
-	Choices     []string `json:"choices,omitempty"`
-}
+type askedValue = install.Value
 
 func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	ctx := cmd.Context()
 	name, version, _ := strings.Cut(spec, "@")
-	version = cmp.Or(version, "latest")
 	var path string
 	switch f.scope {
 	case "user":
@@ -199,19 +182,20 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	if err != nil {
 		return err
 	}
-	srv := config.Server{Name: cmp.Or(f.name, entryName(name)), Enabled: true}
+	srv := config.Server{Name: cmp.Or(f.name, install.EntryName(name)), Enabled: true}
 	if err := config.CheckName(srv.Name); err != nil {
 		return fmt.Errorf("%w (choose one with --name)", err)
 	}
-	if err := in.build(ctx, &srv, s, c.URL(), f.runs); err != nil {
+	plan, err := in.build(ctx, srv, s, c.URL(), f.runs)
+	if err != nil {
 		return err
 	}
 	if f.listValues {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(in.asked)
+		return enc.Encode(plan.Asked)
 	}
-	if err := in.saveSecrets(ctx); err != nil {
+	if err := saveSecrets(ctx, plan); err != nil {
 		return err
 	}
 	if f.scope == "project" {
@@ -219,12 +203,13 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 			return err
 		}
 	}
+	srv = plan.Server
 	if err := config.AddServer(path, srv); err != nil {
 		return unchanged(err)
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "✓ Installed %s %s as %s server %q in %s\n", termtext.Escape(s.Name), termtext.Escape(s.Version), srv.Type, srv.Name, path)
-	in.report(out, srv)
+	report(out, plan)
 	if f.scope == "project" {
 		fmt.Fprintln(out, "  A project's servers run once approved: `freecode mcp approve "+srv.Name+"`.")
 	}
@@ -232,28 +217,18 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 }
 
 // getVersion returns the version of name the registry behind c has
-// ("latest" its latest), refusing a deleted one or one with no concrete
-// version, and warning on stderr of a deprecated one.
+// ("latest" or "" its latest), refusing a deleted one or one with no
+// concrete version, and warning on stderr of a deprecated one.
 func getVersion(ctx context.Context, c *registry.Client, name, version string, stderr io.Writer) (*registry.Response, error) {
-	r, err := c.Get(ctx, name, version)
-	if errors.Is(err, registry.ErrNotFound) {
-		if version == "latest" {
-			return nil, fmt.Errorf("%s has no server %q (`freecode mcp search` finds one)", c.URL(), name)
-		}
-		return nil, fmt.Errorf("%s has no version %s of %q", c.URL(), version, name)
+	r, err := install.Get(ctx, c, name, version)
+	if nf := (*install.NotFoundError)(nil); errors.As(err, &nf) && nf.Version == "latest" {
+		return nil, fmt.Errorf("%w (`freecode mcp search` finds one)", err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s := &r.Server
-	switch r.Status() {
-	case registry.StatusDeleted:
-		return nil, fmt.Errorf("%s %s was deleted from the registry by its publisher: not installed", termtext.Escape(name), termtext.Escape(s.Version))
-	case registry.StatusDeprecated:
-		fmt.Fprintf(stderr, "warning: %s %s is deprecated%s\n", termtext.Escape(name), termtext.Escape(s.Version), termtext.EscapeLines(statusMessage(r)))
-	}
-	if s.Version == "" || s.Version == "latest" {
-		return nil, fmt.Errorf("the registry gave %q no concrete version: not installed", name)
+	if r.Status() == registry.StatusDeprecated {
+		fmt.Fprintf(stderr, "warning: %s %s is deprecated%s\n", termtext.Escape(name), termtext.Escape(r.Server.Version), termtext.EscapeLines(statusMessage(r)))
 	}
 	return r, nil
 }
@@ -261,85 +236,32 @@ func getVersion(ctx context.Context, c *registry.Client, name, version string, s
 // statusMessage is ": " and the registry's message on a version's status,
 // or "".
 func statusMessage(r *registry.Response) string {
-	if r.Meta.Official != nil && r.Meta.Official.StatusMessage != "" {
-		return ": " + r.Meta.Official.StatusMessage
+	if m := install.StatusMessage(r); m != "" {
+		return ": " + m
 	}
 	return ""
 }
 
-// newInstallInput returns the input of an install or update, --var read.
-func newInstallInput(cmd *cobra.Command, f *installFlags) (*installInput, error) {
-	in := &installInput{flags: f, input: newSecretInput(cmd), stderr: cmd.ErrOrStderr(), vars: map[string]string{}, secrets: map[string]string{},
-		asked: []askedValue{}}
-	for _, v := range f.vars {
-		k, val, ok := strings.Cut(v, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--var %q: want NAME=VALUE", v)
-		}
-		in.vars[k] = val
-	}
-	if f.valuesStdin {
-		// One JSON object rather than lines in the order asked: the
-		// program that sends them need not know that order, and a value
-		// may hold a line break.
-		data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 1<<20))
-		if err != nil {
-			return nil, fmt.Errorf("--values-stdin: %w", err)
-		}
-		if err := json.Unmarshal(data, &in.given); err != nil {
-			return nil, fmt.Errorf("--values-stdin: want one JSON object of names to string values: %w", err)
-		}
-	}
-	return in, nil
-}
-
-// build fills srv (its name set) to run s, installed from the registry at
-// registryURL: the way to run it picked (runs, if given, says which), the
-// values it needs asked for, its registry block written. Nothing is saved.
-func (in *installInput) build(ctx context.Context, srv *config.Server, s *registry.Server, registryURL, runs string) error {
-	srv.Registry = &config.Registry{Name: s.Name, Version: s.Version, URL: registryURL}
-	how, err := pickRun(s, runs)
-	if err != nil {
-		return err
-	}
-	in.entry = srv.Name
-	if how.pkg != nil {
-		err = in.local(ctx, srv, how.pkg)
-	} else {
-		err = in.remote(ctx, srv, how.remote)
-	}
-	if err != nil {
-		return err
-	}
-	*srv = srv.WithDefaults()
-	if why := mcp.SystemPolicy(*srv, os.LookupEnv); why != nil {
-		return fmt.Errorf("server %q is %s\n(nothing was written)", srv.Name, why)
-	}
-	return nil
-}
-
 // saveSecrets keeps the secret values typed in the secret store.
-func (in *installInput) saveSecrets(ctx context.Context) error {
-	if len(in.secrets) == 0 {
+func saveSecrets(ctx context.Context, plan *install.Plan) error {
+	if len(plan.SecretNames()) == 0 {
 		return nil
 	}
 	store, err := openSecrets()
 	if err != nil {
 		return err
 	}
-	for _, k := range slices.Sorted(maps.Keys(in.secrets)) {
-		if _, err := store.Set(ctx, k, in.secrets[k]); err != nil {
-			return fmt.Errorf("saving secret %s: %w (nothing was written)", k, err)
-		}
-	}
-	return nil
+	return plan.SaveSecrets(ctx, func(ctx context.Context, name, value string) error {
+		_, err := store.Set(ctx, name, value)
+		return err
+	})
 }
 
 // report prints the entry written and the secrets saved.
-func (in *installInput) report(out io.Writer, srv config.Server) {
-	describe(out, srv)
-	fmt.Fprintf(out, "  registry:  %s\n", termtext.Escape(describeRegistry(srv.Registry)))
-	for _, k := range slices.Sorted(maps.Keys(in.secrets)) {
+func report(out io.Writer, plan *install.Plan) {
+	describe(out, plan.Server)
+	fmt.Fprintf(out, "  registry:  %s\n", termtext.Escape(describeRegistry(plan.Server.Registry)))
+	for _, k := range plan.SecretNames() {
 		fmt.Fprintf(out, "  secret %s saved in the secret store\n", k)
 	}
 }

@@ -1,400 +1,103 @@
 package main
 
-// Building a server entry from a registry's server.json: which way it runs
-// on this machine (pickRun), the values it asks for (installInput: flags,
-// standard input, a terminal, secrets into the store) and the entry of a
-// package (local) or of a remote (remote). Install and update share it.
+// How the CLI answers the values an install or update asks for
+// (internal/registry/install builds the entry): --var, --values-stdin, an
+// update's kept values, then a prompt on the terminal (secret ones typed
+// unseen) or the lines of standard input.
 
 import (
-	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"os/exec"
-	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/registry"
-	"github.com/freecode/freecode/internal/secretstore"
+	"github.com/freecode/freecode/internal/registry/install"
 	"github.com/freecode/freecode/internal/termtext"
 )
 
-// entryName is the entry's default name: the registry name's last part,
-// made a valid server name.
-func entryName(name string) string {
-	_, last, _ := strings.Cut(name, "/")
-	last = regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(cmp.Or(last, name), "-")
-	return strings.Trim(last, "-_")
-}
-
-type runChoice struct {
-	pkg    *registry.Package
-	remote *registry.Transport
-}
-
-// pickRun chooses how to run s: the kind asked for, else the first of an
-// npm, PyPI or OCI package whose runner is on PATH, else a remote.
-func pickRun(s *registry.Server, want string) (runChoice, error) {
-	runner := map[string]string{registry.TypeNPM: "npx", registry.TypePyPI: "uvx", registry.TypeOCI: "docker"}
-	var kinds []string
-	for _, kind := range []string{registry.TypeNPM, registry.TypePyPI, registry.TypeOCI} {
-		for i := range s.Packages {
-			p := &s.Packages[i]
-			if p.RegistryType != kind || p.Transport.Type != "stdio" {
-				continue
-			}
-			kinds = append(kinds, kind)
-			if want == kind || want == "" && onPath(runner[kind]) {
-				return runChoice{pkg: p}, nil
-			}
-		}
-	}
-	for i := range s.Remotes {
-		t := &s.Remotes[i]
-		if t.Type != "streamable-http" && t.Type != "sse" {
-			continue
-		}
-		kinds = append(kinds, "remote")
-		if want == "" || want == "remote" {
-			return runChoice{remote: t}, nil
-		}
-	}
-	if want == "" && len(kinds) > 0 {
-		// None's runner is on PATH: write the first all the same, and the
-		// server's start says what is missing.
-		for i := range s.Packages {
-			if p := &s.Packages[i]; p.RegistryType == kinds[0] {
-				return runChoice{pkg: p}, nil
-			}
-		}
-	}
-	offered := registry.Runs(s)
-	if want != "" {
-		return runChoice{}, fmt.Errorf("%s offers no %s way to run it (it offers: %s)", s.Name, want, strings.Join(offered, ", "))
-	}
-	return runChoice{}, fmt.Errorf("%s can run only as %s, which FreeCode does not install yet (npm, pypi, oci and remote servers)", s.Name, strings.Join(offered, ", "))
-}
-
-func onPath(prog string) bool {
-	_, err := exec.LookPath(prog)
-	return err == nil
-}
-
 // installInput gathers the values an install asks for.
 type installInput struct {
-	flags   *installFlags
-	input   *secretInput
-	stderr  io.Writer
-	vars    map[string]string // --var
-	given   map[string]string // --values-stdin, secret values allowed
-	asked   []askedValue      // --list-values: what would have been asked
-	secrets map[string]string // secret name → value, saved once all is asked
-	entry   string
-	// kept are an update's values of the version installed, as its entry
-	// has them (a secret as its ${secret:NAME}), by environment variable,
-	// header, argument or URL variable name: used before anything is asked.
-	kept map[string]string
-	// oldEnv and oldHeaders are an update's entry's: each is kept, those
-	// the new version no longer names too.
-	oldEnv, oldHeaders map[string]string
+	flags *installFlags
+	input *secretInput
+	in    install.Input
 }
 
-// value returns the value of the input named name: --var, else asked
-// (secret ones unseen, kept as a secret whose reference is returned),
-// else its default; "" and false for an optional one left empty.
-func (in *installInput) value(ctx context.Context, name, secretName string, i registry.Input) (string, bool, error) {
-	if v, ok := in.given[name]; ok && (v != "" || i.IsRequired) {
-		return in.answer(name, secretName, i, v)
-	}
-	if v, ok := in.vars[name]; ok {
-		if i.IsSecret {
-			return "", false, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", name, name)
+// newInstallInput returns the input of an install or update, --var and
+// --values-stdin read.
+func newInstallInput(cmd *cobra.Command, f *installFlags) (*installInput, error) {
+	ii := &installInput{flags: f, input: newSecretInput(cmd), in: install.Input{Plain: map[string]string{}, List: f.listValues}}
+	ii.in.Ask = ii.ask
+	for _, v := range f.vars {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--var %q: want NAME=VALUE", v)
 		}
-		return v, true, nil
+		ii.in.Plain[k] = val
 	}
-	if v, ok := in.kept[name]; ok {
-		return v, true, nil
-	}
-	if i.Value != "" {
-		return i.Value, true, nil
-	}
-	if !i.IsRequired {
-		return i.Default, i.Default != "", nil
-	}
-	if in.flags.listValues {
-		in.asked = append(in.asked, askedValue{Name: name, Description: i.Description, Secret: i.IsSecret, Default: i.Default, Choices: i.Choices})
-		// A stand-in a URL or argument can hold: nothing is written.
-		return cmp.Or(i.Default, append(slices.Clone(i.Choices), "value")[0]), true, nil
-	}
-	if in.flags.yes {
-		if i.Default != "" && !i.IsSecret {
-			return i.Default, true, nil
+	if f.valuesStdin {
+		// One JSON object rather than lines in the order asked: the
+		// program that sends them need not know that order, and a value
+		// may hold a line break.
+		data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("--values-stdin: %w", err)
 		}
-		return "", false, fmt.Errorf("%s is required: give it with --var %s=VALUE%s", name, name, map[bool]string{true: " (a secret: leave out --yes and type it)"}[i.IsSecret])
+		if err := json.Unmarshal(data, &ii.in.Given); err != nil {
+			return nil, fmt.Errorf("--values-stdin: want one JSON object of names to string values: %w", err)
+		}
 	}
-	prompt := name
-	if i.Description != "" {
-		prompt += " (" + termtext.Escape(i.Description) + ")"
+	return ii, nil
+}
+
+// build builds the entry of srv (its name set) to run s, installed from
+// the registry at registryURL; nothing is saved.
+func (ii *installInput) build(ctx context.Context, srv config.Server, s *registry.Server, registryURL, runs string) (*install.Plan, error) {
+	plan, err := install.Build(ctx, srv, s, registryURL, runs, &ii.in)
+	if pe := (*install.PlainSecretError)(nil); errors.As(err, &pe) {
+		return nil, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", pe.Name, pe.Name)
 	}
-	if i.Default != "" {
-		prompt += " [" + termtext.Escape(i.Default) + "]"
+	return plan, err
+}
+
+// ask answers a required value nothing gave: its default with --yes, else
+// typed after a prompt on the terminal (a secret unseen), or the next line
+// of standard input.
+func (ii *installInput) ask(ctx context.Context, v install.Value) (string, error) {
+	if ii.flags.yes {
+		if v.Default != "" && !v.Secret {
+			return v.Default, nil
+		}
+		hint := ""
+		if v.Secret {
+			hint = " (a secret: leave out --yes and type it)"
+		}
+		return "", fmt.Errorf("%s is required: give it with --var %s=VALUE%s", v.Name, v.Name, hint)
 	}
-	var v string
+	prompt := v.Name
+	if v.Description != "" {
+		prompt += " (" + termtext.Escape(v.Description) + ")"
+	}
+	if v.Default != "" {
+		prompt += " [" + termtext.Escape(v.Default) + "]"
+	}
+	var answer string
 	var err error
-	if i.IsSecret {
-		v, err = in.input.read(ctx, prompt+", not shown: ")
+	if v.Secret {
+		answer, err = ii.input.read(ctx, prompt+", not shown: ")
 	} else {
-		if in.input.tty {
-			fmt.Fprint(in.input.prompt, prompt+": ")
+		if ii.input.tty {
+			fmt.Fprint(ii.input.prompt, prompt+": ")
 		}
-		v, err = in.input.line()
+		answer, err = ii.input.line()
 	}
 	if errors.Is(err, io.EOF) {
-		return "", false, fmt.Errorf("%s is required: nothing was typed for it (give it with --var %s=VALUE)", name, name)
+		return "", fmt.Errorf("%s is required: nothing was typed for it (give it with --var %s=VALUE)", v.Name, v.Name)
 	}
-	if err != nil {
-		return "", false, err
-	}
-	return in.answer(name, secretName, i, v)
-}
-
-// answer checks the value v given for the input named name, and keeps a
-// secret one to be saved as secretName, whose reference it returns.
-func (in *installInput) answer(name, secretName string, i registry.Input, v string) (string, bool, error) {
-	v = cmp.Or(v, i.Default)
-	if v == "" {
-		return "", false, fmt.Errorf("%s is required: the value is empty", name)
-	}
-	if len(i.Choices) > 0 && !slices.Contains(i.Choices, v) {
-		return "", false, fmt.Errorf("%s: %q is not one of %s", name, v, strings.Join(i.Choices, ", "))
-	}
-	if i.IsSecret {
-		if err := secretstore.ValidName(secretName); err != nil {
-			return "", false, err
-		}
-		in.secrets[secretName] = v
-		return "${secret:" + secretName + "}", true, nil
-	}
-	return v, true, nil
-}
-
-// keptValue returns the value an update keeps of name in old, unless
-// --var gives another.
-func (in *installInput) keptValue(old map[string]string, name string) (string, bool) {
-	if _, ok := in.vars[name]; ok {
-		return "", false
-	}
-	v, ok := old[name]
-	return v, ok
-}
-
-// keepRest adds to m what old has that m does not: the variables and
-// headers the user added to the entry, or the new version no longer names.
-func keepRest(m, old map[string]string) map[string]string {
-	for k, v := range old {
-		if _, ok := m[k]; !ok {
-			if m == nil {
-				m = map[string]string{}
-			}
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// fill replaces each {var} of template with its variable's value; a
-// variable the template does not define stays as written.
-func (in *installInput) fill(ctx context.Context, template, owner string, vars map[string]registry.Input) (string, error) {
-	var err error
-	out := regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`).ReplaceAllStringFunc(template, func(m string) string {
-		k := m[1 : len(m)-1]
-		i, ok := vars[k]
-		if !ok || err != nil {
-			return m
-		}
-		v, _, e := in.value(ctx, k, secretName(in.entry, owner, k), i)
-		if e != nil {
-			err = e
-		}
-		return v
-	})
-	return out, err
-}
-
-// secretName is the secret a value is kept as: the environment variable's
-// own name, else ENTRY_VARIABLE in capitals.
-func secretName(entry, owner, variable string) string {
-	if variable == "" {
-		return owner
-	}
-	return strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9_]+`).ReplaceAllString(entry+"_"+variable, "_"))
-}
-
-// local fills srv from the package p.
-func (in *installInput) local(ctx context.Context, srv *config.Server, p *registry.Package) error {
-	srv.Type = config.TypeLocal
-	args := func(list []registry.Argument) ([]string, error) {
-		var out []string
-		for _, a := range list {
-			label := cmp.Or(a.ValueHint, strings.TrimLeft(a.Name, "-"))
-			i := a.Input
-			if i.Value != "" {
-				v, err := in.fill(ctx, i.Value, label, a.Variables)
-				if err != nil {
-					return nil, err
-				}
-				i.Value = v
-			}
-			if i.IsSecret {
-				return nil, fmt.Errorf("argument %s is a secret, which FreeCode cannot pass on a command line yet (commands are not expanded): not installed", label)
-			}
-			v, ok, err := in.value(ctx, label, "", i)
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case a.Type == "named" && ok:
-				out = append(out, a.Name, v)
-			case a.Type == "named" && i.Format == "boolean":
-			case ok:
-				out = append(out, v)
-			}
-		}
-		return out, nil
-	}
-	rt, err := args(p.RuntimeArguments)
-	if err != nil {
-		return err
-	}
-	pa, err := args(p.PackageArguments)
-	if err != nil {
-		return err
-	}
-	env := map[string]string{}
-	for _, e := range p.EnvironmentVariables {
-		if v, ok := in.keptValue(in.oldEnv, e.Name); ok {
-			env[e.Name] = v
-			continue
-		}
-		i := e.Input
-		if i.Value != "" {
-			v, err := in.fill(ctx, i.Value, e.Name, e.Variables)
-			if err != nil {
-				return err
-			}
-			i.Value = v
-		}
-		v, ok, err := in.value(ctx, e.Name, e.Name, i)
-		if err != nil {
-			return err
-		}
-		if ok {
-			env[e.Name] = v
-		}
-	}
-	env = keepRest(env, in.oldEnv)
-	if len(env) > 0 {
-		srv.Env = env
-	}
-	version := p.Version
-	if version == "" || version == "latest" {
-		version = srv.Registry.Version
-	}
-	switch p.RegistryType {
-	case registry.TypeNPM:
-		srv.Command = slices.Concat([]string{"npx", "-y"}, rt, []string{p.Identifier + "@" + version}, pa)
-	case registry.TypePyPI:
-		srv.Command = slices.Concat([]string{"uvx"}, rt, []string{p.Identifier + "==" + version}, pa)
-	case registry.TypeOCI:
-		image, digest, err := pinnedImage(p.Identifier, p.Version)
-		if err != nil {
-			return err
-		}
-		srv.Registry.Digest = digest
-		var envArgs []string
-		for _, k := range slices.Sorted(maps.Keys(env)) {
-			envArgs = append(envArgs, "-e", k)
-		}
-		srv.Command = slices.Concat([]string{"docker", "run", "-i", "--rm"}, rt, envArgs, []string{image}, pa)
-	default:
-		return fmt.Errorf("a %s package is not installed by FreeCode yet", p.RegistryType)
-	}
-	if p.FileSha256 != "" && srv.Registry.Digest == "" {
-		srv.Registry.Digest = "sha256:" + p.FileSha256
-	}
-	return nil
-}
-
-// pinnedImage returns the image reference docker runs: by digest when the
-// identifier has one (the tag dropped: the digest decides), else by its
-// tag, or the package's version as the tag; never an unpinned "latest".
-func pinnedImage(identifier, version string) (image, digest string, err error) {
-	ref, dig, hasDigest := strings.Cut(identifier, "@")
-	if hasDigest {
-		repo := ref
-		if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
-			repo = ref[:i]
-		}
-		return repo + "@" + dig, dig, nil
-	}
-	tag := ""
-	if i := strings.LastIndexByte(ref, ':'); i > strings.LastIndexByte(ref, '/') {
-		tag = ref[i+1:]
-		ref = ref[:i]
-	}
-	tag = cmp.Or(tag, version)
-	if tag == "" || tag == "latest" {
-		return "", "", fmt.Errorf("image %s names no digest and no version but %q: not installed unpinned", identifier, cmp.Or(tag, "latest"))
-	}
-	return ref + ":" + tag, "", nil
-}
-
-// remote fills srv from the remote t.
-func (in *installInput) remote(ctx context.Context, srv *config.Server, t *registry.Transport) error {
-	srv.Type = config.TypeRemote
-	srv.Transport = config.TransportHTTP
-	if t.Type == "sse" {
-		srv.Transport = config.TransportSSE
-	}
-	u, err := in.fill(ctx, t.URL, "url", t.Variables)
-	if err != nil {
-		return err
-	}
-	if err := config.CheckURL(u); err != nil {
-		return fmt.Errorf("the server's URL %s: %w", termtext.Escape(u), err)
-	}
-	srv.URL = u
-	for _, h := range t.Headers {
-		if v, ok := in.keptValue(in.oldHeaders, h.Name); ok {
-			if srv.Headers == nil {
-				srv.Headers = map[string]string{}
-			}
-			srv.Headers[h.Name] = v
-			continue
-		}
-		i := h.Input
-		if i.Value != "" {
-			v, err := in.fill(ctx, i.Value, h.Name, h.Variables)
-			if err != nil {
-				return err
-			}
-			i.Value = v
-		}
-		v, ok, err := in.value(ctx, h.Name, secretName(srv.Name, "", h.Name), i)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if srv.Headers == nil {
-				srv.Headers = map[string]string{}
-			}
-			srv.Headers[h.Name] = v
-		}
-	}
-	srv.Headers = keepRest(srv.Headers, in.oldHeaders)
-	return nil
+	return answer, err
 }

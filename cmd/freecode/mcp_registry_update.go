@@ -19,6 +19,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/registry"
+	"github.com/freecode/freecode/internal/registry/install"
 	"github.com/freecode/freecode/internal/termtext"
 )
 
@@ -141,7 +142,7 @@ func (a *app) checkOutdated(ctx context.Context, flag string, srv config.Server)
 	var old *registry.Server
 	switch cur, err := c.Get(ctx, r.Name, r.Version); {
 	case err == nil:
-		row.Status, row.StatusMessage = cur.Status(), strings.TrimPrefix(statusMessage(cur), ": ")
+		row.Status, row.StatusMessage = cur.Status(), install.StatusMessage(cur)
 		old = &cur.Server
 	case !errors.Is(err, registry.ErrNotFound):
 		row.Error = err.Error()
@@ -411,15 +412,17 @@ func (a *app) update(cmd *cobra.Command, name string, f *installFlags) error {
 	if err != nil {
 		return err
 	}
-	in.oldEnv, in.oldHeaders, in.kept = e.srv.Env, e.srv.Headers, keptValues(e.srv, old, kind)
+	in.in.OldEnv, in.in.OldHeaders, in.in.Kept = e.srv.Env, e.srv.Headers, keptValues(e.srv, old, kind)
 	srv := e.srv
 	srv.Command, srv.Env, srv.URL, srv.Headers, srv.Transport = nil, nil, "", nil, ""
-	if err := in.build(ctx, &srv, &latest.Server, c.URL(), cmp.Or(f.runs, kind)); err != nil {
+	plan, err := in.build(ctx, srv, &latest.Server, c.URL(), cmp.Or(f.runs, kind))
+	if err != nil {
 		return err
 	}
-	if err := in.saveSecrets(ctx); err != nil {
+	if err := saveSecrets(ctx, plan); err != nil {
 		return err
 	}
+	srv = plan.Server
 	if err := config.UpdateInstalled(e.path, srv); err != nil {
 		return unchanged(err)
 	}
@@ -428,7 +431,7 @@ func (a *app) update(cmd *cobra.Command, name string, f *installFlags) error {
 	for _, ch := range serverChanges(old, &latest.Server, runKind(srv)) {
 		fmt.Fprintf(out, "  %s\n", termtext.Escape(ch))
 	}
-	in.report(out, srv)
+	report(out, plan)
 	switch {
 	case srv.PinningOff:
 		fmt.Fprintf(out, "  Pinning is off for %s: the new version's tool definitions will be used as it lists them, unreviewed.\n", termtext.Escape(name))

@@ -60,6 +60,22 @@ export const MethodSecretsSet = 'freecode/secrets/set';
  * own chat, one per FreeCode server (GatewayResult).
  */
 export const MethodGatewayOpen = 'freecode/gateway/open';
+/**
+ * MethodRegistrySearch searches the MCP Registry's latest versions
+ * (RegistrySearchParams, RegistrySearchResult).
+ */
+export const MethodRegistrySearch = 'freecode/registry/search';
+/**
+ * MethodRegistryValues says what installing a registry server would
+ * ask and how it would run (RegistryValuesParams, RegistryValuesResult).
+ */
+export const MethodRegistryValues = 'freecode/registry/values';
+/**
+ * MethodRegistryInstall installs a registry server: secrets into the
+ * secret store, one entry into a config file (RegistryInstallParams,
+ * RegistryInstallResult).
+ */
+export const MethodRegistryInstall = 'freecode/registry/install';
 
 // Requests from the sidecar to a frontend.
 export const MethodPermissionRequest = 'freecode/permission/request';
@@ -1658,6 +1674,226 @@ export const GatewayResult: Check<GatewayResult> = obj<GatewayResult>({
 	servers: req(arrayOf(GatewayServer)),
 });
 
+/** RegistrySearchParams are the params of freecode/registry/search. */
+export interface RegistrySearchParams {
+	/**
+	 * Query is words that the name, title or description must all hold
+	 * (case ignored); "" finds every server.
+	 */
+	query: string;
+	/**
+	 * Refresh fetches the registry's list again, whatever the age of the
+	 * list kept in the user's cache directory.
+	 */
+	refresh?: boolean;
+	/** Limit caps the entries answered; 0 answers them all. */
+	limit?: number;
+}
+export const RegistrySearchParams: Check<RegistrySearchParams> = obj<RegistrySearchParams>({
+	query: req(str),
+	refresh: opt(bool),
+	limit: opt(num),
+});
+
+/**
+ * RegistryEntry is one server of the registry, its latest version, as
+ * `freecode mcp search --json` prints it.
+ */
+export interface RegistryEntry {
+	name: string;
+	title?: string;
+	description: string;
+	version: string;
+	/** Status is the version's when not active: "deprecated". */
+	status?: string;
+	/** Runs are how it can run: npm, pypi, oci, nuget, mcpb, remote. */
+	runs: string[];
+}
+export const RegistryEntry: Check<RegistryEntry> = obj<RegistryEntry>({
+	name: req(str),
+	title: opt(str),
+	description: req(str),
+	version: req(str),
+	status: opt(str),
+	runs: req(arrayOf(str)),
+});
+
+/** RegistrySearchResult is the result of freecode/registry/search. */
+export interface RegistrySearchResult {
+	/** Registry is the registry's base URL. */
+	registry: string;
+	/**
+	 * Entries are the servers found, those whose name holds the query
+	 * first, at most Limit of them.
+	 */
+	entries: RegistryEntry[];
+	/** Total is how many were found, Limit or not. */
+	total: number;
+}
+export const RegistrySearchResult: Check<RegistrySearchResult> = obj<RegistrySearchResult>({
+	registry: req(str),
+	entries: req(arrayOf(RegistryEntry)),
+	total: req(num),
+});
+
+/** RegistryValuesParams are the params of freecode/registry/values. */
+export interface RegistryValuesParams {
+	/** Name is the server's name in the registry. */
+	name: string;
+	/** Version is the version to install; "" or "latest" is the latest. */
+	version?: string;
+	/**
+	 * Runs is how to run it when it offers several: npm, pypi, oci or
+	 * remote; "" picks the first whose runner (npx, uvx, docker) is on
+	 * PATH, else a remote.
+	 */
+	runs?: string;
+}
+export const RegistryValuesParams: Check<RegistryValuesParams> = obj<RegistryValuesParams>({
+	name: req(str),
+	version: opt(str),
+	runs: opt(str),
+});
+
+/** RegistryValue is one value an install needs the user to give. */
+export interface RegistryValue {
+	name: string;
+	description?: string;
+	/**
+	 * Secret says it is a secret: asked in a password input, kept in the
+	 * secret store, the entry holding ${secret:NAME}.
+	 */
+	secret?: boolean;
+	default?: string;
+	choices?: string[];
+}
+export const RegistryValue: Check<RegistryValue> = obj<RegistryValue>({
+	name: req(str),
+	description: opt(str),
+	secret: opt(bool),
+	default: opt(str),
+	choices: opt(arrayOf(str)),
+});
+
+/**
+ * RegistryValuesResult is the result of freecode/registry/values: what
+ * the install of that version would ask and how it would run. Nothing is
+ * written.
+ */
+export interface RegistryValuesResult {
+	registry: string;
+	name: string;
+	title?: string;
+	description: string;
+	/** Version is the concrete version the install writes. */
+	version: string;
+	/**
+	 * Status is "deprecated" for a deprecated version, StatusMessage the
+	 * publisher's why; a deleted version is an error.
+	 */
+	status?: string;
+	statusMessage?: string;
+	/**
+	 * Runs is how it would run: npm, pypi, oci or remote; Package what
+	 * runs: the package as its runner is given it ("pkg@1.2.0",
+	 * "pkg==1.2.0", the image), or the remote's URL, its {variables}
+	 * unfilled.
+	 */
+	runs: string;
+	package: string;
+	/** Offered are every way it can run. */
+	offered: string[];
+	/**
+	 * EntryName is the name the entry gets unless the install names
+	 * another.
+	 */
+	entryName: string;
+	/**
+	 * Values are what the install needs to be given, in the order the CLI
+	 * asks them.
+	 */
+	values: RegistryValue[];
+	/**
+	 * ProjectScope says whether the install may write the project's
+	 * settings: only for a trusted project.
+	 */
+	projectScope: boolean;
+}
+export const RegistryValuesResult: Check<RegistryValuesResult> = obj<RegistryValuesResult>({
+	registry: req(str),
+	name: req(str),
+	title: opt(str),
+	description: req(str),
+	version: req(str),
+	status: opt(str),
+	statusMessage: opt(str),
+	runs: req(str),
+	package: req(str),
+	offered: req(arrayOf(str)),
+	entryName: req(str),
+	values: req(arrayOf(RegistryValue)),
+	projectScope: req(bool),
+});
+
+/** RegistryInstallParams are the params of freecode/registry/install. */
+export interface RegistryInstallParams {
+	name: string;
+	version?: string;
+	runs?: string;
+	/**
+	 * Scope is where the entry goes: "user" (the default: the config
+	 * file) or "project" (the project's .freecode/settings.json; a
+	 * trusted project only, and the server runs once approved).
+	 */
+	scope?: ServerScope;
+	/** EntryName names the entry; "" is RegistryValuesResult.EntryName. */
+	entryName?: string;
+	/**
+	 * Values answer RegistryValuesResult.Values, by name, secret ones
+	 * too: the sidecar keeps those in the secret store, masks them in
+	 * its trace, and sends them back in no message.
+	 */
+	values?: Record<string, string>;
+}
+export const RegistryInstallParams: Check<RegistryInstallParams> = obj<RegistryInstallParams>({
+	name: req(str),
+	version: opt(str),
+	runs: opt(str),
+	scope: opt(ServerScope),
+	entryName: opt(str),
+	values: opt(recordOf(str)),
+});
+
+/**
+ * RegistryInstallResult is the result of freecode/registry/install: the
+ * entry written. The workspace picks it up as it does any edit of the
+ * file; its status follows as freecode/servers/status.
+ */
+export interface RegistryInstallResult {
+	/** Name is the entry's name. */
+	name: string;
+	scope: ServerScope;
+	type: ServerType;
+	/** File is the file the entry was added to. */
+	file: string;
+	registry: RegistryIdentity;
+	/**
+	 * Secrets is how many secret values were kept in the secret store;
+	 * SecretsWhere where ("the OS keychain", or the file's path).
+	 */
+	secrets: number;
+	secretsWhere?: string;
+}
+export const RegistryInstallResult: Check<RegistryInstallResult> = obj<RegistryInstallResult>({
+	name: req(str),
+	scope: req(ServerScope),
+	type: req(ServerType),
+	file: req(str),
+	registry: req(RegistryIdentity),
+	secrets: req(num),
+	secretsWhere: opt(str),
+});
+
 /** PermissionReview is the change a PermissionRequest shows. */
 export interface PermissionReview {
 	kind: ReviewKind;
@@ -2138,6 +2374,22 @@ export interface FrontendRequests {
 	 * own chat, one per FreeCode server (GatewayResult).
 	 */
 	'freecode/gateway/open': { params: Empty; result: GatewayResult };
+	/**
+	 * MethodRegistrySearch searches the MCP Registry's latest versions
+	 * (RegistrySearchParams, RegistrySearchResult).
+	 */
+	'freecode/registry/search': { params: RegistrySearchParams; result: RegistrySearchResult };
+	/**
+	 * MethodRegistryValues says what installing a registry server would
+	 * ask and how it would run (RegistryValuesParams, RegistryValuesResult).
+	 */
+	'freecode/registry/values': { params: RegistryValuesParams; result: RegistryValuesResult };
+	/**
+	 * MethodRegistryInstall installs a registry server: secrets into the
+	 * secret store, one entry into a config file (RegistryInstallParams,
+	 * RegistryInstallResult).
+	 */
+	'freecode/registry/install': { params: RegistryInstallParams; result: RegistryInstallResult };
 }
 export const frontendRequests: { [M in keyof FrontendRequests]: { params: Check<FrontendRequests[M]['params']>; result: Check<FrontendRequests[M]['result']> } } = {
 	'freecode/challenge': { params: ChallengeParams, result: ChallengeResult },
@@ -2166,6 +2418,9 @@ export const frontendRequests: { [M in keyof FrontendRequests]: { params: Check<
 	'freecode/web/code': { params: Empty, result: WebCodeResult },
 	'freecode/secrets/set': { params: SecretSetParams, result: SecretSetResult },
 	'freecode/gateway/open': { params: Empty, result: GatewayResult },
+	'freecode/registry/search': { params: RegistrySearchParams, result: RegistrySearchResult },
+	'freecode/registry/values': { params: RegistryValuesParams, result: RegistryValuesResult },
+	'freecode/registry/install': { params: RegistryInstallParams, result: RegistryInstallResult },
 };
 
 /** SidecarRequests are the requests the sidecar sends a frontend, by method: their params and results. */
@@ -2299,6 +2554,14 @@ export const checks: Record<string, Check<unknown>> = {
 	SecretSetResult: SecretSetResult as Check<unknown>,
 	GatewayServer: GatewayServer as Check<unknown>,
 	GatewayResult: GatewayResult as Check<unknown>,
+	RegistrySearchParams: RegistrySearchParams as Check<unknown>,
+	RegistryEntry: RegistryEntry as Check<unknown>,
+	RegistrySearchResult: RegistrySearchResult as Check<unknown>,
+	RegistryValuesParams: RegistryValuesParams as Check<unknown>,
+	RegistryValue: RegistryValue as Check<unknown>,
+	RegistryValuesResult: RegistryValuesResult as Check<unknown>,
+	RegistryInstallParams: RegistryInstallParams as Check<unknown>,
+	RegistryInstallResult: RegistryInstallResult as Check<unknown>,
 	PermissionReview: PermissionReview as Check<unknown>,
 	PermissionRequest: PermissionRequest as Check<unknown>,
 	PermissionDecision: PermissionDecision as Check<unknown>,

@@ -426,6 +426,26 @@ export class Session {
 		return this.request('freecode/project/trust', { trusted });
 	}
 
+	/** registrySearch searches the MCP Registry the sidecar asks (freecode/registry/search): at most limit servers, 0 all. */
+	registrySearch(query: string, limit: number, refresh = false): Promise<p.RegistrySearchResult> {
+		return this.request('freecode/registry/search', { query, limit, refresh: refresh || undefined });
+	}
+
+	/** registryValues says what installing a version of a registry server asks and how it would run (freecode/registry/values); nothing is written. */
+	registryValues(name: string, version?: string): Promise<p.RegistryValuesResult> {
+		return this.request('freecode/registry/values', { name, version });
+	}
+
+	/**
+	 * registryInstall installs a registry server (freecode/registry/install):
+	 * the values answered, secret ones too, go in this one request, which
+	 * keeps the secrets in the secret store and writes one entry; its row
+	 * comes as the sidecar's statuses do.
+	 */
+	registryInstall(params: p.RegistryInstallParams): Promise<p.RegistryInstallResult> {
+		return this.request('freecode/registry/install', params);
+	}
+
 	/**
 	 * acceptRules accepts the project's rules as the user was shown them
 	 * awaiting review, named by hash (freecode/project/trust with rulesHash):

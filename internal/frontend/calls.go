@@ -216,3 +216,30 @@ func (c *Client) SetSecret(ctx context.Context, name, value string) (*protocol.S
 	}
 	return &r, nil
 }
+
+// RegistrySearch is freecode/registry/search.
+func (c *Client) RegistrySearch(ctx context.Context, p protocol.RegistrySearchParams) (*protocol.RegistrySearchResult, error) {
+	var r protocol.RegistrySearchResult
+	if err := c.Call(ctx, protocol.MethodRegistrySearch, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RegistryValues is freecode/registry/values.
+func (c *Client) RegistryValues(ctx context.Context, p protocol.RegistryValuesParams) (*protocol.RegistryValuesResult, error) {
+	var r protocol.RegistryValuesResult
+	if err := c.Call(ctx, protocol.MethodRegistryValues, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// RegistryInstall is freecode/registry/install.
+func (c *Client) RegistryInstall(ctx context.Context, p protocol.RegistryInstallParams) (*protocol.RegistryInstallResult, error) {
+	var r protocol.RegistryInstallResult
+	if err := c.Call(ctx, protocol.MethodRegistryInstall, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

@@ -413,6 +413,32 @@ var fixtures = map[string][]any{
 	"GatewayResult.json": {
 		GatewayResult{Token: "k3y", Servers: []GatewayServer{{Name: "demo", URL: "http://127.0.0.1:41234/mcp/demo"}}},
 	},
+	"RegistrySearchResult.json": {
+		RegistrySearchResult{Registry: "https://registry.modelcontextprotocol.io", Total: 2, Entries: []RegistryEntry{
+			{Name: "io.example/weather", Title: "Weather", Description: "Forecasts and alerts", Version: "1.4.0", Runs: []string{"pypi"}},
+			{Name: "io.example/legacy", Description: "An old one", Version: "0.9.0", Status: "deprecated", Runs: []string{"npm", "remote"}},
+		}},
+	},
+	"RegistryValuesResult.json": {
+		RegistryValuesResult{
+			Registry: "https://registry.modelcontextprotocol.io", Name: "io.example/weather", Title: "Weather",
+			Description: "Forecasts and alerts", Version: "1.3.0", Status: "deprecated", StatusMessage: "Please upgrade to 1.4.0",
+			Runs: "pypi", Package: "mcp-weather==1.3.0", Offered: []string{"pypi", "remote"}, EntryName: "weather", ProjectScope: true,
+			Values: []RegistryValue{
+				{Name: "region", Description: "The region forecast", Default: "eu", Choices: []string{"eu", "us"}},
+				{Name: "WEATHER_API_KEY", Description: "Your API key", Secret: true},
+			},
+		},
+	},
+	"RegistryInstallParams.json": {
+		RegistryInstallParams{Name: "io.example/weather", Version: "1.4.0", Runs: "pypi", Scope: ServerScopeProject, EntryName: "weather",
+			Values: map[string]string{"region": "eu", "WEATHER_API_KEY": "k-123"}},
+	},
+	"RegistryInstallResult.json": {
+		RegistryInstallResult{Name: "weather", Scope: ServerScopeUser, Type: TypeLocal, File: "/home/me/.freecode/config.json",
+			Registry: RegistryIdentity{Name: "io.example/weather", Version: "1.4.0", URL: "https://registry.modelcontextprotocol.io", Digest: "sha256:abab"},
+			Secrets:  1, SecretsWhere: "the OS keychain"},
+	},
 }
 
 // fixtureRulesReview is a trusted project's rules loosened by another

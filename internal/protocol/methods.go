@@ -84,6 +84,9 @@ var Methods = []MethodSpec{
 	request[Empty, WebCodeResult](Frontend, MethodWebCode),
 	request[SecretSetParams, SecretSetResult](Frontend, MethodSecretsSet),
 	request[Empty, GatewayResult](Frontend, MethodGatewayOpen),
+	request[RegistrySearchParams, RegistrySearchResult](Frontend, MethodRegistrySearch),
+	request[RegistryValuesParams, RegistryValuesResult](Frontend, MethodRegistryValues),
+	request[RegistryInstallParams, RegistryInstallResult](Frontend, MethodRegistryInstall),
 
 	request[PermissionRequest, PermissionResponse](Sidecar, MethodPermissionRequest),
 	request[ElicitationRequest, ElicitationResponse](Sidecar, MethodElicitationRequest),

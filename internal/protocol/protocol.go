@@ -64,6 +64,16 @@ const (
 	// MethodGatewayOpen opens the sidecar's MCP endpoints for an editor's
 	// own chat, one per FreeCode server (GatewayResult).
 	MethodGatewayOpen = "freecode/gateway/open"
+	// MethodRegistrySearch searches the MCP Registry's latest versions
+	// (RegistrySearchParams, RegistrySearchResult).
+	MethodRegistrySearch = "freecode/registry/search"
+	// MethodRegistryValues says what installing a registry server would
+	// ask and how it would run (RegistryValuesParams, RegistryValuesResult).
+	MethodRegistryValues = "freecode/registry/values"
+	// MethodRegistryInstall installs a registry server: secrets into the
+	// secret store, one entry into a config file (RegistryInstallParams,
+	// RegistryInstallResult).
+	MethodRegistryInstall = "freecode/registry/install"
 )
 
 // Requests from the sidecar to a frontend.

@@ -184,6 +184,9 @@ var conversions = map[string]conversion{
 	"DefinitionChange": conv(DefinitionChange),
 	"ResourceInfo":     conv(ResourceInfo),
 	"PromptInfo":       conv(PromptInfo),
+	"RegistryEntry":    conv(RegistryEntry),
+	"RegistryValue":    conv(RegistryValue),
+	"RegistryIdentity": conv(RegistryIdentity),
 }
 
 func TestEveryFieldReachesTheWire(t *testing.T) {

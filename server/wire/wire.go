@@ -21,7 +21,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/defscache"
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/mcp"
@@ -51,7 +50,7 @@ func ServerStatus(st mcp.Status) protocol.ServerStatus {
 	if st.Approval != nil {
 		out.Approval = approval(st.Approval)
 	}
-	out.Registry = registryIdentity(st.Registry)
+	out.Registry = RegistryIdentity(st.Registry)
 	if st.LastError != "" {
 		out.LastErrorKind = protocol.FailureKind(st.LastErrorKind.String())
 	}
@@ -77,7 +76,7 @@ func approval(a *mcp.Approval) *protocol.ServerApproval {
 		TimeoutMs: a.TimeoutMs, ToolTimeoutMs: a.ToolTimeoutMs, IdleTimeoutMs: a.IdleTimeoutMs,
 		MaxMessageBytes: a.MaxMessageBytes, ProtocolVersion: a.ProtocolVersion, Sandbox: a.Sandbox,
 	}
-	out.Registry = registryIdentity(a.Registry)
+	out.Registry = RegistryIdentity(a.Registry)
 	for _, c := range a.Pending {
 		out.PendingReviews = append(out.PendingReviews, DefinitionChange(c))
 	}
@@ -88,14 +87,6 @@ func approval(a *mcp.Approval) *protocol.ServerApproval {
 		}
 	}
 	return out
-}
-
-// registryIdentity is an entry's registry block; nil for none.
-func registryIdentity(r *config.Registry) *protocol.RegistryIdentity {
-	if r == nil {
-		return nil
-	}
-	return &protocol.RegistryIdentity{Name: r.Name, Version: r.Version, URL: r.URL, Digest: r.Digest}
 }
 
 // Project is the project as freecode/project answers it, with the files

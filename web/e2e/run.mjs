@@ -4,9 +4,10 @@
 // editors/vscode/node_modules). Screenshots go to --out; --docs DIR copies the
 // README's ones there (docs/images/web: `make web-screenshots`).
 //
-//   node web/e2e/run.mjs --bin BIN --npm NODE_MODULES --out DIR [--docs DIR] [--chromium PATH] [--keep]
+//   node web/e2e/run.mjs --bin BIN --npm NODE_MODULES --registry-server PATH --out DIR [--docs DIR] [--chromium PATH] [--keep]
 //
-// --npm is interop/node_modules (`make npm`), for server-everything.
+// --npm is interop/node_modules (`make npm`), for server-everything; --registry-server the built
+// internal/registry/registrytest/cmd/registry-fixture-server, the MCP Registry the install is from.
 //
 // What it checks, in order:
 //   - $BROWSER is given the sign-in file's file: URL, with no code in it (issue 30); the file, opened,
@@ -22,6 +23,12 @@
 //   - the second server's entry edited to run server-everything instead: the tools its pins do not know
 //     carry review badges, Review… shows echo's changed definition and Accept Change clears its badge;
 //     its resources and prompts show, a resource reads, and a prompt's arguments are asked for;
+//   - Install from registry… (the fixture registry, named by the config's mcp.registry.url) searches as
+//     one types; the server picked asks its values, the secret one in a password input; a sidecar's
+//     refusal (a name taken) shows in the dialog with what was typed kept; Install writes the entry
+//     pinned, holding ${secret:NAME}, says "Installed …", and the server's row appears connected, started
+//     by a uvx on PATH that runs the demo server only if it was given the secret; the value is in no
+//     file under HOME but the secret store's, not in the page, and not in the config;
 //   - a config file that does not parse shows as a problem, the last good config running, until fixed;
 //   - a page on another origin (another loopback port, so the same site) cannot open the WebSocket,
 //     even with the browser signed in; and a browser that was not signed in cannot either;
@@ -33,12 +40,14 @@
 // on loopback only.
 
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -61,10 +70,11 @@ function parseArgs(argv) {
 		else if (k === '--docs') a.docs = path.resolve(v());
 		else if (k === '--chromium') a.chromium = v();
 		else if (k === '--npm') a.npm = path.resolve(v());
+		else if (k === '--registry-server') a.registryServer = path.resolve(v());
 		else if (k === '--keep') a.keep = true;
 		else throw new Error(`unknown argument ${k}`);
 	}
-	for (const need of ['bin', 'out', 'npm']) if (!a[need]) throw new Error(`--${need} is required`);
+	for (const need of ['bin', 'out', 'npm', 'registryServer']) if (!a[need]) throw new Error(`--${need.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is required`);
 	return a;
 }
 
@@ -81,9 +91,9 @@ function check(ok, what) {
 }
 
 const shots = [];
-async function shot(page, name) {
+async function shot(page, name, opts = {}) {
 	const file = path.join(args.out, `${name}.png`);
-	await page.screenshot({ path: file });
+	await page.screenshot({ path: file, ...opts });
 	shots.push(file);
 	log(`screenshot ${file}`);
 }
@@ -108,16 +118,35 @@ const opened = path.join(root, 'opened');
 fs.writeFileSync(browserScript, `#!/bin/sh\nprintf '%s\\n' "$@" >'${opened}'\n`, { mode: 0o700 });
 // Secrets go to the 0600 file under this HOME, never to the keychain of
 // whoever runs the test.
-const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: browserScript, FREECODE_TOKEN_STORE: 'file' };
+// The server installed from the registry runs `uvx mcp-weather==…`: this
+// uvx, first on the PATH the sidecar and its servers get, runs the demo
+// server in its place only if it was given the secret typed in the page (it
+// holds the value's hash, and lives outside HOME).
+const registrySecret = 'e2e-registry-s3cret-42';
+const fakeBin = path.join(root, 'bin');
+fs.mkdirSync(fakeBin);
+fs.writeFileSync(
+	path.join(fakeBin, 'uvx'),
+	`#!/bin/sh\n[ "$(printf %s "$WEATHER_API_KEY" | sha256sum | cut -c1-64)" = "${createHash('sha256').update(registrySecret).digest('hex')}" ] || { echo "uvx (e2e): wrong WEATHER_API_KEY" >&2; exit 3; }\nexec '${demo}' --root '${project}' --name weather\n`,
+	{ mode: 0o755 },
+);
+const env = { ...process.env, HOME: home, FREECODE_CONFIG: config, BROWSER: browserScript, FREECODE_TOKEN_STORE: 'file', PATH: `${fakeBin}${path.delimiter}${process.env.PATH}` };
 delete env.XDG_CONFIG_HOME;
+// The registry's index is cached under XDG_CACHE_HOME, else HOME's .cache: the throw-away HOME's.
+delete env.XDG_CACHE_HOME;
 
 let web;
 let browser;
 let other;
+let registry;
 
 async function cleanup() {
 	await browser?.close().catch(() => {});
 	other?.close();
+	if (registry && registry.exitCode === null) {
+		registry.stdin.end();
+		await once(registry, 'exit').catch(() => {});
+	}
 	if (web && web.exitCode === null) {
 		web.kill('SIGTERM');
 		const t = setTimeout(() => web.kill('SIGKILL'), 10_000);
@@ -414,6 +443,8 @@ async function main() {
 	check(!(await page.content()).includes(secretValue), 'the page keeps the value nowhere once sent');
 	check(!fs.readFileSync(config, 'utf8').includes(secretValue), 'the config file does not hold it');
 
+	await installFromRegistry(page);
+
 	// A config file that does not parse: the page says so, where, and that
 	// the last good config runs; fixed, the problem goes.
 	const good = fs.readFileSync(config, 'utf8');
@@ -492,6 +523,82 @@ async function main() {
 		for (const f of shots.filter((f) => readme.includes(path.basename(f, '.png')))) fs.copyFileSync(f, path.join(args.docs, path.basename(f)));
 		log(`copied the README's screenshots (${readme.join(', ')}) to ${args.docs}`);
 	}
+}
+
+/** startRegistry starts the fixture MCP Registry on loopback and resolves with its URL. */
+async function startRegistry() {
+	registry = spawn(args.registryServer, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+	const [line] = await once(createInterface({ input: registry.stdout }), 'line');
+	return JSON.parse(line).url;
+}
+
+/** files lists the files under dir, recursively. */
+function files(dir) {
+	return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((d) => d.isFile()).map((d) => path.join(d.parentPath ?? d.path, d.name));
+}
+
+// Install from registry…: the fixture registry's weather server, whose API
+// key is a secret, through the page's dialog.
+async function installFromRegistry(page) {
+	const url = await startRegistry();
+	const c = JSON.parse(fs.readFileSync(config, 'utf8'));
+	c.mcp.registry = { url };
+	fs.writeFileSync(config, JSON.stringify(c, null, 2));
+
+	await page.locator('#install-registry').click();
+	const dlg = page.locator('dialog.install');
+	await dlg.waitFor();
+	const result = (name) => dlg.locator(`ul.results li[data-name="${name}"]`);
+	await result('io.example/sqlite').waitFor();
+	check((await dlg.locator('ul.results li').count()) === 5, 'the dialog opens on every server of the registry (the 5 not deleted)');
+	await dlg.locator('#registry-query').pressSequentially('forecast', { delay: 30 });
+	await result('io.example/sqlite').waitFor({ state: 'detached' });
+	const weather = result('io.example/weather');
+	check(
+		(await weather.locator('.head').textContent()) === 'io.example/weather@1.4.0' && (await weather.locator('.runs').textContent()) === 'PyPI (uvx)',
+		'typing searches: the match shows name@version and how it runs',
+	);
+	check(/Forecasts and alerts/.test(await weather.locator('.desc').textContent()), 'and its description');
+	await shot(page, 'registry-search');
+
+	await weather.locator('button.pick').click();
+	const form = dlg.locator('section.chosen form');
+	await form.waitFor();
+	check((await dlg.locator('.how').textContent()) === 'Runs as PyPI (uvx): mcp-weather==1.4.0', `the pick says how it would run: ${await dlg.locator('.how').textContent()}`);
+	const key = form.locator('[name="WEATHER_API_KEY"]');
+	check((await key.getAttribute('type')) === 'password' && (await key.getAttribute('autocomplete')) === 'off', 'the secret value is asked in a password input, autocomplete off');
+	check((await form.locator('#install-entry').inputValue()) === 'weather', "the entry's name starts as the registry name's last part");
+	// Nothing typed: the dialog says what is missing and sends nothing.
+	await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+	check(/region is required/.test(await dlg.locator('.errors').textContent()), 'Install with the values missing says which, in the dialog');
+	await form.locator('[name="region"]').fill('eu');
+	await key.fill(registrySecret);
+	await form.locator('[name="WEATHER_ACCOUNT"]').fill('acct-7');
+	// A name the config has already: the sidecar refuses, the dialog says so and keeps what was typed.
+	await form.locator('#install-entry').fill('demo');
+	await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+	await dlg.locator('.errors', { hasText: 'already has a server named "demo"' }).waitFor();
+	check((await key.inputValue()) === registrySecret && (await form.locator('[name="region"]').inputValue()) === 'eu', "the sidecar's refusal shows in the dialog, and what was typed stays");
+	check(!fs.readFileSync(config, 'utf8').includes('io.example/weather'), 'a refused install writes nothing');
+	await form.locator('#install-entry').fill('weather');
+	await shot(page, 'registry-values');
+	await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+	await dlg.waitFor({ state: 'detached' });
+	const said = (await page.locator('#notices .notice', { hasText: 'Installed weather' }).textContent()).replace(/×$/, '');
+	check(said === 'Installed weather from io.example/weather@1.4.0 in config.json, 1 secret kept in tokens.json (only you can read it)', `the page says what was installed: ${said}`);
+	await server(page, 'weather').and(page.locator('[data-state="connected"]')).waitFor();
+	check(true, 'the installed server shows connected: its uvx was given the secret');
+	// The whole page: the notice at its top, the new row at its end.
+	await shot(page, 'registry-installed', { fullPage: true });
+
+	const s = JSON.parse(fs.readFileSync(config, 'utf8')).mcp.servers.find((x) => x.name === 'weather');
+	check(
+		s?.env?.WEATHER_API_KEY === '${secret:WEATHER_API_KEY}' && s.registry?.name === 'io.example/weather' && s.registry?.version === '1.4.0' && s.registry?.url === url,
+		`the entry is pinned and holds the secret by reference: ${JSON.stringify({ env: s?.env, registry: s?.registry })}`,
+	);
+	const holders = files(home).filter((f) => fs.readFileSync(f, 'utf8').includes(registrySecret));
+	check(holders.length === 1 && path.basename(holders[0]) === 'tokens.json', `the secret is in the secret store alone of HOME's files (${holders.map((f) => path.relative(home, f)).join(', ')})`);
+	check(!(await page.content()).includes(registrySecret), 'the page keeps the value nowhere once sent');
 }
 
 let failed = false;

@@ -12,11 +12,13 @@ import type { PermissionResponse, ServerLog, ServerStatus, ToolInfo } from '../.
 import { resultBody, resultSummary } from '../../frontend/src/resultText';
 import { reviewDocument } from '../../frontend/src/reviewText';
 import { takesNoArguments } from '../../frontend/src/schemaPrefill';
+import { installedWords } from '../../frontend/src/registryWords';
 import { missingSecrets, secretsSetWords, setSecrets } from '../../frontend/src/secrets';
 import type { ServerAction } from '../../frontend/src/serverActions';
 import { Session } from '../../frontend/src/session';
 import { oneLine, printable } from '../../frontend/src/text';
 import { argumentsForm, askPermission, askSecret, showDocument } from './dialogs';
+import { installDialog } from './registryDialog';
 import { button, h } from './dom';
 import { Logs } from './logs';
 import { connection, openSocket, rpcURL } from './socket';
@@ -59,6 +61,22 @@ const view = new View(document.getElementById('servers')!, model, logs, {
 		),
 	getPrompt: (server, name) => void getPrompt(server, name),
 });
+
+// Install from the MCP Registry: the dialog asks the sidecar, which
+// writes the entry; the server's row comes as the config watcher applies it.
+const installButton = button('Install from registry…', () => void installFromRegistry(), { id: 'install-registry', disabled: true });
+document.getElementById('toolbar')!.append(installButton);
+
+async function installFromRegistry(): Promise<void> {
+	const sess = session;
+	if (!sess) return;
+	const r = await installDialog({
+		search: (query, limit) => sess.registrySearch(query, limit),
+		values: (name, version) => sess.registryValues(name, version),
+		install: (params) => sess.registryInstall(params),
+	});
+	if (r) notice(installedWords(r));
+}
 
 let pending = false;
 function render(): void {
@@ -240,6 +258,7 @@ async function main(): Promise<void> {
 	});
 	conn.onClose(() => {
 		session = undefined;
+		installButton.disabled = true;
 		sidecar = 'stopped';
 		render();
 		notice('The connection to the sidecar closed. Reload the page once it runs again.', 'error');
@@ -260,6 +279,7 @@ async function main(): Promise<void> {
 	}
 	session = sess;
 	sidecar = 'running';
+	installButton.disabled = false;
 	try {
 		const proj = await sess.project();
 		hasProject = proj.root !== undefined;

@@ -67,7 +67,7 @@ export class View {
 			),
 		);
 		const cards = this.model.servers().map((s) => this.card(s));
-		const empty = this.model.loaded && cards.length === 0 ? h('p', { class: 'empty' }, 'No MCP server is configured yet. Add one to your config (freecode mcp add) and it shows here.') : null;
+		const empty = this.model.loaded && cards.length === 0 ? h('p', { class: 'empty' }, 'No MCP server is configured yet. Install one from the registry (the button above), or add one to your config (freecode mcp add), and it shows here.') : null;
 		this.root.replaceChildren(summary, ...problems, empty ?? '', ...cards);
 		for (const pre of this.root.querySelectorAll<HTMLElement>('pre.log')) pre.scrollTop = pre.scrollHeight;
 	}

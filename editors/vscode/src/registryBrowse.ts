@@ -3,7 +3,11 @@
 // the pick through `freecode mcp install`. Pure, so it is tested without
 // VS Code.
 
+import { runsWords } from '../../../frontend/src/registryWords';
 import { printable } from '../../../frontend/src/text';
+
+// How a server runs and what is wrong with a value typed are the page's words too.
+export { checkValue, installable, runsWords } from '../../../frontend/src/registryWords';
 
 /** RegistryEntry is one server `freecode mcp search --json` prints (internal/registry.Entry). */
 export interface RegistryEntry {
@@ -33,19 +37,6 @@ export const searchDebounceMs = 250;
 /** maxItems caps the list an empty or short query returns (the registry has thousands). */
 export const maxItems = 100;
 
-/** How each way of running is said, with what runs it. */
-const runWords: Record<string, string> = {
-	npm: 'npm (npx)',
-	pypi: 'PyPI (uvx)',
-	oci: 'OCI image (docker)',
-	remote: 'remote',
-};
-
-/** installable reports whether FreeCode installs a server that runs as run. */
-export function installable(run: string): boolean {
-	return run in runWords;
-}
-
 /** parseEntries reads `mcp search --json`'s output; anything else is an error. */
 export function parseEntries(stdout: string): RegistryEntry[] {
 	const v: unknown = JSON.parse(stdout);
@@ -58,14 +49,6 @@ export function parseAsked(stdout: string): AskedValue[] {
 	const v: unknown = JSON.parse(stdout);
 	if (!Array.isArray(v)) throw new Error('the install printed no list of values');
 	return v.filter((a): a is AskedValue => typeof a?.name === 'string');
-}
-
-/** runsWords says how a server runs: "npm (npx), remote"; those FreeCode cannot install yet last, so marked. */
-export function runsWords(runs: readonly string[]): string {
-	const can = runs.filter(installable).map((r) => runWords[r]);
-	const cannot = runs.filter((r) => !installable(r));
-	if (can.length === 0) return cannot.length > 0 ? `${cannot.join(', ')}: not installable by FreeCode yet` : 'no way to run it given';
-	return can.join(', ');
 }
 
 /** RegistryItem is a quick pick item of one server. */
@@ -135,13 +118,6 @@ export function valuePrompt(server: string, v: AskedValue, i: number, n: number)
 		value: v.secret ? '' : v.default ?? '',
 		password: v.secret === true,
 	};
-}
-
-/** checkValue is the input box's complaint about s for v, or undefined. */
-export function checkValue(v: AskedValue, s: string): string | undefined {
-	if (s === '' && !v.default) return `${v.name} is required.`;
-	if (v.choices && v.choices.length > 0 && s !== '' && !v.choices.includes(s)) return `Want one of ${v.choices.join(', ')}.`;
-	return undefined;
 }
 
 /**

@@ -1,0 +1,187 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/registry"
+	"github.com/freecode/freecode/internal/registry/registrytest"
+)
+
+// fixture returns the latest version of the fixture registry's server
+// name, from a loopback registry, and that registry's URL.
+func fixture(t *testing.T, name, version string) (*registry.Response, string) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	reg := registrytest.New(registrytest.Servers("2026.8.31"))
+	t.Cleanup(reg.Close)
+	c, err := Client(Source{Configured: func() string { return reg.URL }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL() != reg.URL {
+		t.Fatalf("Client asks %s, want mcp.registry.url %s", c.URL(), reg.URL)
+	}
+	r, err := Get(t.Context(), c, name, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, reg.URL
+}
+
+// What a frontend asks the user (List) is the required values nothing
+// else gives, in the order an install asks them, secret ones marked; the
+// answers it sends back (Given) build the entry, the secret one kept
+// aside as ${secret:NAME} until saved.
+func TestListThenGiven(t *testing.T) {
+	r, url := fixture(t, "io.example/weather", "")
+	base := config.Server{Name: "weather", Enabled: true}
+	listed, err := Build(t.Context(), base, &r.Server, url, "", &Input{List: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Value{
+		{Name: "region", Description: "The region forecast"},
+		{Name: "WEATHER_API_KEY", Description: "Your Example weather API key", Secret: true},
+		{Name: "WEATHER_ACCOUNT", Description: "Your account's id"},
+	}
+	if diff := cmp.Diff(want, listed.Asked); diff != "" {
+		t.Errorf("Asked (-want +got):\n%s", diff)
+	}
+	if listed.Runs != registry.TypePyPI || listed.Package != "mcp-weather==1.4.0" {
+		t.Errorf("runs %q, package %q", listed.Runs, listed.Package)
+	}
+	if n := listed.SecretNames(); len(n) != 0 {
+		t.Errorf("listing kept secrets %v", n)
+	}
+
+	given := map[string]string{"region": "eu", "WEATHER_API_KEY": "k-123", "WEATHER_ACCOUNT": "acct-7"}
+	plan, err := Build(t.Context(), base, &r.Server, url, "", &Input{Given: given})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plan.Server
+	if diff := cmp.Diff([]string{"uvx", "mcp-weather==1.4.0", "--units", "metric", "eu"}, s.Command); diff != "" {
+		t.Errorf("command (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"WEATHER_API_KEY": "${secret:WEATHER_API_KEY}", "WEATHER_ACCOUNT": "acct-7"}, s.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if s.Registry == nil || *s.Registry != (config.Registry{Name: "io.example/weather", Version: "1.4.0", URL: url}) {
+		t.Errorf("registry block %+v", s.Registry)
+	}
+	saved := map[string]string{}
+	err = plan.SaveSecrets(t.Context(), func(_ context.Context, name, value string) error {
+		saved[name] = value
+		return nil
+	})
+	if err != nil || len(saved) != 1 || saved["WEATHER_API_KEY"] != "k-123" {
+		t.Errorf("SaveSecrets saved %v, %v", saved, err)
+	}
+	err = plan.SaveSecrets(t.Context(), func(context.Context, string, string) error { return errors.New("locked") })
+	if err == nil || !strings.Contains(err.Error(), "saving secret WEATHER_API_KEY: locked") || strings.Contains(err.Error(), "k-123") {
+		t.Errorf("a secret that cannot be saved: %v", err)
+	}
+}
+
+// A remote's URL variable and its header's secret variable: the secret is
+// named after the entry and the variable.
+func TestRemote(t *testing.T) {
+	r, url := fixture(t, "io.example/tickets", "")
+	plan, err := Build(t.Context(), config.Server{Name: "tix", Enabled: true}, &r.Server, url, "",
+		&Input{Given: map[string]string{"tenant": "acme", "token": "t-9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plan.Server
+	if s.URL != "https://acme.tickets.example/mcp" || s.Headers["Authorization"] != "Bearer ${secret:TIX_TOKEN}" {
+		t.Errorf("entry %+v", s)
+	}
+	if plan.Runs != "remote" || plan.Package != "https://{tenant}.tickets.example/mcp" || strings.Join(plan.SecretNames(), ",") != "TIX_TOKEN" {
+		t.Errorf("runs %q, package %q, secrets %v", plan.Runs, plan.Package, plan.SecretNames())
+	}
+}
+
+func TestErrors(t *testing.T) {
+	r, url := fixture(t, "io.example/weather", "")
+	base := config.Server{Name: "weather", Enabled: true}
+	for _, tc := range []struct {
+		name string
+		in   *Input
+		want string
+		as   any
+	}{
+		{"nothing given, no Ask", &Input{}, "region is required: no value was given for it", new(*ValueError)},
+		{"a secret in Plain", &Input{Plain: map[string]string{"region": "eu", "WEATHER_API_KEY": "x"}}, "WEATHER_API_KEY is a secret", new(*PlainSecretError)},
+		{"not a choice", &Input{Given: map[string]string{"units": "kelvin"}}, `units: "kelvin" is not one of metric, imperial`, new(*ValueError)},
+		{"an empty required one", &Input{Given: map[string]string{"region": ""}}, "region is required: the value is empty", new(*ValueError)},
+		{"Ask's error", &Input{Ask: func(context.Context, Value) (string, error) { return "", errors.New("no terminal") }}, "no terminal", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Build(t.Context(), base, &r.Server, url, "", tc.in)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+			if tc.as != nil && !errors.As(err, tc.as) {
+				t.Errorf("err %T is not %T", err, tc.as)
+			}
+		})
+	}
+	// Ask is given each value nothing else gives, and answers it as a
+	// frontend would.
+	var asked []string
+	plan, err := Build(t.Context(), base, &r.Server, url, "", &Input{Ask: func(_ context.Context, v Value) (string, error) {
+		asked = append(asked, v.Name)
+		return "v-" + v.Name, nil
+	}})
+	if err != nil || strings.Join(asked, ",") != "region,WEATHER_API_KEY,WEATHER_ACCOUNT" || plan.Server.Env["WEATHER_ACCOUNT"] != "v-WEATHER_ACCOUNT" {
+		t.Errorf("asked %v: %+v, %v", asked, plan, err)
+	}
+	if _, err := Build(t.Context(), base, &r.Server, url, "remote", &Input{}); err == nil || !strings.Contains(err.Error(), "offers no remote way") {
+		t.Errorf("runs remote of a PyPI server: %v", err)
+	}
+}
+
+func TestGet(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	reg := registrytest.New(registrytest.Servers("2026.8.31"))
+	defer reg.Close()
+	c, err := registry.New(reg.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Get(t.Context(), c, "io.example/weather", "1.3.0"); err != nil || r.Status() != registry.StatusDeprecated || !strings.Contains(StatusMessage(r), "upgrade") {
+		t.Errorf("a deprecated version is returned, with why: %+v, %v", r, err)
+	}
+	for _, tc := range []struct{ name, version, want string }{
+		{"io.example/weather", "1.2.0", "was deleted from the registry"},
+		{"io.example/nothing", "", `has no server "io.example/nothing"`},
+		{"io.example/weather", "9.9.9", "has no version 9.9.9"},
+	} {
+		_, err := Get(t.Context(), c, tc.name, tc.version)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s@%s: %v, want %q", tc.name, tc.version, err, tc.want)
+		}
+	}
+	if _, err := Get(t.Context(), c, "io.example/nothing", ""); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("not found is registry.ErrNotFound: %v", err)
+	}
+}
+
+func TestEntryName(t *testing.T) {
+	for in, want := range map[string]string{
+		"io.github.modelcontextprotocol/everything": "everything",
+		"io.example/my.server":                      "my-server",
+		"plain":                                     "plain",
+	} {
+		if got := EntryName(in); got != want {
+			t.Errorf("EntryName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// What --trace writes of the requests that carry a secret typed: the
+// secret as ***, everything else as sent.
+func TestMaskSecrets(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"secrets/set", `{"jsonrpc":"2.0","id":1,"method":"freecode/secrets/set","params":{"name":"TOKEN","value":"s3cret"}}`,
+			`{"id":1,"jsonrpc":"2.0","method":"freecode/secrets/set","params":{"name":"TOKEN","value":"***"}}`},
+		{"registry/install: every value", `{"jsonrpc":"2.0","id":2,"method":"freecode/registry/install","params":{"name":"io.example/weather","values":{"region":"eu","KEY":"s3cret"}}}`,
+			`{"id":2,"jsonrpc":"2.0","method":"freecode/registry/install","params":{"name":"io.example/weather","values":{"KEY":"***","region":"***"}}}`},
+		{"registry/install: values not an object", `{"jsonrpc":"2.0","id":3,"method":"freecode/registry/install","params":{"name":"x","values":["s3cret"]}}`,
+			`{"id":3,"jsonrpc":"2.0","method":"freecode/registry/install","params":{"name":"x","values":"***"}}`},
+		{"params not an object", `{"jsonrpc":"2.0","id":4,"method":"freecode/secrets/set","params":["TOKEN","s3cret"]}`,
+			`{"id":4,"jsonrpc":"2.0","method":"freecode/secrets/set","params":"***"}`},
+		{"not JSON", `{"method":"freecode/secrets/set","params":{"value":"s3cret"`, `{"method":"freecode/secrets/set","params":"*** (not JSON)"}`},
+		{"nothing to mask", `{"jsonrpc":"2.0","id":5,"method":"freecode/registry/install","params":{"name":"x"}}`,
+			`{"jsonrpc":"2.0","id":5,"method":"freecode/registry/install","params":{"name":"x"}}`},
+		{"a response naming the method", `{"jsonrpc":"2.0","id":6,"result":{"text":"see freecode/secrets/set"}}`,
+			`{"jsonrpc":"2.0","id":6,"result":{"text":"see freecode/secrets/set"}}`},
+		{"another method", `{"jsonrpc":"2.0","id":7,"method":"freecode/servers","params":{}}`, `{"jsonrpc":"2.0","id":7,"method":"freecode/servers","params":{}}`},
+	} {
+		got := string(maskSecrets([]byte(tc.in)))
+		if got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+		if strings.Contains(tc.in, "s3cret") && strings.Contains(got, "s3cret") {
+			t.Errorf("%s: the secret is in %s", tc.name, got)
+		}
+	}
+}
