@@ -43,6 +43,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/freecode/freecode/internal/audit"
+	"github.com/freecode/freecode/internal/urlpolicy"
 )
 
 // ServiceName is the service.name of FreeCode's telemetry unless
@@ -201,7 +202,7 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		p.CallEvents = NewDecisions(lp).Emit
 		p.shutdown = append(p.shutdown, lp.Shutdown)
 	}
-	log.Info("telemetry on", "source", s.Source, "traces", s.TracesURL, "metrics", s.MetricsURL, "logs", s.LogsURL,
+	log.Info("telemetry on", "source", s.Source, "traces", ShowURL(s.TracesURL), "metrics", ShowURL(s.MetricsURL), "logs", ShowURL(s.LogsURL),
 		"protocol", s.Protocols(), "arguments", s.Arguments)
 	return p, nil
 }
@@ -261,3 +262,8 @@ func StartProcess(ctx context.Context, getenv func(string) string, opts *Options
 		}
 	}
 }
+
+// ShowURL is an export URL fit for a log or a terminal: its user info and
+// query values as "***" (the exporter sends neither, but an environment's
+// endpoint may hold a token there).
+func ShowURL(u string) string { return urlpolicy.RedactURL(u) }

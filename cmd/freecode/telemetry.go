@@ -56,6 +56,8 @@ func newTelemetryCmd(a *app) *cobra.Command {
 				name, url string
 				err       error
 			}{{"traces", s.TracesURL, r.Traces}, {"metrics", s.MetricsURL, r.Metrics}, {"logs", s.LogsURL, r.Logs}} {
+				sig.url = termtext.Escape(telemetry.ShowURL(sig.url)) // a token in it as ***
+
 				switch {
 				case sig.url == "":
 					fmt.Fprintf(out, "%-8s off\n", sig.name)

@@ -136,3 +136,17 @@ func TestPolicyTelemetryInForce(t *testing.T) {
 		t.Errorf("policy with mcp.telemetry off:\n%s", out)
 	}
 }
+
+// A token in the environment's endpoint (user info, a query value) is
+// *** in what freecode telemetry test prints; the export goes on (the
+// exporter sends neither).
+func TestTelemetryTestCommandHidesURLSecrets(t *testing.T) {
+	rcv := telemetrytest.NewReceiver(t)
+	withUser := strings.Replace(rcv.URL, "://", "://apikey:s3cret-pass@", 1)
+	telemetryEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": withUser + "/v1/traces?token=s3cret-query",
+		"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"})
+	out := mustRun(t, "telemetry", "test")
+	if strings.Contains(out, "s3cret") || !strings.Contains(out, "/v1/traces?token=***: OK") {
+		t.Errorf("output:\n%s", out)
+	}
+}
