@@ -233,7 +233,9 @@ func (c *callSpan) end(res *mcpsdk.CallToolResult, err error) {
 	var werr *jsonrpc.Error
 	switch {
 	case err != nil && errors.As(err, &werr) && werr.Code != codeRejected:
-		errType, msg = strconv.FormatInt(werr.Code, 10), werr.Message
+		// The code alone: the message is the server's text.
+		errType = strconv.FormatInt(werr.Code, 10)
+		msg = "the server answered error " + errType
 	case errors.Is(err, ErrConnectionLost):
 		errType, msg = "connection_lost", "the connection was lost during the call"
 	case errors.Is(err, context.DeadlineExceeded):

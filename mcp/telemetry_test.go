@@ -3,15 +3,18 @@ package mcp
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/freecode/freecode/config"
 )
@@ -104,5 +107,33 @@ func TestConnectSpansAndSessionDuration(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"m//version"}, sessions); diff != "" {
 		t.Errorf("session durations (-want +got):\n%s", diff)
+	}
+}
+
+// A tools/call the server answers with a JSON-RPC error says its code on
+// the span, never the error's message: that is the server's text, which
+// may quote the arguments or the server's secrets (README, Telemetry:
+// "a failed span's status says only its class").
+func TestCallSpanStatusHoldsNoServerText(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tel := NewTelemetry(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), nil)
+	c := tel.startCall(trace.SpanContext{}, "lookup", &session{}, memSrv("m"), &mcpsdk.CallToolParams{Name: "lookup"})
+	c.end(nil, &jsonrpc.Error{Code: -32602, Message: "invalid params: token=s3cret-from-the-server"})
+	ended := spans.Ended()
+	if len(ended) != 1 {
+		t.Fatalf("%d spans", len(ended))
+	}
+	st := ended[0].Status()
+	if st.Code != codes.Error || strings.Contains(st.Description, "s3cret") || strings.Contains(st.Description, "invalid params") {
+		t.Errorf("status %+v", st)
+	}
+	var errType string
+	for _, kv := range ended[0].Attributes() {
+		if kv.Key == "error.type" {
+			errType = kv.Value.AsString()
+		}
+	}
+	if errType != "-32602" {
+		t.Errorf("error.type %q", errType)
 	}
 }
