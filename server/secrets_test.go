@@ -69,37 +69,44 @@ func TestSecretSet(t *testing.T) {
 		if strings.Contains(string(b), value) {
 			t.Error("the statuses hold the secret")
 		}
-		// The test's trace of what the editor sent holds the value; the
-		// sidecar's own trace of the request (--trace) masks it, and no
-		// other line has it.
-		for _, line := range strings.Split(env.Log(), "\n") {
-			if strings.Contains(line, value) && !strings.HasPrefix(strings.TrimSpace(line), "editor send ") {
-				t.Errorf("a line of the log or of the sidecar's messages holds the secret: %s", line)
-			}
-		}
 		if !strings.Contains(env.Log(), `"params":{"name":"api-token","value":"***"}`) {
 			t.Error("the sidecar's trace does not show the request with its value masked")
 		}
-		err = filepath.WalkDir(env.Sandbox.Home, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if strings.Contains(string(data), value) && filepath.Base(path) != "tokens.json" {
-				t.Errorf("%s holds the secret", path)
-			}
-			if filepath.Base(path) == "tokens.json" {
-				if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
-					t.Errorf("%s has mode %v", path, fi.Mode().Perm())
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		secretOnlyInStore(t, env, value)
 	})
+}
+
+// secretOnlyInStore checks that a secret a frontend sent is in the secret
+// store's file (0600) and nowhere else: in no other file under HOME, and
+// in no line of the log but the test's own trace of what the editor sent
+// (the sidecar's trace of the request masks it, and no message the
+// sidecar sent, no log line of it, holds it).
+func secretOnlyInStore(t *testing.T, env *servertest.Env, value string) {
+	t.Helper()
+	for _, line := range strings.Split(env.Log(), "\n") {
+		if strings.Contains(line, value) && !strings.HasPrefix(strings.TrimSpace(line), "editor send ") {
+			t.Errorf("a line of the log or of the sidecar's messages holds the secret: %s", line)
+		}
+	}
+	err := filepath.WalkDir(env.Sandbox.Home, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), value) && filepath.Base(path) != "tokens.json" {
+			t.Errorf("%s holds the secret", path)
+		}
+		if filepath.Base(path) == "tokens.json" {
+			if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s has mode %v", path, fi.Mode().Perm())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
