@@ -73,8 +73,11 @@ func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
 // the user's block u of the config file at path (nil: none) and the
 // process's environment (getenv). The managed block's "enabled" wins over
 // the user's, which wins over the environment, either way; so do their
-// endpoints, protocols and headers, and their "arguments" (the managed
-// one whether or not it sets "enabled"). The error says what was refused
+// endpoints and protocols, and their "arguments" (the managed one whether
+// or not it sets "enabled"). Headers go with the endpoint of their block:
+// a block's endpoint gets that block's, the managed endpoint none of the
+// user's (an empty set in place of OTEL_EXPORTER_OTLP_HEADERS), the
+// environment's endpoint the first block's. The error says what was refused
 // (a protocol FreeCode does not speak, an endpoint that is no URL); the
 // settings are then off. Headers are as written: FromConfig resolves
 // their ${env:} and ${secret:} references.
@@ -120,13 +123,10 @@ func ResolveUser(m *config.Managed, u *config.Telemetry, path string, getenv fun
 	if len(args) > 0 && *args[0].arguments {
 		s.Arguments, s.ArgumentsFrom = true, args[0].source
 	}
-	// The first block with headers, with a protocol; the first with an
-	// endpoint takes all three signals.
+	// The first block with a protocol; the first with an endpoint takes
+	// all three signals.
 	protocol := ""
 	for _, b := range blocks {
-		if s.Headers == nil && b.headers != nil {
-			s.Headers = b.headers
-		}
 		if protocol == "" {
 			protocol = b.protocol
 		}
@@ -135,11 +135,42 @@ func ResolveUser(m *config.Managed, u *config.Telemetry, path string, getenv fun
 		if b.endpoint == "" {
 			continue
 		}
-		p := cmpOr(protocol, ProtocolHTTP)
+		// Credentials go only where the one who wrote them sends them:
+		// the headers of the endpoint's own block; with none, the
+		// organization's endpoint gets none of the user's (neither a
+		// later block's nor OTEL_EXPORTER_OTLP_HEADERS: an empty set in
+		// their place), the user's the variable's.
+		switch {
+		case b.headers != nil:
+			s.Headers = b.headers
+		case b.source == SourceManaged:
+			s.Headers = map[string]string{}
+		}
 		for _, sig := range s.signals() {
+			// The endpoint's own block's protocol, else a block's; the
+			// organization's endpoint is never spoken to as a user's
+			// variable says (http/protobuf), the user's as it says.
+			p := cmpOr(b.protocol, protocol)
+			if p == "" && b.source == SourceManaged {
+				p = ProtocolHTTP
+			}
+			if p == "" {
+				var err error
+				if p, err = envProtocol(env, sig.upper); err != nil {
+					return off(err)
+				}
+			}
 			*sig.url, *sig.protocol = endpointFor(b.endpoint, p, sig.path), p
 		}
 		return s, nil
+	}
+	// The environment's endpoint: a block that names none sends its
+	// headers there (the first that has them).
+	for _, b := range blocks {
+		if b.headers != nil {
+			s.Headers = b.headers
+			break
+		}
 	}
 	// The endpoints of the environment, signal by signal; with a block on,
 	// the OTEL_*_EXPORTER variables are not read.

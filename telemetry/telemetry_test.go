@@ -74,7 +74,14 @@ func TestResolve(t *testing.T) {
 		{name: "managed grpc", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4317", Protocol: "grpc"}},
 			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"},
 			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4317", MetricsURL: "https://otel.corp:4317", LogsURL: "https://otel.corp:4317",
-				TracesProtocol: "grpc", MetricsProtocol: "grpc", LogsProtocol: "grpc"}},
+				TracesProtocol: "grpc", MetricsProtocol: "grpc", LogsProtocol: "grpc", Headers: map[string]string{}}},
+		// The user's variables neither change the managed endpoint's
+		// protocol nor turn it off with one FreeCode does not speak.
+		{name: "managed endpoint, no protocol", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4318"}},
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"},
+			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
+				LogsURL: "https://otel.corp:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf",
+				Headers: map[string]string{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Resolve(tc.managed, func(k string) string { return tc.env[k] })
@@ -133,9 +140,38 @@ func TestResolveUser(t *testing.T) {
 		{name: "the managed off over the user's on", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &off}},
 			user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4318"},
 			want: Settings{Source: "managed settings", Off: "turned off by the managed settings"}},
+		// Headers go with the endpoint of their block: the user's
+		// collector gets the user's, not the organization's key.
 		{name: "managed on, the user's endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Headers: map[string]string{"m": "1"}}},
 			user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317", Protocol: "grpc", Headers: map[string]string{"u": "2"}},
-			want: with(grpc("http://127.0.0.1:4317"), func(s *Settings) { s.Source, s.Headers = "managed settings", map[string]string{"m": "1"} })},
+			want: with(grpc("http://127.0.0.1:4317"), func(s *Settings) { s.Source, s.Headers = "managed settings", map[string]string{"u": "2"} })},
+		// The organization's collector never gets the user's credentials:
+		// not the user's block's headers, not OTEL_EXPORTER_OTLP_HEADERS
+		// (an empty set, in its place).
+		{name: "the managed endpoint without headers", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4318"}},
+			user: &config.Telemetry{Enabled: &on, Endpoint: "https://api.vendor.example", Headers: map[string]string{"x-vendor-key": "${secret:VENDOR}"}},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "x-vendor-key=s3cret"},
+			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
+				LogsURL: "https://otel.corp:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf",
+				Headers: map[string]string{}}},
+		{name: "the managed endpoint, the user's headers without one", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4318"}},
+			user: &config.Telemetry{Enabled: &on, Headers: map[string]string{"x-vendor-key": "${secret:VENDOR}"}},
+			env:  map[string]string{"OTEL_METRICS_EXPORTER": "none"},
+			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
+				LogsURL: "https://otel.corp:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf",
+				Headers: map[string]string{}}},
+		// A block that names no endpoint sends its headers to the
+		// environment's.
+		{name: "the managed headers, the environment's endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Headers: map[string]string{"m": "1"}}},
+			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"},
+			want: Settings{Source: "managed settings", TracesURL: "http://c:4318/v1/traces", MetricsURL: "http://c:4318/v1/metrics", LogsURL: "http://c:4318/v1/logs",
+				TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf", Headers: map[string]string{"m": "1"}}},
+		// The user's endpoint without a protocol: the variable's, as
+		// config.Telemetry.Protocol says.
+		{name: "the user's endpoint, the environment's protocol", user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317"},
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/protobuf"},
+			want: Settings{Source: user, TracesURL: "http://127.0.0.1:4317", MetricsURL: "http://127.0.0.1:4317", LogsURL: "http://127.0.0.1:4317/v1/logs",
+				TracesProtocol: "grpc", MetricsProtocol: "grpc", LogsProtocol: "http/protobuf"}},
 		{name: "the user's protocol with the environment's endpoint", user: &config.Telemetry{Enabled: &on, Protocol: "grpc"},
 			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_METRICS_EXPORTER": "none"},
 			want: with(grpc("http://c:4317"), func(s *Settings) { s.Source = user })},
