@@ -88,6 +88,9 @@ func registryVersion(ctx context.Context, w *workspace.Workspace, name, version 
 		}
 		return nil, nil, invalidParams("version", "%v", err)
 	}
+	if de := (*install.DeletedError)(nil); errors.As(err, &de) {
+		return nil, nil, invalidParams("version", "%v", err)
+	}
 	return c, r, err
 }
 

@@ -121,7 +121,7 @@ func TestRegistryInstall(t *testing.T) {
 				t.Errorf("%s: %v, want %q", tc.name, err, tc.field)
 			}
 			var je *jsonrpc2.Error
-			if tc.name != "deleted version" && (!errors.As(err, &je) || je.Code != protocol.CodeInvalidParams) {
+			if !errors.As(err, &je) || je.Code != protocol.CodeInvalidParams {
 				t.Errorf("%s: %v is not -32602", tc.name, err)
 			}
 		}

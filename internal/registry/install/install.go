@@ -107,12 +107,19 @@ func Get(ctx context.Context, c *registry.Client, name, version string) (*regist
 	}
 	s := &r.Server
 	if r.Status() == registry.StatusDeleted {
-		return nil, fmt.Errorf("%s %s was deleted from the registry by its publisher: not installed", termtext.Escape(name), termtext.Escape(s.Version))
+		return nil, &DeletedError{Name: name, Version: s.Version}
 	}
 	if s.Version == "" || s.Version == "latest" {
 		return nil, fmt.Errorf("the registry gave %q no concrete version: not installed", name)
 	}
 	return r, nil
+}
+
+// DeletedError is Get's refusal of a version its publisher deleted.
+type DeletedError struct{ Name, Version string }
+
+func (e *DeletedError) Error() string {
+	return fmt.Sprintf("%s %s was deleted from the registry by its publisher: not installed", termtext.Escape(e.Name), termtext.Escape(e.Version))
 }
 
 // StatusMessage is the registry's message on a version's status (why it
