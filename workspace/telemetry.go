@@ -58,9 +58,13 @@ func (w *Workspace) observeServers(mp metric.MeterProvider) (metric.Registration
 func (w *Workspace) spanContent(rec orchestrator.CallRecord) (args, result string) {
 	redact := func(s string) string { return s }
 	if rec.Server != "" {
-		if c, ok := w.mgr.Conn(rec.Server); ok {
-			redact = c.Redact
+		c, ok := w.mgr.Conn(rec.Server)
+		if !ok || c == nil {
+			// The server is gone (removed during the call): what its
+			// session resolved cannot be masked, so nothing is sent.
+			return "", ""
 		}
+		redact = c.Redact
 	}
 	// The values redactArgs masked are masked wherever else they are: a
 	// token passed by name and quoted in another member, or echoed back.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -185,5 +186,26 @@ func TestTelemetryEventLinkedToSpan(t *testing.T) {
 	}
 	if hex.EncodeToString(logs[0].SpanId) == hex.EncodeToString(logs[1].SpanId) {
 		t.Error("two calls' events name one span")
+	}
+}
+
+// A call whose server's Conn is gone by the time its span ends (the
+// server removed from the config during the call) cannot be masked of
+// that server's secrets: nothing of it is exported.
+func TestSpanContentWithoutTheServersConn(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "s")}, nil))
+	w := e.openWith(t, &Options{TelemetryArguments: true})
+	settle(t, w)
+	res := &orchestrator.ToolResult{Decision: orchestrator.DecisionAllowed}
+	res.Content = []mcpsdk.Content{&mcpsdk.TextContent{Text: "the upstream key is sEcReT-v4lue"}}
+	rec := orchestrator.CallRecord{Tool: "mcp__gone__echo", Server: "gone", Name: "echo", Decision: orchestrator.DecisionAllowed,
+		Args: json.RawMessage(`{"text":"sEcReT-v4lue"}`), Result: res}
+	if args, result := w.spanContent(rec); args != "" || result != "" {
+		t.Errorf("spanContent of a server with no Conn = %q, %q: want nothing", args, result)
+	}
+	rec.Server, rec.Tool = "s", "mcp__s__echo"
+	if args, result := w.spanContent(rec); args == "" || result == "" {
+		t.Errorf("spanContent of a configured server = %q, %q: want both", args, result)
 	}
 }
