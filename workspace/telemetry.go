@@ -66,17 +66,22 @@ func (w *Workspace) spanContent(rec orchestrator.CallRecord) (args, result strin
 		}
 		redact = c.Redact
 	}
-	// The values redactArgs masked are masked wherever else they are: a
-	// token passed by name and quoted in another member, or echoed back.
+	// The values redactArgs masked, in the arguments or a JSON result,
+	// are masked wherever else they are in either: a token passed by
+	// name and quoted in another member, echoed back, or one the result
+	// names and repeats.
 	var masked []string
+	var a json.RawMessage
 	if len(rec.Args) > 0 {
-		if a := redactArgs(rec.Args, &masked); a != nil {
-			args = clip(redact(maskAll(string(a), masked)))
-		}
+		a = redactArgs(rec.Args, &masked)
 	}
 	ran := rec.Decision == orchestrator.DecisionAllowed || rec.Decision == orchestrator.DecisionAsked
 	if r := rec.Result; r != nil && ran && r.Task == nil {
-		result = clip(redact(maskAll(spanResult(r), masked)))
+		result = spanResult(r, &masked)
+		result = clip(redact(maskAll(result, masked)))
+	}
+	if a != nil {
+		args = clip(redact(maskAll(string(a), masked)))
 	}
 	return args, result
 }
@@ -94,8 +99,9 @@ func maskAll(s string, values []string) string {
 }
 
 // spanResult is a result as the span says it: its structured content's
-// JSON, else its text; JSON either way redacted as arguments are.
-func spanResult(r *orchestrator.ToolResult) string {
+// JSON, else its text; JSON either way redacted as arguments are, the
+// values masked added to masked.
+func spanResult(r *orchestrator.ToolResult, masked *[]string) string {
 	var raw []byte
 	if r.StructuredContent != nil {
 		raw, _ = json.Marshal(r.StructuredContent)
@@ -104,7 +110,7 @@ func spanResult(r *orchestrator.ToolResult) string {
 	} else {
 		return text
 	}
-	if red := redactArgs(raw, nil); red != nil {
+	if red := redactArgs(raw, masked); red != nil {
 		return string(red)
 	}
 	return ""

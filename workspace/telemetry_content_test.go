@@ -209,3 +209,28 @@ func TestSpanContentWithoutTheServersConn(t *testing.T) {
 		t.Errorf("spanContent of a configured server = %q, %q: want both", args, result)
 	}
 }
+
+// A credential-named member of a JSON result is masked, and so is its
+// value where else the result or the arguments repeat it, as the
+// arguments' own are.
+func TestSpanContentMasksTheResultsOwnCredentials(t *testing.T) {
+	e := newEnv(t)
+	writeJSON(t, e.cfgPath, mcpSection([]map[string]any{server(t, "s")}, nil))
+	w := e.openWith(t, &Options{TelemetryArguments: true})
+	settle(t, w)
+	const key = "rEsUlTkEy-0123456789"
+	for _, res := range []*orchestrator.ToolResult{
+		{Decision: orchestrator.DecisionAllowed, StructuredContent: map[string]any{"api_key": key, "note": "created " + key}},
+		{Decision: orchestrator.DecisionAllowed, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: `{"api_key": "` + key + `", "note": "created ` + key + `"}`}}},
+	} {
+		rec := orchestrator.CallRecord{Tool: "mcp__s__echo", Server: "s", Name: "echo", Decision: orchestrator.DecisionAllowed,
+			Args: json.RawMessage(`{"text":"renew ` + key + `"}`), Result: res}
+		args, result := w.spanContent(rec)
+		if strings.Contains(result, key) || !strings.Contains(result, `"note":"created ***"`) {
+			t.Errorf("gen_ai.tool.call.result = %q", result)
+		}
+		if args != `{"text":"renew ***"}` {
+			t.Errorf("gen_ai.tool.call.arguments = %q", args)
+		}
+	}
+}
