@@ -179,7 +179,7 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: traces exporter: %w", err)
 		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(newSpanBatcher(exp, osGetenv)), sdktrace.WithResource(res))
 		p.Tracer, p.Arguments = tp, s.Arguments
 		p.shutdown = append(p.shutdown, tp.Shutdown)
 	}
