@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,5 +106,38 @@ func TestImportMovesLiteralSecrets(t *testing.T) {
 	}
 	if b, _ := load(t, cfgPath).Server("brave"); b.Env["BRAVE_API_KEY"] != braveKey {
 		t.Errorf("after no: %v", b.Env)
+	}
+}
+
+// A server imported from VS Code whose key was a password ${input:…}
+// starts after the one prompt the import shows: the value typed there is
+// what the server finds in its environment (it refuses to start
+// otherwise), with nothing more to set.
+func TestImportedInputServerStartsAfterOnePrompt(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("FREECODE_TOKEN_STORE", "file")
+	const value = "typed-once-9f2c-4e1a"
+	sum := sha256.Sum256([]byte(value))
+	gate := `[ "$(printf %s "$DEMO_API_KEY" | sha256sum | cut -c1-64)" = "` + hex.EncodeToString(sum[:]) + `" ] || { echo "wrong DEMO_API_KEY" >&2; exit 3; }; exec "$0"`
+	file, err := json.Marshal(map[string]any{
+		"inputs": []any{map[string]any{"type": "promptString", "id": "demo-key", "description": "Demo API key", "password": true}},
+		"servers": map[string]any{"gated": map[string]any{
+			"command": "sh", "args": []string{"-c", gate, demoServer}, "env": map[string]string{"DEMO_API_KEY": "${input:demo-key}"},
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "mcp.json")
+	writeFixture(t, src, string(file))
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	out, errOut, code := runInput(t, value+"\n", true, "--config", cfgPath, "mcp", "import", "vscode", src)
+	if code != 0 || !strings.Contains(out, "✓ Saved secret demo-key in ") {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = run(t, "--config", cfgPath, "tools", "--project", t.TempDir(), "call", "mcp__gated__echo", "--args", `{"message":"after one prompt"}`)
+	if code != 0 || !strings.Contains(out, "after one prompt") {
+		t.Errorf("a call of the imported server: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }
