@@ -74,7 +74,8 @@ func Resolve(m *config.Managed, getenv func(string) string) (Settings, error) {
 // process's environment (getenv). The managed block's "enabled" wins over
 // the user's, which wins over the environment, either way; so do their
 // endpoints and protocols, and their "arguments" (the managed one whether
-// or not it sets "enabled"). Headers go with the endpoint of their block:
+// or not it sets "enabled"), except that the managed endpoint gets
+// arguments only when the managed block asks for them. Headers go with the endpoint of their block:
 // a block's endpoint gets that block's, the managed endpoint none of the
 // user's (an empty set in place of OTEL_EXPORTER_OTLP_HEADERS), the
 // environment's endpoint the first block's. The error says what was refused
@@ -161,6 +162,12 @@ func ResolveUser(m *config.Managed, u *config.Telemetry, path string, getenv fun
 				}
 			}
 			*sig.url, *sig.protocol = endpointFor(b.endpoint, p, sig.path), p
+		}
+		// Likewise the arguments: the user's "arguments": true was given
+		// for where the user sends them, not for the organization's
+		// collector, which gets them only if its own block asks.
+		if b.source == SourceManaged && s.ArgumentsFrom != SourceManaged {
+			s.Arguments, s.ArgumentsFrom = false, ""
 		}
 		return s, nil
 	}

@@ -160,6 +160,21 @@ func TestResolveUser(t *testing.T) {
 			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
 				LogsURL: "https://otel.corp:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf",
 				Headers: map[string]string{}}},
+		// The user's "arguments": true is not the organization's: its
+		// collector gets arguments only if its own block asks.
+		{name: "the managed endpoint, the user's arguments", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4318"}},
+			user: &config.Telemetry{Arguments: &on},
+			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
+				LogsURL: "https://otel.corp:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf",
+				Headers: map[string]string{}}},
+		{name: "the managed endpoint and arguments", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Endpoint: "https://otel.corp:4318", Arguments: &on}},
+			user: &config.Telemetry{Arguments: &off},
+			want: Settings{Source: "managed settings", TracesURL: "https://otel.corp:4318/v1/traces", MetricsURL: "https://otel.corp:4318/v1/metrics",
+				LogsURL: "https://otel.corp:4318/v1/logs", TracesProtocol: "http/protobuf", MetricsProtocol: "http/protobuf", LogsProtocol: "http/protobuf",
+				Headers: map[string]string{}, Arguments: true, ArgumentsFrom: "managed settings"}},
+		{name: "managed on, the user's endpoint and arguments", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on}},
+			user: &config.Telemetry{Enabled: &on, Endpoint: "http://127.0.0.1:4317", Protocol: "grpc", Arguments: &on},
+			want: with(grpc("http://127.0.0.1:4317"), func(s *Settings) { s.Source, s.Arguments, s.ArgumentsFrom = "managed settings", true, user })},
 		// A block that names no endpoint sends its headers to the
 		// environment's.
 		{name: "the managed headers, the environment's endpoint", managed: &config.Managed{Telemetry: config.ManagedTelemetry{Enabled: &on, Headers: map[string]string{"m": "1"}}},
