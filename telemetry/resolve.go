@@ -293,7 +293,12 @@ func envURL(env func(string) string, upper, path, protocol string) (string, erro
 
 // signalURL adds v1/<signal> to a base endpoint.
 func signalURL(base, signal string) string {
-	return strings.TrimRight(base, "/") + "/v1/" + signal
+	// The path goes before a query or fragment the base URL has.
+	rest := ""
+	if i := strings.IndexAny(base, "?#"); i >= 0 {
+		base, rest = base[:i], base[i:]
+	}
+	return strings.TrimRight(base, "/") + "/v1/" + signal + rest
 }
 
 // ExpandHeaders returns s with the ${env:NAME} and ${secret:NAME}

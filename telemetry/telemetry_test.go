@@ -287,3 +287,19 @@ func TestResolveConfigManagedOverUnreadableBlock(t *testing.T) {
 		t.Error("no error: want the block's")
 	}
 }
+
+// Over http/protobuf the signal's path goes on the base URL's path, before
+// any query it has.
+func TestSignalURL(t *testing.T) {
+	for base, want := range map[string]string{
+		"http://c:4318":                 "http://c:4318/v1/traces",
+		"http://c:4318/":                "http://c:4318/v1/traces",
+		"https://c/otlp/":               "https://c/otlp/v1/traces",
+		"https://c/otlp?tenant=a&k=v":   "https://c/otlp/v1/traces?tenant=a&k=v",
+		"https://c/otlp/?tenant=a#frag": "https://c/otlp/v1/traces?tenant=a#frag",
+	} {
+		if got := signalURL(base, "traces"); got != want {
+			t.Errorf("signalURL(%q) = %q, want %q", base, got, want)
+		}
+	}
+}
