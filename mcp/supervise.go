@@ -339,16 +339,11 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 		case <-c.stopCh:
 			return nil
 		case <-s.done:
-			if s.proc != nil {
-				if err := s.proc.ExitError(); err != nil {
-					return &processExit{err}
-				}
-			}
-			return errors.New("session ended")
+			return exitOr(s, errors.New("session ended"))
 		case <-s.exited():
 			return &processExit{s.proc.ExitError()}
 		case <-s.lost:
-			return errors.New("transport failed during a call")
+			return exitOr(s, errors.New("transport failed during a call"))
 		case <-c.restart:
 			return errRestart
 		case <-c.relist:
@@ -374,6 +369,30 @@ func (c *Conn) watch(s *session, ticker *time.Ticker) error {
 				return fmt.Errorf("health ping: %w", err)
 			}
 		}
+	}
+}
+
+// exitSettle bounds how long a session whose transport ended waits for
+// its process's exit to be reaped.
+const exitSettle = 250 * time.Millisecond
+
+// exitOr returns how s's process ended, if it ends within exitSettle of
+// the transport's end, else lost. A server that crashes closes its
+// stdout as it exits, so its session sees the pipe end first and the
+// exit a moment later: waiting for it says the same thing (the exit code,
+// its stderr's last lines; error.type process_exited) whichever came
+// first, rather than "connection lost" when the pipe won the race.
+func exitOr(s *session, lost error) error {
+	if s.proc == nil {
+		return lost
+	}
+	t := time.NewTimer(exitSettle)
+	defer t.Stop()
+	select {
+	case <-s.proc.Exited():
+		return &processExit{s.proc.ExitError()}
+	case <-t.C:
+		return lost
 	}
 }
 

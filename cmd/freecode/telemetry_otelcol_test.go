@@ -335,13 +335,9 @@ func TestTelemetryRetriedCallToACollector(t *testing.T) {
 			ends[p.Attrs.Text("error.type")] += p.Count
 		}
 	}
-	// The crashed session ends as process_exited or connection_lost,
-	// whichever the Conn's watch saw first: the process's exit or its
-	// pipe's end (mcp/supervise.go keeps the first as endedBy).
-	if ends["connection_lost"] == 1 && ends["process_exited"] == 0 {
-		ends["process_exited"], ends["connection_lost"] = 1, 0
-		delete(ends, "connection_lost")
-	}
+	// The crashed session ends as process_exited, whether the Conn's
+	// watch saw the pipe's end or the process's exit first (exitOr,
+	// mcp/supervise.go).
 	if diff := cmp.Diff(map[string]uint64{"process_exited": 1, "": 1}, ends); diff != "" {
 		t.Errorf("mcp.client.session.duration by error.type: the crashed session's and the closed one's (-want +got):\n%s", diff)
 	}
