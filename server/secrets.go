@@ -83,11 +83,17 @@ func maskSecrets(body []byte) []byte {
 			break
 		}
 	}
-	if method == "" {
+	// A method's name may also be written with escapes ("freecode\/secrets\/set"
+	// is the same string to a JSON decoder): a body with a backslash is
+	// read whole.
+	if method == "" && !bytes.Contains(body, []byte(`\`)) {
 		return body
 	}
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(body, &msg) != nil {
+		if method == "" {
+			return body // not JSON, and no request of ours
+		}
 		return []byte(`{"method":"` + method + `","params":"*** (not JSON)"}`)
 	}
 	var m string

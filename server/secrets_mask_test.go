@@ -22,6 +22,9 @@ func TestMaskSecrets(t *testing.T) {
 			`{"jsonrpc":"2.0","id":5,"method":"freecode/registry/install","params":{"name":"x"}}`},
 		{"a response naming the method", `{"jsonrpc":"2.0","id":6,"result":{"text":"see freecode/secrets/set"}}`,
 			`{"jsonrpc":"2.0","id":6,"result":{"text":"see freecode/secrets/set"}}`},
+		{"the method's name escaped", `{"jsonrpc":"2.0","id":8,"method":"freecode\/secrets\/set","params":{"name":"TOKEN","value":"s3cret"}}`,
+			`{"id":8,"jsonrpc":"2.0","method":"freecode\/secrets\/set","params":{"name":"TOKEN","value":"***"}}`},
+		{"escaped, not JSON, no request of ours", `{"method":"x\/y","params":{"value":"v"`, `{"method":"x\/y","params":{"value":"v"`},
 		{"another method", `{"jsonrpc":"2.0","id":7,"method":"freecode/servers","params":{}}`, `{"jsonrpc":"2.0","id":7,"method":"freecode/servers","params":{}}`},
 	} {
 		got := string(maskSecrets([]byte(tc.in)))
