@@ -96,23 +96,40 @@ func keepRest(m, old map[string]string) map[string]string {
 	return m
 }
 
+// varRef is a {var} of a server.json's template.
+var varRef = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
 // fill replaces each {var} of template with its variable's value; a
-// variable the template does not define stays as written.
-func (b *builder) fill(ctx context.Context, template, owner string, vars map[string]registry.Input) (string, error) {
-	var err error
-	out := regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`).ReplaceAllStringFunc(template, func(m string) string {
-		k := m[1 : len(m)-1]
-		i, ok := vars[k]
-		if !ok || err != nil {
-			return m
+// variable the template does not define stays as written. With expands
+// (the value is an env value, a header or the URL, which the entry
+// expands) the template's text and the values given are literal
+// (expanded); a command's arguments are not expanded, and kept as given.
+func (b *builder) fill(ctx context.Context, template, owner string, vars map[string]registry.Input, expands bool) (string, error) {
+	var pieces []text
+	last := 0
+	for _, m := range varRef.FindAllStringSubmatchIndex(template, -1) {
+		i, ok := vars[template[m[2]:m[3]]]
+		if !ok {
+			continue
 		}
-		v, _, e := b.value(ctx, k, secretName(b.entry, owner, k), i)
-		if e != nil {
-			err = e
+		pieces = append(pieces, text{template[last:m[0]], true})
+		k := template[m[2]:m[3]]
+		v, _, err := b.value(ctx, k, secretName(b.entry, owner, k), i)
+		if err != nil {
+			return "", err
 		}
-		return v
-	})
-	return out, err
+		pieces = append(pieces, v)
+		last = m[1]
+	}
+	pieces = append(pieces, text{template[last:], true})
+	if expands {
+		return expanded(pieces...), nil
+	}
+	var out strings.Builder
+	for _, p := range pieces {
+		out.WriteString(p.s)
+	}
+	return out.String(), nil
 }
 
 // secretName is the secret a value is kept as: the environment variable's
@@ -134,7 +151,7 @@ func (b *builder) local(ctx context.Context, srv *config.Server, p *registry.Pac
 			label := cmp.Or(a.ValueHint, strings.TrimLeft(a.Name, "-"))
 			i := a.Input
 			if i.Value != "" {
-				v, err := b.fill(ctx, i.Value, label, a.Variables)
+				v, err := b.fill(ctx, i.Value, label, a.Variables, false)
 				if err != nil {
 					return nil, err
 				}
@@ -149,10 +166,10 @@ func (b *builder) local(ctx context.Context, srv *config.Server, p *registry.Pac
 			}
 			switch {
 			case a.Type == "named" && ok:
-				out = append(out, a.Name, v)
+				out = append(out, a.Name, v.s)
 			case a.Type == "named" && i.Format == "boolean":
 			case ok:
-				out = append(out, v)
+				out = append(out, v.s)
 			}
 		}
 		return out, nil
@@ -173,7 +190,7 @@ func (b *builder) local(ctx context.Context, srv *config.Server, p *registry.Pac
 		}
 		i := e.Input
 		if i.Value != "" {
-			v, err := b.fill(ctx, i.Value, e.Name, e.Variables)
+			v, err := b.fill(ctx, i.Value, e.Name, e.Variables, true)
 			if err != nil {
 				return "", err
 			}
@@ -184,7 +201,7 @@ func (b *builder) local(ctx context.Context, srv *config.Server, p *registry.Pac
 			return "", err
 		}
 		if ok {
-			env[e.Name] = v
+			env[e.Name] = expanded(v)
 		}
 	}
 	env = keepRest(env, b.in.OldEnv)
@@ -255,7 +272,7 @@ func (b *builder) remote(ctx context.Context, srv *config.Server, t *registry.Tr
 	if t.Type == "sse" {
 		srv.Transport = config.TransportSSE
 	}
-	u, err := b.fill(ctx, t.URL, "url", t.Variables)
+	u, err := b.fill(ctx, t.URL, "url", t.Variables, true)
 	if err != nil {
 		return err
 	}
@@ -273,7 +290,7 @@ func (b *builder) remote(ctx context.Context, srv *config.Server, t *registry.Tr
 		}
 		i := h.Input
 		if i.Value != "" {
-			v, err := b.fill(ctx, i.Value, h.Name, h.Variables)
+			v, err := b.fill(ctx, i.Value, h.Name, h.Variables, true)
 			if err != nil {
 				return err
 			}
@@ -287,7 +304,7 @@ func (b *builder) remote(ctx context.Context, srv *config.Server, t *registry.Tr
 			if srv.Headers == nil {
 				srv.Headers = map[string]string{}
 			}
-			srv.Headers[h.Name] = v
+			srv.Headers[h.Name] = expanded(v)
 		}
 	}
 	srv.Headers = keepRest(srv.Headers, b.in.OldHeaders)

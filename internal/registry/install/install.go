@@ -282,65 +282,101 @@ type builder struct {
 	secrets map[string]string
 }
 
+// text is a value going into the entry. lit is text a server.json or a
+// person gave: literal wherever the entry expands references (env,
+// headers, URL), so that a "${secret:GITHUB_TOKEN}" or "${env:HOME}" in
+// it never hands the server another secret or the user's environment.
+// The rest (the ${secret:NAME} the install makes, an update's kept value,
+// a value composed already) is written as it is.
+type text struct {
+	s   string
+	lit bool
+}
+
+// expanded joins pieces into a value of the entry's env, headers or URL:
+// each "${env:" and "${secret:" that starts in a literal piece (alone, or
+// with what follows it) escaped as "$${…}", which config.Expand reads as
+// the literal text.
+func expanded(pieces ...text) string {
+	var full strings.Builder
+	var lit []bool
+	for _, p := range pieces {
+		full.WriteString(p.s)
+		for range len(p.s) {
+			lit = append(lit, p.lit)
+		}
+	}
+	s := full.String()
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if lit[i] && s[i] == '$' && (strings.HasPrefix(s[i:], "${env:") || strings.HasPrefix(s[i:], "${secret:")) {
+			b.WriteByte('$')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 // value returns the value of the input named name (see Input for where
 // it is looked for); a secret one is kept to be saved as secretName,
-// whose reference is returned. "" and false for an optional one left
-// empty.
-func (b *builder) value(ctx context.Context, name, secretName string, i registry.Input) (string, bool, error) {
+// whose reference is returned. false for an optional one left empty.
+func (b *builder) value(ctx context.Context, name, secretName string, i registry.Input) (text, bool, error) {
 	in := b.in
 	if v, ok := in.Given[name]; ok && (v != "" || i.IsRequired) {
 		return b.answer(name, secretName, i, v)
 	}
 	if v, ok := in.Plain[name]; ok {
 		if i.IsSecret {
-			return "", false, &PlainSecretError{Name: name}
+			return text{}, false, &PlainSecretError{Name: name}
 		}
-		return v, true, nil
+		return text{v, true}, true, nil
 	}
 	if v, ok := in.Kept[name]; ok {
-		return v, true, nil
+		return text{s: v}, true, nil
 	}
 	if i.Value != "" {
-		return i.Value, true, nil
+		// Filled by the caller (fill), literal parts escaped where the
+		// entry expands.
+		return text{s: i.Value}, true, nil
 	}
 	if !i.IsRequired {
-		return i.Default, i.Default != "", nil
+		return text{i.Default, true}, i.Default != "", nil
 	}
 	q := Value{Name: name, Description: i.Description, Secret: i.IsSecret, Default: i.Default, Choices: i.Choices}
 	if in.List {
 		b.asked = append(b.asked, q)
 		// A stand-in a URL or argument can hold: nothing is written.
-		return cmp.Or(i.Default, append(slices.Clone(i.Choices), "value")[0]), true, nil
+		return text{cmp.Or(i.Default, append(slices.Clone(i.Choices), "value")[0]), true}, true, nil
 	}
 	if in.Ask == nil {
-		return "", false, valueError(name, "%s is required: no value was given for it", name)
+		return text{}, false, valueError(name, "%s is required: no value was given for it", name)
 	}
 	v, err := in.Ask(ctx, q)
 	if err != nil {
-		return "", false, err
+		return text{}, false, err
 	}
 	return b.answer(name, secretName, i, v)
 }
 
 // answer checks the value v given for the input named name, and keeps a
 // secret one to be saved as secretName, whose reference it returns.
-func (b *builder) answer(name, secretName string, i registry.Input, v string) (string, bool, error) {
+func (b *builder) answer(name, secretName string, i registry.Input, v string) (text, bool, error) {
 	v = cmp.Or(v, i.Default)
 	if v == "" {
-		return "", false, valueError(name, "%s is required: the value is empty", name)
+		return text{}, false, valueError(name, "%s is required: the value is empty", name)
 	}
 	if len(i.Choices) > 0 && !slices.Contains(i.Choices, v) {
 		if i.IsSecret {
-			return "", false, valueError(name, "%s: the value is not one of %s", name, strings.Join(i.Choices, ", "))
+			return text{}, false, valueError(name, "%s: the value is not one of %s", name, strings.Join(i.Choices, ", "))
 		}
-		return "", false, valueError(name, "%s: %q is not one of %s", name, v, strings.Join(i.Choices, ", "))
+		return text{}, false, valueError(name, "%s: %q is not one of %s", name, v, strings.Join(i.Choices, ", "))
 	}
 	if i.IsSecret {
 		if err := secretstore.ValidName(secretName); err != nil {
-			return "", false, err
+			return text{}, false, err
 		}
 		b.secrets[secretName] = v
-		return "${secret:" + secretName + "}", true, nil
+		return text{s: "${secret:" + secretName + "}"}, true, nil
 	}
-	return v, true, nil
+	return text{v, true}, true, nil
 }
