@@ -185,7 +185,7 @@ func (sess *session) registryInstall(ctx context.Context, params jsonrpc2.RawMes
 	} else if taken {
 		return nil, invalidParams("entryName", "%s already has a server named %q: give the entry another name", path, name)
 	}
-	plan, err := install.Build(ctx, config.Server{Name: name, Enabled: true}, s, c.URL(), p.Runs, &install.Input{Given: p.Values})
+	plan, err := install.Build(ctx, config.Server{Name: name, Enabled: true}, s, c.URL(), p.Runs, &install.Input{Given: p.Values, Stored: w.StoredSecret})
 	if ve := (*install.ValueError)(nil); errors.As(err, &ve) {
 		return nil, invalidParams("values", "%v", err)
 	}

@@ -222,3 +222,36 @@ func TestRegistryInstallProject(t *testing.T) {
 		}
 	})
 }
+
+// An install never replaces a secret another value holds under the name
+// the server.json gives (another server's entry may use it): the value is
+// kept as ENTRY_NAME, the entry naming that, and the other one stays.
+func TestRegistryInstallKeepsOtherSecret(t *testing.T) {
+	t.Setenv("FREECODE_TOKEN_STORE", "file")
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	reg := registrytest.New(registrytest.Servers("2026.8.31"))
+	defer reg.Close()
+	files := "-- config.json --\n" + `{"mcp": {"registry": {"url": "` + reg.URL + `"}}}` + "\n"
+	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
+		ed := env.Editor
+		ctx := t.Context()
+		store := secretstore.Open(filepath.Join(env.Sandbox.Home, ".freecode", "auth"))
+		if _, err := store.Set(ctx, "WEATHER_API_KEY", "another-servers-key"); err != nil {
+			t.Fatal(err)
+		}
+		values := map[string]string{"region": "eu", "WEATHER_API_KEY": "wx-new-key", "WEATHER_ACCOUNT": "acct-7"}
+		if _, err := ed.RegistryInstall(ctx, protocol.RegistryInstallParams{Name: "io.example/weather", Values: values}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := store.Get(ctx, "WEATHER_API_KEY"); err != nil || got != "another-servers-key" {
+			t.Errorf("the other value was replaced: %q, %v", got, err)
+		}
+		if got, err := store.Get(ctx, "WEATHER_WEATHER_API_KEY"); err != nil || got != "wx-new-key" {
+			t.Errorf("WEATHER_WEATHER_API_KEY: %q, %v", got, err)
+		}
+		c, err := config.Load(env.Sandbox.ConfigPath)
+		if err != nil || len(c.MCP.Servers) != 1 || c.MCP.Servers[0].Env["WEATHER_API_KEY"] != "${secret:WEATHER_WEATHER_API_KEY}" {
+			t.Errorf("config: %+v, %v", c, err)
+		}
+	})
+}

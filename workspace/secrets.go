@@ -56,3 +56,16 @@ func (w *Workspace) SetSecret(ctx context.Context, name, value string) (string, 
 	}
 	return where, started, nil
 }
+
+// StoredSecret returns the value of the secret name and whether the
+// store has one (an install never replaces another value under a name).
+func (w *Workspace) StoredSecret(ctx context.Context, name string) (string, bool, error) {
+	if w.secrets == nil {
+		return "", false, nil
+	}
+	v, err := w.secrets.Get(ctx, name)
+	if errors.Is(err, secretstore.ErrNotFound) {
+		return "", false, nil
+	}
+	return v, err == nil, err
+}

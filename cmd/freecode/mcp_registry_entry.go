@@ -18,6 +18,7 @@ import (
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/registry"
 	"github.com/freecode/freecode/internal/registry/install"
+	"github.com/freecode/freecode/internal/secretstore"
 	"github.com/freecode/freecode/internal/termtext"
 )
 
@@ -33,6 +34,7 @@ type installInput struct {
 func newInstallInput(cmd *cobra.Command, f *installFlags) (*installInput, error) {
 	ii := &installInput{flags: f, input: newSecretInput(cmd), in: install.Input{Plain: map[string]string{}, List: f.listValues}}
 	ii.in.Ask = ii.ask
+	ii.in.Stored = storedSecret
 	for _, v := range f.vars {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" {
@@ -53,6 +55,19 @@ func newInstallInput(cmd *cobra.Command, f *installFlags) (*installInput, error)
 		}
 	}
 	return ii, nil
+}
+
+// storedSecret is install.Input.Stored: the secret store's value of name.
+func storedSecret(ctx context.Context, name string) (string, bool, error) {
+	store, err := openSecrets()
+	if err != nil {
+		return "", false, err
+	}
+	v, err := store.Get(ctx, name)
+	if errors.Is(err, secretstore.ErrNotFound) {
+		return "", false, nil
+	}
+	return v, err == nil, err
 }
 
 // build builds the entry of srv (its name set) to run s, installed from

@@ -175,6 +175,11 @@ type Input struct {
 	// Plan.Asked, and a stand-in takes its place in the entry, which is
 	// not to be written.
 	List bool
+	// Stored returns the secret store's value of a secret name, and
+	// whether it has one: a secret value is never kept under a name that
+	// holds another value (another server's entry may use it), but as
+	// ENTRY_NAME, or refused. nil: the store is not asked.
+	Stored func(ctx context.Context, name string) (string, bool, error)
 	// Ask answers a required value none of the above gives (a terminal's
 	// prompt); its answer is checked as a Given one is. nil: such a value
 	// is a *ValueError.
@@ -323,7 +328,7 @@ func expanded(pieces ...text) string {
 func (b *builder) value(ctx context.Context, name, secretName string, i registry.Input) (text, bool, error) {
 	in := b.in
 	if v, ok := in.Given[name]; ok && (v != "" || i.IsRequired) {
-		return b.answer(name, secretName, i, v)
+		return b.answer(ctx, name, secretName, i, v)
 	}
 	if v, ok := in.Plain[name]; ok {
 		if i.IsSecret {
@@ -355,12 +360,12 @@ func (b *builder) value(ctx context.Context, name, secretName string, i registry
 	if err != nil {
 		return text{}, false, err
 	}
-	return b.answer(name, secretName, i, v)
+	return b.answer(ctx, name, secretName, i, v)
 }
 
 // answer checks the value v given for the input named name, and keeps a
 // secret one to be saved as secretName, whose reference it returns.
-func (b *builder) answer(name, secretName string, i registry.Input, v string) (text, bool, error) {
+func (b *builder) answer(ctx context.Context, name, secretName string, i registry.Input, v string) (text, bool, error) {
 	v = cmp.Or(v, i.Default)
 	if v == "" {
 		return text{}, false, valueError(name, "%s is required: the value is empty", name)
@@ -372,11 +377,45 @@ func (b *builder) answer(name, secretName string, i registry.Input, v string) (t
 		return text{}, false, valueError(name, "%s: %q is not one of %s", name, v, strings.Join(i.Choices, ", "))
 	}
 	if i.IsSecret {
-		if err := secretstore.ValidName(secretName); err != nil {
+		secretName, err := b.secretName(ctx, name, secretName, v)
+		if err != nil {
 			return text{}, false, err
 		}
 		b.secrets[secretName] = v
 		return text{s: "${secret:" + secretName + "}"}, true, nil
 	}
 	return text{v, true}, true, nil
+}
+
+// secretName returns the name the secret value v of the input named name
+// is kept as: want, unless the store (or this install) holds another
+// value under it, then ENTRY_WANT. The server.json names it, and another
+// server's entry may use it for its own value: replacing that would send
+// this value to the other server. Both taken is a *ValueError, which
+// names them, never a value.
+func (b *builder) secretName(ctx context.Context, name, want, v string) (string, error) {
+	names := []string{want, secretName(b.entry, want, want)}
+	for _, n := range names {
+		if err := secretstore.ValidName(n); err != nil {
+			return "", err
+		}
+		if held, ok := b.secrets[n]; ok {
+			if held == v {
+				return n, nil
+			}
+			continue
+		}
+		if b.in.Stored == nil {
+			return n, nil
+		}
+		held, ok, err := b.in.Stored(ctx, n)
+		if err != nil {
+			return "", fmt.Errorf("reading secret %s: %w", n, err)
+		}
+		if !ok || held == v {
+			return n, nil
+		}
+	}
+	return "", valueError(name, "%s: the secrets %s hold other values already, which are not replaced (another server may use them): remove the one no server uses (`freecode secret rm NAME`), or install under another entry name",
+		name, strings.Join(names, " and "))
 }

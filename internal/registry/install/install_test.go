@@ -231,3 +231,50 @@ func TestRegistryTextNeverExpands(t *testing.T) {
 		t.Errorf("URL as the server gets it: %s", x.URL)
 	}
 }
+
+// A secret value never replaces another under the same name: the name is
+// the server.json's (its environment variable's), which another server's
+// entry may use for its own value (a GITHUB_TOKEN), and that server would
+// then send this one's key to its own service. The value is kept as
+// ENTRY_NAME instead; the same value reuses the name; with both names
+// taken the install is refused, naming them, before anything is saved.
+func TestSecretNeverOverwritten(t *testing.T) {
+	r, url := fixture(t, "io.example/weather", "")
+	base := config.Server{Name: "weather", Enabled: true}
+	stored := map[string]string{}
+	in := func(key string) *Input {
+		return &Input{
+			Given: map[string]string{"region": "eu", "WEATHER_API_KEY": key, "WEATHER_ACCOUNT": "acct-7"},
+			Stored: func(_ context.Context, name string) (string, bool, error) {
+				v, ok := stored[name]
+				return v, ok, nil
+			},
+		}
+	}
+	for _, tc := range []struct {
+		stored  map[string]string
+		key     string
+		wantRef string
+	}{
+		{map[string]string{}, "k-1", "WEATHER_API_KEY"},
+		{map[string]string{"WEATHER_API_KEY": "k-1"}, "k-1", "WEATHER_API_KEY"},
+		{map[string]string{"WEATHER_API_KEY": "v-other"}, "k-1", "WEATHER_WEATHER_API_KEY"},
+		{map[string]string{"WEATHER_API_KEY": "v-other", "WEATHER_WEATHER_API_KEY": "k-1"}, "k-1", "WEATHER_WEATHER_API_KEY"},
+	} {
+		stored = tc.stored
+		plan, err := Build(t.Context(), base, &r.Server, url, "", in(tc.key))
+		if err != nil {
+			t.Fatalf("stored %v: %v", tc.stored, err)
+		}
+		if got := plan.Server.Env["WEATHER_API_KEY"]; got != "${secret:"+tc.wantRef+"}" || strings.Join(plan.SecretNames(), ",") != tc.wantRef {
+			t.Errorf("stored %v: env %q, secrets %v, want %s", tc.stored, got, plan.SecretNames(), tc.wantRef)
+		}
+	}
+	stored = map[string]string{"WEATHER_API_KEY": "v-other", "WEATHER_WEATHER_API_KEY": "v-another"}
+	_, err := Build(t.Context(), base, &r.Server, url, "", in("k-1"))
+	var ve *ValueError
+	if !errors.As(err, &ve) || ve.Name != "WEATHER_API_KEY" || !strings.Contains(err.Error(), "WEATHER_API_KEY and WEATHER_WEATHER_API_KEY hold other values") ||
+		strings.Contains(err.Error(), "k-1") || strings.Contains(err.Error(), "v-") {
+		t.Errorf("both names taken: %v", err)
+	}
+}
