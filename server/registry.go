@@ -204,12 +204,12 @@ func (sess *session) registryInstall(ctx context.Context, params jsonrpc2.RawMes
 	}
 	if scope == protocol.ServerScopeProject {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
+			return nil, plan.Unwritten(err)
 		}
 	}
 	srv := plan.Server
 	if err := config.AddServer(path, srv); err != nil {
-		return nil, err
+		return nil, plan.Unwritten(err)
 	}
 	return &protocol.RegistryInstallResult{
 		Name: srv.Name, Scope: scope, Type: protocol.ServerType(srv.Type), File: path,

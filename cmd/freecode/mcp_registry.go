@@ -200,12 +200,12 @@ func (a *app) install(cmd *cobra.Command, spec string, f *installFlags) error {
 	}
 	if f.scope == "project" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
+			return plan.Unwritten(err)
 		}
 	}
 	srv = plan.Server
 	if err := config.AddServer(path, srv); err != nil {
-		return unchanged(err)
+		return unchanged(plan.Unwritten(err))
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "✓ Installed %s %s as %s server %q in %s\n", termtext.Escape(s.Name), termtext.Escape(s.Version), srv.Type, srv.Name, path)

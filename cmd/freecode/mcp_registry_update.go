@@ -424,7 +424,7 @@ func (a *app) update(cmd *cobra.Command, name string, f *installFlags) error {
 	}
 	srv = plan.Server
 	if err := config.UpdateInstalled(e.path, srv); err != nil {
-		return unchanged(err)
+		return unchanged(plan.Unwritten(err))
 	}
 	fmt.Fprintf(out, "✓ Updated %s from %s %s to %s in %s\n", termtext.Escape(name), termtext.Escape(r.Name), termtext.Escape(r.Version),
 		termtext.Escape(latest.Server.Version), e.path)

@@ -269,14 +269,31 @@ func (p *Plan) SecretNames() []string { return slices.Sorted(maps.Keys(p.secrets
 
 // SaveSecrets saves each secret value of the plan with set (the secret
 // store's), in the order of SecretNames; call it before the entry is
-// written, which names them. An error names the secret, never its value.
+// written, which names them. An error names the secret, and those saved
+// before it, never a value.
 func (p *Plan) SaveSecrets(ctx context.Context, set func(ctx context.Context, name, value string) error) error {
-	for _, k := range p.SecretNames() {
+	names := p.SecretNames()
+	for i, k := range names {
 		if err := set(ctx, k, p.secrets[k]); err != nil {
-			return fmt.Errorf("saving secret %s: %w (nothing was written)", k, err)
+			if i == 0 {
+				return fmt.Errorf("saving secret %s: %w (nothing was written)", k, err)
+			}
+			return fmt.Errorf("saving secret %s: %w (no entry was written; %s %s saved in the secret store)", k, err,
+				strings.Join(names[:i], ", "), map[bool]string{true: "was", false: "were"}[i == 1])
 		}
 	}
 	return nil
+}
+
+// Unwritten is err, the entry's not being written after SaveSecrets,
+// saying which secrets were saved all the same (for the person to use
+// them again or remove them).
+func (p *Plan) Unwritten(err error) error {
+	names := p.SecretNames()
+	if len(names) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (the entry was not written, but the secrets %s were saved in the secret store: `freecode secret rm NAME` removes one)", err, strings.Join(names, ", "))
 }
 
 // builder gathers the values of one Build.

@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -276,5 +277,32 @@ func TestSecretNeverOverwritten(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Name != "WEATHER_API_KEY" || !strings.Contains(err.Error(), "WEATHER_API_KEY and WEATHER_WEATHER_API_KEY hold other values") ||
 		strings.Contains(err.Error(), "k-1") || strings.Contains(err.Error(), "v-") {
 		t.Errorf("both names taken: %v", err)
+	}
+}
+
+// An install that saved secrets and then wrote no entry says which it
+// kept: a secret saved before one that failed, or all of them when the
+// entry could not be written.
+func TestHalfWritten(t *testing.T) {
+	p := &Plan{secrets: map[string]string{"A_KEY": "a-1", "B_KEY": "b-1"}}
+	err := p.SaveSecrets(t.Context(), func(_ context.Context, name, _ string) error {
+		if name == "B_KEY" {
+			return errors.New("keychain locked")
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "saving secret B_KEY: keychain locked") ||
+		!strings.Contains(err.Error(), "A_KEY was saved in the secret store") || strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("the second secret failing: %v", err)
+	}
+	err = p.Unwritten(errors.New("disk full"))
+	if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.Contains(err.Error(), "the entry was not written, but the secrets A_KEY, B_KEY were saved in the secret store") {
+		t.Errorf("the entry not written: %v", err)
+	}
+	if err := (&Plan{}).Unwritten(errors.New("disk full")); err.Error() != "disk full" {
+		t.Errorf("no secrets: %v", err)
+	}
+	if strings.Contains(fmt.Sprint(p.Unwritten(errors.New("x"))), "a-1") {
+		t.Error("a value in the error")
 	}
 }
