@@ -75,7 +75,8 @@ func storedSecret(ctx context.Context, name string) (string, bool, error) {
 func (ii *installInput) build(ctx context.Context, srv config.Server, s *registry.Server, registryURL, runs string) (*install.Plan, error) {
 	plan, err := install.Build(ctx, srv, s, registryURL, runs, &ii.in)
 	if pe := (*install.PlainSecretError)(nil); errors.As(err, &pe) {
-		return nil, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", pe.Name, pe.Name)
+		n := termtext.Escape(pe.Name)
+		return nil, fmt.Errorf("--var %s: %s is a secret; type it when asked (or give it on standard input), not on the command line", n, n)
 	}
 	return plan, err
 }
@@ -92,9 +93,9 @@ func (ii *installInput) ask(ctx context.Context, v install.Value) (string, error
 		if v.Secret {
 			hint = " (a secret: leave out --yes and type it)"
 		}
-		return "", fmt.Errorf("%s is required: give it with --var %s=VALUE%s", v.Name, v.Name, hint)
+		return "", fmt.Errorf("%s is required: give it with --var %s=VALUE%s", termtext.Escape(v.Name), termtext.Escape(v.Name), hint)
 	}
-	prompt := v.Name
+	prompt := termtext.Escape(v.Name)
 	if v.Description != "" {
 		prompt += " (" + termtext.Escape(v.Description) + ")"
 	}
@@ -112,7 +113,7 @@ func (ii *installInput) ask(ctx context.Context, v install.Value) (string, error
 		answer, err = ii.input.line()
 	}
 	if errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("%s is required: nothing was typed for it (give it with --var %s=VALUE)", v.Name, v.Name)
+		return "", fmt.Errorf("%s is required: nothing was typed for it (give it with --var %s=VALUE)", termtext.Escape(v.Name), termtext.Escape(v.Name))
 	}
 	return answer, err
 }

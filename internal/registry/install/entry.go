@@ -62,9 +62,9 @@ func pickRun(s *registry.Server, want string) (runChoice, error) {
 	}
 	offered := registry.Runs(s)
 	if want != "" {
-		return runChoice{}, fmt.Errorf("%s offers no %s way to run it (it offers: %s)", s.Name, want, strings.Join(offered, ", "))
+		return runChoice{}, fmt.Errorf("%s offers no %s way to run it (it offers: %s)", termtext.Escape(s.Name), termtext.Escape(want), termtext.Escape(strings.Join(offered, ", ")))
 	}
-	return runChoice{}, fmt.Errorf("%s can run only as %s, which FreeCode does not install yet (npm, pypi, oci and remote servers)", s.Name, strings.Join(offered, ", "))
+	return runChoice{}, fmt.Errorf("%s can run only as %s, which FreeCode does not install yet (npm, pypi, oci and remote servers)", termtext.Escape(s.Name), termtext.Escape(strings.Join(offered, ", ")))
 }
 
 func onPath(prog string) bool {
@@ -158,7 +158,7 @@ func (b *builder) local(ctx context.Context, srv *config.Server, p *registry.Pac
 				i.Value = v
 			}
 			if i.IsSecret {
-				return nil, fmt.Errorf("argument %s is a secret, which FreeCode cannot pass on a command line yet (commands are not expanded): not installed", label)
+				return nil, fmt.Errorf("argument %s is a secret, which FreeCode cannot pass on a command line yet (commands are not expanded): not installed", termtext.Escape(label))
 			}
 			v, ok, err := b.value(ctx, label, "", i)
 			if err != nil {
@@ -233,7 +233,7 @@ func (b *builder) local(ctx context.Context, srv *config.Server, p *registry.Pac
 		}
 		srv.Command = slices.Concat([]string{"docker", "run", "-i", "--rm"}, rt, envArgs, []string{image}, pa)
 	default:
-		return "", fmt.Errorf("a %s package is not installed by FreeCode yet", p.RegistryType)
+		return "", fmt.Errorf("a %s package is not installed by FreeCode yet", termtext.Escape(p.RegistryType))
 	}
 	if p.FileSha256 != "" && srv.Registry.Digest == "" {
 		srv.Registry.Digest = "sha256:" + p.FileSha256
@@ -260,7 +260,7 @@ func pinnedImage(identifier, version string) (image, digest string, err error) {
 	}
 	tag = cmp.Or(tag, version)
 	if tag == "" || tag == "latest" {
-		return "", "", fmt.Errorf("image %s names no digest and no version but %q: not installed unpinned", identifier, cmp.Or(tag, "latest"))
+		return "", "", fmt.Errorf("image %s names no digest and no version but %q: not installed unpinned", termtext.Escape(identifier), cmp.Or(tag, "latest"))
 	}
 	return ref + ":" + tag, "", nil
 }

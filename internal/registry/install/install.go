@@ -204,7 +204,7 @@ func valueError(name, format string, args ...any) error {
 type PlainSecretError struct{ Name string }
 
 func (e *PlainSecretError) Error() string {
-	return e.Name + " is a secret: it is asked unseen and kept in the secret store, never taken in plain text"
+	return termtext.Escape(e.Name) + " is a secret: it is asked unseen and kept in the secret store, never taken in plain text"
 }
 
 // Plan is an entry built to install: the entry, how it runs, and the
@@ -371,7 +371,7 @@ func (b *builder) value(ctx context.Context, name, secretName string, i registry
 		return text{cmp.Or(i.Default, append(slices.Clone(i.Choices), "value")[0]), true}, true, nil
 	}
 	if in.Ask == nil {
-		return text{}, false, valueError(name, "%s is required: no value was given for it", name)
+		return text{}, false, valueError(name, "%s is required: no value was given for it", termtext.Escape(name))
 	}
 	v, err := in.Ask(ctx, q)
 	if err != nil {
@@ -385,13 +385,13 @@ func (b *builder) value(ctx context.Context, name, secretName string, i registry
 func (b *builder) answer(ctx context.Context, name, secretName string, i registry.Input, v string) (text, bool, error) {
 	v = cmp.Or(v, i.Default)
 	if v == "" {
-		return text{}, false, valueError(name, "%s is required: the value is empty", name)
+		return text{}, false, valueError(name, "%s is required: the value is empty", termtext.Escape(name))
 	}
 	if len(i.Choices) > 0 && !slices.Contains(i.Choices, v) {
 		if i.IsSecret {
-			return text{}, false, valueError(name, "%s: the value is not one of %s", name, strings.Join(i.Choices, ", "))
+			return text{}, false, valueError(name, "%s: the value is not one of %s", termtext.Escape(name), termtext.Escape(strings.Join(i.Choices, ", ")))
 		}
-		return text{}, false, valueError(name, "%s: %q is not one of %s", name, v, strings.Join(i.Choices, ", "))
+		return text{}, false, valueError(name, "%s: %q is not one of %s", termtext.Escape(name), v, termtext.Escape(strings.Join(i.Choices, ", ")))
 	}
 	if i.IsSecret {
 		secretName, err := b.secretName(ctx, name, secretName, v)
@@ -434,5 +434,5 @@ func (b *builder) secretName(ctx context.Context, name, want, v string) (string,
 		}
 	}
 	return "", valueError(name, "%s: the secrets %s hold other values already, which are not replaced (another server may use them): remove the one no server uses (`freecode secret rm NAME`), or install under another entry name",
-		name, strings.Join(names, " and "))
+		termtext.Escape(name), strings.Join(names, " and "))
 }

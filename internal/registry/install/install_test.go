@@ -306,3 +306,30 @@ func TestHalfWritten(t *testing.T) {
 		t.Error("a value in the error")
 	}
 }
+
+// A server.json's names reach a terminal in the errors (the CLI prints
+// them as they are): their control characters are escaped.
+func TestErrorsEscapeRegistryText(t *testing.T) {
+	const esc = "\x1b]0;pwned\x07\x1b[2J"
+	s := &registry.Server{Name: "io.evil/x" + esc, Version: "1.0.0", Packages: []registry.Package{{
+		RegistryType: registry.TypeNPM, Identifier: "x", Transport: registry.Transport{Type: "stdio"},
+		PackageArguments: []registry.Argument{{Type: "positional", ValueHint: "token" + esc, Input: registry.Input{IsRequired: true}}},
+	}}}
+	for _, tc := range []struct {
+		name string
+		runs string
+		in   *Input
+	}{
+		{"a value not given", "", &Input{}},
+		{"no such way to run", "remote", &Input{}},
+	} {
+		_, err := Build(t.Context(), config.Server{Name: "x", Enabled: true}, s, "https://registry.example", tc.runs, tc.in)
+		if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
+			t.Errorf("%s: %q", tc.name, err)
+		}
+	}
+	s.Packages[0].PackageArguments[0].IsSecret = true
+	if _, err := Build(t.Context(), config.Server{Name: "x", Enabled: true}, s, "https://registry.example", "", &Input{}); err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
+		t.Errorf("a secret argument: %q", err)
+	}
+}
