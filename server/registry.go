@@ -29,12 +29,12 @@ import (
 // one the managed settings fix, else the config's mcp.registry.url, else
 // the public one, as the CLI does.
 func registryClient(w *workspace.Workspace) (*registry.Client, error) {
-	return install.Client(install.Source{Configured: func() string {
+	return install.Client(install.Source{Configured: func() (string, error) {
 		cfg, err := config.Load(w.Project().ConfigPath)
 		if err != nil {
-			return ""
+			return "", err
 		}
-		return cfg.MCP.RegistryURL
+		return cfg.MCP.RegistryURL, nil
 	}})
 }
 

@@ -255,3 +255,22 @@ func TestRegistryInstallKeepsOtherSecret(t *testing.T) {
 		}
 	})
 }
+
+// A config that does not load may name the user's own registry: the
+// sidecar asks none rather than the public one, whose server of the same
+// name may be another publisher's, and says why.
+func TestRegistryConfigNotLoaded(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	reg := registrytest.New(registrytest.Servers("2026.8.31"))
+	defer reg.Close()
+	files := "-- config.json --\n" + `{"mcp": {"registry": {"url": "` + reg.URL + `"}, "servers": 5}}` + "\n"
+	servertest.Run(t, files, func(t *testing.T, env *servertest.Env) {
+		ctx := t.Context()
+		if _, err := env.Editor.RegistrySearch(ctx, protocol.RegistrySearchParams{Query: "weather"}); err == nil || !strings.Contains(err.Error(), "mcp.registry.url") {
+			t.Errorf("search: %v", err)
+		}
+		if _, err := env.Editor.RegistryValues(ctx, protocol.RegistryValuesParams{Name: "io.example/weather"}); err == nil || !strings.Contains(err.Error(), "mcp.registry.url") {
+			t.Errorf("values: %v", err)
+		}
+	})
+}

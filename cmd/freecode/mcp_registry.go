@@ -22,15 +22,17 @@ import (
 // registryClient returns a client of the registry the managed settings
 // fix, else the one --registry (flag) names, else entry (the registry an
 // installed server came from), else mcp.registry.url, else the public
-// one. A --registry other than the managed one is refused, naming the
+// one; a config that does not load is refused, not taken for the public
+// registry. A --registry other than the managed one is refused, naming the
 // file that fixes it; a managed policy that does not load refuses every
 // registry, as it starts no server.
 func (a *app) registryClient(flag, entry string) (*registry.Client, error) {
-	c, err := install.Client(install.Source{Asked: flag, Entry: entry, Configured: func() string {
-		if cfg, _, err := a.load(); err == nil {
-			return cfg.MCP.RegistryURL
+	c, err := install.Client(install.Source{Asked: flag, Entry: entry, Configured: func() (string, error) {
+		cfg, _, err := a.load()
+		if err != nil {
+			return "", err
 		}
-		return ""
+		return cfg.MCP.RegistryURL, nil
 	}})
 	if re := (*install.RefusedError)(nil); errors.As(err, &re) {
 		return nil, fmt.Errorf("--registry %w", err)

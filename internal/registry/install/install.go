@@ -36,9 +36,11 @@ type Source struct {
 	Asked string
 	// Entry is the registry an installed server came from.
 	Entry string
-	// Configured returns the config's mcp.registry.url; it is called only
-	// when neither of the above names one. nil: none.
-	Configured func() string
+	// Configured returns the config's mcp.registry.url, or why the config
+	// cannot be read (then no registry is asked: the public one is not
+	// the user's, whose names another publisher may hold there); it is
+	// called only when neither of the above names one. nil: none.
+	Configured func() (string, error)
 }
 
 // RefusedError is a registry asked for (Source.Asked) that the managed
@@ -70,7 +72,10 @@ func Client(src Source) (*registry.Client, error) {
 	}
 	u := cmp.Or(src.Asked, src.Entry)
 	if u == "" && src.Configured != nil {
-		u = src.Configured()
+		var err error
+		if u, err = src.Configured(); err != nil {
+			return nil, fmt.Errorf("the config file does not load, so the MCP Registry it names (mcp.registry.url) is not known and none is asked: %w", err)
+		}
 	}
 	return registry.New(cmp.Or(u, config.DefaultRegistryURL), nil)
 }

@@ -22,7 +22,7 @@ func fixture(t *testing.T, name, version string) (*registry.Response, string) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
 	reg := registrytest.New(registrytest.Servers("2026.8.31"))
 	t.Cleanup(reg.Close)
-	c, err := Client(Source{Configured: func() string { return reg.URL }})
+	c, err := Client(Source{Configured: func() (string, error) { return reg.URL, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,5 +331,20 @@ func TestErrorsEscapeRegistryText(t *testing.T) {
 	s.Packages[0].PackageArguments[0].IsSecret = true
 	if _, err := Build(t.Context(), config.Server{Name: "x", Enabled: true}, s, "https://registry.example", "", &Input{}); err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
 		t.Errorf("a secret argument: %q", err)
+	}
+}
+
+// A config file that does not load may name a registry of the user's
+// own (mcp.registry.url): asking the public one in its place would find,
+// and install, a server another publisher registered there under the
+// same name. Client says why instead.
+func TestClientConfigNotLoaded(t *testing.T) {
+	_, err := Client(Source{Configured: func() (string, error) { return "", errors.New("line 3: servers: want a list") }})
+	if err == nil || !strings.Contains(err.Error(), "mcp.registry.url") || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("Client: %v", err)
+	}
+	c, err := Client(Source{Asked: "https://registry.example", Configured: func() (string, error) { return "", errors.New("not read") }})
+	if err != nil || c.URL() != "https://registry.example" {
+		t.Errorf("a registry asked for needs no config: %v", err)
 	}
 }
