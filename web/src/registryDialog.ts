@@ -108,6 +108,7 @@ export function installDialog(reg: Registry): Promise<RegistryInstallResult | un
 		});
 
 		let fields: ValueField[] = [];
+		let inputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
 		let picked: RegistryValuesResult | undefined;
 		let choosing = 0;
 
@@ -151,7 +152,12 @@ export function installDialog(reg: Registry): Promise<RegistryInstallResult | un
 				const scope = h('select', { id: 'install-scope', name: 'scope' }, h('option', { value: 'user' }, 'your config (all your projects)'), h('option', { value: 'project' }, 'this project’s settings (runs once approved)'));
 				form.append(h('label', { for: 'install-scope' }, 'Where'), scope);
 			}
-			for (const f of fields) form.append(h('label', { for: `value-${f.name}` }, f.label, f.hint ? h('small', {}, f.hint) : ''), fieldInput(f));
+			inputs = new Map();
+			for (const f of fields) {
+				const input = fieldInput(f);
+				inputs.set(f.name, input);
+				form.append(h('label', { for: `value-${f.name}` }, f.label, f.hint ? h('small', {}, f.hint) : ''), input);
+			}
 			if (fields.length === 0) form.append(h('p', { class: 'none' }, 'It asks for no value.'));
 			// Enter in a field installs, as the button does.
 			form.append(h('button', { type: 'submit', hidden: true }));
@@ -175,7 +181,9 @@ export function installDialog(reg: Registry): Promise<RegistryInstallResult | un
 			const v = picked;
 			if (!v || installing) return;
 			const texts = new Map<string, string>();
-			for (const f of fields) texts.set(f.name, (chosen.querySelector(`[name="${CSS.escape(f.name)}"]`) as HTMLInputElement).value);
+			// Each field's own element: a value the registry names
+			// "entryName" or "scope" is not the dialog's field of that name.
+			for (const f of fields) texts.set(f.name, inputs.get(f.name)?.value ?? '');
 			const got = readValues(fields, texts);
 			if ('errors' in got) {
 				errors.textContent = got.errors.map((e) => `${printable(e.field)}: ${e.message}`).join(' ');
