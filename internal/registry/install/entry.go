@@ -114,6 +114,12 @@ func (b *builder) fill(ctx context.Context, template, owner string, vars map[str
 		}
 		pieces = append(pieces, text{template[last:m[0]], true})
 		k := template[m[2]:m[3]]
+		if i.IsSecret && !expands {
+			// A command's argument is not expanded: its ${secret:NAME}
+			// would reach the server as written, the secret saved for
+			// nothing.
+			return "", fmt.Errorf("%s of argument %s is a secret, which FreeCode cannot pass on a command line yet (commands are not expanded): not installed", termtext.Escape(k), termtext.Escape(owner))
+		}
 		v, _, err := b.value(ctx, k, secretName(b.entry, owner, k), i)
 		if err != nil {
 			return "", err

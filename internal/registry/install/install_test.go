@@ -334,6 +334,33 @@ func TestErrorsEscapeRegistryText(t *testing.T) {
 	}
 }
 
+// A secret variable of an argument's template ("--token={token}") is
+// refused as a secret argument is: a command is not expanded, so the
+// ${secret:NAME} it would hold would reach the server as written, and the
+// secret saved for nothing.
+func TestSecretInAnArgumentTemplate(t *testing.T) {
+	s := &registry.Server{Name: "io.example/tpl", Version: "1.0.0", Packages: []registry.Package{{
+		RegistryType: registry.TypeNPM, Identifier: "tpl", Version: "1.0.0", Transport: registry.Transport{Type: "stdio"},
+		PackageArguments: []registry.Argument{{Type: "positional", ValueHint: "auth", Input: registry.Input{Value: "--token={token}"},
+			Variables: map[string]registry.Input{"token": {IsRequired: true, IsSecret: true}}}},
+	}}}
+	plan, err := Build(t.Context(), config.Server{Name: "tpl", Enabled: true}, s, "https://registry.example", "npm",
+		&Input{Given: map[string]string{"token": "s3cret-tok"}})
+	if err == nil || !strings.Contains(err.Error(), "token of argument auth is a secret, which FreeCode cannot pass on a command line") {
+		t.Fatalf("err %v, want the refusal", err)
+	}
+	if plan != nil && len(plan.SecretNames()) > 0 {
+		t.Errorf("a refused install holds secrets to save: %v", plan.SecretNames())
+	}
+	// Not secret: filled in as given.
+	s.Packages[0].PackageArguments[0].Variables["token"] = registry.Input{IsRequired: true}
+	plan, err = Build(t.Context(), config.Server{Name: "tpl", Enabled: true}, s, "https://registry.example", "npm",
+		&Input{Given: map[string]string{"token": "plain"}})
+	if err != nil || !strings.Contains(strings.Join(plan.Server.Command, " "), "--token=plain") {
+		t.Errorf("a plain template variable: %+v, %v", plan, err)
+	}
+}
+
 // A config file that does not load may name a registry of the user's
 // own (mcp.registry.url): asking the public one in its place would find,
 // and install, a server another publisher registered there under the
