@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -78,7 +77,7 @@ func secretNameOf(l literalSecret, first bool) string {
 	if first && l.field == "env" && secretstore.ValidName(l.key) == nil {
 		return l.key
 	}
-	return strings.Trim(strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9_]+`).ReplaceAllString(l.server+"_"+l.key, "_")), "_")
+	return secretstore.ScopedName(l.server, l.key)
 }
 
 // moveLiteralSecrets keeps the literal credentials of servers in the
@@ -89,29 +88,31 @@ func secretNameOf(l literalSecret, first bool) string {
 // and servers are left as they are; what would move is said all the same.
 func moveLiteralSecrets(ctx context.Context, out io.Writer, store *secretstore.Store, servers []config.Server, found []literalSecret, dryRun bool) error {
 	chosen := map[string]string{} // name → value, this import's
+	held := func(ctx context.Context, name string) (string, bool, error) {
+		if v, ok := chosen[name]; ok {
+			return v, true, nil
+		}
+		v, err := store.Get(ctx, name)
+		if errors.Is(err, secretstore.ErrNotFound) {
+			return "", false, nil
+		}
+		return v, err == nil, err
+	}
 	for i := range found {
 		l := &found[i]
+		var names []string
 		for _, first := range []bool{true, false} {
-			name := secretNameOf(*l, first)
-			if secretstore.ValidName(name) != nil {
-				continue
+			if n := secretNameOf(*l, first); secretstore.ValidName(n) == nil {
+				names = append(names, n)
 			}
-			v, ok := chosen[name]
-			if !ok {
-				got, err := store.Get(ctx, name)
-				switch {
-				case errors.Is(err, secretstore.ErrNotFound):
-				case err != nil:
-					return err
-				default:
-					v, ok = got, true
-				}
-			}
-			if !ok || v == l.value {
-				l.name = name
-				chosen[name] = l.value
-				break
-			}
+		}
+		name, err := secretstore.Choose(ctx, names, l.value, held)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			l.name = name
+			chosen[name] = l.value
 		}
 	}
 	verb := "Moved"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/internal/registry"
+	"github.com/freecode/freecode/internal/secretstore"
 	"github.com/freecode/freecode/internal/termtext"
 )
 
@@ -144,7 +145,7 @@ func secretName(entry, owner, variable string) string {
 	if variable == "" {
 		return owner
 	}
-	return strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9_]+`).ReplaceAllString(entry+"_"+variable, "_"))
+	return secretstore.ScopedName(entry, variable)
 }
 
 // local fills srv from the package p, and returns the package's reference

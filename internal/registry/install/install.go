@@ -417,26 +417,24 @@ func (b *builder) answer(ctx context.Context, name, secretName string, i registr
 // names them, never a value.
 func (b *builder) secretName(ctx context.Context, name, want, v string) (string, error) {
 	names := []string{want, secretName(b.entry, want, want)}
-	for _, n := range names {
+	n, err := secretstore.Choose(ctx, names, v, func(ctx context.Context, n string) (string, bool, error) {
 		if err := secretstore.ValidName(n); err != nil {
-			return "", err
+			return "", false, err
 		}
 		if held, ok := b.secrets[n]; ok {
-			if held == v {
-				return n, nil
-			}
-			continue
+			return held, true, nil
 		}
 		if b.in.Stored == nil {
-			return n, nil
+			return "", false, nil
 		}
 		held, ok, err := b.in.Stored(ctx, n)
 		if err != nil {
-			return "", fmt.Errorf("reading secret %s: %w", n, err)
+			return "", false, fmt.Errorf("reading secret %s: %w", n, err)
 		}
-		if !ok || held == v {
-			return n, nil
-		}
+		return held, ok, nil
+	})
+	if err != nil || n != "" {
+		return n, err
 	}
 	return "", valueError(name, "%s: the secrets %s hold other values already, which are not replaced (another server may use them): remove the one no server uses (`freecode secret rm NAME`), or install under another entry name",
 		termtext.Escape(name), strings.Join(names, " and "))
