@@ -142,7 +142,26 @@ type Providers struct {
 	// workspace.Options.TelemetryArguments.
 	Arguments bool
 
+	// tracing and metering say which of Tracer and Meter export.
+	tracing, metering bool
+
 	shutdown []func(context.Context) error
+}
+
+// Recording returns the tracer and meter providers of the signals that
+// are exported, nil for those that are off: what workspace.Options and
+// orchestrator.Options take, which given nil skip the work of recording
+// (the no-op providers would have it built and thrown away).
+func (p *Providers) Recording() (trace.TracerProvider, metric.MeterProvider) {
+	var tp trace.TracerProvider
+	var mp metric.MeterProvider
+	if p.tracing {
+		tp = p.Tracer
+	}
+	if p.metering {
+		mp = p.Meter
+	}
+	return tp, mp
 }
 
 // Off returns providers that record nothing.
@@ -179,8 +198,16 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: traces exporter: %w", err)
 		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(newSpanBatcher(exp, osGetenv)), sdktrace.WithResource(res))
-		p.Tracer, p.Arguments = tp, s.Arguments
+		// Spans are recorded on the calls' path and made into the SDK's
+		// beside them (deferred.go), then batched for export
+		// (spanbatch.go).
+		sampler, err := samplerFromEnv(osGetenv)
+		if err != nil {
+			otel.Handle(err)
+		}
+		batcher := newSpanBatcher(exp, osGetenv)
+		tp := newDeferredProvider(sampler, batcher.maxQueue, sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))
+		p.Tracer, p.Arguments, p.tracing = tp, s.Arguments, true
 		p.shutdown = append(p.shutdown, tp.Shutdown)
 	}
 	if s.MetricsURL != "" {
@@ -189,7 +216,7 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 			return nil, errors.Join(fmt.Errorf("telemetry: metrics exporter: %w", err), p.Shutdown(ctx))
 		}
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
-		p.Meter = mp
+		p.Meter, p.metering = mp, true
 		p.shutdown = append(p.shutdown, mp.Shutdown)
 	}
 	if s.LogsURL != "" {

@@ -1,0 +1,429 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+)
+
+// deferredProvider is the tracer provider FreeCode records its spans
+// with: what a span costs the call it times is the sampler's decision,
+// its IDs, its timestamps and its attributes kept in a plain value; the
+// SDK's span is made of that value afterwards, by a goroutine of its own,
+// beside the next calls (replay), with the same IDs, parent, times,
+// attributes and status, so that the SDK's processors and exporters get
+// the spans they would have got. The SDK makes a span in six allocations
+// and a few microseconds, which the six spans of a tool call would
+// otherwise pay on the call's path (BenchmarkTelemetryHop).
+//
+// The sampler is the SDK's, chosen as the SDK chooses it
+// (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: samplerFromEnv) and
+// given to both: it decides on the call's path whether a span records and
+// is sampled (what the traceparent sent on says), and again, the same
+// way, as the SDK makes the span. A span's IDs are chosen on the path
+// too, and handed to the SDK by presetIDs.
+type deferredProvider struct {
+	embedded.TracerProvider
+	sdk      *sdktrace.TracerProvider
+	sampler  sdktrace.Sampler
+	maxQueue int
+	dropped  atomic.Int64
+
+	kick, now, stop, done chan struct{}
+	replayMu              sync.Mutex // one replay at a time: the loop's or a flush's
+
+	mu      sync.Mutex // guards ended and stopped
+	ended   []*deferredSpan
+	stopped bool
+}
+
+// replayDelay is how long the replaying goroutine gathers ended spans
+// before it makes them: a call's spans, and those of the calls of that
+// time, cost it one wake-up. It is far below the span batcher's schedule
+// (OTEL_BSP_SCHEDULE_DELAY, 5 s), so that a span is exported when it
+// would have been.
+const replayDelay = 20 * time.Millisecond
+
+// newDeferredProvider returns the provider of spans made by the SDK's
+// provider built with opts, with sampler, holding at most maxQueue ended
+// spans not yet made (more are dropped, and counted to the error
+// handler, as a full export queue's are).
+func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, opts ...sdktrace.TracerProviderOption) *deferredProvider {
+	opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(presetIDs{}))
+	p := &deferredProvider{
+		sdk:      sdktrace.NewTracerProvider(opts...),
+		sampler:  sampler,
+		maxQueue: maxQueue,
+		kick:     make(chan struct{}, 1),
+		now:      make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go p.loop()
+	return p
+}
+
+// Tracer returns the tracer of a scope.
+func (p *deferredProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return &deferredTracer{p: p, sdk: p.sdk.Tracer(name, opts...)}
+}
+
+// loop makes the spans that ended, a replayDelay after the first of
+// them, until Shutdown.
+func (p *deferredProvider) loop() {
+	defer close(p.done)
+	t := time.NewTimer(replayDelay)
+	t.Stop()
+	for {
+		select {
+		case <-p.kick:
+		case <-p.stop:
+			return
+		}
+		t.Reset(replayDelay)
+		select {
+		case <-t.C:
+		case <-p.now:
+			t.Stop()
+		case <-p.stop:
+			t.Stop()
+			return // Shutdown makes what is left
+		}
+		p.replay()
+	}
+}
+
+// enqueue hands an ended span to the loop.
+func (p *deferredProvider) enqueue(s *deferredSpan) {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	if len(p.ended) >= p.maxQueue {
+		p.mu.Unlock()
+		p.dropped.Add(1)
+		return
+	}
+	p.ended = append(p.ended, s)
+	n := len(p.ended)
+	p.mu.Unlock()
+	switch n {
+	case 1:
+		wake(p.kick)
+	case p.maxQueue / 2:
+		// Spans end faster than one replay a replayDelay makes room for:
+		// replay now rather than drop them.
+		wake(p.now)
+	}
+}
+
+// wake wakes ch's receiver unless it has been woken already.
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// replay makes the SDK's span of each span that ended, in the order they
+// ended.
+func (p *deferredProvider) replay() {
+	p.replayMu.Lock()
+	defer p.replayMu.Unlock()
+	p.mu.Lock()
+	ended := p.ended
+	p.ended = nil
+	p.mu.Unlock()
+	for _, s := range ended {
+		s.replay()
+	}
+	if d := p.dropped.Swap(0); d > 0 {
+		otel.Handle(&droppedError{n: d})
+	}
+}
+
+// ForceFlush makes the spans that ended and exports them.
+func (p *deferredProvider) ForceFlush(ctx context.Context) error {
+	p.replay()
+	return p.sdk.ForceFlush(ctx)
+}
+
+// Shutdown makes the spans that ended, stops taking more and shuts the
+// SDK's provider down (which exports what it holds), within ctx.
+func (p *deferredProvider) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return nil
+	}
+	p.stopped = true
+	p.mu.Unlock()
+	close(p.stop)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	p.replay()
+	return p.sdk.Shutdown(ctx)
+}
+
+// deferredTracer is a scope's tracer of a deferredProvider.
+type deferredTracer struct {
+	embedded.Tracer
+	p   *deferredProvider
+	sdk trace.Tracer // the SDK's tracer of the scope, which replays
+}
+
+// Start starts a span as the SDK's tracer would, deciding what it
+// decides: the parent (ctx's span, unless WithNewRoot), the IDs (the
+// parent's trace, new ones of a root) and, by the sampler, whether the
+// span records and is sampled. A span the sampler drops is a
+// non-recording span of its span context, as the SDK's is.
+func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	cfg := trace.NewSpanStartConfig(opts...)
+	var psc trace.SpanContext
+	if !cfg.NewRoot() {
+		psc = trace.SpanContextFromContext(ctx)
+	}
+	var gen randomIDs
+	tid := psc.TraceID()
+	var sid trace.SpanID
+	if tid.IsValid() {
+		sid = gen.spanID()
+	} else {
+		tid, sid = gen.traceID(), gen.spanID()
+	}
+	pctx := ctx
+	if cfg.NewRoot() {
+		pctx = trace.ContextWithSpanContext(ctx, psc)
+	}
+	res := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
+		ParentContext: pctx, TraceID: tid, Name: name, Kind: cfg.SpanKind(), Attributes: cfg.Attributes(), Links: cfg.Links(),
+	})
+	flags := psc.TraceFlags() &^ trace.FlagsSampled
+	if res.Decision == sdktrace.RecordAndSample {
+		flags |= trace.FlagsSampled
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: res.Tracestate})
+	s := &deferredSpan{t: t, sc: sc}
+	if res.Decision != sdktrace.Drop {
+		s.recording = true
+		s.parent, s.name, s.startName, s.kind = psc, name, name, cfg.SpanKind()
+		s.attrs, s.links = slices.Clone(cfg.Attributes()), slices.Clone(cfg.Links())
+		if s.start = cfg.Timestamp(); s.start.IsZero() {
+			s.start = time.Now()
+		}
+	}
+	return trace.ContextWithSpan(ctx, s), s
+}
+
+// deferredSpan is a span as recorded on the call's path; replay makes
+// the SDK's span of it once it has ended. Its methods are safe for
+// concurrent use.
+type deferredSpan struct {
+	embedded.Span
+	t         *deferredTracer
+	sc        trace.SpanContext
+	recording bool // the sampler's decision: not Drop
+
+	// Set by Start, then read-only.
+	parent    trace.SpanContext
+	startName string
+	kind      trace.SpanKind
+	start     time.Time
+	attrs     []attribute.KeyValue
+	links     []trace.Link
+
+	mu         sync.Mutex // guards the fields below
+	ended      bool
+	end        time.Time
+	name       string
+	later      []attribute.KeyValue // SetAttributes, in order
+	events     []deferredEvent
+	addedLinks []trace.Link
+	status     codes.Code
+	statusDesc string
+}
+
+// deferredEvent is an AddEvent or RecordError.
+type deferredEvent struct {
+	name  string
+	at    time.Time
+	attrs []attribute.KeyValue
+	err   error // RecordError's, when set
+}
+
+// live reports whether the span still takes what it is told; the caller
+// holds s.mu.
+func (s *deferredSpan) live() bool { return s.recording && !s.ended }
+
+func (s *deferredSpan) SpanContext() trace.SpanContext { return s.sc }
+
+func (s *deferredSpan) IsRecording() bool {
+	if !s.recording {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.ended
+}
+
+func (s *deferredSpan) SetStatus(code codes.Code, description string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.live() || code < s.status {
+		return // as the SDK's: Ok is final, Error is over Unset only
+	}
+	s.status, s.statusDesc = code, ""
+	if code == codes.Error {
+		s.statusDesc = description
+	}
+}
+
+func (s *deferredSpan) SetName(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live() {
+		s.name = name
+	}
+}
+
+func (s *deferredSpan) SetAttributes(kv ...attribute.KeyValue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live() {
+		s.later = append(s.later, kv...)
+	}
+}
+
+func (s *deferredSpan) AddEvent(name string, opts ...trace.EventOption) {
+	s.addEvent(name, nil, opts)
+}
+
+func (s *deferredSpan) RecordError(err error, opts ...trace.EventOption) {
+	if err != nil {
+		s.addEvent("exception", err, opts)
+	}
+}
+
+// addEvent keeps an event, its time and attributes taken now, and, for
+// RecordError with WithStackTrace, the stack of the caller (the SDK
+// records it as it is told; replay could only record its own).
+func (s *deferredSpan) addEvent(name string, err error, opts []trace.EventOption) {
+	if !s.IsRecording() {
+		return
+	}
+	cfg := trace.NewEventConfig(opts...)
+	ev := deferredEvent{name: name, at: cfg.Timestamp(), attrs: slices.Clone(cfg.Attributes()), err: err}
+	if ev.at.IsZero() {
+		ev.at = time.Now()
+	}
+	if err != nil && cfg.StackTrace() {
+		ev.attrs = append(ev.attrs, attribute.String("exception.stacktrace", string(debug.Stack())))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live() {
+		s.events = append(s.events, ev)
+	}
+}
+
+func (s *deferredSpan) AddLink(link trace.Link) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live() {
+		s.addedLinks = append(s.addedLinks, link)
+	}
+}
+
+// End ends the span and hands it to be made. As the SDK's, a span ended
+// by a deferred End during a panic records the panic as an exception
+// event, and the panic goes on.
+func (s *deferredSpan) End(opts ...trace.SpanEndOption) {
+	if !s.recording {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	cfg := trace.NewSpanEndConfig(opts...)
+	if recovered := recover(); recovered != nil {
+		defer panic(recovered)
+		ev := deferredEvent{name: "exception", at: now, attrs: []attribute.KeyValue{
+			attribute.String("exception.type", typeStr(recovered)), attribute.String("exception.message", fmt.Sprint(recovered)),
+		}}
+		if cfg.StackTrace() {
+			ev.attrs = append(ev.attrs, attribute.String("exception.stacktrace", string(debug.Stack())))
+		}
+		s.events = append(s.events, ev)
+	}
+	s.ended = true
+	if s.end = cfg.Timestamp(); s.end.IsZero() {
+		s.end = now
+	}
+	s.mu.Unlock()
+	s.t.p.enqueue(s)
+}
+
+func (s *deferredSpan) TracerProvider() trace.TracerProvider { return s.t.p }
+
+// replay makes the SDK's span of s, which has ended: started at its
+// start under its parent, with the IDs it was given (presetIDs), then
+// told what s was told, in the same order where the order matters.
+func (s *deferredSpan) replay() {
+	ctx := context.WithValue(trace.ContextWithSpanContext(context.Background(), s.parent), presetKey{}, s.sc)
+	opts := []trace.SpanStartOption{trace.WithTimestamp(s.start), trace.WithSpanKind(s.kind)}
+	if len(s.attrs) > 0 {
+		opts = append(opts, trace.WithAttributes(s.attrs...))
+	}
+	if len(s.links) > 0 {
+		opts = append(opts, trace.WithLinks(s.links...))
+	}
+	_, span := s.t.sdk.Start(ctx, s.startName, opts...)
+	if len(s.later) > 0 {
+		span.SetAttributes(s.later...)
+	}
+	for _, l := range s.addedLinks {
+		span.AddLink(l)
+	}
+	for _, ev := range s.events {
+		if ev.err != nil {
+			span.RecordError(ev.err, trace.WithTimestamp(ev.at), trace.WithAttributes(ev.attrs...))
+		} else {
+			span.AddEvent(ev.name, trace.WithTimestamp(ev.at), trace.WithAttributes(ev.attrs...))
+		}
+	}
+	if s.name != s.startName {
+		span.SetName(s.name)
+	}
+	if s.status != codes.Unset {
+		span.SetStatus(s.status, s.statusDesc)
+	}
+	span.End(trace.WithTimestamp(s.end))
+}
+
+// typeStr is the SDK's name of a panic value's type.
+func typeStr(v any) string {
+	t := reflect.TypeOf(v)
+	if t.PkgPath() == "" && t.Name() == "" {
+		return t.String()
+	}
+	return t.PkgPath() + "." + t.Name()
+}

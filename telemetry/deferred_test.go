@@ -1,0 +1,304 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// recordAll is what the tests do to a span of either provider: the
+// calls the orchestrator and the MCP client make, and the rest of the
+// API besides.
+func recordAll(tr trace.Tracer, parent context.Context, start, end time.Time) (parentSC, childSC trace.SpanContext) {
+	ctx, p := tr.Start(parent, "execute_tool x", trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start),
+		trace.WithAttributes(attribute.String("gen_ai.tool.call.id", "c1"), attribute.String("k", "first")))
+	_, c := tr.Start(ctx, "tools/call x", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
+		trace.WithLinks(trace.Link{SpanContext: p.SpanContext(), Attributes: []attribute.KeyValue{attribute.Bool("l", true)}}))
+	c.AddEvent("sent", trace.WithTimestamp(start.Add(2*time.Millisecond)), trace.WithAttributes(attribute.Int("n", 1)))
+	c.RecordError(errors.New("boom"), trace.WithTimestamp(start.Add(3*time.Millisecond)))
+	c.SetStatus(codes.Error, "the call failed")
+	c.SetStatus(codes.Unset, "") // no effect after Error, as the SDK's
+	c.End(trace.WithTimestamp(end.Add(-time.Millisecond)))
+	p.SetAttributes(attribute.String("k", "later"), attribute.Int("n", 2))
+	p.SetName("execute_tool mcp__s__x")
+	p.AddLink(trace.Link{SpanContext: c.SpanContext()})
+	p.SetStatus(codes.Ok, "ignored for Ok")
+	p.SetStatus(codes.Error, "Ok is final")
+	p.End(trace.WithTimestamp(end))
+	p.SetAttributes(attribute.String("after", "end")) // ignored: the span ended
+	p.End()                                           // ignored: the second End
+	return p.SpanContext(), c.SpanContext()
+}
+
+// newTestDeferred is a deferredProvider exporting to exp at once.
+func newTestDeferred(t *testing.T, sampler sdktrace.Sampler, maxQueue int, exp sdktrace.SpanExporter) *deferredProvider {
+	p := newDeferredProvider(sampler, maxQueue, sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { p.Shutdown(context.Background()) })
+	return p
+}
+
+// TestDeferredSpansAsTheSDKMakesThem records the same spans through the
+// SDK's provider and through deferredProvider: the exported spans are
+// the same, field by field but for the IDs, and the deferred ones have
+// the IDs their spans had on the call's path.
+func TestDeferredSpansAsTheSDKMakesThem(t *testing.T) {
+	start := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	end := start.Add(50 * time.Millisecond)
+
+	sdkExp := tracetest.NewInMemoryExporter()
+	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(sdkExp))
+	defer sdkTP.Shutdown(context.Background())
+	recordAll(sdkTP.Tracer("scope"), context.Background(), start, end)
+
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), 100, exp)
+	parentSC, childSC := recordAll(p.Tracer("scope"), context.Background(), start, end)
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Errorf("%d spans made on the call's path; want none before the replay", n)
+	}
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	want, got := sdkExp.GetSpans(), exp.GetSpans()
+	if len(got) != 2 || len(want) != 2 {
+		t.Fatalf("spans: got %d, the SDK's %d; want 2", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if g.Name != w.Name || g.SpanKind != w.SpanKind || !g.StartTime.Equal(w.StartTime) || !g.EndTime.Equal(w.EndTime) ||
+			g.Status != w.Status || g.InstrumentationScope != w.InstrumentationScope {
+			t.Errorf("span %d: got %q %v %v–%v %+v %v, the SDK's %q %v %v–%v %+v %v", i, g.Name, g.SpanKind, g.StartTime, g.EndTime, g.Status,
+				g.InstrumentationScope, w.Name, w.SpanKind, w.StartTime, w.EndTime, w.Status, w.InstrumentationScope)
+		}
+		if a, b := attribute.NewSet(g.Attributes...), attribute.NewSet(w.Attributes...); !a.Equals(&b) {
+			t.Errorf("span %q attributes: got %v, the SDK's %v", g.Name, g.Attributes, w.Attributes)
+		}
+		if len(g.Events) != len(w.Events) || len(g.Links) != len(w.Links) {
+			t.Fatalf("span %q: %d events, %d links; the SDK's %d, %d", g.Name, len(g.Events), len(g.Links), len(w.Events), len(w.Links))
+		}
+		for j := range w.Events {
+			ge, we := g.Events[j], w.Events[j]
+			a, b := attribute.NewSet(ge.Attributes...), attribute.NewSet(we.Attributes...)
+			if ge.Name != we.Name || !ge.Time.Equal(we.Time) || !a.Equals(&b) {
+				t.Errorf("span %q event %d: got %+v, the SDK's %+v", g.Name, j, ge, we)
+			}
+		}
+		for j := range w.Links {
+			a, b := attribute.NewSet(g.Links[j].Attributes...), attribute.NewSet(w.Links[j].Attributes...)
+			if !a.Equals(&b) {
+				t.Errorf("span %q link %d attributes: got %v, the SDK's %v", g.Name, j, g.Links[j].Attributes, w.Links[j].Attributes)
+			}
+		}
+	}
+	// The IDs are those of the path: the child's is the one a traceparent
+	// would have carried to the server.
+	child, parent := got[0], got[1]
+	if child.SpanContext.SpanID() != childSC.SpanID() || child.SpanContext.TraceID() != childSC.TraceID() ||
+		parent.SpanContext.SpanID() != parentSC.SpanID() || child.Parent.SpanID() != parentSC.SpanID() {
+		t.Errorf("IDs: exported child %v (parent %v), parent %v; on the path child %v, parent %v",
+			child.SpanContext.SpanID(), child.Parent.SpanID(), parent.SpanContext.SpanID(), childSC.SpanID(), parentSC.SpanID())
+	}
+	if !childSC.IsSampled() || parent.Parent.IsValid() {
+		t.Errorf("the child is sampled (%v), the parent a root (parent %v)", childSC.IsSampled(), parent.Parent)
+	}
+	if got[0].Links[0].SpanContext.SpanID() != parentSC.SpanID() || got[1].Links[0].SpanContext.SpanID() != childSC.SpanID() {
+		t.Errorf("links: %v, %v", got[0].Links[0].SpanContext.SpanID(), got[1].Links[0].SpanContext.SpanID())
+	}
+}
+
+// TestDeferredRemoteParent: a span under a frontend's traceparent is its
+// child, in its trace, the parent kept as remote.
+func TestDeferredRemoteParent(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), 100, exp)
+	remote := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled, Remote: true,
+	})
+	_, s := p.Tracer("scope").Start(trace.ContextWithRemoteSpanContext(context.Background(), remote), "freecode.batch")
+	s.End()
+	p.ForceFlush(context.Background())
+	got := exp.GetSpans()
+	if len(got) != 1 || !got[0].Parent.Equal(remote) || !got[0].Parent.IsRemote() || got[0].SpanContext.TraceID() != remote.TraceID() || s.SpanContext().TraceID() != remote.TraceID() {
+		t.Fatalf("spans %+v; want one, child of %v", got, remote)
+	}
+}
+
+// TestDeferredSampling: what the sampler decides on the path (recording,
+// the sampled flag a traceparent carries) is what is exported.
+func TestDeferredSampling(t *testing.T) {
+	t.Run("always_off", func(t *testing.T) {
+		exp := tracetest.NewInMemoryExporter()
+		p := newTestDeferred(t, sdktrace.NeverSample(), 100, exp)
+		_, s := p.Tracer("scope").Start(context.Background(), "x")
+		if s.IsRecording() || s.SpanContext().IsSampled() || !s.SpanContext().IsValid() {
+			t.Errorf("dropped span: recording %v, sampled %v, valid %v; want false, false, true", s.IsRecording(), s.SpanContext().IsSampled(), s.SpanContext().IsValid())
+		}
+		s.SetAttributes(attribute.Int("n", 1))
+		s.End()
+		p.ForceFlush(context.Background())
+		if n := len(exp.GetSpans()); n != 0 {
+			t.Errorf("%d spans exported; want 0", n)
+		}
+	})
+	t.Run("unsampled remote parent", func(t *testing.T) {
+		exp := tracetest.NewInMemoryExporter()
+		p := newTestDeferred(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), 100, exp)
+		remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, Remote: true})
+		_, s := p.Tracer("scope").Start(trace.ContextWithRemoteSpanContext(context.Background(), remote), "x")
+		s.End()
+		p.ForceFlush(context.Background())
+		if n := len(exp.GetSpans()); n != 0 || s.SpanContext().IsSampled() {
+			t.Errorf("%d spans exported, sampled %v; want 0, false", n, s.SpanContext().IsSampled())
+		}
+	})
+	t.Run("ratio", func(t *testing.T) {
+		exp := tracetest.NewInMemoryExporter()
+		p := newTestDeferred(t, sdktrace.TraceIDRatioBased(0.5), 1000, exp)
+		sampled := map[trace.SpanID]bool{}
+		for range 400 {
+			_, s := p.Tracer("scope").Start(context.Background(), "x")
+			sampled[s.SpanContext().SpanID()] = s.SpanContext().IsSampled()
+			s.End()
+		}
+		p.ForceFlush(context.Background())
+		n := 0
+		for _, s := range exp.GetSpans() {
+			if !sampled[s.SpanContext.SpanID()] {
+				t.Errorf("span %v exported, but not sampled on the path", s.SpanContext.SpanID())
+			}
+			n++
+		}
+		want := 0
+		for _, v := range sampled {
+			if v {
+				want++
+			}
+		}
+		if n != want || n == 0 || n == 400 {
+			t.Errorf("%d spans exported, %d sampled on the path, of 400", n, want)
+		}
+	})
+}
+
+func TestSamplerFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		sampler, arg, want string
+		err                bool
+	}{
+		{"", "", "ParentBased{root:AlwaysOnSampler", false},
+		{"always_on", "", "AlwaysOnSampler", false},
+		{" Always_Off ", "", "AlwaysOffSampler", false},
+		{"traceidratio", "0.25", "TraceIDRatioBased{0.25}", false},
+		{"traceidratio", "", "TraceIDRatioBased{1}", false},
+		{"parentbased_traceidratio", "0.5", "ParentBased{root:TraceIDRatioBased{0.5}", false},
+		{"parentbased_always_off", "", "ParentBased{root:AlwaysOffSampler", false},
+		{"traceidratio", "2", "TraceIDRatioBased{1}", true},
+		{"traceidratio", "half", "TraceIDRatioBased{1}", true},
+		{"jaeger_remote", "", "ParentBased{root:AlwaysOnSampler", true},
+	} {
+		env := map[string]string{"OTEL_TRACES_SAMPLER": tc.sampler, "OTEL_TRACES_SAMPLER_ARG": tc.arg}
+		s, err := samplerFromEnv(func(k string) string { return env[k] })
+		if got := s.Description(); !strings.HasPrefix(got, tc.want) || (err != nil) != tc.err {
+			t.Errorf("%q %q: %s, %v; want %s…, error %v", tc.sampler, tc.arg, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestDeferredEndInPanic: a span ended by a deferred End while a panic
+// goes by records it as an exception, as the SDK's, and the panic goes
+// on.
+func TestDeferredEndInPanic(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.AlwaysSample(), 100, exp)
+	func() {
+		defer func() {
+			if r := recover(); r != "bad" {
+				t.Errorf("recovered %v; want the panic to go on", r)
+			}
+		}()
+		_, s := p.Tracer("scope").Start(context.Background(), "x")
+		defer s.End()
+		panic("bad")
+	}()
+	p.ForceFlush(context.Background())
+	got := exp.GetSpans()
+	if len(got) != 1 || len(got[0].Events) != 1 || got[0].Events[0].Name != "exception" {
+		t.Fatalf("spans %+v; want one with an exception event", got)
+	}
+	set := attribute.NewSet(got[0].Events[0].Attributes...)
+	if v, _ := set.Value("exception.message"); v.AsString() != "bad" {
+		t.Errorf("exception attributes %v", got[0].Events[0].Attributes)
+	}
+}
+
+// TestDeferredShutdownAndQueue: Shutdown makes and exports every span
+// that ended before it, none after; spans past the queue's bound are
+// dropped and counted to the error handler, never lost unsaid; spans
+// started and ended from many goroutines at once all arrive (run with
+// -race).
+func TestDeferredShutdownAndQueue(t *testing.T) {
+	var mu sync.Mutex
+	var dropped []string
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		dropped = append(dropped, err.Error())
+	}))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+
+	exp := &countingExporter{SpanExporter: tracetest.NewNoopExporter()}
+	p := newDeferredProvider(sdktrace.AlwaysSample(), 64, sdktrace.WithSyncer(exp))
+	tr := p.Tracer("scope")
+	var wg sync.WaitGroup
+	const goroutines, each = 8, 100
+	for range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				ctx, s := tr.Start(context.Background(), "parent")
+				_, c := tr.Start(ctx, "child")
+				c.SetAttributes(attribute.Int("i", i))
+				c.End()
+				s.End()
+			}
+		})
+	}
+	wg.Wait()
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, late := tr.Start(context.Background(), "after shutdown")
+	late.End()
+	p.replay()
+
+	lost := 0
+	mu.Lock()
+	for _, d := range dropped {
+		var n int
+		if _, err := fmt.Sscanf(d, "%d spans dropped", &n); err != nil {
+			t.Errorf("error handler told %q", d)
+		}
+		lost += n
+	}
+	mu.Unlock()
+	exp.mu.Lock()
+	exported := exp.exported
+	exp.mu.Unlock()
+	if got := exported + lost; got != goroutines*each*2 {
+		t.Errorf("%d spans exported and %d dropped; want %d in all", exported, lost, goroutines*each*2)
+	}
+	if exported == 0 {
+		t.Error("no span exported")
+	}
+}
