@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/freecode/freecode/config"
+	"github.com/freecode/freecode/internal/otelset"
 )
 
 // Telemetry records the MCP client's side of each tools/call as the
@@ -32,6 +33,7 @@ type Telemetry struct {
 	duration metric.Float64Histogram
 	session  metric.Float64Histogram
 	tasks    metric.Int64UpDownCounter
+	ops      otelset.Cache[opKey] // the attribute sets of duration
 }
 
 const instrumentationScope = "github.com/freecode/freecode/mcp"
@@ -165,7 +167,33 @@ type callSpan struct {
 	t     *Telemetry
 	span  trace.Span // nil without a tracer
 	start time.Time
-	attrs []attribute.KeyValue
+	op    opKey
+}
+
+// opKey is what the attributes of a tools/call's
+// mcp.client.operation.duration are made of (the conventions' required
+// and recommended attributes of the metric), the key of their set in
+// Telemetry.ops. The span carries them too, and mcp.session.id, too many
+// values for a metric.
+type opKey struct {
+	tool, transport, version, errType string
+}
+
+func (k opKey) attrs() []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 7) // room for the span's mcp.session.id
+	attrs = append(attrs,
+		attribute.String("mcp.method.name", "tools/call"),
+		attribute.String("gen_ai.tool.name", k.tool),
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("network.transport", k.transport),
+	)
+	if k.version != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", k.version))
+	}
+	if k.errType != "" {
+		attrs = append(attrs, attribute.String("error.type", k.errType))
+	}
+	return attrs
 }
 
 // startCall starts the client span of a tools/call of tool on s, a child
@@ -176,23 +204,14 @@ func (t *Telemetry) startCall(parent trace.SpanContext, tool string, s *session,
 	c := &callSpan{t: t, start: time.Now()}
 	sc := parent
 	if t != nil {
-		// What the span and mcp.client.operation.duration both carry
-		// (the conventions' required and recommended attributes of the
-		// metric); the span adds mcp.session.id, too many values for a
-		// metric.
-		c.attrs = []attribute.KeyValue{
-			attribute.String("mcp.method.name", "tools/call"),
-			attribute.String("gen_ai.tool.name", tool),
-			attribute.String("gen_ai.operation.name", "execute_tool"),
-			attribute.String("network.transport", networkTransport(srv)),
-		}
+		c.op = opKey{tool: tool, transport: networkTransport(srv)}
 		if s.cs != nil {
-			if ir := s.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-				c.attrs = append(c.attrs, attribute.String("mcp.protocol.version", ir.ProtocolVersion))
+			if ir := s.cs.InitializeResult(); ir != nil {
+				c.op.version = ir.ProtocolVersion
 			}
 		}
 		if t.tracer != nil {
-			attrs := c.attrs[:len(c.attrs):len(c.attrs)]
+			attrs := c.op.attrs()
 			if s.cs != nil {
 				if id := s.cs.ID(); id != "" {
 					attrs = append(attrs, attribute.String("mcp.session.id", id))
@@ -228,7 +247,6 @@ func (c *callSpan) end(res *mcpsdk.CallToolResult, err error) {
 	if c.t == nil {
 		return
 	}
-	attrs := c.attrs
 	errType, msg := "", ""
 	var werr *jsonrpc.Error
 	switch {
@@ -247,11 +265,10 @@ func (c *callSpan) end(res *mcpsdk.CallToolResult, err error) {
 	case res != nil && res.IsError:
 		errType, msg = "tool_error", "the tool returned isError"
 	}
-	if errType != "" {
-		attrs = append(attrs[:len(attrs):len(attrs)], attribute.String("error.type", errType))
-	}
 	if c.t.duration != nil {
-		c.t.duration.Record(context.Background(), time.Since(c.start).Seconds(), metric.WithAttributes(attrs...))
+		k := c.op
+		k.errType = errType
+		c.t.duration.Record(context.Background(), time.Since(c.start).Seconds(), c.t.ops.Get(k, k.attrs))
 	}
 	if c.span == nil {
 		return

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
@@ -446,7 +445,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 // callOnce makes attempt n within hardCtx, which carries the call's hard
 // cap; the idle timeout is the attempt's own.
 func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions, n int) (_ Outcome, err error) {
-	span := o.tel.child(p.span, "freecode.attempt", trace.WithAttributes(attribute.Int(attrAttempt, n)))
+	span := o.tel.startAttempt(p.span, n)
 	defer func() { endAttempt(span, err) }()
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)

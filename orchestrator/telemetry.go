@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/freecode/freecode/internal/otelset"
 )
 
 // What a batch is in OpenTelemetry's terms, recorded through its API
@@ -50,11 +52,29 @@ const (
 // instruments are the orchestrator's tracer and metrics.
 type instruments struct {
 	tracer trace.Tracer
-	calls  metric.Int64Counter
-	wait   metric.Float64Histogram
+	// tracing and metering say whether a provider was given: without,
+	// spans are not started and measurements not made, and nothing is
+	// built for them (telemetry off costs a call nothing).
+	tracing, metering bool
+	calls             metric.Int64Counter
+	wait              metric.Float64Histogram
+	// callSets holds the attribute sets of calls, by decision and outcome.
+	callSets *otelset.Cache[callKey]
 }
 
+// callKey is what the attributes of a freecode.tool.calls measurement
+// are made of.
+type callKey struct{ decision, outcome string }
+
+func (k callKey) attrs() []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String(attrDecision, k.decision), attribute.String(attrOutcome, k.outcome)}
+}
+
+// noSpan is the span of what is not traced: it records nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
 func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) instruments {
+	tracing, metering := tp != nil, mp != nil
 	if tp == nil {
 		tp = tracenoop.NewTracerProvider()
 	}
@@ -62,7 +82,7 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) instrument
 		mp = metricnoop.NewMeterProvider()
 	}
 	m := mp.Meter(instrumentationScope)
-	in := instruments{tracer: tp.Tracer(instrumentationScope)}
+	in := instruments{tracer: tp.Tracer(instrumentationScope), tracing: tracing, metering: metering, callSets: &otelset.Cache[callKey]{}}
 	var err error
 	if in.calls, err = m.Int64Counter("freecode.tool.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls, by the permission decision and the outcome.")); err != nil {
@@ -79,6 +99,9 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) instrument
 // startBatch starts the batch's span, the child of the frontend's trace
 // context if it sent one.
 func (in *instruments) startBatch(eo *ExecOptions, n int) trace.Span {
+	if !in.tracing {
+		return noSpan
+	}
 	parent := context.Background()
 	if eo.TraceParent != "" {
 		parent = propagation.TraceContext{}.Extract(parent, propagation.MapCarrier{
@@ -97,6 +120,9 @@ func (in *instruments) startBatch(eo *ExecOptions, n int) trace.Span {
 // their own, which hold the parent alone, so that no span rides the
 // call's context (a call is what its values say: Call, mcp.CallOptions).
 func (in *instruments) child(parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span {
+	if !in.tracing {
+		return noSpan
+	}
 	ctx := context.Background()
 	if parent != nil {
 		ctx = trace.ContextWithSpan(ctx, parent)
@@ -107,13 +133,24 @@ func (in *instruments) child(parent trace.Span, name string, opts ...trace.SpanS
 
 // startCall starts a call's span under the batch's.
 func (in *instruments) startCall(batch trace.Span, c ToolCall) trace.Span {
+	if !in.tracing {
+		return noSpan
+	}
 	return in.child(batch, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", c.CallID)))
 }
 
+// startAttempt starts the span of attempt n at a call.
+func (in *instruments) startAttempt(call trace.Span, n int) trace.Span {
+	if !in.tracing {
+		return noSpan
+	}
+	return in.child(call, "freecode.attempt", trace.WithAttributes(attribute.Int(attrAttempt, n)))
+}
+
 // endValidate ends a call's validation span.
 func endValidate(span trace.Span, p *prepared) {
-	if p.done {
+	if p.done && span.IsRecording() {
 		span.SetAttributes(attribute.String("error.type", "invalid"))
 		span.SetStatus(codes.Error, "the call was not valid")
 	}
@@ -122,7 +159,9 @@ func endValidate(span trace.Span, p *prepared) {
 
 // endGate ends the permission span of p with the decision d.
 func endGate(span trace.Span, p *prepared, d Decision) {
-	span.SetAttributes(ruleAttrs(p, d)...)
+	if span.IsRecording() {
+		span.SetAttributes(ruleAttrs(p, d)...)
+	}
 	span.End()
 }
 
@@ -140,6 +179,13 @@ func ruleAttrs(p *prepared, d Decision) []attribute.KeyValue {
 // recordWait records the time a person took to answer, as its own span
 // (started when the question was put) and in freecode.permission.wait.
 func (in *instruments) recordWait(parent trace.Span, start time.Time, ans AnswerDecision, err error) {
+	end := time.Now()
+	if in.metering {
+		in.wait.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attribute.String(attrAnswer, answerOrNone(ans))))
+	}
+	if !in.tracing {
+		return
+	}
 	span := in.child(parent, "freecode.permission.wait", trace.WithTimestamp(start))
 	if ans != "" {
 		span.SetAttributes(attribute.String(attrAnswer, string(ans)))
@@ -148,9 +194,7 @@ func (in *instruments) recordWait(parent trace.Span, start time.Time, ans Answer
 		span.SetAttributes(attribute.String("error.type", "no_answer"))
 		span.SetStatus(codes.Error, "no answer")
 	}
-	end := time.Now()
 	span.End(trace.WithTimestamp(end))
-	in.wait.Record(context.Background(), end.Sub(start).Seconds(), metric.WithAttributes(attribute.String(attrAnswer, answerOrNone(ans))))
 }
 
 func answerOrNone(a AnswerDecision) string {
@@ -179,26 +223,31 @@ func outcome(r *ToolResult) string {
 // arguments and result, when they are recorded), and counts it.
 func (in *instruments) endCall(span trace.Span, p *prepared, r *ToolResult, content []attribute.KeyValue) {
 	out := outcome(r)
-	attrs := ruleAttrs(p, r.Decision)
-	if p.tool != nil {
-		span.SetName("execute_tool " + p.tool.ID)
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", p.tool.ID))
-		if p.tool.Server != "" {
-			attrs = append(attrs, attribute.String(attrServer, p.tool.Server))
+	if span.IsRecording() {
+		attrs := ruleAttrs(p, r.Decision)
+		if p.tool != nil {
+			span.SetName("execute_tool " + p.tool.ID)
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", p.tool.ID))
+			if p.tool.Server != "" {
+				attrs = append(attrs, attribute.String(attrServer, p.tool.Server))
+			}
+		} else {
+			attrs = append(attrs, attribute.String("gen_ai.tool.name", p.call.Tool))
 		}
-	} else {
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", p.call.Tool))
+		attrs = append(attrs, attribute.String(attrOutcome, out))
+		if out != "ok" {
+			errType := map[string]string{"invalid": "invalid", "denied": "denied", "unknown": "outcome_unknown", "error": "tool_error"}[out]
+			attrs = append(attrs, attribute.String("error.type", errType))
+			span.SetStatus(codes.Error, "the call "+map[string]string{"invalid": "was not valid", "denied": "was denied",
+				"unknown": "lost its answer", "error": "failed"}[out])
+		}
+		span.SetAttributes(append(attrs, content...)...)
 	}
-	attrs = append(attrs, attribute.String(attrOutcome, out))
-	if out != "ok" {
-		errType := map[string]string{"invalid": "invalid", "denied": "denied", "unknown": "outcome_unknown", "error": "tool_error"}[out]
-		attrs = append(attrs, attribute.String("error.type", errType))
-		span.SetStatus(codes.Error, "the call "+map[string]string{"invalid": "was not valid", "denied": "was denied",
-			"unknown": "lost its answer", "error": "failed"}[out])
-	}
-	span.SetAttributes(append(attrs, content...)...)
 	span.End()
-	in.calls.Add(context.Background(), 1, metric.WithAttributes(attribute.String(attrDecision, string(r.Decision)), attribute.String(attrOutcome, out)))
+	if in.metering {
+		k := callKey{string(r.Decision), out}
+		in.calls.Add(context.Background(), 1, in.callSets.Get(k, k.attrs))
+	}
 }
 
 // spanContent is what Options.SpanContent says of the call p for its
@@ -220,7 +269,7 @@ func (o *Orchestrator) spanContent(p *prepared, r *ToolResult, eo *ExecOptions) 
 
 // endAttempt ends an attempt's span.
 func endAttempt(span trace.Span, err error) {
-	if err != nil {
+	if err != nil && span.IsRecording() {
 		span.SetAttributes(attribute.String("error.type", attemptErrorType(err)))
 		span.SetStatus(codes.Error, "the attempt failed")
 	}

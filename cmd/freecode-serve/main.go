@@ -92,7 +92,7 @@ func main() {
 	// a project's file): flushed before exit.
 	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger, Version: version(),
 		ConfigPath: opts.Server.Workspace.ConfigPath})
-	opts.Server.Workspace.TracerProvider, opts.Server.Workspace.MeterProvider = tel.Tracer, tel.Meter
+	opts.Server.Workspace.TracerProvider, opts.Server.Workspace.MeterProvider = tel.Recording()
 	opts.Server.Workspace.OnCallEvent, opts.Server.Workspace.TelemetryArguments = tel.CallEvents, tel.Arguments
 	err = server.Run(ctx, opts)
 	stopTelemetry()

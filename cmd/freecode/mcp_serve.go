@@ -123,8 +123,9 @@ func (a *app) serveMCP(ctx context.Context, stderr io.Writer, f *serveFlags) err
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tel, stopTelemetry := telemetry.StartProcess(ctx, os.Getenv, &telemetry.Options{Logger: logger, ConfigPath: path})
 	defer stopTelemetry() // after the workspace closed
+	tp, mp := tel.Recording()
 	w, err := workspace.New(ctx, &workspace.Options{ConfigPath: path, Root: project, Logger: logger,
-		TracerProvider: tel.Tracer, MeterProvider: tel.Meter, OnCallEvent: tel.CallEvents, TelemetryArguments: tel.Arguments})
+		TracerProvider: tp, MeterProvider: mp, OnCallEvent: tel.CallEvents, TelemetryArguments: tel.Arguments})
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,8 @@ the call is not run, and the result names the scope the server asks for.`,
 			r, err := a.openTools(ctx, *project, serverOf(id), true, func(o *workspace.Options) {
 				o.Elicitation = in != nil
 				o.OpenURL = stepUp
-				o.TracerProvider, o.MeterProvider, o.OnCallEvent = tel.Tracer, tel.Meter, tel.CallEvents
+				o.TracerProvider, o.MeterProvider = tel.Recording()
+				o.OnCallEvent = tel.CallEvents
 				o.TelemetryArguments = tel.Arguments
 			})
 			if err != nil {
