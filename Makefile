@@ -105,8 +105,20 @@ test: protocol-check npm conformance-suite otelcol sandbox-apt frontend-test vsc
 	$(GO) vet -tags hoptrace ./internal/hoptrace ./internal/protocol ./cmd/freecode-serve ./bench
 	$(GO) test -count=1 -tags hoptrace ./internal/hoptrace
 
-bench: npm sandbox-apt build
-	$(GO) test -run '^$$' -bench . -benchtime 3s ./...
+# The sidecar as it was before telemetry (the parent of issue 33's first
+# commit), which BenchmarkTelemetryHop runs beside today's with telemetry
+# off: built once, from the repository's history, into the cache.
+TELEMETRY_BASE := 5d58505
+BASELINE_SERVE := $(OTELCOL_CACHE)/serve-$(TELEMETRY_BASE)/freecode-serve
+
+$(BASELINE_SERVE):
+	rm -rf $(@D).src && mkdir -p $(@D).src
+	git archive $(TELEMETRY_BASE) | tar -x -C $(@D).src
+	cd $(@D).src && $(GO) build -o $(@D)/ ./cmd/freecode-serve
+	rm -rf $(@D).src
+
+bench: npm sandbox-apt build $(BASELINE_SERVE)
+	FREECODE_BENCH_BASELINE=$(BASELINE_SERVE) $(GO) test -run '^$$' -bench . -benchtime 3s ./...
 
 lint:
 	$(GO) vet ./...

@@ -120,7 +120,13 @@ func startSidecar(b *testing.B, cfg string) *sidecar {
 func startSidecarEnv(b *testing.B, cfg string, env []string) *sidecar {
 	b.Helper()
 	sidecarBin, _ := binaries(b)
-	cmd := exec.Command(sidecarBin, "--log-level", "error")
+	return startSidecarBin(b, sidecarBin, cfg, env)
+}
+
+// startSidecarBin is startSidecarEnv with the freecode-serve at bin.
+func startSidecarBin(b *testing.B, bin, cfg string, env []string) *sidecar {
+	b.Helper()
+	cmd := exec.Command(bin, "--log-level", "error")
 	cmd.Env = append(env, "HOME="+filepath.Dir(cfg))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
