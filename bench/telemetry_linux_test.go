@@ -32,7 +32,9 @@ const telemetryBlocks, telemetryBlock = 200, 50
 // and goes falls on each alike: calls back to back (the worst case: the
 // exporting goroutines compete with the next call for the machine's
 // cores), then paced, one every 2 ms (a model's calls come far apart:
-// the exporting happens between them). It reports each one's p50 and
+// the exporting happens between them). A sidecar's exporting may run
+// on into the next sidecar's block, which makes what telemetry adds look
+// smaller, not larger. It reports each one's p50 and
 // p99, what telemetry adds at the p50 of either (goal < 5 %), what
 // today's sidecar with telemetry off adds over the baseline's (goal:
 // within noise), each sidecar's CPU time a call (from /proc: Linux only;

@@ -18,7 +18,9 @@
 // say. The SDK's own variables still apply to what they cover
 // (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE,
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
-// OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*, OTEL_BLRP_*).
+// OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*, OTEL_BLRP_*,
+// OTEL_TRACES_SAMPLER). Spans are recorded on the calls' path as plain
+// values and made into the SDK's beside them (deferred.go).
 package telemetry
 
 import (
