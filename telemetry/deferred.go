@@ -2,9 +2,10 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
-	"runtime/debug"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,12 +29,17 @@ import (
 // and a few microseconds, which the six spans of a tool call would
 // otherwise pay on the call's path (BenchmarkTelemetryHop).
 //
-// The sampler is the SDK's, chosen as the SDK chooses it
-// (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG: samplerFromEnv) and
-// given to both: it decides on the call's path whether a span records and
-// is sampled (what the traceparent sent on says), and again, the same
-// way, as the SDK makes the span. A span's IDs are chosen on the path
-// too, and handed to the SDK by presetIDs.
+// The sampler is chosen as the SDK chooses it (OTEL_TRACES_SAMPLER,
+// OTEL_TRACES_SAMPLER_ARG: samplerFromEnv) and decides on the call's path
+// whether a span records and is sampled (what the traceparent sent on
+// says); the SDK takes that decision as made (presetSampler), and the
+// IDs chosen on the path (presetIDs).
+//
+// What differs from the SDK's spans, none of it in what OTLP carries: a
+// span's ChildSpanCount is 0; the span limits (OTEL_SPAN_*_LIMIT) are
+// applied when the SDK's span is made, so until it ends a span holds
+// every event and attribute it is given; span processors see a span
+// start when it is made, after it ended.
 type deferredProvider struct {
 	embedded.TracerProvider
 	sdk      *sdktrace.TracerProvider
@@ -61,7 +67,7 @@ const replayDelay = 20 * time.Millisecond
 // spans not yet made (more are dropped, and counted to the error
 // handler, as a full export queue's are).
 func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, opts ...sdktrace.TracerProviderOption) *deferredProvider {
-	opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithIDGenerator(presetIDs{}))
+	opts = append(opts, sdktrace.WithSampler(presetSampler{sampler}), sdktrace.WithIDGenerator(presetIDs{}))
 	p := &deferredProvider{
 		sdk:      sdktrace.NewTracerProvider(opts...),
 		sampler:  sampler,
@@ -120,10 +126,9 @@ func (p *deferredProvider) enqueue(s *deferredSpan) {
 	p.ended = append(p.ended, s)
 	n := len(p.ended)
 	p.mu.Unlock()
-	switch n {
-	case 1:
+	if n == 1 {
 		wake(p.kick)
-	case p.maxQueue / 2:
+	} else if n >= p.maxQueue/2 {
 		// Spans end faster than one replay a replayDelay makes room for:
 		// replay now rather than drop them.
 		wake(p.now)
@@ -172,13 +177,14 @@ func (p *deferredProvider) Shutdown(ctx context.Context) error {
 	p.stopped = true
 	p.mu.Unlock()
 	close(p.stop)
+	var err error
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err() // the loop's replay, if one runs, ends before ours starts
 	}
 	p.replay()
-	return p.sdk.Shutdown(ctx)
+	return errors.Join(err, p.sdk.Shutdown(ctx))
 }
 
 // deferredTracer is a scope's tracer of a deferredProvider.
@@ -194,6 +200,9 @@ type deferredTracer struct {
 // span records and is sampled. A span the sampler drops is a
 // non-recording span of its span context, as the SDK's is.
 func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if ctx == nil {
+		ctx = context.Background() // as the SDK's tracer takes it
+	}
 	cfg := trace.NewSpanStartConfig(opts...)
 	var psc trace.SpanContext
 	if !cfg.NewRoot() {
@@ -221,7 +230,7 @@ func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.S
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: res.Tracestate})
 	s := &deferredSpan{t: t, sc: sc}
 	if res.Decision != sdktrace.Drop {
-		s.recording = true
+		s.recording, s.decision, s.sampleAttrs = true, res.Decision, res.Attributes
 		s.parent, s.name, s.startName, s.kind = psc, name, name, cfg.SpanKind()
 		s.attrs, s.links = slices.Clone(cfg.Attributes()), slices.Clone(cfg.Links())
 		if s.start = cfg.Timestamp(); s.start.IsZero() {
@@ -238,7 +247,11 @@ type deferredSpan struct {
 	embedded.Span
 	t         *deferredTracer
 	sc        trace.SpanContext
-	recording bool // the sampler's decision: not Drop
+	recording bool // the sampler's decision was not Drop
+	// decision and sampleAttrs are the sampler's, which replay has the
+	// SDK take (presetSampler) rather than ask the sampler again.
+	decision    sdktrace.SamplingDecision
+	sampleAttrs []attribute.KeyValue
 
 	// Set by Start, then read-only.
 	parent    trace.SpanContext
@@ -259,12 +272,13 @@ type deferredSpan struct {
 	statusDesc string
 }
 
-// deferredEvent is an AddEvent or RecordError.
+// deferredEvent is an AddEvent or RecordError: a RecordError's error is
+// read when it is called (its type and message), as the SDK reads it,
+// and not kept.
 type deferredEvent struct {
 	name  string
 	at    time.Time
 	attrs []attribute.KeyValue
-	err   error // RecordError's, when set
 }
 
 // live reports whether the span still takes what it is told; the caller
@@ -320,20 +334,23 @@ func (s *deferredSpan) RecordError(err error, opts ...trace.EventOption) {
 	}
 }
 
-// addEvent keeps an event, its time and attributes taken now, and, for
-// RecordError with WithStackTrace, the stack of the caller (the SDK
-// records it as it is told; replay could only record its own).
+// addEvent keeps an event, its time and attributes taken now: for
+// RecordError, after the caller's, the error's type and message and, with
+// WithStackTrace, the caller's stack, in the SDK's order and form.
 func (s *deferredSpan) addEvent(name string, err error, opts []trace.EventOption) {
 	if !s.IsRecording() {
 		return
 	}
 	cfg := trace.NewEventConfig(opts...)
-	ev := deferredEvent{name: name, at: cfg.Timestamp(), attrs: slices.Clone(cfg.Attributes()), err: err}
+	ev := deferredEvent{name: name, at: cfg.Timestamp(), attrs: slices.Clone(cfg.Attributes())}
 	if ev.at.IsZero() {
 		ev.at = time.Now()
 	}
-	if err != nil && cfg.StackTrace() {
-		ev.attrs = append(ev.attrs, attribute.String("exception.stacktrace", string(debug.Stack())))
+	if err != nil {
+		ev.attrs = append(ev.attrs, attribute.String("exception.type", typeStr(err)), attribute.String("exception.message", err.Error()))
+		if cfg.StackTrace() {
+			ev.attrs = append(ev.attrs, attribute.String("exception.stacktrace", stackTrace()))
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -357,7 +374,7 @@ func (s *deferredSpan) End(opts ...trace.SpanEndOption) {
 	if !s.recording {
 		return
 	}
-	now := time.Now()
+	end := monotonicEnd(s.start)
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -366,17 +383,17 @@ func (s *deferredSpan) End(opts ...trace.SpanEndOption) {
 	cfg := trace.NewSpanEndConfig(opts...)
 	if recovered := recover(); recovered != nil {
 		defer panic(recovered)
-		ev := deferredEvent{name: "exception", at: now, attrs: []attribute.KeyValue{
+		ev := deferredEvent{name: "exception", at: time.Now(), attrs: []attribute.KeyValue{
 			attribute.String("exception.type", typeStr(recovered)), attribute.String("exception.message", fmt.Sprint(recovered)),
 		}}
 		if cfg.StackTrace() {
-			ev.attrs = append(ev.attrs, attribute.String("exception.stacktrace", string(debug.Stack())))
+			ev.attrs = append(ev.attrs, attribute.String("exception.stacktrace", stackTrace()))
 		}
 		s.events = append(s.events, ev)
 	}
 	s.ended = true
 	if s.end = cfg.Timestamp(); s.end.IsZero() {
-		s.end = now
+		s.end = end
 	}
 	s.mu.Unlock()
 	s.t.p.enqueue(s)
@@ -388,7 +405,7 @@ func (s *deferredSpan) TracerProvider() trace.TracerProvider { return s.t.p }
 // start under its parent, with the IDs it was given (presetIDs), then
 // told what s was told, in the same order where the order matters.
 func (s *deferredSpan) replay() {
-	ctx := context.WithValue(trace.ContextWithSpanContext(context.Background(), s.parent), presetKey{}, s.sc)
+	ctx := context.WithValue(trace.ContextWithSpanContext(context.Background(), s.parent), presetKey{}, s)
 	opts := []trace.SpanStartOption{trace.WithTimestamp(s.start), trace.WithSpanKind(s.kind)}
 	if len(s.attrs) > 0 {
 		opts = append(opts, trace.WithAttributes(s.attrs...))
@@ -404,11 +421,7 @@ func (s *deferredSpan) replay() {
 		span.AddLink(l)
 	}
 	for _, ev := range s.events {
-		if ev.err != nil {
-			span.RecordError(ev.err, trace.WithTimestamp(ev.at), trace.WithAttributes(ev.attrs...))
-		} else {
-			span.AddEvent(ev.name, trace.WithTimestamp(ev.at), trace.WithAttributes(ev.attrs...))
-		}
+		span.AddEvent(ev.name, trace.WithTimestamp(ev.at), trace.WithAttributes(ev.attrs...))
 	}
 	if s.name != s.startName {
 		span.SetName(s.name)
@@ -419,7 +432,24 @@ func (s *deferredSpan) replay() {
 	span.End(trace.WithTimestamp(s.end))
 }
 
-// typeStr is the SDK's name of a panic value's type.
+// monotonicEnd is the end of a span that started at start, as the SDK
+// takes it: start plus the monotonic time since, so that a step of the
+// wall clock does not change a span's length.
+func monotonicEnd(start time.Time) time.Time {
+	if d := time.Since(start); d > 0 {
+		return start.Add(d)
+	}
+	return time.Now()
+}
+
+// stackTrace is the caller's stack as the SDK records it for an
+// exception: this goroutine's, cut at 2048 bytes.
+func stackTrace() string {
+	buf := make([]byte, 2048)
+	return string(buf[:runtime.Stack(buf, false)])
+}
+
+// typeStr is the SDK's name of an error's or a panic value's type.
 func typeStr(v any) string {
 	t := reflect.TypeOf(v)
 	if t.PkgPath() == "" && t.Name() == "" {

@@ -302,3 +302,70 @@ func TestDeferredShutdownAndQueue(t *testing.T) {
 		t.Error("no span exported")
 	}
 }
+
+// mutableErr is an error its owner changes after reporting it.
+type mutableErr struct{ msg string }
+
+func (e *mutableErr) Error() string { return e.msg }
+
+// RecordError reads the error when it is called, as the SDK's does: the
+// event says what the error said then, its attributes in the SDK's order
+// (the caller's, the type, the message, the stack cut at 2048 bytes),
+// and the replay, on its own goroutine, never reads the error (run with
+// -race).
+func TestDeferredRecordErrorReadAtOnce(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.AlwaysSample(), 100, exp)
+	_, s := p.Tracer("scope").Start(context.Background(), "x")
+	e := &mutableErr{msg: "first"}
+	s.RecordError(e, trace.WithAttributes(attribute.String("mine", "1")), trace.WithStackTrace(true))
+	s.End()
+	e.msg = "changed after RecordError" // before, during or after the replay
+	p.ForceFlush(context.Background())
+	got := exp.GetSpans()
+	if len(got) != 1 || len(got[0].Events) != 1 {
+		t.Fatalf("spans %+v", got)
+	}
+	var keys []string
+	for _, a := range got[0].Events[0].Attributes {
+		keys = append(keys, string(a.Key))
+		switch a.Key {
+		case "exception.message":
+			if a.Value.AsString() != "first" {
+				t.Errorf("exception.message %q; want what the error said when recorded", a.Value.AsString())
+			}
+		case "exception.type":
+			if a.Value.AsString() != "*telemetry.mutableErr" { // the SDK's name of a pointer type
+				t.Errorf("exception.type %q", a.Value.AsString())
+			}
+		case "exception.stacktrace":
+			if n := len(a.Value.AsString()); n == 0 || n > 2048 || !strings.Contains(a.Value.AsString(), "TestDeferredRecordErrorReadAtOnce") {
+				t.Errorf("stack trace of %d bytes, want the caller's, at most 2048", n)
+			}
+		}
+	}
+	if strings.Join(keys, " ") != "mine exception.type exception.message exception.stacktrace" {
+		t.Errorf("event attributes %v; want the SDK's order", keys)
+	}
+}
+
+// Shutdown with a context already done still makes what ended before it
+// and hands it to the processors, and says the context's error. (The
+// SDK's provider, shut down with that context, gives up before its
+// processors' Shutdown, as it would have without FreeCode's provider.)
+func TestDeferredShutdownDoneContext(t *testing.T) {
+	exp := &countingExporter{SpanExporter: tracetest.NewNoopExporter()}
+	p := newDeferredProvider(sdktrace.AlwaysSample(), 100, sdktrace.WithSyncer(exp))
+	_, s := p.Tracer("scope").Start(nil, "started with a nil context, as the SDK's tracer allows") //nolint:staticcheck
+	s.End()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v; want the context's error", err)
+	}
+	exp.mu.Lock()
+	defer exp.mu.Unlock()
+	if exp.exported != 1 {
+		t.Errorf("exported %d; want 1", exp.exported)
+	}
+}

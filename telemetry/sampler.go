@@ -50,29 +50,46 @@ func samplerFromEnv(getenv func(string) string) (sdktrace.Sampler, error) {
 	return sdktrace.ParentBased(sdktrace.AlwaysSample()), fmt.Errorf("telemetry: OTEL_TRACES_SAMPLER %q is not a sampler FreeCode knows: using parentbased_always_on", name)
 }
 
-// presetKey is the context key of the span context whose IDs presetIDs
-// gives the span made in that context.
+// presetKey is the context key of the *deferredSpan replay makes the
+// SDK's span of: presetIDs gives that span its IDs, presetSampler its
+// sampling decision, those it was given on the call's path.
 type presetKey struct{}
 
+func presetOf(ctx context.Context) *deferredSpan {
+	s, _ := ctx.Value(presetKey{}).(*deferredSpan)
+	return s
+}
+
 // presetIDs is the SDK's ID generator of a deferredProvider: the IDs a
-// span was given on the call's path, carried in the context replay
-// starts it in; random ones otherwise.
+// span was given on the call's path; random ones otherwise.
 type presetIDs struct{}
 
 func (presetIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
-	if sc, ok := ctx.Value(presetKey{}).(trace.SpanContext); ok {
-		return sc.TraceID(), sc.SpanID()
+	if s := presetOf(ctx); s != nil {
+		return s.sc.TraceID(), s.sc.SpanID()
 	}
 	var g randomIDs
 	return g.traceID(), g.spanID()
 }
 
 func (presetIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
-	if sc, ok := ctx.Value(presetKey{}).(trace.SpanContext); ok {
-		return sc.SpanID()
+	if s := presetOf(ctx); s != nil {
+		return s.sc.SpanID()
 	}
 	var g randomIDs
 	return g.spanID()
+}
+
+// presetSampler is the SDK's sampler of a deferredProvider: the decision
+// the sampler made on the call's path (what the traceparent sent on
+// says), not asked again; the sampler's own otherwise.
+type presetSampler struct{ sdktrace.Sampler }
+
+func (p presetSampler) ShouldSample(params sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if s := presetOf(params.ParentContext); s != nil {
+		return sdktrace.SamplingResult{Decision: s.decision, Attributes: s.sampleAttrs, Tracestate: s.sc.TraceState()}
+	}
+	return p.Sampler.ShouldSample(params)
 }
 
 // randomIDs makes IDs as the SDK's default generator does: random, from

@@ -203,10 +203,9 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		// Spans are recorded on the calls' path and made into the SDK's
 		// beside them (deferred.go), then batched for export
 		// (spanbatch.go).
-		sampler, err := samplerFromEnv(osGetenv)
-		if err != nil {
-			otel.Handle(err)
-		}
+		// A variable that does not read is reported by the SDK's provider,
+		// which reads it too.
+		sampler, _ := samplerFromEnv(osGetenv)
 		batcher := newSpanBatcher(exp, osGetenv)
 		tp := newDeferredProvider(sampler, batcher.maxQueue, sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))
 		p.Tracer, p.Arguments, p.tracing = tp, s.Arguments, true
