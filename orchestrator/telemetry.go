@@ -73,6 +73,16 @@ func (k callKey) attrs() []attribute.KeyValue {
 // noSpan is the span of what is not traced: it records nothing.
 var noSpan = trace.SpanFromContext(context.Background())
 
+// untraced is the span of a child of parent when nothing is traced:
+// parent itself, which records nothing and carries the frontend's trace
+// context, if any, on down (what a no-op tracer's child would carry).
+func untraced(parent trace.Span) trace.Span {
+	if parent == nil {
+		return noSpan
+	}
+	return parent
+}
+
 func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) instruments {
 	tracing, metering := tp != nil, mp != nil
 	if tp == nil {
@@ -99,14 +109,16 @@ func newInstruments(tp trace.TracerProvider, mp metric.MeterProvider) instrument
 // startBatch starts the batch's span, the child of the frontend's trace
 // context if it sent one.
 func (in *instruments) startBatch(eo *ExecOptions, n int) trace.Span {
-	if !in.tracing {
-		return noSpan
-	}
 	parent := context.Background()
 	if eo.TraceParent != "" {
 		parent = propagation.TraceContext{}.Extract(parent, propagation.MapCarrier{
 			"traceparent": eo.TraceParent, "tracestate": eo.TraceState,
 		})
+	}
+	if !in.tracing {
+		// Nothing is traced, but the frontend's trace context goes on, as
+		// every span's: to the server in _meta, onto the audit record.
+		return trace.SpanFromContext(parent)
 	}
 	attrs := []attribute.KeyValue{attribute.Int("freecode.batch.size", n)}
 	if eo.Frontend != "" {
@@ -121,7 +133,7 @@ func (in *instruments) startBatch(eo *ExecOptions, n int) trace.Span {
 // call's context (a call is what its values say: Call, mcp.CallOptions).
 func (in *instruments) child(parent trace.Span, name string, opts ...trace.SpanStartOption) trace.Span {
 	if !in.tracing {
-		return noSpan
+		return untraced(parent)
 	}
 	ctx := context.Background()
 	if parent != nil {
@@ -134,7 +146,7 @@ func (in *instruments) child(parent trace.Span, name string, opts ...trace.SpanS
 // startCall starts a call's span under the batch's.
 func (in *instruments) startCall(batch trace.Span, c ToolCall) trace.Span {
 	if !in.tracing {
-		return noSpan
+		return untraced(batch)
 	}
 	return in.child(batch, "execute_tool "+c.Tool, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", c.CallID)))
@@ -143,7 +155,7 @@ func (in *instruments) startCall(batch trace.Span, c ToolCall) trace.Span {
 // startAttempt starts the span of attempt n at a call.
 func (in *instruments) startAttempt(call trace.Span, n int) trace.Span {
 	if !in.tracing {
-		return noSpan
+		return untraced(call)
 	}
 	return in.child(call, "freecode.attempt", trace.WithAttributes(attribute.Int(attrAttempt, n)))
 }
