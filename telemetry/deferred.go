@@ -8,10 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -42,17 +40,14 @@ import (
 // start when it is made, after it ended.
 type deferredProvider struct {
 	embedded.TracerProvider
-	sdk      *sdktrace.TracerProvider
-	sampler  sdktrace.Sampler
-	maxQueue int
-	dropped  atomic.Int64
+	sdk     *sdktrace.TracerProvider
+	sampler sdktrace.Sampler
 
 	kick, now, stop, done chan struct{}
 	replayMu              sync.Mutex // one replay at a time: the loop's or a flush's
 
-	mu      sync.Mutex // guards ended and stopped
-	ended   []*deferredSpan
-	stopped bool
+	// ended are the spans ended and not made yet; stopped by Shutdown.
+	ended spanQueue[*deferredSpan]
 }
 
 // replayDelay is how long the replaying goroutine gathers ended spans
@@ -69,14 +64,14 @@ const replayDelay = 20 * time.Millisecond
 func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, opts ...sdktrace.TracerProviderOption) *deferredProvider {
 	opts = append(opts, sdktrace.WithSampler(presetSampler{sampler}), sdktrace.WithIDGenerator(presetIDs{}))
 	p := &deferredProvider{
-		sdk:      sdktrace.NewTracerProvider(opts...),
-		sampler:  sampler,
-		maxQueue: maxQueue,
-		kick:     make(chan struct{}, 1),
-		now:      make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		sdk:     sdktrace.NewTracerProvider(opts...),
+		sampler: sampler,
+		kick:    make(chan struct{}, 1),
+		now:     make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
+	p.ended.max = maxQueue
 	go p.loop()
 	return p
 }
@@ -113,22 +108,10 @@ func (p *deferredProvider) loop() {
 
 // enqueue hands an ended span to the loop.
 func (p *deferredProvider) enqueue(s *deferredSpan) {
-	p.mu.Lock()
-	if p.stopped {
-		p.mu.Unlock()
-		return
-	}
-	if len(p.ended) >= p.maxQueue {
-		p.mu.Unlock()
-		p.dropped.Add(1)
-		return
-	}
-	p.ended = append(p.ended, s)
-	n := len(p.ended)
-	p.mu.Unlock()
+	n := p.ended.push(s)
 	if n == 1 {
 		wake(p.kick)
-	} else if n >= p.maxQueue/2 {
+	} else if n > 1 && n >= p.ended.max/2 {
 		// Spans end faster than one replay a replayDelay makes room for:
 		// replay now rather than drop them.
 		wake(p.now)
@@ -148,16 +131,10 @@ func wake(ch chan struct{}) {
 func (p *deferredProvider) replay() {
 	p.replayMu.Lock()
 	defer p.replayMu.Unlock()
-	p.mu.Lock()
-	ended := p.ended
-	p.ended = nil
-	p.mu.Unlock()
-	for _, s := range ended {
+	for _, s := range p.ended.take() {
 		s.replay()
 	}
-	if d := p.dropped.Swap(0); d > 0 {
-		otel.Handle(&droppedError{n: d})
-	}
+	p.ended.reportDropped()
 }
 
 // ForceFlush makes the spans that ended and exports them.
@@ -169,13 +146,9 @@ func (p *deferredProvider) ForceFlush(ctx context.Context) error {
 // Shutdown makes the spans that ended, stops taking more and shuts the
 // SDK's provider down (which exports what it holds), within ctx.
 func (p *deferredProvider) Shutdown(ctx context.Context) error {
-	p.mu.Lock()
-	if p.stopped {
-		p.mu.Unlock()
+	if p.ended.stop() {
 		return nil
 	}
-	p.stopped = true
-	p.mu.Unlock()
 	close(p.stop)
 	var err error
 	select {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -29,15 +28,13 @@ import (
 type spanBatcher struct {
 	exp                     sdktrace.SpanExporter
 	delay, timeout          time.Duration
-	maxQueue, maxBatch      int
-	dropped                 atomic.Int64
+	maxBatch                int
 	full, stop, done, flush chan struct{}
 	exportMu                sync.Mutex // one export at a time: the loop's or ForceFlush's
 
-	mu    sync.Mutex // guards spans and stopped
-	spans []sdktrace.ReadOnlySpan
-	// stopped is set by Shutdown: later spans are not kept.
-	stopped bool
+	// spans are the spans ended since the last export; stopped by
+	// Shutdown.
+	spans spanQueue[sdktrace.ReadOnlySpan]
 }
 
 // The SDK's defaults for the OTEL_BSP_* variables.
@@ -53,14 +50,14 @@ func newSpanBatcher(exp sdktrace.SpanExporter, getenv func(string) string) *span
 		exp:      exp,
 		delay:    envMillis(getenv, "OTEL_BSP_SCHEDULE_DELAY", defaultBSPDelay),
 		timeout:  envMillis(getenv, "OTEL_BSP_EXPORT_TIMEOUT", defaultBSPTimeout),
-		maxQueue: envInt(getenv, "OTEL_BSP_MAX_QUEUE_SIZE", defaultBSPQueue),
 		maxBatch: envInt(getenv, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", defaultBSPMaxBatch),
 		full:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	if b.maxBatch > b.maxQueue {
-		b.maxBatch = b.maxQueue // as the SDK does
+	b.spans.max = envInt(getenv, "OTEL_BSP_MAX_QUEUE_SIZE", defaultBSPQueue)
+	if b.maxBatch > b.spans.max {
+		b.maxBatch = b.spans.max // as the SDK does
 	}
 	go b.loop()
 	return b
@@ -86,24 +83,8 @@ func (b *spanBatcher) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
 		return
 	}
-	b.mu.Lock()
-	if b.stopped {
-		b.mu.Unlock()
-		return
-	}
-	if len(b.spans) >= b.maxQueue {
-		b.mu.Unlock()
-		b.dropped.Add(1)
-		return
-	}
-	b.spans = append(b.spans, s)
-	n := len(b.spans)
-	b.mu.Unlock()
-	if n == b.maxBatch {
-		select {
-		case b.full <- struct{}{}:
-		default:
-		}
+	if b.spans.push(s) == b.maxBatch {
+		wake(b.full)
 	}
 }
 
@@ -130,10 +111,7 @@ func (b *spanBatcher) loop() {
 func (b *spanBatcher) export(ctx context.Context) error {
 	b.exportMu.Lock()
 	defer b.exportMu.Unlock()
-	b.mu.Lock()
-	spans := b.spans
-	b.spans = nil
-	b.mu.Unlock()
+	spans := b.spans.take()
 	var first error
 	for len(spans) > 0 {
 		n := min(len(spans), b.maxBatch)
@@ -148,18 +126,8 @@ func (b *spanBatcher) export(ctx context.Context) error {
 		}
 		spans = spans[n:]
 	}
-	if d := b.dropped.Swap(0); d > 0 {
-		otel.Handle(&droppedError{n: d})
-	}
+	b.spans.reportDropped()
 	return first
-}
-
-// droppedError tells the error handler how many spans a full queue
-// dropped since the last export.
-type droppedError struct{ n int64 }
-
-func (e *droppedError) Error() string {
-	return strconv.FormatInt(e.n, 10) + " spans dropped: the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE)"
 }
 
 // ForceFlush exports what is kept now.
@@ -168,13 +136,9 @@ func (b *spanBatcher) ForceFlush(ctx context.Context) error { return b.export(ct
 // Shutdown stops the schedule, exports what is kept and shuts the
 // exporter down, within ctx.
 func (b *spanBatcher) Shutdown(ctx context.Context) error {
-	b.mu.Lock()
-	if b.stopped {
-		b.mu.Unlock()
+	if b.spans.stop() {
 		return nil
 	}
-	b.stopped = true
-	b.mu.Unlock()
 	close(b.stop)
 	select {
 	case <-b.done:

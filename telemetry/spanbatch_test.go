@@ -118,7 +118,7 @@ func TestSpanBatcherDropsAndTells(t *testing.T) {
 	batchedSpans(tp, 5) // a full batch: its export starts, and hangs
 	<-exp.entered
 	batchedSpans(tp, 8) // 5 kept meanwhile, 3 dropped
-	if d := b.dropped.Load(); d != 3 {
+	if d := b.spans.dropped.Load(); d != 3 {
 		t.Errorf("%d dropped, want 3", d)
 	}
 	close(exp.release)

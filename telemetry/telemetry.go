@@ -207,7 +207,7 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		// which reads it too.
 		sampler, _ := samplerFromEnv(osGetenv)
 		batcher := newSpanBatcher(exp, osGetenv)
-		tp := newDeferredProvider(sampler, batcher.maxQueue, sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))
+		tp := newDeferredProvider(sampler, batcher.spans.max, sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))
 		p.Tracer, p.Arguments, p.tracing = tp, s.Arguments, true
 		p.shutdown = append(p.shutdown, tp.Shutdown)
 	}
