@@ -3,21 +3,15 @@
 // the pick through `freecode mcp install`. Pure, so it is tested without
 // VS Code.
 
+import type { RegistryEntry } from '../../../frontend/src/protocol.gen';
 import { runsWords } from '../../../frontend/src/registryWords';
 import { printable } from '../../../frontend/src/text';
 
 // How a server runs and what is wrong with a value typed are the page's words too.
 export { checkValue, installable, runsWords } from '../../../frontend/src/registryWords';
 
-/** RegistryEntry is one server `freecode mcp search --json` prints (internal/registry.Entry). */
-export interface RegistryEntry {
-	name: string;
-	title?: string;
-	description: string;
-	version: string;
-	status?: string;
-	runs: string[];
-}
+/** RegistryEntry is one server `freecode mcp search --json` prints: the protocol's type, generated. */
+export type { RegistryEntry };
 
 /** AskedValue is one value `freecode mcp install --list-values` says the install needs. */
 export interface AskedValue {
