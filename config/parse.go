@@ -82,24 +82,39 @@ func Parse(path string, data []byte) (*Config, error) {
 	return parse(path, data, ScopeUser, filepath.Dir(path))
 }
 
-func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
-	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
-		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}}
-	// Positions count from after a byte order mark, as editors do.
+// decodeRoot reads a config file's text, JSON with comments, into its
+// top-level members, and a decoder of scope whose positions point into
+// the text as written (counted from after a byte order mark, as editors
+// count). Members are nil, and the error too, when the text holds
+// nothing but space; the error is a ParseError when it is not a JSON
+// object.
+func decodeRoot(path string, data []byte, scope string) (map[string]json.RawMessage, *decoder, error) {
 	data, _ = trimBOM(data)
 	if len(bytes.TrimSpace(data)) == 0 {
-		return cfg, nil
+		return nil, nil, nil
 	}
 	v, err := ParseJSONC(path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := &decoder{path: path, scope: scope, pos: &positions{data: data, root: new(v.Clone())}}
 	v.Standardize()
-	std := v.Pack()
 	var root map[string]json.RawMessage
-	if err := json.Unmarshal(std, &root); err != nil || root == nil {
-		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
+	if err := json.Unmarshal(v.Pack(), &root); err != nil || root == nil {
+		return nil, nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
+	}
+	return root, d, nil
+}
+
+func parse(path string, data []byte, scope, baseDir string) (*Config, error) {
+	cfg := &Config{MCP: MCP{PollInterval: DefaultPollInterval, MaxResultChars: DefaultMaxResultChars, MaxParallel: DefaultMaxParallel,
+		AutoDeferTools: DefaultAutoDeferTools, AutoDeferTokens: DefaultAutoDeferTokens, IdleTimeout: DefaultIdleTimeout, LogLevel: DefaultLogLevel}}
+	root, d, err := decodeRoot(path, data, scope)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return cfg, nil // nothing but space
 	}
 	if scope == ScopeUser {
 		d.otherClientFile(root)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,19 +161,9 @@ func LoadTelemetry(path string) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, _ = trimBOM(data)
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
-	}
-	v, err := ParseJSONC(path, data)
-	if err != nil {
+	root, d, err := decodeRoot(path, data, ScopeUser)
+	if err != nil || root == nil {
 		return nil, err
-	}
-	d := &decoder{path: path, scope: ScopeUser, pos: &positions{data: data, root: new(v.Clone())}}
-	v.Standardize()
-	var root map[string]json.RawMessage
-	if err := json.Unmarshal(v.Pack(), &root); err != nil || root == nil {
-		return nil, &ParseError{Path: path, Line: 1, Col: 1, Msg: "the file must hold a JSON object"}
 	}
 	var t *Telemetry
 	if raw, ok := root[keyMCP]; ok && !isNull(raw) {
