@@ -238,7 +238,9 @@ func (in *instruments) endCall(span trace.Span, p *prepared, r *ToolResult, cont
 	if span.IsRecording() {
 		attrs := ruleAttrs(p, r.Decision)
 		if p.tool != nil {
-			span.SetName("execute_tool " + p.tool.ID)
+			if p.tool.ID != p.call.Tool { // the call named it by an alias
+				span.SetName("execute_tool " + p.tool.ID)
+			}
 			attrs = append(attrs, attribute.String("gen_ai.tool.name", p.tool.ID))
 			if p.tool.Server != "" {
 				attrs = append(attrs, attribute.String(attrServer, p.tool.Server))

@@ -1,12 +1,17 @@
 package orchestrator
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/freecode/freecode/internal/toolid"
 	"github.com/freecode/freecode/permissions"
 )
 
@@ -56,5 +61,32 @@ func TestTraceParentGoesOnWithTracingOff(t *testing.T) {
 		if !rec.Equal(got) {
 			t.Errorf("%s: the record's span %v; want the frontend's %v", tc.name, rec, got)
 		}
+	}
+}
+
+// A call's span is named by the tool's id, whether the call named it so
+// or by its provider alias (a long id's short name).
+func TestExecuteToolSpanNamedByID(t *testing.T) {
+	long := strings.Repeat("very_long_tool_name_", 4) + "0123456789"
+	id := "mcp__demo__" + long
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(t.Context())
+	reg := NewRegistry(nil)
+	reg.SetServerTools("demo", []*mcpsdk.Tool{tool(long, true, ""), tool("read", true, "")}, newFakeRunner())
+	o := New(reg, &Options{TracerProvider: tp})
+	rs := o.Execute(t.Context(), []ToolCall{{CallID: "1", Tool: toolid.Alias(id)}, {CallID: "2", Tool: "mcp__demo__read"}}, nil)
+	if len(rs) != 2 || rs[0].IsError || rs[1].IsError {
+		t.Fatalf("results %+v", rs)
+	}
+	var names []string
+	for _, s := range exp.GetSpans() {
+		if strings.HasPrefix(s.Name, "execute_tool ") {
+			names = append(names, s.Name)
+		}
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"execute_tool mcp__demo__read", "execute_tool " + id}, names); diff != "" {
+		t.Errorf("execute_tool spans (-want +got):\n%s", diff)
 	}
 }
