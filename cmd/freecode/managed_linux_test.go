@@ -342,6 +342,14 @@ func TestManagedLiveEdit(t *testing.T) {
 	if res := sc.call("mcp__demo__echo", `{"message":"ran"}`); res.IsError {
 		t.Fatalf("echo before the edit: %+v", res)
 	}
+	// The definitions are rebuilt on a goroutine of their own: the news of
+	// demo's tools can come after its status and its first call. Had it, it
+	// would pass below for the removal's.
+	toolsOf := func(n frontend.Notification, reason string) bool {
+		var tc protocol.ToolsChanged
+		return n.Method == protocol.NotifyToolsChanged && n.Decode(&tc) == nil && tc.Server == "demo" && tc.Reason == reason
+	}
+	sc.awaitFrom(0, "demo's tools added", func(n frontend.Notification) bool { return toolsOf(n, "connected") })
 
 	from := sc.mark()
 	ns.writePolicy(t, `{"deniedMcpServers": [{"serverName": "other"}, {"serverName": "demo"}]}`)
@@ -350,10 +358,7 @@ func TestManagedLiveEdit(t *testing.T) {
 		t.Errorf("demo's blocked status says %q; want %q", blocked.Blocked, blockedBy(1, ""))
 	}
 	// Its tools go once its process is stopped and reaped.
-	sc.awaitFrom(from, "demo's tools removed", func(n frontend.Notification) bool {
-		var tc protocol.ToolsChanged
-		return n.Method == protocol.NotifyToolsChanged && n.Decode(&tc) == nil && tc.Server == "demo"
-	})
+	sc.awaitFrom(from, "demo's tools removed", func(n frontend.Notification) bool { return toolsOf(n, "removed") })
 	proctest.WantGone(t, st.PID, "after the policy denied it")
 	if got := sc.statusOf("demo"); got.State != protocol.StateBlocked || got.Blocked != blockedBy(1, "") {
 		t.Errorf("freecode/servers has demo %s, blocked %q", got.State, got.Blocked)
