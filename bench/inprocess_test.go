@@ -11,6 +11,7 @@ import (
 
 	"github.com/freecode/freecode/internal/protocol"
 	"github.com/freecode/freecode/server"
+	"github.com/freecode/freecode/telemetry"
 	"github.com/freecode/freecode/workspace"
 )
 
@@ -20,7 +21,9 @@ import (
 // and the MCP server behind it is the demo server, a subprocess as always.
 // servers is freecode/servers, answered from memory: the frontend
 // protocol's round trip alone; execute is freecode/tools/execute of one
-// echo call. Besides ns/op and the allocations (of both ends: they share
+// echo call; execute-telemetry the same through a sidecar that exports
+// all three signals (a profile of it alone, -bench
+// 'InProcess/execute-telemetry', is telemetry's work). Besides ns/op and the allocations (of both ends: they share
 // the process), goroutines/op counts the goroutines started per request,
 // by both ends too, cpu-µs/op the process's CPU time per request and
 // ctxsw/op its threads' context switches per request (each wait for a
@@ -32,8 +35,33 @@ func BenchmarkSidecarInProcess(b *testing.B) {
 	// The sidecar's user config is under HOME: the benchmark's own, never
 	// the user's.
 	b.Setenv("HOME", filepath.Dir(cfg))
-	fc := startInProcess(b, cfg)
+	fc := startInProcess(b, cfg, workspace.Options{})
+	// A second sidecar exports traces, metrics and events over OTLP/HTTP
+	// to a sink on loopback, as OTEL_EXPORTER_OTLP_ENDPOINT has it do: a
+	// profile of execute-telemetry shows what telemetry costs, on the
+	// call's path and beside it.
+	sink := newOTLPSink(b)
+	tel, stopTelemetry := telemetry.StartProcess(context.Background(), func(k string) string {
+		if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+			return sink.URL
+		}
+		return ""
+	}, nil)
+	b.Cleanup(stopTelemetry)
+	var telOpts workspace.Options
+	telOpts.TracerProvider, telOpts.MeterProvider = tel.Recording()
+	telOpts.OnCallEvent, telOpts.TelemetryArguments = tel.CallEvents, tel.Arguments
+	fcTel := startInProcess(b, cfg, telOpts)
 	rawArgs, _ := json.Marshal(map[string]any{"message": "hello"})
+	execute := func(fc *sidecar) func() error {
+		return func() error {
+			res, err := fc.Execute(b.Context(), protocol.ToolCall{CallID: "c", Tool: "mcp__s__echo", Arguments: rawArgs})
+			if err == nil && (len(res) != 1 || res[0].IsError) {
+				b.Fatalf("execute: %+v", res)
+			}
+			return err
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		do   func() error
@@ -42,13 +70,8 @@ func BenchmarkSidecarInProcess(b *testing.B) {
 			_, err := fc.Servers(b.Context())
 			return err
 		}},
-		{"execute", func() error {
-			res, err := fc.Execute(b.Context(), protocol.ToolCall{CallID: "c", Tool: "mcp__s__echo", Arguments: rawArgs})
-			if err == nil && (len(res) != 1 || res[0].IsError) {
-				b.Fatalf("execute: %+v", res)
-			}
-			return err
-		}},
+		{"execute", execute(fc)},
+		{"execute-telemetry", execute(fcTel)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for range 500 {
@@ -77,8 +100,9 @@ func BenchmarkSidecarInProcess(b *testing.B) {
 
 // startInProcess serves a frontend with a server.Server in this process,
 // over OS pipes, opened on cfg, and waits until its server "s" is
-// connected. The benchmark's cleanup shuts it down.
-func startInProcess(b *testing.B, cfg string) *sidecar {
+// connected, with ws as its workspace's options (its ResultsDir is the
+// benchmark's). The benchmark's cleanup shuts it down.
+func startInProcess(b *testing.B, cfg string, ws workspace.Options) *sidecar {
 	b.Helper()
 	toServer, fromClient, err := os.Pipe()
 	if err != nil {
@@ -88,7 +112,8 @@ func startInProcess(b *testing.B, cfg string) *sidecar {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := server.New(&server.Options{Version: "bench", Workspace: workspace.Options{ResultsDir: b.TempDir()}})
+	ws.ResultsDir = b.TempDir()
+	srv := server.New(&server.Options{Version: "bench", Workspace: ws})
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
