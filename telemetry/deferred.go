@@ -12,6 +12,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
@@ -20,12 +22,16 @@ import (
 // deferredProvider is the tracer provider FreeCode records its spans
 // with: what a span costs the call it times is the sampler's decision,
 // its IDs, its timestamps and its attributes kept in a plain value; the
-// SDK's span is made of that value afterwards, by a goroutine of its own,
-// beside the next calls (replay), with the same IDs, parent, times,
-// attributes and status, so that the SDK's processors and exporters get
-// the spans they would have got. The SDK makes a span in six allocations
-// and a few microseconds, which the six spans of a tool call would
-// otherwise pay on the call's path (BenchmarkTelemetryHop).
+// span the processor is given is made of that value afterwards, by a
+// goroutine of its own, beside the next calls (replay), with the same
+// IDs, parent, times, attributes and status, so that the processor and
+// the exporters get the spans the SDK would have given them. The SDK
+// makes a span in six allocations and a few microseconds, which the six
+// spans of a tool call would otherwise pay on the call's path
+// (BenchmarkTelemetryHop). Beside the calls, a span within the SDK's
+// limits is handed over as the read-only copy the SDK would have made of
+// it, built at once (snapshot.go); any other is replayed through the
+// SDK's own provider, which applies them.
 //
 // The sampler is chosen as the SDK chooses it (OTEL_TRACES_SAMPLER,
 // OTEL_TRACES_SAMPLER_ARG: samplerFromEnv) and decides on the call's path
@@ -35,13 +41,22 @@ import (
 //
 // What differs from the SDK's spans, none of it in what OTLP carries: a
 // span's ChildSpanCount is 0; the span limits (OTEL_SPAN_*_LIMIT) are
-// applied when the SDK's span is made, so until it ends a span holds
-// every event and attribute it is given; span processors see a span
-// start when it is made, after it ended.
+// applied when the span ends, so until then a span holds every event and
+// attribute it is given; the processor's OnStart is called for a span
+// replayed through the SDK, when it is made, after it ended, and not for
+// a span copied.
 type deferredProvider struct {
 	embedded.TracerProvider
 	sdk     *sdktrace.TracerProvider
 	sampler sdktrace.Sampler
+	// proc is the SDK provider's one span processor, res its resource,
+	// limits its span limits: what snapshot.go makes a span's copy with.
+	// direct is false where the SDK's provider must make every span (see
+	// directSpans).
+	proc   sdktrace.SpanProcessor
+	res    *resource.Resource
+	limits sdktrace.SpanLimits
+	direct bool
 
 	kick, now, stop, done chan struct{}
 	replayMu              sync.Mutex // one replay at a time: the loop's or a flush's
@@ -57,20 +72,29 @@ type deferredProvider struct {
 // would have been.
 const replayDelay = 20 * time.Millisecond
 
-// newDeferredProvider returns the provider of spans made by the SDK's
-// provider built with opts, with sampler, holding at most maxQueue ended
-// spans not yet made (more are dropped, and counted to the error
-// handler, as a full export queue's are).
-func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, opts ...sdktrace.TracerProviderOption) *deferredProvider {
-	opts = append(opts, sdktrace.WithSampler(presetSampler{sampler}), sdktrace.WithIDGenerator(presetIDs{}))
+// newDeferredProvider returns the provider of spans given to proc as the
+// SDK's provider of res and sampler would give them (a nil res is the
+// SDK's default resource), holding at most maxQueue ended spans not yet
+// made (more are dropped, and counted to the error handler, as a full
+// export queue's are). getenv is the environment the SDK reads its span
+// limits from too.
+func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, proc sdktrace.SpanProcessor, res *resource.Resource, getenv func(string) string) *deferredProvider {
+	if res == nil {
+		res = resource.Default()
+	}
 	p := &deferredProvider{
-		sdk:     sdktrace.NewTracerProvider(opts...),
+		sdk: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc), sdktrace.WithResource(res),
+			sdktrace.WithSampler(presetSampler{sampler}), sdktrace.WithIDGenerator(presetIDs{})),
 		sampler: sampler,
+		proc:    proc,
+		res:     res,
+		limits:  sdktrace.NewSpanLimits(),
 		kick:    make(chan struct{}, 1),
 		now:     make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	p.direct = directSpans(p.limits, getenv)
 	p.ended.max = maxQueue
 	go p.loop()
 	return p
@@ -78,7 +102,9 @@ func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, opts ...sdktrac
 
 // Tracer returns the tracer of a scope.
 func (p *deferredProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
-	return &deferredTracer{p: p, sdk: p.sdk.Tracer(name, opts...)}
+	t := &deferredTracer{p: p, sdk: p.sdk.Tracer(name, opts...)}
+	t.scope, t.direct = scopeOf(name, trace.NewTracerConfig(opts...))
+	return t
 }
 
 // loop makes the spans that ended, a replayDelay after the first of
@@ -165,6 +191,10 @@ type deferredTracer struct {
 	embedded.Tracer
 	p   *deferredProvider
 	sdk trace.Tracer // the SDK's tracer of the scope, which replays
+	// scope is the scope as the SDK's tracer has it, when direct; a
+	// scope the SDK would change has its spans replayed.
+	scope  instrumentation.Scope
+	direct bool
 }
 
 // Start starts a span as the SDK's tracer would, deciding what it
@@ -374,10 +404,16 @@ func (s *deferredSpan) End(opts ...trace.SpanEndOption) {
 
 func (s *deferredSpan) TracerProvider() trace.TracerProvider { return s.t.p }
 
-// replay makes the SDK's span of s, which has ended: started at its
-// start under its parent, with the IDs it was given (presetIDs), then
-// told what s was told, in the same order where the order matters.
+// replay hands s, which has ended, to the processor: its copy made at
+// once where it can be (snapshot.go), else the SDK's span made of it:
+// started at its start under its parent, with the IDs it was given
+// (presetIDs), then told what s was told, in the same order where the
+// order matters.
 func (s *deferredSpan) replay() {
+	if ro, ok := s.snapshot(); ok {
+		s.t.p.proc.OnEnd(ro)
+		return
+	}
 	ctx := context.WithValue(trace.ContextWithSpanContext(context.Background(), s.parent), presetKey{}, s)
 	opts := []trace.SpanStartOption{trace.WithTimestamp(s.start), trace.WithSpanKind(s.kind)}
 	if len(s.attrs) > 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +21,8 @@ import (
 
 // recordAll is what the tests do to a span of either provider: the
 // calls the orchestrator and the MCP client make, and the rest of the
-// API besides.
-func recordAll(tr trace.Tracer, parent context.Context, start, end time.Time) (parentSC, childSC trace.SpanContext) {
+// API besides; more are attributes the parent is given last.
+func recordAll(tr trace.Tracer, parent context.Context, start, end time.Time, more ...attribute.KeyValue) (parentSC, childSC trace.SpanContext) {
 	ctx, p := tr.Start(parent, "execute_tool x", trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start),
 		trace.WithAttributes(attribute.String("gen_ai.tool.call.id", "c1"), attribute.String("k", "first")))
 	_, c := tr.Start(ctx, "tools/call x", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(time.Millisecond)),
@@ -29,8 +31,10 @@ func recordAll(tr trace.Tracer, parent context.Context, start, end time.Time) (p
 	c.RecordError(errors.New("boom"), trace.WithTimestamp(start.Add(3*time.Millisecond)))
 	c.SetStatus(codes.Error, "the call failed")
 	c.SetStatus(codes.Unset, "") // no effect after Error, as the SDK's
+	c.AddLink(trace.Link{})      // left out: nothing in it
 	c.End(trace.WithTimestamp(end.Add(-time.Millisecond)))
 	p.SetAttributes(attribute.String("k", "later"), attribute.Int("n", 2))
+	p.SetAttributes(more...)
 	p.SetName("execute_tool mcp__s__x")
 	p.AddLink(trace.Link{SpanContext: c.SpanContext()})
 	p.SetStatus(codes.Ok, "ignored for Ok")
@@ -43,32 +47,86 @@ func recordAll(tr trace.Tracer, parent context.Context, start, end time.Time) (p
 
 // newTestDeferred is a deferredProvider exporting to exp at once.
 func newTestDeferred(t *testing.T, sampler sdktrace.Sampler, maxQueue int, exp sdktrace.SpanExporter) *deferredProvider {
-	p := newDeferredProvider(sampler, maxQueue, sdktrace.WithSyncer(exp))
+	p := newDeferredProvider(sampler, maxQueue, sdktrace.NewSimpleSpanProcessor(exp), nil, os.Getenv)
 	t.Cleanup(func() { p.Shutdown(context.Background()) })
 	return p
+}
+
+// howMade is a span processor that counts the spans given it as copies
+// (snapshot.go) and as spans the SDK made (a replay), by their type.
+type howMade struct {
+	sdktrace.SpanProcessor
+	mu     sync.Mutex
+	copied []string // the names of the spans copied
+}
+
+func (h *howMade) OnEnd(s sdktrace.ReadOnlySpan) {
+	if fmt.Sprintf("%T", s) == "tracetest.spanSnapshot" {
+		h.mu.Lock()
+		h.copied = append(h.copied, s.Name())
+		h.mu.Unlock()
+	}
+	h.SpanProcessor.OnEnd(s)
 }
 
 // TestDeferredSpansAsTheSDKMakesThem records the same spans through the
 // SDK's provider and through deferredProvider: the exported spans are
 // the same, field by field but for the IDs, and the deferred ones have
-// the IDs their spans had on the call's path.
+// the IDs their spans had on the call's path; the spans within the SDK's
+// limits are copied, the others made by the SDK, which applies them.
 func TestDeferredSpansAsTheSDKMakesThem(t *testing.T) {
+	const parentName, childName = "execute_tool mcp__s__x", "tools/call x"
+	for _, tc := range []struct {
+		name   string
+		env    []string // name, value
+		more   []attribute.KeyValue
+		copied []string
+	}{
+		{name: "within the limits", copied: []string{childName, parentName}},
+		{name: "an attribute without a key", more: []attribute.KeyValue{{Value: attribute.StringValue("x")}}, copied: []string{childName, parentName}},
+		{name: "attribute count", env: []string{"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "2"}, copied: []string{childName}},
+		{name: "event count", env: []string{"OTEL_SPAN_EVENT_COUNT_LIMIT", "1"}, copied: []string{parentName}},
+		{name: "event attributes", env: []string{"OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "1"}, copied: []string{parentName}},
+		{name: "link count", env: []string{"OTEL_SPAN_LINK_COUNT_LIMIT", "0"}},
+		{name: "link attributes", env: []string{"OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", "0"}, copied: []string{parentName}},
+		{name: "value length", env: []string{"OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "3"}},
+		{name: "self-observability", env: []string{"OTEL_GO_X_OBSERVABILITY", "true"}},
+		{name: "a nested value", more: []attribute.KeyValue{attribute.Map("m", attribute.String("a", "1"), attribute.String("a", "2"))},
+			copied: []string{childName}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := 0; i < len(tc.env); i += 2 {
+				t.Setenv(tc.env[i], tc.env[i+1])
+			}
+			sameAsSDK(t, tc.more, tc.copied)
+		})
+	}
+}
+
+func sameAsSDK(t *testing.T, more []attribute.KeyValue, wantCopied []string) {
 	start := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
 	end := start.Add(50 * time.Millisecond)
 
 	sdkExp := tracetest.NewInMemoryExporter()
 	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(sdkExp))
 	defer sdkTP.Shutdown(context.Background())
-	recordAll(sdkTP.Tracer("scope"), context.Background(), start, end)
+	recordAll(sdkTP.Tracer("scope", trace.WithInstrumentationVersion("1.2"), trace.WithInstrumentationAttributes(attribute.Int("s", 1))),
+		context.Background(), start, end, more...)
 
 	exp := tracetest.NewInMemoryExporter()
-	p := newTestDeferred(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), 100, exp)
-	parentSC, childSC := recordAll(p.Tracer("scope"), context.Background(), start, end)
+	made := &howMade{SpanProcessor: sdktrace.NewSimpleSpanProcessor(exp)}
+	p := newDeferredProvider(sdktrace.ParentBased(sdktrace.AlwaysSample()), 100, made, nil, os.Getenv)
+	defer p.Shutdown(context.Background())
+	parentSC, childSC := recordAll(p.Tracer("scope", trace.WithInstrumentationVersion("1.2"), trace.WithInstrumentationAttributes(attribute.Int("s", 1))),
+		context.Background(), start, end, more...)
 	if n := len(exp.GetSpans()); n != 0 {
 		t.Errorf("%d spans made on the call's path; want none before the replay", n)
 	}
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(made.copied, wantCopied) {
+		t.Errorf("spans copied: %q; want %q (the others made by the SDK)", made.copied, wantCopied)
 	}
 
 	want, got := sdkExp.GetSpans(), exp.GetSpans()
@@ -78,27 +136,33 @@ func TestDeferredSpansAsTheSDKMakesThem(t *testing.T) {
 	for i := range want {
 		w, g := want[i], got[i]
 		if g.Name != w.Name || g.SpanKind != w.SpanKind || !g.StartTime.Equal(w.StartTime) || !g.EndTime.Equal(w.EndTime) ||
-			g.Status != w.Status || g.InstrumentationScope != w.InstrumentationScope {
+			g.Status != w.Status || !g.InstrumentationScope.Attributes.Equals(&w.InstrumentationScope.Attributes) ||
+			g.InstrumentationScope.Name != w.InstrumentationScope.Name || g.InstrumentationScope.Version != w.InstrumentationScope.Version {
 			t.Errorf("span %d: got %q %v %v–%v %+v %v, the SDK's %q %v %v–%v %+v %v", i, g.Name, g.SpanKind, g.StartTime, g.EndTime, g.Status,
 				g.InstrumentationScope, w.Name, w.SpanKind, w.StartTime, w.EndTime, w.Status, w.InstrumentationScope)
 		}
-		if a, b := attribute.NewSet(g.Attributes...), attribute.NewSet(w.Attributes...); !a.Equals(&b) {
-			t.Errorf("span %q attributes: got %v, the SDK's %v", g.Name, g.Attributes, w.Attributes)
+		if !g.Resource.Equal(w.Resource) || g.Parent.IsValid() != w.Parent.IsValid() || g.SpanContext.TraceFlags() != w.SpanContext.TraceFlags() {
+			t.Errorf("span %q: resource %v, parent %v, flags %v; the SDK's %v, %v, %v", g.Name, g.Resource, g.Parent.IsValid(), g.SpanContext.TraceFlags(),
+				w.Resource, w.Parent.IsValid(), w.SpanContext.TraceFlags())
 		}
-		if len(g.Events) != len(w.Events) || len(g.Links) != len(w.Links) {
-			t.Fatalf("span %q: %d events, %d links; the SDK's %d, %d", g.Name, len(g.Events), len(g.Links), len(w.Events), len(w.Links))
+		if !slices.Equal(g.Attributes, w.Attributes) || g.DroppedAttributes != w.DroppedAttributes {
+			t.Errorf("span %q attributes: got %v (%d dropped), the SDK's %v (%d dropped)", g.Name, g.Attributes, g.DroppedAttributes, w.Attributes, w.DroppedAttributes)
+		}
+		if len(g.Events) != len(w.Events) || len(g.Links) != len(w.Links) || g.DroppedEvents != w.DroppedEvents || g.DroppedLinks != w.DroppedLinks {
+			t.Fatalf("span %q: %d events (%d dropped), %d links (%d dropped); the SDK's %d (%d), %d (%d)", g.Name, len(g.Events), g.DroppedEvents,
+				len(g.Links), g.DroppedLinks, len(w.Events), w.DroppedEvents, len(w.Links), w.DroppedLinks)
 		}
 		for j := range w.Events {
 			ge, we := g.Events[j], w.Events[j]
-			a, b := attribute.NewSet(ge.Attributes...), attribute.NewSet(we.Attributes...)
-			if ge.Name != we.Name || !ge.Time.Equal(we.Time) || !a.Equals(&b) {
+			if ge.Name != we.Name || !ge.Time.Equal(we.Time) || !slices.Equal(ge.Attributes, we.Attributes) || ge.DroppedAttributeCount != we.DroppedAttributeCount {
 				t.Errorf("span %q event %d: got %+v, the SDK's %+v", g.Name, j, ge, we)
 			}
 		}
 		for j := range w.Links {
-			a, b := attribute.NewSet(g.Links[j].Attributes...), attribute.NewSet(w.Links[j].Attributes...)
-			if !a.Equals(&b) {
-				t.Errorf("span %q link %d attributes: got %v, the SDK's %v", g.Name, j, g.Links[j].Attributes, w.Links[j].Attributes)
+			gl, wl := g.Links[j], w.Links[j]
+			if !slices.Equal(gl.Attributes, wl.Attributes) || gl.DroppedAttributeCount != wl.DroppedAttributeCount ||
+				gl.SpanContext.TraceFlags() != wl.SpanContext.TraceFlags() {
+				t.Errorf("span %q link %d: got %+v, the SDK's %+v", g.Name, j, gl, wl)
 			}
 		}
 	}
@@ -113,8 +177,9 @@ func TestDeferredSpansAsTheSDKMakesThem(t *testing.T) {
 	if !childSC.IsSampled() || parent.Parent.IsValid() {
 		t.Errorf("the child is sampled (%v), the parent a root (parent %v)", childSC.IsSampled(), parent.Parent)
 	}
-	if got[0].Links[0].SpanContext.SpanID() != parentSC.SpanID() || got[1].Links[0].SpanContext.SpanID() != childSC.SpanID() {
-		t.Errorf("links: %v, %v", got[0].Links[0].SpanContext.SpanID(), got[1].Links[0].SpanContext.SpanID())
+	if len(got[0].Links) > 0 && got[0].Links[0].SpanContext.SpanID() != parentSC.SpanID() ||
+		len(got[1].Links) > 0 && got[1].Links[0].SpanContext.SpanID() != childSC.SpanID() {
+		t.Errorf("links: %v, %v", got[0].Links, got[1].Links)
 	}
 }
 
@@ -259,7 +324,7 @@ func TestDeferredShutdownAndQueue(t *testing.T) {
 	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 
 	exp := &countingExporter{SpanExporter: tracetest.NewNoopExporter()}
-	p := newDeferredProvider(sdktrace.AlwaysSample(), 64, sdktrace.WithSyncer(exp))
+	p := newDeferredProvider(sdktrace.AlwaysSample(), 64, sdktrace.NewSimpleSpanProcessor(exp), nil, os.Getenv)
 	tr := p.Tracer("scope")
 	var wg sync.WaitGroup
 	const goroutines, each = 8, 100
@@ -355,7 +420,7 @@ func TestDeferredRecordErrorReadAtOnce(t *testing.T) {
 // processors' Shutdown, as it would have without FreeCode's provider.)
 func TestDeferredShutdownDoneContext(t *testing.T) {
 	exp := &countingExporter{SpanExporter: tracetest.NewNoopExporter()}
-	p := newDeferredProvider(sdktrace.AlwaysSample(), 100, sdktrace.WithSyncer(exp))
+	p := newDeferredProvider(sdktrace.AlwaysSample(), 100, sdktrace.NewSimpleSpanProcessor(exp), nil, os.Getenv)
 	_, s := p.Tracer("scope").Start(nil, "started with a nil context, as the SDK's tracer allows") //nolint:staticcheck
 	s.End()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -40,7 +40,6 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -207,7 +206,7 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		// which reads it too.
 		sampler, _ := samplerFromEnv(osGetenv)
 		batcher := newSpanBatcher(exp, osGetenv)
-		tp := newDeferredProvider(sampler, batcher.spans.max, sdktrace.WithSpanProcessor(batcher), sdktrace.WithResource(res))
+		tp := newDeferredProvider(sampler, batcher.spans.max, batcher, res, osGetenv)
 		p.Tracer, p.Arguments, p.tracing = tp, s.Arguments, true
 		p.shutdown = append(p.shutdown, tp.Shutdown)
 	}
