@@ -74,7 +74,7 @@ otelcol: $(FREECODE_OTELCOL)
 # freecode binary as a user would; the 2026-07-28 requirements with the
 # prerelease). `make test` runs them too.
 conformance: conformance-suite
-	$(GO) test -race -count=1 -run 'Conformance' ./cmd/freecode ./interop/conformance-client ./examples/demo-server
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -run 'Conformance' ./cmd/freecode ./interop/conformance-client ./examples/demo-server
 
 # The demo runs the CLI on the repo's own demo MCP server, then a scripted
 # frontend session through the sidecar (examples/frontend), with a temporary
@@ -100,7 +100,10 @@ protocol-check:
 test: protocol-check npm conformance-suite otelcol sandbox-apt frontend-test vscode-test vscode-integration e2e web-test web-e2e
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) test -race -count=1 ./...
+	@# The race runtime pauses a second at every exit of a binary built with
+	@# it; off here for the tests and the copies of them they start (and
+	@# internal/racetest for those FreeCode starts as servers).
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
 	@# The hop's stage timing builds only with its tag: checked here, as ./... builds without it.
 	$(GO) vet -tags hoptrace ./internal/hoptrace ./internal/protocol ./cmd/freecode-serve ./bench
 	$(GO) test -count=1 -tags hoptrace ./internal/hoptrace

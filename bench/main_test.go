@@ -23,6 +23,8 @@ import (
 	"github.com/freecode/freecode/internal/hoptrace"
 	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/sandbox"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 // mcpServerEnv makes the test binary an MCP server over stdio: "echo"

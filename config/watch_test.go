@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 func TestMain(m *testing.M) {

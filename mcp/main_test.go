@@ -8,6 +8,8 @@ import (
 
 	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/sandbox"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 // TestMain doubles as the test MCP server: a Conn under test re-executes

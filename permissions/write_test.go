@@ -13,6 +13,8 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/google/go-cmp/cmp"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 func TestAddAllow(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/freecode/freecode/internal/mcptest"
 	"github.com/freecode/freecode/mcp/sandbox"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 // testServerEnv makes the test binary an MCP server on stdio: the servers

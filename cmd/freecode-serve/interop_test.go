@@ -17,6 +17,8 @@ import (
 
 	"github.com/freecode/freecode/config"
 	"github.com/freecode/freecode/server/servertest"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 func TestMain(m *testing.M) { servertest.Main(m) }

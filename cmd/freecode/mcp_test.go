@@ -18,6 +18,8 @@ import (
 	"github.com/freecode/freecode/mcp/sandbox"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 // demoServer and freecodeBin are the examples/demo-server and freecode

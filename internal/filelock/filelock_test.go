@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 // The test binary doubles as the child process of the tests below: with

@@ -11,6 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/freecode/freecode/config"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 func TestMain(m *testing.M) {

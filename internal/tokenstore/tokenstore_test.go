@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	gokeyring "github.com/zalando/go-keyring"
 	"go.uber.org/goleak"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	_ "github.com/freecode/freecode/internal/racetest" // helper processes exit without the race runtime's pause
 )
 
 // TestMain doubles as the processes the tests start: the test binary
