@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,16 +122,18 @@ func TestSandboxedServerStopEndsDaemon(t *testing.T) {
 
 // A FreeCode process whose sandboxed server started a daemon is killed
 // with SIGKILL: nothing of the sandbox lives on, the daemon included (its
-// pid namespace dies with bwrap, which dies with its FreeCode process).
+// pid namespace dies with bwrap, which dies with its FreeCode process);
+// the placeholders its sandbox put in the project stay behind until the
+// next FreeCode process starts, which removes them.
 func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
 	needBwrap(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir, run := t.TempDir(), t.TempDir()
 	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+t.TempDir(), testOwnerEscapeEnv+"="+filepath.Join(dir, "daemon"), testOwnerSandboxEnv+"="+dir)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+run, testOwnerEscapeEnv+"="+filepath.Join(dir, "daemon"), testOwnerSandboxEnv+"="+dir)
 	owner.Stderr = os.Stderr
 	out, err := owner.StdoutPipe()
 	if err != nil {
@@ -171,6 +174,30 @@ func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
 	}
 	if left := inDir(t, dir); len(left) != 0 {
 		t.Errorf("processes %v are left in %s", left, dir)
+	}
+
+	placeholders := []string{".mcp.json", ".npmrc", ".vscode", ".claude", ".cursor", ".idea", ".freecode"}
+	for _, name := range placeholders {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("no placeholder %s after the kill (what this test is about): %v", name, err)
+		}
+	}
+	reaper := exec.Command(exe)
+	reaper.Env = append(os.Environ(), testReapEnv+"="+run)
+	reaper.Stderr = os.Stderr
+	if err := reaper.Run(); err != nil {
+		t.Fatalf("the next FreeCode process: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if !slices.Equal(left, []string{"daemon"}) {
+		t.Errorf("in the project after the next start: %q; want the daemon's own file alone", left)
+	}
+	if records, _ := os.ReadDir(run); len(records) != 0 {
+		t.Errorf("run records left: %v", records)
 	}
 }
 
@@ -282,4 +309,64 @@ func TestOfflineFor(t *testing.T) {
 			t.Errorf("offlineFor(%v, %+v):\n%s\nwant\n%s", tc.srv.Command, tc.srv.Sandbox, got, tc.want)
 		}
 	}
+}
+
+// A dead FreeCode process's placeholder that the sandbox of a live one
+// binds (it was there when that sandbox started) is left where it is by
+// the next FreeCode process: removing it would detach the live sandbox's
+// bind, and its server could then create the file it keeps it from.
+func TestPlaceholderBoundByALiveSandboxStays(t *testing.T) {
+	needBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, run := t.TempDir(), t.TempDir()
+	mcpJSON := filepath.Join(dir, ".mcp.json")
+	if err := os.WriteFile(mcpJSON, nil, 0o644); err != nil { // the dead one's placeholder
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(mcpJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := exec.Command(exe)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+run, testOwnerEscapeEnv+"="+filepath.Join(dir, "daemon"), testOwnerSandboxEnv+"="+dir)
+	owner.Stderr = os.Stderr
+	out, err := owner.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { owner.Process.Kill(); owner.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready ") {
+		t.Fatalf("owner said %q (%v)", line, err)
+	}
+	// The record of a dead FreeCode process (pid 1 started at another time)
+	// that made the .mcp.json the live owner's sandbox binds.
+	dead := fmt.Sprintf(`{"version":1,"bootID":%q,"owner":{"pid":1,"start":1},"placeholders":[{"path":%q,"modTime":%d}]}`,
+		bootID(t), mcpJSON, fi.ModTime().UnixNano())
+	if err := os.WriteFile(filepath.Join(run, "1.json"), []byte(dead), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reaper := exec.Command(exe)
+	reaper.Env = append(os.Environ(), testReapEnv+"="+run)
+	reaper.Stderr = os.Stderr
+	if err := reaper.Run(); err != nil {
+		t.Fatalf("the next FreeCode process: %v", err)
+	}
+	if _, err := os.Lstat(mcpJSON); err != nil {
+		t.Errorf("the placeholder a live sandbox binds was removed: %v", err)
+	}
+}
+
+// bootID is this boot's id, as run records hold it.
+func bootID(t *testing.T) string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		t.Skip("no boot id to write a run record with")
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -44,6 +44,12 @@ type runRecord struct {
 	// Escapees are the processes this one adopted that left a server's
 	// group and session, oldest first.
 	Escapees []procID `json:"escapees,omitempty"`
+	// Placeholders are the empty files and directories this process's
+	// sandboxes put in projects and have not removed (placeholders.go).
+	Placeholders []placeholderRecord `json:"placeholders,omitempty"`
+	// Bound are the protected paths this process's sandboxes bind and
+	// did not make, which may be another's placeholders.
+	Bound []string `json:"bound,omitempty"`
 }
 
 // maxEscapees bounds the escapees one record holds: a server that spawns
@@ -89,7 +95,9 @@ type runRecorder struct {
 // in that group and session that started after the leader. An escapee is
 // reaped, with the processes below it that started after it, only if its
 // pid still runs the process of its start time. Where process start times
-// cannot be read (outside Linux) nothing is recorded or reaped.
+// cannot be read (outside Linux) nothing is recorded or reaped. The
+// placeholders a dead process's sandboxes left in projects are removed
+// where still as made (placeholders.go).
 func ReapOrphans(dir string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -106,8 +114,10 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 	var (
 		live        = map[int]bool{}    // group leaders that live owners recorded
 		liveEscapee = map[procID]bool{} // escapees that live owners recorded
+		liveHeld    = map[string]bool{} // paths live owners' sandboxes made or bind
 		stale       []string
 		dead        []runRecord
+		otherBoot   []runRecord
 	)
 	for _, e := range entries {
 		name := e.Name()
@@ -126,13 +136,20 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 		}
 		switch {
 		case rec.BootID != boot:
-			stale = append(stale, path) // a reboot ended everything in it
+			stale = append(stale, path)        // a reboot ended everything in it
+			otherBoot = append(otherBoot, rec) // but what it left in projects
 		case rec.Owner == self, procAlive(rec.Owner):
 			for _, g := range rec.Groups {
 				live[g.Leader.PID] = true
 			}
 			for _, id := range rec.Escapees {
 				liveEscapee[id] = true
+			}
+			for _, p := range rec.Placeholders {
+				liveHeld[p.Path] = true
+			}
+			for _, p := range rec.Bound {
+				liveHeld[p] = true
 			}
 		default:
 			stale = append(stale, path)
@@ -159,6 +176,9 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 			}
 		}
 	}
+	for _, rec := range append(dead, otherBoot...) {
+		removePlaceholders(rec, liveHeld, logger) // their servers are gone now
+	}
 	for _, path := range stale {
 		os.Remove(path)
 	}
@@ -174,6 +194,8 @@ func ReapOrphans(dir string, logger *slog.Logger) error {
 		// with the record.
 		next.record.Groups = recorder.record.Groups
 		next.record.Escapees = recorder.record.Escapees
+		next.record.Placeholders = recorder.record.Placeholders
+		next.record.Bound = recorder.record.Bound
 		os.Remove(recorder.path)
 		next.write()
 	} else if recorder != nil {
@@ -279,7 +301,7 @@ func recordEscapees(ids []procID) {
 // it. Failures cost only the reaping after a kill -9, so they are not
 // errors of the server's start.
 func (r *runRecorder) write() {
-	if len(r.record.Groups) == 0 && len(r.record.Escapees) == 0 {
+	if len(r.record.Groups) == 0 && len(r.record.Escapees) == 0 && len(r.record.Placeholders) == 0 && len(r.record.Bound) == 0 {
 		os.Remove(r.path)
 		return
 	}

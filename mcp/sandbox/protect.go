@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/freecode/freecode/mcp/proc"
 )
 
 // A protected path that does not exist cannot be bound read-only, and a
@@ -22,7 +24,12 @@ import (
 // released, unless someone outside wrote into it meanwhile. Placeholders
 // are counted across the sandboxes of this process: removing one while
 // another sandbox has it bound would lift that sandbox's protection (an
-// unlinked mount point is detached in every namespace).
+// unlinked mount point is detached in every namespace). Each is in this
+// process's run record while it exists (proc.RecordPlaceholder), so that
+// the next FreeCode process removes it if this one is killed first; and
+// so is every protected path a sandbox binds that another FreeCode
+// process may have put there (proc.RecordBound), which that next process
+// then leaves alone while this one runs.
 var (
 	placeMu sync.Mutex
 	places  = map[string]*placeholder{}
@@ -50,13 +57,15 @@ var placeholders = map[string]bool{
 func holdProtected(p Policy) ([]string, func(), error) {
 	placeMu.Lock()
 	defer placeMu.Unlock()
-	var bind, held []string
+	var bind, held, others []string
 	for _, path := range p.Protected {
 		if _, err := os.Lstat(path); err == nil {
 			bind = append(bind, path)
 			if ph := places[path]; ph != nil {
 				ph.refs++ // another sandbox's placeholder: held by this one too
 				held = append(held, path)
+			} else {
+				others = append(others, path)
 			}
 			continue
 		}
@@ -73,13 +82,16 @@ func holdProtected(p Policy) ([]string, func(), error) {
 			return nil, func() {}, fmt.Errorf("sandbox: keeping %s from being created: %w", path, err)
 		}
 		places[path] = &placeholder{refs: 1, dir: isDir, info: fi}
+		proc.RecordPlaceholder(path, fi)
 		held = append(held, path)
 		bind = append(bind, path)
 	}
+	proc.RecordBound(others...)
 	return bind, func() {
 		placeMu.Lock()
 		defer placeMu.Unlock()
 		unholdLocked(held)
+		proc.ForgetBound(others...)
 	}, nil
 }
 
@@ -115,6 +127,7 @@ func unholdLocked(held []string) {
 		if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, ph.info) && (ph.dir || fi.Size() == 0) {
 			os.Remove(path)
 		}
+		proc.ForgetPlaceholder(path) // removed, or someone's own now
 	}
 }
 
