@@ -31,16 +31,7 @@ func TestManagerEscapeeReapedAfterKill9(t *testing.T) {
 	}
 	owner.Kill9(t, "daemon")
 
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reaper := exec.Command(exe)
-	reaper.Env = append(os.Environ(), testReapEnv+"="+dir)
-	reaper.Stderr = os.Stderr
-	if err := reaper.Run(); err != nil {
-		t.Fatalf("the next FreeCode process: %v", err)
-	}
+	runNextFreeCode(t, dir)
 	owner.AwaitReaped(t, "setsid daemon")
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("run records left after reaping: %v", left)
@@ -161,5 +152,22 @@ func TestServerStopLeavesOwnChildren(t *testing.T) {
 	var exit *exec.ExitError
 	if err := own.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 7 {
 		t.Errorf("Wait of our own child after a server's stop = %v, want exit status 7", err)
+	}
+}
+
+// runNextFreeCode runs the test binary as the FreeCode process that starts
+// after a killed one, which reaps what the run directory run records
+// (runReaper), and waits for it.
+func runNextFreeCode(t *testing.T, run string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reaper := exec.Command(exe)
+	reaper.Env = append(os.Environ(), testReapEnv+"="+run)
+	reaper.Stderr = os.Stderr
+	if err := reaper.Run(); err != nil {
+		t.Fatalf("the next FreeCode process: %v", err)
 	}
 }

@@ -127,27 +127,8 @@ func TestSandboxedServerStopEndsDaemon(t *testing.T) {
 // next FreeCode process starts, which removes them.
 func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
 	needBwrap(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir, run := t.TempDir(), t.TempDir()
-	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+run, testOwnerEscapeEnv+"="+filepath.Join(dir, "daemon"), testOwnerSandboxEnv+"="+dir)
-	owner.Stderr = os.Stderr
-	out, err := owner.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := owner.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ready ") {
-		owner.Process.Kill()
-		owner.Wait()
-		t.Fatalf("owner said %q (%v)", line, err)
-	}
+	owner := startSandboxOwner(t, dir, run)
 	pids := inDir(t, dir)
 	if len(pids) < 4 {
 		t.Errorf("%d processes in %s, want bwrap's two, the server and its daemon", len(pids), dir)
@@ -182,12 +163,7 @@ func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
 			t.Errorf("no placeholder %s after the kill (what this test is about): %v", name, err)
 		}
 	}
-	reaper := exec.Command(exe)
-	reaper.Env = append(os.Environ(), testReapEnv+"="+run)
-	reaper.Stderr = os.Stderr
-	if err := reaper.Run(); err != nil {
-		t.Fatalf("the next FreeCode process: %v", err)
-	}
+	runNextFreeCode(t, run)
 	entries, _ := os.ReadDir(dir)
 	var left []string
 	for _, e := range entries {
@@ -317,16 +293,36 @@ func TestOfflineFor(t *testing.T) {
 // bind, and its server could then create the file it keeps it from.
 func TestPlaceholderBoundByALiveSandboxStays(t *testing.T) {
 	needBwrap(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir, run := t.TempDir(), t.TempDir()
 	mcpJSON := filepath.Join(dir, ".mcp.json")
 	if err := os.WriteFile(mcpJSON, nil, 0o644); err != nil { // the dead one's placeholder
 		t.Fatal(err)
 	}
 	fi, err := os.Lstat(mcpJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := startSandboxOwner(t, dir, run)
+	defer func() { owner.Process.Kill(); owner.Wait() }()
+	// The record of a dead FreeCode process (pid 1 started at another time)
+	// that made the .mcp.json the live owner's sandbox binds.
+	dead := fmt.Sprintf(`{"version":1,"bootID":%q,"owner":{"pid":1,"start":1},"placeholders":[{"path":%q,"modTime":%d}]}`,
+		bootID(t), mcpJSON, fi.ModTime().UnixNano())
+	if err := os.WriteFile(filepath.Join(run, "1.json"), []byte(dead), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runNextFreeCode(t, run)
+	if _, err := os.Lstat(mcpJSON); err != nil {
+		t.Errorf("the placeholder a live sandbox binds was removed: %v", err)
+	}
+}
+
+// startSandboxOwner starts the test binary as a FreeCode process that
+// records in run and runs a sandboxed server in dir, which starts a daemon
+// (runEscapeOwner), and returns once it says it is ready.
+func startSandboxOwner(t *testing.T, dir, run string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,26 +336,12 @@ func TestPlaceholderBoundByALiveSandboxStays(t *testing.T) {
 	if err := owner.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { owner.Process.Kill(); owner.Wait() }()
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready ") {
+		owner.Process.Kill()
+		owner.Wait()
 		t.Fatalf("owner said %q (%v)", line, err)
 	}
-	// The record of a dead FreeCode process (pid 1 started at another time)
-	// that made the .mcp.json the live owner's sandbox binds.
-	dead := fmt.Sprintf(`{"version":1,"bootID":%q,"owner":{"pid":1,"start":1},"placeholders":[{"path":%q,"modTime":%d}]}`,
-		bootID(t), mcpJSON, fi.ModTime().UnixNano())
-	if err := os.WriteFile(filepath.Join(run, "1.json"), []byte(dead), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	reaper := exec.Command(exe)
-	reaper.Env = append(os.Environ(), testReapEnv+"="+run)
-	reaper.Stderr = os.Stderr
-	if err := reaper.Run(); err != nil {
-		t.Fatalf("the next FreeCode process: %v", err)
-	}
-	if _, err := os.Lstat(mcpJSON); err != nil {
-		t.Errorf("the placeholder a live sandbox binds was removed: %v", err)
-	}
+	return owner
 }
 
 // bootID is this boot's id, as run records hold it.

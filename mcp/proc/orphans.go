@@ -251,28 +251,32 @@ func reapGroup(g procGroup) int {
 
 // recordGroup adds the group that pid leads to this process's run record.
 func recordGroup(pid int) {
-	recorderMu.Lock()
-	defer recorderMu.Unlock()
-	if recorder == nil {
-		return
-	}
-	st, ok := procStat(pid)
-	if !ok {
-		return
-	}
-	recorder.record.Groups = append(recorder.record.Groups, procGroup{Leader: st.id, Session: st.session})
-	recorder.write()
+	updateRecord(func(r *runRecord) bool {
+		st, ok := procStat(pid)
+		if ok {
+			r.Groups = append(r.Groups, procGroup{Leader: st.id, Session: st.session})
+		}
+		return ok
+	})
 }
 
 // forgetGroup drops the group that pid led from the run record: it is gone.
 func forgetGroup(pid int) {
+	updateRecord(func(r *runRecord) bool {
+		r.Groups = slices.DeleteFunc(r.Groups, func(g procGroup) bool { return g.Leader.PID == pid })
+		return true
+	})
+}
+
+// updateRecord changes this process's run record with change, under its
+// lock, and writes it if change says it changed it; before ReapOrphans
+// there is no record, and it does nothing.
+func updateRecord(change func(r *runRecord) bool) {
 	recorderMu.Lock()
 	defer recorderMu.Unlock()
-	if recorder == nil {
-		return
+	if recorder != nil && change(&recorder.record) {
+		recorder.write()
 	}
-	recorder.record.Groups = slices.DeleteFunc(recorder.record.Groups, func(g procGroup) bool { return g.Leader.PID == pid })
-	recorder.write()
 }
 
 // recording reports whether this process keeps a run record.

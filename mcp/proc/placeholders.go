@@ -34,64 +34,44 @@ type placeholderRecord struct {
 // or directory a sandbox made at path, fi as made (see above). It does
 // nothing before ReapOrphans, or where nothing is recorded.
 func RecordPlaceholder(path string, fi fs.FileInfo) {
-	recorderMu.Lock()
-	defer recorderMu.Unlock()
-	if recorder == nil {
-		return
-	}
-	recorder.record.Placeholders = append(recorder.record.Placeholders,
-		placeholderRecord{Path: path, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()})
-	recorder.write()
+	updateRecord(func(r *runRecord) bool {
+		r.Placeholders = append(r.Placeholders, placeholderRecord{Path: path, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()})
+		return true
+	})
 }
 
 // ForgetPlaceholder drops path from this process's run record: the
 // sandbox removed it, or left it to whoever wrote into it.
 func ForgetPlaceholder(path string) {
-	recorderMu.Lock()
-	defer recorderMu.Unlock()
-	if recorder == nil {
-		return
-	}
-	n := len(recorder.record.Placeholders)
-	recorder.record.Placeholders = slices.DeleteFunc(recorder.record.Placeholders, func(p placeholderRecord) bool { return p.Path == path })
-	if len(recorder.record.Placeholders) != n {
-		recorder.write()
-	}
+	updateRecord(func(r *runRecord) bool {
+		n := len(r.Placeholders)
+		r.Placeholders = slices.DeleteFunc(r.Placeholders, func(p placeholderRecord) bool { return p.Path == path })
+		return len(r.Placeholders) != n
+	})
 }
 
 // RecordBound records, in this process's run record, protected paths a
 // sandbox binds that it did not make (see above), until ForgetBound. A
 // path bound by several sandboxes is recorded once for each.
 func RecordBound(paths ...string) {
-	if len(paths) == 0 {
-		return
-	}
-	recorderMu.Lock()
-	defer recorderMu.Unlock()
-	if recorder == nil {
-		return
-	}
-	recorder.record.Bound = append(recorder.record.Bound, paths...)
-	recorder.write()
+	updateRecord(func(r *runRecord) bool {
+		r.Bound = append(r.Bound, paths...)
+		return len(paths) > 0
+	})
 }
 
 // ForgetBound drops one record of each of paths, which a sandbox no
 // longer binds.
 func ForgetBound(paths ...string) {
-	if len(paths) == 0 {
-		return
-	}
-	recorderMu.Lock()
-	defer recorderMu.Unlock()
-	if recorder == nil {
-		return
-	}
-	for _, p := range paths {
-		if i := slices.Index(recorder.record.Bound, p); i >= 0 {
-			recorder.record.Bound = slices.Delete(recorder.record.Bound, i, i+1)
+	updateRecord(func(r *runRecord) bool {
+		n := len(r.Bound)
+		for _, p := range paths {
+			if i := slices.Index(r.Bound, p); i >= 0 {
+				r.Bound = slices.Delete(r.Bound, i, i+1)
+			}
 		}
-	}
-	recorder.write()
+		return len(r.Bound) != n
+	})
 }
 
 // removePlaceholders removes the placeholders of a dead FreeCode process's
