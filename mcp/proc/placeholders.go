@@ -20,7 +20,7 @@ import (
 // A placeholder of one FreeCode process may be bound by the sandbox of
 // another, started while it was there: removing it would detach that bind
 // and lift the protection it gives. So a process records the protected
-// paths its sandboxes bind and did not make too (RecordBound), and a dead
+// paths its sandboxes bind and did not make too (RecordHeld), and a dead
 // process's placeholder that a live process's record names is left.
 
 // placeholderRecord is a placeholder as its run record keeps it.
@@ -30,47 +30,41 @@ type placeholderRecord struct {
 	ModTime int64  `json:"modTime"` // as made, in nanoseconds since the epoch
 }
 
-// RecordPlaceholder records, in this process's run record, the empty file
-// or directory a sandbox made at path, fi as made (see above). It does
-// nothing before ReapOrphans, or where nothing is recorded.
-func RecordPlaceholder(path string, fi fs.FileInfo) {
+// A Placeholder is an empty file or directory a sandbox made at Path;
+// Info is it as made.
+type Placeholder struct {
+	Path string
+	Info fs.FileInfo
+}
+
+// RecordHeld records, in this process's run record and in one write, the
+// placeholders a sandbox made and the protected paths it binds that it did
+// not make (see above), until ForgetHeld. A path bound by several
+// sandboxes is recorded once for each. It does nothing before
+// ReapOrphans, or where nothing is recorded.
+func RecordHeld(made []Placeholder, bound []string) {
 	updateRecord(func(r *runRecord) bool {
-		r.Placeholders = append(r.Placeholders, placeholderRecord{Path: path, Dir: fi.IsDir(), ModTime: fi.ModTime().UnixNano()})
-		return true
+		for _, p := range made {
+			r.Placeholders = append(r.Placeholders, placeholderRecord{Path: p.Path, Dir: p.Info.IsDir(), ModTime: p.Info.ModTime().UnixNano()})
+		}
+		r.Bound = append(r.Bound, bound...)
+		return len(made)+len(bound) > 0
 	})
 }
 
-// ForgetPlaceholder drops path from this process's run record: the
-// sandbox removed it, or left it to whoever wrote into it.
-func ForgetPlaceholder(path string) {
+// ForgetHeld drops from this process's run record the placeholders a
+// sandbox removed (or left to whoever wrote into them), and one record of
+// each of the bound paths it no longer binds.
+func ForgetHeld(placeholders, bound []string) {
 	updateRecord(func(r *runRecord) bool {
-		n := len(r.Placeholders)
-		r.Placeholders = slices.DeleteFunc(r.Placeholders, func(p placeholderRecord) bool { return p.Path == path })
-		return len(r.Placeholders) != n
-	})
-}
-
-// RecordBound records, in this process's run record, protected paths a
-// sandbox binds that it did not make (see above), until ForgetBound. A
-// path bound by several sandboxes is recorded once for each.
-func RecordBound(paths ...string) {
-	updateRecord(func(r *runRecord) bool {
-		r.Bound = append(r.Bound, paths...)
-		return len(paths) > 0
-	})
-}
-
-// ForgetBound drops one record of each of paths, which a sandbox no
-// longer binds.
-func ForgetBound(paths ...string) {
-	updateRecord(func(r *runRecord) bool {
-		n := len(r.Bound)
-		for _, p := range paths {
+		n := len(r.Placeholders) + len(r.Bound)
+		r.Placeholders = slices.DeleteFunc(r.Placeholders, func(p placeholderRecord) bool { return slices.Contains(placeholders, p.Path) })
+		for _, p := range bound {
 			if i := slices.Index(r.Bound, p); i >= 0 {
 				r.Bound = slices.Delete(r.Bound, i, i+1)
 			}
 		}
-		return len(r.Bound) != n
+		return len(r.Placeholders)+len(r.Bound) != n
 	})
 }
 

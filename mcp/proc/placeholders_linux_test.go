@@ -103,9 +103,9 @@ func TestPlaceholdersOfADeadProcess(t *testing.T) {
 	}
 }
 
-// TestPlaceholderRecorded: a placeholder is in this process's run record
-// from RecordPlaceholder to ForgetPlaceholder, and a record that holds
-// nothing else goes with it.
+// TestPlaceholderRecorded: what a sandbox holds is in this process's run
+// record from RecordHeld to ForgetHeld, and a record that holds nothing
+// else goes with it.
 func TestPlaceholderRecorded(t *testing.T) {
 	run := t.TempDir()
 	if err := ReapOrphans(run, nil); err != nil {
@@ -114,21 +114,36 @@ func TestPlaceholderRecorded(t *testing.T) {
 	defer stopRecording()
 	self, _ := selfID()
 	file := filepath.Join(run, strconv.Itoa(self.PID)+".json")
-	path := filepath.Join(t.TempDir(), ".mcp.json")
+	dir := t.TempDir()
+	path, bound := filepath.Join(dir, ".mcp.json"), filepath.Join(dir, ".vscode")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Lstat(path)
-	RecordPlaceholder(path, fi)
-	var rec runRecord
-	b, err := os.ReadFile(file)
-	if err == nil {
-		err = json.Unmarshal(b, &rec)
+	read := func() runRecord {
+		t.Helper()
+		var rec runRecord
+		b, err := os.ReadFile(file)
+		if err == nil {
+			err = json.Unmarshal(b, &rec)
+		}
+		if err != nil {
+			t.Fatalf("run record %s: %v", file, err)
+		}
+		return rec
 	}
-	if err != nil || len(rec.Placeholders) != 1 || rec.Placeholders[0].Path != path || rec.Placeholders[0].ModTime != fi.ModTime().UnixNano() {
-		t.Fatalf("run record %s: %+v (%v); want the placeholder %s", file, rec, err, path)
+	RecordHeld([]Placeholder{{Path: path, Info: fi}}, []string{bound})
+	RecordHeld(nil, []string{bound}) // a second sandbox binds it too
+	rec := read()
+	if len(rec.Placeholders) != 1 || rec.Placeholders[0].Path != path || rec.Placeholders[0].ModTime != fi.ModTime().UnixNano() ||
+		len(rec.Bound) != 2 {
+		t.Fatalf("run record: %+v; want the placeholder %s and %s bound twice", rec, path, bound)
 	}
-	ForgetPlaceholder(path)
+	ForgetHeld([]string{path}, []string{bound})
+	if rec := read(); len(rec.Placeholders) != 0 || len(rec.Bound) != 1 {
+		t.Errorf("after the first sandbox let go: %+v; want %s bound once", rec, bound)
+	}
+	ForgetHeld(nil, []string{bound})
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("the run record of nothing is still there: %v", err)
 	}

@@ -25,11 +25,11 @@ import (
 // are counted across the sandboxes of this process: removing one while
 // another sandbox has it bound would lift that sandbox's protection (an
 // unlinked mount point is detached in every namespace). Each is in this
-// process's run record while it exists (proc.RecordPlaceholder), so that
-// the next FreeCode process removes it if this one is killed first; and
-// so is every protected path a sandbox binds that another FreeCode
-// process may have put there (proc.RecordBound), which that next process
-// then leaves alone while this one runs.
+// process's run record while it exists (proc.RecordHeld), so that the
+// next FreeCode process removes it if this one is killed first; and so is
+// every protected path a sandbox binds that another FreeCode process may
+// have put there, which that next process then leaves alone while this
+// one runs.
 var (
 	placeMu sync.Mutex
 	places  = map[string]*placeholder{}
@@ -58,6 +58,7 @@ func holdProtected(p Policy) ([]string, func(), error) {
 	placeMu.Lock()
 	defer placeMu.Unlock()
 	var bind, held, others []string
+	var made []proc.Placeholder
 	for _, path := range p.Protected {
 		if _, err := os.Lstat(path); err == nil {
 			bind = append(bind, path)
@@ -82,16 +83,15 @@ func holdProtected(p Policy) ([]string, func(), error) {
 			return nil, func() {}, fmt.Errorf("sandbox: keeping %s from being created: %w", path, err)
 		}
 		places[path] = &placeholder{refs: 1, dir: isDir, info: fi}
-		proc.RecordPlaceholder(path, fi)
+		made = append(made, proc.Placeholder{Path: path, Info: fi})
 		held = append(held, path)
 		bind = append(bind, path)
 	}
-	proc.RecordBound(others...)
+	proc.RecordHeld(made, others)
 	return bind, func() {
 		placeMu.Lock()
 		defer placeMu.Unlock()
-		unholdLocked(held)
-		proc.ForgetBound(others...)
+		proc.ForgetHeld(unholdLocked(held), others)
 	}, nil
 }
 
@@ -116,8 +116,9 @@ func makePlaceholder(path string, dir bool) (fs.FileInfo, error) {
 
 // unholdLocked lets go of the placeholders held, removing each that no
 // sandbox holds any more and that is still as it was made (a directory
-// only if still empty). The caller holds placeMu.
-func unholdLocked(held []string) {
+// only if still empty), and returns those no sandbox holds: removed, or
+// someone's own now. The caller holds placeMu.
+func unholdLocked(held []string) (gone []string) {
 	for _, path := range held {
 		ph := places[path]
 		if ph.refs--; ph.refs > 0 {
@@ -127,8 +128,9 @@ func unholdLocked(held []string) {
 		if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, ph.info) && (ph.dir || fi.Size() == 0) {
 			os.Remove(path)
 		}
-		proc.ForgetPlaceholder(path) // removed, or someone's own now
+		gone = append(gone, path)
 	}
+	return gone
 }
 
 // protectedName is the name in Protected that path is, under one of p's
