@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -28,13 +29,14 @@ const telemetryBlocks, telemetryBlock = 200, 50
 // OTLP/HTTP to an endpoint on loopback in this process (otlpSink), with
 // batching (spans every 5 s or each 512, events every second, metrics
 // every 60 s), and, with FREECODE_BENCH_BASELINE, the sidecar from before
-// telemetry. Blocks of calls rotate among them, so that load that comes
-// and goes falls on each alike: calls back to back (the worst case: the
-// exporting goroutines compete with the next call for the machine's
-// cores), then paced, one every 2 ms (a model's calls come far apart:
-// the exporting happens between them). A sidecar's exporting may run
-// on into the next sidecar's block, which makes what telemetry adds look
-// smaller, not larger. It reports each one's p50 and
+// telemetry. Blocks of calls go to each in turn, in an order shuffled
+// every round, so that load that comes and goes falls on each alike:
+// calls back to back (the worst case: the exporting goroutines compete
+// with the next call for the machine's cores), then paced, one every 2 ms
+// (a model's calls come far apart: the exporting happens between them).
+// A sidecar's exporting may run on into the next one's block, which
+// makes what telemetry adds look smaller, not larger, and falls on each
+// other sidecar alike. It reports each one's p50 and
 // p99, what telemetry adds at the p50 of either (goal < 5 %), what
 // today's sidecar with telemetry off adds over the baseline's (goal:
 // within noise), each sidecar's CPU time a call (from /proc: Linux only;
@@ -104,15 +106,18 @@ func BenchmarkTelemetryHop(b *testing.B) {
 	}
 	b.StopTimer()
 
-	// Blocks of calls back to back, the order of the sidecars rotating
-	// from one round to the next; each one's CPU is counted over the
-	// whole phase, its exports between blocks included.
+	// Blocks of calls back to back, the sidecars in a new order each
+	// round (a seeded shuffle: with a rotation, of three sidecars the same
+	// one follows the one with telemetry on in two blocks of three, and
+	// has its exporting run on into its blocks); each one's CPU is counted
+	// over the whole phase, its exports between blocks included.
+	order := rand.New(rand.NewPCG(1, 2))
 	for _, a := range arms {
 		a.cpu0 = cpuTicks(a.sc.cmd.Process.Pid)
 	}
-	for r := range telemetryBlocks {
-		for i := range arms {
-			a := arms[(r+i)%len(arms)]
+	for range telemetryBlocks {
+		for _, i := range order.Perm(len(arms)) {
+			a := arms[i]
 			for range telemetryBlock {
 				a.b2b = append(a.b2b, execute(a.sc))
 			}
@@ -124,9 +129,9 @@ func BenchmarkTelemetryHop(b *testing.B) {
 	// Paced: a call every 2 ms, as a model's calls come (far apart, at
 	// most a batch at a time), so that what is left on the call's own
 	// path is measured.
-	for r := range telemetryBlocks / 4 {
-		for i := range arms {
-			a := arms[(r+i)%len(arms)]
+	for range telemetryBlocks / 4 {
+		for _, i := range order.Perm(len(arms)) {
+			a := arms[i]
 			for range telemetryBlock {
 				a.paced = append(a.paced, execute(a.sc))
 				time.Sleep(2 * time.Millisecond)
