@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,7 +129,7 @@ func TestSandboxedServerStopEndsDaemon(t *testing.T) {
 func TestSandboxedDaemonEndsAfterKill9(t *testing.T) {
 	needBwrap(t)
 	dir, run := t.TempDir(), t.TempDir()
-	owner := startSandboxOwner(t, dir, run)
+	owner, _ := startSandboxOwner(t, dir, run, "daemon")
 	pids := inDir(t, dir)
 	if len(pids) < 4 {
 		t.Errorf("%d processes in %s, want bwrap's two, the server and its daemon", len(pids), dir)
@@ -302,7 +303,7 @@ func TestPlaceholderBoundByALiveSandboxStays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := startSandboxOwner(t, dir, run)
+	owner, _ := startSandboxOwner(t, dir, run, "daemon")
 	defer func() { owner.Process.Kill(); owner.Wait() }()
 	// The record of a dead FreeCode process (pid 1 started at another time)
 	// that made the .mcp.json the live owner's sandbox binds.
@@ -319,16 +320,21 @@ func TestPlaceholderBoundByALiveSandboxStays(t *testing.T) {
 
 // startSandboxOwner starts the test binary as a FreeCode process that
 // records in run and runs a sandboxed server in dir, which starts a daemon
-// (runEscapeOwner), and returns once it says it is ready.
-func startSandboxOwner(t *testing.T, dir, run string) *exec.Cmd {
+// that writes its pid to dir/daemon (runEscapeOwner), and returns once it
+// says it is ready; env is added to its environment, stdin is its stdin.
+func startSandboxOwner(t *testing.T, dir, run, daemon string, env ...string) (owner *exec.Cmd, stdin io.WriteCloser) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := exec.Command(exe)
-	owner.Env = append(os.Environ(), testOwnerEnv+"="+run, testOwnerEscapeEnv+"="+filepath.Join(dir, "daemon"), testOwnerSandboxEnv+"="+dir)
+	owner = exec.Command(exe)
+	owner.Env = append(os.Environ(), testOwnerEnv+"="+run, testOwnerEscapeEnv+"="+filepath.Join(dir, daemon), testOwnerSandboxEnv+"="+dir)
+	owner.Env = append(owner.Env, env...)
 	owner.Stderr = os.Stderr
+	if stdin, err = owner.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
 	out, err := owner.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -341,7 +347,7 @@ func startSandboxOwner(t *testing.T, dir, run string) *exec.Cmd {
 		owner.Wait()
 		t.Fatalf("owner said %q (%v)", line, err)
 	}
-	return owner
+	return owner, stdin
 }
 
 // bootID is this boot's id, as run records hold it.
@@ -351,4 +357,42 @@ func bootID(t *testing.T) string {
 		t.Skip("no boot id to write a run record with")
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// A FreeCode process that stops its sandboxed server (a clean stop) does
+// not remove a placeholder of its own that the sandbox of another running
+// FreeCode process binds: that would detach the other's bind, and its
+// server could create the file. It stays, recorded as the first one's, and
+// the FreeCode process that starts once neither runs removes it.
+func TestPlaceholderKeptWhileAnotherSandboxBindsIt(t *testing.T) {
+	needBwrap(t)
+	dir, run := t.TempDir(), t.TempDir()
+	maker, makerIn := startSandboxOwner(t, dir, run, "daemon-maker", testOwnerStopEnv+"=1")
+	defer func() { maker.Process.Kill(); maker.Wait() }()
+	mcpJSON := filepath.Join(dir, ".mcp.json")
+	if _, err := os.Lstat(mcpJSON); err != nil {
+		t.Fatalf("no placeholder made: %v", err)
+	}
+	binder, _ := startSandboxOwner(t, dir, run, "daemon-binder")
+	defer func() { binder.Process.Kill(); binder.Wait() }()
+
+	makerIn.Close() // the maker stops its server and exits
+	if err := maker.Wait(); err != nil {
+		t.Fatalf("the maker's clean stop: %v", err)
+	}
+	if _, err := os.Lstat(mcpJSON); err != nil {
+		t.Errorf("the maker's stop removed the placeholder the binder's sandbox binds: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".npmrc")); err != nil {
+		t.Errorf("the maker's stop removed the .npmrc placeholder the binder's sandbox binds: %v", err)
+	}
+
+	binder.Process.Kill()
+	binder.Wait()
+	runNextFreeCode(t, run)
+	for _, name := range []string{".mcp.json", ".npmrc", ".vscode"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there once neither runs and the next FreeCode process started: %v", name, err)
+		}
+	}
 }

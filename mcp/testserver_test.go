@@ -460,6 +460,10 @@ const (
 	// testOwnerSandboxEnv, with testOwnerEscapeEnv, runs the server in a
 	// sandbox whose cwd is the variable's value.
 	testOwnerSandboxEnv = "FREECODE_MCP_TEST_OWNER_SANDBOX"
+	// testOwnerStopEnv, with testOwnerEscapeEnv, has the owner stop its
+	// server as FreeCode does (Manager.Close) and exit once its stdin
+	// ends, rather than wait to be killed.
+	testOwnerStopEnv = "FREECODE_MCP_TEST_OWNER_STOP_ON_EOF"
 )
 
 func runTestOwner(dir string) int {
@@ -524,6 +528,11 @@ func runEscapeOwner(exe, file string) int {
 		return 1
 	}
 	fmt.Printf("ready %d %s\n", st.PID, b)
+	if os.Getenv(testOwnerStopEnv) != "" {
+		io.Copy(io.Discard, os.Stdin)
+		m.Close()
+		return 0
+	}
 	time.Sleep(time.Hour) // until the test kills it
 	return 0
 }

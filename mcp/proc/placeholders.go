@@ -1,9 +1,11 @@
 package proc
 
 import (
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -21,7 +23,10 @@ import (
 // another, started while it was there: removing it would detach that bind
 // and lift the protection it gives. So a process records the protected
 // paths its sandboxes bind and did not make too (RecordHeld), and a dead
-// process's placeholder that a live process's record names is left.
+// process's placeholder that a live process's record names is left. So is
+// a live process's own, when its sandbox lets it go while another's binds
+// it (BoundElsewhere): it stays in its maker's record, for the FreeCode
+// process that starts after both to remove.
 
 // placeholderRecord is a placeholder as its run record keeps it.
 type placeholderRecord struct {
@@ -66,6 +71,39 @@ func ForgetHeld(placeholders, bound []string) {
 		}
 		return len(r.Placeholders)+len(r.Bound) != n
 	})
+}
+
+// BoundElsewhere reports whether another live FreeCode process's record
+// (in this one's run directory, of this boot) names path as bound by its
+// sandboxes: a placeholder of this process there must stay while it does.
+// False before ReapOrphans.
+func BoundElsewhere(path string) bool {
+	recorderMu.Lock()
+	if recorder == nil {
+		recorderMu.Unlock()
+		return false
+	}
+	own, self := recorder.path, recorder.record.Owner
+	recorderMu.Unlock()
+	files, _ := filepath.Glob(filepath.Join(filepath.Dir(own), "*.json"))
+	boot := bootID()
+	for _, f := range files {
+		if f == own {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec runRecord
+		if json.Unmarshal(b, &rec) != nil || rec.BootID != boot || rec.Owner == self || !slices.Contains(rec.Bound, path) {
+			continue
+		}
+		if procAlive(rec.Owner) {
+			return true
+		}
+	}
+	return false
 }
 
 // removePlaceholders removes the placeholders of a dead FreeCode process's

@@ -148,3 +148,45 @@ func TestPlaceholderRecorded(t *testing.T) {
 		t.Errorf("the run record of nothing is still there: %v", err)
 	}
 }
+
+// TestBoundElsewhere: a path is bound elsewhere only when a live FreeCode
+// process other than this one, of this boot, records it as bound.
+func TestBoundElsewhere(t *testing.T) {
+	run := t.TempDir()
+	live, ok := procStat(os.Getppid())
+	if !ok {
+		t.Fatal("cannot read the parent's /proc stat")
+	}
+	for name, rec := range map[string]runRecord{
+		"live.json":  {Version: 1, BootID: bootID(), Owner: live.id, Bound: []string{"/p/live"}},
+		"dead.json":  {Version: 1, BootID: bootID(), Owner: procID{PID: 1, Start: 1}, Bound: []string{"/p/dead"}},
+		"other.json": {Version: 1, BootID: "another boot", Owner: live.id, Bound: []string{"/p/other"}},
+	} {
+		b, _ := json.Marshal(rec)
+		if err := os.WriteFile(filepath.Join(run, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if BoundElsewhere("/p/live") {
+		t.Error("bound elsewhere before ReapOrphans named the run directory")
+	}
+	// ReapOrphans drops the dead one's and the other boot's records: write
+	// them again after it, as records that come and go while this runs.
+	if err := ReapOrphans(run, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer stopRecording()
+	for name, rec := range map[string]runRecord{
+		"dead.json":  {Version: 1, BootID: bootID(), Owner: procID{PID: 1, Start: 1}, Bound: []string{"/p/dead"}},
+		"other.json": {Version: 1, BootID: "another boot", Owner: live.id, Bound: []string{"/p/other"}},
+	} {
+		b, _ := json.Marshal(rec)
+		os.WriteFile(filepath.Join(run, name), b, 0o600)
+	}
+	RecordHeld(nil, []string{"/p/own"})
+	for path, want := range map[string]bool{"/p/live": true, "/p/dead": false, "/p/other": false, "/p/own": false, "/p/none": false} {
+		if got := BoundElsewhere(path); got != want {
+			t.Errorf("BoundElsewhere(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -29,7 +29,10 @@ import (
 // next FreeCode process removes it if this one is killed first; and so is
 // every protected path a sandbox binds that another FreeCode process may
 // have put there, which that next process then leaves alone while this
-// one runs.
+// one runs. A placeholder this process no longer holds that another live
+// FreeCode process's sandbox binds is not removed either: it stays in
+// this process's record, for the next FreeCode process to remove once no
+// one binds it.
 var (
 	placeMu sync.Mutex
 	places  = map[string]*placeholder{}
@@ -115,9 +118,10 @@ func makePlaceholder(path string, dir bool) (fs.FileInfo, error) {
 }
 
 // unholdLocked lets go of the placeholders held, removing each that no
-// sandbox holds any more and that is still as it was made (a directory
-// only if still empty), and returns those no sandbox holds: removed, or
-// someone's own now. The caller holds placeMu.
+// sandbox holds any more, no other FreeCode process's sandbox binds, and
+// is still as it was made (a directory only if still empty), and returns
+// those to drop from the run record: removed, or someone's own now. The
+// caller holds placeMu.
 func unholdLocked(held []string) (gone []string) {
 	for _, path := range held {
 		ph := places[path]
@@ -125,7 +129,11 @@ func unholdLocked(held []string) (gone []string) {
 			continue
 		}
 		delete(places, path)
-		if fi, err := os.Lstat(path); err == nil && os.SameFile(fi, ph.info) && (ph.dir || fi.Size() == 0) {
+		fi, err := os.Lstat(path)
+		if err == nil && os.SameFile(fi, ph.info) && (ph.dir || fi.Size() == 0) {
+			if proc.BoundElsewhere(path) {
+				continue // kept, and recorded as this process's
+			}
 			os.Remove(path)
 		}
 		gone = append(gone, path)
