@@ -17,15 +17,6 @@ import (
 	"github.com/freecode/freecode/config"
 )
 
-func needBwrap(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("bwrap")
-	if err != nil {
-		t.Skip("bubblewrap is not installed (make test installs it)")
-	}
-	return p
-}
-
 // inDir returns the pids of the processes whose working directory is
 // dir: a sandboxed server and what it started (bwrap starts it there).
 func inDir(t *testing.T, dir string) []int {
