@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -314,14 +313,7 @@ func TestDeferredEndInPanic(t *testing.T) {
 // started and ended from many goroutines at once all arrive (run with
 // -race).
 func TestDeferredShutdownAndQueue(t *testing.T) {
-	var mu sync.Mutex
-	var dropped []string
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		dropped = append(dropped, err.Error())
-	}))
-	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	dropped := handledErrors(t)
 
 	exp := &countingExporter{SpanExporter: tracetest.NewNoopExporter()}
 	p := newDeferredProvider(sdktrace.AlwaysSample(), 64, sdktrace.NewSimpleSpanProcessor(exp), nil, os.Getenv)
@@ -348,15 +340,13 @@ func TestDeferredShutdownAndQueue(t *testing.T) {
 	p.replay()
 
 	lost := 0
-	mu.Lock()
-	for _, d := range dropped {
+	for _, d := range dropped() {
 		var n int
 		if _, err := fmt.Sscanf(d, "%d spans dropped", &n); err != nil {
 			t.Errorf("error handler told %q", d)
 		}
 		lost += n
 	}
-	mu.Unlock()
 	exp.mu.Lock()
 	exported := exp.exported
 	exp.mu.Unlock()
@@ -432,5 +422,25 @@ func TestDeferredShutdownDoneContext(t *testing.T) {
 	defer exp.mu.Unlock()
 	if exp.exported != 1 {
 		t.Errorf("exported %d; want 1", exp.exported)
+	}
+}
+
+// TestDeferredUnnamedScope: a tracer asked for without a name gets the
+// scope name the SDK gives it, on spans copied as on those it makes.
+func TestDeferredUnnamedScope(t *testing.T) {
+	sdkExp := tracetest.NewInMemoryExporter()
+	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(sdkExp))
+	defer sdkTP.Shutdown(context.Background())
+	_, s := sdkTP.Tracer("").Start(context.Background(), "x")
+	s.End()
+
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.AlwaysSample(), 100, exp)
+	_, s = p.Tracer("").Start(context.Background(), "x")
+	s.End()
+	p.ForceFlush(context.Background())
+	want, got := sdkExp.GetSpans(), exp.GetSpans()
+	if len(got) != 1 || len(want) != 1 || got[0].InstrumentationScope.Name != want[0].InstrumentationScope.Name || got[0].InstrumentationScope.Name == "" {
+		t.Errorf("scope of an unnamed tracer's span: %+v; the SDK's %+v", got, want)
 	}
 }

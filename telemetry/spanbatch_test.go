@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,14 +101,7 @@ func (f *blockingExporter) Shutdown(context.Context) error { return nil }
 // to OpenTelemetry's error handler (Start's: the log), and an export that
 // hangs never blocks a span's end.
 func TestSpanBatcherDropsAndTells(t *testing.T) {
-	var mu sync.Mutex
-	var handled []string
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		handled = append(handled, err.Error())
-	}))
-	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	handled := handledErrors(t)
 	exp := &blockingExporter{entered: make(chan struct{}), release: make(chan struct{})}
 	env := map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "5", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "100", "OTEL_BSP_SCHEDULE_DELAY": "3600000"}
 	b := newSpanBatcher(exp, func(k string) string { return env[k] })
@@ -125,9 +119,7 @@ func TestSpanBatcherDropsAndTells(t *testing.T) {
 	// The 5 kept go out from the schedule's loop (the batch filled) or
 	// from Shutdown, whichever comes first: either way, before it returns.
 	_ = tp.Shutdown(t.Context())
-	mu.Lock()
-	defer mu.Unlock()
-	joined := strings.Join(handled, "\n")
+	joined := strings.Join(handled(), "\n")
 	if !strings.Contains(joined, "collector unavailable") || !strings.Contains(joined, "3 spans dropped: the export queue was full") {
 		t.Errorf("the error handler was told:\n%s", joined)
 	}
@@ -156,4 +148,22 @@ func (c *countingExporter) Shutdown(ctx context.Context) error {
 	c.shut = true
 	c.mu.Unlock()
 	return c.SpanExporter.Shutdown(ctx)
+}
+
+// handledErrors has OpenTelemetry's error handler keep the messages it
+// is handed until the test ends, and returns what it kept so far.
+func handledErrors(t *testing.T) func() []string {
+	var mu sync.Mutex
+	var msgs []string
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		msgs = append(msgs, err.Error())
+	}))
+	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(msgs)
+	}
 }
