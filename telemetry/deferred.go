@@ -76,8 +76,9 @@ const replayDelay = 20 * time.Millisecond
 // SDK's provider of res and sampler would give them (a nil res is the
 // SDK's default resource), holding at most maxQueue ended spans not yet
 // made (more are dropped, and counted to the error handler, as a full
-// export queue's are). getenv is the environment the SDK reads its span
-// limits from too.
+// export queue's are). The span limits are the SDK's (NewSpanLimits, from
+// the process's environment); getenv is where OTEL_GO_X_OBSERVABILITY is
+// read (directSpans).
 func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, proc sdktrace.SpanProcessor, res *resource.Resource, getenv func(string) string) *deferredProvider {
 	if res == nil {
 		res = resource.Default()
@@ -243,8 +244,8 @@ func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.S
 	return trace.ContextWithSpan(ctx, s), s
 }
 
-// deferredSpan is a span as recorded on the call's path; replay makes
-// the SDK's span of it once it has ended. Its methods are safe for
+// deferredSpan is a span as recorded on the call's path; replay hands it
+// to the processor once it has ended. Its methods are safe for
 // concurrent use.
 type deferredSpan struct {
 	embedded.Span

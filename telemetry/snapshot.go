@@ -13,9 +13,10 @@ import (
 // in one go (tracetest.SpanStub's Snapshot, the SDK's own way to make a
 // ReadOnlySpan of values) rather than by replaying it through the SDK,
 // which makes a live span (its queues of events and links, its lock, its
-// options) only to copy it again at End: half the allocations of
-// FreeCode's export, on the two cores the calls run on
-// (BenchmarkSidecarInProcess/execute-telemetry).
+// options) only to copy it again at End. In one process
+// (BenchmarkSidecarInProcess/execute-telemetry) a call went from 44.5 to
+// 38.6 KB and from 438 to 365 allocations; in BenchmarkTelemetryHop the
+// sidecar's CPU a call went down by 9-14 µs.
 //
 // The copy is the SDK's where nothing in the span is one the SDK's limits
 // or normalizations would change, which is every span FreeCode makes: no

@@ -20,7 +20,7 @@
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
 // OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_*, OTEL_BLRP_*,
 // OTEL_TRACES_SAMPLER). Spans are recorded on the calls' path as plain
-// values and made into the SDK's beside them (deferred.go).
+// values and handed to the exporter beside them (deferred.go).
 package telemetry
 
 import (
@@ -199,9 +199,8 @@ func Start(ctx context.Context, s Settings, opts *Options) (*Providers, error) {
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: traces exporter: %w", err)
 		}
-		// Spans are recorded on the calls' path and made into the SDK's
-		// beside them (deferred.go), then batched for export
-		// (spanbatch.go).
+		// Spans are recorded on the calls' path and handed over beside
+		// them (deferred.go), then batched for export (spanbatch.go).
 		// A variable that does not read is reported by the SDK's provider,
 		// which reads it too.
 		sampler, _ := samplerFromEnv(osGetenv)
