@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -80,7 +81,7 @@ func (s *otlpSink) ExecuteSpans() (spans, calls int, err error) {
 		for _, ss := range rs.ScopeSpans {
 			for _, sp := range ss.Spans {
 				spans++
-				if len(sp.Name) > len("execute_tool ") && sp.Name[:len("execute_tool ")] == "execute_tool " {
+				if strings.HasPrefix(sp.Name, "execute_tool ") {
 					calls++
 				}
 			}
