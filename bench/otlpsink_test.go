@@ -20,16 +20,21 @@ import (
 // as a rule, and in this process it would compete with the benchmark's
 // calls for this machine's two cores (telemetrytest.Receiver, which
 // decodes and keeps every span, added about 30 µs of CPU a call here).
-// The last traces body is kept, decoded when asked (ExecuteSpans), so
-// that a run shows what it exported.
+// The last traces bodies are kept (keptTraces), decoded when asked
+// (ExecuteSpans), so that a run shows what it exported: the last alone
+// may hold none of a call's execute_tool spans (a batch of the exporter
+// cut between a call's spans).
 type otlpSink struct {
 	URL string
 
-	mu        sync.Mutex
-	requests  map[string]int
-	bytes     map[string]int64
-	lastTrace []byte
+	mu       sync.Mutex
+	requests map[string]int
+	bytes    map[string]int64
+	traces   [][]byte
 }
+
+// keptTraces is how many of the last traces bodies a sink keeps.
+const keptTraces = 8
 
 func newOTLPSink(b *testing.B) *otlpSink {
 	s := &otlpSink{requests: map[string]int{}, bytes: map[string]int64{}}
@@ -49,7 +54,10 @@ func (s *otlpSink) serve(w http.ResponseWriter, req *http.Request) {
 	s.requests[req.URL.Path]++
 	s.bytes[req.URL.Path] += int64(len(data))
 	if req.URL.Path == "/v1/traces" {
-		s.lastTrace = data
+		if len(s.traces) == keptTraces {
+			s.traces = s.traces[1:]
+		}
+		s.traces = append(s.traces, data)
 	}
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/x-protobuf")
@@ -67,22 +75,24 @@ func (s *otlpSink) Bytes() (bytes int64, requests int) {
 	return bytes, requests
 }
 
-// ExecuteSpans decodes the last traces export and counts its spans, and
-// those of them that are a call's execute_tool span.
+// ExecuteSpans decodes the last traces exports and counts their spans,
+// and those of them that are a call's execute_tool span.
 func (s *otlpSink) ExecuteSpans() (spans, calls int, err error) {
 	s.mu.Lock()
-	data := s.lastTrace
+	traces := s.traces
 	s.mu.Unlock()
-	var m coltracepb.ExportTraceServiceRequest
-	if err := proto.Unmarshal(data, &m); err != nil {
-		return 0, 0, err
-	}
-	for _, rs := range m.ResourceSpans {
-		for _, ss := range rs.ScopeSpans {
-			for _, sp := range ss.Spans {
-				spans++
-				if strings.HasPrefix(sp.Name, "execute_tool ") {
-					calls++
+	for _, data := range traces {
+		var m coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(data, &m); err != nil {
+			return spans, calls, err
+		}
+		for _, rs := range m.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					spans++
+					if strings.HasPrefix(sp.Name, "execute_tool ") {
+						calls++
+					}
 				}
 			}
 		}
