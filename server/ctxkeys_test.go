@@ -34,6 +34,9 @@ var contextKeys = map[string]string{
 	"mcp/oauth.oauth2.HTTPClient": "how golang.org/x/oauth2 takes the HTTP client of a token exchange, on a context made for it",
 	"mcp/sandbox.checkedKey":      "the sandbox's filtering proxy, between its check of a server's own request and its forwarding",
 	"server.slotKey":              "http.Server.ConnContext: the listener's slot of a browser's TCP connection, read at its WebSocket upgrade",
+	"internal/otelset.drawnKey": "after a call, on a context of its own that holds a span's parent alone: the IDs drawn on the " +
+		"call's path for a span made later (otelset.Later), which a tracer takes only from the context it starts a span on; " +
+		"never on a call's context",
 	"telemetry.presetKey": "after a call, on a context of the span replay's own: the span whose SDK span is being made, which the " +
 		"SDK's ID generator and sampler take only from the context they are given (deferred.go); never on a call's context",
 }

@@ -17,6 +17,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
+
+	"github.com/freecode/freecode/internal/otelset"
 )
 
 // deferredProvider is the tracer provider FreeCode records its spans
@@ -32,6 +34,13 @@ import (
 // limits is handed over as the read-only copy the SDK would have made of
 // it, built at once (snapshot.go); any other is replayed through the
 // SDK's own provider, which applies them.
+//
+// The orchestrator and the MCP client go further (otelset.Laterer): a
+// call's path keeps only times, outcomes and the IDs it draws (Draw for a
+// batch's root, which asks the sampler), and hands the making of its
+// spans and measurements through the API to this goroutine (Later),
+// which starts each span with the IDs drawn for it (otelset.Drawn) before
+// it hands on the spans that ended.
 //
 // The sampler is chosen as the SDK chooses it (OTEL_TRACES_SAMPLER,
 // OTEL_TRACES_SAMPLER_ARG: samplerFromEnv) and decides on the call's path
@@ -61,8 +70,10 @@ type deferredProvider struct {
 	kick, now, stop, done chan struct{}
 	replayMu              sync.Mutex // one replay at a time: the loop's or a flush's
 
-	// ended are the spans ended and not made yet; stopped by Shutdown.
+	// ended are the spans ended and not made yet, later the work handed
+	// over by Later; both stopped by Shutdown.
 	ended spanQueue[*deferredSpan]
+	later spanQueue[func()]
 }
 
 // replayDelay is how long the replaying goroutine gathers ended spans
@@ -97,6 +108,7 @@ func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, proc sdktrace.S
 	}
 	p.direct = directSpans(p.limits, getenv)
 	p.ended.max = maxQueue
+	p.later.max = maxQueue
 	go p.loop()
 	return p
 }
@@ -145,6 +157,44 @@ func (p *deferredProvider) enqueue(s *deferredSpan) {
 	}
 }
 
+// Later runs f on the goroutine that makes the spans that ended, before
+// it makes them, a replayDelay after the first work handed over (or at a
+// flush, or at Shutdown): the orchestrator and the MCP client make a
+// call's spans and measurements there, of values kept on the call's path
+// (otelset.Later). Past the queue's bound f is dropped, and counted as a
+// span is; after Shutdown, f runs at once.
+func (p *deferredProvider) Later(f func()) {
+	n := p.later.push(f)
+	switch {
+	case n == 0 && p.later.isStopped():
+		f()
+	case n == 1:
+		wake(p.kick)
+	case n > 1 && n >= p.later.max/2:
+		wake(p.now)
+	}
+}
+
+// Draw is the span context Start would give a span under parent
+// (invalid: a root), for a span made later (otelset.Laterer): the samplers
+// FreeCode chooses (samplerFromEnv) decide by the parent and the trace ID
+// alone, and decide the same when the span is made.
+func (p *deferredProvider) Draw(parent trace.SpanContext) trace.SpanContext {
+	var gen randomIDs
+	tid := parent.TraceID()
+	if !tid.IsValid() {
+		tid = gen.traceID()
+	}
+	res := p.sampler.ShouldSample(sdktrace.SamplingParameters{
+		ParentContext: trace.ContextWithSpanContext(context.Background(), parent), TraceID: tid,
+	})
+	flags := parent.TraceFlags() &^ trace.FlagsSampled
+	if res.Decision == sdktrace.RecordAndSample {
+		flags |= trace.FlagsSampled
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: gen.spanID(), TraceFlags: flags, TraceState: res.Tracestate})
+}
+
 // wake wakes ch's receiver unless it has been woken already.
 func wake(ch chan struct{}) {
 	select {
@@ -158,22 +208,28 @@ func wake(ch chan struct{}) {
 func (p *deferredProvider) replay() {
 	p.replayMu.Lock()
 	defer p.replayMu.Unlock()
+	for _, f := range p.later.take() {
+		f()
+	}
+	p.later.reportDropped()
 	for _, s := range p.ended.take() {
 		s.replay()
 	}
 	p.ended.reportDropped()
 }
 
-// ForceFlush makes the spans that ended and exports them.
+// ForceFlush runs the work handed over by Later, makes the spans that
+// ended and exports them.
 func (p *deferredProvider) ForceFlush(ctx context.Context) error {
 	p.replay()
 	return p.sdk.ForceFlush(ctx)
 }
 
-// Shutdown makes the spans that ended, stops taking more and shuts the
-// SDK's provider down (which exports what it holds), within ctx.
+// Shutdown runs the work handed over by Later, makes the spans that
+// ended, stops taking more and shuts the SDK's provider down (which
+// exports what it holds), within ctx.
 func (p *deferredProvider) Shutdown(ctx context.Context) error {
-	if p.ended.stop() {
+	if p.later.stop() {
 		return nil
 	}
 	close(p.stop)
@@ -183,7 +239,9 @@ func (p *deferredProvider) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err() // the loop's replay, if one runs, ends before ours starts
 	}
-	p.replay()
+	p.replay() // what Later was handed runs now, and its spans are made
+	p.ended.stop()
+	p.replay() // spans that ended meanwhile
 	return errors.Join(err, p.sdk.Shutdown(ctx))
 }
 
@@ -213,12 +271,17 @@ func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.S
 		psc = trace.SpanContextFromContext(ctx)
 	}
 	var gen randomIDs
-	tid := psc.TraceID()
-	var sid trace.SpanID
-	if tid.IsValid() {
+	drawn, isDrawn := otelset.Drawn(ctx) // on a call's path, for a span made now
+	tid, sid := psc.TraceID(), drawn.SpanID()
+	switch {
+	case tid.IsValid():
+	case isDrawn:
+		tid = drawn.TraceID()
+	default:
+		tid = gen.traceID()
+	}
+	if !isDrawn {
 		sid = gen.spanID()
-	} else {
-		tid, sid = gen.traceID(), gen.spanID()
 	}
 	pctx := ctx
 	if cfg.NewRoot() {

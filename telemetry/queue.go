@@ -55,6 +55,13 @@ func (q *spanQueue[T]) stop() (already bool) {
 	return already
 }
 
+// isStopped reports whether stop was called.
+func (q *spanQueue[T]) isStopped() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stopped
+}
+
 // reportDropped tells OpenTelemetry's error handler (Start's: the log)
 // how many spans were dropped since it last did.
 func (q *spanQueue[T]) reportDropped() {

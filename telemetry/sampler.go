@@ -10,6 +10,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/freecode/freecode/internal/otelset"
 )
 
 // samplerFromEnv is the sampler OTEL_TRACES_SAMPLER and
@@ -105,10 +107,4 @@ func (randomIDs) traceID() trace.TraceID {
 	return id
 }
 
-func (randomIDs) spanID() trace.SpanID {
-	var id trace.SpanID
-	for !id.IsValid() {
-		binary.NativeEndian.PutUint64(id[:], rand.Uint64())
-	}
-	return id
-}
+func (randomIDs) spanID() trace.SpanID { return otelset.NewSpanID() }

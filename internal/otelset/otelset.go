@@ -1,8 +1,10 @@
-// Package otelset keeps the attribute sets of metric measurements: a
-// measurement's attributes made into a set (sorted, deduplicated,
-// hashed, which the SDK does on every WithAttributes) once per distinct
-// value of the fields they are made of, so that a tool call's
-// measurements cost a map lookup each.
+// Package otelset holds what keeps a tool call's telemetry cheap for the
+// call: the attribute sets of metric measurements, made into a set
+// (sorted, deduplicated, hashed, which the SDK does on every
+// WithAttributes) once per distinct value of the fields they are made
+// of, so that a measurement costs a map lookup; and the seam by which a
+// call's spans and measurements are made after it, of values its path
+// kept (later.go).
 package otelset
 
 import (

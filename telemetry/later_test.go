@@ -1,0 +1,111 @@
+package telemetry
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/freecode/freecode/internal/otelset"
+)
+
+// A span made later takes the ID drawn on the call's path, under its
+// parent's trace; a root drawn takes the trace drawn for it too.
+func TestLaterSpansTakeTheIDsDrawn(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.ParentBased(sdktrace.AlwaysSample()), 100, exp)
+	tr := p.Tracer("scope")
+	start := time.Now().Add(-time.Second)
+
+	_, parent := tr.Start(context.Background(), "parent")
+	drawn := otelset.Child(parent.SpanContext()) // on the path
+	root := p.Draw(trace.SpanContext{})
+	otelset.Later(p, func() {
+		ctx := otelset.ContextWithDrawn(trace.ContextWithSpan(context.Background(), parent), drawn)
+		_, s := tr.Start(ctx, "child", trace.WithTimestamp(start))
+		s.End(trace.WithTimestamp(start.Add(time.Millisecond)))
+		_, r := tr.Start(otelset.ContextWithDrawn(context.Background(), root), "root")
+		r.End()
+		parent.End()
+	})
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]tracetest.SpanStub{}
+	for _, s := range exp.GetSpans() {
+		got[s.Name] = s
+	}
+	if len(got) != 3 {
+		t.Fatalf("exported %v; want parent, child and root", exp.GetSpans())
+	}
+	c := got["child"]
+	if !c.SpanContext.Equal(drawn) || c.Parent.SpanID() != parent.SpanContext().SpanID() || !c.StartTime.Equal(start) {
+		t.Errorf("child %v under %v from %v; want %v under %v from %v", c.SpanContext, c.Parent.SpanID(), c.StartTime,
+			drawn, parent.SpanContext().SpanID(), start)
+	}
+	r := got["root"]
+	if !r.SpanContext.Equal(root) || r.Parent.IsValid() || root.TraceID() == parent.SpanContext().TraceID() || !root.IsSampled() {
+		t.Errorf("root %v (parent %v); want %v, drawn in a trace of its own and sampled", r.SpanContext, r.Parent, root)
+	}
+}
+
+// What Later is handed runs before a flush exports and at Shutdown, whose
+// export holds the spans it made; handed over after Shutdown, it runs at
+// once.
+func TestLaterRunsBeforeFlushAndShutdown(t *testing.T) {
+	exp := keptExporter{tracetest.NewInMemoryExporter()}
+	p := newDeferredProvider(sdktrace.AlwaysSample(), 100, sdktrace.NewSimpleSpanProcessor(exp), nil, os.Getenv)
+	tr := p.Tracer("scope")
+	made := func(name string) func() {
+		return func() {
+			_, s := tr.Start(context.Background(), name)
+			s.End()
+		}
+	}
+	p.Later(made("flushed"))
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(exp.GetSpans()); n != 1 {
+		t.Fatalf("%d spans exported by the flush; want 1", n)
+	}
+	for range 10 {
+		p.Later(made("at shutdown"))
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range exp.GetSpans() {
+		if s.Name == "at shutdown" {
+			n++
+		}
+	}
+	if n != 10 {
+		t.Errorf("%d spans made by the work handed over before Shutdown exported; want 10", n)
+	}
+	ran := false
+	p.Later(func() { ran = true })
+	if !ran {
+		t.Error("work handed over after Shutdown did not run at once")
+	}
+}
+
+// Another tracer provider runs the work at once.
+func TestLaterWithoutALaterer(t *testing.T) {
+	ran := false
+	otelset.Later(sdktrace.NewTracerProvider(), func() { ran = true })
+	if !ran {
+		t.Error("the SDK's provider: the work did not run at once")
+	}
+}
+
+// keptExporter keeps what was exported after Shutdown (the in-memory
+// exporter forgets it).
+type keptExporter struct{ *tracetest.InMemoryExporter }
+
+func (keptExporter) Shutdown(context.Context) error { return nil }
