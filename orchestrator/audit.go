@@ -68,9 +68,7 @@ func record(p *prepared, r *ToolResult, eo *ExecOptions) CallRecord {
 	if p.tool != nil {
 		rec.Tool, rec.Server, rec.Name = p.tool.ID, p.tool.Server, p.tool.Name
 	}
-	if p.span != nil {
-		rec.Span = p.span.SpanContext()
-	}
+	rec.Span = p.tr.context(nil)
 	return rec
 }
 

@@ -179,9 +179,10 @@ type prepared struct {
 	// so nothing was decided; that round's call is the one audited.
 	askedLater bool
 
-	// The call's span and, while the gate decides, the permission span
-	// (telemetry.go); kept when the call is prepared again.
-	span, gateSpan trace.Span
+	// The call's timeline and, while the gate decides, its permission
+	// span (timeline.go); kept when the call is prepared again.
+	tr       *callTrace
+	gateSpan *pendingSpan
 }
 
 // Execute runs one batch: the calls one model turn produced, in order.
@@ -196,12 +197,12 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 	results := make([]ToolResult, len(calls))
 	preps := make([]prepared, len(calls))
 	batch := o.tel.startBatch(eo, len(calls))
-	defer batch.End()
+	defer batch.finish()
 	for i, c := range calls {
-		span := o.tel.startCall(batch, c)
-		v := o.tel.child(span, "freecode.validate")
+		tr := batch.startCall(i, c)
+		v := tr.child(nil, "freecode.validate")
 		preps[i] = o.prepare(c, &results[i])
-		preps[i].span = span
+		preps[i].tr = tr
 		endValidate(v, &preps[i])
 	}
 	// Decided on what the servers list now, not on a manifest's list.
@@ -218,7 +219,7 @@ func (o *Orchestrator) Execute(ctx context.Context, calls []ToolCall, eo *ExecOp
 		}
 		o.runGroup(ctx, preps[i:j], results[i:j], eo)
 		for k := i; k < j; k++ {
-			o.tel.endCall(preps[k].span, &preps[k], &results[k], o.spanContent(&preps[k], &results[k], eo))
+			endCall(&preps[k], &results[k], o.spanContent(&preps[k], &results[k], eo))
 		}
 		i = j
 	}
@@ -352,7 +353,7 @@ func (o *Orchestrator) runGroup(ctx context.Context, preps []prepared, results [
 			results[i] = errorResult(p.call.CallID, DecisionDenied, fmt.Sprintf("cancelled before %s ran", p.tool.ID))
 			continue
 		}
-		p.gateSpan = o.tel.child(p.span, "freecode.permission")
+		p.gateSpan = p.tr.child(nil, "freecode.permission")
 		d, denial := o.gate(ctx, p, eo)
 		endGate(p.gateSpan, p, d)
 		if d == DecisionDenied {
@@ -445,7 +446,7 @@ func (o *Orchestrator) run(ctx context.Context, p *prepared, d Decision, eo *Exe
 // callOnce makes attempt n within hardCtx, which carries the call's hard
 // cap; the idle timeout is the attempt's own.
 func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout time.Duration, eo *ExecOptions, n int) (_ Outcome, err error) {
-	span := o.tel.startAttempt(p.span, n)
+	span := p.tr.startAttempt(n)
 	defer func() { endAttempt(span, err) }()
 	callCtx, cancel := context.WithCancelCause(hardCtx)
 	defer cancel(nil)
@@ -476,7 +477,7 @@ func (o *Orchestrator) callOnce(hardCtx context.Context, p *prepared, timeout ti
 	}
 	out, err := safeCall(callCtx, p.tool, Call{
 		ID: p.call.CallID, Name: p.tool.Name, Args: p.args, OnProgress: onProgress,
-		Tasks: eo.Tasks, Asker: eo.Asker, Trace: span.SpanContext(),
+		Tasks: eo.Tasks, Asker: eo.Asker, Trace: p.tr.context(span),
 	})
 	if err == nil && out.Result == nil {
 		err = errors.New("no result")

@@ -182,7 +182,7 @@ func (o *Orchestrator) ask(ctx context.Context, p *prepared, eo *ExecOptions, re
 		NoAlwaysAllow:  noAlwaysAllow(set, t),
 	})
 	if !errors.Is(err, ErrAskedLater) {
-		o.tel.recordWait(p.gateSpan, asked, ans.Decision, err)
+		p.tr.recordWait(p.gateSpan, asked, ans.Decision, err)
 	}
 	if errors.Is(err, ErrAskedLater) {
 		// A first round: the call is made again with the answer.

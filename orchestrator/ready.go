@@ -76,9 +76,9 @@ func (o *Orchestrator) ready(ctx context.Context, preps []prepared, results []To
 			continue
 		}
 		if cur, ok := o.reg.Lookup(p.tool.ID); !ok || cur != p.tool {
-			span := p.span
+			tr := p.tr
 			preps[i] = o.prepare(p.call, &results[i])
-			preps[i].span = span
+			preps[i].tr = tr
 		}
 	}
 	return func() {
@@ -127,7 +127,7 @@ func (o *Orchestrator) recheck(ctx, hardCtx context.Context, p *prepared, d Deci
 		}
 		o.log.Info("deciding a call again: its server listed the tool anew", "tool", p.tool.ID, "callId", p.call.CallID)
 		next := o.prepare(p.call, &res)
-		next.span = p.span
+		next.tr = p.tr
 		if next.done {
 			return p, d, &res, release
 		}
@@ -135,7 +135,7 @@ func (o *Orchestrator) recheck(ctx, hardCtx context.Context, p *prepared, d Deci
 			res = errorResult(p.call.CallID, DecisionDenied, fmt.Sprintf("%s was not run: its server %q listed it anew, no longer read-only, while it was to run beside other calls; call it again", p.tool.ID, p.tool.Server))
 			return p, d, &res, release
 		}
-		next.gateSpan = o.tel.child(next.span, "freecode.permission")
+		next.gateSpan = next.tr.child(nil, "freecode.permission")
 		nd, denial := o.gate(ctx, &next, eo)
 		endGate(next.gateSpan, &next, nd)
 		if nd == DecisionDenied {
