@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -25,10 +27,13 @@ import (
 // "freecode.connect", and the mcp.client.session.duration histogram;
 // and the MCP Tasks followed to their end, freecode.tasks.running.
 // It holds the OpenTelemetry API's tracer and instruments, never the
-// SDK's: the commands choose the providers (package telemetry). A nil
+// SDK's: the commands choose the providers (package telemetry). A
+// tools/call's span and duration are made after the call (otelset.Later),
+// of values its path kept, with the span ID the server was sent. A nil
 // *Telemetry records nothing; the trace context of CallOptions.Trace is
 // sent on to the server all the same.
 type Telemetry struct {
+	tp       trace.TracerProvider // nil: no traces
 	tracer   trace.Tracer
 	duration metric.Float64Histogram
 	session  metric.Float64Histogram
@@ -48,7 +53,7 @@ var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 func NewTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *Telemetry {
 	t := &Telemetry{}
 	if tp != nil {
-		t.tracer = tp.Tracer(instrumentationScope)
+		t.tp, t.tracer = tp, tp.Tracer(instrumentationScope)
 	}
 	if mp != nil {
 		// An instrument that cannot be made is a no-op one: telemetry never
@@ -162,12 +167,18 @@ func (t *Telemetry) endSession(srv config.Server, s *session) {
 	t.session.Record(context.Background(), time.Since(s.began).Seconds(), metric.WithAttributes(attrs...))
 }
 
-// callSpan is one tools/call's span and clock.
+// callSpan is one tools/call's span and clock, kept as values on the
+// call's path: the span and the measurement are made of them afterwards
+// (otelset.Later), with the span ID drawn here, which the server was
+// sent in _meta.
 type callSpan struct {
-	t     *Telemetry
-	span  trace.Span // nil without a tracer
-	start time.Time
-	op    opKey
+	t         *Telemetry
+	parent    trace.SpanContext
+	sc        trace.SpanContext // drawn on the path; invalid: no span
+	root      trace.Span        // a span with no parent to draw IDs under, started on the path
+	start     time.Time
+	op        opKey
+	sessionID string
 }
 
 // opKey is what the attributes of a tools/call's
@@ -201,7 +212,7 @@ func (k opKey) attrs() []attribute.KeyValue {
 // tracestate; SEP-414), so that the server's spans join the trace: the
 // client span's context, else parent's as it came.
 func (t *Telemetry) startCall(parent trace.SpanContext, tool string, s *session, srv config.Server, params *mcpsdk.CallToolParams) *callSpan {
-	c := &callSpan{t: t, start: time.Now()}
+	c := &callSpan{t: t, parent: parent, start: time.Now()}
 	sc := parent
 	if t != nil {
 		c.op = opKey{tool: tool, transport: networkTransport(srv)}
@@ -210,43 +221,57 @@ func (t *Telemetry) startCall(parent trace.SpanContext, tool string, s *session,
 				c.op.version = ir.ProtocolVersion
 			}
 		}
-		if t.tracer != nil {
-			attrs := c.op.attrs()
-			if s.cs != nil {
-				if id := s.cs.ID(); id != "" {
-					attrs = append(attrs, attribute.String("mcp.session.id", id))
-				}
-			}
-			// The span is started on a context of its own that holds its
-			// parent alone: nothing of it rides the call's context.
-			_, c.span = t.tracer.Start(trace.ContextWithSpanContext(context.Background(), parent), "tools/call "+tool,
-				trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-			if c.span.SpanContext().IsValid() {
-				sc = c.span.SpanContext()
+		if t.tracer != nil && s.cs != nil {
+			c.sessionID = s.cs.ID()
+		}
+		switch {
+		case t.tracer == nil:
+		case parent.IsValid():
+			c.sc = otelset.Child(parent)
+			sc = c.sc
+		default:
+			// A root: its trace and whether it is sampled are the
+			// tracer's to decide, now.
+			_, c.root = t.tracer.Start(context.Background(), "tools/call "+tool,
+				trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(c.attrs()...), trace.WithTimestamp(c.start))
+			c.sc = c.root.SpanContext()
+			if c.sc.IsValid() {
+				sc = c.sc
 			}
 		}
 	}
 	if sc.IsValid() {
-		carrier := propagation.MapCarrier{}
-		propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
 		meta := params.GetMeta()
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		for k, v := range carrier {
-			meta[k] = v
-		}
+		propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), metaCarrier(meta))
 		params.SetMeta(meta)
 	}
 	return c
 }
 
+// metaCarrier is a request's _meta as a propagator's carrier: the fields
+// are written into it directly.
+type metaCarrier map[string]any
+
+func (m metaCarrier) Get(k string) string {
+	v, _ := m[k].(string)
+	return v
+}
+
+func (m metaCarrier) Set(k, v string) { m[k] = v }
+
+func (m metaCarrier) Keys() []string { return slices.Collect(maps.Keys(m)) }
+
 // end ends the span with what became of the call: err (nil for an
-// answer) or res's isError, as error.type.
+// answer) or res's isError, as error.type. The span and the duration are
+// made beside the calls.
 func (c *callSpan) end(res *mcpsdk.CallToolResult, err error) {
 	if c.t == nil {
 		return
 	}
+	end := time.Now()
 	errType, msg := "", ""
 	var werr *jsonrpc.Error
 	switch {
@@ -265,19 +290,45 @@ func (c *callSpan) end(res *mcpsdk.CallToolResult, err error) {
 	case res != nil && res.IsError:
 		errType, msg = "tool_error", "the tool returned isError"
 	}
+	if c.t.duration == nil && !c.sc.IsValid() {
+		return
+	}
+	otelset.Later(c.t.tp, func() { c.make(end, errType, msg) })
+}
+
+// attrs are the span's attributes: the measurement's, and the session.
+func (c *callSpan) attrs() []attribute.KeyValue {
+	attrs := c.op.attrs()
+	if c.sessionID != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", c.sessionID))
+	}
+	return attrs
+}
+
+// make records the call's duration and makes its span, which ended at
+// end with errType ("": no error) and msg.
+func (c *callSpan) make(end time.Time, errType, msg string) {
 	if c.t.duration != nil {
 		k := c.op
 		k.errType = errType
-		c.t.duration.Record(context.Background(), time.Since(c.start).Seconds(), c.t.ops.Get(k, k.attrs))
+		c.t.duration.Record(context.Background(), end.Sub(c.start).Seconds(), c.t.ops.Get(k, k.attrs))
 	}
-	if c.span == nil {
+	if !c.sc.IsValid() {
 		return
+	}
+	span := c.root
+	if span == nil {
+		// Started on a context of its own that holds its parent alone,
+		// with the ID the server was sent.
+		ctx := otelset.ContextWithDrawn(trace.ContextWithSpanContext(context.Background(), c.parent), c.sc)
+		_, span = c.t.tracer.Start(ctx, "tools/call "+c.op.tool,
+			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(c.attrs()...), trace.WithTimestamp(c.start))
 	}
 	if errType != "" {
 		// The status says the class only: an error's text may hold what
 		// the server or the arguments wrote.
-		c.span.SetAttributes(attribute.String("error.type", errType))
-		c.span.SetStatus(codes.Error, msg)
+		span.SetAttributes(attribute.String("error.type", errType))
+		span.SetStatus(codes.Error, msg)
 	}
-	c.span.End()
+	span.End(trace.WithTimestamp(end))
 }
