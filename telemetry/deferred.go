@@ -108,7 +108,7 @@ func newDeferredProvider(sampler sdktrace.Sampler, maxQueue int, proc sdktrace.S
 	}
 	p.direct = directSpans(p.limits, getenv)
 	p.ended.max = maxQueue
-	p.later.max = maxQueue
+	p.later.max, p.later.what = maxQueue, "calls' spans"
 	go p.loop()
 	return p
 }
@@ -161,8 +161,8 @@ func (p *deferredProvider) enqueue(s *deferredSpan) {
 // it makes them, a replayDelay after the first work handed over (or at a
 // flush, or at Shutdown): the orchestrator and the MCP client make a
 // call's spans and measurements there, of values kept on the call's path
-// (otelset.Later). Past the queue's bound f is dropped, and counted as a
-// span is; after Shutdown, f runs at once.
+// (otelset.Later). Past the queue's bound f is dropped, and counted to
+// the error handler as a dropped span is; after Shutdown, f runs at once.
 func (p *deferredProvider) Later(f func()) {
 	n := p.later.push(f)
 	switch {

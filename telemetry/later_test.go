@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,6 +94,32 @@ func TestLaterRunsBeforeFlushAndShutdown(t *testing.T) {
 	p.Later(func() { ran = true })
 	if !ran {
 		t.Error("work handed over after Shutdown did not run at once")
+	}
+}
+
+// Work handed over past the queue's bound is dropped and counted to the
+// error handler as such; none is lost without a word.
+func TestLaterQueueBound(t *testing.T) {
+	dropped := handledErrors(t)
+	p := newDeferredProvider(sdktrace.AlwaysSample(), 4, sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter()), nil, os.Getenv)
+	var ran atomic.Int64
+	const n = 1000
+	for range n {
+		p.Later(func() { ran.Add(1) })
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lost := int64(0)
+	for _, d := range dropped() {
+		var k int64
+		if _, err := fmt.Sscanf(d, "%d calls' spans dropped", &k); err != nil {
+			t.Errorf("error handler told %q", d)
+		}
+		lost += k
+	}
+	if ran.Load()+lost != n || lost == 0 {
+		t.Errorf("%d ran and %d were dropped; want %d in all, some dropped", ran.Load(), lost, n)
 	}
 }
 

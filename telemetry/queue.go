@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,10 @@ import (
 // (spans to make). A span past the bound is dropped and counted, one
 // after stop is not kept. Its methods are safe for concurrent use.
 type spanQueue[T any] struct {
-	max     int
+	max int
+	// what names what is queued in the error handler's message: "spans"
+	// unless set.
+	what    string
 	dropped atomic.Int64
 
 	mu      sync.Mutex // guards items and stopped
@@ -66,14 +70,17 @@ func (q *spanQueue[T]) isStopped() bool {
 // how many spans were dropped since it last did.
 func (q *spanQueue[T]) reportDropped() {
 	if d := q.dropped.Swap(0); d > 0 {
-		otel.Handle(&droppedError{n: d})
+		otel.Handle(&droppedError{n: d, what: cmp.Or(q.what, "spans")})
 	}
 }
 
 // droppedError tells the error handler how many spans a full queue
 // dropped.
-type droppedError struct{ n int64 }
+type droppedError struct {
+	n    int64
+	what string
+}
 
 func (e *droppedError) Error() string {
-	return strconv.FormatInt(e.n, 10) + " spans dropped: the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE)"
+	return strconv.FormatInt(e.n, 10) + " " + e.what + " dropped: the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE)"
 }
