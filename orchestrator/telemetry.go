@@ -11,6 +11,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/freecode/freecode/internal/otelset"
+	"github.com/freecode/freecode/permissions"
 )
 
 // What a batch is in OpenTelemetry's terms, made through its API only
@@ -104,25 +105,29 @@ func endValidate(s *pendingSpan, p *prepared) {
 // endGate ends the permission span of p with the decision d.
 func endGate(s *pendingSpan, p *prepared, d Decision) {
 	if s != nil {
-		s.set(ruleAttrs(p, d)...)
+		s.dec = &decided{decision: d, rule: p.rule, answer: p.answer}
 	}
 	s.finish()
 }
 
-func ruleAttrs(p *prepared, d Decision) []attribute.KeyValue {
-	return appendRuleAttrs(make([]attribute.KeyValue, 0, 4), p, d)
+// decided is a decision as a span says it: kept on the call's path, made
+// into attributes with the span (attrs).
+type decided struct {
+	decision Decision
+	rule     *permissions.Rule // nil: no rule
+	answer   AnswerDecision    // "": nobody was asked
 }
 
-// appendRuleAttrs appends the attributes of the decision d of p to attrs.
-func appendRuleAttrs(attrs []attribute.KeyValue, p *prepared, d Decision) []attribute.KeyValue {
-	attrs = append(attrs, attribute.String(attrDecision, string(d)))
-	if p.rule != nil {
-		attrs = append(attrs, attribute.String(attrRule, p.rule.Pattern), attribute.String(attrRuleSource, p.rule.Source.String()))
+// attrs appends the decision's attributes to dst.
+func (d *decided) attrs(dst []attribute.KeyValue) []attribute.KeyValue {
+	dst = append(dst, attribute.String(attrDecision, string(d.decision)))
+	if d.rule != nil {
+		dst = append(dst, attribute.String(attrRule, d.rule.Pattern), attribute.String(attrRuleSource, d.rule.Source.String()))
 	}
-	if p.answer != "" {
-		attrs = append(attrs, attribute.String(attrAnswer, string(p.answer)))
+	if d.answer != "" {
+		dst = append(dst, attribute.String(attrAnswer, string(d.answer)))
 	}
-	return attrs
+	return dst
 }
 
 // recordWait records the time a person took to answer, as its own span
@@ -172,7 +177,8 @@ func outcome(r *ToolResult) string {
 }
 
 // endCall ends a call's span with what became of it, and content (its
-// arguments and result, when they are recorded), and counts it.
+// arguments and result, when they are recorded), and counts it. Its
+// attributes are made with the span (callEnd.attrs).
 func endCall(p *prepared, r *ToolResult, content []attribute.KeyValue) {
 	t := p.tr
 	if t == nil {
@@ -180,36 +186,49 @@ func endCall(p *prepared, r *ToolResult, content []attribute.KeyValue) {
 	}
 	out := outcome(r)
 	t.ended, t.key = true, callKey{string(r.Decision), out}
-	s := t.call()
+	s := t.callSpan()
 	if s == nil {
 		return
 	}
 	s.end = time.Now()
-	attrs := appendRuleAttrs(make([]attribute.KeyValue, 0, 9+len(content)), p, r.Decision)
+	// The tool's id names the span, whether the call named it so or by
+	// its provider alias; the call's own name when there is no such tool.
+	t.end = callEnd{decided: decided{decision: r.Decision, rule: p.rule, answer: p.answer}, tool: p.call.Tool, outcome: out, content: content}
 	if p.tool != nil {
-		if p.tool.ID != p.call.Tool { // the call named it by an alias
-			s.name = "execute_tool " + p.tool.ID
-		}
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", p.tool.ID))
-		if p.tool.Server != "" {
-			attrs = append(attrs, attribute.String(attrServer, p.tool.Server))
-		}
-	} else {
-		attrs = append(attrs, attribute.String("gen_ai.tool.name", p.call.Tool))
+		t.end.tool, t.end.server = p.tool.ID, p.tool.Server
 	}
-	attrs = append(attrs, attribute.String(attrOutcome, out))
-	if out != "ok" {
-		attrs = append(attrs, attribute.String("error.type", map[string]string{"invalid": "invalid", "denied": "denied", "unknown": "outcome_unknown", "error": "tool_error"}[out]))
-		s.errDesc = "the call " + map[string]string{"invalid": "was not valid", "denied": "was denied",
-			"unknown": "lost its answer", "error": "failed"}[out]
+}
+
+// callEnd is how a call ended, as its execute_tool span says it.
+type callEnd struct {
+	decided
+	tool, server string
+	outcome      string
+	content      []attribute.KeyValue
+}
+
+// attrs are the call span's attributes of its end, and the description
+// of its error status ("" for none).
+func (e *callEnd) attrs() ([]attribute.KeyValue, string) {
+	attrs := e.decided.attrs(make([]attribute.KeyValue, 0, 9+len(e.content)))
+	attrs = append(attrs, attribute.String("gen_ai.tool.name", e.tool))
+	if e.server != "" {
+		attrs = append(attrs, attribute.String(attrServer, e.server))
 	}
-	s.set(append(attrs, content...)...)
+	attrs = append(attrs, attribute.String(attrOutcome, e.outcome))
+	var desc string
+	if e.outcome != "ok" {
+		attrs = append(attrs, attribute.String("error.type", map[string]string{"invalid": "invalid", "denied": "denied", "unknown": "outcome_unknown", "error": "tool_error"}[e.outcome]))
+		desc = "the call " + map[string]string{"invalid": "was not valid", "denied": "was denied",
+			"unknown": "lost its answer", "error": "failed"}[e.outcome]
+	}
+	return append(attrs, e.content...), desc
 }
 
 // spanContent is what Options.SpanContent says of the call p for its
 // span, nil without it or when the call is not traced.
 func (o *Orchestrator) spanContent(p *prepared, r *ToolResult, eo *ExecOptions) []attribute.KeyValue {
-	if o.opts.SpanContent == nil || p.tr.call() == nil {
+	if o.opts.SpanContent == nil || p.tr.callSpan() == nil {
 		return nil
 	}
 	args, result := o.opts.SpanContent(record(p, r, eo))

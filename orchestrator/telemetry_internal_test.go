@@ -19,8 +19,8 @@ import (
 // string() of it would be that byte ("\x02" for a user rule).
 func TestRuleAttrsNameTheSource(t *testing.T) {
 	for _, src := range []permissions.Source{permissions.SourceManaged, permissions.SourceUser, permissions.SourceProject, permissions.SourceSession} {
-		p := &prepared{rule: &permissions.Rule{Pattern: "mcp__gh__*", Effect: permissions.Deny, Source: src}}
-		got := attribute.NewSet(ruleAttrs(p, DecisionDenied)...)
+		d := &decided{decision: DecisionDenied, rule: &permissions.Rule{Pattern: "mcp__gh__*", Effect: permissions.Deny, Source: src}}
+		got := attribute.NewSet(d.attrs(nil)...)
 		v, _ := got.Value(attrRuleSource)
 		if diff := cmp.Diff(src.String(), v.AsString()); diff != "" || len(v.AsString()) < 2 {
 			t.Errorf("%s=%q, want the source's name %q", attrRuleSource, v.AsString(), src.String())

@@ -50,7 +50,8 @@ type batchTrace struct {
 // callTrace is a call's timeline; kept when its prepared value is copied.
 // A call's steps run one at a time, so it needs no lock.
 type callTrace struct {
-	b *batchTrace
+	b    *batchTrace
+	call ToolCall // the call, as the batch named it
 	// spans are the call's spans in the order they started: the
 	// execute_tool span first; none when the batch is not traced.
 	spans []*pendingSpan
@@ -59,6 +60,8 @@ type callTrace struct {
 	ended bool
 	key   callKey
 	waits []answerWait
+	// end is how the call ended, for its span.
+	end callEnd
 	// Room for the spans of a call that is decided and runs once, kept
 	// with the timeline rather than allocated one by one.
 	own  [4]pendingSpan
@@ -79,6 +82,7 @@ type pendingSpan struct {
 	attrs      []attribute.KeyValue // given at its start
 	later      []attribute.KeyValue // given after
 	errDesc    string               // not "": its status is Error
+	dec        *decided             // a decision it says, made into attributes with it
 	made       trace.Span           // make's
 }
 
@@ -125,12 +129,15 @@ func (b *batchTrace) startCall(i int, c ToolCall) *callTrace {
 	if !b.recording {
 		return t
 	}
-	t.child(nil, "execute_tool "+c.Tool, attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", c.CallID))
+	// Its name and attributes are made with it (make): the path keeps
+	// the call it is of.
+	t.child(nil, "")
+	t.call = c
 	return t
 }
 
-// call is the execute_tool span; nil when the batch is not traced.
-func (t *callTrace) call() *pendingSpan {
+// callSpan is the execute_tool span; nil when the batch is not traced.
+func (t *callTrace) callSpan() *pendingSpan {
 	if t == nil || len(t.spans) == 0 {
 		return nil
 	}
@@ -228,7 +235,19 @@ func (b *batchTrace) make(end time.Time) {
 			b.span.End(trace.WithTimestamp(end))
 		}
 		for i := range b.calls {
-			for _, s := range b.calls[i].spans {
+			t := &b.calls[i]
+			if len(t.spans) > 0 {
+				s, tool := t.spans[0], t.call.Tool
+				if t.ended {
+					tool = t.end.tool
+					var later []attribute.KeyValue
+					later, s.errDesc = t.end.attrs()
+					s.later = append(later, s.later...)
+				}
+				s.name = "execute_tool " + tool
+				s.attrs = []attribute.KeyValue{attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.call.id", t.call.CallID)}
+			}
+			for _, s := range t.spans {
 				in.makeSpan(s, nil, b.span)
 			}
 		}
@@ -265,6 +284,9 @@ func (in *instruments) makeSpan(s *pendingSpan, ctx context.Context, batch trace
 		opts = append(opts, trace.WithAttributes(s.attrs...))
 	}
 	_, span := in.tracer.Start(ctx, s.name, opts...)
+	if s.dec != nil {
+		span.SetAttributes(s.dec.attrs(make([]attribute.KeyValue, 0, 4))...)
+	}
 	if len(s.later) > 0 {
 		span.SetAttributes(s.later...)
 	}

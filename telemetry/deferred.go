@@ -185,9 +185,11 @@ func (p *deferredProvider) Draw(parent trace.SpanContext) trace.SpanContext {
 	if !tid.IsValid() {
 		tid = gen.traceID()
 	}
-	res := p.sampler.ShouldSample(sdktrace.SamplingParameters{
-		ParentContext: trace.ContextWithSpanContext(context.Background(), parent), TraceID: tid,
-	})
+	pctx := context.Background() // a root's: no span in it
+	if parent.IsValid() {
+		pctx = trace.ContextWithSpanContext(pctx, parent)
+	}
+	res := p.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: pctx, TraceID: tid})
 	flags := parent.TraceFlags() &^ trace.FlagsSampled
 	if res.Decision == sdktrace.RecordAndSample {
 		flags |= trace.FlagsSampled
@@ -299,7 +301,9 @@ func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.S
 	if res.Decision != sdktrace.Drop {
 		s.recording, s.decision, s.sampleAttrs = true, res.Decision, res.Attributes
 		s.parent, s.name, s.startName, s.kind = psc, name, name, cfg.SpanKind()
-		s.attrs, s.links = slices.Clone(cfg.Attributes()), slices.Clone(cfg.Links())
+		// The config's own copies (WithAttributes and WithLinks append to
+		// it): the caller's slices are not kept.
+		s.attrs, s.links = cfg.Attributes(), cfg.Links()
 		if s.start = cfg.Timestamp(); s.start.IsZero() {
 			s.start = time.Now()
 		}

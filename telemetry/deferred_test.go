@@ -444,3 +444,30 @@ func TestDeferredUnnamedScope(t *testing.T) {
 		t.Errorf("scope of an unnamed tracer's span: %+v; the SDK's %+v", got, want)
 	}
 }
+
+// A span keeps its attributes and links as they were given to Start: the
+// caller's slices changed after are not the span's.
+func TestDeferredStartKeepsWhatItWasGiven(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	p := newTestDeferred(t, sdktrace.AlwaysSample(), 100, exp)
+	attrs := []attribute.KeyValue{attribute.String("k", "given")}
+	_, linked := p.Tracer("scope").Start(context.Background(), "linked")
+	links := []trace.Link{{SpanContext: linked.SpanContext()}}
+	_, s := p.Tracer("scope").Start(context.Background(), "s", trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	attrs[0], links[0] = attribute.String("k", "changed"), trace.Link{}
+	s.End()
+	linked.End()
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range exp.GetSpans() {
+		if sp.Name != "s" {
+			continue
+		}
+		if len(sp.Attributes) != 1 || sp.Attributes[0].Value.AsString() != "given" || len(sp.Links) != 1 || !sp.Links[0].SpanContext.Equal(linked.SpanContext()) {
+			t.Errorf("span %v %v; want the attribute and link given", sp.Attributes, sp.Links)
+		}
+		return
+	}
+	t.Error("span not exported")
+}
