@@ -181,7 +181,7 @@ func outcome(r *ToolResult) string {
 // attributes are made with the span (callEnd.attrs).
 func endCall(p *prepared, r *ToolResult, content []attribute.KeyValue) {
 	t := p.tr
-	if t == nil {
+	if t == nil || t.b.calls == nil { // nothing kept: the batch's bare timeline
 		return
 	}
 	out := outcome(r)

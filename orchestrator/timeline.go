@@ -43,8 +43,10 @@ type batchTrace struct {
 	// recording: the spans are kept (tracing, and the batch is sampled).
 	recording bool
 	// calls are the calls' timelines, made in one go, by the calls'
-	// index in the batch.
+	// index in the batch; when nothing is kept, every call has bare,
+	// which only carries the frontend's trace context on.
 	calls []callTrace
+	bare  callTrace
 }
 
 // callTrace is a call's timeline; kept when its prepared value is copied.
@@ -98,10 +100,15 @@ func (in *instruments) startBatch(eo *ExecOptions, n int) *batchTrace {
 			"traceparent": eo.TraceParent, "tracestate": eo.TraceState,
 		})
 	}
-	b := &batchTrace{in: in, parent: parent, sc: trace.SpanContextFromContext(parent), calls: make([]callTrace, n)}
-	if !in.tracing {
-		// Nothing is traced, but the frontend's trace context goes on, as
+	b := &batchTrace{in: in, parent: parent, sc: trace.SpanContextFromContext(parent)}
+	if !in.tracing && !in.metering {
+		// Nothing is kept, but the frontend's trace context goes on, as
 		// every span's: to the server in _meta, onto the audit record.
+		b.bare.b = b
+		return b
+	}
+	b.calls = make([]callTrace, n)
+	if !in.tracing {
 		return b
 	}
 	attrs := []attribute.KeyValue{attribute.Int("freecode.batch.size", n)}
@@ -123,6 +130,9 @@ func (in *instruments) startBatch(eo *ExecOptions, n int) *batchTrace {
 func (b *batchTrace) startCall(i int, c ToolCall) *callTrace {
 	if b == nil {
 		return nil
+	}
+	if b.calls == nil {
+		return &b.bare
 	}
 	t := &b.calls[i]
 	t.b, t.spans = b, t.ptrs[:0]
