@@ -103,10 +103,16 @@ func TestLaterQueueBound(t *testing.T) {
 	dropped := handledErrors(t)
 	p := newDeferredProvider(sdktrace.AlwaysSample(), 4, sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter()), nil, os.Getenv)
 	var ran atomic.Int64
+	// The first piece of work holds the goroutine that runs them until
+	// all are handed over: the rest can only wait in the queue, or be
+	// dropped.
+	hold := make(chan struct{})
+	p.Later(func() { <-hold; ran.Add(1) })
 	const n = 1000
-	for range n {
+	for range n - 1 {
 		p.Later(func() { ran.Add(1) })
 	}
+	close(hold)
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
