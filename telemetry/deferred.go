@@ -142,6 +142,16 @@ func (p *deferredProvider) loop() {
 			return // Shutdown makes what is left
 		}
 		p.replay()
+		// The spans the work made ended into the queue this replay took
+		// them from, and woke the loop for another: forget that wake-up
+		// unless something came after the replay took what it made.
+		select {
+		case <-p.kick:
+		default:
+		}
+		if !p.later.empty() || !p.ended.empty() {
+			wake(p.kick)
+		}
 	}
 }
 
@@ -190,11 +200,18 @@ func (p *deferredProvider) Draw(parent trace.SpanContext) trace.SpanContext {
 		pctx = trace.ContextWithSpanContext(pctx, parent)
 	}
 	res := p.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: pctx, TraceID: tid})
+	return decided(parent, tid, gen.spanID(), res)
+}
+
+// decided is the span context of a span under parent, of trace tid and
+// ID sid, as the sampler's result res makes it: the parent's flags but
+// for sampled, which is res's decision, and res's trace state.
+func decided(parent trace.SpanContext, tid trace.TraceID, sid trace.SpanID, res sdktrace.SamplingResult) trace.SpanContext {
 	flags := parent.TraceFlags() &^ trace.FlagsSampled
 	if res.Decision == sdktrace.RecordAndSample {
 		flags |= trace.FlagsSampled
 	}
-	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: gen.spanID(), TraceFlags: flags, TraceState: res.Tracestate})
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: res.Tracestate})
 }
 
 // wake wakes ch's receiver unless it has been woken already.
@@ -292,12 +309,7 @@ func (t *deferredTracer) Start(ctx context.Context, name string, opts ...trace.S
 	res := t.p.sampler.ShouldSample(sdktrace.SamplingParameters{
 		ParentContext: pctx, TraceID: tid, Name: name, Kind: cfg.SpanKind(), Attributes: cfg.Attributes(), Links: cfg.Links(),
 	})
-	flags := psc.TraceFlags() &^ trace.FlagsSampled
-	if res.Decision == sdktrace.RecordAndSample {
-		flags |= trace.FlagsSampled
-	}
-	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: res.Tracestate})
-	s := &deferredSpan{t: t, sc: sc}
+	s := &deferredSpan{t: t, sc: decided(psc, tid, sid, res)}
 	if res.Decision != sdktrace.Drop {
 		s.recording, s.decision, s.sampleAttrs = true, res.Decision, res.Attributes
 		s.parent, s.name, s.startName, s.kind = psc, name, name, cfg.SpanKind()

@@ -129,6 +129,24 @@ func TestLaterQueueBound(t *testing.T) {
 	}
 }
 
+// Work handed over while the goroutine runs earlier work (after it took
+// the queue) runs without a flush: the wake-up the loop forgets after a
+// replay is not one it still needs.
+func TestLaterHandedOverDuringARun(t *testing.T) {
+	p := newTestDeferred(t, sdktrace.AlwaysSample(), 100, tracetest.NewNoopExporter())
+	ran := make(chan struct{})
+	p.Later(func() {
+		_, s := p.Tracer("scope").Start(context.Background(), "made") // its end wakes the loop too
+		s.End()
+		p.Later(func() { close(ran) })
+	})
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatal("work handed over during a run did not run without a flush")
+	}
+}
+
 // Another tracer provider runs the work at once.
 func TestLaterWithoutALaterer(t *testing.T) {
 	ran := false

@@ -59,6 +59,13 @@ func (q *spanQueue[T]) stop() (already bool) {
 	return already
 }
 
+// empty reports whether nothing is kept.
+func (q *spanQueue[T]) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) == 0
+}
+
 // isStopped reports whether stop was called.
 func (q *spanQueue[T]) isStopped() bool {
 	q.mu.Lock()
