@@ -42,7 +42,7 @@ type CallRecord struct {
 	// Result is the call's result.
 	Result *ToolResult
 	// Span is the span context of the call's execute_tool span
-	// (telemetry.go): its line's event carries it, so that the two are
+	// (timeline.go): its line's event carries it, so that the two are
 	// found together. Not valid when nothing traces (nor a frontend's
 	// traceparent came).
 	Span trace.SpanContext

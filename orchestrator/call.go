@@ -61,7 +61,8 @@ type Call struct {
 	// Asker is whoever answers what the tool's server asks a person
 	// during the call (ExecOptions.Asker); nil: nobody.
 	Asker Asker
-	// Trace is the span of this attempt at the call: a Runner makes its
+	// Trace is the span context drawn for this attempt's span, which is
+	// made after the batch (timeline.go): a Runner makes its
 	// request a child of it and sends the trace context on to the server
 	// (MCP's params._meta). Invalid when nothing is traced.
 	Trace trace.SpanContext

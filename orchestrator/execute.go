@@ -59,7 +59,11 @@ type Options struct {
 	// not know.
 	WhyMissing func(tool string) string
 	// TracerProvider and MeterProvider receive the spans and metrics of
-	// every batch and call (telemetry.go); nil records none.
+	// every batch and call, made after each batch of what its path kept
+	// (timeline.go); nil records none. A provider that is an
+	// otelset.Laterer (package telemetry's) makes them beside the calls,
+	// with the span IDs Call.Trace and CallRecord.Span gave out; another
+	// makes them at the batch's end with IDs of its own.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	// SpanContent, if set, is what of a call's arguments and result its
